@@ -1,0 +1,107 @@
+# nvq: a GPU batch queue.  `make`, `make test`, `make install`, `make clean`.
+# make SAN=1 builds and tests under AddressSanitizer and UBSan in build-san/.
+# make STATIC=1 links libuv, inih and sqlite statically (for GPU hosts that
+# have none of them).
+
+PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+SBINDIR	?= $(PREFIX)/sbin
+SHAREDIR ?= $(PREFIX)/share
+SYSCONFDIR ?= /etc
+DESTDIR	?=
+
+CC	?= cc
+CFLAGS	?= -O2 -g
+# snprintf truncation is checked where it matters; the warning fires on every path join
+WARN	= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation
+WERROR	?=
+CPPFLAGS += -D_GNU_SOURCE -iquote nvqd
+ALL_CFLAGS = -std=c11 $(WARN) $(WERROR) $(CFLAGS) -MMD -MP
+
+ifeq ($(SAN),1)
+BUILD	?= build-san
+ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS	+= -fsanitize=address,undefined
+else
+BUILD	?= build
+endif
+
+ifeq ($(STATIC),1)
+ML	= /usr/lib/x86_64-linux-gnu
+UV_LIBS	= $(ML)/libuv_a.a -lpthread -ldl
+INI_LIBS = $(ML)/libinih.a
+SQL_LIBS = $(ML)/libsqlite3.a -lpthread -ldl -lm
+else
+UV_LIBS	= -luv
+INI_LIBS = -linih
+SQL_LIBS = -lsqlite3
+endif
+
+COMMON	= nvqd/proto.c nvqd/parse.c
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/server.c nvqd/ctl.c nvqd/store.c nvqd/sched.c \
+	   nvqd/gpu.c nvqd/runner.c nvqd/config.c nvqd/log.c $(COMMON)
+NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \
+	  nvq/log.c nvq/gpus.c $(COMMON)
+SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
+
+obj	= $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+all: $(BUILD)/nvqd $(BUILD)/nvq
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/schema_sql.c: $(SCHEMA) schema/gen.sh
+	@mkdir -p $(dir $@)
+	sh schema/gen.sh $(SCHEMA) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/schema_sql.o: $(BUILD)/gen/schema_sql.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/nvqd: $(call obj,$(NVQD_SRC)) $(BUILD)/obj/gen/schema_sql.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(INI_LIBS) $(SQL_LIBS) -ldl -lm
+
+$(BUILD)/nvq: $(call obj,$(NVQ_SRC))
+	$(CC) $(LDFLAGS) -o $@ $^ -lm
+
+# Unit tests: cmocka, pure logic only.
+UNIT	= sched proto config parse
+UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
+TEST_LIBS = -lcmocka -lm
+
+$(BUILD)/tests/test_sched: $(call obj,tests/unit/test_sched.c nvqd/sched.c nvqd/parse.c)
+$(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c nvqd/proto.c)
+$(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nvqd/parse.c)
+$(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c nvqd/parse.c)
+$(BUILD)/tests/test_config: TEST_LIBS += $(INI_LIBS)
+$(UNIT_BIN):
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
+unit: $(UNIT_BIN)
+	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
+
+system: all
+	NVQ_BUILD=$(BUILD) bash tests/system/run.sh
+
+test: unit system
+check: test
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/nvq \
+	    $(DESTDIR)$(SHAREDIR)/bash-completion/completions $(DESTDIR)$(PREFIX)/lib/systemd/system
+	install -m 755 $(BUILD)/nvq $(DESTDIR)$(BINDIR)/nvq
+	install -m 755 $(BUILD)/nvqd $(DESTDIR)$(SBINDIR)/nvqd
+	test -e $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini || \
+	    install -m 644 etc/nvq.ini $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini
+	install -m 644 contrib/nvq.bash $(DESTDIR)$(SHAREDIR)/bash-completion/completions/nvq
+	sed 's|@SBINDIR@|$(SBINDIR)|' contrib/nvqd.service > \
+	    $(DESTDIR)$(PREFIX)/lib/systemd/system/nvqd.service
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all unit system test check install clean
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,187 @@
+/*
+ * client.c: nvq's side of the socket: a blocking connect, one request,
+ * one reply.  The socket is -s, else NVQ_SOCKET, else the per-user
+ * daemon's if it exists, else the system one.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "nvq.h"
+
+void
+nvq_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nvq: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char *
+client_socket(const char *given, char *buf, size_t len)
+{
+	const char *env = getenv("NVQ_SOCKET"), *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (given != NULL)
+		return given;
+	if (env != NULL && *env != '\0')
+		return env;
+	if (geteuid() != 0) {
+		if (xdg != NULL && *xdg == '/')
+			snprintf(buf, len, "%s/nvq/nvqd.sock", xdg);
+		else
+			snprintf(buf, len, "/tmp/nvq-%u/nvqd.sock", (unsigned)geteuid());
+		if (access(buf, F_OK) == 0)
+			return buf;
+	}
+	return "/run/nvq/nvqd.sock";
+}
+
+static int
+client_io(int fd, void *p, size_t n, int writing)
+{
+	uint8_t *b = p;
+	ssize_t r;
+
+	while (n > 0) {
+		r = writing ? write(fd, b, n) : read(fd, b, n);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int
+client_call(const char *given, struct proto_buf *req, struct proto_msg *rep)
+{
+	struct sockaddr_un sa;
+	char buf[PATH_MAX], err[256];
+	const char *path = client_socket(given, buf, sizeof(buf));
+	uint8_t hdr[PROTO_HEADER], *body = NULL;
+	uint32_t len;
+	int fd, type, rc = -1;
+
+	memset(rep, 0, sizeof(*rep));
+	if (proto_end(req) == -1) {
+		nvq_err("the request is too large (over %u bytes)", PROTO_MAX_BODY);
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		nvq_err("socket path too long: %s", path);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		nvq_err("socket: %s", strerror(errno));
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		nvq_err("cannot reach nvqd at %s: %s\n"
+		    "  is it running? start it with `nvqd &` (or `systemctl start nvqd`),\n"
+		    "  or point nvq at it with -s SOCKET or NVQ_SOCKET", path, strerror(errno));
+		goto out;
+	}
+	if (client_io(fd, req->data, req->len, 1) == -1 ||
+	    client_io(fd, hdr, sizeof(hdr), 0) == -1) {
+		nvq_err("nvqd at %s closed the connection", path);
+		goto out;
+	}
+	if (proto_header(hdr, &type, &len, err, sizeof(err)) == -1) {
+		nvq_err("bad reply from nvqd: %s", err);
+		goto out;
+	}
+	if ((body = malloc(len ? len : 1)) == NULL || client_io(fd, body, len, 0) == -1) {
+		nvq_err("nvqd at %s closed the connection", path);
+		goto out;
+	}
+	if (proto_decode(type, body, len, rep, err, sizeof(err)) == -1) {
+		nvq_err("bad reply from nvqd: %s", err);
+		goto out;
+	}
+	if (type == MSG_ERROR) {
+		nvq_err("%s", proto_str(rep, "error") ? proto_str(rep, "error") : "error");
+		proto_msg_free(rep);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(body);
+	close(fd);
+	return rc;
+}
+
+int
+client_rows(const struct proto_msg *m, const char *key, int from, struct nvq_row **rows)
+{
+	int i, n = 0, cap = 0;
+	struct nvq_row *r = NULL, *nr;
+
+	for (i = from; i < m->nfields; i++) {
+		if (strcmp(m->fields[i].key, key) == 0) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				if ((nr = realloc(r, (size_t)cap * sizeof(*r))) == NULL)
+					break;
+				r = nr;
+			}
+			r[n].start = i;
+			r[n].end = m->nfields;
+			if (n > 0)
+				r[n - 1].end = i;
+			n++;
+		}
+	}
+	*rows = r;
+	return n;
+}
+
+static const struct proto_field *
+row_get(const struct proto_msg *m, const struct nvq_row *r, const char *key)
+{
+	int i;
+
+	for (i = r->start; i < r->end; i++)
+		if (strcmp(m->fields[i].key, key) == 0)
+			return &m->fields[i];
+	return NULL;
+}
+
+const char *
+row_str(const struct proto_msg *m, const struct nvq_row *r, const char *key)
+{
+	const struct proto_field *f = row_get(m, r, key);
+
+	return f && f->kind == 's' ? f->s : NULL;
+}
+
+int64_t
+row_int(const struct proto_msg *m, const struct nvq_row *r, const char *key, int64_t dflt)
+{
+	const struct proto_field *f = row_get(m, r, key);
+
+	return f && f->kind == 'i' ? f->i : dflt;
+}
+
+double
+row_real(const struct proto_msg *m, const struct nvq_row *r, const char *key)
+{
+	const char *s = row_str(m, r, key);
+
+	return s ? strtod(s, NULL) : 0;
+}

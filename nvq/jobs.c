@@ -1,0 +1,260 @@
+/*
+ * jobs.c: `nvq list`, `nvq show` and `nvq history`: tables for people,
+ * JSON for programs.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nvq.h"
+
+static int
+jobs_filter(struct nvq_args *a, struct proto_buf *b, int type)
+{
+	int64_t secs;
+	struct tm tm;
+	char *end;
+
+	proto_begin(b, type);
+	if (a->user != NULL)
+		proto_put_str(b, "user", a->user);
+	if (a->state != NULL) {
+		if (!fmt_state_ok(a->state)) {
+			nvq_err("--state %s: not one of PENDING, RUNNING, COMPLETED, FAILED, "
+			    "CANCELLED, TIMEOUT", a->state);
+			return -1;
+		}
+		proto_put_str(b, "state", a->state);
+	}
+	if (a->all)
+		proto_put_int(b, "all", 1);
+	if (a->since != NULL) {
+		/* a date (YYYY-MM-DD[THH:MM[:SS]]) or a span back from now (7d, 12h) */
+		memset(&tm, 0, sizeof(tm));
+		tm.tm_isdst = -1;
+		if (((end = strptime(a->since, "%Y-%m-%dT%H:%M:%S", &tm)) != NULL && !*end) ||
+		    ((end = strptime(a->since, "%Y-%m-%dT%H:%M", &tm)) != NULL && !*end) ||
+		    ((end = strptime(a->since, "%Y-%m-%d", &tm)) != NULL && !*end))
+			proto_put_int(b, "since", (int64_t)mktime(&tm));
+		else if (parse_duration(a->since, &secs) == 0)
+			proto_put_int(b, "since", (int64_t)time(NULL) - secs);
+		else {
+			nvq_err("--since %s: not a date (2026-11-01, 2026-11-01T08:00) or a span "
+			    "(7d, 12h, 30m)", a->since);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+jobs_mem(const struct proto_msg *m, const struct nvq_row *r, char *buf, size_t len)
+{
+	if (row_int(m, r, "gpus", 0) == 0)
+		snprintf(buf, len, "-");
+	else if (row_int(m, r, "mem_per_gpu", 0) == 0)
+		snprintf(buf, len, "whole");
+	else
+		fmt_size((uint64_t)row_int(m, r, "mem_per_gpu", 0), buf, len);
+}
+
+static void
+jobs_elapsed(const struct proto_msg *m, const struct nvq_row *r, double now, char *buf,
+    size_t len)
+{
+	double start = row_real(m, r, "started_at"), end = row_real(m, r, "ended_at");
+
+	if (start <= 0) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	fmt_elapsed((int64_t)((end > 0 ? end : now) - start), buf, len);
+}
+
+static const char *
+jobs_reason(const struct proto_msg *m, const struct nvq_row *r)
+{
+	const char *s = row_str(m, r, "state");
+
+	if (s && strcmp(s, "PENDING") == 0 && row_str(m, r, "wait"))
+		return row_str(m, r, "wait");
+	if (row_str(m, r, "ending"))
+		return row_str(m, r, "reason") ? row_str(m, r, "reason") : "stopping";
+	if (s && strcmp(s, "RUNNING") == 0)
+		return row_str(m, r, "gpu_uuids") ? row_str(m, r, "gpu_uuids") : "";
+	return row_str(m, r, "reason") ? row_str(m, r, "reason") : "";
+}
+
+static void
+jobs_json(const struct proto_msg *m, struct nvq_row *rows, int n)
+{
+	int i;
+
+	printf("[");
+	for (i = 0; i < n; i++) {
+		printf(i ? ",\n " : "\n ");
+		fmt_json_row(stdout, m, &rows[i]);
+	}
+	printf("%s]\n", n ? "\n" : "");
+}
+
+static int
+jobs_table(struct nvq_args *a, int type)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row *rows = NULL;
+	char mem[16], el[24], name[21];
+	double now;
+	int i, n;
+
+	if (jobs_filter(a, &b, type) == -1) {
+		proto_buf_free(&b);
+		return 2;
+	}
+	if (client_call(a->socket, &b, &m) == -1) {
+		proto_buf_free(&b);
+		return 1;
+	}
+	proto_buf_free(&b);
+	now = proto_str(&m, "now") ? strtod(proto_str(&m, "now"), NULL) : (double)time(NULL);
+	n = client_rows(&m, "id", 0, &rows);
+	if (a->json)
+		jobs_json(&m, rows, n);
+	else {
+		printf("%-7s %-10s %-20s %-9s %4s %6s %10s  %s\n", "ID", "USER", "NAME", "STATE",
+		    "GPUS", "MEM", "ELAPSED", type == MSG_HISTORY ? "ENDED  REASON" : "REASON");
+		for (i = 0; i < n; i++) {
+			const char *nm = row_str(&m, &rows[i], "name");
+			char ended[32];
+
+			snprintf(name, sizeof(name), "%s", nm ? nm : "");
+			jobs_mem(&m, &rows[i], mem, sizeof(mem));
+			jobs_elapsed(&m, &rows[i], now, el, sizeof(el));
+			printf("%-7lld %-10s %-20s %-9s %4lld %6s %10s  ",
+			    (long long)row_int(&m, &rows[i], "id", 0),
+			    row_str(&m, &rows[i], "user") ? row_str(&m, &rows[i], "user") : "?",
+			    name, row_str(&m, &rows[i], "state"),
+			    (long long)row_int(&m, &rows[i], "gpus", 0), mem, el);
+			if (type == MSG_HISTORY) {
+				fmt_time(row_real(&m, &rows[i], "ended_at"), ended, sizeof(ended));
+				printf("%s  ", ended);
+			}
+			printf("%s\n", jobs_reason(&m, &rows[i]));
+		}
+	}
+	free(rows);
+	proto_msg_free(&m);
+	return 0;
+}
+
+int
+cmd_list(struct nvq_args *a)
+{
+	return jobs_table(a, MSG_LIST);
+}
+
+int
+cmd_history(struct nvq_args *a)
+{
+	return jobs_table(a, MSG_HISTORY);
+}
+
+int
+jobs_fetch(const char *socket, int64_t id, struct proto_msg *m, struct nvq_row *job)
+{
+	struct proto_buf b = { 0 };
+	struct nvq_row *rows = NULL;
+	int n;
+
+	proto_begin(&b, MSG_SHOW);
+	proto_put_int(&b, "id", id);
+	n = client_call(socket, &b, m);
+	proto_buf_free(&b);
+	if (n == -1)
+		return -1;
+	if ((n = client_rows(m, "id", 0, &rows)) < 1) {
+		free(rows);
+		proto_msg_free(m);
+		nvq_err("no such job %lld", (long long)id);
+		return -1;
+	}
+	*job = rows[0];
+	/* the job's row ends where its runs begin */
+	for (n = job->start + 1; n < job->end; n++)
+		if (strcmp(m->fields[n].key, "run") == 0 || strcmp(m->fields[n].key, "at") == 0) {
+			job->end = n;
+			break;
+		}
+	free(rows);
+	return 0;
+}
+
+int
+cmd_show(struct nvq_args *a)
+{
+	struct proto_msg m;
+	struct nvq_row job, *runs = NULL, *events = NULL;
+	int64_t id;
+	int i, k, nruns, nevents;
+	char t[32];
+
+	if (parse_id(a->argv[0], &id) == -1) {
+		nvq_err("\"%s\" is not a job id", a->argv[0]);
+		return 2;
+	}
+	if (jobs_fetch(a->socket, id, &m, &job) == -1)
+		return 1;
+	nruns = client_rows(&m, "run", job.end, &runs);
+	nevents = client_rows(&m, "at", job.end, &events);
+	if (nruns > 0 && nevents > 0)
+		runs[nruns - 1].end = events[0].start;
+	if (a->json) {
+		printf("{\"job\": ");
+		fmt_json_row(stdout, &m, &job);
+		printf(",\n \"runs\": [");
+		for (i = 0; i < nruns; i++) {
+			printf(i ? ", " : "");
+			fmt_json_row(stdout, &m, &runs[i]);
+		}
+		printf("],\n \"events\": [");
+		for (i = 0; i < nevents; i++) {
+			printf(i ? ",\n  " : "\n  ");
+			fmt_json_row(stdout, &m, &events[i]);
+		}
+		printf("]}\n");
+	} else {
+		for (i = job.start; i < job.end; i++) {
+			const struct proto_field *f = &m.fields[i];
+			if (strcmp(f->key, "now") == 0)
+				continue;
+			if (f->kind == 'i')
+				printf("%-13s %lld\n", f->key, (long long)f->i);
+			else if (strstr(f->key, "_at") != NULL) {
+				fmt_time(strtod(f->s, NULL), t, sizeof(t));
+				printf("%-13s %s\n", f->key, t);
+			} else
+				printf("%-13s %s\n", f->key, f->s);
+		}
+		for (i = 0; i < nruns; i++) {
+			printf("run %lld:", (long long)row_int(&m, &runs[i], "run", 0));
+			for (k = runs[i].start + 1; k < runs[i].end; k++) {
+				const struct proto_field *f = &m.fields[k];
+				if (f->kind == 'i')
+					printf(" %s=%lld", f->key, (long long)f->i);
+				else
+					printf(" %s=%s", f->key, f->s);
+			}
+			printf("\n");
+		}
+		for (i = 0; i < nevents; i++) {
+			const char *r = row_str(&m, &events[i], "reason");
+			fmt_time(row_real(&m, &events[i], "at"), t, sizeof(t));
+			printf("event %s %-9s %s\n", t, row_str(&m, &events[i], "state"), r ? r : "");
+		}
+	}
+	free(runs);
+	free(events);
+	proto_msg_free(&m);
+	return 0;
+}

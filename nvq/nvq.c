@@ -1,0 +1,178 @@
+/*
+ * nvq.c: the CLI's entry point and command table.  Options of every
+ * command are parsed here, in one place, against what the command accepts;
+ * argument counts are checked here too; then the command's function runs.
+ * Exit status: 0 done, 1 failed (the reason on stderr), 2 bad usage.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nvq.h"
+
+enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE };
+
+static const struct option nvq_longs[] = {
+	{ "gpus", required_argument, NULL, 'g' },
+	{ "mem", required_argument, NULL, 'm' },
+	{ "priority", required_argument, NULL, 'p' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "time", required_argument, NULL, 't' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "error", required_argument, NULL, 'e' },
+	{ "after", required_argument, NULL, OPT_AFTER },
+	{ "parsable", no_argument, NULL, OPT_PARSABLE },
+	{ "all", no_argument, NULL, 'a' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "follow", no_argument, NULL, 'f' },
+	{ "err", no_argument, NULL, OPT_ERR },
+	{ "since", required_argument, NULL, OPT_SINCE },
+};
+#define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
+
+static const struct nvq_cmd nvq_cmds[] = {
+	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
+	  "[-o FILE] [-e FILE] [--parsable] [--] COMMAND [ARG...]",
+	  "+g:m:p:n:t:o:e:", "gpus mem priority name time output error after parsable",
+	  1, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
+	{ "list", "[-a] [-u USER] [--state STATE] [--json]", "au:", "all user state json",
+	  0, 0, cmd_list, "pending and running jobs; -a adds finished ones" },
+	{ "show", "[--json] ID", "", "json", 1, 1, cmd_show, "one job, its runs and events" },
+	{ "cancel", "ID...", "", "", 1, -1, cmd_cancel, "cancel jobs (your own; root: any)" },
+	{ "log", "[-f] [--err] ID", "f", "follow err", 1, 1, cmd_log,
+	  "print a job's stdout (--err: stderr); -f follows it" },
+	{ "wait", "ID...", "", "", 1, -1, cmd_wait,
+	  "wait for jobs to end; exit with the first failure's status" },
+	{ "history", "[--since WHEN] [-u USER] [--state STATE] [--json]", "u:",
+	  "since user state json", 0, 0, cmd_history, "finished jobs" },
+	{ "gpus", "[--json]", "", "json", 0, 0, cmd_gpus,
+	  "GPUs: total, budget, demanded, used outside the queue" },
+};
+#define NVQ_NCMDS (sizeof(nvq_cmds) / sizeof(nvq_cmds[0]))
+
+static void
+nvq_usage(FILE *fp)
+{
+	size_t i;
+
+	fprintf(fp, "usage: nvq [-s SOCKET] COMMAND [ARGS]\n\ncommands:\n");
+	for (i = 0; i < NVQ_NCMDS; i++)
+		fprintf(fp, "  %-8s %s\n", nvq_cmds[i].name, nvq_cmds[i].help);
+	fprintf(fp, "\n`nvq COMMAND --help` for a command's options. The socket: -s, else "
+	    "$NVQ_SOCKET,\nelse the per-user nvqd's, else /run/nvq/nvqd.sock.\n");
+}
+
+static int
+nvq_accepts(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+static int
+nvq_run(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv)
+{
+	struct option longs[NVQ_NLONGS + 2];
+	long long g;
+	size_t i, n = 0;
+	int ch;
+
+	for (i = 0; i < NVQ_NLONGS; i++)
+		if (nvq_accepts(c->longs, nvq_longs[i].name))
+			longs[n++] = nvq_longs[i];
+	longs[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longs[n] = (struct option){ NULL, 0, NULL, 0 };
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, c->opts, longs, NULL)) != -1) {
+		switch (ch) {
+		case 'g':
+			if (parse_int(optarg, 0, 64, &g) == -1) {
+				nvq_err("-g %s: not a number of GPUs (0 to 64)", optarg);
+				return 2;
+			}
+			a->gpus = (int)g;
+			break;
+		case 'm': a->mem = optarg; break;
+		case 'p': a->prio = optarg; break;
+		case 'n': a->name = optarg; break;
+		case 't': a->time = optarg; break;
+		case 'o': a->out = optarg; break;
+		case 'e': a->err = optarg; break;
+		case 'a': a->all = 1; break;
+		case 'u': a->user = optarg; break;
+		case 'f': a->follow = 1; break;
+		case OPT_AFTER: a->after = optarg; break;
+		case OPT_PARSABLE: a->parsable = 1; break;
+		case OPT_JSON: a->json = 1; break;
+		case OPT_STATE: a->state = optarg; break;
+		case OPT_ERR: a->stderr_log = 1; break;
+		case OPT_SINCE: a->since = optarg; break;
+		case 'h':
+			printf("usage: nvq %s %s\n", c->name, c->usage);
+			return 0;
+		default:
+			if (optopt != 0 && strchr(c->opts, optopt) != NULL)
+				nvq_err("%s: option -%c needs a value", c->name, optopt);
+			else if (optopt != 0)
+				nvq_err("%s: unknown option -%c", c->name, optopt);
+			else
+				nvq_err("%s: unknown or incomplete option %s", c->name,
+				    argv[optind - 1]);
+			fprintf(stderr, "usage: nvq %s %s\n", c->name, c->usage);
+			return 2;
+		}
+	}
+	a->argc = argc - optind;
+	a->argv = argv + optind;
+	if (a->argc < c->minargs || (c->maxargs >= 0 && a->argc > c->maxargs)) {
+		nvq_err("%s: %s", c->name, a->argc < c->minargs ? "missing arguments" :
+		    "too many arguments");
+		fprintf(stderr, "usage: nvq %s %s\n", c->name, c->usage);
+		return 2;
+	}
+	return c->fn(a);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct nvq_args a;
+	size_t i;
+	int k = 1;
+
+	memset(&a, 0, sizeof(a));
+	a.gpus = -1;
+	while (k < argc && argv[k][0] == '-') {
+		if (strcmp(argv[k], "-s") == 0 && k + 1 < argc) {
+			a.socket = argv[k + 1];
+			k += 2;
+		} else if (strcmp(argv[k], "-h") == 0 || strcmp(argv[k], "--help") == 0) {
+			nvq_usage(stdout);
+			return 0;
+		} else {
+			nvq_err("unknown option %s", argv[k]);
+			nvq_usage(stderr);
+			return 2;
+		}
+	}
+	if (k == argc) {
+		nvq_usage(stderr);
+		return 2;
+	}
+	for (i = 0; i < NVQ_NCMDS; i++)
+		if (strcmp(nvq_cmds[i].name, argv[k]) == 0)
+			return nvq_run(&nvq_cmds[i], &a, argc - k, argv + k);
+	nvq_err("unknown command \"%s\"", argv[k]);
+	nvq_usage(stderr);
+	return 2;
+}

@@ -1,0 +1,68 @@
+/*
+ * nvq.h: what the CLI's files share: the parsed arguments, the command
+ * table's shape, the client call and the output helpers.
+ */
+#ifndef NVQ_NVQ_H
+#define NVQ_NVQ_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "parse.h"
+#include "proto.h"
+
+/* Every option of every command; each command accepts its own subset. */
+struct nvq_args {
+	const char	*socket;
+	int		gpus;		/* -1: not given */
+	const char	*mem, *prio, *name, *time, *after, *out, *err;
+	int		parsable, all, json, follow, stderr_log;
+	const char	*user, *state, *since;
+	int		argc;		/* positional arguments */
+	char		**argv;
+};
+
+struct nvq_cmd {
+	const char	*name;
+	const char	*usage;
+	const char	*opts;		/* getopt short options */
+	const char	*longs;		/* long options accepted, space-separated */
+	int		minargs, maxargs;	/* -1: no maximum */
+	int		(*fn)(struct nvq_args *);
+	const char	*help;
+};
+
+/* A row of a reply: fields [start, end) of the message. */
+struct nvq_row {
+	int	start, end;
+};
+
+/* Sends req to nvqd and reads the reply into rep; prints why and returns -1 on failure. */
+int		client_call(const char *socket, struct proto_buf *req, struct proto_msg *rep);
+/* Splits a reply into rows, each starting at a field named key; returns the count. */
+int		client_rows(const struct proto_msg *, const char *key, int from,
+		    struct nvq_row **rows);
+const char	*row_str(const struct proto_msg *, const struct nvq_row *, const char *key);
+int64_t		row_int(const struct proto_msg *, const struct nvq_row *, const char *key,
+		    int64_t dflt);
+double		row_real(const struct proto_msg *, const struct nvq_row *, const char *key);
+
+void		nvq_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void		fmt_json_row(FILE *, const struct proto_msg *, const struct nvq_row *);
+void		fmt_json_str(FILE *, const char *);
+void		fmt_time(double, char *, size_t);
+int		fmt_state_ok(const char *);
+
+int		cmd_submit(struct nvq_args *);
+int		cmd_list(struct nvq_args *);
+int		cmd_show(struct nvq_args *);
+int		cmd_history(struct nvq_args *);
+int		cmd_cancel(struct nvq_args *);
+int		cmd_wait(struct nvq_args *);
+int		cmd_log(struct nvq_args *);
+int		cmd_gpus(struct nvq_args *);
+
+/* Fetches one job (MSG_SHOW); returns 0, or -1 after printing why. */
+int		jobs_fetch(const char *socket, int64_t id, struct proto_msg *, struct nvq_row *);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * submit.c: `nvq submit`: checks the sizes and times it is given, sends
+ * the command, its working directory and its environment, and prints the
+ * id nvqd committed.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nvq.h"
+
+extern char **environ;
+
+/* Makes a relative path absolute against cwd. */
+static void
+submit_abs(const char *p, const char *cwd, char *buf, size_t len)
+{
+	if (*p == '/')
+		snprintf(buf, len, "%s", p);
+	else
+		snprintf(buf, len, "%s/%s", cwd, p);
+}
+
+int
+cmd_submit(struct nvq_args *a)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg rep;
+	char cwd[PATH_MAX], out[PATH_MAX * 2], err[PATH_MAX * 2];
+	int64_t ids[PARSE_MAX_IDS], secs = 0;
+	uint64_t mem = 0;
+	long long prio = 0;
+	int i, n = 0, gpus = a->gpus < 0 ? 1 : a->gpus;
+
+	if (a->mem != NULL && (parse_size(a->mem, &mem) == -1 || mem == 0)) {
+		nvq_err("-m %s: not a memory size (e.g. 512M, 20G, 1.5T)", a->mem);
+		return 2;
+	}
+	if (a->mem != NULL && gpus == 0) {
+		nvq_err("-m is memory per GPU; it needs -g 1 or more");
+		return 2;
+	}
+	if (a->time != NULL && (parse_duration(a->time, &secs) == -1 || secs == 0)) {
+		nvq_err("-t %s: not a time limit (minutes, MM:SS, HH:MM:SS, D-HH:MM:SS, "
+		    "or 45s, 30m, 2h, 1d)", a->time);
+		return 2;
+	}
+	if (a->prio != NULL && parse_int(a->prio, -1000000, 1000000, &prio) == -1) {
+		nvq_err("-p %s: not a priority (a whole number, higher runs first)", a->prio);
+		return 2;
+	}
+	if (a->after != NULL && (n = parse_id_list(a->after, ids, PARSE_MAX_IDS)) == -1) {
+		nvq_err("--after %s: not a list of job ids (e.g. 12 or 12,13)", a->after);
+		return 2;
+	}
+	if (getcwd(cwd, sizeof(cwd)) == NULL) {
+		nvq_err("cannot tell the current directory");
+		return 1;
+	}
+	proto_begin(&b, MSG_SUBMIT);
+	for (i = 0; i < a->argc; i++)
+		proto_put_str(&b, "arg", a->argv[i]);
+	for (i = 0; environ[i] != NULL; i++)
+		proto_put_str(&b, "env", environ[i]);
+	proto_put_str(&b, "cwd", cwd);
+	proto_put_int(&b, "gpus", gpus);
+	proto_put_int(&b, "mem", (int64_t)mem);
+	proto_put_int(&b, "priority", prio);
+	proto_put_int(&b, "time", secs);
+	if (a->name != NULL)
+		proto_put_str(&b, "name", a->name);
+	for (i = 0; i < n; i++)
+		proto_put_int(&b, "after", ids[i]);
+	if (a->out != NULL) {
+		submit_abs(a->out, cwd, out, sizeof(out));
+		proto_put_str(&b, "stdout", out);
+	}
+	if (a->err != NULL) {
+		submit_abs(a->err, cwd, err, sizeof(err));
+		proto_put_str(&b, "stderr", err);
+	}
+	if (client_call(a->socket, &b, &rep) == -1) {
+		proto_buf_free(&b);
+		return 1;
+	}
+	proto_buf_free(&b);
+	if (a->parsable)
+		printf("%lld\n", (long long)proto_int(&rep, "id", 0));
+	else
+		printf("Submitted job %lld\n", (long long)proto_int(&rep, "id", 0));
+	proto_msg_free(&rep);
+	return 0;
+}

@@ -1,0 +1,406 @@
+/*
+ * config.c: the key table, INI parsing through inih, and defaults.
+ *
+ * Paths that depend on who runs nvqd (socket, database, spool) default to
+ * system paths for root and to XDG paths for anyone else.  An unknown
+ * section or key, or a bad value, is an error naming the file and line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "parse.h"
+
+enum config_type {
+	CT_PATH, CT_LEVEL, CT_SYNC, CT_SECONDS, CT_VIRTUAL, CT_MODE, CT_RESERVE,
+	CT_DOUBLE, CT_INT
+};
+
+struct config_key {
+	const char	*section;
+	const char	*key;
+	int		type;
+	long long	min, max;
+	const char	*dflt;		/* as it would be written in the file */
+	const char	*help;
+};
+
+static const struct config_key config_keys[] = {
+	{ "daemon", "socket", CT_PATH, 0, 0, "",
+	  "Unix socket nvq talks to. Empty: /run/nvq/nvqd.sock as root,\n"
+	  "$XDG_RUNTIME_DIR/nvq/nvqd.sock otherwise (restart to change)." },
+	{ "daemon", "database", CT_PATH, 0, 0, "",
+	  "SQLite database of jobs and runs. Empty: /var/lib/nvq/nvq.db as root,\n"
+	  "$XDG_STATE_HOME/nvq/nvq.db otherwise (restart to change)." },
+	{ "daemon", "spool", CT_PATH, 0, 0, "",
+	  "Per-job folders: environment, default stdout/stderr, exit status.\n"
+	  "Empty: /var/spool/nvq as root, $XDG_STATE_HOME/nvq/spool otherwise." },
+	{ "daemon", "log_level", CT_LEVEL, 0, 0, "info",
+	  "error, warn, info or debug; nvqd logs to stderr." },
+	{ "daemon", "sync", CT_SYNC, 0, 0, "full",
+	  "full: every commit is on disk before it is acknowledged (survives power\n"
+	  "loss); normal: survives a crash of nvqd, may lose the last commits on power loss." },
+	{ "gpus", "virtual", CT_VIRTUAL, 0, 0, "",
+	  "Virtual GPUs instead of NVML, e.g. 2x80G or 80G,40G. Empty: the GPUs\n"
+	  "NVML finds (none where there is no NVML)." },
+	{ "gpus", "nvml_library", CT_PATH, 0, 0, "libnvidia-ml.so.1",
+	  "The NVML library nvqd opens with dlopen." },
+	{ "gpus", "poll", CT_SECONDS, 1, 3600, "5s",
+	  "How often memory used outside the queue is read again." },
+	{ "scheduler", "mode", CT_MODE, 0, 0, "auto",
+	  "auto: jobs share a GPU while their memory fits; serial: one job per GPU.\n"
+	  "Per GPU: a default, then INDEX:MODE, e.g. auto,1:serial." },
+	{ "scheduler", "reserve", CT_RESERVE, 0, 0, "5%",
+	  "Memory kept free on each GPU, as a percentage (5%) or a size (2G)." },
+	{ "scheduler", "aging", CT_DOUBLE, 0, 1000000, "1",
+	  "Priority points a pending job gains per hour it waits, so that\n"
+	  "nothing starves. 0 turns aging off." },
+	{ "scheduler", "kill_grace", CT_SECONDS, 0, 3600, "30s",
+	  "Between SIGTERM and SIGKILL when a job is cancelled or times out." },
+	{ "limits", "max_running_jobs", CT_INT, 0, 1000000, "0",
+	  "Running jobs per user; 0 for no limit." },
+	{ "limits", "max_gpus", CT_INT, 0, SCHED_MAX_GPUS, "0",
+	  "GPUs held at once per user; 0 for no limit." },
+};
+#define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+struct config_ctx {
+	struct config	*cfg;
+	FILE		*fp;
+	int		line;
+	int		errline;	/* 0: no error yet */
+	char		msg[256];
+};
+
+static int
+config_virtual(struct config *c, const char *v)
+{
+	char buf[512], *tok, *save, *x;
+	long long n;
+	uint64_t mem;
+
+	c->nvirtual = 0;
+	if (*v == '\0')
+		return 0;
+	if (strlen(v) >= sizeof(buf))
+		return -1;
+	strcpy(buf, v);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		n = 1;
+		if ((x = strchr(tok, 'x')) != NULL) {
+			*x = '\0';
+			if (parse_int(tok, 1, CONFIG_MAX_VIRTUAL, &n) == -1)
+				return -1;
+			tok = x + 1;
+		}
+		if (parse_size(tok, &mem) == -1 || mem == 0)
+			return -1;
+		while (n-- > 0) {
+			if (c->nvirtual == CONFIG_MAX_VIRTUAL)
+				return -1;
+			c->virtual_mem[c->nvirtual++] = mem;
+		}
+	}
+	return c->nvirtual > 0 ? 0 : -1;
+}
+
+static int
+config_mode_name(const char *s, int *m)
+{
+	if (strcmp(s, "auto") == 0)
+		*m = SCHED_AUTO;
+	else if (strcmp(s, "serial") == 0)
+		*m = SCHED_SERIAL;
+	else
+		return -1;
+	return 0;
+}
+
+static int
+config_modes(struct config *c, const char *v)
+{
+	char buf[512], *tok, *save, *colon;
+	long long idx;
+	int m, i, first = 1;
+
+	if (strlen(v) >= sizeof(buf))
+		return -1;
+	strcpy(buf, v);
+	for (i = 0; i < SCHED_MAX_GPUS; i++)
+		c->mode[i] = -1;
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		if ((colon = strchr(tok, ':')) == NULL) {
+			if (!first || config_mode_name(tok, &c->mode_default) == -1)
+				return -1;
+		} else {
+			*colon = '\0';
+			if (parse_int(tok, 0, SCHED_MAX_GPUS - 1, &idx) == -1 ||
+			    config_mode_name(colon + 1, &m) == -1)
+				return -1;
+			c->mode[idx] = m;
+		}
+		first = 0;
+	}
+	return first ? -1 : 0;
+}
+
+/* Sets one key from its text; returns 0 or -1 with a message in msg. */
+static int
+config_set(struct config *c, const struct config_key *k, const char *v, char *msg,
+    size_t len)
+{
+	static const char *levels[] = { "error", "warn", "info", "debug" };
+	long long n;
+	int64_t secs;
+	char *end;
+	double d;
+	int i;
+
+	switch (k->type) {
+	case CT_PATH: {
+		char *dst = strcmp(k->key, "socket") == 0 ? c->socket :
+		    strcmp(k->key, "database") == 0 ? c->database :
+		    strcmp(k->key, "spool") == 0 ? c->spool : c->nvml_library;
+		if (strlen(v) >= PATH_MAX) {
+			snprintf(msg, len, "%s: path too long", k->key);
+			return -1;
+		}
+		if (*v != '\0' && *v != '/' && strcmp(k->key, "nvml_library") != 0) {
+			snprintf(msg, len, "%s: \"%s\" is not an absolute path", k->key, v);
+			return -1;
+		}
+		strcpy(dst, v);
+		return 0;
+	}
+	case CT_LEVEL:
+		for (i = 0; i < 4; i++)
+			if (strcmp(v, levels[i]) == 0) {
+				c->log_level = i;
+				return 0;
+			}
+		snprintf(msg, len, "%s: \"%s\" is not one of error, warn, info, debug", k->key, v);
+		return -1;
+	case CT_SYNC:
+		if (strcmp(v, "full") == 0 || strcmp(v, "normal") == 0) {
+			c->sync_full = strcmp(v, "full") == 0;
+			return 0;
+		}
+		snprintf(msg, len, "%s: \"%s\" is not full or normal", k->key, v);
+		return -1;
+	case CT_SECONDS:
+		if (parse_duration(v, &secs) == -1 || secs < k->min || secs > k->max) {
+			snprintf(msg, len, "%s: \"%s\" is not a duration from %llds to %llds "
+			    "(e.g. 30s, 5m)", k->key, v, k->min, k->max);
+			return -1;
+		}
+		if (strcmp(k->key, "poll") == 0)
+			c->gpu_poll = secs;
+		else
+			c->kill_grace = secs;
+		return 0;
+	case CT_VIRTUAL:
+		if (config_virtual(c, v) == -1) {
+			snprintf(msg, len, "%s: \"%s\" is not a list of GPU sizes (e.g. 2x80G or "
+			    "80G,40G; at most %d)", k->key, v, CONFIG_MAX_VIRTUAL);
+			return -1;
+		}
+		return 0;
+	case CT_MODE:
+		if (config_modes(c, v) == -1) {
+			snprintf(msg, len, "%s: \"%s\" is not auto or serial, optionally followed "
+			    "by INDEX:MODE entries (e.g. auto,1:serial)", k->key, v);
+			return -1;
+		}
+		return 0;
+	case CT_RESERVE:
+		if (parse_reserve(v, &c->sched.reserve_pct, &c->sched.reserve_bytes) == -1) {
+			snprintf(msg, len, "%s: \"%s\" is not a percentage below 100%% or a size "
+			    "(e.g. 5%% or 2G)", k->key, v);
+			return -1;
+		}
+		return 0;
+	case CT_DOUBLE:
+		errno = 0;
+		d = strtod(v, &end);
+		if (*v == '\0' || *end != '\0' || errno != 0 || d < (double)k->min ||
+		    d > (double)k->max) {
+			snprintf(msg, len, "%s: \"%s\" is not a number from %lld to %lld", k->key,
+			    v, k->min, k->max);
+			return -1;
+		}
+		c->sched.aging = d;
+		return 0;
+	case CT_INT:
+		if (parse_int(v, k->min, k->max, &n) == -1) {
+			snprintf(msg, len, "%s: \"%s\" is not a whole number from %lld to %lld",
+			    k->key, v, k->min, k->max);
+			return -1;
+		}
+		if (strcmp(k->key, "max_running_jobs") == 0)
+			c->sched.max_running_jobs = (int)n;
+		else
+			c->sched.max_gpus = (int)n;
+		return 0;
+	}
+	return -1;
+}
+
+static void
+config_default_paths(struct config *c)
+{
+	const char *xdg;
+	char state[PATH_MAX - 64];
+
+	if (geteuid() == 0) {
+		if (!*c->socket)
+			strcpy(c->socket, "/run/nvq/nvqd.sock");
+		if (!*c->database)
+			strcpy(c->database, "/var/lib/nvq/nvq.db");
+		if (!*c->spool)
+			strcpy(c->spool, "/var/spool/nvq");
+		return;
+	}
+	if (!*c->socket) {
+		if ((xdg = getenv("XDG_RUNTIME_DIR")) != NULL && *xdg == '/')
+			snprintf(c->socket, sizeof(c->socket), "%.*s/nvq/nvqd.sock", PATH_MAX - 32, xdg);
+		else
+			snprintf(c->socket, sizeof(c->socket), "/tmp/nvq-%u/nvqd.sock",
+			    (unsigned)geteuid());
+	}
+	if ((xdg = getenv("XDG_STATE_HOME")) != NULL && *xdg == '/')
+		snprintf(state, sizeof(state), "%.*s/nvq", PATH_MAX - 128, xdg);
+	else
+		snprintf(state, sizeof(state), "%.*s/.local/state/nvq", PATH_MAX - 128,
+		    getenv("HOME") ? getenv("HOME") : "/tmp");
+	if (!*c->database)
+		snprintf(c->database, sizeof(c->database), "%s/nvq.db", state);
+	if (!*c->spool)
+		snprintf(c->spool, sizeof(c->spool), "%s/spool", state);
+}
+
+/* inih's reader: counts lines so that the handler knows where it is. */
+static char *
+config_reader_cb(char *str, int num, void *stream)
+{
+	struct config_ctx *ctx = stream;
+	char *r = fgets(str, num, ctx->fp);
+
+	if (r != NULL)
+		ctx->line++;
+	return r;
+}
+
+static int
+config_handler_cb(void *user, const char *section, const char *name, const char *value)
+{
+	struct config_ctx *ctx = user;
+	char msg[256];
+	size_t i;
+	int known_section = 0;
+
+	for (i = 0; i < CONFIG_NKEYS; i++) {
+		if (strcmp(config_keys[i].section, section) != 0)
+			continue;
+		known_section = 1;
+		if (strcmp(config_keys[i].key, name) != 0)
+			continue;
+		if (config_set(ctx->cfg, &config_keys[i], value, msg, sizeof(msg)) == 0)
+			return 1;
+		goto fail;
+	}
+	if (known_section)
+		snprintf(msg, sizeof(msg), "unknown key \"%s\" in [%s]", name, section);
+	else if (*section == '\0')
+		snprintf(msg, sizeof(msg), "key \"%s\" outside any section", name);
+	else
+		snprintf(msg, sizeof(msg), "unknown section [%s]", section);
+fail:
+	if (ctx->errline == 0) {
+		ctx->errline = ctx->line;
+		snprintf(ctx->msg, sizeof(ctx->msg), "%s", msg);
+	}
+	return 0;
+}
+
+int
+config_mode(const struct config *c, int i)
+{
+	if (i >= 0 && i < SCHED_MAX_GPUS && c->mode[i] != -1)
+		return c->mode[i];
+	return c->mode_default;
+}
+
+int
+config_load(struct config *c, const char *path, char *err, size_t errlen)
+{
+	struct config_ctx ctx;
+	char msg[256];
+	size_t i;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < CONFIG_NKEYS; i++)
+		if (config_set(c, &config_keys[i], config_keys[i].dflt, msg, sizeof(msg)) == -1) {
+			snprintf(err, errlen, "built-in default: %s", msg);
+			return -1;
+		}
+	if (path != NULL) {
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.cfg = c;
+		if ((ctx.fp = fopen(path, "r")) == NULL) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return -1;
+		}
+		r = ini_parse_stream(config_reader_cb, &ctx, config_handler_cb, &ctx);
+		fclose(ctx.fp);
+		if (ctx.errline != 0 && (r <= 0 || ctx.errline <= r)) {
+			snprintf(err, errlen, "%s:%d: %s", path, ctx.errline, ctx.msg);
+			return -1;
+		}
+		if (r != 0) {
+			snprintf(err, errlen, "%s:%d: syntax error (expected [section] or "
+			    "key = value)", path, r);
+			return -1;
+		}
+	}
+	config_default_paths(c);
+	return 0;
+}
+
+void
+config_print(FILE *fp)
+{
+	const char *section = "", *p, *nl;
+	size_t i;
+
+	fprintf(fp, "# nvq.ini: the configuration of nvqd, the nvq daemon.\n"
+	    "# Every key is listed with its default. Read from nvqd -c FILE, else\n"
+	    "# /etc/nvq/nvq.ini; `nvqd -n` checks a file; SIGHUP reloads [gpus] poll,\n"
+	    "# [scheduler], [limits] and log_level. Generated by `nvqd --print-config`.\n");
+	for (i = 0; i < CONFIG_NKEYS; i++) {
+		if (strcmp(section, config_keys[i].section) != 0) {
+			section = config_keys[i].section;
+			fprintf(fp, "\n[%s]\n", section);
+		} else
+			fputc('\n', fp);
+		for (p = config_keys[i].help; *p; p = nl + 1) {
+			nl = strchr(p, '\n');
+			if (nl == NULL) {
+				fprintf(fp, "# %s\n", p);
+				break;
+			}
+			fprintf(fp, "# %.*s\n", (int)(nl - p), p);
+		}
+		fprintf(fp, "%s =%s%s\n", config_keys[i].key, *config_keys[i].dflt ? " " : "",
+		    config_keys[i].dflt);
+	}
+}

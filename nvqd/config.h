@@ -1,0 +1,47 @@
+/*
+ * config.h: nvqd's settings, read from an INI file through one key table.
+ *
+ * The table (config.c) is the single source of truth: it parses, it sets
+ * the defaults, and `nvqd --print-config` prints it as the commented
+ * etc/nvq.ini, which a test compares with the file in the tree.
+ */
+#ifndef NVQ_CONFIG_H
+#define NVQ_CONFIG_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sched.h"
+
+#define CONFIG_MAX_VIRTUAL	SCHED_MAX_GPUS
+
+enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
+
+struct config {
+	char		socket[PATH_MAX];
+	char		database[PATH_MAX];
+	char		spool[PATH_MAX];
+	int		log_level;
+	int		sync_full;		/* [daemon] sync = full */
+	int64_t		gpu_poll;		/* seconds */
+	char		nvml_library[PATH_MAX];
+	int		nvirtual;		/* 0: use NVML */
+	uint64_t	virtual_mem[CONFIG_MAX_VIRTUAL];
+	int		mode_default;
+	int		mode[SCHED_MAX_GPUS];	/* -1: mode_default */
+	struct sched_settings sched;
+	int64_t		kill_grace;		/* seconds */
+};
+
+/*
+ * Sets the built-in defaults, then reads path if it is not NULL.  Returns 0,
+ * or -1 with "FILE:LINE: message" (or "FILE: message") in err.
+ */
+int	config_load(struct config *, const char *path, char *err, size_t errlen);
+/* The scheduling mode of GPU index i. */
+int	config_mode(const struct config *, int i);
+/* Writes the commented example configuration: every key with its default. */
+void	config_print(FILE *);
+
+#endif

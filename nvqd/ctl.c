@@ -1,0 +1,472 @@
+/*
+ * ctl.c: the request handlers and their table.  Argument shapes and
+ * permissions are checked here, in one place per message; the engine and
+ * the store do the work.  Each handler returns 0 or -1 with req->err set.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "log.h"
+#include "parse.h"
+
+#define CTL_MAX_ARGS	4096
+#define CTL_MAX_PRIO	1000000
+#define CTL_MAX_NAME	128
+
+struct ctl_entry {
+	int	type;
+	int	(*fn)(struct ctl_req *, struct proto_buf *);
+};
+
+static int
+ctl_error(struct ctl_req *r, const char *fmt, const char *a, long long b)
+{
+	snprintf(r->err, sizeof(r->err), fmt, a, b);
+	return -1;
+}
+
+static const char *ctl_states[] = {
+	"PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", NULL
+};
+
+static int
+ctl_check_state(struct ctl_req *r, const char *s)
+{
+	int i;
+
+	if (s == NULL)
+		return 0;
+	for (i = 0; ctl_states[i] != NULL; i++)
+		if (strcmp(ctl_states[i], s) == 0)
+			return 0;
+	return ctl_error(r, "unknown state \"%s\" (PENDING, RUNNING, COMPLETED, FAILED, "
+	    "CANCELLED or TIMEOUT)", s, 0);
+}
+
+/* Who may act on a job: its owner, and root. */
+static int
+ctl_may_act(const struct ctl_req *r, uint32_t owner)
+{
+	return r->uid == 0 || r->uid == owner;
+}
+
+static void
+ctl_user_name(uid_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw != NULL)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "%u", (unsigned)uid);
+}
+
+/* Appends s to buf quoted for a shell where it needs to be. */
+static void
+ctl_quote(char *buf, size_t len, size_t *off, const char *s)
+{
+	const char *p;
+	int plain = *s != '\0';
+
+	for (p = s; *p && plain; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("-_./=:,+@%", *p)))
+			plain = 0;
+	if (*off > 0 && *off < len)
+		buf[(*off)++] = ' ';
+	if (plain) {
+		for (p = s; *p && *off < len; p++)
+			buf[(*off)++] = *p;
+		return;
+	}
+	if (*off < len)
+		buf[(*off)++] = '\'';
+	for (p = s; *p && *off + 4 < len; p++) {
+		if (*p == '\'') {
+			memcpy(buf + *off, "'\\''", 4);
+			*off += 4;
+		} else
+			buf[(*off)++] = *p;
+	}
+	if (*off < len)
+		buf[(*off)++] = '\'';
+}
+
+static int
+ctl_write_env(struct ctl_req *r, int64_t id, const struct proto_msg *m)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	int fd, i, ok = 1;
+
+	engine_spool_dir(r->e, id, dir, sizeof(dir));
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
+		return -1;
+	if (r->e->is_root && chown(dir, r->uid, r->gid) == -1)
+		return -1;
+	snprintf(path, sizeof(path), "%s/env", dir);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
+		return -1;
+	for (i = 0; i < m->nfields && ok; i++)
+		if (strcmp(m->fields[i].key, "env") == 0 && m->fields[i].kind == 's')
+			ok = write(fd, m->fields[i].s, m->fields[i].slen + 1) ==
+			    (ssize_t)m->fields[i].slen + 1;
+	if (r->e->is_root && fchown(fd, r->uid, r->gid) == -1)
+		ok = 0;
+	if (close(fd) == -1)
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+static int
+ctl_submit(struct ctl_req *r, struct proto_buf *out)
+{
+	const struct proto_msg *m = r->msg;
+	struct store_job_new j;
+	int64_t after[PARSE_MAX_IDS], id;
+	char user[64], name[CTL_MAX_NAME + 1], state[16], why[256], *argv = NULL, *cmd = NULL;
+	char afterbuf[PARSE_MAX_IDS * 21];
+	const char *s;
+	size_t argvlen = 0, off = 0, cmdlen = 8192;
+	int i, nargs = 0, nafter = 0, rc = -1;
+	int64_t gpus = proto_int(m, "gpus", 1), prio = proto_int(m, "priority", 0);
+	int64_t limit = proto_int(m, "time", 0), mem = proto_int(m, "mem", 0);
+
+	memset(&j, 0, sizeof(j));
+	afterbuf[0] = '\0';
+	for (i = 0; i < m->nfields; i++) {
+		if (strcmp(m->fields[i].key, "arg") == 0 && m->fields[i].kind == 's') {
+			nargs++;
+			argvlen += m->fields[i].slen + 1;
+		} else if (strcmp(m->fields[i].key, "after") == 0 && m->fields[i].kind == 'i') {
+			if (nafter == PARSE_MAX_IDS)
+				return ctl_error(r, "%sat most %lld --after jobs", "", PARSE_MAX_IDS);
+			after[nafter++] = m->fields[i].i;
+		}
+	}
+	if (nargs == 0)
+		return ctl_error(r, "%sno command to run", "", 0);
+	if (nargs > CTL_MAX_ARGS)
+		return ctl_error(r, "%stoo many arguments (at most %lld)", "", CTL_MAX_ARGS);
+	if ((s = proto_str(m, "cwd")) == NULL || *s != '/')
+		return ctl_error(r, "%sthe working directory must be an absolute path", "", 0);
+	if (gpus < 0 || gpus > SCHED_MAX_GPUS)
+		return ctl_error(r, "%sGPUs must be from 0 to %lld", "", SCHED_MAX_GPUS);
+	if (mem < 0)
+		return ctl_error(r, "%smemory must not be negative", "", 0);
+	if (prio < -CTL_MAX_PRIO || prio > CTL_MAX_PRIO)
+		return ctl_error(r, "%spriority must be from -%lld to the same positive", "",
+		    CTL_MAX_PRIO);
+	if (limit < 0)
+		return ctl_error(r, "%sthe time limit must not be negative", "", 0);
+	if ((s = proto_str(m, "stdout")) != NULL && *s != '/')
+		return ctl_error(r, "the output file \"%s\" is not an absolute path", s, 0);
+	if ((s = proto_str(m, "stderr")) != NULL && *s != '/')
+		return ctl_error(r, "the error file \"%s\" is not an absolute path", s, 0);
+	if (gpus > 0) {
+		struct sched_gpu g[SCHED_MAX_GPUS];
+		for (i = 0; i < r->e->gpus.n; i++) {
+			g[i].total = r->e->gpus.gpus[i].total;
+			g[i].outside = 0;
+			g[i].mode = config_mode(&r->e->cfg, i);
+		}
+		if (sched_could_fit(g, r->e->gpus.n, &r->e->cfg.sched, (int)gpus, (uint64_t)mem,
+		    why, sizeof(why)) == -1)
+			return ctl_error(r, "this job could never run: %s", why, 0);
+	}
+	for (i = 0; i < nafter; i++) {
+		if (store_job_state(r->e->store, after[i], state, sizeof(state)) == -1)
+			return ctl_error(r, "%s--after: no such job %lld", "", after[i]);
+		off += (size_t)snprintf(afterbuf + off, sizeof(afterbuf) - off, "%s%lld",
+		    i ? "," : "", (long long)after[i]);
+	}
+	if ((s = proto_str(m, "name")) != NULL && *s != '\0') {
+		if (strlen(s) > CTL_MAX_NAME)
+			return ctl_error(r, "%sthe name is longer than %lld characters", "",
+			    CTL_MAX_NAME);
+		for (i = 0; s[i]; i++)
+			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+				return ctl_error(r, "%sthe name has control characters", "", 0);
+		snprintf(name, sizeof(name), "%s", s);
+	} else {
+		const char *a = proto_str(m, "arg"), *base = strrchr(a, '/');
+		snprintf(name, sizeof(name), "%s", base ? base + 1 : a);
+	}
+
+	if ((argv = malloc(argvlen)) == NULL || (cmd = malloc(cmdlen + 1)) == NULL) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		goto out;
+	}
+	for (i = 0, argvlen = 0, off = 0; i < m->nfields; i++) {
+		if (strcmp(m->fields[i].key, "arg") != 0 || m->fields[i].kind != 's')
+			continue;
+		memcpy(argv + argvlen, m->fields[i].s, m->fields[i].slen + 1);
+		argvlen += m->fields[i].slen + 1;
+		ctl_quote(cmd, cmdlen, &off, m->fields[i].s);
+	}
+	cmd[off] = '\0';
+	ctl_user_name(r->uid, user, sizeof(user));
+	j.uid = r->uid;
+	j.gid = r->gid;
+	j.user = user;
+	j.name = name;
+	j.command = cmd;
+	j.cwd = proto_str(m, "cwd");
+	j.argv = argv;
+	j.argv_len = (int)argvlen;
+	j.gpus = (int)gpus;
+	j.mem = (uint64_t)mem;
+	j.priority = (int)prio;
+	j.time_limit = limit;
+	j.after = nafter ? afterbuf : NULL;
+	j.stdout_path = proto_str(m, "stdout");
+	j.stderr_path = proto_str(m, "stderr");
+	if (j.stdout_path != NULL && j.stderr_path == NULL)
+		j.stderr_path = j.stdout_path;
+	j.spool = r->e->cfg.spool;
+	j.now = engine_now();
+	if ((id = store_job_insert(r->e->store, &j)) == -1) {
+		snprintf(r->err, sizeof(r->err), "cannot store the job (see nvqd's log); "
+		    "nothing was queued");
+		goto out;
+	}
+	if (ctl_write_env(r, id, m) == -1) {
+		struct store_end end = { "FAILED", engine_now(), -1, 0, -1, -1,
+		    "cannot write its environment to the spool" };
+		log_warn("job %lld: cannot write its environment", (long long)id);
+		store_job_end(r->e->store, id, &end);
+		snprintf(r->err, sizeof(r->err), "cannot write the job's environment to the "
+		    "spool (see nvqd's log); job %lld FAILED", (long long)id);
+		goto out;
+	}
+	if (engine_add(r->e, id, r->uid, r->gid, user, (int)gpus, (uint64_t)mem, (int)prio,
+	    j.now, limit, after, nafter) == -1) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		goto out;
+	}
+	log_debug("job %lld submitted by %s", (long long)id, user);
+	proto_put_int(out, "id", id);
+	engine_kick(r->e);
+	rc = 0;
+out:
+	free(argv);
+	free(cmd);
+	return rc;
+}
+
+struct ctl_rows {
+	struct ctl_req		*r;
+	struct proto_buf	*out;
+	int			count;
+};
+
+/* Copies a row into the reply; REAL columns go as "%.3f" strings. */
+static int
+ctl_row_cb(void *arg, const struct store_col *c, int n)
+{
+	struct ctl_rows *rows = arg;
+	struct job *j = NULL;
+	char buf[64];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		switch (c[i].type) {
+		case STORE_INT:
+			proto_put_int(rows->out, c[i].name, c[i].i);
+			break;
+		case STORE_REAL:
+			snprintf(buf, sizeof(buf), "%.3f", c[i].r);
+			proto_put_str(rows->out, c[i].name, buf);
+			break;
+		case STORE_TEXT:
+			proto_put_str(rows->out, c[i].name, c[i].s);
+			break;
+		}
+		if (strcmp(c[i].name, "id") == 0)
+			j = engine_find(rows->r->e, c[i].i);
+	}
+	if (j != NULL && j->state == JOB_PENDING) {
+		char why[256];
+		engine_reason(rows->r->e, j, why, sizeof(why));
+		proto_put_str(rows->out, "wait", why);
+	}
+	if (j != NULL && j->ending[0] != '\0')
+		proto_put_str(rows->out, "ending", j->ending);
+	if (j != NULL && j->state == JOB_RUNNING)
+		proto_put_int(rows->out, "granted", (int64_t)j->granted);
+	rows->count++;
+	return rows->out->failed;
+}
+
+/* The daemon's clock, so that nvq computes elapsed times against it. */
+static void
+ctl_now(struct proto_buf *out)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.3f", engine_now());
+	proto_put_str(out, "now", buf);
+}
+
+static int
+ctl_filter(struct ctl_req *r, struct store_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->user = proto_str(r->msg, "user");
+	f->state = proto_str(r->msg, "state");
+	f->all = proto_int(r->msg, "all", 0) != 0;
+	f->since = (double)proto_int(r->msg, "since", 0);
+	return ctl_check_state(r, f->state);
+}
+
+static int
+ctl_list(struct ctl_req *r, struct proto_buf *out)
+{
+	struct store_filter f;
+	struct ctl_rows rows = { r, out, 0 };
+
+	if (ctl_filter(r, &f) == -1)
+		return -1;
+	ctl_now(out);
+	if (store_jobs(r->e->store, &f, ctl_row_cb, &rows) == -1)
+		return ctl_error(r, "%sthe database could not be read (see nvqd's log)", "", 0);
+	if (out->failed)
+		return ctl_error(r, "%sthe list is too long for one reply; filter it", "", 0);
+	return 0;
+}
+
+static int
+ctl_history(struct ctl_req *r, struct proto_buf *out)
+{
+	struct store_filter f;
+	struct ctl_rows rows = { r, out, 0 };
+
+	if (ctl_filter(r, &f) == -1)
+		return -1;
+	ctl_now(out);
+	f.finished = 1;
+	f.all = 1;
+	if (store_jobs(r->e->store, &f, ctl_row_cb, &rows) == -1)
+		return ctl_error(r, "%sthe database could not be read (see nvqd's log)", "", 0);
+	if (out->failed)
+		return ctl_error(r, "%sthe history is too long for one reply; use --since", "", 0);
+	return 0;
+}
+
+static int
+ctl_show(struct ctl_req *r, struct proto_buf *out)
+{
+	struct store_filter f;
+	struct ctl_rows rows = { r, out, 0 };
+	int64_t id = proto_int(r->msg, "id", 0);
+
+	memset(&f, 0, sizeof(f));
+	f.id = id;
+	ctl_now(out);
+	if (id <= 0)
+		return ctl_error(r, "%sno job id given", "", 0);
+	if (store_jobs(r->e->store, &f, ctl_row_cb, &rows) == -1)
+		return ctl_error(r, "%sthe database could not be read (see nvqd's log)", "", 0);
+	if (rows.count == 0)
+		return ctl_error(r, "%sno such job %lld", "", id);
+	if (store_runs(r->e->store, id, ctl_row_cb, &rows) == -1 ||
+	    store_events(r->e->store, id, ctl_row_cb, &rows) == -1)
+		return ctl_error(r, "%sthe database could not be read (see nvqd's log)", "", 0);
+	return 0;
+}
+
+static int
+ctl_cancel(struct ctl_req *r, struct proto_buf *out)
+{
+	char by[64], state[16];
+	struct job *j;
+	int64_t id = proto_int(r->msg, "id", 0);
+
+	(void)out;
+	if ((j = engine_find(r->e, id)) == NULL) {
+		if (store_job_state(r->e->store, id, state, sizeof(state)) == -1)
+			return ctl_error(r, "%sno such job %lld", "", id);
+		snprintf(r->err, sizeof(r->err), "job %lld has already ended (%s)", (long long)id,
+		    state);
+		return -1;
+	}
+	if (!ctl_may_act(r, j->uid))
+		return ctl_error(r, "job %2$lld belongs to %1$s; only its owner or root may "
+		    "cancel it", j->user, id);
+	ctl_user_name(r->uid, by, sizeof(by));
+	if (engine_cancel(r->e, j, by) == -1)
+		return ctl_error(r, "%scannot record the cancel of job %lld (see nvqd's log)", "",
+		    id);
+	return 0;
+}
+
+static int
+ctl_gpus(struct ctl_req *r, struct proto_buf *out)
+{
+	struct engine *e = r->e;
+	char ids[1024];
+	int i;
+
+	proto_put_str(out, "source", e->gpus.source);
+	for (i = 0; i < e->gpus.n; i++) {
+		const struct gpu *g = &e->gpus.gpus[i];
+		proto_put_int(out, "index", g->index);
+		proto_put_str(out, "uuid", g->uuid);
+		proto_put_str(out, "name", g->name);
+		proto_put_str(out, "mode", config_mode(&e->cfg, i) == SCHED_SERIAL ? "serial" :
+		    "auto");
+		proto_put_int(out, "total", (int64_t)g->total);
+		proto_put_int(out, "budget", (int64_t)engine_budget(e, i));
+		proto_put_int(out, "demanded", (int64_t)engine_demanded(e, i, ids, sizeof(ids)));
+		proto_put_int(out, "outside", (int64_t)g->outside);
+		proto_put_int(out, "outside_procs", g->nprocs_outside);
+		proto_put_int(out, "used", (int64_t)g->used);
+		proto_put_str(out, "jobs", ids);
+	}
+	return 0;
+}
+
+static int
+ctl_ping(struct ctl_req *r, struct proto_buf *out)
+{
+	proto_put_int(out, "version", PROTO_VERSION);
+	proto_put_int(out, "uid", r->uid);
+	proto_put_str(out, "database", r->e->cfg.database);
+	return 0;
+}
+
+static const struct ctl_entry ctl_table[] = {
+	{ MSG_SUBMIT, ctl_submit },
+	{ MSG_LIST, ctl_list },
+	{ MSG_SHOW, ctl_show },
+	{ MSG_CANCEL, ctl_cancel },
+	{ MSG_HISTORY, ctl_history },
+	{ MSG_GPUS, ctl_gpus },
+	{ MSG_PING, ctl_ping },
+};
+
+int
+ctl_dispatch(struct ctl_req *r, struct proto_buf *out)
+{
+	size_t i;
+
+	r->err[0] = '\0';
+	for (i = 0; i < sizeof(ctl_table) / sizeof(ctl_table[0]); i++) {
+		if (ctl_table[i].type != r->msg->type)
+			continue;
+		proto_begin(out, MSG_OK);
+		if (ctl_table[i].fn(r, out) == -1)
+			return -1;
+		if (proto_end(out) == -1)
+			return ctl_error(r, "%sthe reply is too large", "", 0);
+		return 0;
+	}
+	return ctl_error(r, "message type \"%s\" is not a request", proto_type_name(r->msg->type),
+	    0);
+}

@@ -1,0 +1,941 @@
+/*
+ * engine.c: jobs from admission to their final state (see engine.h).
+ *
+ * Order of work for every transition: commit it to the store, then act on
+ * it (fork, signal), so that a crash in between leaves something that
+ * start-up reconciliation can repair.  Job structs own two optional libuv
+ * handles; a finished job is unlinked at once and freed in the last close
+ * callback.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "log.h"
+#include "runner.h"
+
+#define ENGINE_MAX_ENV	(1 << 20)
+
+static void engine_job_ended(struct engine *, struct job *);
+
+double
+engine_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void
+engine_spool_dir(struct engine *e, int64_t id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%lld", e->cfg.spool, (long long)id);
+}
+
+static void
+engine_status_path(struct engine *e, int64_t id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/.status/%lld", e->cfg.spool, (long long)id);
+}
+
+struct job *
+engine_find(struct engine *e, int64_t id)
+{
+	struct job *j;
+
+	for (j = e->jobs; j != NULL; j = j->next)
+		if (j->id == id)
+			return j;
+	return NULL;
+}
+
+static void
+engine_link(struct engine *e, struct job *j)
+{
+	j->next = e->jobs;
+	if (e->jobs != NULL)
+		e->jobs->prev = j;
+	e->jobs = j;
+	e->njobs++;
+}
+
+static void
+engine_handle_closed_cb(uv_handle_t *h)
+{
+	struct job *j = h->data;
+
+	free(h);
+	if (--j->handles == 0 && j->gone)
+		free(j);
+}
+
+/* Unlinks a job that is no longer active; frees it once its handles close. */
+static void
+engine_drop(struct engine *e, struct job *j)
+{
+	if (j->prev != NULL)
+		j->prev->next = j->next;
+	else
+		e->jobs = j->next;
+	if (j->next != NULL)
+		j->next->prev = j->prev;
+	e->njobs--;
+	j->gone = 1;
+	if (j->poll != NULL)
+		uv_close((uv_handle_t *)j->poll, engine_handle_closed_cb);
+	if (j->timer != NULL)
+		uv_close((uv_handle_t *)j->timer, engine_handle_closed_cb);
+	j->poll = NULL;
+	j->timer = NULL;
+	if (j->pidfd >= 0)
+		close(j->pidfd);
+	j->pidfd = -1;
+	if (j->handles == 0)
+		free(j);
+}
+
+static int
+engine_parse_after(const char *s, int64_t *ids)
+{
+	int n;
+
+	if (s == NULL || *s == '\0')
+		return 0;
+	n = parse_id_list(s, ids, PARSE_MAX_IDS);
+	return n < 0 ? 0 : n;
+}
+
+int
+engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char *user,
+    int ngpus, uint64_t mem, int priority, double now, int64_t limit, const int64_t *after,
+    int nafter)
+{
+	struct job *j;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return -1;
+	j->id = id;
+	j->uid = uid;
+	j->gid = gid;
+	snprintf(j->user, sizeof(j->user), "%s", user);
+	j->state = JOB_PENDING;
+	j->ngpus = ngpus;
+	j->mem = mem;
+	j->priority = priority;
+	j->submitted_at = now;
+	j->time_limit = limit;
+	j->pidfd = -1;
+	if (nafter > PARSE_MAX_IDS)
+		nafter = PARSE_MAX_IDS;
+	memcpy(j->after, after, sizeof(*after) * (size_t)nafter);
+	j->nafter = nafter;
+	j->dep_wait = nafter > 0;
+	engine_link(e, j);
+	return 0;
+}
+
+static void
+engine_kick_cb(uv_idle_t *h);
+
+void
+engine_kick(struct engine *e)
+{
+	if (e->stopping || e->kicked)
+		return;
+	e->kicked = 1;
+	uv_idle_start(&e->kick, engine_kick_cb);
+}
+
+uint64_t
+engine_budget(struct engine *e, int i)
+{
+	struct sched_gpu g;
+
+	g.total = e->gpus.gpus[i].total;
+	g.outside = e->gpus.gpus[i].outside;
+	g.mode = config_mode(&e->cfg, i);
+	return sched_budget(&g, &e->cfg.sched);
+}
+
+uint64_t
+engine_demanded(struct engine *e, int i, char *ids, size_t len)
+{
+	struct job *j;
+	uint64_t sum = 0;
+	size_t off = 0;
+
+	if (len > 0)
+		ids[0] = '\0';
+	for (j = e->jobs; j != NULL; j = j->next) {
+		if (j->state != JOB_RUNNING || !(j->gpumask & (1ULL << i)))
+			continue;
+		sum += j->granted;
+		if (off < len)
+			off += (size_t)snprintf(ids + off, len - off, "%s%lld", off ? "," : "",
+			    (long long)j->id);
+	}
+	return sum;
+}
+
+void
+engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
+{
+	char a[16], b[16];
+
+	switch (j->dec.why) {
+	case SCHED_WAIT_DEP:
+		snprintf(buf, len, "dependency");
+		break;
+	case SCHED_WAIT_USER_JOBS:
+		snprintf(buf, len, "user limit (%d running jobs)", e->cfg.sched.max_running_jobs);
+		break;
+	case SCHED_WAIT_USER_GPUS:
+		snprintf(buf, len, "user limit (%d GPUs)", e->cfg.sched.max_gpus);
+		break;
+	case SCHED_WAIT_GPUS:
+		snprintf(buf, len, "needs %d GPUs, %d present", j->ngpus, e->gpus.n);
+		break;
+	case SCHED_WAIT_MEM:
+		fmt_size(j->dec.largest_free, b, sizeof(b));
+		if (j->mem == 0)
+			snprintf(buf, len, "needs %d whole GPU%s, none free", j->ngpus,
+			    j->ngpus == 1 ? "" : "s");
+		else {
+			fmt_size(j->mem, a, sizeof(a));
+			snprintf(buf, len, "needs %s on %d GPU%s, largest free %s", a, j->ngpus,
+			    j->ngpus == 1 ? "" : "s", b);
+		}
+		break;
+	case SCHED_WAIT_PRIORITY:
+		snprintf(buf, len, "priority (behind job %lld)", (long long)j->dec.behind);
+		break;
+	default:
+		snprintf(buf, len, "%s", j->state == JOB_PENDING ? "starting" : "");
+	}
+}
+
+/* Resolves --after: 0 to wait on, 1 ready; -1 if it can never run (reason set). */
+static int
+engine_deps(struct engine *e, struct job *j, char *why, size_t len)
+{
+	char state[16];
+	int i, ready = 1;
+
+	for (i = 0; i < j->nafter; i++) {
+		if (store_job_state(e->store, j->after[i], state, sizeof(state)) == -1) {
+			snprintf(why, len, "dependency %lld does not exist", (long long)j->after[i]);
+			return -1;
+		}
+		if (strcmp(state, "COMPLETED") == 0)
+			continue;
+		if (strcmp(state, "PENDING") == 0 || strcmp(state, "RUNNING") == 0) {
+			ready = 0;
+			continue;
+		}
+		snprintf(why, len, "dependency %lld ended %s", (long long)j->after[i], state);
+		return -1;
+	}
+	return ready;
+}
+
+static int
+engine_grow(struct engine *e, int n)
+{
+	int cap = e->cap ? e->cap : 64;
+
+	if (n <= e->cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	free(e->sj);
+	free(e->dec);
+	free(e->order);
+	free(e->map);
+	e->sj = calloc((size_t)cap, sizeof(*e->sj));
+	e->dec = calloc((size_t)cap, sizeof(*e->dec));
+	e->order = calloc((size_t)cap, sizeof(*e->order));
+	e->map = calloc((size_t)cap, sizeof(*e->map));
+	e->cap = cap;
+	if (!e->sj || !e->dec || !e->order || !e->map) {
+		e->cap = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads the job's environment file: NUL-separated entries, into a vector. */
+static char **
+engine_read_env(const char *path, char **bufp, int extra)
+{
+	char *buf, **env, *p;
+	ssize_t n;
+	size_t len = 0, cap = 4096;
+	int fd, count = 0, i = 0;
+
+	*bufp = NULL;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	if ((buf = malloc(cap + 1)) == NULL)
+		goto fail;
+	while ((n = read(fd, buf + len, cap - len)) > 0) {
+		len += (size_t)n;
+		if (len == cap) {
+			if (cap >= ENGINE_MAX_ENV || (p = realloc(buf, cap * 2 + 1)) == NULL)
+				goto fail;
+			buf = p;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	fd = -1;
+	buf[len] = '\0';
+	for (p = buf; p < buf + len; p += strlen(p) + 1)
+		count++;
+	if ((env = calloc((size_t)(count + extra + 1), sizeof(*env))) == NULL)
+		goto fail;
+	for (p = buf; p < buf + len; p += strlen(p) + 1)
+		env[i++] = p;
+	*bufp = buf;
+	return env;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* Sets name=value in env (which has room), replacing an entry of that name. */
+static void
+engine_setenv(char **env, char *entry)
+{
+	size_t n = strchr(entry, '=') - entry + 1;
+	int i;
+
+	for (i = 0; env[i] != NULL; i++)
+		if (strncmp(env[i], entry, n) == 0) {
+			env[i] = entry;
+			return;
+		}
+	env[i] = entry;
+	env[i + 1] = NULL;
+}
+
+struct engine_exec {
+	char		**argv;
+	char		*argvbuf;
+	char		cwd[PATH_MAX], out[PATH_MAX], err[PATH_MAX], user[64];
+	uint32_t	uid, gid;
+	int		found;
+};
+
+static int
+engine_exec_cb(void *arg, const struct store_col *c, int n)
+{
+	struct engine_exec *x = arg;
+	int count = 0, i = 0, k;
+	char *p;
+
+	if (n < 7 || c[0].type != STORE_BLOB || c[0].len <= 0)
+		return 1;
+	if ((x->argvbuf = malloc((size_t)c[0].len + 1)) == NULL)
+		return 1;
+	memcpy(x->argvbuf, c[0].s, (size_t)c[0].len);
+	x->argvbuf[c[0].len] = '\0';
+	for (k = 0; k < c[0].len; k++)
+		count += x->argvbuf[k] == '\0';
+	if ((x->argv = calloc((size_t)count + 1, sizeof(char *))) == NULL)
+		return 1;
+	for (p = x->argvbuf; p < x->argvbuf + c[0].len; p += strlen(p) + 1)
+		x->argv[i++] = p;
+	snprintf(x->cwd, sizeof(x->cwd), "%s", c[1].s ? c[1].s : "/");
+	snprintf(x->out, sizeof(x->out), "%s", c[2].s ? c[2].s : "/dev/null");
+	snprintf(x->err, sizeof(x->err), "%s", c[3].s ? c[3].s : "/dev/null");
+	x->uid = (uint32_t)c[4].i;
+	x->gid = (uint32_t)c[5].i;
+	snprintf(x->user, sizeof(x->user), "%s", c[6].s ? c[6].s : "");
+	x->found = 1;
+	return 1;
+}
+
+static void
+engine_poll_cb(uv_poll_t *h, int status, int events)
+{
+	struct job *j = h->data;
+	struct engine *e = h->loop->data;
+
+	(void)status;
+	(void)events;
+	engine_job_ended(e, j);
+}
+
+static void
+engine_watch(struct engine *e, struct job *j)
+{
+	j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
+	if (j->pidfd == -1) {
+		/* no pidfd (Linux < 5.3): the poll timer checks the pid instead */
+		log_debug("job %lld: pidfd_open: %s", (long long)j->id, strerror(errno));
+		return;
+	}
+	if ((j->poll = calloc(1, sizeof(*j->poll))) == NULL ||
+	    uv_poll_init(e->loop, j->poll, j->pidfd) != 0) {
+		free(j->poll);
+		j->poll = NULL;
+		return;
+	}
+	j->poll->data = j;
+	j->handles++;
+	uv_poll_start(j->poll, UV_READABLE, engine_poll_cb);
+}
+
+static void engine_timer_cb(uv_timer_t *);
+
+static void
+engine_arm(struct engine *e, struct job *j, double secs)
+{
+	if (j->timer == NULL) {
+		if ((j->timer = calloc(1, sizeof(*j->timer))) == NULL)
+			return;
+		uv_timer_init(e->loop, j->timer);
+		j->timer->data = j;
+		j->handles++;
+	}
+	uv_timer_start(j->timer, engine_timer_cb, secs > 0 ? (uint64_t)(secs * 1000) : 0, 0);
+}
+
+/* Commits that a running job is to stop, then signals it. */
+static int
+engine_stop(struct engine *e, struct job *j, const char *state, const char *reason)
+{
+	if (j->ending[0] != '\0')
+		return 0;
+	if (store_job_ending(e->store, j->id, state, reason, engine_now()) == -1)
+		return -1;
+	snprintf(j->ending, sizeof(j->ending), "%s", state);
+	snprintf(j->end_reason, sizeof(j->end_reason), "%s", reason);
+	log_info("job %lld: %s, sending SIGTERM", (long long)j->id, reason);
+	if (j->pid > 0)
+		runner_stop(j->pid, 0);
+	engine_arm(e, j, (double)e->cfg.kill_grace);
+	return 0;
+}
+
+static void
+engine_timer_cb(uv_timer_t *h)
+{
+	struct job *j = h->data;
+	struct engine *e = h->loop->data;
+	char why[64], t[24];
+
+	if (j->ending[0] == '\0') {
+		fmt_elapsed(j->time_limit, t, sizeof(t));
+		snprintf(why, sizeof(why), "time limit %s reached", t);
+		engine_stop(e, j, "TIMEOUT", why);
+		return;
+	}
+	if (!j->killed_hard && j->pid > 0) {
+		log_info("job %lld: still running after %llds, sending SIGKILL",
+		    (long long)j->id, (long long)e->cfg.kill_grace);
+		runner_stop(j->pid, 1);
+		j->killed_hard = 1;
+	}
+}
+
+static void
+engine_fail(struct engine *e, struct job *j, const char *why)
+{
+	struct store_end end = { "FAILED", engine_now(), -1, 0, -1, -1, why };
+
+	log_warnx("job %lld: %s", (long long)j->id, why);
+	if (store_job_end(e->store, j->id, &end) == -1)
+		log_warnx("job %lld: cannot record its failure", (long long)j->id);
+	engine_drop(e, j);
+}
+
+static void
+engine_start(struct engine *e, struct job *j, uint64_t mask)
+{
+	struct engine_exec x;
+	struct runner_spec rs;
+	char uuids[SCHED_MAX_GPUS * 97], path[PATH_MAX], status[PATH_MAX], *envbuf = NULL;
+	char cvd[sizeof(uuids) + 32], jid[48], gmem[48], order[] = "CUDA_DEVICE_ORDER=PCI_BUS_ID";
+	char err[256], **env = NULL;
+	uint64_t granted = 0, b;
+	size_t off = 0;
+	int g;
+
+	uuids[0] = '\0';
+	for (g = 0; g < e->gpus.n; g++) {
+		if (!(mask & (1ULL << g)))
+			continue;
+		off += (size_t)snprintf(uuids + off, sizeof(uuids) - off, "%s%s", off ? "," : "",
+		    e->gpus.gpus[g].uuid);
+		b = j->mem ? j->mem : engine_budget(e, g);
+		if (granted == 0 || b < granted)
+			granted = b;
+	}
+	if (store_job_start(e->store, j->id, engine_now(), uuids, j->ngpus, granted) == -1) {
+		log_warnx("job %lld: cannot record its start; it stays pending", (long long)j->id);
+		return;
+	}
+	j->state = JOB_RUNNING;
+	j->gpumask = mask;
+	j->granted = granted;
+	j->started_at = engine_now();
+
+	memset(&x, 0, sizeof(x));
+	if (store_job_exec(e->store, j->id, engine_exec_cb, &x) == -1 || !x.found) {
+		engine_fail(e, j, "cannot read its command from the database");
+		goto out;
+	}
+	engine_spool_dir(e, j->id, path, sizeof(path));
+	strncat(path, "/env", sizeof(path) - strlen(path) - 1);
+	if ((env = engine_read_env(path, &envbuf, 4)) == NULL) {
+		engine_fail(e, j, "its environment file is missing");
+		goto out;
+	}
+	snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%s", uuids);
+	snprintf(jid, sizeof(jid), "NVQ_JOB_ID=%lld", (long long)j->id);
+	snprintf(gmem, sizeof(gmem), "NVQ_GPU_MEM=%llu", (unsigned long long)granted);
+	engine_setenv(env, cvd);
+	engine_setenv(env, order);
+	engine_setenv(env, jid);
+	engine_setenv(env, gmem);
+	engine_status_path(e, j->id, status, sizeof(status));
+
+	memset(&rs, 0, sizeof(rs));
+	rs.id = j->id;
+	rs.argv = x.argv;
+	rs.envp = env;
+	rs.cwd = x.cwd;
+	rs.out = x.out;
+	rs.err = x.err;
+	rs.status_path = status;
+	rs.user = x.user;
+	rs.uid = x.uid;
+	rs.gid = x.gid;
+	rs.drop = e->is_root;
+	if ((j->pid = runner_spawn(&rs, err, sizeof(err))) == -1) {
+		j->pid = 0;
+		engine_fail(e, j, err);
+		goto out;
+	}
+	if (store_job_set_pid(e->store, j->id, j->pid, runner_start_time(j->pid)) == -1)
+		log_warnx("job %lld: cannot record its pid", (long long)j->id);
+	log_info("job %lld started (pid %d) on %s", (long long)j->id, (int)j->pid,
+	    *uuids ? uuids : "no GPU");
+	engine_watch(e, j);
+	if (j->time_limit > 0)
+		engine_arm(e, j, (double)j->time_limit);
+out:
+	free(env);
+	free(envbuf);
+	free(x.argv);
+	free(x.argvbuf);
+}
+
+/* The shim is gone: reap it, read what it recorded, commit the final state. */
+static void
+engine_job_ended(struct engine *e, struct job *j)
+{
+	struct runner_status rs;
+	struct store_end end;
+	char status[PATH_MAX], why[300];
+	int st;
+
+	if (j->pid > 0)
+		waitpid(j->pid, &st, WNOHANG);
+	engine_status_path(e, j->id, status, sizeof(status));
+	memset(&end, 0, sizeof(end));
+	end.now = engine_now();
+	if (runner_status_read(status, &rs) == -1) {
+		end.state = j->ending[0] ? j->ending : "FAILED";
+		end.exit_code = -1;
+		end.cpu_time = -1;
+		end.max_rss = -1;
+		end.reason = "its supervisor ended without recording an exit status";
+	} else {
+		end.now = rs.ended_at;
+		end.exit_code = rs.exit_code;
+		end.signal = rs.signal;
+		end.cpu_time = rs.cpu_time;
+		end.max_rss = rs.max_rss;
+		if (rs.reason[0] != '\0') {
+			end.state = "FAILED";
+			snprintf(why, sizeof(why), "%s", rs.reason);
+		} else if (j->ending[0] != '\0') {
+			end.state = j->ending;
+			snprintf(why, sizeof(why), "%s", j->end_reason);
+		} else if (rs.exit_code == 0) {
+			end.state = "COMPLETED";
+			why[0] = '\0';
+		} else if (rs.signal > 0) {
+			end.state = "FAILED";
+			snprintf(why, sizeof(why), "killed by signal %d (%s)", rs.signal,
+			    strsignal(rs.signal));
+		} else {
+			end.state = "FAILED";
+			snprintf(why, sizeof(why), "exit code %d", rs.exit_code);
+		}
+		end.reason = why[0] ? why : NULL;
+	}
+	if (store_job_end(e->store, j->id, &end) == -1) {
+		/* keep it: the next start-up reconciles it from the status file */
+		log_warnx("job %lld: cannot record its end", (long long)j->id);
+		return;
+	}
+	log_info("job %lld %s%s%s", (long long)j->id, end.state, end.reason ? ": " : "",
+	    end.reason ? end.reason : "");
+	unlink(status);
+	engine_drop(e, j);
+	engine_kick(e);
+}
+
+int
+engine_cancel(struct engine *e, struct job *j, const char *by)
+{
+	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL };
+	char why[128];
+
+	snprintf(why, sizeof(why), "cancelled by %s", by);
+	if (j->state == JOB_RUNNING)
+		return engine_stop(e, j, "CANCELLED", why);
+	end.reason = why;
+	if (store_job_end(e->store, j->id, &end) == -1)
+		return -1;
+	log_info("job %lld %s", (long long)j->id, why);
+	engine_drop(e, j);
+	engine_kick(e);
+	return 0;
+}
+
+static void
+engine_wake_cb(uv_timer_t *h)
+{
+	engine_kick(h->loop->data);
+}
+
+/* One scheduling pass: dependencies, the plan, then the starts. */
+static void
+engine_pass(struct engine *e)
+{
+	struct sched_gpu gpus[SCHED_MAX_GPUS];
+	struct sched_plan plan;
+	struct store_end end;
+	struct job *j, *next;
+	char why[160];
+	double now = engine_now();
+	int i, n = 0, r;
+
+	for (j = e->jobs; j != NULL; j = next) {
+		next = j->next;
+		if (j->state != JOB_PENDING || j->nafter == 0 || !j->dep_wait)
+			continue;
+		if ((r = engine_deps(e, j, why, sizeof(why))) == -1) {
+			memset(&end, 0, sizeof(end));
+			end.state = "CANCELLED";
+			end.now = now;
+			end.exit_code = -1;
+			end.cpu_time = -1;
+			end.max_rss = -1;
+			end.reason = why;
+			if (store_job_end(e->store, j->id, &end) == 0) {
+				log_info("job %lld CANCELLED: %s", (long long)j->id, why);
+				engine_drop(e, j);
+			}
+			continue;
+		}
+		j->dep_wait = r == 0;
+	}
+	if (engine_grow(e, e->njobs) == -1) {
+		log_warnx("out of memory planning %d jobs", e->njobs);
+		return;
+	}
+	for (i = 0; i < e->gpus.n; i++) {
+		gpus[i].total = e->gpus.gpus[i].total;
+		gpus[i].outside = e->gpus.gpus[i].outside;
+		gpus[i].mode = config_mode(&e->cfg, i);
+	}
+	for (j = e->jobs; j != NULL; j = j->next) {
+		e->map[n] = j;
+		e->sj[n].id = j->id;
+		e->sj[n].uid = j->uid;
+		e->sj[n].running = j->state == JOB_RUNNING;
+		e->sj[n].ngpus = j->ngpus;
+		e->sj[n].mem = j->state == JOB_RUNNING && j->mem == 0 ? 0 : j->mem;
+		e->sj[n].priority = j->priority;
+		e->sj[n].submitted_at = j->submitted_at;
+		e->sj[n].dep_wait = j->dep_wait;
+		e->sj[n].gpumask = j->gpumask;
+		n++;
+	}
+	plan.dec = e->dec;
+	plan.order = e->order;
+	sched_plan(gpus, e->gpus.n, e->sj, n, &e->cfg.sched, now, &plan);
+	for (i = 0; i < n; i++) {
+		e->map[i]->dec = plan.dec[i];
+		if (plan.dec[i].why == SCHED_START)
+			engine_start(e, e->map[i], plan.dec[i].gpumask);
+	}
+	if (plan.next_wake > 0)
+		uv_timer_start(&e->wake, engine_wake_cb,
+		    (uint64_t)((plan.next_wake - now) * 1000) + 1, 0);
+}
+
+static void
+engine_kick_cb(uv_idle_t *h)
+{
+	struct engine *e = h->loop->data;
+
+	uv_idle_stop(&e->kick);
+	e->kicked = 0;
+	if (!e->stopping)
+		engine_pass(e);
+}
+
+/* Whether pid belongs to a running job: it is in the session of a job's shim. */
+static int
+engine_owner_cb(pid_t pid, void *arg)
+{
+	struct engine *e = arg;
+	struct job *j;
+	pid_t sid = runner_session(pid);
+
+	if (sid <= 0)
+		return 0;
+	for (j = e->jobs; j != NULL; j = j->next)
+		if (j->state == JOB_RUNNING && j->pid == sid)
+			return 1;
+	return 0;
+}
+
+static void
+engine_poll_gpus_cb(uv_timer_t *h)
+{
+	struct engine *e = h->loop->data;
+	struct job *j, *next;
+
+	if (gpu_refresh(&e->gpus, engine_owner_cb, e))
+		engine_kick(e);
+	/* without pidfd, notice ended supervisors here */
+	for (j = e->jobs; j != NULL; j = next) {
+		next = j->next;
+		if (j->state == JOB_RUNNING && j->pidfd == -1 && j->pid > 0 &&
+		    waitpid(j->pid, NULL, WNOHANG) != 0 && kill(j->pid, 0) == -1)
+			engine_job_ended(e, j);
+	}
+}
+
+struct engine_load {
+	struct engine	*e;
+	int		count;
+};
+
+static int
+engine_load_cb(void *arg, const struct store_col *c, int n)
+{
+	struct engine_load *l = arg;
+	struct engine *e = l->e;
+	int64_t after[PARSE_MAX_IDS];
+	struct job *j;
+	int nafter;
+
+	if (n < 17)
+		return 1;
+	nafter = engine_parse_after(c[11].s, after);
+	if (engine_add(e, c[0].i, (uint32_t)c[1].i, (uint32_t)c[2].i, c[3].s ? c[3].s : "?",
+	    (int)c[5].i, c[6].type == STORE_NULL ? 0 : (uint64_t)c[6].i, (int)c[7].i, c[8].r,
+	    c[10].type == STORE_NULL ? 0 : c[10].i, after, nafter) == -1)
+		return 1;
+	j = e->jobs;
+	if (c[4].s != NULL && strcmp(c[4].s, "RUNNING") == 0) {
+		j->state = JOB_RUNNING;
+		j->started_at = c[9].r;
+		j->pid = c[13].type == STORE_NULL ? 0 : (pid_t)c[13].i;
+		/* pid_start is in c[14]; ending in c[15] */
+		if (c[15].s != NULL) {
+			snprintf(j->ending, sizeof(j->ending), "%s", c[15].s);
+			snprintf(j->end_reason, sizeof(j->end_reason), "%s",
+			    c[16].s ? c[16].s : "");
+		}
+		if (c[13].type != STORE_NULL &&
+		    runner_start_time(j->pid) != (c[14].type == STORE_NULL ? -2 : c[14].i))
+			j->pid = -j->pid;	/* gone, or another process now */
+	}
+	/* the GPUs it holds, from the UUIDs recorded at its start */
+	if (j->state == JOB_RUNNING && c[12].s != NULL) {
+		char buf[SCHED_MAX_GPUS * 97], *tok, *save;
+		int g;
+
+		snprintf(buf, sizeof(buf), "%s", c[12].s);
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			for (g = 0; g < e->gpus.n; g++)
+				if (strcmp(e->gpus.gpus[g].uuid, tok) == 0)
+					j->gpumask |= 1ULL << g;
+		j->granted = j->mem;
+		for (g = 0; g < e->gpus.n && j->mem == 0; g++)
+			if (j->gpumask & (1ULL << g))
+				j->granted = engine_budget(e, g);
+	}
+	l->count++;
+	return 0;
+}
+
+/* Start-up: reattach running jobs whose supervisor lives, finalize the rest. */
+static void
+engine_reconcile(struct engine *e)
+{
+	struct engine_load l = { e, 0 };
+	struct job *j, *next;
+	double left;
+
+	if (store_active(e->store, engine_load_cb, &l) == -1)
+		log_fatalx("cannot load the jobs from the database");
+	for (j = e->jobs; j != NULL; j = next) {
+		next = j->next;
+		if (j->state != JOB_RUNNING)
+			continue;
+		if (j->pid <= 0) {
+			j->pid = 0;
+			log_info("job %lld: its supervisor is gone", (long long)j->id);
+			engine_job_ended(e, j);
+			continue;
+		}
+		log_info("job %lld: still running (pid %d), reattached", (long long)j->id,
+		    (int)j->pid);
+		engine_watch(e, j);
+		if (j->ending[0] != '\0') {
+			runner_stop(j->pid, 0);
+			engine_arm(e, j, (double)e->cfg.kill_grace);
+		} else if (j->time_limit > 0) {
+			left = j->started_at + (double)j->time_limit - engine_now();
+			engine_arm(e, j, left > 0 ? left : 0);
+		}
+	}
+	log_info("%d active jobs loaded", l.count);
+}
+
+static int
+engine_mkdir(const char *path, mode_t mode)
+{
+	if (mkdir(path, mode) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int
+engine_init(struct engine *e, uv_loop_t *loop)
+{
+	char err[512], path[PATH_MAX];
+	int i;
+
+	e->loop = loop;
+	loop->data = e;
+	e->is_root = geteuid() == 0;
+	if ((e->store = store_open(e->cfg.database, e->cfg.sync_full, err, sizeof(err))) == NULL)
+		log_fatalx("database: %s", err);
+	snprintf(path, sizeof(path), "%s/x", e->cfg.spool);
+	/* the spool and its status folder: only nvqd writes them */
+	if (engine_mkdir(e->cfg.spool, 0755) == -1) {
+		/* parent folders, as for the database */
+		char *p;
+		for (p = path + 1; *p; p++)
+			if (*p == '/') {
+				*p = '\0';
+				engine_mkdir(path, 0755);
+				*p = '/';
+			}
+	}
+	snprintf(path, sizeof(path), "%s/.status", e->cfg.spool);
+	if (engine_mkdir(path, 0700) == -1)
+		log_fatal("spool %s", path);
+	gpu_open(&e->gpus, &e->cfg);
+	gpu_refresh(&e->gpus, NULL, NULL);
+	log_info("%d GPUs from %s", e->gpus.n, e->gpus.source);
+	for (i = 0; i < e->gpus.n; i++) {
+		char t[16], o[16];
+		fmt_size(e->gpus.gpus[i].total, t, sizeof(t));
+		fmt_size(e->gpus.gpus[i].outside, o, sizeof(o));
+		log_info("GPU %d: %s %s, %s, %s used outside the queue", i,
+		    e->gpus.gpus[i].uuid, e->gpus.gpus[i].name, t, o);
+	}
+	uv_idle_init(loop, &e->kick);
+	uv_timer_init(loop, &e->wake);
+	uv_timer_init(loop, &e->poll);
+	engine_reconcile(e);
+	/* outside use was read before the jobs were known: read it again */
+	gpu_refresh(&e->gpus, engine_owner_cb, e);
+	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,
+	    (uint64_t)e->cfg.gpu_poll * 1000);
+	engine_kick(e);
+	return 0;
+}
+
+void
+engine_reload(struct engine *e)
+{
+	struct config c;
+	char err[512];
+
+	if (config_load(&c, e->config_path, err, sizeof(err)) == -1) {
+		log_warnx("reload: %s; keeping the running configuration", err);
+		return;
+	}
+	if (strcmp(c.socket, e->cfg.socket) != 0 || strcmp(c.database, e->cfg.database) != 0 ||
+	    strcmp(c.spool, e->cfg.spool) != 0 || c.nvirtual != e->cfg.nvirtual ||
+	    memcmp(c.virtual_mem, e->cfg.virtual_mem, sizeof(c.virtual_mem)) != 0 ||
+	    c.sync_full != e->cfg.sync_full)
+		log_warnx("reload: socket, database, spool, sync and [gpus] virtual change only "
+		    "on restart");
+	e->cfg.log_level = c.log_level;
+	e->cfg.gpu_poll = c.gpu_poll;
+	e->cfg.mode_default = c.mode_default;
+	memcpy(e->cfg.mode, c.mode, sizeof(c.mode));
+	e->cfg.sched = c.sched;
+	e->cfg.kill_grace = c.kill_grace;
+	log_init(c.log_level);
+	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,
+	    (uint64_t)e->cfg.gpu_poll * 1000);
+	log_info("configuration reloaded");
+	engine_kick(e);
+}
+
+static void
+engine_noop_close_cb(uv_handle_t *h)
+{
+	(void)h;
+}
+
+/* Leaves running jobs running: their supervisors outlive nvqd. */
+void
+engine_shutdown(struct engine *e)
+{
+	e->stopping = 1;
+	while (e->jobs != NULL)
+		engine_drop(e, e->jobs);
+	uv_close((uv_handle_t *)&e->kick, engine_noop_close_cb);
+	uv_close((uv_handle_t *)&e->wake, engine_noop_close_cb);
+	uv_close((uv_handle_t *)&e->poll, engine_noop_close_cb);
+}
+
+void
+engine_free(struct engine *e)
+{
+	store_close(e->store);
+	gpu_close(&e->gpus);
+	free(e->sj);
+	free(e->dec);
+	free(e->order);
+	free(e->map);
+}

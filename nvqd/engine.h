@@ -1,0 +1,95 @@
+/*
+ * engine.h: the glue of nvqd.  It holds the active jobs in memory (the
+ * database holds everything), runs a scheduling pass once per loop turn
+ * after any kick, applies the plan (commit, then act), watches each job's
+ * supervisor through a pidfd, and enforces time limits and cancels.
+ */
+#ifndef NVQ_ENGINE_H
+#define NVQ_ENGINE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "config.h"
+#include "gpu.h"
+#include "parse.h"
+#include "sched.h"
+#include "store.h"
+
+enum job_state { JOB_PENDING, JOB_RUNNING };
+
+struct job {
+	int64_t		id;
+	uint32_t	uid, gid;
+	char		user[64];
+	int		state;
+	int		ngpus;
+	uint64_t	mem;		/* per GPU asked; 0: whole GPU */
+	uint64_t	granted;	/* per GPU given (running) */
+	int		priority;
+	double		submitted_at, started_at;
+	int64_t		time_limit;
+	int64_t		after[PARSE_MAX_IDS];
+	int		nafter;
+	int		dep_wait;
+	uint64_t	gpumask;
+	pid_t		pid;		/* the shim */
+	int		pidfd;
+	uv_poll_t	*poll;
+	uv_timer_t	*timer;		/* time limit, then kill grace */
+	char		ending[16];	/* "", CANCELLED or TIMEOUT */
+	char		end_reason[128];
+	int		killed_hard;
+	struct sched_decision dec;	/* from the last pass */
+	int		handles;	/* open libuv handles; freed at 0 */
+	int		gone;
+	struct job	*next, *prev;
+};
+
+struct engine {
+	uv_loop_t	*loop;
+	struct config	cfg;
+	const char	*config_path;
+	struct store	*store;
+	struct gpu_set	gpus;
+	struct job	*jobs;		/* the active jobs */
+	int		njobs;
+	int		is_root;
+	uv_idle_t	kick;
+	uv_timer_t	wake;
+	uv_timer_t	poll;
+	int		kicked;
+	int		stopping;
+	/* scratch for the scheduler, grown as needed */
+	struct sched_job *sj;
+	struct sched_decision *dec;
+	int		*order;
+	struct job	**map;
+	int		cap;
+};
+
+double	engine_now(void);
+int	engine_init(struct engine *, uv_loop_t *);
+/* Asks for a scheduling pass in this loop turn. */
+void	engine_kick(struct engine *);
+void	engine_reload(struct engine *);
+void	engine_shutdown(struct engine *);
+/* Frees what engine_init made, once the loop has ended. */
+void	engine_free(struct engine *);
+struct job *engine_find(struct engine *, int64_t);
+/* Adds a job that store_job_insert just committed. */
+int	engine_add(struct engine *, int64_t id, uint32_t uid, uint32_t gid, const char *user,
+	    int ngpus, uint64_t mem, int priority, double now, int64_t limit,
+	    const int64_t *after, int nafter);
+/* Cancels an active job: at once if pending, by signals if running. */
+int	engine_cancel(struct engine *, struct job *, const char *by);
+/* A sentence for why a pending job waits. */
+void	engine_reason(struct engine *, const struct job *, char *, size_t);
+/* The memory demanded on GPU i by running jobs, and their ids. */
+uint64_t engine_demanded(struct engine *, int i, char *ids, size_t len);
+uint64_t engine_budget(struct engine *, int i);
+/* Where a job's spool folder is. */
+void	engine_spool_dir(struct engine *, int64_t, char *, size_t);
+
+#endif

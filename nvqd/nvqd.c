@@ -1,0 +1,149 @@
+/*
+ * nvqd.c: the daemon's entry point.  Reads the configuration, opens the
+ * store and the GPUs through the engine, listens, and runs the libuv loop
+ * until SIGTERM or SIGINT; SIGHUP reloads.  Jobs keep running when nvqd
+ * stops: their supervisors are not its to kill.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "config.h"
+#include "engine.h"
+#include "log.h"
+#include "proto.h"
+#include "server.h"
+
+#define NVQD_DEFAULT_CONFIG	"/etc/nvq/nvq.ini"
+
+struct nvqd {
+	struct engine	engine;
+	struct server	*server;
+	uv_signal_t	sigterm, sigint, sighup;
+};
+
+static void
+nvqd_usage(FILE *fp)
+{
+	fprintf(fp, "usage: nvqd [-c FILE] [-n] [-s SOCKET] [--print-config]\n"
+	    "  -c FILE         configuration (default %s if it exists)\n"
+	    "  -n              check the configuration and exit\n"
+	    "  -s SOCKET       listen on SOCKET instead of [daemon] socket\n"
+	    "  --print-config  print every key with its default, commented\n",
+	    NVQD_DEFAULT_CONFIG);
+}
+
+static void
+nvqd_noop_close_cb(uv_handle_t *h)
+{
+	(void)h;
+}
+
+static void
+nvqd_stop_cb(uv_signal_t *s, int signum)
+{
+	struct nvqd *d = s->data;
+
+	log_info("%s: stopping; running jobs go on", signum == SIGTERM ? "SIGTERM" : "SIGINT");
+	server_stop(d->server);
+	engine_shutdown(&d->engine);
+	uv_close((uv_handle_t *)&d->sigterm, nvqd_noop_close_cb);
+	uv_close((uv_handle_t *)&d->sigint, nvqd_noop_close_cb);
+	uv_close((uv_handle_t *)&d->sighup, nvqd_noop_close_cb);
+}
+
+static void
+nvqd_hup_cb(uv_signal_t *s, int signum)
+{
+	struct nvqd *d = s->data;
+
+	(void)signum;
+	engine_reload(&d->engine);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "print-config", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct nvqd d;
+	const char *path = NULL, *sock = NULL;
+	char err[1024];
+	int ch, check = 0, r;
+	uv_loop_t loop;
+
+	memset(&d, 0, sizeof(d));
+	while ((ch = getopt_long(argc, argv, "c:hns:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 'P':
+			config_print(stdout);
+			return 0;
+		case 'h':
+			nvqd_usage(stdout);
+			return 0;
+		default:
+			nvqd_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "nvqd: unexpected argument \"%s\"\n", argv[optind]);
+		nvqd_usage(stderr);
+		return 2;
+	}
+	if (path == NULL && access(NVQD_DEFAULT_CONFIG, F_OK) == 0)
+		path = NVQD_DEFAULT_CONFIG;
+	if (config_load(&d.engine.cfg, path, err, sizeof(err)) == -1) {
+		fprintf(stderr, "nvqd: %s\n", err);
+		return 1;
+	}
+	if (sock != NULL) {
+		if (*sock != '/' || strlen(sock) >= sizeof(d.engine.cfg.socket)) {
+			fprintf(stderr, "nvqd: -s %s: give an absolute path\n", sock);
+			return 2;
+		}
+		snprintf(d.engine.cfg.socket, sizeof(d.engine.cfg.socket), "%s", sock);
+	}
+	if (check) {
+		printf("%s: ok\n", path ? path : "built-in defaults");
+		return 0;
+	}
+	d.engine.config_path = path;
+	log_init(d.engine.cfg.log_level);
+	signal(SIGPIPE, SIG_IGN);
+	if ((r = uv_loop_init(&loop)) != 0)
+		log_fatalx("uv_loop_init: %s", uv_strerror(r));
+	log_info("starting (protocol %d, configuration %s)", PROTO_VERSION,
+	    path ? path : "built-in defaults");
+	engine_init(&d.engine, &loop);
+	d.server = server_start(&d.engine, d.engine.cfg.socket);
+	uv_signal_init(&loop, &d.sigterm);
+	uv_signal_init(&loop, &d.sigint);
+	uv_signal_init(&loop, &d.sighup);
+	d.sigterm.data = d.sigint.data = d.sighup.data = &d;
+	uv_signal_start(&d.sigterm, nvqd_stop_cb, SIGTERM);
+	uv_signal_start(&d.sigint, nvqd_stop_cb, SIGINT);
+	uv_signal_start(&d.sighup, nvqd_hup_cb, SIGHUP);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	engine_free(&d.engine);
+	if (uv_loop_close(&loop) != 0)
+		log_warnx("the loop still had open handles at exit");
+	log_info("stopped");
+	return 0;
+}

@@ -1,0 +1,253 @@
+/*
+ * parse.c: sizes, durations and job ids as users type them, and their
+ * formatting.  Every parser rejects trailing garbage, empty strings,
+ * negative numbers and values that would overflow.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "parse.h"
+
+static int
+parse_unit(const char *u, uint64_t *mul)
+{
+	static const struct { const char *name; uint64_t mul; } units[] = {
+		{ "", 1ULL << 20 }, { "b", 1 },
+		{ "k", 1ULL << 10 }, { "kb", 1ULL << 10 }, { "kib", 1ULL << 10 },
+		{ "m", 1ULL << 20 }, { "mb", 1ULL << 20 }, { "mib", 1ULL << 20 },
+		{ "g", 1ULL << 30 }, { "gb", 1ULL << 30 }, { "gib", 1ULL << 30 },
+		{ "t", 1ULL << 40 }, { "tb", 1ULL << 40 }, { "tib", 1ULL << 40 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcasecmp(u, units[i].name) == 0) {
+			*mul = units[i].mul;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int
+parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	double v;
+	uint64_t mul;
+
+	if (s == NULL || !isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || !isfinite(v) || v < 0)
+		return -1;
+	if (parse_unit(end, &mul) == -1)
+		return -1;
+	v *= (double)mul;
+	if (v >= 18446744073709551615.0)
+		return -1;
+	*out = (uint64_t)(v + 0.5);
+	return 0;
+}
+
+static int
+parse_digits(const char *s, size_t n, int64_t *out)
+{
+	int64_t v = 0;
+	size_t i;
+
+	if (n == 0 || n > 12)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* Splits "a:b:c" into up to three numbers; returns how many, or -1. */
+static int
+parse_colons(const char *s, int64_t f[3])
+{
+	int n = 0;
+	const char *p = s, *c;
+
+	for (;;) {
+		if (n == 3)
+			return -1;
+		c = strchr(p, ':');
+		if (parse_digits(p, c ? (size_t)(c - p) : strlen(p), &f[n]) == -1)
+			return -1;
+		n++;
+		if (c == NULL)
+			return n;
+		p = c + 1;
+	}
+}
+
+int
+parse_duration(const char *s, int64_t *out)
+{
+	int64_t f[3], days = 0, v;
+	const char *dash;
+	size_t len;
+	int n;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	len = strlen(s);
+	/* "45s", "30m", "2h", "1d" */
+	if (strchr("smhd", s[len - 1]) != NULL && len > 1) {
+		static const int64_t mul[] = { 1, 60, 3600, 86400 };
+		if (parse_digits(s, len - 1, &v) == -1)
+			return -1;
+		*out = v * mul[strchr("smhd", s[len - 1]) - "smhd"];
+		return 0;
+	}
+	if ((dash = strchr(s, '-')) != NULL) {
+		if (parse_digits(s, (size_t)(dash - s), &days) == -1)
+			return -1;
+		n = parse_colons(dash + 1, f);
+		if (n == -1)
+			return -1;
+		/* D-HH, D-HH:MM, D-HH:MM:SS */
+		v = f[0] * 3600 + (n > 1 ? f[1] * 60 : 0) + (n > 2 ? f[2] : 0);
+		if ((n > 1 && f[1] > 59) || (n > 2 && f[2] > 59))
+			return -1;
+		*out = days * 86400 + v;
+		return 0;
+	}
+	n = parse_colons(s, f);
+	if (n == 1)
+		*out = f[0] * 60;			/* minutes */
+	else if (n == 2 && f[1] < 60)
+		*out = f[0] * 60 + f[1];		/* MM:SS */
+	else if (n == 3 && f[1] < 60 && f[2] < 60)
+		*out = f[0] * 3600 + f[1] * 60 + f[2];	/* HH:MM:SS */
+	else
+		return -1;
+	return 0;
+}
+
+int
+parse_reserve(const char *s, unsigned *pct, uint64_t *bytes)
+{
+	size_t len;
+	int64_t v;
+
+	if (s == NULL || (len = strlen(s)) == 0)
+		return -1;
+	if (s[len - 1] == '%') {
+		if (parse_digits(s, len - 1, &v) == -1 || v > 99)
+			return -1;
+		*pct = (unsigned)v;
+		*bytes = 0;
+		return 0;
+	}
+	if (parse_size(s, bytes) == -1)
+		return -1;
+	*pct = 0;
+	return 0;
+}
+
+int
+parse_int(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+parse_id(const char *s, int64_t *out)
+{
+	long long v;
+
+	if (s == NULL || !isdigit((unsigned char)*s))
+		return -1;
+	if (parse_int(s, 1, INT64_MAX, &v) == -1)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+parse_id_list(const char *s, int64_t *ids, int max)
+{
+	char buf[32];
+	const char *p = s, *c;
+	size_t n;
+	int count = 0;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	for (;;) {
+		c = strchr(p, ',');
+		n = c ? (size_t)(c - p) : strlen(p);
+		if (n == 0 || n >= sizeof(buf) || count == max)
+			return -1;
+		memcpy(buf, p, n);
+		buf[n] = '\0';
+		if (parse_id(buf, &ids[count]) == -1)
+			return -1;
+		count++;
+		if (c == NULL)
+			return count;
+		p = c + 1;
+	}
+}
+
+void
+fmt_size(uint64_t v, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	double d = (double)v;
+	int u = -1;
+
+	if (v < 1024) {
+		snprintf(buf, len, "%lluB", (unsigned long long)v);
+		return;
+	}
+	while (d >= 1024 && u < 3) {
+		d /= 1024;
+		u++;
+	}
+	if (d >= 100 || d == floor(d))
+		snprintf(buf, len, "%.0f%c", d, units[u]);
+	else if (d >= 10)
+		snprintf(buf, len, "%.1f%c", floor(d * 10) / 10, units[u]);
+	else
+		snprintf(buf, len, "%.2g%c", floor(d * 10) / 10, units[u]);
+}
+
+void
+fmt_elapsed(int64_t s, char *buf, size_t len)
+{
+	if (s < 0)
+		s = 0;
+	if (s >= 86400)
+		snprintf(buf, len, "%lld-%02lld:%02lld:%02lld", (long long)(s / 86400),
+		    (long long)(s % 86400 / 3600), (long long)(s % 3600 / 60),
+		    (long long)(s % 60));
+	else if (s >= 3600)
+		snprintf(buf, len, "%lld:%02lld:%02lld", (long long)(s / 3600),
+		    (long long)(s % 3600 / 60), (long long)(s % 60));
+	else
+		snprintf(buf, len, "%02lld:%02lld", (long long)(s / 60), (long long)(s % 60));
+}

@@ -1,0 +1,34 @@
+/*
+ * parse.h: the strings users type, turned into numbers and back.
+ *
+ * Sizes ("512M", "20G", "1.5T"), durations in Slurm's forms and with units,
+ * lists of job ids, and the formatting of sizes and elapsed times.  Shared
+ * by nvq and nvqd; pure functions, no allocation.  Parsers return 0 or -1.
+ */
+#ifndef NVQ_PARSE_H
+#define NVQ_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PARSE_MAX_IDS	64
+
+/* Bytes from "20G", "1.5T", "512MiB"; a bare number means MiB, as in Slurm. */
+int	parse_size(const char *, uint64_t *);
+/* Seconds from "90" (minutes), "MM:SS", "HH:MM:SS", "D-HH[:MM[:SS]]", "45s", "2h", "1d". */
+int	parse_duration(const char *, int64_t *);
+/* "5%" sets *pct, "2G" sets *bytes; the other is set to 0. */
+int	parse_reserve(const char *, unsigned *pct, uint64_t *bytes);
+/* A positive job id. */
+int	parse_id(const char *, int64_t *);
+/* "3,4,5" into ids (at most max); returns the count or -1. */
+int	parse_id_list(const char *, int64_t *ids, int max);
+/* A decimal integer in [min, max]. */
+int	parse_int(const char *, long long min, long long max, long long *);
+
+/* "20G", "1.5G", "512M", "0"; buf of at least 16 bytes. */
+void	fmt_size(uint64_t, char *buf, size_t len);
+/* "MM:SS", "H:MM:SS" or "D-HH:MM:SS"; buf of at least 24 bytes. */
+void	fmt_elapsed(int64_t secs, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * proto.h: the frames nvq, nvqd and (later) the hook exchange.
+ *
+ * A frame is an 8-byte header, then a body:
+ *   u32 body length (big-endian, at most PROTO_MAX_BODY)
+ *   u16 protocol version (PROTO_VERSION)
+ *   u16 message type (enum proto_type)
+ * The body is a sequence of fields, each
+ *   u8 kind ('i' or 's'), u8 key length (1..PROTO_MAX_KEY), the key bytes,
+ *   then for 'i' a big-endian int64, for 's' a u32 length and that many
+ *   bytes, the last of which is a NUL and no other is.
+ * A key may repeat: lists (argv, env) are repeated keys, and a table of
+ * rows is a run of fields where each row starts with the key "id".
+ * This file works on byte buffers only.  Functions return 0 or -1.
+ */
+#ifndef NVQ_PROTO_H
+#define NVQ_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_VERSION	1
+#define PROTO_HEADER	8
+#define PROTO_MAX_BODY	(4U << 20)
+#define PROTO_MAX_KEY	32
+
+enum proto_type {
+	MSG_OK = 1,		/* reply: success, with fields */
+	MSG_ERROR,		/* reply: "error" holds a sentence */
+	MSG_SUBMIT,
+	MSG_LIST,
+	MSG_SHOW,
+	MSG_CANCEL,
+	MSG_HISTORY,
+	MSG_GPUS,
+	MSG_PING,
+	MSG_MAX
+};
+
+struct proto_field {
+	char		key[PROTO_MAX_KEY + 1];
+	char		kind;		/* 'i' or 's' */
+	int64_t		i;
+	const char	*s;		/* points into the decoded body */
+	uint32_t	slen;		/* without the NUL */
+};
+
+struct proto_msg {
+	int			type;
+	int			nfields;
+	struct proto_field	*fields;	/* owned */
+	uint8_t			*body;		/* owned copy the strings point into */
+};
+
+struct proto_buf {
+	uint8_t		*data;
+	size_t		len;
+	size_t		cap;
+	int		failed;		/* an append ran out of memory or room */
+};
+
+/* Encoding: begin, put fields, end; end fails if any put failed. */
+void	proto_begin(struct proto_buf *, int type);
+void	proto_put_int(struct proto_buf *, const char *key, int64_t);
+void	proto_put_str(struct proto_buf *, const char *key, const char *);
+int	proto_end(struct proto_buf *);
+void	proto_buf_free(struct proto_buf *);
+
+/*
+ * Reads a header: returns 0 and sets *type and *len, or -1 with a sentence
+ * in err for a wrong version, an unknown type or a body over the maximum.
+ */
+int	proto_header(const uint8_t *hdr, int *type, uint32_t *len, char *err, size_t errlen);
+/* Decodes a body of len bytes into msg (the caller frees it with proto_msg_free). */
+int	proto_decode(int type, const uint8_t *body, uint32_t len, struct proto_msg *,
+	    char *err, size_t errlen);
+void	proto_msg_free(struct proto_msg *);
+
+/* The first field named key; NULL if none. */
+const struct proto_field *proto_get(const struct proto_msg *, const char *key);
+int64_t	proto_int(const struct proto_msg *, const char *key, int64_t dflt);
+const char *proto_str(const struct proto_msg *, const char *key);
+
+const char *proto_type_name(int);
+
+#endif

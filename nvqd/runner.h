@@ -1,0 +1,53 @@
+/*
+ * runner.h: starting a job under its supervisor, signalling it, and
+ * reading what the supervisor recorded when it ended.
+ *
+ * nvqd forks a supervisor (the shim) for each job.  The shim starts its own
+ * session, becomes a child subreaper, and forks the job into a process
+ * group of its own, after dropping to the submitter's groups, gid and uid
+ * when nvqd runs as root.  It forwards SIGTERM to the job's group and turns
+ * SIGUSR2 into SIGKILL for it, waits for the job, kills what the job left
+ * behind in its group, and writes the exit status, CPU time and peak RSS to
+ * a status file, so that they survive a restart of nvqd.  No libuv here.
+ */
+#ifndef NVQ_RUNNER_H
+#define NVQ_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct runner_spec {
+	int64_t		id;
+	char *const	*argv;
+	char *const	*envp;
+	const char	*cwd;
+	const char	*out, *err;
+	const char	*status_path;
+	const char	*user;
+	uid_t		uid;
+	gid_t		gid;
+	int		drop;		/* become uid/gid/groups of user */
+};
+
+struct runner_status {
+	int		exit_code;	/* -1 if a signal ended it */
+	int		signal;		/* 0 if it exited */
+	double		cpu_time;
+	int64_t		max_rss;	/* bytes */
+	double		ended_at;
+	char		reason[256];	/* why it could not start, or "" */
+};
+
+/* Forks the shim; returns its pid, or -1 with a sentence in err. */
+pid_t	runner_spawn(const struct runner_spec *, char *err, size_t errlen);
+/* Reads a status file; 0, or -1 if there is none (yet). */
+int	runner_status_read(const char *path, struct runner_status *);
+/* The start time of pid in clock ticks since boot, or -1 if it is gone. */
+int64_t	runner_start_time(pid_t);
+/* The session of pid, or -1. */
+pid_t	runner_session(pid_t);
+/* Asks the shim to end its job: SIGTERM, or with hard set, SIGKILL. */
+int	runner_stop(pid_t shim, int hard);
+
+#endif

@@ -1,0 +1,351 @@
+/*
+ * server.c: accepts connections, reads frames, answers them.
+ *
+ * A connection reads into a buffer until a whole frame is there, checks
+ * its header (version, type, size) before waiting for the body, and hands
+ * the decoded message to ctl_dispatch().  A bad frame gets a MSG_ERROR
+ * reply and the connection closes after it is written; other clients are
+ * not affected.  A connection idle for SERVER_IDLE_MS with a partial frame,
+ * or for long with none, is closed.  Connections are freed in their close
+ * callback.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "log.h"
+#include "proto.h"
+#include "server.h"
+
+#define SERVER_IDLE_MS	30000
+
+struct conn {
+	uv_pipe_t	pipe;
+	uv_timer_t	idle;
+	struct server	*srv;
+	uid_t		uid;
+	gid_t		gid;
+	pid_t		pid;
+	uint8_t		*buf;
+	size_t		len, cap;
+	int		closing;
+	int		nclosed;
+	struct conn	*next, *prev;
+};
+
+struct server {
+	uv_pipe_t	listen;
+	struct engine	*e;
+	struct conn	*conns;
+	char		path[PATH_MAX];
+};
+
+struct server_write {
+	uv_write_t	req;
+	struct conn	*c;
+	uint8_t		*data;
+	int		close_after;
+};
+
+static void
+server_conn_closed_cb(uv_handle_t *h)
+{
+	struct conn *c = h->data;
+
+	if (++c->nclosed < 2)
+		return;
+	free(c->buf);
+	free(c);
+}
+
+static void
+server_close(struct conn *c)
+{
+	if (c->closing)
+		return;
+	c->closing = 1;
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		c->srv->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	uv_close((uv_handle_t *)&c->pipe, server_conn_closed_cb);
+	uv_close((uv_handle_t *)&c->idle, server_conn_closed_cb);
+}
+
+static void
+server_written_cb(uv_write_t *req, int status)
+{
+	struct server_write *w = (struct server_write *)req;
+
+	if (status < 0 || w->close_after)
+		server_close(w->c);
+	free(w->data);
+	free(w);
+}
+
+/* Sends a frame; the buffer's data now belongs to the write. */
+static void
+server_send(struct conn *c, struct proto_buf *b, int close_after)
+{
+	struct server_write *w;
+	uv_buf_t ub;
+
+	if (c->closing || (w = calloc(1, sizeof(*w))) == NULL) {
+		proto_buf_free(b);
+		return;
+	}
+	w->c = c;
+	w->data = b->data;
+	w->close_after = close_after;
+	ub = uv_buf_init((char *)b->data, (unsigned)b->len);
+	b->data = NULL;
+	b->len = b->cap = 0;
+	if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &ub, 1, server_written_cb) != 0) {
+		free(w->data);
+		free(w);
+		server_close(c);
+	}
+}
+
+static void
+server_error(struct conn *c, const char *msg, int close_after)
+{
+	struct proto_buf b = { 0 };
+
+	proto_begin(&b, MSG_ERROR);
+	proto_put_str(&b, "error", msg);
+	if (close_after)
+		uv_read_stop((uv_stream_t *)&c->pipe);
+	if (proto_end(&b) == -1) {
+		proto_buf_free(&b);
+		server_close(c);
+		return;
+	}
+	server_send(c, &b, close_after);
+}
+
+static void
+server_request(struct conn *c, int type, const uint8_t *body, uint32_t len)
+{
+	struct proto_msg m;
+	struct ctl_req req;
+	struct proto_buf out = { 0 };
+	char err[256];
+
+	if (proto_decode(type, body, len, &m, err, sizeof(err)) == -1) {
+		log_warnx("client pid %d uid %u: bad frame: %s", (int)c->pid, (unsigned)c->uid, err);
+		server_error(c, err, 1);
+		return;
+	}
+	memset(&req, 0, sizeof(req));
+	req.e = c->srv->e;
+	req.msg = &m;
+	req.uid = c->uid;
+	req.gid = c->gid;
+	req.pid = c->pid;
+	if (ctl_dispatch(&req, &out) == -1) {
+		proto_buf_free(&out);
+		server_error(c, req.err, 0);
+	} else
+		server_send(c, &out, 0);
+	proto_msg_free(&m);
+}
+
+/* Handles every whole frame in the buffer. */
+static void
+server_frames(struct conn *c)
+{
+	char err[256];
+	uint32_t len;
+	size_t used = 0;
+	int type;
+
+	while (!c->closing && c->len - used >= PROTO_HEADER) {
+		if (proto_header(c->buf + used, &type, &len, err, sizeof(err)) == -1) {
+			log_warnx("client pid %d uid %u: %s", (int)c->pid, (unsigned)c->uid, err);
+			server_error(c, err, 1);
+			c->len = 0;
+			return;
+		}
+		if (c->len - used - PROTO_HEADER < len)
+			break;
+		server_request(c, type, c->buf + used + PROTO_HEADER, len);
+		used += PROTO_HEADER + len;
+	}
+	memmove(c->buf, c->buf + used, c->len - used);
+	c->len -= used;
+}
+
+static void
+server_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *b)
+{
+	struct conn *c = h->data;
+	size_t want = c->len + (hint < 65536 ? hint : 65536);
+	uint8_t *n;
+
+	if (want > c->cap) {
+		size_t cap = c->cap ? c->cap : 4096;
+		while (cap < want)
+			cap *= 2;
+		if (cap > PROTO_HEADER + PROTO_MAX_BODY + 65536 ||
+		    (n = realloc(c->buf, cap)) == NULL) {
+			*b = uv_buf_init(NULL, 0);
+			return;
+		}
+		c->buf = n;
+		c->cap = cap;
+	}
+	*b = uv_buf_init((char *)c->buf + c->len, (unsigned)(c->cap - c->len));
+}
+
+static void
+server_idle_cb(uv_timer_t *t)
+{
+	struct conn *c = t->data;
+
+	if (c->len > 0)
+		server_error(c, "truncated frame: the rest never came", 1);
+	else
+		server_close(c);
+}
+
+static void
+server_read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+	struct conn *c = s->data;
+
+	(void)b;
+	if (n < 0) {
+		if (n == UV_EOF && c->len > 0 && !c->closing) {
+			uv_read_stop(s);
+			server_error(c, "truncated frame", 1);
+			return;
+		}
+		server_close(c);
+		return;
+	}
+	if (n == 0)
+		return;
+	if (b->base == NULL) {
+		server_error(c, "frame too large", 1);
+		return;
+	}
+	c->len += (size_t)n;
+	uv_timer_start(&c->idle, server_idle_cb, SERVER_IDLE_MS, 0);
+	server_frames(c);
+}
+
+static void
+server_accept_cb(uv_stream_t *l, int status)
+{
+	struct server *srv = l->data;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct conn *c;
+	uv_os_fd_t fd;
+
+	if (status < 0) {
+		log_warnx("accept: %s", uv_strerror(status));
+		return;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return;
+	c->srv = srv;
+	uv_pipe_init(l->loop, &c->pipe, 0);
+	uv_timer_init(l->loop, &c->idle);
+	c->pipe.data = c;
+	c->idle.data = c;
+	c->next = srv->conns;
+	if (srv->conns != NULL)
+		srv->conns->prev = c;
+	srv->conns = c;
+	if (uv_accept(l, (uv_stream_t *)&c->pipe) != 0 ||
+	    uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+		log_warn("accept: cannot identify the client");
+		server_close(c);
+		return;
+	}
+	c->uid = cred.uid;
+	c->gid = cred.gid;
+	c->pid = cred.pid;
+	uv_timer_start(&c->idle, server_idle_cb, SERVER_IDLE_MS, 0);
+	uv_read_start((uv_stream_t *)&c->pipe, server_alloc_cb, server_read_cb);
+}
+
+/* Removes a socket file left by an nvqd that died; refuses a live one. */
+static void
+server_stale(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd;
+
+	if (access(path, F_OK) == -1)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		log_fatal("socket");
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		log_fatalx("%s: another nvqd is listening there", path);
+	close(fd);
+	if (unlink(path) == -1)
+		log_fatal("%s: cannot remove the stale socket", path);
+}
+
+struct server *
+server_start(struct engine *e, const char *path)
+{
+	struct server *srv;
+	char dir[PATH_MAX], *slash;
+	int r;
+
+	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		log_fatalx("%s: socket path too long", path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, e->is_root ? 0755 : 0700) == -1 && errno != EEXIST)
+			log_fatal("%s", dir);
+	}
+	server_stale(path);
+	if ((srv = calloc(1, sizeof(*srv))) == NULL)
+		log_fatal("calloc");
+	srv->e = e;
+	snprintf(srv->path, sizeof(srv->path), "%s", path);
+	uv_pipe_init(e->loop, &srv->listen, 0);
+	srv->listen.data = srv;
+	if ((r = uv_pipe_bind(&srv->listen, path)) != 0)
+		log_fatalx("%s: %s", path, uv_strerror(r));
+	if (chmod(path, e->is_root ? 0666 : 0600) == -1)
+		log_fatal("%s", path);
+	if ((r = uv_listen((uv_stream_t *)&srv->listen, 1024, server_accept_cb)) != 0)
+		log_fatalx("%s: listen: %s", path, uv_strerror(r));
+	log_info("listening on %s", path);
+	return srv;
+}
+
+static void
+server_listen_closed_cb(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+void
+server_stop(struct server *srv)
+{
+	unlink(srv->path);
+	while (srv->conns != NULL)
+		server_close(srv->conns);
+	uv_close((uv_handle_t *)&srv->listen, server_listen_closed_cb);
+}

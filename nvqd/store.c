@@ -1,0 +1,531 @@
+/*
+ * store.c: SQLite access for nvqd (see store.h).  Statements are prepared
+ * when used (sqlite keeps them cheap at this scale); each change runs in one
+ * transaction, so a crash leaves either all of it or none.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "store.h"
+
+extern const char *const store_schema[];
+
+struct store {
+	sqlite3		*db;
+};
+
+static int
+store_exec(struct store *st, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		log_warnx("database: %s: %s", sql, msg ? msg : "?");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+store_begin(struct store *st)
+{
+	return store_exec(st, "BEGIN IMMEDIATE");
+}
+
+static int
+store_commit(struct store *st)
+{
+	if (store_exec(st, "COMMIT") == -1) {
+		store_exec(st, "ROLLBACK");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+store_rollback(struct store *st)
+{
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static sqlite3_stmt *
+store_prepare(struct store *st, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		log_warnx("database: prepare: %s", sqlite3_errmsg(st->db));
+		return NULL;
+	}
+	return s;
+}
+
+/* Steps a statement that returns no rows, then finalizes it. */
+static int
+store_done(struct store *st, sqlite3_stmt *s)
+{
+	int rc;
+
+	if (s == NULL)
+		return -1;
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		log_warnx("database: %s", sqlite3_errmsg(st->db));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+store_rows(struct store *st, sqlite3_stmt *s, store_row_cb cb, void *arg)
+{
+	struct store_col cols[32];
+	int rc, n, i;
+
+	if (s == NULL)
+		return -1;
+	n = sqlite3_column_count(s);
+	if (n > 32)
+		n = 32;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		for (i = 0; i < n; i++) {
+			memset(&cols[i], 0, sizeof(cols[i]));
+			cols[i].name = sqlite3_column_name(s, i);
+			switch (sqlite3_column_type(s, i)) {
+			case SQLITE_INTEGER:
+				cols[i].type = STORE_INT;
+				cols[i].i = sqlite3_column_int64(s, i);
+				cols[i].r = (double)cols[i].i;
+				break;
+			case SQLITE_FLOAT:
+				cols[i].type = STORE_REAL;
+				cols[i].r = sqlite3_column_double(s, i);
+				cols[i].i = (int64_t)cols[i].r;
+				break;
+			case SQLITE_TEXT:
+				cols[i].type = STORE_TEXT;
+				cols[i].s = (const char *)sqlite3_column_text(s, i);
+				cols[i].len = sqlite3_column_bytes(s, i);
+				break;
+			case SQLITE_BLOB:
+				cols[i].type = STORE_BLOB;
+				cols[i].s = sqlite3_column_blob(s, i);
+				cols[i].len = sqlite3_column_bytes(s, i);
+				break;
+			default:
+				cols[i].type = STORE_NULL;
+			}
+		}
+		if (cb(arg, cols, n) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		log_warnx("database: %s", sqlite3_errmsg(st->db));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+store_mkdirs(const char *path)
+{
+	char buf[PATH_MAX], *p;
+
+	if (strlen(path) >= sizeof(buf))
+		return -1;
+	strcpy(buf, path);
+	if ((p = strrchr(buf, '/')) == NULL || p == buf)
+		return 0;
+	*p = '\0';
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static int
+store_migrate(struct store *st, char *err, size_t errlen)
+{
+	char sql[64];
+	int have = store_version(st), want = 0, v;
+
+	while (store_schema[want] != NULL)
+		want++;
+	if (have > want) {
+		snprintf(err, errlen, "the database is at schema version %d, newer than "
+		    "this nvqd's %d; use a newer nvqd", have, want);
+		return -1;
+	}
+	for (v = have; v < want; v++) {
+		if (store_begin(st) == -1)
+			goto fail;
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
+		if (store_exec(st, store_schema[v]) == -1 || store_exec(st, sql) == -1) {
+			store_rollback(st);
+			goto fail;
+		}
+		if (store_commit(st) == -1)
+			goto fail;
+		log_info("database: applied schema version %d", v + 1);
+	}
+	return 0;
+fail:
+	snprintf(err, errlen, "cannot apply schema version %d: %s", v + 1,
+	    sqlite3_errmsg(st->db));
+	return -1;
+}
+
+struct store *
+store_open(const char *path, int sync_full, char *err, size_t errlen)
+{
+	struct store *st;
+	int rc;
+
+	if (store_mkdirs(path) == -1) {
+		snprintf(err, errlen, "%s: cannot create its folder: %s", path, strerror(errno));
+		return NULL;
+	}
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	    SQLITE_OPEN_FULLMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, st->db ? sqlite3_errmsg(st->db) :
+		    "cannot open");
+		goto fail;
+	}
+	sqlite3_busy_timeout(st->db, 5000);
+	if (store_exec(st, "PRAGMA journal_mode = WAL") == -1 ||
+	    store_exec(st, sync_full ? "PRAGMA synchronous = FULL" :
+	    "PRAGMA synchronous = NORMAL") == -1 ||
+	    store_exec(st, "PRAGMA foreign_keys = ON") == -1) {
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	if (store_migrate(st, err, errlen) == -1)
+		goto fail;
+	/* People read it with the sqlite3 shell; the environments are not in it. */
+	chmod(path, 0644);
+	return st;
+fail:
+	store_close(st);
+	return NULL;
+}
+
+void
+store_close(struct store *st)
+{
+	if (st == NULL)
+		return;
+	sqlite3_close(st->db);
+	free(st);
+}
+
+int
+store_version(struct store *st)
+{
+	sqlite3_stmt *s = store_prepare(st, "PRAGMA user_version");
+	int v = -1;
+
+	if (s == NULL)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+static int
+store_event(struct store *st, int64_t id, double now, const char *state, const char *reason)
+{
+	sqlite3_stmt *s = store_prepare(st,
+	    "INSERT INTO events (job_id, at, state, reason) VALUES (?, ?, ?, ?)");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_double(s, 2, now);
+	sqlite3_bind_text(s, 3, state, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, reason, -1, SQLITE_STATIC);
+	return store_done(st, s);
+}
+
+int64_t
+store_job_insert(struct store *st, const struct store_job_new *j)
+{
+	sqlite3_stmt *s;
+	char out[PATH_MAX], errp[PATH_MAX];
+	int64_t id;
+
+	if (store_begin(st) == -1)
+		return -1;
+	s = store_prepare(st, "INSERT INTO jobs (uid, gid, user, name, command, argv, cwd, "
+	    "state, gpus, mem_per_gpu, priority, time_limit, after, stdout_path, stderr_path, "
+	    "submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?, ?)");
+	if (s == NULL)
+		goto fail;
+	sqlite3_bind_int64(s, 1, j->uid);
+	sqlite3_bind_int64(s, 2, j->gid);
+	sqlite3_bind_text(s, 3, j->user, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, j->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, j->command, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(s, 6, j->argv, j->argv_len, SQLITE_STATIC);
+	sqlite3_bind_text(s, 7, j->cwd, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 8, j->gpus);
+	if (j->mem > 0)
+		sqlite3_bind_int64(s, 9, (int64_t)j->mem);
+	sqlite3_bind_int(s, 10, j->priority);
+	if (j->time_limit > 0)
+		sqlite3_bind_int64(s, 11, j->time_limit);
+	sqlite3_bind_text(s, 12, j->after, -1, SQLITE_STATIC);
+	/* the default paths need the id: fill them in below, same transaction */
+	sqlite3_bind_text(s, 13, j->stdout_path ? j->stdout_path : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 14, j->stderr_path ? j->stderr_path : "", -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 15, j->now);
+	if (store_done(st, s) == -1)
+		goto fail;
+	id = sqlite3_last_insert_rowid(st->db);
+	if (j->stdout_path == NULL || j->stderr_path == NULL) {
+		snprintf(out, sizeof(out), "%s/%lld/out", j->spool, (long long)id);
+		snprintf(errp, sizeof(errp), "%s/%lld/err", j->spool, (long long)id);
+		s = store_prepare(st, "UPDATE jobs SET stdout_path = ?, stderr_path = ? "
+		    "WHERE id = ?");
+		if (s == NULL)
+			goto fail;
+		sqlite3_bind_text(s, 1, j->stdout_path ? j->stdout_path : out, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, j->stderr_path ? j->stderr_path : errp, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, id);
+		if (store_done(st, s) == -1)
+			goto fail;
+	}
+	if (store_event(st, id, j->now, "PENDING", "submitted") == -1)
+		goto fail;
+	if (store_commit(st) == -1)
+		return -1;
+	return id;
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+int
+store_job_start(struct store *st, int64_t id, double now, const char *uuids, int gpus,
+    uint64_t mem)
+{
+	sqlite3_stmt *s;
+
+	if (store_begin(st) == -1)
+		return -1;
+	s = store_prepare(st, "UPDATE jobs SET state = 'RUNNING', started_at = ?, "
+	    "gpu_uuids = ?, pid = NULL, pid_start = NULL WHERE id = ? AND state = 'PENDING'");
+	if (s == NULL)
+		goto fail;
+	sqlite3_bind_double(s, 1, now);
+	sqlite3_bind_text(s, 2, uuids, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, id);
+	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
+		goto fail;
+	s = store_prepare(st, "INSERT INTO runs (job_id, gpu_uuids, gpus, mem_per_gpu, "
+	    "started_at) VALUES (?, ?, ?, ?, ?)");
+	if (s == NULL)
+		goto fail;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_text(s, 2, uuids, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 3, gpus);
+	sqlite3_bind_int64(s, 4, (int64_t)mem);
+	sqlite3_bind_double(s, 5, now);
+	if (store_done(st, s) == -1 || store_event(st, id, now, "RUNNING", uuids) == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+int
+store_job_set_pid(struct store *st, int64_t id, int pid, int64_t pid_start)
+{
+	sqlite3_stmt *s = store_prepare(st, "UPDATE jobs SET pid = ?, pid_start = ? WHERE id = ?");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int(s, 1, pid);
+	sqlite3_bind_int64(s, 2, pid_start);
+	sqlite3_bind_int64(s, 3, id);
+	return store_done(st, s);
+}
+
+int
+store_job_ending(struct store *st, int64_t id, const char *state, const char *reason,
+    double now)
+{
+	sqlite3_stmt *s;
+
+	if (store_begin(st) == -1)
+		return -1;
+	s = store_prepare(st, "UPDATE jobs SET ending = ?, reason = ? WHERE id = ?");
+	if (s == NULL)
+		goto fail;
+	sqlite3_bind_text(s, 1, state, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, reason, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, id);
+	if (store_done(st, s) == -1 || store_event(st, id, now, "RUNNING", reason) == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+static void
+store_bind_end(sqlite3_stmt *s, const struct store_end *e, int first)
+{
+	if (e->exit_code >= 0)
+		sqlite3_bind_int(s, first, e->exit_code);
+	if (e->signal > 0)
+		sqlite3_bind_int(s, first + 1, e->signal);
+}
+
+int
+store_job_end(struct store *st, int64_t id, const struct store_end *e)
+{
+	sqlite3_stmt *s;
+
+	if (store_begin(st) == -1)
+		return -1;
+	s = store_prepare(st, "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, "
+	    "signal = ?, reason = ?, pid = NULL, pid_start = NULL, ending = NULL "
+	    "WHERE id = ? AND state IN ('PENDING', 'RUNNING')");
+	if (s == NULL)
+		goto fail;
+	sqlite3_bind_text(s, 1, e->state, -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 2, e->now);
+	store_bind_end(s, e, 3);
+	sqlite3_bind_text(s, 5, e->reason, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 6, id);
+	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
+		goto fail;
+	s = store_prepare(st, "UPDATE runs SET ended_at = ?, exit_code = ?, signal = ?, "
+	    "cpu_time = ?, max_rss = ? WHERE job_id = ? AND ended_at IS NULL");
+	if (s == NULL)
+		goto fail;
+	sqlite3_bind_double(s, 1, e->now);
+	store_bind_end(s, e, 2);
+	if (e->cpu_time >= 0)
+		sqlite3_bind_double(s, 4, e->cpu_time);
+	if (e->max_rss >= 0)
+		sqlite3_bind_int64(s, 5, e->max_rss);
+	sqlite3_bind_int64(s, 6, id);
+	if (store_done(st, s) == -1 || store_event(st, id, e->now, e->state, e->reason) == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+int
+store_job_state(struct store *st, int64_t id, char *buf, size_t len)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT state FROM jobs WHERE id = ?");
+	int r = -1;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+		r = 0;
+	}
+	sqlite3_finalize(s);
+	return r;
+}
+
+int
+store_active(struct store *st, store_row_cb cb, void *arg)
+{
+	return store_rows(st, store_prepare(st, "SELECT id, uid, gid, user, state, gpus, "
+	    "mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, "
+	    "pid, pid_start, ending, reason FROM jobs WHERE state IN ('PENDING', 'RUNNING') "
+	    "ORDER BY id"), cb, arg);
+}
+
+int
+store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void *arg)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT id, user, uid, name, state, gpus, "
+	    "mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, "
+	    "reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path "
+	    "FROM jobs WHERE (?1 = 0 OR id = ?1) AND (?2 IS NULL OR user = ?2) "
+	    "AND (?3 IS NULL OR state = ?3) "
+	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR state IN ('PENDING', 'RUNNING')) "
+	    "AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING')) "
+	    "AND (?6 = 0 OR ended_at >= ?6) ORDER BY id");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, f->id);
+	sqlite3_bind_text(s, 2, f->user, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, f->state, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 4, f->all);
+	sqlite3_bind_int(s, 5, f->finished);
+	sqlite3_bind_double(s, 6, f->since);
+	return store_rows(st, s, cb, arg);
+}
+
+int
+store_runs(struct store *st, int64_t id, store_row_cb cb, void *arg)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT id AS run, gpu_uuids, mem_per_gpu, "
+	    "started_at, ended_at, exit_code, signal, cpu_time, max_rss, peak_gpu_mem "
+	    "FROM runs WHERE job_id = ? ORDER BY id");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	return store_rows(st, s, cb, arg);
+}
+
+int
+store_events(struct store *st, int64_t id, store_row_cb cb, void *arg)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT at, state, reason FROM events "
+	    "WHERE job_id = ? ORDER BY id");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	return store_rows(st, s, cb, arg);
+}
+
+int
+store_job_exec(struct store *st, int64_t id, store_row_cb cb, void *arg)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT argv, cwd, stdout_path, stderr_path, uid, "
+	    "gid, user FROM jobs WHERE id = ?");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	return store_rows(st, s, cb, arg);
+}

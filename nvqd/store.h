@@ -1,0 +1,95 @@
+/*
+ * store.h: nvqd's persistent state in SQLite, and nothing else.
+ *
+ * The database runs in WAL mode with a busy timeout, so that people can
+ * query it with the sqlite3 shell while nvqd writes.  The schema comes from
+ * schema/NNN_*.sql, embedded at build time and applied in order, each in
+ * one transaction recorded in PRAGMA user_version.  Every function that
+ * changes a job commits before it returns.  Functions return 0 or -1 (and
+ * log why), unless said otherwise.
+ */
+#ifndef NVQ_STORE_H
+#define NVQ_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+
+enum store_type { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT, STORE_BLOB };
+
+/* One column of a result row; s and blob are valid during the callback. */
+struct store_col {
+	const char	*name;
+	int		type;
+	int64_t		i;
+	double		r;
+	const char	*s;	/* TEXT, or BLOB bytes */
+	int		len;	/* TEXT or BLOB length */
+};
+
+/* Called once per row; a non-zero return stops the query. */
+typedef int (*store_row_cb)(void *arg, const struct store_col *, int ncols);
+
+struct store_job_new {
+	uint32_t	uid, gid;
+	const char	*user, *name, *command, *cwd;
+	const char	*argv;		/* NUL-terminated strings, back to back */
+	int		argv_len;
+	int		gpus;
+	uint64_t	mem;		/* 0: a whole GPU */
+	int		priority;
+	int64_t		time_limit;	/* 0: none */
+	const char	*after;		/* NULL or "3,4" */
+	const char	*stdout_path;	/* NULL: <spool>/<id>/out */
+	const char	*stderr_path;	/* NULL: <spool>/<id>/err */
+	const char	*spool;
+	double		now;
+};
+
+struct store_end {
+	const char	*state;		/* COMPLETED, FAILED, CANCELLED, TIMEOUT */
+	double		now;
+	int		exit_code;	/* -1: none */
+	int		signal;		/* 0: none */
+	double		cpu_time;	/* <0: unknown */
+	int64_t		max_rss;	/* <0: unknown */
+	const char	*reason;	/* may be NULL */
+};
+
+struct store_filter {
+	int64_t		id;		/* 0: any */
+	const char	*user;		/* NULL: any */
+	const char	*state;		/* NULL: any */
+	int		all;		/* include finished jobs */
+	int		finished;	/* only finished jobs */
+	double		since;		/* finished at or after; 0: any */
+};
+
+struct store	*store_open(const char *path, int sync_full, char *err, size_t errlen);
+void		 store_close(struct store *);
+int		 store_version(struct store *);
+
+/* Inserts a PENDING job and its first event; returns the new id or -1. */
+int64_t		 store_job_insert(struct store *, const struct store_job_new *);
+/* PENDING -> RUNNING with a new run row. */
+int		 store_job_start(struct store *, int64_t id, double now, const char *uuids,
+		    int gpus, uint64_t mem);
+int		 store_job_set_pid(struct store *, int64_t id, int pid, int64_t pid_start);
+/* Records that a running job was asked to stop, and as what. */
+int		 store_job_ending(struct store *, int64_t id, const char *state,
+		    const char *reason, double now);
+/* Any active job -> a final state, closing its run if it had one. */
+int		 store_job_end(struct store *, int64_t id, const struct store_end *);
+/* Copies the job's state into buf; returns 0, or -1 if there is no such job. */
+int		 store_job_state(struct store *, int64_t id, char *buf, size_t len);
+
+/* Rows of jobs: the active ones at start-up, or lists for clients. */
+int		 store_active(struct store *, store_row_cb, void *);
+int		 store_jobs(struct store *, const struct store_filter *, store_row_cb, void *);
+int		 store_runs(struct store *, int64_t id, store_row_cb, void *);
+int		 store_events(struct store *, int64_t id, store_row_cb, void *);
+/* What running job id needs: argv, cwd, stdout_path, stderr_path, uid, gid, user. */
+int		 store_job_exec(struct store *, int64_t id, store_row_cb, void *);
+
+#endif
