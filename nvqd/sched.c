@@ -209,7 +209,11 @@ sched_before(const struct sched_job *a, const struct sched_job *b,
 	return a->id < b->id;
 }
 
-/* Heapsort of the pending jobs' indexes: no allocation, unlike qsort. */
+/*
+ * Heapsort of the pending jobs' indexes into the order they go in: the heap's
+ * root is the job that goes last, so it is moved to the end each round.  No
+ * allocation, unlike glibc's qsort.
+ */
 static void
 sched_sift(int *o, int start, int end, const struct sched_job *jobs,
     const struct sched_settings *s, double now)
@@ -217,7 +221,6 @@ sched_sift(int *o, int start, int end, const struct sched_job *jobs,
 	int root = start, child, t;
 
 	while ((child = 2 * root + 1) <= end) {
-		/* a max-heap on "goes after", so the array ends up first-to-last */
 		if (child + 1 <= end && sched_before(&jobs[o[child]], &jobs[o[child + 1]], s, now))
 			child++;
 		if (!sched_before(&jobs[o[root]], &jobs[o[child]], s, now))
@@ -242,12 +245,6 @@ sched_sort(int *o, int n, const struct sched_job *jobs, const struct sched_setti
 		o[0] = o[end];
 		o[end] = t;
 		sched_sift(o, 0, end - 1, jobs, s, now);
-	}
-	/* sift built a heap whose root goes last; reverse into priority order */
-	for (start = 0, end = n - 1; start < end; start++, end--) {
-		t = o[start];
-		o[start] = o[end];
-		o[end] = t;
 	}
 }
 

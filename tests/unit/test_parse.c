@@ -1,0 +1,139 @@
+/*
+ * test_parse.c: sizes, durations, ids and their formatting, table-driven.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "parse.h"
+
+#define K 1024ULL
+#define M (K * K)
+#define G (M * K)
+
+static void
+test_sizes(void **state)
+{
+	static const struct { const char *s; int ok; uint64_t v; } t[] = {
+		{ "512M", 0, 512 * M }, { "20G", 0, 20 * G }, { "1.5T", 0, 1536 * G },
+		{ "20g", 0, 20 * G }, { "20GiB", 0, 20 * G }, { "20GB", 0, 20 * G },
+		{ "100", 0, 100 * M }, { "4096b", 0, 4096 }, { "0.5G", 0, 512 * M },
+		{ "", -1, 0 }, { "G", -1, 0 }, { "-1G", -1, 0 }, { "20X", -1, 0 },
+		{ "20 G", -1, 0 }, { "1e30T", -1, 0 }, { "nanG", -1, 0 }, { " 5G", -1, 0 },
+		{ "inf", -1, 0 },
+	};
+	uint64_t v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int r = parse_size(t[i].s, &v);
+		if (r != t[i].ok || (r == 0 && v != t[i].v)) {
+			print_error("parse_size(\"%s\") = %d, %llu\n", t[i].s, r,
+			    (unsigned long long)v);
+			fail();
+		}
+	}
+}
+
+static void
+test_durations(void **state)
+{
+	static const struct { const char *s; int ok; int64_t v; } t[] = {
+		{ "90", 0, 5400 }, { "05:30", 0, 330 }, { "1:00:00", 0, 3600 },
+		{ "2-00:00:00", 0, 172800 }, { "1-2", 0, 93600 }, { "1-02:03", 0, 93780 },
+		{ "45s", 0, 45 }, { "30m", 0, 1800 }, { "2h", 0, 7200 }, { "1d", 0, 86400 },
+		{ "", -1, 0 }, { "s", -1, 0 }, { "1:60", -1, 0 }, { "1:2:3:4", -1, 0 },
+		{ "-5", -1, 0 }, { "5x", -1, 0 }, { "1-", -1, 0 }, { "1.5h", -1, 0 },
+		{ "1-02:60", -1, 0 }, { "::", -1, 0 },
+	};
+	int64_t v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int r = parse_duration(t[i].s, &v);
+		if (r != t[i].ok || (r == 0 && v != t[i].v)) {
+			print_error("parse_duration(\"%s\") = %d, %lld\n", t[i].s, r, (long long)v);
+			fail();
+		}
+	}
+}
+
+static void
+test_ids(void **state)
+{
+	int64_t ids[PARSE_MAX_IDS], id;
+
+	(void)state;
+	assert_int_equal(parse_id_list("3", ids, PARSE_MAX_IDS), 1);
+	assert_int_equal(parse_id_list("3,4,15", ids, PARSE_MAX_IDS), 3);
+	assert_int_equal(ids[2], 15);
+	assert_int_equal(parse_id_list("3,,4", ids, PARSE_MAX_IDS), -1);
+	assert_int_equal(parse_id_list("3,", ids, PARSE_MAX_IDS), -1);
+	assert_int_equal(parse_id_list("0", ids, PARSE_MAX_IDS), -1);
+	assert_int_equal(parse_id_list("a", ids, PARSE_MAX_IDS), -1);
+	assert_int_equal(parse_id_list("1,2,3", ids, 2), -1);
+	assert_int_equal(parse_id("42", &id), 0);
+	assert_int_equal(id, 42);
+	assert_int_equal(parse_id("-1", &id), -1);
+	assert_int_equal(parse_id("+1", &id), -1);
+	assert_int_equal(parse_id("99999999999999999999", &id), -1);
+}
+
+static void
+test_reserve(void **state)
+{
+	unsigned pct;
+	uint64_t bytes;
+
+	(void)state;
+	assert_int_equal(parse_reserve("5%", &pct, &bytes), 0);
+	assert_int_equal(pct, 5);
+	assert_int_equal(bytes, 0);
+	assert_int_equal(parse_reserve("2G", &pct, &bytes), 0);
+	assert_int_equal(pct, 0);
+	assert_int_equal(bytes, 2 * G);
+	assert_int_equal(parse_reserve("100%", &pct, &bytes), -1);
+	assert_int_equal(parse_reserve("%", &pct, &bytes), -1);
+	assert_int_equal(parse_reserve("x", &pct, &bytes), -1);
+}
+
+static void
+test_format(void **state)
+{
+	char b[24];
+
+	(void)state;
+	fmt_size(20 * G, b, sizeof(b));
+	assert_string_equal(b, "20G");
+	fmt_size(1536 * M, b, sizeof(b));
+	assert_string_equal(b, "1.5G");
+	fmt_size(512 * M, b, sizeof(b));
+	assert_string_equal(b, "512M");
+	fmt_size(12, b, sizeof(b));
+	assert_string_equal(b, "12B");
+	fmt_elapsed(59, b, sizeof(b));
+	assert_string_equal(b, "00:59");
+	fmt_elapsed(3661, b, sizeof(b));
+	assert_string_equal(b, "1:01:01");
+	fmt_elapsed(90061, b, sizeof(b));
+	assert_string_equal(b, "1-01:01:01");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_reserve),
+		cmocka_unit_test(test_format),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
