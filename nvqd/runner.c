@@ -1,9 +1,12 @@
 /*
  * runner.c: the shim and the job's start (see runner.h).
  *
- * Everything after fork() uses only plain system calls: the child is a copy
- * of a libuv process and must not touch the loop.  Failures before exec are
- * sent to the shim through a close-on-exec pipe and become the job's reason.
+ * Everything after the fork uses only plain system calls: the child is a
+ * copy of a libuv process and must not touch the loop.  Forks use _Fork(),
+ * not fork(): libuv's atfork handler re-creates its signal pipe in the
+ * child, closing whatever descriptor now has the old number.  Failures
+ * before exec are sent to the shim through a close-on-exec pipe and become
+ * the job's reason.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -181,7 +184,7 @@ runner_shim(const struct runner_spec *s)
 	rs.exit_code = -1;
 	rs.max_rss = -1;
 	rs.cpu_time = -1;
-	if (pipe2(efd, O_CLOEXEC) == -1 || (job = fork()) == -1) {
+	if (pipe2(efd, O_CLOEXEC) == -1 || (job = _Fork()) == -1) {
 		rs.exit_code = 126;
 		snprintf(rs.reason, sizeof(rs.reason), "cannot start: %s", strerror(errno));
 		rs.ended_at = runner_now();
@@ -244,7 +247,7 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 	pid_t pid;
 
 	unlink(s->status_path);
-	if ((pid = fork()) == -1) {
+	if ((pid = _Fork()) == -1) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		return -1;
 	}

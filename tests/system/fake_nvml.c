@@ -1,0 +1,126 @@
+/*
+ * fake_nvml.c: a stand-in libnvidia-ml.so.1 for tests on machines without
+ * a GPU.  FAKE_NVML_GPUS="2x16G" sets the GPUs (sizes in GiB); the file
+ * named by FAKE_NVML_PROCS, re-read on every call, lists processes using
+ * them, one "INDEX PID BYTES" per line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mem { unsigned long long total, free, used; };
+struct proc { unsigned int pid; unsigned long long used; unsigned int gi, ci; };
+
+static int ngpus;
+static unsigned long long gib;
+
+int nvmlInit_v2(void);
+int nvmlShutdown(void);
+int nvmlDeviceGetCount_v2(unsigned int *);
+int nvmlDeviceGetHandleByIndex_v2(unsigned int, void **);
+int nvmlDeviceGetUUID(void *, char *, unsigned int);
+int nvmlDeviceGetName(void *, char *, unsigned int);
+int nvmlDeviceGetMemoryInfo(void *, struct mem *);
+int nvmlDeviceGetComputeRunningProcesses_v3(void *, unsigned int *, struct proc *);
+int nvmlSystemGetDriverVersion(char *, unsigned int);
+const char *nvmlErrorString(int);
+
+int
+nvmlInit_v2(void)
+{
+	const char *s = getenv("FAKE_NVML_GPUS");
+
+	if (s == NULL || sscanf(s, "%dx%lluG", &ngpus, &gib) != 2)
+		return 9;	/* NVML_ERROR_DRIVER_NOT_LOADED */
+	return 0;
+}
+
+int nvmlShutdown(void) { return 0; }
+
+int
+nvmlDeviceGetCount_v2(unsigned int *n)
+{
+	*n = (unsigned int)ngpus;
+	return 0;
+}
+
+int
+nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **h)
+{
+	if ((int)i >= ngpus)
+		return 2;
+	*h = (void *)(unsigned long)(i + 1);
+	return 0;
+}
+
+int
+nvmlDeviceGetUUID(void *h, char *buf, unsigned int len)
+{
+	snprintf(buf, len, "GPU-fa4e0000-0000-0000-0000-%012lu", (unsigned long)h - 1);
+	return 0;
+}
+
+int
+nvmlDeviceGetName(void *h, char *buf, unsigned int len)
+{
+	(void)h;
+	snprintf(buf, len, "Fake GPU");
+	return 0;
+}
+
+static int
+procs(int gpu, struct proc *out, unsigned int max)
+{
+	const char *path = getenv("FAKE_NVML_PROCS");
+	unsigned long long used;
+	unsigned int pid, n = 0;
+	FILE *fp;
+	int g;
+
+	if (path == NULL || (fp = fopen(path, "r")) == NULL)
+		return 0;
+	while (fscanf(fp, "%d %u %llu", &g, &pid, &used) == 3)
+		if (g == gpu && n < max) {
+			out[n].pid = pid;
+			out[n].used = used;
+			n++;
+		}
+	fclose(fp);
+	return (int)n;
+}
+
+int
+nvmlDeviceGetMemoryInfo(void *h, struct mem *m)
+{
+	struct proc p[64];
+	int i, n = procs((int)((unsigned long)h - 1), p, 64);
+
+	m->total = gib << 30;
+	m->used = 0;
+	for (i = 0; i < n; i++)
+		m->used += p[i].used;
+	m->free = m->total - m->used;
+	return 0;
+}
+
+int
+nvmlDeviceGetComputeRunningProcesses_v3(void *h, unsigned int *count, struct proc *out)
+{
+	int n = procs((int)((unsigned long)h - 1), out, *count);
+
+	*count = (unsigned int)n;
+	return 0;
+}
+
+int
+nvmlSystemGetDriverVersion(char *buf, unsigned int len)
+{
+	snprintf(buf, len, "fake");
+	return 0;
+}
+
+const char *
+nvmlErrorString(int r)
+{
+	return r == 9 ? "Driver Not Loaded" : "fake error";
+}

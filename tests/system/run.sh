@@ -1,0 +1,480 @@
+#!/usr/bin/env bash
+# run.sh: system tests.  Each test starts the real nvqd on a temporary
+# socket, database and spool (virtual or fake-NVML GPUs) and drives it with
+# the real nvq.  Usage: run.sh [TEST...]; NVQ_BUILD names the build folder.
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BUILD=${NVQ_BUILD:-build}
+NVQD=$ROOT/$BUILD/nvqd
+NVQ_BIN=$ROOT/$BUILD/nvq
+HELPERS=$ROOT/$BUILD/tests
+CC=${CC:-cc}
+mkdir -p "$HELPERS"
+$CC -O1 -o "$HELPERS/rawsend" tests/system/rawsend.c || exit 1
+$CC -O1 -shared -fPIC -o "$HELPERS/libfake-nvml.so.1" tests/system/fake_nvml.c || exit 1
+
+PASSED=0
+FAILED=0
+FAILS=()
+T=""		# this test's folder
+NVQD_PID=""
+
+fail() {
+	echo "    FAIL: $*"
+	CUR_FAILED=1
+}
+expect_eq() {	# WHAT GOT WANT
+	[ "$2" == "$3" ] || fail "$1: got '$2', wanted '$3'"
+}
+expect_match() {	# WHAT GOT REGEX
+	[[ "$2" =~ $3 ]] || fail "$1: got '$2', wanted /$3/"
+}
+nvq() { "$NVQ_BIN" -s "$T/sock" "$@"; }
+
+# write_config [extra INI lines...]: a config with 2x16G virtual GPUs unless
+# the extra lines say otherwise.
+write_config() {
+	{
+		echo "[daemon]"
+		echo "socket = $T/sock"
+		echo "database = $T/nvq.db"
+		echo "spool = $T/spool"
+		echo "log_level = debug"
+		echo "sync = normal"
+		local have_gpus=0 line
+		for line in "$@"; do [[ $line == "[gpus]" ]] && have_gpus=1; done
+		if [ $have_gpus = 0 ]; then
+			echo "[gpus]"
+			echo "virtual = 2x16G"
+		fi
+		for line in "$@"; do echo "$line"; done
+	} > "$T/nvq.ini"
+}
+
+start_nvqd() {
+	"$NVQD" -c "$T/nvq.ini" >> "$T/nvqd.log" 2>&1 &
+	NVQD_PID=$!
+	local i
+	for i in $(seq 100); do
+		[ -S "$T/sock" ] && nvq list > /dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	fail "nvqd did not start"; cat "$T/nvqd.log"
+	return 1
+}
+
+stop_nvqd() {	# SIGTERM, and check the loop closed cleanly
+	[ -n "$NVQD_PID" ] || return 0
+	kill -TERM "$NVQD_PID" 2>/dev/null
+	wait "$NVQD_PID" 2>/dev/null
+	local rc=$?
+	NVQD_PID=""
+	[ $rc = 0 ] || fail "nvqd exited with $rc"
+	grep -q "still had open handles" "$T/nvqd.log" && fail "nvqd left libuv handles open"
+	if grep -qE "AddressSanitizer|runtime error|LeakSanitizer" "$T/nvqd.log"; then
+		fail "sanitizer report in nvqd's log"
+		grep -A5 -E "AddressSanitizer|runtime error|LeakSanitizer" "$T/nvqd.log" | head -30
+	fi
+	return 0
+}
+
+field() {	# ID KEY: one field of `nvq show --json`
+	nvq show --json "$1" 2>/dev/null | head -1 |
+	    grep -o "\"$2\": \(\"[^\"]*\"\|[-0-9.]*\)" | head -1 | sed 's/^[^:]*: //; s/^"//; s/"$//'
+}
+state() { field "$1" state; }
+
+wait_state() {	# ID STATE [SECONDS]
+	local i n=$(( ${3:-10} * 20 ))
+	for i in $(seq $n); do
+		[ "$(state "$1")" == "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "job $1 is $(state "$1"), not $2, after ${3:-10}s"
+	return 1
+}
+
+submit() { nvq submit --parsable "$@"; }
+
+run_test() {
+	local name=$1
+	T=$(mktemp -d /tmp/nvq-systest.XXXXXX)
+	CUR_FAILED=0
+	echo "== $name"
+	"$name"
+	stop_nvqd
+	if [ $CUR_FAILED = 0 ]; then
+		PASSED=$((PASSED + 1))
+		rm -rf "$T"
+	else
+		FAILED=$((FAILED + 1))
+		FAILS+=("$name")
+		echo "    (kept $T; nvqd's log follows)"
+		tail -n 30 "$T/nvqd.log" | sed 's/^/    | /'
+	fi
+}
+
+# ---------------------------------------------------------------- tests
+
+t_packing() {	# 2x16G: three 10G jobs, two run; a 2-GPU 4G job runs beside
+	write_config; start_nvqd || return
+	local a b c d
+	a=$(submit -m 10G sleep 30); b=$(submit -m 10G sleep 30); c=$(submit -m 10G sleep 30)
+	d=$(submit -g 2 -m 4G sleep 30)
+	wait_state "$a" RUNNING; wait_state "$b" RUNNING; wait_state "$d" RUNNING
+	expect_eq "third 10G job" "$(state "$c")" PENDING
+	expect_match "pending reason" "$(nvq list | awk -v id="$c" '$1 == id')" \
+	    "needs 10G on 1 GPU, largest free 5.2G"
+	expect_match "the two 10G jobs on different GPUs" \
+	    "$(field "$a" gpu_uuids) $(field "$b" gpu_uuids)" "0000000000(00|01) .*0000000000(01|00)$"
+	local gpus; gpus=$(nvq gpus)
+	expect_match "nvq gpus demanded" "$gpus" "16G +15.2G +14G"
+	nvq cancel "$a"
+	wait_state "$c" RUNNING
+	expect_eq "job took the freed GPU" "$(field "$c" gpu_uuids)" "$(field "$a" gpu_uuids)"
+	nvq cancel "$b" "$c" "$d"
+}
+
+t_serial() {	# mode = serial: one job per GPU whatever its size
+	write_config "[gpus]" "virtual = 1x80G" "[scheduler]" "mode = serial"
+	start_nvqd || return
+	local a b
+	a=$(submit -m 1G sleep 30); b=$(submit -m 1G sleep 0)
+	wait_state "$a" RUNNING
+	sleep 0.3
+	expect_eq "second job on a serial GPU" "$(state "$b")" PENDING
+	expect_match "gpus shows serial" "$(nvq gpus)" " serial "
+	nvq cancel "$a"
+	wait_state "$b" COMPLETED
+	# and per GPU: GPU 1 serial, GPU 0 shared
+	stop_nvqd
+	write_config "[gpus]" "virtual = 2x80G" "[scheduler]" "mode = auto,1:serial"
+	start_nvqd || return
+	a=$(submit -m 1G sleep 30); b=$(submit -m 1G sleep 30)
+	wait_state "$a" RUNNING; wait_state "$b" RUNNING
+	expect_eq "auto GPU 0 packs both" "$(field "$a" gpu_uuids)" "$(field "$b" gpu_uuids)"
+	nvq cancel "$a" "$b"
+}
+
+t_all_or_nothing() {	# an N-GPU job gets all N at once or waits
+	write_config; start_nvqd || return
+	local a b
+	a=$(submit -m 10G sleep 30)
+	wait_state "$a" RUNNING
+	b=$(submit -g 2 -m 8G sleep 0)
+	sleep 0.3
+	expect_eq "2-GPU job while one GPU lacks room" "$(state "$b")" PENDING
+	expect_eq "it holds no GPU" "$(field "$b" gpu_uuids)" ""
+	expect_match "gpus: nothing demanded of the free GPU" "$(nvq gpus | tail -1)" " 0B +0B +$"
+	nvq cancel "$a"
+	wait_state "$b" COMPLETED
+	expect_match "it ran on both" "$(field "$b" gpu_uuids)" "^GPU-.*,GPU-"
+	expect_match "could never fit: too many GPUs" "$(nvq submit -g 3 true 2>&1)" \
+	    "could never run: needs 3 GPUs, this server has 2"
+	expect_match "could never fit: too much memory" "$(nvq submit -m 17G true 2>&1)" \
+	    "could never run: needs 17G on 1 GPU, the largest budget is 15.2G"
+}
+
+t_priority_aging() {	# higher priority first; aging lets a long wait win
+	write_config "[gpus]" "virtual = 1x16G"
+	start_nvqd || return
+	local blk low high
+	blk=$(submit -m 10G sleep 30); wait_state "$blk" RUNNING
+	low=$(submit -m 10G sleep 30); high=$(submit -m 10G -p 5 sleep 30)
+	nvq cancel "$blk"
+	wait_state "$high" RUNNING
+	expect_eq "low priority waits" "$(state "$low")" PENDING
+	expect_match "its reason" "$(nvq list | awk -v id="$low" '$1 == id')" "largest free"
+	nvq cancel "$high"; wait_state "$low" RUNNING; nvq cancel "$low"
+	stop_nvqd
+	# aging of 36000 points an hour: 10 a second
+	write_config "[gpus]" "virtual = 1x16G" "[scheduler]" "aging = 36000"
+	start_nvqd || return
+	blk=$(submit -m 10G sleep 30); wait_state "$blk" RUNNING
+	low=$(submit -m 10G sleep 30)
+	sleep 1.2
+	high=$(submit -m 10G -p 5 sleep 30)
+	nvq cancel "$blk"
+	wait_state "$low" RUNNING
+	expect_eq "with aging, the long-waiting job went first" "$(state "$high")" PENDING
+	nvq cancel "$low" "$high"
+}
+
+t_user_limits() {	# [limits] max_running_jobs and max_gpus
+	write_config "[limits]" "max_running_jobs = 1"
+	start_nvqd || return
+	local a b
+	a=$(submit -m 1G sleep 30); b=$(submit -m 1G sleep 0)
+	wait_state "$a" RUNNING
+	sleep 0.3
+	expect_eq "second job of the same user" "$(state "$b")" PENDING
+	expect_match "its reason" "$(nvq list | awk -v id="$b" '$1 == id')" "user limit"
+	nvq cancel "$a"; wait_state "$b" COMPLETED
+	stop_nvqd
+	write_config "[limits]" "max_gpus = 1"
+	start_nvqd || return
+	a=$(submit -m 1G sleep 30); b=$(submit -g 0 sleep 0); local c; c=$(submit -m 1G sleep 0)
+	wait_state "$a" RUNNING; wait_state "$b" COMPLETED
+	sleep 0.3
+	expect_eq "a second GPU over max_gpus" "$(state "$c")" PENDING
+	nvq cancel "$a"; wait_state "$c" COMPLETED
+}
+
+t_after() {	# --after: runs once they COMPLETED; cancelled if one did not
+	write_config; start_nvqd || return
+	local a b c d
+	a=$(submit -g 0 sleep 0.5); b=$(submit -g 0 --after "$a" true)
+	c=$(submit -g 0 false); d=$(submit -g 0 --after "$a,$c" true)
+	sleep 0.2
+	expect_match "b waits" "$(nvq list | awk -v id="$b" '$1 == id')" "PENDING.*dependency"
+	wait_state "$b" COMPLETED
+	expect_eq "b started after a ended" \
+	    "$(awk -v s="$(field "$b" started_at)" -v e="$(field "$a" ended_at)" 'BEGIN{print (s >= e)}')" 1
+	wait_state "$d" CANCELLED
+	expect_eq "d's reason" "$(field "$d" reason)" "dependency $c ended FAILED"
+	expect_match "unknown dependency" "$(nvq submit --after 999 true 2>&1)" "no such job 999"
+}
+
+t_cancel_tree() {	# cancel reaches every process of a job that forked
+	write_config "[scheduler]" "kill_grace = 2s"
+	start_nvqd || return
+	local a pids
+	a=$(submit -g 0 sh -c 'sleep 3171 & sleep 3172 & (sleep 3173; true) & wait')
+	wait_state "$a" RUNNING; sleep 0.3
+	expect_eq "the job's processes are there" "$(pgrep -fc '^sleep 317[123]$')" 3
+	nvq cancel "$a"
+	wait_state "$a" CANCELLED
+	pids=$(pgrep -f '^sleep 317[123]$')
+	expect_eq "processes left after cancel" "$pids" ""
+	[ -n "$pids" ] && kill -9 $pids
+	expect_match "reason" "$(field "$a" reason)" "cancelled by"
+	expect_match "cancel an ended job" "$(nvq cancel "$a" 2>&1)" "already ended \(CANCELLED\)"
+}
+
+t_timeout() {	# -t ends a job as TIMEOUT; SIGKILL after kill_grace if it resists
+	write_config "[scheduler]" "kill_grace = 1s"
+	start_nvqd || return
+	local a b
+	a=$(submit -g 0 -t 1s sleep 30)
+	b=$(submit -g 0 -t 1s sh -c 'trap "" TERM; sleep 3181; sleep 3181')
+	wait_state "$a" TIMEOUT 5
+	expect_match "reason" "$(field "$a" reason)" "time limit 00:01 reached"
+	wait_state "$b" TIMEOUT 6
+	expect_eq "the TERM-proof job was killed" "$(pgrep -fc 'sleep 3181')" 0
+	expect_match "the log says SIGKILL" "$(cat "$T/nvqd.log")" "job $b: still running after 1s, sending SIGKILL"
+	local el; el=$(awk -v s="$(field "$b" started_at)" -v e="$(field "$b" ended_at)" 'BEGIN{print e - s}')
+	expect_eq "ended within limit + grace + 1s" "$(awk -v x="$el" 'BEGIN{print (x >= 1.9 && x < 3.5)}')" 1
+}
+
+t_restart() {	# queued and running jobs survive a restart of nvqd
+	write_config "[gpus]" "virtual = 1x16G"
+	start_nvqd || return
+	local run q1 q2 ends
+	run=$(submit -m 10G sh -c 'sleep 1.5; exit 3')
+	wait_state "$run" RUNNING
+	q1=$(submit -m 10G sh -c 'echo q1'); q2=$(submit -g 0 --after "$q1" true)
+	ends=$(submit -g 0 sh -c 'sleep 0.8; exit 0')
+	wait_state "$ends" RUNNING
+	stop_nvqd
+	sleep 1.7	# the running jobs end while nvqd is away
+	start_nvqd || return
+	wait_state "$run" FAILED
+	expect_eq "exit code recorded while nvqd was away" "$(field "$run" exit_code)" 3
+	wait_state "$ends" COMPLETED
+	wait_state "$q1" COMPLETED
+	wait_state "$q2" COMPLETED
+	expect_eq "q1's output" "$(nvq log "$q1")" q1
+	# a job still running across the restart is reattached
+	run=$(submit -g 0 sh -c 'sleep 1; exit 4')
+	wait_state "$run" RUNNING
+	stop_nvqd; start_nvqd || return
+	expect_match "reattached" "$(cat "$T/nvqd.log")" "job $run: still running .*reattached"
+	wait_state "$run" FAILED 5
+	expect_eq "its exit code" "$(field "$run" exit_code)" 4
+	expect_eq "ran once" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM runs WHERE job_id = $run")" 1
+}
+
+t_sqlite_reader() {	# the sqlite3 shell reads while nvqd writes
+	write_config; start_nvqd || return
+	( for i in $(seq 150); do nvq submit -g 0 true > /dev/null; done ) &
+	local w=$! bad=0 n out
+	while kill -0 $w 2>/dev/null; do
+		out=$(sqlite3 -readonly "$T/nvq.db" "SELECT count(*) FROM jobs; SELECT count(*) FROM events;" 2>&1) || bad=$((bad + 1))
+		[[ $out =~ ^[0-9]+$'\n'[0-9]+$ ]] || { bad=$((bad + 1)); echo "    reader: $out"; }
+	done
+	wait $w
+	expect_eq "failed reads" "$bad" 0
+	sleep 0.5
+	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")
+	expect_eq "completed jobs" "$n" 150
+	expect_eq "journal mode" "$(sqlite3 "$T/nvq.db" "PRAGMA journal_mode")" wal
+	expect_eq "schema version" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" 1
+	expect_eq "events per job" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM events")" 450
+}
+
+t_bad_input() {	# clear errors, non-zero exits, nothing stored lost
+	write_config; start_nvqd || return
+	local keep out rc
+	keep=$(submit -m 1G sleep 30); wait_state "$keep" RUNNING
+	out=$(nvq submit -m 20Q true 2>&1); rc=$?
+	expect_eq "bad size exit" "$rc" 2; expect_match "bad size" "$out" "-m 20Q: not a memory size"
+	out=$(nvq submit -t 1:99 true 2>&1); rc=$?
+	expect_eq "bad time exit" "$rc" 2; expect_match "bad time" "$out" "-t 1:99: not a time limit"
+	out=$(nvq submit --bogus true 2>&1); rc=$?
+	expect_eq "unknown option exit" "$rc" 2; expect_match "unknown option" "$out" "unknown or incomplete option --bogus"
+	out=$(nvq submit -p high true 2>&1); rc=$?
+	expect_eq "bad priority exit" "$rc" 2
+	out=$(nvq submit --after 1,,2 true 2>&1); expect_match "bad --after" "$out" "not a list of job ids"
+	out=$(nvq submit 2>&1); rc=$?
+	expect_eq "no command exit" "$rc" 2; expect_match "no command" "$out" "missing arguments"
+	out=$(nvq show 4242 2>&1); rc=$?
+	expect_eq "unknown job exit" "$rc" 1; expect_match "unknown job" "$out" "no such job 4242"
+	out=$(nvq cancel 4242 2>&1); expect_match "cancel unknown" "$out" "no such job 4242"
+	out=$(nvq show abc 2>&1); expect_match "not an id" "$out" "\"abc\" is not a job id"
+	out=$(nvq list --state DONE 2>&1); expect_match "bad state" "$out" "--state DONE"
+	out=$(nvq frobnicate 2>&1); rc=$?
+	expect_eq "unknown command exit" "$rc" 2; expect_match "unknown command" "$out" "unknown command"
+	out=$(nvq history --since yesterday 2>&1); expect_match "bad --since" "$out" "not a date"
+	# garbage on the socket
+	out=$(printf 'GET / HTTP/1.0\r\n\r\n' | "$HELPERS/rawsend" "$T/sock")
+	expect_match "garbage" "$out" "type 2 error: protocol version"
+	out=$(printf '\xff\xff\xff\xff\x00\x01\x00\x04' | "$HELPERS/rawsend" "$T/sock")
+	expect_match "oversized frame" "$out" "over the maximum"
+	out=$(printf '\x00\x00\x00\x64\x00\x01\x00\x04abc' | "$HELPERS/rawsend" "$T/sock")
+	expect_match "truncated frame" "$out" "error: truncated"
+	out=$(printf '\x00\x00\x00\x03\x00\x01\x00\x04abc' | "$HELPERS/rawsend" "$T/sock")
+	expect_match "malformed body" "$out" "error: (malformed|truncated)"
+	out=$(printf '\x00\x00\x00\x00\x00\x01\x00\x01' | "$HELPERS/rawsend" "$T/sock")
+	expect_match "a reply type sent as a request" "$out" "not a request"
+	head -c 3000 /dev/urandom | "$HELPERS/rawsend" "$T/sock" > /dev/null
+	# a client that sends half a header and goes silent does not block others
+	( printf '\x00\x00' | "$HELPERS/rawsend" "$T/sock" 3 > /dev/null ) &
+	local slow=$!
+	sleep 0.2
+	expect_eq "serving while a client stalls" "$(state "$keep")" RUNNING
+	wait $slow
+	# a job whose command does not exist
+	local nx; nx=$(submit -g 0 /nonexistent/cmd)
+	wait_state "$nx" FAILED
+	expect_match "its reason" "$(field "$nx" reason)" "cannot execute /nonexistent/cmd: No such file"
+	expect_eq "its exit code" "$(field "$nx" exit_code)" 127
+	# a working directory that is gone by the time it runs
+	mkdir "$T/wd"; local wd
+	wd=$(cd "$T/wd" && nvq submit --parsable -g 0 --after "$keep" pwd)
+	rmdir "$T/wd"
+	nvq cancel "$keep"
+	wait_state "$wd" CANCELLED
+	# the daemon is still there, and nothing stored was lost
+	expect_eq "still serving" "$(state "$keep")" CANCELLED
+	expect_eq "jobs stored" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" 3
+	# a bad configuration line stops start-up with FILE:LINE
+	printf '[scheduler]\nreserve = 5%%\nmode = turbo\n' > "$T/bad.ini"
+	out=$("$NVQD" -n -c "$T/bad.ini" 2>&1); rc=$?
+	expect_eq "bad config exit" "$rc" 1
+	expect_eq "bad config message" "$out" "nvqd: $T/bad.ini:3: mode: \"turbo\" is not auto or serial, optionally followed by INDEX:MODE entries (e.g. auto,1:serial)"
+	out=$("$NVQD" -n -c "$T/nvq.ini" 2>&1); expect_eq "good config" "$out" "$T/nvq.ini: ok"
+	# a second nvqd on the same socket refuses to start
+	out=$("$NVQD" -c "$T/nvq.ini" 2>&1); rc=$?
+	expect_eq "second nvqd exit" "$rc" 1; expect_match "second nvqd" "$out" "another nvqd is listening"
+}
+
+t_wait_log() {	# nvq wait's exit status, nvq log and -f, --err, -o
+	write_config; start_nvqd || return
+	local a b c d out
+	a=$(submit -g 0 sh -c 'echo out; echo err >&2; exit 3')
+	nvq wait "$a"; expect_eq "wait exits with the job's code" "$?" 3
+	expect_eq "log" "$(nvq log "$a")" out
+	expect_eq "log --err" "$(nvq log --err "$a")" err
+	b=$(submit -g 0 sh -c 'for i in 1 2 3; do echo line$i; sleep 0.2; done')
+	out=$(nvq log -f "$b")
+	expect_eq "log -f follows to the end" "$out" "line1
+line2
+line3"
+	c=$(cd "$T" && nvq submit --parsable -g 0 -o out.txt sh -c 'echo both; echo two >&2')
+	nvq wait "$c"; expect_eq "wait 0" "$?" 0
+	expect_eq "-o relative to the cwd, stderr follows stdout" "$(cat "$T/out.txt")" "both
+two"
+	d=$(submit -g 0 sh -c 'kill -9 $$')
+	nvq wait "$d"; expect_eq "wait after SIGKILL" "$?" 137
+	expect_match "reason" "$(field "$d" reason)" "killed by signal 9"
+	local e; e=$(submit -m 3G sh -c 'echo $NVQ_JOB_ID $NVQ_GPU_MEM $CUDA_DEVICE_ORDER; echo $CUDA_VISIBLE_DEVICES')
+	nvq wait "$e"
+	expect_eq "the job's environment" "$(nvq log "$e")" "$e 3221225472 PCI_BUS_ID
+GPU-00000000-0000-0000-0000-000000000000"
+	MYVAR=hello nvq submit -g 0 --parsable sh -c 'echo $MYVAR' > "$T/id"
+	nvq wait "$(cat "$T/id")"
+	expect_eq "the submitted environment" "$(nvq log "$(cat "$T/id")")" hello
+	expect_eq "env file is private" "$(stat -c %a "$T/spool/$(cat "$T/id")/env")" 600
+	out=$(nvq history --since 1h | wc -l)
+	expect_eq "history lines (header + 6 jobs)" "$out" 7
+	expect_match "history --json" "$(nvq history --state FAILED --json)" "\"exit_code\": 3"
+	expect_match "list -u" "$(nvq list -a -u nobody)" "^ID +USER"
+	expect_eq "list -u nobody is empty" "$(nvq list -a -u nobody | wc -l)" 1
+}
+
+t_no_daemon() {	# nvq without a daemon says so and how to start one
+	local out rc
+	out=$("$NVQ_BIN" -s "$T/none.sock" list 2>&1); rc=$?
+	expect_eq "exit" "$rc" 1
+	expect_match "message" "$out" "cannot reach nvqd at $T/none.sock.*start it with"
+}
+
+t_fake_nvml() {	# NVML via dlopen: GPUs, UUIDs, and use outside the queue
+	write_config "[gpus]" "nvml_library = $HELPERS/libfake-nvml.so.1" "poll = 1s"
+	export FAKE_NVML_GPUS=2x16G FAKE_NVML_PROCS=$T/procs
+	: > "$T/procs"
+	start_nvqd || return
+	expect_match "GPUs found" "$(nvq gpus)" "GPU-fa4e0000-0000-0000-0000-000000000001 +Fake GPU"
+	# a process outside the queue takes 6G of GPU 0
+	sleep 3191 & local outsider=$!
+	echo "0 $outsider $((6 << 30))" > "$T/procs"
+	local a; a=$(submit -m 4G sh -c 'sleep 3192')
+	wait_state "$a" RUNNING
+	# and a process of the job itself takes 3G of its GPU
+	local jobpid; jobpid=$(pgrep -f 'sleep 3192')
+	local g; g=$(field "$a" gpu_uuids); g=${g: -1}
+	printf '0 %s %s\n%s %s %s\n' "$outsider" $((6 << 30)) "$g" "$jobpid" $((3 << 30)) > "$T/procs"
+	sleep 1.5
+		# GPU 0: 16G, less 5%, less the outsider's 6G: a 9.2G budget; the
+	# job is on GPU 0 (best fit), and its own 3G does not count as outside
+	expect_eq "the job went to the GPU with less room" "$g" 0
+	expect_match "outside use on GPU 0" "$(nvq gpus | grep '^0 ')" " 16G +9.2G +4G +6G +$a$"
+	expect_eq "outside processes counted" "$(nvq gpus --json | grep -o '"outside_procs": [0-9]*' | head -1)" '"outside_procs": 1'
+	expect_match "GPU 1 untouched" "$(nvq gpus | grep '^1 ')" " 16G +15.2G +0B +0B +$"
+	kill $outsider
+	unset FAKE_NVML_GPUS FAKE_NVML_PROCS
+	nvq cancel "$a"
+}
+
+t_config_example() {	# etc/nvq.ini is what the key table prints
+	expect_eq "etc/nvq.ini matches nvqd --print-config" \
+	    "$("$NVQD" --print-config | diff - etc/nvq.ini && echo same)" same
+	expect_eq "it loads" "$("$NVQD" -n -c etc/nvq.ini)" "etc/nvq.ini: ok"
+}
+
+t_reload() {	# SIGHUP reloads limits; a bad file keeps the old settings
+	write_config "[limits]" "max_running_jobs = 1"
+	start_nvqd || return
+	local a b
+	a=$(submit -g 0 sleep 30); b=$(submit -g 0 sleep 30)
+	wait_state "$a" RUNNING; sleep 0.2
+	expect_eq "limited" "$(state "$b")" PENDING
+	write_config "[limits]" "max_running_jobs = 0"
+	kill -HUP "$NVQD_PID"
+	wait_state "$b" RUNNING
+	echo "bogus" >> "$T/nvq.ini"
+	kill -HUP "$NVQD_PID"; sleep 0.2
+	expect_match "bad reload kept" "$(cat "$T/nvq.ini" > /dev/null; cat "$T/nvqd.log")" "reload: .*keeping the running configuration"
+	expect_eq "still serving" "$(state "$a")" RUNNING
+	nvq cancel "$a" "$b"
+}
+
+ALL=$(declare -F | awk '{print $3}' | grep '^t_')
+for t in ${@:-$ALL}; do
+	run_test "$t"
+done
+pkill -f 'sleep 31[789][0-9]' 2>/dev/null
+echo
+echo "system tests: $PASSED passed, $FAILED failed${FAILS:+: ${FAILS[*]}}"
+[ $FAILED = 0 ]
