@@ -470,6 +470,25 @@ t_reload() {	# SIGHUP reloads limits; a bad file keeps the old settings
 	nvq cancel "$a" "$b"
 }
 
+t_readme_queries() {	# the README's history queries run and answer
+	write_config; start_nvqd || return
+	local a b q out n=0
+	a=$(submit -m 1G sleep 0.3); b=$(submit -g 0 false)
+	nvq wait "$a" "$b"
+	while IFS= read -r q; do
+		n=$((n + 1))
+		q=${q//\/var\/lib\/nvq\/nvq.db/$T/nvq.db}
+		q=${q//job_id = 42/job_id = $a}
+		out=$(eval "$q" 2>&1) || fail "README query $n failed: $out"
+		case $n in
+		1) expect_match "GPU-hours per user" "$out" "$(id -un) +[0-9.]+ +2" ;;
+		2) expect_match "waits per day" "$out" "$(date -u +%Y-%m-%d) +2 +[0-9.]+ +1" ;;
+		3) expect_match "what happened" "$out" "PENDING +submitted.*RUNNING.*COMPLETED" ;;
+		esac
+	done < <(grep '^sqlite3 -readonly' README.md)
+	expect_eq "queries found in the README" "$n" 3
+}
+
 ALL=$(declare -F | awk '{print $3}' | grep '^t_')
 for t in ${@:-$ALL}; do
 	run_test "$t"
