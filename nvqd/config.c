@@ -37,10 +37,12 @@ static const struct config_key config_keys[] = {
 	  "Unix socket nvq talks to. Empty: /run/nvq/nvqd.sock as root,\n"
 	  "$XDG_RUNTIME_DIR/nvq/nvqd.sock otherwise (restart to change)." },
 	{ "daemon", "database", CT_PATH, 0, 0, "",
-	  "SQLite database of jobs and runs. Empty: /var/lib/nvq/nvq.db as root,\n"
+	  "SQLite database of jobs and runs (environments: FILE.private, 0600).\n"
+	  "Empty: /var/lib/nvq/nvq.db as root,\n"
 	  "$XDG_STATE_HOME/nvq/nvq.db otherwise (restart to change)." },
 	{ "daemon", "spool", CT_PATH, 0, 0, "",
-	  "Per-job folders: environment, default stdout/stderr, exit status.\n"
+	  "Job files: <uid>/<id>.out and <uid>/<id>.err (default output),\n"
+	  ".status/<id> (exit status).\n"
 	  "Empty: /var/spool/nvq as root, $XDG_STATE_HOME/nvq/spool otherwise." },
 	{ "daemon", "log_level", CT_LEVEL, 0, 0, "info",
 	  "error, warn, info or debug; nvqd logs to stderr." },

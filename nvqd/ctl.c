@@ -99,29 +99,43 @@ ctl_quote(char *buf, size_t len, size_t *off, const char *s)
 		buf[(*off)++] = '\'';
 }
 
+/* Makes the user's spool folder (0700, the user's), for default output files. */
 static int
-ctl_write_env(struct ctl_req *r, int64_t id, const struct proto_msg *m)
+ctl_user_dir(struct ctl_req *r)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 8];
-	int fd, i, ok = 1;
+	char dir[PATH_MAX];
+	struct stat sb;
 
-	engine_spool_dir(r->e, id, dir, sizeof(dir));
+	engine_user_dir(r->e, r->uid, dir, sizeof(dir));
+	if (stat(dir, &sb) == 0)
+		return 0;
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
 		return -1;
 	if (r->e->is_root && chown(dir, r->uid, r->gid) == -1)
 		return -1;
-	snprintf(path, sizeof(path), "%s/env", dir);
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
-		return -1;
-	for (i = 0; i < m->nfields && ok; i++)
+	return 0;
+}
+
+/* The environment fields, NUL-separated in one buffer (the caller's to free). */
+static char *
+ctl_env(const struct proto_msg *m, int *lenp)
+{
+	size_t len = 0;
+	char *buf, *p;
+	int i;
+
+	for (i = 0; i < m->nfields; i++)
 		if (strcmp(m->fields[i].key, "env") == 0 && m->fields[i].kind == 's')
-			ok = write(fd, m->fields[i].s, m->fields[i].slen + 1) ==
-			    (ssize_t)m->fields[i].slen + 1;
-	if (r->e->is_root && fchown(fd, r->uid, r->gid) == -1)
-		ok = 0;
-	if (close(fd) == -1)
-		ok = 0;
-	return ok ? 0 : -1;
+			len += m->fields[i].slen + 1;
+	if ((buf = malloc(len + 1)) == NULL)
+		return NULL;
+	for (i = 0, p = buf; i < m->nfields; i++)
+		if (strcmp(m->fields[i].key, "env") == 0 && m->fields[i].kind == 's') {
+			memcpy(p, m->fields[i].s, m->fields[i].slen + 1);
+			p += m->fields[i].slen + 1;
+		}
+	*lenp = (int)len;
+	return buf;
 }
 
 static int
@@ -131,7 +145,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	struct store_job_new j;
 	int64_t after[PARSE_MAX_IDS], id;
 	char user[64], name[CTL_MAX_NAME + 1], state[16], why[256], *argv = NULL, *cmd = NULL;
-	char afterbuf[PARSE_MAX_IDS * 21];
+	char afterbuf[PARSE_MAX_IDS * 21], *env = NULL;
 	const char *s;
 	size_t argvlen = 0, off = 0, cmdlen = 8192;
 	int i, nargs = 0, nafter = 0, rc = -1;
@@ -199,7 +213,14 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		snprintf(name, sizeof(name), "%s", base ? base + 1 : a);
 	}
 
-	if ((argv = malloc(argvlen)) == NULL || (cmd = malloc(cmdlen + 1)) == NULL) {
+	if (ctl_user_dir(r) == -1) {
+		log_warn("%s/%u", r->e->cfg.spool, (unsigned)r->uid);
+		snprintf(r->err, sizeof(r->err), "cannot make your folder in the spool (see "
+		    "nvqd's log); nothing was queued");
+		goto out;
+	}
+	if ((argv = malloc(argvlen)) == NULL || (cmd = malloc(cmdlen + 1)) == NULL ||
+	    (j.env = env = ctl_env(m, &j.env_len)) == NULL) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		goto out;
 	}
@@ -236,15 +257,6 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		    "nothing was queued");
 		goto out;
 	}
-	if (ctl_write_env(r, id, m) == -1) {
-		struct store_end end = { "FAILED", engine_now(), -1, 0, -1, -1,
-		    "cannot write its environment to the spool" };
-		log_warn("job %lld: cannot write its environment", (long long)id);
-		store_job_end(r->e->store, id, &end);
-		snprintf(r->err, sizeof(r->err), "cannot write the job's environment to the "
-		    "spool (see nvqd's log); job %lld FAILED", (long long)id);
-		goto out;
-	}
 	if (engine_add(r->e, id, r->uid, r->gid, user, (int)gpus, (uint64_t)mem, (int)prio,
 	    j.now, limit, after, nafter) == -1) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
@@ -257,6 +269,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 out:
 	free(argv);
 	free(cmd);
+	free(env);
 	return rc;
 }
 

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include "runner.h"
 
 #define ENGINE_MAX_ENV	(1 << 20)
+#define ENGINE_MAX_GROUPS 1024
 
 static void engine_job_ended(struct engine *, struct job *);
 
@@ -38,9 +40,9 @@ engine_now(void)
 }
 
 void
-engine_spool_dir(struct engine *e, int64_t id, char *buf, size_t len)
+engine_user_dir(struct engine *e, uint32_t uid, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%lld", e->cfg.spool, (long long)id);
+	snprintf(buf, len, "%s/%u", e->cfg.spool, (unsigned)uid);
 }
 
 static void
@@ -274,45 +276,20 @@ engine_grow(struct engine *e, int n)
 	return 0;
 }
 
-/* Reads the job's environment file: NUL-separated entries, into a vector. */
+/* The job's environment (NUL-separated) as a vector with room for extra. */
 static char **
-engine_read_env(const char *path, char **bufp, int extra)
+engine_env_vector(char *buf, int len, int extra)
 {
-	char *buf, **env, *p;
-	ssize_t n;
-	size_t len = 0, cap = 4096;
-	int fd, count = 0, i = 0;
+	char **env, *p;
+	int count = 0, i = 0;
 
-	*bufp = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return NULL;
-	if ((buf = malloc(cap + 1)) == NULL)
-		goto fail;
-	while ((n = read(fd, buf + len, cap - len)) > 0) {
-		len += (size_t)n;
-		if (len == cap) {
-			if (cap >= ENGINE_MAX_ENV || (p = realloc(buf, cap * 2 + 1)) == NULL)
-				goto fail;
-			buf = p;
-			cap *= 2;
-		}
-	}
-	close(fd);
-	fd = -1;
-	buf[len] = '\0';
 	for (p = buf; p < buf + len; p += strlen(p) + 1)
 		count++;
 	if ((env = calloc((size_t)(count + extra + 1), sizeof(*env))) == NULL)
-		goto fail;
+		return NULL;
 	for (p = buf; p < buf + len; p += strlen(p) + 1)
 		env[i++] = p;
-	*bufp = buf;
 	return env;
-fail:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return NULL;
 }
 
 /* Sets name=value in env (which has room), replacing an entry of that name. */
@@ -334,6 +311,8 @@ engine_setenv(char **env, char *entry)
 struct engine_exec {
 	char		**argv;
 	char		*argvbuf;
+	char		*envbuf;	/* NULL if the environment is missing */
+	int		envlen;
 	char		cwd[PATH_MAX], out[PATH_MAX], err[PATH_MAX], user[64];
 	uint32_t	uid, gid;
 	int		found;
@@ -364,6 +343,13 @@ engine_exec_cb(void *arg, const struct store_col *c, int n)
 	x->uid = (uint32_t)c[4].i;
 	x->gid = (uint32_t)c[5].i;
 	snprintf(x->user, sizeof(x->user), "%s", c[6].s ? c[6].s : "");
+	if (n > 7 && c[7].type == STORE_BLOB && (x->envbuf = malloc((size_t)c[7].len + 1))) {
+		memcpy(x->envbuf, c[7].s, (size_t)c[7].len);
+		x->envbuf[c[7].len] = '\0';
+		x->envlen = c[7].len;
+	} else if (n > 7 && c[7].type == STORE_TEXT && c[7].len == 0 &&
+	    (x->envbuf = calloc(1, 1)) != NULL)
+		x->envlen = 0;	/* an empty environment */
 	x->found = 1;
 	return 1;
 }
@@ -468,9 +454,10 @@ engine_start(struct engine *e, struct job *j, uint64_t mask)
 {
 	struct engine_exec x;
 	struct runner_spec rs;
-	char uuids[SCHED_MAX_GPUS * 97], path[PATH_MAX], status[PATH_MAX], *envbuf = NULL;
+	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX];
 	char cvd[sizeof(uuids) + 32], jid[48], gmem[48], order[] = "CUDA_DEVICE_ORDER=PCI_BUS_ID";
 	char err[256], **env = NULL;
+	gid_t groups[ENGINE_MAX_GROUPS];
 	uint64_t granted = 0, b;
 	size_t off = 0;
 	int g;
@@ -499,10 +486,8 @@ engine_start(struct engine *e, struct job *j, uint64_t mask)
 		engine_fail(e, j, "cannot read its command from the database");
 		goto out;
 	}
-	engine_spool_dir(e, j->id, path, sizeof(path));
-	strncat(path, "/env", sizeof(path) - strlen(path) - 1);
-	if ((env = engine_read_env(path, &envbuf, 4)) == NULL) {
-		engine_fail(e, j, "its environment file is missing");
+	if (x.envbuf == NULL || (env = engine_env_vector(x.envbuf, x.envlen, 4)) == NULL) {
+		engine_fail(e, j, "its environment is missing from the private database");
 		goto out;
 	}
 	snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%s", uuids);
@@ -526,6 +511,16 @@ engine_start(struct engine *e, struct job *j, uint64_t mask)
 	rs.uid = x.uid;
 	rs.gid = x.gid;
 	rs.drop = e->is_root;
+	if (rs.drop) {
+		/* resolved here, where NSS is loaded once, not in every job */
+		rs.groups = groups;
+		rs.ngroups = ENGINE_MAX_GROUPS;
+		if (getgrouplist(x.user, x.gid, groups, &rs.ngroups) == -1) {
+			engine_fail(e, j, "cannot read the submitter's groups (over "
+			    "ENGINE_MAX_GROUPS, or the user is gone)");
+			goto out;
+		}
+	}
 	if ((j->pid = runner_spawn(&rs, err, sizeof(err))) == -1) {
 		j->pid = 0;
 		engine_fail(e, j, err);
@@ -540,7 +535,7 @@ engine_start(struct engine *e, struct job *j, uint64_t mask)
 		engine_arm(e, j, (double)j->time_limit);
 out:
 	free(env);
-	free(envbuf);
+	free(x.envbuf);
 	free(x.argv);
 	free(x.argvbuf);
 }

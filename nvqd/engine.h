@@ -89,7 +89,7 @@ void	engine_reason(struct engine *, const struct job *, char *, size_t);
 /* The memory demanded on GPU i by running jobs, and their ids. */
 uint64_t engine_demanded(struct engine *, int i, char *ids, size_t len);
 uint64_t engine_budget(struct engine *, int i);
-/* Where a job's spool folder is. */
-void	engine_spool_dir(struct engine *, int64_t, char *, size_t);
+/* A user's folder in the spool: job environments and default output. */
+void	engine_user_dir(struct engine *, uint32_t uid, char *, size_t);
 
 #endif

@@ -58,7 +58,7 @@ runner_job(const struct runner_spec *s, int efd)
 
 	setpgid(0, 0);
 	if (s->drop) {
-		if (initgroups(s->user, s->gid) == -1)
+		if (setgroups((size_t)s->ngroups, s->groups) == -1)
 			runner_fail(efd, 126, "cannot set the groups of %s: %s", s->user,
 			    strerror(errno));
 		if (setgid(s->gid) == -1)
@@ -144,8 +144,7 @@ runner_write_status(const char *path, const struct runner_status *rs)
 	fprintf(fp, "exit %d\nsignal %d\ncpu %.3f\nrss %lld\nended %.3f\nreason %s\n",
 	    rs->exit_code, rs->signal, rs->cpu_time, (long long)rs->max_rss, rs->ended_at,
 	    rs->reason);
-	fflush(fp);
-	fsync(fd);
+	/* no fsync: this must outlive nvqd, not a power cut (which ends the job too) */
 	fclose(fp);
 	rename(tmp, path);
 }
@@ -227,15 +226,20 @@ runner_shim(const struct runner_spec *s)
 		}
 	}
 	rs.ended_at = runner_now();
-	/* The job is over: what it left behind goes too, so its GPUs are free. */
-	for (i = 0; i < 100; i++) {
+	/*
+	 * The job is over: what it left behind goes too, so that its GPUs are
+	 * free.  Its group first; then, if any orphan reparented to us is
+	 * left (it escaped the group), a scan of /proc for our children.
+	 */
+	kill(-job, SIGKILL);
+	for (i = 0; i < 200; i++) {
+		while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+			;
+		if (p == -1 && errno == ECHILD)
+			break;
 		kill(-job, SIGKILL);
 		runner_kill_children();
-		while (waitpid(-1, &st, WNOHANG) > 0)
-			;
-		if (waitpid(-1, &st, WNOHANG) == -1 && errno == ECHILD)
-			break;
-		usleep(10000);
+		usleep(5000);
 	}
 	runner_write_status(s->status_path, &rs);
 	_exit(0);

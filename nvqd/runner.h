@@ -27,7 +27,9 @@ struct runner_spec {
 	const char	*user;
 	uid_t		uid;
 	gid_t		gid;
-	int		drop;		/* become uid/gid/groups of user */
+	int		drop;		/* become uid, gid and groups */
+	const gid_t	*groups;	/* the user's supplementary groups */
+	int		ngroups;
 };
 
 struct runner_status {

@@ -23,7 +23,18 @@
 #include "parse.h"
 #include "sched.h"
 
+#define SCHED_USERS	512	/* users tracked for limits; beyond, a scan */
+
+struct sched_user {
+	uint32_t	uid;
+	int		used;
+	int		nrun;		/* running jobs, and those started this pass */
+	int		ngpu;		/* GPUs they hold */
+};
+
 struct sched_state {
+	struct sched_user users[SCHED_USERS];
+	int		users_full;
 	uint64_t	budget[SCHED_MAX_GPUS];
 	uint64_t	demand[SCHED_MAX_GPUS];
 	int		njobs[SCHED_MAX_GPUS];
@@ -248,13 +259,39 @@ sched_sort(int *o, int n, const struct sched_job *jobs, const struct sched_setti
 	}
 }
 
+/* The user's slot in the table, made if need be; NULL when the table is full. */
+static struct sched_user *
+sched_user_slot(struct sched_state *st, uint32_t uid)
+{
+	unsigned h = (uid * 2654435761U) % SCHED_USERS, k;
+
+	for (k = 0; k < SCHED_USERS; k++, h = (h + 1) % SCHED_USERS) {
+		if (!st->users[h].used) {
+			st->users[h].used = 1;
+			st->users[h].uid = uid;
+			return &st->users[h];
+		}
+		if (st->users[h].uid == uid)
+			return &st->users[h];
+	}
+	st->users_full = 1;
+	return NULL;
+}
+
 /* Running jobs and GPUs held by a user, counting jobs started in this pass. */
 static void
-sched_user(const struct sched_job *jobs, int njobs, const struct sched_plan *p,
-    uint32_t uid, int *nrun, int *ngpu)
+sched_user(struct sched_state *st, const struct sched_job *jobs, int njobs,
+    const struct sched_plan *p, uint32_t uid, int *nrun, int *ngpu)
 {
+	struct sched_user *u;
 	int i;
 
+	if (!st->users_full && (u = sched_user_slot(st, uid)) != NULL) {
+		*nrun = u->nrun;
+		*ngpu = u->ngpu;
+		return;
+	}
+	/* more users than the table holds: count them the slow way */
 	*nrun = *ngpu = 0;
 	for (i = 0; i < njobs; i++) {
 		if (jobs[i].uid != uid)
@@ -264,6 +301,17 @@ sched_user(const struct sched_job *jobs, int njobs, const struct sched_plan *p,
 			*ngpu += jobs[i].ngpus;
 		}
 	}
+}
+
+static void
+sched_user_add(struct sched_state *st, const struct sched_job *j)
+{
+	struct sched_user *u;
+
+	if (st->users_full || (u = sched_user_slot(st, j->uid)) == NULL)
+		return;
+	u->nrun++;
+	u->ngpu += j->ngpus;
 }
 
 /* Picks the n GPUs with the least room that fit: packs, keeping big holes. */
@@ -360,6 +408,7 @@ sched_plan(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs
 		}
 		p->dec[i].why = SCHED_RUNNING;
 		p->dec[i].gpumask = j->gpumask;
+		sched_user_add(&st, j);
 		for (g = 0; g < ngpus; g++)
 			if (j->gpumask & (1ULL << g))
 				sched_hold(&st, gpus, g, j->mem);
@@ -374,7 +423,7 @@ sched_plan(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs
 			continue;
 		}
 		if (s->max_running_jobs > 0 || s->max_gpus > 0) {
-			sched_user(jobs, njobs, p, j->uid, &nrun, &ngpu);
+			sched_user(&st, jobs, njobs, p, j->uid, &nrun, &ngpu);
 			if (s->max_running_jobs > 0 && nrun >= s->max_running_jobs) {
 				d->why = SCHED_WAIT_USER_JOBS;
 				continue;
@@ -388,15 +437,14 @@ sched_plan(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs
 			d->why = SCHED_WAIT_GPUS;
 			continue;
 		}
-		if (j->ngpus == 0) {
+		if (j->ngpus == 0)
 			d->why = SCHED_START;
-			p->nstart++;
-			continue;
-		}
-		sched_place(&st, gpus, ngpus, j, d);
-		if (d->why == SCHED_START)
-			p->nstart++;
 		else
+			sched_place(&st, gpus, ngpus, j, d);
+		if (d->why == SCHED_START) {
+			p->nstart++;
+			sched_user_add(&st, j);
+		} else
 			blocked++;
 	}
 	/* Aging may reorder the blocked jobs' claims: look again in a minute. */

@@ -4,20 +4,28 @@
  * transaction, so a crash leaves either all of it or none.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "store.h"
 
 extern const char *const store_schema[];
 
+#define STORE_CACHE	64	/* prepared statements kept, keyed by their SQL's address */
+
 struct store {
 	sqlite3		*db;
+	int		sync_full;
+	const char	*sql[STORE_CACHE];
+	sqlite3_stmt	*stmt[STORE_CACHE];
 };
 
 static int
@@ -55,19 +63,50 @@ store_rollback(struct store *st)
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/*
+ * A prepared statement for sql, which must be a string literal: statements
+ * are cached by the address of their text, and reset after each use.
+ */
 static sqlite3_stmt *
 store_prepare(struct store *st, const char *sql)
 {
 	sqlite3_stmt *s = NULL;
+	size_t h = ((uintptr_t)sql >> 3) % STORE_CACHE, k;
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+	for (k = 0; k < STORE_CACHE; k++, h = (h + 1) % STORE_CACHE) {
+		if (st->sql[h] == sql)
+			return st->stmt[h];
+		if (st->sql[h] == NULL)
+			break;
+	}
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) !=
+	    SQLITE_OK) {
 		log_warnx("database: prepare: %s", sqlite3_errmsg(st->db));
 		return NULL;
+	}
+	if (k < STORE_CACHE) {
+		st->sql[h] = sql;
+		st->stmt[h] = s;
 	}
 	return s;
 }
 
-/* Steps a statement that returns no rows, then finalizes it. */
+/* Makes a statement ready for its next use (or frees it if it is not cached). */
+static void
+store_release(struct store *st, sqlite3_stmt *s)
+{
+	size_t k;
+
+	for (k = 0; k < STORE_CACHE; k++)
+		if (st->stmt[k] == s) {
+			sqlite3_reset(s);
+			sqlite3_clear_bindings(s);
+			return;
+		}
+	sqlite3_finalize(s);
+}
+
+/* Steps a statement that returns no rows, then releases it. */
 static int
 store_done(struct store *st, sqlite3_stmt *s)
 {
@@ -76,7 +115,7 @@ store_done(struct store *st, sqlite3_stmt *s)
 	if (s == NULL)
 		return -1;
 	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	store_release(st, s);
 	if (rc != SQLITE_DONE) {
 		log_warnx("database: %s", sqlite3_errmsg(st->db));
 		return -1;
@@ -129,7 +168,7 @@ store_rows(struct store *st, sqlite3_stmt *s, store_row_cb cb, void *arg)
 			break;
 		}
 	}
-	sqlite3_finalize(s);
+	store_release(st, s);
 	if (rc != SQLITE_DONE) {
 		log_warnx("database: %s", sqlite3_errmsg(st->db));
 		return -1;
@@ -193,6 +232,37 @@ fail:
 	return -1;
 }
 
+/* Attaches <path>.private, made 0600 before SQLite ever opens it. */
+static int
+store_private(struct store *st, const char *path, char *err, size_t errlen)
+{
+	char priv[PATH_MAX + 16];
+	sqlite3_stmt *s;
+	int fd;
+
+	snprintf(priv, sizeof(priv), "%s.private", path);
+	if ((fd = open(priv, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1) {
+		snprintf(err, errlen, "%s: %s", priv, strerror(errno));
+		return -1;
+	}
+	fchmod(fd, 0600);
+	close(fd);
+	if ((s = store_prepare(st, "ATTACH DATABASE ? AS private")) == NULL)
+		goto fail;
+	sqlite3_bind_text(s, 1, priv, -1, SQLITE_STATIC);
+	if (store_done(st, s) == -1 ||
+	    store_exec(st, "PRAGMA private.journal_mode = WAL") == -1 ||
+	    store_exec(st, st->sync_full ? "PRAGMA private.synchronous = FULL" :
+	    "PRAGMA private.synchronous = NORMAL") == -1 ||
+	    store_exec(st, "CREATE TABLE IF NOT EXISTS private.job_env ("
+	    "job_id INTEGER PRIMARY KEY, env BLOB NOT NULL)") == -1)
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, errlen, "%s: %s", priv, sqlite3_errmsg(st->db));
+	return -1;
+}
+
 struct store *
 store_open(const char *path, int sync_full, char *err, size_t errlen)
 {
@@ -215,6 +285,7 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, 5000);
+	st->sync_full = sync_full;
 	if (store_exec(st, "PRAGMA journal_mode = WAL") == -1 ||
 	    store_exec(st, sync_full ? "PRAGMA synchronous = FULL" :
 	    "PRAGMA synchronous = NORMAL") == -1 ||
@@ -222,7 +293,7 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(st->db));
 		goto fail;
 	}
-	if (store_migrate(st, err, errlen) == -1)
+	if (store_migrate(st, err, errlen) == -1 || store_private(st, path, err, errlen) == -1)
 		goto fail;
 	/* People read it with the sqlite3 shell; the environments are not in it. */
 	chmod(path, 0644);
@@ -235,8 +306,13 @@ fail:
 void
 store_close(struct store *st)
 {
+	size_t k;
+
 	if (st == NULL)
 		return;
+	for (k = 0; k < STORE_CACHE; k++)
+		if (st->stmt[k] != NULL)
+			sqlite3_finalize(st->stmt[k]);
 	sqlite3_close(st->db);
 	free(st);
 }
@@ -251,7 +327,7 @@ store_version(struct store *st)
 		return -1;
 	if (sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
+	store_release(st, s);
 	return v;
 }
 
@@ -306,8 +382,10 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 		goto fail;
 	id = sqlite3_last_insert_rowid(st->db);
 	if (j->stdout_path == NULL || j->stderr_path == NULL) {
-		snprintf(out, sizeof(out), "%s/%lld/out", j->spool, (long long)id);
-		snprintf(errp, sizeof(errp), "%s/%lld/err", j->spool, (long long)id);
+		snprintf(out, sizeof(out), "%s/%u/%lld.out", j->spool, (unsigned)j->uid,
+		    (long long)id);
+		snprintf(errp, sizeof(errp), "%s/%u/%lld.err", j->spool, (unsigned)j->uid,
+		    (long long)id);
 		s = store_prepare(st, "UPDATE jobs SET stdout_path = ?, stderr_path = ? "
 		    "WHERE id = ?");
 		if (s == NULL)
@@ -319,6 +397,18 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 			goto fail;
 	}
 	if (store_event(st, id, j->now, "PENDING", "submitted") == -1)
+		goto fail;
+	/*
+	 * SQLite commits the two WAL files one after the other: a crash between
+	 * can leave a job without its environment, which then fails to start
+	 * with that reason.  Nothing is acknowledged before both are in.
+	 */
+	s = store_prepare(st, "INSERT INTO private.job_env (job_id, env) VALUES (?, ?)");
+	if (s == NULL)
+		goto fail;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_blob(s, 2, j->env ? j->env : "", j->env_len, SQLITE_STATIC);
+	if (store_done(st, s) == -1)
 		goto fail;
 	if (store_commit(st) == -1)
 		return -1;
@@ -362,17 +452,28 @@ fail:
 	return -1;
 }
 
+/*
+ * Not synced on its own: it reaches the disk with the next synced commit.
+ * A crash of nvqd loses nothing (WAL); a power cut could lose it, but then
+ * the job died too, and start-up finds it gone either way.
+ */
 int
 store_job_set_pid(struct store *st, int64_t id, int pid, int64_t pid_start)
 {
 	sqlite3_stmt *s = store_prepare(st, "UPDATE jobs SET pid = ?, pid_start = ? WHERE id = ?");
+	int r;
 
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int(s, 1, pid);
 	sqlite3_bind_int64(s, 2, pid_start);
 	sqlite3_bind_int64(s, 3, id);
-	return store_done(st, s);
+	if (st->sync_full)
+		store_exec(st, "PRAGMA synchronous = NORMAL");
+	r = store_done(st, s);
+	if (st->sync_full)
+		store_exec(st, "PRAGMA synchronous = FULL");
+	return r;
 }
 
 int
@@ -438,6 +539,13 @@ store_job_end(struct store *st, int64_t id, const struct store_end *e)
 	sqlite3_bind_int64(s, 6, id);
 	if (store_done(st, s) == -1 || store_event(st, id, e->now, e->state, e->reason) == -1)
 		goto fail;
+	/* its environment is no longer needed, and may hold secrets */
+	s = store_prepare(st, "DELETE FROM private.job_env WHERE job_id = ?");
+	if (s == NULL)
+		goto fail;
+	sqlite3_bind_int64(s, 1, id);
+	if (store_done(st, s) == -1)
+		goto fail;
 	return store_commit(st);
 fail:
 	store_rollback(st);
@@ -457,7 +565,7 @@ store_job_state(struct store *st, int64_t id, char *buf, size_t len)
 		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
 		r = 0;
 	}
-	sqlite3_finalize(s);
+	store_release(st, s);
 	return r;
 }
 
@@ -522,7 +630,8 @@ int
 store_job_exec(struct store *st, int64_t id, store_row_cb cb, void *arg)
 {
 	sqlite3_stmt *s = store_prepare(st, "SELECT argv, cwd, stdout_path, stderr_path, uid, "
-	    "gid, user FROM jobs WHERE id = ?");
+	    "gid, user, (SELECT env FROM private.job_env WHERE job_id = jobs.id) AS env "
+	    "FROM jobs WHERE id = ?");
 
 	if (s == NULL)
 		return -1;

@@ -36,13 +36,15 @@ struct store_job_new {
 	const char	*user, *name, *command, *cwd;
 	const char	*argv;		/* NUL-terminated strings, back to back */
 	int		argv_len;
+	const char	*env;		/* likewise, the environment */
+	int		env_len;
 	int		gpus;
 	uint64_t	mem;		/* 0: a whole GPU */
 	int		priority;
 	int64_t		time_limit;	/* 0: none */
 	const char	*after;		/* NULL or "3,4" */
-	const char	*stdout_path;	/* NULL: <spool>/<id>/out */
-	const char	*stderr_path;	/* NULL: <spool>/<id>/err */
+	const char	*stdout_path;	/* NULL: <spool>/<uid>/<id>.out */
+	const char	*stderr_path;	/* NULL: <spool>/<uid>/<id>.err */
 	const char	*spool;
 	double		now;
 };
@@ -89,7 +91,7 @@ int		 store_active(struct store *, store_row_cb, void *);
 int		 store_jobs(struct store *, const struct store_filter *, store_row_cb, void *);
 int		 store_runs(struct store *, int64_t id, store_row_cb, void *);
 int		 store_events(struct store *, int64_t id, store_row_cb, void *);
-/* What running job id needs: argv, cwd, stdout_path, stderr_path, uid, gid, user. */
+/* What running job id needs: argv, cwd, stdout_path, stderr_path, uid, gid, user, env. */
 int		 store_job_exec(struct store *, int64_t id, store_row_cb, void *);
 
 #endif

@@ -405,7 +405,12 @@ GPU-00000000-0000-0000-0000-000000000000"
 	MYVAR=hello nvq submit -g 0 --parsable sh -c 'echo $MYVAR' > "$T/id"
 	nvq wait "$(cat "$T/id")"
 	expect_eq "the submitted environment" "$(nvq log "$(cat "$T/id")")" hello
-	expect_eq "env file is private" "$(stat -c %a "$T/spool/$(cat "$T/id")/env")" 600
+	expect_eq "the private database is private" "$(stat -c %a "$T/nvq.db.private")" 600
+	expect_eq "the environment is not in the public database" \
+	    "$(grep -c MYVAR=hello "$T/nvq.db" "$T/nvq.db-wal" 2>/dev/null | awk -F: '{s += $2} END {print s}')" 0
+	expect_eq "nor kept after the job ended" \
+	    "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM job_env")" 0
+	expect_eq "the user's spool folder is private" "$(stat -c %a "$T/spool/$(id -u)")" 700
 	out=$(nvq history --since 1h | wc -l)
 	expect_eq "history lines (header + 6 jobs)" "$out" 7
 	expect_match "history --json" "$(nvq history --state FAILED --json)" "\"exit_code\": 3"

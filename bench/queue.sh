@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# queue.sh: nvq against task-spooler (tsp), in one run on one machine.
+#
+#   submit: N trivial jobs (`true`) submitted with one client process
+#           each, from the first submit to the last acknowledgement;
+#   run:    the same N jobs from the first submit to the last one finished;
+# each with at most 1 job running at a time, and with 16.  (Both queues run
+# jobs while they are submitted: tsp cannot hold 1000 queued jobs, as it
+# keeps a client process and a connection for each, and stalls near 1000.)
+#
+# nvqd keeps every state durable ([daemon] sync = full: each submit is on
+# disk before it is acknowledged); tsp keeps its queue in memory, and one
+# client process per queued job.
+# Prints the median of ROUNDS rounds of each, and the ratio tsp/nvq
+# (above 1: nvq is faster).  Usage: bench/queue.sh [N] [ROUNDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-1000}
+ROUNDS=${2:-3}
+ROOT=$PWD
+if ! command -v tsp > /dev/null; then
+	SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+	$SUDO apt-get install -y -qq task-spooler > /dev/null
+fi
+make -s
+NVQ=$ROOT/build/nvq
+NVQD=$ROOT/build/nvqd
+W=$(mktemp -d /tmp/nvq-bench.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; [ -n "${TS_SOCKET:-}" ] && tsp -K 2>/dev/null; rm -rf "$W"' EXIT
+
+now() { date +%s.%N; }
+median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+
+start_nvqd() {	# SLOTS
+	rm -rf "$W/nvq"; mkdir -p "$W/nvq"
+	cat > "$W/nvq/nvq.ini" <<-EOF
+	[daemon]
+	socket = $W/nvq/sock
+	database = $W/nvq/nvq.db
+	spool = $W/nvq/spool
+	log_level = warn
+	sync = full
+	[gpus]
+	virtual = 1x16G
+	[limits]
+	max_running_jobs = $1
+	EOF
+	"$NVQD" -c "$W/nvq/nvq.ini" 2> "$W/nvq/log" &
+	NVQD_PID=$!
+	export NVQ_SOCKET=$W/nvq/sock
+	until "$NVQ" list > /dev/null 2>&1; do sleep 0.02; done
+}
+stop_nvqd() { kill "$NVQD_PID"; wait "$NVQD_PID" 2>/dev/null || true; }
+
+start_tsp() {	# SLOTS
+	rm -rf "$W/tsp"; mkdir -p "$W/tsp"
+	# tsp keeps a waiting client process per queued job, and by default
+	# serves at most 1000 of them (TS_MAXCONN): raise it above N
+	export TS_SOCKET=$W/tsp/sock TMPDIR=$W/tsp TS_MAXCONN=$((N + 100))
+	tsp -S "$1" > /dev/null
+}
+stop_tsp() { tsp -K 2> /dev/null || true; }
+
+nvq_round() {	# SLOTS: prints "submit-seconds run-seconds"
+	start_nvqd "$1"
+	local t0 t1 t2 i
+	t0=$(now)
+	for ((i = 0; i < N; i++)); do "$NVQ" submit -g 0 true > /dev/null; done
+	t1=$(now)
+	while [ "$(sqlite3 "$W/nvq/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")" != "$N" ]; do
+		sleep 0.01
+	done
+	t2=$(now)
+	stop_nvqd
+	echo "$(echo "$t1 - $t0" | bc) $(echo "$t2 - $t0" | bc)"
+}
+
+tsp_round() {	# SLOTS
+	start_tsp "$1"
+	local t0 t1 t2 i
+	t0=$(now)
+	for ((i = 0; i < N; i++)); do tsp true > /dev/null; done
+	t1=$(now)
+	while [ "$(tsp -l | grep -c ' finished ')" != "$N" ]; do
+		sleep 0.01
+	done
+	t2=$(now)
+	stop_tsp
+	echo "$(echo "$t1 - $t0" | bc) $(echo "$t2 - $t0" | bc)"
+}
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	# alternate who goes first, so that neither always meets a warm cache
+	for sys in $( ((r % 2)) && echo "nvq tsp" || echo "tsp nvq"); do
+		for slots in 1 16; do
+			${sys}_round $slots >> "$W/$sys-$slots"
+		done
+	done
+done
+echo "nvq vs task-spooler, N=$N jobs, median of $ROUNDS rounds, $(nproc) CPUs, $(uname -r)"
+printf '%-42s %9s %9s %9s\n' "" "nvq (s)" "tsp (s)" "tsp/nvq"
+for slots in 1 16; do
+	for col in 1 2; do
+		a=$(cut -d' ' -f$col "$W/nvq-$slots" | median)
+		b=$(cut -d' ' -f$col "$W/tsp-$slots" | median)
+		[ $col = 1 ] && label="submit $N, one process each" || label="run $N trivial jobs, end to end"
+		printf '%-42s %9.3f %9.3f %9.2f\n' "$label ($slots at a time)" "$a" "$b" \
+		    "$(echo "$b / $a" | bc -l)"
+	done
+done
