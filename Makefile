@@ -7,6 +7,7 @@ PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 SBINDIR	?= $(PREFIX)/sbin
 SHAREDIR ?= $(PREFIX)/share
+LIBEXECDIR ?= $(PREFIX)/libexec/nvq
 SYSCONFDIR ?= /etc
 DESTDIR	?=
 
@@ -15,7 +16,7 @@ CFLAGS	?= -O2 -g
 # snprintf truncation is checked where it matters; the warning fires on every path join
 WARN	= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation
 WERROR	?=
-CPPFLAGS += -D_GNU_SOURCE -iquote nvqd
+CPPFLAGS += -D_GNU_SOURCE -iquote nvqd -DNVQ_LIBEXECDIR='"$(LIBEXECDIR)"'
 ALL_CFLAGS = -std=c11 $(WARN) $(WERROR) $(CFLAGS) -MMD -MP
 
 ifeq ($(SAN),1)
@@ -46,7 +47,7 @@ SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
 
 obj	= $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-all: $(BUILD)/nvqd $(BUILD)/nvq
+all: $(BUILD)/nvqd $(BUILD)/nvq $(BUILD)/nvq-shim
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -65,6 +66,10 @@ $(BUILD)/nvqd: $(call obj,$(NVQD_SRC)) $(BUILD)/obj/gen/schema_sql.o
 
 $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ -lm
+
+# the per-job supervisor: libc only, small, started with posix_spawn
+$(BUILD)/nvq-shim: $(call obj,nvqd/shim.c)
+	$(CC) $(LDFLAGS) -o $@ $^
 
 # Unit tests: cmocka, pure logic only.
 UNIT	= sched proto config parse
@@ -91,9 +96,11 @@ check: test
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/nvq \
+	    $(DESTDIR)$(LIBEXECDIR) \
 	    $(DESTDIR)$(SHAREDIR)/bash-completion/completions $(DESTDIR)$(PREFIX)/lib/systemd/system
 	install -m 755 $(BUILD)/nvq $(DESTDIR)$(BINDIR)/nvq
 	install -m 755 $(BUILD)/nvqd $(DESTDIR)$(SBINDIR)/nvqd
+	install -m 755 $(BUILD)/nvq-shim $(DESTDIR)$(LIBEXECDIR)/nvq-shim
 	test -e $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini || \
 	    install -m 644 etc/nvq.ini $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini
 	install -m 644 contrib/nvq.bash $(DESTDIR)$(SHAREDIR)/bash-completion/completions/nvq

@@ -264,12 +264,14 @@ engine_grow(struct engine *e, int n)
 	free(e->dec);
 	free(e->order);
 	free(e->map);
+	free(e->started);
+	e->started = calloc((size_t)cap, sizeof(*e->started));
 	e->sj = calloc((size_t)cap, sizeof(*e->sj));
 	e->dec = calloc((size_t)cap, sizeof(*e->dec));
 	e->order = calloc((size_t)cap, sizeof(*e->order));
 	e->map = calloc((size_t)cap, sizeof(*e->map));
 	e->cap = cap;
-	if (!e->sj || !e->dec || !e->order || !e->map) {
+	if (!e->sj || !e->dec || !e->order || !e->map || !e->started) {
 		e->cap = 0;
 		return -1;
 	}
@@ -411,7 +413,7 @@ engine_stop(struct engine *e, struct job *j, const char *state, const char *reas
 	snprintf(j->ending, sizeof(j->ending), "%s", state);
 	snprintf(j->end_reason, sizeof(j->end_reason), "%s", reason);
 	log_info("job %lld: %s, sending SIGTERM", (long long)j->id, reason);
-	if (j->pid > 0)
+	if (j->pid > 0 && !j->exited)
 		runner_stop(j->pid, 0);
 	engine_arm(e, j, (double)e->cfg.kill_grace);
 	return 0;
@@ -424,13 +426,15 @@ engine_timer_cb(uv_timer_t *h)
 	struct engine *e = h->loop->data;
 	char why[64], t[24];
 
+	if (j->exited)
+		return;
 	if (j->ending[0] == '\0') {
 		fmt_elapsed(j->time_limit, t, sizeof(t));
 		snprintf(why, sizeof(why), "time limit %s reached", t);
 		engine_stop(e, j, "TIMEOUT", why);
 		return;
 	}
-	if (!j->killed_hard && j->pid > 0) {
+	if (!j->killed_hard && j->pid > 0 && !j->exited) {
 		log_info("job %lld: still running after %llds, sending SIGKILL",
 		    (long long)j->id, (long long)e->cfg.kill_grace);
 		runner_stop(j->pid, 1);
@@ -449,15 +453,10 @@ engine_fail(struct engine *e, struct job *j, const char *why)
 	engine_drop(e, j);
 }
 
-static void
-engine_start(struct engine *e, struct job *j, uint64_t mask)
+/* The UUIDs of the GPUs in mask, and the memory each may give a job. */
+static uint64_t
+engine_gpus_of(struct engine *e, const struct job *j, uint64_t mask, char *uuids, size_t len)
 {
-	struct engine_exec x;
-	struct runner_spec rs;
-	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX];
-	char cvd[sizeof(uuids) + 32], jid[48], gmem[48], order[] = "CUDA_DEVICE_ORDER=PCI_BUS_ID";
-	char err[256], **env = NULL;
-	gid_t groups[ENGINE_MAX_GROUPS];
 	uint64_t granted = 0, b;
 	size_t off = 0;
 	int g;
@@ -466,20 +465,45 @@ engine_start(struct engine *e, struct job *j, uint64_t mask)
 	for (g = 0; g < e->gpus.n; g++) {
 		if (!(mask & (1ULL << g)))
 			continue;
-		off += (size_t)snprintf(uuids + off, sizeof(uuids) - off, "%s%s", off ? "," : "",
+		off += (size_t)snprintf(uuids + off, len - off, "%s%s", off ? "," : "",
 		    e->gpus.gpus[g].uuid);
 		b = j->mem ? j->mem : engine_budget(e, g);
 		if (granted == 0 || b < granted)
 			granted = b;
 	}
-	if (store_job_start(e->store, j->id, engine_now(), uuids, j->ngpus, granted) == -1) {
-		log_warnx("job %lld: cannot record its start; it stays pending", (long long)j->id);
-		return;
-	}
+	return granted;
+}
+
+/* Records PENDING -> RUNNING (inside the pass's transaction); acts later. */
+static int
+engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
+{
+	char uuids[SCHED_MAX_GPUS * 97];
+	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
+
+	return store_job_start(e->store, j->id, now, uuids, j->ngpus, granted);
+}
+
+/*
+ * Starts a job whose RUNNING state is committed: forks its supervisor.
+ * Returns 0, or -1 when it failed to start, was recorded FAILED and freed.
+ */
+static int
+engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
+{
+	struct engine_exec x;
+	struct runner_spec rs;
+	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX];
+	char cvd[sizeof(uuids) + 32], jid[48], gmem[48], order[] = "CUDA_DEVICE_ORDER=PCI_BUS_ID";
+	char err[256], **env = NULL;
+	gid_t groups[ENGINE_MAX_GROUPS];
+	int rc = -1;
+	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
+
 	j->state = JOB_RUNNING;
 	j->gpumask = mask;
 	j->granted = granted;
-	j->started_at = engine_now();
+	j->started_at = now;
 
 	memset(&x, 0, sizeof(x));
 	if (store_job_exec(e->store, j->id, engine_exec_cb, &x) == -1 || !x.found) {
@@ -511,6 +535,7 @@ engine_start(struct engine *e, struct job *j, uint64_t mask)
 	rs.uid = x.uid;
 	rs.gid = x.gid;
 	rs.drop = e->is_root;
+	rs.shim = e->shim;
 	if (rs.drop) {
 		/* resolved here, where NSS is loaded once, not in every job */
 		rs.groups = groups;
@@ -526,75 +551,128 @@ engine_start(struct engine *e, struct job *j, uint64_t mask)
 		engine_fail(e, j, err);
 		goto out;
 	}
-	if (store_job_set_pid(e->store, j->id, j->pid, runner_start_time(j->pid)) == -1)
-		log_warnx("job %lld: cannot record its pid", (long long)j->id);
+	j->pid_start = runner_start_time(j->pid);
 	log_info("job %lld started (pid %d) on %s", (long long)j->id, (int)j->pid,
 	    *uuids ? uuids : "no GPU");
 	engine_watch(e, j);
 	if (j->time_limit > 0)
 		engine_arm(e, j, (double)j->time_limit);
+	rc = 0;
 out:
 	free(env);
 	free(x.envbuf);
 	free(x.argv);
 	free(x.argvbuf);
+	return rc;
 }
 
-/* The shim is gone: reap it, read what it recorded, commit the final state. */
+/* The shim is gone: reap it; the next pass records how the job ended. */
 static void
 engine_job_ended(struct engine *e, struct job *j)
 {
-	struct runner_status rs;
-	struct store_end end;
-	char status[PATH_MAX], why[300];
 	int st;
 
 	if (j->pid > 0)
 		waitpid(j->pid, &st, WNOHANG);
-	engine_status_path(e, j->id, status, sizeof(status));
-	memset(&end, 0, sizeof(end));
-	end.now = engine_now();
-	if (runner_status_read(status, &rs) == -1) {
-		end.state = j->ending[0] ? j->ending : "FAILED";
-		end.exit_code = -1;
-		end.cpu_time = -1;
-		end.max_rss = -1;
-		end.reason = "its supervisor ended without recording an exit status";
-	} else {
-		end.now = rs.ended_at;
-		end.exit_code = rs.exit_code;
-		end.signal = rs.signal;
-		end.cpu_time = rs.cpu_time;
-		end.max_rss = rs.max_rss;
-		if (rs.reason[0] != '\0') {
-			end.state = "FAILED";
-			snprintf(why, sizeof(why), "%s", rs.reason);
-		} else if (j->ending[0] != '\0') {
-			end.state = j->ending;
-			snprintf(why, sizeof(why), "%s", j->end_reason);
-		} else if (rs.exit_code == 0) {
-			end.state = "COMPLETED";
-			why[0] = '\0';
-		} else if (rs.signal > 0) {
-			end.state = "FAILED";
-			snprintf(why, sizeof(why), "killed by signal %d (%s)", rs.signal,
-			    strsignal(rs.signal));
-		} else {
-			end.state = "FAILED";
-			snprintf(why, sizeof(why), "exit code %d", rs.exit_code);
-		}
-		end.reason = why[0] ? why : NULL;
-	}
-	if (store_job_end(e->store, j->id, &end) == -1) {
-		/* keep it: the next start-up reconciles it from the status file */
-		log_warnx("job %lld: cannot record its end", (long long)j->id);
-		return;
-	}
-	log_info("job %lld %s%s%s", (long long)j->id, end.state, end.reason ? ": " : "",
-	    end.reason ? end.reason : "");
-	unlink(status);
-	engine_drop(e, j);
+	if (j->poll != NULL)
+		uv_poll_stop(j->poll);
+	j->exited = 1;
 	engine_kick(e);
+}
+
+/* How an exited job ended, from what its shim recorded, into j->final_*. */
+static void
+engine_final(struct engine *e, struct job *j, struct store_end *end)
+{
+	struct runner_status rs;
+	char status[PATH_MAX];
+
+	engine_status_path(e, j->id, status, sizeof(status));
+	memset(end, 0, sizeof(*end));
+	end->now = engine_now();
+	j->final_reason[0] = '\0';
+	if (runner_status_read(status, &rs) == -1) {
+		snprintf(j->final_state, sizeof(j->final_state), "%s",
+		    j->ending[0] ? j->ending : "FAILED");
+		end->exit_code = -1;
+		end->cpu_time = -1;
+		end->max_rss = -1;
+		snprintf(j->final_reason, sizeof(j->final_reason), "%s",
+		    "its supervisor ended without recording an exit status");
+	} else {
+		end->now = rs.ended_at;
+		end->exit_code = rs.exit_code;
+		end->signal = rs.signal;
+		end->cpu_time = rs.cpu_time;
+		end->max_rss = rs.max_rss;
+		if (rs.reason[0] != '\0') {
+			snprintf(j->final_state, sizeof(j->final_state), "FAILED");
+			snprintf(j->final_reason, sizeof(j->final_reason), "%s", rs.reason);
+		} else if (j->ending[0] != '\0') {
+			snprintf(j->final_state, sizeof(j->final_state), "%s", j->ending);
+			snprintf(j->final_reason, sizeof(j->final_reason), "%s", j->end_reason);
+		} else if (rs.exit_code == 0) {
+			snprintf(j->final_state, sizeof(j->final_state), "COMPLETED");
+		} else if (rs.signal > 0) {
+			snprintf(j->final_state, sizeof(j->final_state), "FAILED");
+			snprintf(j->final_reason, sizeof(j->final_reason),
+			    "killed by signal %d (%s)", rs.signal, strsignal(rs.signal));
+		} else {
+			snprintf(j->final_state, sizeof(j->final_state), "FAILED");
+			snprintf(j->final_reason, sizeof(j->final_reason), "exit code %d",
+			    rs.exit_code);
+		}
+	}
+	end->state = j->final_state;
+	end->reason = j->final_reason[0] ? j->final_reason : NULL;
+}
+
+static void engine_wake_cb(uv_timer_t *);
+
+/* Commits the end of every job that exited since the last pass, at once. */
+static void
+engine_finish(struct engine *e)
+{
+	struct store_end end;
+	struct job *j, *next;
+	char status[PATH_MAX];
+	int n = 0;
+
+	for (j = e->jobs; j != NULL; j = j->next)
+		n += j->exited;
+	if (n == 0)
+		return;
+	if (store_tx_begin(e->store) == -1)
+		goto retry;
+	for (j = e->jobs; j != NULL; j = j->next) {
+		if (!j->exited)
+			continue;
+		engine_final(e, j, &end);
+		store_job_end(e->store, j->id, &end);
+	}
+	if (store_tx_commit(e->store) == -1)
+		goto retry;
+	/* their environments are no longer needed, and may hold secrets */
+	store_lazy_begin(e->store);
+	for (j = e->jobs; j != NULL; j = j->next)
+		if (j->exited)
+			store_env_delete(e->store, j->id);
+	store_lazy_commit(e->store);
+	for (j = e->jobs; j != NULL; j = next) {
+		next = j->next;
+		if (!j->exited)
+			continue;
+		log_info("job %lld %s%s%s", (long long)j->id, j->final_state,
+		    j->final_reason[0] ? ": " : "", j->final_reason);
+		engine_status_path(e, j->id, status, sizeof(status));
+		unlink(status);
+		engine_drop(e, j);
+	}
+	return;
+retry:
+	/* keep them: try again in a second (and a restart reconciles them) */
+	log_warnx("cannot record the end of %d jobs; trying again", n);
+	uv_timer_start(&e->wake, engine_wake_cb, 1000, 0);
 }
 
 int
@@ -631,8 +709,9 @@ engine_pass(struct engine *e)
 	struct job *j, *next;
 	char why[160];
 	double now = engine_now();
-	int i, n = 0, r;
+	int i, k, n = 0, r, ok;
 
+	engine_finish(e);
 	for (j = e->jobs; j != NULL; j = next) {
 		next = j->next;
 		if (j->state != JOB_PENDING || j->nafter == 0 || !j->dep_wait)
@@ -663,6 +742,7 @@ engine_pass(struct engine *e)
 		gpus[i].mode = config_mode(&e->cfg, i);
 	}
 	for (j = e->jobs; j != NULL; j = j->next) {
+		/* a job whose end is not recorded yet still holds its GPUs */
 		e->map[n] = j;
 		e->sj[n].id = j->id;
 		e->sj[n].uid = j->uid;
@@ -678,10 +758,37 @@ engine_pass(struct engine *e)
 	plan.dec = e->dec;
 	plan.order = e->order;
 	sched_plan(gpus, e->gpus.n, e->sj, n, &e->cfg.sched, now, &plan);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		e->map[i]->dec = plan.dec[i];
-		if (plan.dec[i].why == SCHED_START)
-			engine_start(e, e->map[i], plan.dec[i].gpumask);
+	if (plan.nstart > 0) {
+		/* commit every start of this pass at once, then act on them */
+		ok = store_tx_begin(e->store) == 0;
+		for (i = 0; i < n && ok; i++)
+			if (plan.dec[i].why == SCHED_START)
+				engine_commit_start(e, e->map[i], plan.dec[i].gpumask, now);
+		if (!ok || store_tx_commit(e->store) == -1) {
+			log_warnx("cannot record the start of %d jobs; they stay pending",
+			    plan.nstart);
+			uv_timer_start(&e->wake, engine_wake_cb, 1000, 0);
+			return;
+		}
+		/* a job that fails to start is freed: note the pids as we go */
+		for (i = 0, k = 0; i < n; i++) {
+			if (plan.dec[i].why != SCHED_START)
+				continue;
+			j = e->map[i];
+			if (engine_spawn(e, j, plan.dec[i].gpumask, now) == 0) {
+				e->started[k].id = j->id;
+				e->started[k].pid = j->pid;
+				e->started[k].pid_start = j->pid_start;
+				k++;
+			}
+		}
+		store_lazy_begin(e->store);
+		for (i = 0; i < k; i++)
+			store_job_set_pid(e->store, e->started[i].id, e->started[i].pid,
+			    e->started[i].pid_start);
+		store_lazy_commit(e->store);
 	}
 	if (plan.next_wake > 0)
 		uv_timer_start(&e->wake, engine_wake_cb,
@@ -829,6 +936,27 @@ engine_mkdir(const char *path, mode_t mode)
 	return 0;
 }
 
+/* nvq-shim: beside nvqd's own executable (a build tree), else where installed. */
+static void
+engine_find_shim(struct engine *e)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			snprintf(e->shim, sizeof(e->shim), "%s/nvq-shim", self);
+			if (access(e->shim, X_OK) == 0)
+				return;
+		}
+	}
+	snprintf(e->shim, sizeof(e->shim), "%s/nvq-shim", NVQ_LIBEXECDIR);
+	if (access(e->shim, X_OK) == -1)
+		log_fatal("cannot find nvq-shim beside nvqd or in %s", NVQ_LIBEXECDIR);
+}
+
 int
 engine_init(struct engine *e, uv_loop_t *loop)
 {
@@ -855,6 +983,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	snprintf(path, sizeof(path), "%s/.status", e->cfg.spool);
 	if (engine_mkdir(path, 0700) == -1)
 		log_fatal("spool %s", path);
+	engine_find_shim(e);
 	gpu_open(&e->gpus, &e->cfg);
 	gpu_refresh(&e->gpus, NULL, NULL);
 	log_info("%d GPUs from %s", e->gpus.n, e->gpus.source);
@@ -933,4 +1062,5 @@ engine_free(struct engine *e)
 	free(e->dec);
 	free(e->order);
 	free(e->map);
+	free(e->started);
 }

@@ -7,6 +7,7 @@
 #ifndef NVQ_ENGINE_H
 #define NVQ_ENGINE_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <uv.h>
@@ -35,6 +36,10 @@ struct job {
 	int		dep_wait;
 	uint64_t	gpumask;
 	pid_t		pid;		/* the shim */
+	int64_t		pid_start;	/* its start time, to know it again */
+	int		exited;		/* the shim is gone; the end is not recorded yet */
+	char		final_state[16];
+	char		final_reason[256];
 	int		pidfd;
 	uv_poll_t	*poll;
 	uv_timer_t	*timer;		/* time limit, then kill grace */
@@ -56,6 +61,7 @@ struct engine {
 	struct job	*jobs;		/* the active jobs */
 	int		njobs;
 	int		is_root;
+	char		shim[PATH_MAX];	/* nvq-shim */
 	uv_idle_t	kick;
 	uv_timer_t	wake;
 	uv_timer_t	poll;
@@ -66,6 +72,11 @@ struct engine {
 	struct sched_decision *dec;
 	int		*order;
 	struct job	**map;
+	struct {
+		int64_t	id;
+		pid_t	pid;
+		int64_t	pid_start;
+	}		*started;
 	int		cap;
 };
 

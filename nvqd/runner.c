@@ -1,262 +1,73 @@
 /*
- * runner.c: the shim and the job's start (see runner.h).
- *
- * Everything after the fork uses only plain system calls: the child is a
- * copy of a libuv process and must not touch the loop.  Forks use _Fork(),
- * not fork(): libuv's atfork handler re-creates its signal pipe in the
- * child, closing whatever descriptor now has the old number.  Failures
- * before exec are sent to the shim through a close-on-exec pipe and become
- * the job's reason.
+ * runner.c: starting a job's supervisor (nvq-shim, see shim.c) with
+ * posix_spawn, signalling it, and reading the status it records.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
-#include <stdarg.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runner.h"
 
-extern char **environ;
-
-static void
-runner_fail(int fd, int code, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0 && write(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1) < 0)
-		_exit(code);
-	_exit(code);
-}
-
-static int
-runner_open_out(const char *path)
-{
-	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-}
-
-/* In the job's process, after the shim's fork: never returns. */
-static void
-runner_job(const struct runner_spec *s, int efd)
-{
-	int in, out, err;
-
-	setpgid(0, 0);
-	if (s->drop) {
-		if (setgroups((size_t)s->ngroups, s->groups) == -1)
-			runner_fail(efd, 126, "cannot set the groups of %s: %s", s->user,
-			    strerror(errno));
-		if (setgid(s->gid) == -1)
-			runner_fail(efd, 126, "cannot set gid %u: %s", (unsigned)s->gid,
-			    strerror(errno));
-		if (setuid(s->uid) == -1)
-			runner_fail(efd, 126, "cannot set uid %u: %s", (unsigned)s->uid,
-			    strerror(errno));
-		if (s->uid != 0 && (setuid(0) != -1 || geteuid() == 0))
-			runner_fail(efd, 126, "privileges could be regained after dropping them");
-	}
-	umask(022);
-	if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
-		runner_fail(efd, 126, "cannot open /dev/null: %s", strerror(errno));
-	if ((out = runner_open_out(s->out)) == -1)
-		runner_fail(efd, 126, "cannot open %s: %s", s->out, strerror(errno));
-	if (strcmp(s->out, s->err) == 0)
-		err = out;
-	else if ((err = runner_open_out(s->err)) == -1)
-		runner_fail(efd, 126, "cannot open %s: %s", s->err, strerror(errno));
-	if (chdir(s->cwd) == -1)
-		runner_fail(efd, 126, "cannot enter %s: %s", s->cwd, strerror(errno));
-	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
-		runner_fail(efd, 126, "dup2: %s", strerror(errno));
-	environ = (char **)s->envp;
-	execvp(s->argv[0], s->argv);
-	runner_fail(efd, errno == ENOENT ? 127 : 126, "cannot execute %s: %s", s->argv[0],
-	    strerror(errno));
-}
-
-/* SIGKILLs every process whose parent is this one (what the subreaper got). */
-static void
-runner_kill_children(void)
-{
-	char path[64], buf[512], *p;
-	struct dirent *d;
-	DIR *dir;
-	FILE *fp;
-	pid_t self = getpid(), pid;
-	int ppid;
-
-	if ((dir = opendir("/proc")) == NULL)
-		return;
-	while ((d = readdir(dir)) != NULL) {
-		if ((pid = (pid_t)atoi(d->d_name)) <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		if ((fp = fopen(path, "r")) == NULL)
-			continue;
-		p = fgets(buf, sizeof(buf), fp);
-		fclose(fp);
-		if (p == NULL || (p = strrchr(buf, ')')) == NULL)
-			continue;
-		if (sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == self)
-			kill(pid, SIGKILL);
-	}
-	closedir(dir);
-}
-
-static double
-runner_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void
-runner_write_status(const char *path, const struct runner_status *rs)
-{
-	char tmp[4200];
-	FILE *fp;
-	int fd;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1)
-		return;
-	if ((fp = fdopen(fd, "w")) == NULL) {
-		close(fd);
-		return;
-	}
-	fprintf(fp, "exit %d\nsignal %d\ncpu %.3f\nrss %lld\nended %.3f\nreason %s\n",
-	    rs->exit_code, rs->signal, rs->cpu_time, (long long)rs->max_rss, rs->ended_at,
-	    rs->reason);
-	/* no fsync: this must outlive nvqd, not a power cut (which ends the job too) */
-	fclose(fp);
-	rename(tmp, path);
-}
-
-/* The shim's life: start the job, forward signals, record how it ended. */
-static void
-runner_shim(const struct runner_spec *s)
-{
-	struct runner_status rs;
-	struct rusage ru;
-	sigset_t set;
-	siginfo_t si;
-	pid_t job, p;
-	int efd[2], st, fd, i, done = 0;
-	ssize_t n;
-
-	setsid();
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	for (i = 1; i < NSIG; i++)
-		signal(i, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR2);
-	sigprocmask(SIG_SETMASK, &set, NULL);
-	if ((fd = open("/dev/null", O_RDWR)) != -1) {
-		dup2(fd, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-	}
-	closefrom(3);
-
-	memset(&rs, 0, sizeof(rs));
-	rs.exit_code = -1;
-	rs.max_rss = -1;
-	rs.cpu_time = -1;
-	if (pipe2(efd, O_CLOEXEC) == -1 || (job = _Fork()) == -1) {
-		rs.exit_code = 126;
-		snprintf(rs.reason, sizeof(rs.reason), "cannot start: %s", strerror(errno));
-		rs.ended_at = runner_now();
-		runner_write_status(s->status_path, &rs);
-		_exit(0);
-	}
-	if (job == 0) {
-		sigset_t none;
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		close(efd[0]);
-		runner_job(s, efd[1]);
-	}
-	setpgid(job, job);	/* also here, so that kill(-job) works at once */
-	close(efd[1]);
-	while ((n = read(efd[0], rs.reason, sizeof(rs.reason) - 1)) == -1 && errno == EINTR)
-		;
-	rs.reason[n > 0 ? n : 0] = '\0';
-	close(efd[0]);
-
-	while (!done) {
-		if (sigwaitinfo(&set, &si) == -1)
-			continue;
-		if (si.si_signo == SIGTERM || si.si_signo == SIGINT || si.si_signo == SIGHUP)
-			kill(-job, SIGTERM);
-		else if (si.si_signo == SIGUSR2)
-			kill(-job, SIGKILL);
-		while ((p = wait4(-1, &st, WNOHANG, &ru)) > 0) {
-			if (p != job)
-				continue;
-			done = 1;
-			if (WIFEXITED(st))
-				rs.exit_code = WEXITSTATUS(st);
-			else if (WIFSIGNALED(st))
-				rs.signal = WTERMSIG(st);
-			rs.cpu_time = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-			    ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-			rs.max_rss = (int64_t)ru.ru_maxrss * 1024;
-		}
-	}
-	rs.ended_at = runner_now();
-	/*
-	 * The job is over: what it left behind goes too, so that its GPUs are
-	 * free.  Its group first; then, if any orphan reparented to us is
-	 * left (it escaped the group), a scan of /proc for our children.
-	 */
-	kill(-job, SIGKILL);
-	for (i = 0; i < 200; i++) {
-		while ((p = waitpid(-1, &st, WNOHANG)) > 0)
-			;
-		if (p == -1 && errno == ECHILD)
-			break;
-		kill(-job, SIGKILL);
-		runner_kill_children();
-		usleep(5000);
-	}
-	runner_write_status(s->status_path, &rs);
-	_exit(0);
-}
-
 pid_t
 runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 {
-	pid_t pid;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	char uid[24], gid[24], *groups, **argv;
+	size_t len = 2, off = 0;
+	pid_t pid = -1;
+	int i, n, r;
 
-	unlink(s->status_path);
-	if ((pid = _Fork()) == -1) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+	for (n = 0; s->argv[n] != NULL; n++)
+		;
+	if ((argv = calloc((size_t)n + 12, sizeof(*argv))) == NULL ||
+	    (groups = malloc(len + (size_t)s->ngroups * 12)) == NULL) {
+		free(argv);
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (pid == 0)
-		runner_shim(s);
+	strcpy(groups, "-");
+	for (i = 0; i < s->ngroups; i++)
+		off += (size_t)sprintf(groups + off, "%s%u", i ? "," : "", (unsigned)s->groups[i]);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)s->uid);
+	snprintf(gid, sizeof(gid), "%u", (unsigned)s->gid);
+	argv[0] = "nvq-shim";
+	argv[1] = (char *)s->status_path;
+	argv[2] = (char *)s->out;
+	argv[3] = (char *)s->err;
+	argv[4] = (char *)s->cwd;
+	argv[5] = (char *)s->user;
+	argv[6] = uid;
+	argv[7] = gid;
+	argv[8] = groups;
+	argv[9] = s->drop ? "1" : "0";
+	argv[10] = "--";
+	for (i = 0; i < n; i++)
+		argv[11 + i] = s->argv[i];
+
+	unlink(s->status_path);
+	/* a new session, no blocked signals, every signal back to its default */
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	r = posix_spawn(&pid, s->shim, NULL, &attr, argv, s->envp);
+	posix_spawnattr_destroy(&attr);
+	if (r != 0) {
+		snprintf(err, errlen, "cannot start its supervisor %s: %s", s->shim, strerror(r));
+		pid = -1;
+	}
+	free(argv);
+	free(groups);
 	return pid;
 }
 

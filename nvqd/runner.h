@@ -2,13 +2,12 @@
  * runner.h: starting a job under its supervisor, signalling it, and
  * reading what the supervisor recorded when it ended.
  *
- * nvqd forks a supervisor (the shim) for each job.  The shim starts its own
- * session, becomes a child subreaper, and forks the job into a process
- * group of its own, after dropping to the submitter's groups, gid and uid
- * when nvqd runs as root.  It forwards SIGTERM to the job's group and turns
- * SIGUSR2 into SIGKILL for it, waits for the job, kills what the job left
- * behind in its group, and writes the exit status, CPU time and peak RSS to
- * a status file, so that they survive a restart of nvqd.  No libuv here.
+ * nvqd starts a supervisor, nvq-shim (shim.c), for each job, with
+ * posix_spawn: no copy of nvqd's memory, and a program of its own that
+ * outlives nvqd.  The shim drops privileges, runs the job in a process
+ * group of its own, and records how it ended in a status file:
+ *   exit N / signal N / cpu SECONDS / rss BYTES / ended EPOCH / reason TEXT
+ * one per line.  No libuv here.
  */
 #ifndef NVQ_RUNNER_H
 #define NVQ_RUNNER_H
@@ -28,6 +27,7 @@ struct runner_spec {
 	uid_t		uid;
 	gid_t		gid;
 	int		drop;		/* become uid, gid and groups */
+	const char	*shim;		/* path of nvq-shim */
 	const gid_t	*groups;	/* the user's supplementary groups */
 	int		ngroups;
 };

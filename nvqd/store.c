@@ -24,6 +24,8 @@ extern const char *const store_schema[];
 struct store {
 	sqlite3		*db;
 	int		sync_full;
+	int		depth;		/* of nested transactions */
+	int		doomed;		/* an inner one failed */
 	const char	*sql[STORE_CACHE];
 	sqlite3_stmt	*stmt[STORE_CACHE];
 };
@@ -41,15 +43,33 @@ store_exec(struct store *st, const char *sql)
 	return 0;
 }
 
+/*
+ * Transactions nest: only the outermost begins and commits, so that the
+ * engine can group the changes of one pass into one commit (one fsync).
+ * A failure inside makes the outermost commit roll everything back.
+ */
 static int
 store_begin(struct store *st)
 {
-	return store_exec(st, "BEGIN IMMEDIATE");
+	if (st->depth++ > 0)
+		return 0;
+	st->doomed = 0;
+	if (store_exec(st, "BEGIN IMMEDIATE") == -1) {
+		st->depth = 0;
+		return -1;
+	}
+	return 0;
 }
 
 static int
 store_commit(struct store *st)
 {
+	if (st->depth == 0 || --st->depth > 0)
+		return st->doomed ? -1 : 0;
+	if (st->doomed) {
+		store_exec(st, "ROLLBACK");
+		return -1;
+	}
 	if (store_exec(st, "COMMIT") == -1) {
 		store_exec(st, "ROLLBACK");
 		return -1;
@@ -60,13 +80,27 @@ store_commit(struct store *st)
 static void
 store_rollback(struct store *st)
 {
+	if (st->depth == 0)
+		return;
+	if (--st->depth > 0) {
+		st->doomed = 1;
+		return;
+	}
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-/*
- * A prepared statement for sql, which must be a string literal: statements
- * are cached by the address of their text, and reset after each use.
- */
+int
+store_tx_begin(struct store *st)
+{
+	return store_begin(st);
+}
+
+int
+store_tx_commit(struct store *st)
+{
+	return store_commit(st);
+}
+
 static sqlite3_stmt *
 store_prepare(struct store *st, const char *sql)
 {
@@ -452,27 +486,55 @@ fail:
 	return -1;
 }
 
-/*
- * Not synced on its own: it reaches the disk with the next synced commit.
- * A crash of nvqd loses nothing (WAL); a power cut could lose it, but then
- * the job died too, and start-up finds it gone either way.
- */
 int
 store_job_set_pid(struct store *st, int64_t id, int pid, int64_t pid_start)
 {
 	sqlite3_stmt *s = store_prepare(st, "UPDATE jobs SET pid = ?, pid_start = ? WHERE id = ?");
-	int r;
 
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int(s, 1, pid);
 	sqlite3_bind_int64(s, 2, pid_start);
 	sqlite3_bind_int64(s, 3, id);
-	if (st->sync_full)
+	return store_done(st, s);
+}
+
+int
+store_env_delete(struct store *st, int64_t id)
+{
+	sqlite3_stmt *s = store_prepare(st, "DELETE FROM private.job_env WHERE job_id = ?");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	return store_done(st, s);
+}
+
+/*
+ * A transaction that is not synced on its own: it reaches the disk with the
+ * next synced commit.  A crash of nvqd loses nothing (the WAL is in the page
+ * cache); a power cut could, which is why only what can be lost goes here:
+ * pids (the job died with the power too) and deleting old environments.
+ */
+int
+store_lazy_begin(struct store *st)
+{
+	if (st->sync_full && st->depth == 0) {
 		store_exec(st, "PRAGMA synchronous = NORMAL");
-	r = store_done(st, s);
-	if (st->sync_full)
+		store_exec(st, "PRAGMA private.synchronous = NORMAL");
+	}
+	return store_begin(st);
+}
+
+int
+store_lazy_commit(struct store *st)
+{
+	int r = store_commit(st);
+
+	if (st->sync_full && st->depth == 0) {
 		store_exec(st, "PRAGMA synchronous = FULL");
+		store_exec(st, "PRAGMA private.synchronous = FULL");
+	}
 	return r;
 }
 
@@ -538,13 +600,6 @@ store_job_end(struct store *st, int64_t id, const struct store_end *e)
 		sqlite3_bind_int64(s, 5, e->max_rss);
 	sqlite3_bind_int64(s, 6, id);
 	if (store_done(st, s) == -1 || store_event(st, id, e->now, e->state, e->reason) == -1)
-		goto fail;
-	/* its environment is no longer needed, and may hold secrets */
-	s = store_prepare(st, "DELETE FROM private.job_env WHERE job_id = ?");
-	if (s == NULL)
-		goto fail;
-	sqlite3_bind_int64(s, 1, id);
-	if (store_done(st, s) == -1)
 		goto fail;
 	return store_commit(st);
 fail:

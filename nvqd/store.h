@@ -77,7 +77,15 @@ int64_t		 store_job_insert(struct store *, const struct store_job_new *);
 /* PENDING -> RUNNING with a new run row. */
 int		 store_job_start(struct store *, int64_t id, double now, const char *uuids,
 		    int gpus, uint64_t mem);
+/* Within store_lazy_begin/commit: the supervisor's pid, and a job's environment gone. */
 int		 store_job_set_pid(struct store *, int64_t id, int pid, int64_t pid_start);
+int		 store_env_delete(struct store *, int64_t id);
+/* Groups changes into one synced commit; they nest. */
+int		 store_tx_begin(struct store *);
+int		 store_tx_commit(struct store *);
+/* Groups changes into one commit that is not synced on its own. */
+int		 store_lazy_begin(struct store *);
+int		 store_lazy_commit(struct store *);
 /* Records that a running job was asked to stop, and as what. */
 int		 store_job_ending(struct store *, int64_t id, const char *state,
 		    const char *reason, double now);
