@@ -65,7 +65,7 @@ $(BUILD)/nvqd: $(call obj,$(NVQD_SRC)) $(BUILD)/obj/gen/schema_sql.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(INI_LIBS) $(SQL_LIBS) -ldl -lm
 
 $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
-	$(CC) $(LDFLAGS) -o $@ $^ -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(INI_LIBS) -lm
 
 # the per-job supervisor: libc only, small, started with posix_spawn
 $(BUILD)/nvq-shim: $(call obj,nvqd/shim.c)

@@ -1,9 +1,11 @@
 /*
  * client.c: nvq's side of the socket: a blocking connect, one request,
- * one reply.  The socket is -s, else NVQ_SOCKET, else the per-user
- * daemon's if it exists, else the system one.
+ * one reply.  The socket is -s, else NVQ_SOCKET, else [daemon] socket
+ * in the configuration ($NVQ_CONFIG, else /etc/nvq/nvq.ini), else the
+ * per-user daemon's if it exists, else the system one.
  */
 #include <errno.h>
+#include <ini.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,15 +29,37 @@ nvq_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+struct client_ini {
+	char	*buf;
+	size_t	len;
+};
+
+static int
+client_ini_cb(void *arg, const char *section, const char *name, const char *value)
+{
+	struct client_ini *c = arg;
+
+	if (strcmp(section, "daemon") == 0 && strcmp(name, "socket") == 0 && *value == '/')
+		snprintf(c->buf, c->len, "%s", value);
+	return 1;
+}
+
 static const char *
 client_socket(const char *given, char *buf, size_t len)
 {
 	const char *env = getenv("NVQ_SOCKET"), *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *cfg = getenv("NVQ_CONFIG");
+	struct client_ini c = { buf, len };
 
 	if (given != NULL)
 		return given;
 	if (env != NULL && *env != '\0')
 		return env;
+	buf[0] = '\0';
+	/* errors in the file are nvqd's to report; here only the socket matters */
+	ini_parse(cfg && *cfg ? cfg : "/etc/nvq/nvq.ini", client_ini_cb, &c);
+	if (buf[0] != '\0')
+		return buf;
 	if (geteuid() != 0) {
 		if (xdg != NULL && *xdg == '/')
 			snprintf(buf, len, "%s/nvq/nvqd.sock", xdg);

@@ -61,7 +61,8 @@ nvq_usage(FILE *fp)
 	for (i = 0; i < NVQ_NCMDS; i++)
 		fprintf(fp, "  %-8s %s\n", nvq_cmds[i].name, nvq_cmds[i].help);
 	fprintf(fp, "\n`nvq COMMAND --help` for a command's options. The socket: -s, else "
-	    "$NVQ_SOCKET,\nelse the per-user nvqd's, else /run/nvq/nvqd.sock.\n");
+	    "$NVQ_SOCKET,\nelse [daemon] socket in $NVQ_CONFIG or /etc/nvq/nvq.ini, else the "
+	    "per-user nvqd's,\nelse /run/nvq/nvqd.sock.\n");
 }
 
 static int

@@ -21,6 +21,8 @@
 #define CTL_MAX_PRIO	1000000
 #define CTL_MAX_NAME	128
 
+static int ctl_names_epoch = 1;
+
 struct ctl_entry {
 	int	type;
 	int	(*fn)(struct ctl_req *, struct proto_buf *);
@@ -58,15 +60,34 @@ ctl_may_act(const struct ctl_req *r, uint32_t owner)
 	return r->uid == 0 || r->uid == owner;
 }
 
+/* The login name of uid; the last few are remembered (nvqd forgets them on SIGHUP). */
 static void
 ctl_user_name(uid_t uid, char *buf, size_t len)
 {
-	struct passwd *pw = getpwuid(uid);
+	static struct { uid_t uid; char name[64]; int used; } cache[16];
+	static unsigned next;
+	struct passwd *pw;
+	unsigned i;
 
-	if (pw != NULL)
+	for (i = 0; i < 16; i++)
+		if (cache[i].used && cache[i].uid == uid && ctl_names_epoch == cache[i].used) {
+			snprintf(buf, len, "%s", cache[i].name);
+			return;
+		}
+	if ((pw = getpwuid(uid)) != NULL)
 		snprintf(buf, len, "%s", pw->pw_name);
 	else
 		snprintf(buf, len, "%u", (unsigned)uid);
+	i = next++ % 16;
+	cache[i].uid = uid;
+	cache[i].used = ctl_names_epoch;
+	snprintf(cache[i].name, sizeof(cache[i].name), "%s", buf);
+}
+
+void
+ctl_forget_names(void)
+{
+	ctl_names_epoch++;
 }
 
 /* Appends s to buf quoted for a shell where it needs to be. */
@@ -145,7 +166,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	struct store_job_new j;
 	int64_t after[PARSE_MAX_IDS], id;
 	char user[64], name[CTL_MAX_NAME + 1], state[16], why[256], *argv = NULL, *cmd = NULL;
-	char afterbuf[PARSE_MAX_IDS * 21], *env = NULL;
+	char afterbuf[PARSE_MAX_IDS * 21], *env = NULL, *groups = NULL;
 	const char *s;
 	size_t argvlen = 0, off = 0, cmdlen = 8192;
 	int i, nargs = 0, nafter = 0, rc = -1;
@@ -252,6 +273,12 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		j.stderr_path = j.stdout_path;
 	j.spool = r->e->cfg.spool;
 	j.now = engine_now();
+	if (r->groups != NULL && (groups = malloc((size_t)r->ngroups * 12 + 1)) != NULL) {
+		for (i = 0, off = 0, groups[0] = '\0'; i < r->ngroups; i++)
+			off += (size_t)sprintf(groups + off, "%s%u", i ? "," : "",
+			    (unsigned)r->groups[i]);
+		j.groups = groups;
+	}
 	if ((id = store_job_insert(r->e->store, &j)) == -1) {
 		snprintf(r->err, sizeof(r->err), "cannot store the job (see nvqd's log); "
 		    "nothing was queued");
@@ -270,6 +297,7 @@ out:
 	free(argv);
 	free(cmd);
 	free(env);
+	free(groups);
 	return rc;
 }
 

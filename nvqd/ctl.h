@@ -17,10 +17,14 @@ struct ctl_req {
 	uid_t			uid;	/* from SO_PEERCRED, never from the message */
 	gid_t			gid;
 	pid_t			pid;
+	const gid_t		*groups;	/* SO_PEERGROUPS; NULL if unknown */
+	int			ngroups;
 	char			err[512];
 };
 
 /* Handles req; returns 0 with a MSG_OK reply in out, or -1 with req->err set. */
 int	ctl_dispatch(struct ctl_req *, struct proto_buf *out);
+/* Forgets the user names it remembers (on SIGHUP). */
+void	ctl_forget_names(void);
 
 #endif

@@ -316,6 +316,7 @@ struct engine_exec {
 	char		*envbuf;	/* NULL if the environment is missing */
 	int		envlen;
 	char		cwd[PATH_MAX], out[PATH_MAX], err[PATH_MAX], user[64];
+	char		groups[ENGINE_MAX_GROUPS * 11];	/* "" if not recorded */
 	uint32_t	uid, gid;
 	int		found;
 };
@@ -352,6 +353,7 @@ engine_exec_cb(void *arg, const struct store_col *c, int n)
 	} else if (n > 7 && c[7].type == STORE_TEXT && c[7].len == 0 &&
 	    (x->envbuf = calloc(1, 1)) != NULL)
 		x->envlen = 0;	/* an empty environment */
+	snprintf(x->groups, sizeof(x->groups), "%s", n > 8 && c[8].s ? c[8].s : "");
 	x->found = 1;
 	return 1;
 }
@@ -536,8 +538,17 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	rs.gid = x.gid;
 	rs.drop = e->is_root;
 	rs.shim = e->shim;
-	if (rs.drop) {
-		/* resolved here, where NSS is loaded once, not in every job */
+	if (rs.drop && x.groups[0] != '\0') {
+		/* the groups the submitting process had */
+		char *tok, *save;
+
+		rs.groups = groups;
+		for (tok = strtok_r(x.groups, ",", &save); tok && rs.ngroups < ENGINE_MAX_GROUPS;
+		    tok = strtok_r(NULL, ",", &save))
+			groups[rs.ngroups++] = (gid_t)strtoul(tok, NULL, 10);
+	} else if (rs.drop) {
+		/* submitted before they were recorded: the user's, resolved here,
+		 * where NSS is loaded once, not in every job */
 		rs.groups = groups;
 		rs.ngroups = ENGINE_MAX_GROUPS;
 		if (getgrouplist(x.user, x.gid, groups, &rs.ngroups) == -1) {

@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "ctl.h"
 #include "engine.h"
 #include "log.h"
 #include "proto.h"
@@ -62,6 +63,7 @@ nvqd_hup_cb(uv_signal_t *s, int signum)
 	struct nvqd *d = s->data;
 
 	(void)signum;
+	ctl_forget_names();
 	engine_reload(&d->engine);
 }
 

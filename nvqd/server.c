@@ -33,6 +33,8 @@ struct conn {
 	uid_t		uid;
 	gid_t		gid;
 	pid_t		pid;
+	gid_t		*groups;	/* SO_PEERGROUPS */
+	int		ngroups;
 	uint8_t		*buf;
 	size_t		len, cap;
 	int		closing;
@@ -62,6 +64,7 @@ server_conn_closed_cb(uv_handle_t *h)
 	if (++c->nclosed < 2)
 		return;
 	free(c->buf);
+	free(c->groups);
 	free(c);
 }
 
@@ -152,6 +155,8 @@ server_request(struct conn *c, int type, const uint8_t *body, uint32_t len)
 	req.uid = c->uid;
 	req.gid = c->gid;
 	req.pid = c->pid;
+	req.groups = c->groups;
+	req.ngroups = c->ngroups;
 	if (ctl_dispatch(&req, &out) == -1) {
 		proto_buf_free(&out);
 		server_error(c, req.err, 0);
@@ -278,6 +283,12 @@ server_accept_cb(uv_stream_t *l, int status)
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
+	/* the caller's supplementary groups, which its jobs will run with */
+	len = 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, NULL, &len) == -1 && errno == ERANGE &&
+	    len > 0 && (c->groups = malloc(len)) != NULL &&
+	    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->groups, &len) == 0)
+		c->ngroups = (int)(len / sizeof(gid_t));
 	uv_timer_start(&c->idle, server_idle_cb, SERVER_IDLE_MS, 0);
 	uv_read_start((uv_stream_t *)&c->pipe, server_alloc_cb, server_read_cb);
 }

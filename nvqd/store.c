@@ -391,7 +391,8 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 		return -1;
 	s = store_prepare(st, "INSERT INTO jobs (uid, gid, user, name, command, argv, cwd, "
 	    "state, gpus, mem_per_gpu, priority, time_limit, after, stdout_path, stderr_path, "
-	    "submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?, ?)");
+	    "submitted_at, groups) VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?)");
 	if (s == NULL)
 		goto fail;
 	sqlite3_bind_int64(s, 1, j->uid);
@@ -412,6 +413,7 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 	sqlite3_bind_text(s, 13, j->stdout_path ? j->stdout_path : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 14, j->stderr_path ? j->stderr_path : "", -1, SQLITE_STATIC);
 	sqlite3_bind_double(s, 15, j->now);
+	sqlite3_bind_text(s, 16, j->groups, -1, SQLITE_STATIC);
 	if (store_done(st, s) == -1)
 		goto fail;
 	id = sqlite3_last_insert_rowid(st->db);
@@ -685,8 +687,8 @@ int
 store_job_exec(struct store *st, int64_t id, store_row_cb cb, void *arg)
 {
 	sqlite3_stmt *s = store_prepare(st, "SELECT argv, cwd, stdout_path, stderr_path, uid, "
-	    "gid, user, (SELECT env FROM private.job_env WHERE job_id = jobs.id) AS env "
-	    "FROM jobs WHERE id = ?");
+	    "gid, user, (SELECT env FROM private.job_env WHERE job_id = jobs.id) AS env, "
+	    "groups FROM jobs WHERE id = ?");
 
 	if (s == NULL)
 		return -1;

@@ -37,6 +37,7 @@ struct store_job_new {
 	const char	*argv;		/* NUL-terminated strings, back to back */
 	int		argv_len;
 	const char	*env;		/* likewise, the environment */
+	const char	*groups;	/* "4,24,27", or NULL */
 	int		env_len;
 	int		gpus;
 	uint64_t	mem;		/* 0: a whole GPU */
@@ -99,7 +100,7 @@ int		 store_active(struct store *, store_row_cb, void *);
 int		 store_jobs(struct store *, const struct store_filter *, store_row_cb, void *);
 int		 store_runs(struct store *, int64_t id, store_row_cb, void *);
 int		 store_events(struct store *, int64_t id, store_row_cb, void *);
-/* What running job id needs: argv, cwd, stdout_path, stderr_path, uid, gid, user, env. */
+/* What running job id needs: argv, cwd, stdout_path, stderr_path, uid, gid, user, env, groups. */
 int		 store_job_exec(struct store *, int64_t id, store_row_cb, void *);
 
 #endif

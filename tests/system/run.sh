@@ -309,7 +309,7 @@ t_sqlite_reader() {	# the sqlite3 shell reads while nvqd writes
 	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")
 	expect_eq "completed jobs" "$n" 150
 	expect_eq "journal mode" "$(sqlite3 "$T/nvq.db" "PRAGMA journal_mode")" wal
-	expect_eq "schema version" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" 1
+	expect_eq "schema version" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" 2
 	expect_eq "events per job" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM events")" 450
 }
 
@@ -492,6 +492,63 @@ t_readme_queries() {	# the README's history queries run and answer
 		esac
 	done < <(grep '^sqlite3 -readonly' README.md)
 	expect_eq "queries found in the README" "$n" 3
+}
+
+t_socket_from_config() {	# nvq finds the socket in the configuration file
+	write_config; start_nvqd || return
+	local out
+	out=$(NVQ_CONFIG=$T/nvq.ini "$NVQ_BIN" list 2>&1)
+	expect_match "socket from NVQ_CONFIG" "$out" "^ID +USER"
+	out=$(NVQ_CONFIG=$T/nvq.ini NVQ_SOCKET=$T/nope "$NVQ_BIN" list 2>&1)
+	expect_match "NVQ_SOCKET comes first" "$out" "cannot reach nvqd at $T/nope"
+}
+
+t_users() {	# as root, a job runs as its submitter; others cannot cancel it
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv > /dev/null; then
+		echo "    (needs root and setpriv: not run)"
+		return
+	fi
+	chmod 755 "$T"
+	write_config; start_nvqd || return
+	local as_nobody="setpriv --reuid=65534 --regid=65534 --groups=65534,4 --"
+	local a out
+	a=$(cd /tmp && $as_nobody "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 \
+	    sh -c 'id -u; id -g; id -G; sleep 30')
+	wait_state "$a" RUNNING; sleep 0.3
+	expect_eq "uid, gid and groups of the submitter" "$(nvq log "$a")" "65534
+65534
+65534 4"
+	expect_eq "its owner" "$(field "$a" uid)" 65534
+	expect_eq "its output belongs to it" "$(stat -c %u "$(field "$a" stdout_path)")" 65534
+	expect_eq "its spool folder is its own" "$(stat -c '%u %a' "$T/spool/65534")" "65534 700"
+	local b; b=$(submit -g 0 sleep 30)
+	out=$($as_nobody "$NVQ_BIN" -s "$T/sock" cancel "$b" 2>&1)
+	expect_match "another user's job cannot be cancelled" "$out" "belongs to root; only its owner or root may cancel it"
+	expect_eq "it still runs" "$(state "$b")" RUNNING
+	$as_nobody "$NVQ_BIN" -s "$T/sock" cancel "$a"
+	wait_state "$a" CANCELLED
+	expect_match "cancelled by its owner" "$(field "$a" reason)" "cancelled by nobody"
+	nvq cancel "$b"; wait_state "$b" CANCELLED
+}
+
+t_schema_upgrade() {	# an older database is upgraded in place; a newer one refused
+	write_config
+	sqlite3 "$T/nvq.db" < schema/001_init.sql
+	sqlite3 "$T/nvq.db" "PRAGMA user_version = 1; INSERT INTO jobs (uid, gid, user, name,
+	    command, argv, cwd, state, gpus, stdout_path, stderr_path, submitted_at, ended_at,
+	    exit_code) VALUES (0, 0, 'root', 'old', 'true', x'7472756500', '/', 'COMPLETED', 0,
+	    '/dev/null', '/dev/null', 1000, 1001, 0)"
+	start_nvqd || return
+	expect_eq "upgraded" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" 2
+	expect_eq "the old job is kept" "$(field 1 name) $(field 1 state)" "old COMPLETED"
+	local a; a=$(submit -g 0 true); nvq wait "$a"
+	expect_eq "new jobs get the next id" "$a" 2
+	stop_nvqd
+	sqlite3 "$T/nvq.db" "PRAGMA user_version = 99"
+	local out; out=$("$NVQD" -c "$T/nvq.ini" 2>&1)
+	expect_match "a newer database is refused" "$out" "schema version 99, newer than this nvqd's 2"
+	sqlite3 "$T/nvq.db" "PRAGMA user_version = 2"
+	expect_eq "and left as it was" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" 2
 }
 
 ALL=$(declare -F | awk '{print $3}' | grep '^t_')
