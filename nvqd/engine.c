@@ -947,20 +947,28 @@ engine_mkdir(const char *path, mode_t mode)
 	return 0;
 }
 
-/* nvq-shim: beside nvqd's own executable (a build tree), else where installed. */
+/*
+ * nvq-shim: beside nvqd's own executable (a build tree), else in
+ * ../libexec/nvq from it (an installed tree, whatever its PREFIX), else in
+ * the LIBEXECDIR it was built for.
+ */
 static void
 engine_find_shim(struct engine *e)
 {
+	static const char *const rel[] = { "nvq-shim", "../libexec/nvq/nvq-shim" };
 	char self[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	size_t i;
 
 	if (n > 0) {
 		self[n] = '\0';
 		if ((slash = strrchr(self, '/')) != NULL) {
 			*slash = '\0';
-			snprintf(e->shim, sizeof(e->shim), "%s/nvq-shim", self);
-			if (access(e->shim, X_OK) == 0)
-				return;
+			for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+				snprintf(e->shim, sizeof(e->shim), "%s/%s", self, rel[i]);
+				if (access(e->shim, X_OK) == 0)
+					return;
+			}
 		}
 	}
 	snprintf(e->shim, sizeof(e->shim), "%s/nvq-shim", NVQ_LIBEXECDIR);
