@@ -316,7 +316,8 @@ struct engine_exec {
 	char		*envbuf;	/* NULL if the environment is missing */
 	int		envlen;
 	char		cwd[PATH_MAX], out[PATH_MAX], err[PATH_MAX], user[64];
-	char		groups[ENGINE_MAX_GROUPS * 11];	/* "" if not recorded */
+	char		groups[ENGINE_MAX_GROUPS * 11];
+	int		has_groups;	/* recorded at submit ("" is none) */
 	uint32_t	uid, gid;
 	int		found;
 };
@@ -354,6 +355,7 @@ engine_exec_cb(void *arg, const struct store_col *c, int n)
 	    (x->envbuf = calloc(1, 1)) != NULL)
 		x->envlen = 0;	/* an empty environment */
 	snprintf(x->groups, sizeof(x->groups), "%s", n > 8 && c[8].s ? c[8].s : "");
+	x->has_groups = n > 8 && c[8].type == STORE_TEXT;
 	x->found = 1;
 	return 1;
 }
@@ -538,7 +540,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	rs.gid = x.gid;
 	rs.drop = e->is_root;
 	rs.shim = e->shim;
-	if (rs.drop && x.groups[0] != '\0') {
+	if (rs.drop && x.has_groups) {
 		/* the groups the submitting process had */
 		char *tok, *save;
 

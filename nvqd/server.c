@@ -285,10 +285,16 @@ server_accept_cb(uv_stream_t *l, int status)
 	c->pid = cred.pid;
 	/* the caller's supplementary groups, which its jobs will run with */
 	len = 0;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, NULL, &len) == -1 && errno == ERANGE &&
-	    len > 0 && (c->groups = malloc(len)) != NULL &&
-	    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->groups, &len) == 0)
-		c->ngroups = (int)(len / sizeof(gid_t));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, NULL, &len) == 0)
+		c->groups = calloc(1, sizeof(gid_t));	/* it has none */
+	else if (errno == ERANGE && len > 0 && (c->groups = malloc(len)) != NULL) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->groups, &len) == 0)
+			c->ngroups = (int)(len / sizeof(gid_t));
+		else {
+			free(c->groups);	/* unknown: the user database decides */
+			c->groups = NULL;
+		}
+	}
 	uv_timer_start(&c->idle, server_idle_cb, SERVER_IDLE_MS, 0);
 	uv_read_start((uv_stream_t *)&c->pipe, server_alloc_cb, server_read_cb);
 }

@@ -180,8 +180,7 @@ shim_shim(const struct shim_spec *s)
 
 	setsid();	/* nvqd asked posix_spawn for it too; harmless twice */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	for (i = 1; i < NSIG; i++)
-		signal(i, SIG_DFL);
+	/* posix_spawn reset every signal to its default and unblocked them all */
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGTERM);

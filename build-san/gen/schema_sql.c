@@ -67,5 +67,12 @@ const char *const store_schema[] = {
 	");\n"
 	"CREATE INDEX runs_job ON runs (job_id);\n"
 	,
+	/* 002_groups.sql */
+	"-- 002_groups.sql: the submitter's supplementary groups, as its process had\n"
+	"-- them when it submitted (SO_PEERGROUPS), comma-separated; a job runs with\n"
+	"-- them. NULL for jobs submitted before: those get the user's groups from\n"
+	"-- the user database.\n"
+	"ALTER TABLE jobs ADD COLUMN groups TEXT;\n"
+	,
 	NULL
 };
