@@ -23,8 +23,16 @@ ifeq ($(SAN),1)
 BUILD	?= build-san
 ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS	+= -fsanitize=address,undefined
+# The preloaded hook runs inside ASan's own start-up (ASan resolves its
+# interceptors through the hook's dlsym), before ASan's shadow memory exists:
+# the hook and its test get UBSan only.  budget.c has an ASan'd unit test.
+comma	:= ,
+HOOK_CFLAGS = $(subst -fsanitize=address$(comma)undefined,-fsanitize=undefined,$(ALL_CFLAGS))
+HOOK_LDFLAGS = -fsanitize=undefined
 else
 BUILD	?= build
+HOOK_CFLAGS = $(ALL_CFLAGS)
+HOOK_LDFLAGS =
 endif
 
 ifeq ($(STATIC),1)
@@ -47,7 +55,7 @@ SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
 
 obj	= $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-all: $(BUILD)/nvqd $(BUILD)/nvq $(BUILD)/nvq-shim
+all: $(BUILD)/nvqd $(BUILD)/nvq $(BUILD)/nvq-shim $(BUILD)/libnvq-hook.so
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -71,8 +79,18 @@ $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 $(BUILD)/nvq-shim: $(call obj,nvqd/shim.c)
 	$(CC) $(LDFLAGS) -o $@ $^
 
+# The hook: position-independent, everything hidden but hook.map's names.
+HOOK_SRC = hook/hook.c hook/budget.c
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.map
+	$(CC) $(HOOK_LDFLAGS) -shared -Wl,--version-script=hook/hook.map -Wl,-z,defs -o $@ \
+	    $(filter %.o,$^) -ldl -lpthread
+
 # Unit tests: cmocka, pure logic only.
-UNIT	= sched proto config parse
+UNIT	= sched proto config parse budget
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -80,15 +98,41 @@ $(BUILD)/tests/test_sched: $(call obj,tests/unit/test_sched.c nvqd/sched.c nvqd/
 $(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c nvqd/proto.c)
 $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nvqd/parse.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c nvqd/parse.c)
+$(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
+$(BUILD)/obj/tests/unit/test_budget.o: CPPFLAGS += -iquote hook
 $(BUILD)/tests/test_config: TEST_LIBS += $(INI_LIBS)
 $(UNIT_BIN):
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
-unit: $(UNIT_BIN)
+# The hook, preloaded into a test linked with a fake libcuda.so.1.
+FAKE_CUDA = $(BUILD)/tests/fake/libcuda.so.1
+$(FAKE_CUDA): tests/hook/fake_cuda.c hook/cuda_decls.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -Wno-missing-prototypes -fPIC -shared \
+	    -Wl,-soname,libcuda.so.1 \
+	    -o $@ $< $(HOOK_LDFLAGS)
+$(BUILD)/tests/test_hook: tests/hook/test_hook.c $(FAKE_CUDA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -o $@ $< $(HOOK_LDFLAGS) $(FAKE_CUDA) -ldl \
+	    -lcmocka
+HOOK_PRELOAD = $(abspath $(BUILD)/libnvq-hook.so)
+# the hook's declarations against the real cuda.h, where there is one
+CUDA_H = $(wildcard /usr/local/cuda/include/cuda.h)
+
+hooktest: $(BUILD)/libnvq-hook.so $(BUILD)/tests/test_hook
+ifneq ($(CUDA_H),)
+	$(CC) $(CPPFLAGS) -iquote hook -I$(dir $(CUDA_H)) $(HOOK_CFLAGS) -o $(BUILD)/tests/check_decls \
+	    tests/hook/check_decls.c && echo "== hook/cuda_decls.h agrees with $(CUDA_H)"
+endif
+	@echo "== $(BUILD)/tests/test_hook (preloaded hook, fake libcuda)"
+	LD_LIBRARY_PATH=$(abspath $(dir $(FAKE_CUDA))) LD_PRELOAD="$(HOOK_PRELOAD)" \
+	    NVQ_GPU_MEM=1073741824 $(BUILD)/tests/test_hook
+
+unit: $(UNIT_BIN) hooktest
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 
-system: all
+system: all $(BUILD)/tests/test_hook
 	NVQ_BUILD=$(BUILD) bash tests/system/run.sh
 
 test: unit system
@@ -101,6 +145,7 @@ install: all
 	install -m 755 $(BUILD)/nvq $(DESTDIR)$(BINDIR)/nvq
 	install -m 755 $(BUILD)/nvqd $(DESTDIR)$(SBINDIR)/nvqd
 	install -m 755 $(BUILD)/nvq-shim $(DESTDIR)$(LIBEXECDIR)/nvq-shim
+	install -m 755 $(BUILD)/libnvq-hook.so $(DESTDIR)$(LIBEXECDIR)/libnvq-hook.so
 	test -e $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini || \
 	    install -m 644 etc/nvq.ini $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini
 	install -m 644 contrib/nvq.bash $(DESTDIR)$(SHAREDIR)/bash-completion/completions/nvq
@@ -110,5 +155,5 @@ install: all
 clean:
 	rm -rf build build-san
 
-.PHONY: all unit system test check install clean
+.PHONY: all unit hooktest system test check install clean
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

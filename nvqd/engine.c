@@ -540,6 +540,8 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	rs.gid = x.gid;
 	rs.drop = e->is_root;
 	rs.shim = e->shim;
+	/* the shim puts the hook into LD_PRELOAD for the job, not for itself */
+	rs.preload = e->hook[0] != '\0' ? e->hook : NULL;
 	if (rs.drop && x.has_groups) {
 		/* the groups the submitting process had */
 		char *tok, *save;
@@ -950,14 +952,15 @@ engine_mkdir(const char *path, mode_t mode)
 }
 
 /*
- * nvq-shim: beside nvqd's own executable (a build tree), else in
- * ../libexec/nvq from it (an installed tree, whatever its PREFIX), else in
- * the LIBEXECDIR it was built for.
+ * A helper of nvqd's (nvq-shim, libnvq-hook.so): beside nvqd's own
+ * executable (a build tree), else in ../libexec/nvq from it (an installed
+ * tree, whatever its PREFIX), else in the LIBEXECDIR it was built for.
+ * Returns 0, or -1 if it is nowhere.
  */
-static void
-engine_find_shim(struct engine *e)
+static int
+engine_find_helper(const char *name, char *out, size_t len)
 {
-	static const char *const rel[] = { "nvq-shim", "../libexec/nvq/nvq-shim" };
+	static const char *const rel[] = { "", "../libexec/nvq/" };
 	char self[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	size_t i;
@@ -967,15 +970,14 @@ engine_find_shim(struct engine *e)
 		if ((slash = strrchr(self, '/')) != NULL) {
 			*slash = '\0';
 			for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-				snprintf(e->shim, sizeof(e->shim), "%s/%s", self, rel[i]);
-				if (access(e->shim, X_OK) == 0)
-					return;
+				snprintf(out, len, "%s/%s%s", self, rel[i], name);
+				if (access(out, R_OK) == 0)
+					return 0;
 			}
 		}
 	}
-	snprintf(e->shim, sizeof(e->shim), "%s/nvq-shim", NVQ_LIBEXECDIR);
-	if (access(e->shim, X_OK) == -1)
-		log_fatal("cannot find nvq-shim beside nvqd or in %s", NVQ_LIBEXECDIR);
+	snprintf(out, len, "%s/%s", NVQ_LIBEXECDIR, name);
+	return access(out, R_OK);
 }
 
 int
@@ -1004,7 +1006,14 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	snprintf(path, sizeof(path), "%s/.status", e->cfg.spool);
 	if (engine_mkdir(path, 0700) == -1)
 		log_fatal("spool %s", path);
-	engine_find_shim(e);
+	if (engine_find_helper("nvq-shim", e->shim, sizeof(e->shim)) == -1)
+		log_fatalx("cannot find nvq-shim beside nvqd or in %s", NVQ_LIBEXECDIR);
+	if (engine_find_helper("libnvq-hook.so", e->hook, sizeof(e->hook)) == -1) {
+		log_warnx("cannot find libnvq-hook.so beside nvqd or in %s: jobs run without it, "
+		    "and their memory budgets are not enforced", NVQ_LIBEXECDIR);
+		e->hook[0] = '\0';
+	} else
+		log_info("jobs get %s", e->hook);
 	gpu_open(&e->gpus, &e->cfg);
 	gpu_refresh(&e->gpus, NULL, NULL);
 	log_info("%d GPUs from %s", e->gpus.n, e->gpus.source);

@@ -62,6 +62,7 @@ struct engine {
 	int		njobs;
 	int		is_root;
 	char		shim[PATH_MAX];	/* nvq-shim */
+	char		hook[PATH_MAX];	/* libnvq-hook.so, or "" */
 	uv_idle_t	kick;
 	uv_timer_t	wake;
 	uv_timer_t	poll;

@@ -26,7 +26,7 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 
 	for (n = 0; s->argv[n] != NULL; n++)
 		;
-	if ((argv = calloc((size_t)n + 12, sizeof(*argv))) == NULL ||
+	if ((argv = calloc((size_t)n + 13, sizeof(*argv))) == NULL ||
 	    (groups = malloc(len + (size_t)s->ngroups * 12)) == NULL) {
 		free(argv);
 		snprintf(err, errlen, "out of memory");
@@ -47,9 +47,10 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 	argv[7] = gid;
 	argv[8] = groups;
 	argv[9] = s->drop ? "1" : "0";
-	argv[10] = "--";
+	argv[10] = s->preload ? (char *)s->preload : "-";
+	argv[11] = "--";
 	for (i = 0; i < n; i++)
-		argv[11 + i] = s->argv[i];
+		argv[12 + i] = s->argv[i];
 
 	unlink(s->status_path);
 	/* a new session, no blocked signals, every signal back to its default */

@@ -28,6 +28,7 @@ struct runner_spec {
 	gid_t		gid;
 	int		drop;		/* become uid, gid and groups */
 	const char	*shim;		/* path of nvq-shim */
+	const char	*preload;	/* the hook, put first in the job's LD_PRELOAD */
 	const gid_t	*groups;	/* the user's supplementary groups */
 	int		ngroups;
 };

@@ -2,9 +2,11 @@
  * shim.c: nvq-shim, the supervisor of one job.
  *
  * nvqd starts it with posix_spawn (no copy of nvqd's memory), as
- *   nvq-shim STATUS OUT ERR CWD USER UID GID GROUPS DROP -- COMMAND [ARG...]
+ *   nvq-shim STATUS OUT ERR CWD USER UID GID GROUPS DROP PRELOAD -- COMMAND [ARG...]
  * with the job's environment as its own.  GROUPS is a comma-separated list
- * (or "-"), DROP is 1 to become UID, GID and GROUPS before the job runs.
+ * (or "-"), DROP is 1 to become UID, GID and GROUPS before the job runs,
+ * PRELOAD a library put first in the job's LD_PRELOAD (or "-"): the job's,
+ * not the shim's own.
  * It starts a session, becomes a child subreaper, and forks the job into a
  * process group of its own, after dropping privileges.  It forwards
  * SIGTERM (and SIGINT, SIGHUP) to the job's group and turns SIGUSR2 into
@@ -41,6 +43,7 @@ struct shim_spec {
 	uid_t		uid;
 	gid_t		gid;
 	int		drop;
+	const char	*preload;
 	gid_t		groups[SHIM_MAX_GROUPS];
 	int		ngroups;
 };
@@ -101,6 +104,18 @@ shim_job(const struct shim_spec *s, int efd)
 		shim_fail(efd, 126, "cannot enter %s: %s", s->cwd, strerror(errno));
 	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		shim_fail(efd, 126, "dup2: %s", strerror(errno));
+	if (s->preload != NULL) {
+		/* the hook first, then whatever the job preloads itself */
+		const char *old = getenv("LD_PRELOAD");
+		size_t len = strlen(s->preload) + (old ? strlen(old) : 0) + 2;
+		char *v = malloc(len);
+
+		if (v == NULL)
+			shim_fail(efd, 126, "out of memory");
+		snprintf(v, len, "%s%s%s", s->preload, old && *old ? " " : "", old ? old : "");
+		if (setenv("LD_PRELOAD", v, 1) == -1)
+			shim_fail(efd, 126, "cannot set LD_PRELOAD: %s", strerror(errno));
+	}
 	execvp(s->argv[0], s->argv);
 	shim_fail(efd, errno == ENOENT ? 127 : 126, "cannot execute %s: %s", s->argv[0],
 	    strerror(errno));
@@ -280,7 +295,7 @@ main(int argc, char **argv)
 	char *tok, *save;
 
 	memset(&s, 0, sizeof(s));
-	if (argc < 12 || strcmp(argv[10], "--") != 0) {
+	if (argc < 13 || strcmp(argv[11], "--") != 0) {
 		fprintf(stderr, "nvq-shim: run by nvqd, not by hand\n");
 		return 2;
 	}
@@ -302,7 +317,8 @@ main(int argc, char **argv)
 			s.groups[s.ngroups++] = (gid_t)v;
 		}
 	s.drop = strcmp(argv[9], "1") == 0;
-	s.argv = argv + 11;
+	s.preload = strcmp(argv[10], "-") != 0 ? argv[10] : NULL;
+	s.argv = argv + 12;
 	shim_shim(&s);
 	return 0;
 }

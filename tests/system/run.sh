@@ -551,6 +551,23 @@ t_schema_upgrade() {	# an older database is upgraded in place; a newer one refus
 	expect_eq "and left as it was" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" 2
 }
 
+t_hook() {	# every job gets the hook, which holds it to its -m
+	write_config; start_nvqd || return
+	local fake="$ROOT/$BUILD/tests/fake" a b c
+	[ -x "$ROOT/$BUILD/tests/test_hook" ] || { fail "build tests/test_hook first (make hooktest)"; return; }
+	a=$(LD_LIBRARY_PATH=$fake submit -m 1G "$ROOT/$BUILD/tests/test_hook")
+	b=$(LD_LIBRARY_PATH=$fake submit -m 512M "$ROOT/$BUILD/tests/test_hook")
+	# (an ASan-built nvq would refuse to start with a foreign LD_PRELOAD first)
+	c=$(ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 \
+	    submit -g 0 sh -c 'echo "$LD_PRELOAD"')
+	nvq wait "$a"; expect_eq "the hook's own tests pass inside a -m 1G job" "$?" 0
+	nvq wait "$b"; expect_match "and fail with a budget of 512M (failed tests)" "$?" "^[1-9]"
+	expect_match "the 512M job's allocations were refused" "$(nvq log "$b")" "FAILED"
+	nvq wait "$c"
+	expect_match "the hook goes first, the job's own preload after" "$(nvq log "$c")" \
+	    "libnvq-hook.so /lib/x86_64-linux-gnu/libc.so.6$"
+}
+
 ALL=$(declare -F | awk '{print $3}' | grep '^t_')
 for t in ${@:-$ALL}; do
 	run_test "$t"

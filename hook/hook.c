@@ -1,0 +1,651 @@
+/*
+ * hook.c: libnvq-hook.so, put into every job with LD_PRELOAD.
+ *
+ * It keeps the job's device memory under NVQ_GPU_MEM bytes per GPU and
+ * makes the job see that budget as its GPU's memory.  Frameworks reach the
+ * driver three ways, and all three lead here:
+ *   - the driver's exported symbols (programs linked with -lcuda): the hook
+ *     exports the same names;
+ *   - dlsym (Triton, CuPy, ...): the hook's dlsym, exported under both glibc
+ *     versions that callers bind to, asks the real dlsym;
+ *   - cuGetProcAddress and cuGetProcAddress_v2 (libcudart, so PyTorch): the
+ *     hook's versions ask the real resolver, honouring version and flags.
+ * Whatever the resolver returns is looked up among the real functions the
+ * hook wraps, by address, so each variant (legacy, _v2, per-thread-stream
+ * _ptsz) gets its own wrapper calling exactly that variant.  Anything else
+ * is passed through untouched.
+ *
+ * The hook never exits, aborts or writes to stdout: when something fails it
+ * passes the call through or returns a CUDA error, and says why once on
+ * stderr if NVQ_DEBUG is set.  The environment is read once.  Only the
+ * CUDA, NVML and dl names are exported (-fvisibility=hidden, hook.map).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "budget.h"
+#include "cuda_decls.h"
+
+#define EXPORT	__attribute__((visibility("default")))
+
+static struct {
+	pthread_mutex_t	lock;
+	struct budget	budget;
+	int		debug;
+	void		*(*dlsym)(void *, const char *);
+	void		*cuda;		/* the real libcuda */
+	int		opening;
+	char		visible[1024];	/* CUDA_VISIBLE_DEVICES */
+	CUresult	(*ctx_get_device)(CUdevice *);
+} hook = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
+
+static void
+hook_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!hook.debug)
+		return;
+	fprintf(stderr, "nvq-hook: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void
+hook_child_cb(void)
+{
+	/* a forked child holds none of its parent's device memory */
+	pthread_mutex_init(&hook.lock, NULL);
+	budget_free(&hook.budget);
+	budget_init(&hook.budget, hook.budget.limit);
+}
+
+/* Reads the environment, once. */
+static void
+hook_init_cb(void)
+{
+	const char *mem = getenv("NVQ_GPU_MEM"), *v = getenv("CUDA_VISIBLE_DEVICES");
+	unsigned long long limit = 0;
+
+	hook.debug = getenv("NVQ_DEBUG") != NULL && *getenv("NVQ_DEBUG") != '\0';
+	if (mem != NULL && sscanf(mem, "%llu", &limit) != 1)
+		limit = 0;
+	budget_init(&hook.budget, limit);
+	snprintf(hook.visible, sizeof(hook.visible), "%s", v ? v : "");
+	pthread_atfork(NULL, NULL, hook_child_cb);
+	hook_log("budget %llu bytes per GPU", limit);
+}
+
+static void
+hook_init(void)
+{
+	pthread_once(&hook_once, hook_init_cb);
+}
+
+/* The real dlsym, found with dlvsym (which nobody interposes). */
+static void *
+hook_real_dlsym(void *handle, const char *name)
+{
+	if (hook.dlsym == NULL) {
+		*(void **)&hook.dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+		if (hook.dlsym == NULL)
+			*(void **)&hook.dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	}
+	if (hook.dlsym == NULL || name == NULL)
+		return NULL;
+	return hook.dlsym(handle, name);
+}
+
+/* The real libcuda, or NULL (while it is being opened, too: no recursion). */
+static void *
+hook_cuda(void)
+{
+	void *h;
+
+	if (hook.cuda != NULL || __atomic_exchange_n(&hook.opening, 1, __ATOMIC_ACQ_REL))
+		return hook.cuda;
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+	if (h == NULL)
+		hook_log("cannot open libcuda.so.1: %s", dlerror());
+	else
+		*(void **)&hook.ctx_get_device = hook_real_dlsym(h, "cuCtxGetDevice");
+	__atomic_store_n(&hook.cuda, h, __ATOMIC_RELEASE);
+	return h;
+}
+
+/* ---- the wrapped functions, and where their real counterparts are ---- */
+
+enum hook_fn {
+	F_MEM_ALLOC, F_MEM_ALLOC_PITCH, F_MEM_FREE,
+	F_MEM_ALLOC_ASYNC, F_MEM_ALLOC_ASYNC_PTSZ,
+	F_MEM_ALLOC_POOL, F_MEM_ALLOC_POOL_PTSZ,
+	F_MEM_FREE_ASYNC, F_MEM_FREE_ASYNC_PTSZ,
+	F_MEM_ALLOC_MANAGED, F_MEM_CREATE, F_MEM_RELEASE,
+	F_ARRAY_CREATE, F_ARRAY3D_CREATE, F_ARRAY_DESTROY,
+	F_MEM_GET_INFO, F_DEVICE_TOTAL_MEM,
+	F_GET_PROC, F_GET_PROC_V2,
+	F_NFUNCS
+};
+
+struct hook_entry {
+	const char	*name;		/* as libcuda exports it */
+	void		*wrapper;
+	void		*real;		/* resolved on first use */
+	int		tried;
+};
+
+static struct hook_entry hook_table[F_NFUNCS];
+
+static void *
+hook_real(enum hook_fn f)
+{
+	struct hook_entry *e = &hook_table[f];
+	void *h;
+
+	if (e->real == NULL && !e->tried && (h = hook_cuda()) != NULL) {
+		e->real = hook_real_dlsym(h, e->name);
+		e->tried = 1;
+	}
+	return e->real;
+}
+
+/* The wrapper for a real function pointer, or the pointer itself. */
+static void *
+hook_route(void *real)
+{
+	int f;
+
+	if (real == NULL)
+		return NULL;
+	for (f = 0; f < F_NFUNCS; f++)
+		if (hook_real((enum hook_fn)f) == real)
+			return hook_table[f].wrapper;
+	return real;
+}
+
+#define REAL(f, type) ((type)hook_real(f))
+#define NOT_LOADED	NVQ_CUDA_ERROR_NOT_INITIALIZED
+
+static int
+hook_device(void)
+{
+	CUdevice d = 0;
+
+	if (hook.ctx_get_device == NULL || hook.ctx_get_device(&d) != CUDA_SUCCESS)
+		return 0;
+	return d;
+}
+
+/* Takes size from the current device's budget; OOM if it does not fit. */
+static CUresult
+hook_reserve(size_t size, int dev)
+{
+	int r;
+
+	hook_init();
+	pthread_mutex_lock(&hook.lock);
+	r = budget_reserve(&hook.budget, dev, size);
+	pthread_mutex_unlock(&hook.lock);
+	if (r == -1) {
+		hook_log("refused %zu bytes on device %d: over the budget of %llu", size, dev,
+		    (unsigned long long)hook.budget.limit);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* After the driver's call: record what it gave, or give the size back. */
+static CUresult
+hook_settle(CUresult r, int kind, uint64_t key, int dev, size_t size)
+{
+	pthread_mutex_lock(&hook.lock);
+	if (r != CUDA_SUCCESS)
+		budget_unreserve(&hook.budget, dev, size);
+	else if (budget_commit(&hook.budget, kind, key, dev, size) == -1)
+		budget_unreserve(&hook.budget, dev, size);	/* untracked, not charged */
+	pthread_mutex_unlock(&hook.lock);
+	return r;
+}
+
+static void
+hook_forget(int kind, uint64_t key)
+{
+	hook_init();
+	pthread_mutex_lock(&hook.lock);
+	budget_release(&hook.budget, kind, key);
+	pthread_mutex_unlock(&hook.lock);
+}
+
+typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
+typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
+typedef CUresult (*alloc_pool_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+typedef CUresult (*free_fn)(CUdeviceptr);
+typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *, size_t);
+EXPORT CUresult
+cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+	alloc_fn real = REAL(F_MEM_ALLOC, alloc_fn);
+	int dev = hook_device();
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
+		return r;
+	r = real(p, n);
+	return hook_settle(r, BUDGET_PTR, r == CUDA_SUCCESS ? *p : 0, dev, n);
+}
+
+EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *, size_t *, size_t, size_t, unsigned int);
+EXPORT CUresult
+cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t w, size_t h, unsigned int elem)
+{
+	CUresult (*real)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int) =
+	    hook_real(F_MEM_ALLOC_PITCH);
+	/* the pitch is only known after: charge the width rounded up to 512 */
+	size_t n = ((w + 511) / 512) * 512 * h;
+	int dev = hook_device();
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
+		return r;
+	r = real(p, pitch, w, h, elem);
+	return hook_settle(r, BUDGET_PTR, r == CUDA_SUCCESS ? *p : 0, dev, n);
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr);
+EXPORT CUresult
+cuMemFree_v2(CUdeviceptr p)
+{
+	free_fn real = REAL(F_MEM_FREE, free_fn);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if ((r = real(p)) == CUDA_SUCCESS)
+		hook_forget(BUDGET_PTR, p);
+	return r;
+}
+
+static CUresult
+hook_alloc_async(enum hook_fn f, CUdeviceptr *p, size_t n, CUstream s)
+{
+	alloc_async_fn real = REAL(f, alloc_async_fn);
+	int dev = hook_device();
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
+		return r;
+	r = real(p, n, s);
+	return hook_settle(r, BUDGET_PTR, r == CUDA_SUCCESS ? *p : 0, dev, n);
+}
+
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *, size_t, CUstream);
+EXPORT CUresult
+cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
+{
+	return hook_alloc_async(F_MEM_ALLOC_ASYNC, p, n, s);
+}
+
+EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *, size_t, CUstream);
+EXPORT CUresult
+cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t n, CUstream s)
+{
+	return hook_alloc_async(F_MEM_ALLOC_ASYNC_PTSZ, p, n, s);
+}
+
+static CUresult
+hook_alloc_pool(enum hook_fn f, CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)
+{
+	alloc_pool_fn real = REAL(f, alloc_pool_fn);
+	int dev = hook_device();
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
+		return r;
+	r = real(p, n, pool, s);
+	return hook_settle(r, BUDGET_PTR, r == CUDA_SUCCESS ? *p : 0, dev, n);
+}
+
+EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+EXPORT CUresult
+cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)
+{
+	return hook_alloc_pool(F_MEM_ALLOC_POOL, p, n, pool, s);
+}
+
+EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+EXPORT CUresult
+cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)
+{
+	return hook_alloc_pool(F_MEM_ALLOC_POOL_PTSZ, p, n, pool, s);
+}
+
+static CUresult
+hook_free_async(enum hook_fn f, CUdeviceptr p, CUstream s)
+{
+	free_async_fn real = REAL(f, free_async_fn);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if ((r = real(p, s)) == CUDA_SUCCESS)
+		hook_forget(BUDGET_PTR, p);
+	return r;
+}
+
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr, CUstream);
+EXPORT CUresult
+cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+	return hook_free_async(F_MEM_FREE_ASYNC, p, s);
+}
+
+EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr, CUstream);
+EXPORT CUresult
+cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s)
+{
+	return hook_free_async(F_MEM_FREE_ASYNC_PTSZ, p, s);
+}
+
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr *, size_t, unsigned int);
+EXPORT CUresult
+cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
+{
+	CUresult (*real)(CUdeviceptr *, size_t, unsigned int) = hook_real(F_MEM_ALLOC_MANAGED);
+	int dev = hook_device();
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	/* managed memory can spill past the GPU: counted, and refused beyond the budget */
+	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
+		return r;
+	r = real(p, n, flags);
+	return hook_settle(r, BUDGET_PTR, r == CUDA_SUCCESS ? *p : 0, dev, n);
+}
+
+EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *, size_t,
+    const struct nvq_cu_mem_allocation_prop *, unsigned long long);
+EXPORT CUresult
+cuMemCreate(CUmemGenericAllocationHandle *h, size_t n,
+    const struct nvq_cu_mem_allocation_prop *prop, unsigned long long flags)
+{
+	CUresult (*real)(CUmemGenericAllocationHandle *, size_t,
+	    const struct nvq_cu_mem_allocation_prop *, unsigned long long) = hook_real(F_MEM_CREATE);
+	int dev;
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	/* only device-located handles are device memory (NCCL makes host ones) */
+	if (prop == NULL || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+		return real(h, n, prop, flags);
+	dev = prop->location.id;
+	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
+		return r;
+	r = real(h, n, prop, flags);
+	return hook_settle(r, BUDGET_HANDLE, r == CUDA_SUCCESS ? *h : 0, dev, n);
+}
+
+EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle);
+EXPORT CUresult
+cuMemRelease(CUmemGenericAllocationHandle h)
+{
+	CUresult (*real)(CUmemGenericAllocationHandle) = hook_real(F_MEM_RELEASE);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if ((r = real(h)) == CUDA_SUCCESS)
+		hook_forget(BUDGET_HANDLE, h);
+	return r;
+}
+
+/* Bytes per element of an array format (its low nibble mostly tells). */
+static size_t
+hook_format_bytes(int format)
+{
+	switch (format) {
+	case 0x01: case 0x08: case 0xc0: return 1;
+	case 0x02: case 0x09: case 0x10: case 0xc1: case 0xc3: return 2;
+	case 0x03: case 0x0a: case 0x20: case 0xc2: case 0xc4: return 4;
+	default: return 16;	/* wide or block-compressed: count generously */
+	}
+}
+
+EXPORT CUresult cuArrayCreate_v2(CUarray *, const struct nvq_cu_array_descriptor *);
+EXPORT CUresult
+cuArrayCreate_v2(CUarray *a, const struct nvq_cu_array_descriptor *d)
+{
+	CUresult (*real)(CUarray *, const struct nvq_cu_array_descriptor *) =
+	    hook_real(F_ARRAY_CREATE);
+	size_t n;
+	int dev = hook_device();
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if (d == NULL)
+		return real(a, d);
+	n = d->Width * (d->Height ? d->Height : 1) * hook_format_bytes(d->Format) *
+	    (d->NumChannels ? d->NumChannels : 1);
+	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
+		return r;
+	r = real(a, d);
+	return hook_settle(r, BUDGET_ARRAY, r == CUDA_SUCCESS ? (uint64_t)(uintptr_t)*a : 0,
+	    dev, n);
+}
+
+EXPORT CUresult cuArray3DCreate_v2(CUarray *, const struct nvq_cu_array3d_descriptor *);
+EXPORT CUresult
+cuArray3DCreate_v2(CUarray *a, const struct nvq_cu_array3d_descriptor *d)
+{
+	CUresult (*real)(CUarray *, const struct nvq_cu_array3d_descriptor *) =
+	    hook_real(F_ARRAY3D_CREATE);
+	size_t n;
+	int dev = hook_device();
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if (d == NULL)
+		return real(a, d);
+	n = d->Width * (d->Height ? d->Height : 1) * (d->Depth ? d->Depth : 1) *
+	    hook_format_bytes(d->Format) * (d->NumChannels ? d->NumChannels : 1);
+	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
+		return r;
+	r = real(a, d);
+	return hook_settle(r, BUDGET_ARRAY, r == CUDA_SUCCESS ? (uint64_t)(uintptr_t)*a : 0,
+	    dev, n);
+}
+
+EXPORT CUresult cuArrayDestroy(CUarray);
+EXPORT CUresult
+cuArrayDestroy(CUarray a)
+{
+	CUresult (*real)(CUarray) = hook_real(F_ARRAY_DESTROY);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if ((r = real(a)) == CUDA_SUCCESS)
+		hook_forget(BUDGET_ARRAY, (uint64_t)(uintptr_t)a);
+	return r;
+}
+
+EXPORT CUresult cuMemGetInfo_v2(size_t *, size_t *);
+EXPORT CUresult
+cuMemGetInfo_v2(size_t *freep, size_t *totalp)
+{
+	CUresult (*real)(size_t *, size_t *) = hook_real(F_MEM_GET_INFO);
+	size_t f = 0, t = 0;
+	uint64_t left;
+	int dev = hook_device();
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if ((r = real(&f, &t)) != CUDA_SUCCESS)
+		return r;
+	hook_init();
+	if (hook.budget.limit > 0) {
+		pthread_mutex_lock(&hook.lock);
+		left = budget_left(&hook.budget, dev);
+		pthread_mutex_unlock(&hook.lock);
+		t = hook.budget.limit;
+		/* what is left of the budget, unless the GPU itself has less */
+		f = left < f ? left : f;
+	}
+	if (freep != NULL)
+		*freep = f;
+	if (totalp != NULL)
+		*totalp = t;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *, CUdevice);
+EXPORT CUresult
+cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	CUresult (*real)(size_t *, CUdevice) = hook_real(F_DEVICE_TOTAL_MEM);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if ((r = real(bytes, dev)) != CUDA_SUCCESS)
+		return r;
+	hook_init();
+	if (hook.budget.limit > 0 && bytes != NULL && *bytes > hook.budget.limit)
+		*bytes = hook.budget.limit;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
+EXPORT CUresult
+cuGetProcAddress(const char *sym, void **pfn, int version, cuuint64_t flags)
+{
+	CUresult (*real)(const char *, void **, int, cuuint64_t) = hook_real(F_GET_PROC);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	r = real(sym, pfn, version, flags);
+	if (r == CUDA_SUCCESS && pfn != NULL)
+		*pfn = hook_route(*pfn);
+	return r;
+}
+
+EXPORT CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
+    CUdriverProcAddressQueryResult *);
+EXPORT CUresult
+cuGetProcAddress_v2(const char *sym, void **pfn, int version, cuuint64_t flags,
+    CUdriverProcAddressQueryResult *status)
+{
+	CUresult (*real)(const char *, void **, int, cuuint64_t,
+	    CUdriverProcAddressQueryResult *) = hook_real(F_GET_PROC_V2);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	r = real(sym, pfn, version, flags, status);
+	if (r == CUDA_SUCCESS && pfn != NULL)
+		*pfn = hook_route(*pfn);
+	return r;
+}
+
+static struct hook_entry hook_table[F_NFUNCS] = {
+	[F_MEM_ALLOC] = { "cuMemAlloc_v2", (void *)cuMemAlloc_v2, NULL, 0 },
+	[F_MEM_ALLOC_PITCH] = { "cuMemAllocPitch_v2", (void *)cuMemAllocPitch_v2, NULL, 0 },
+	[F_MEM_FREE] = { "cuMemFree_v2", (void *)cuMemFree_v2, NULL, 0 },
+	[F_MEM_ALLOC_ASYNC] = { "cuMemAllocAsync", (void *)cuMemAllocAsync, NULL, 0 },
+	[F_MEM_ALLOC_ASYNC_PTSZ] = { "cuMemAllocAsync_ptsz", (void *)cuMemAllocAsync_ptsz,
+	    NULL, 0 },
+	[F_MEM_ALLOC_POOL] = { "cuMemAllocFromPoolAsync", (void *)cuMemAllocFromPoolAsync,
+	    NULL, 0 },
+	[F_MEM_ALLOC_POOL_PTSZ] = { "cuMemAllocFromPoolAsync_ptsz",
+	    (void *)cuMemAllocFromPoolAsync_ptsz, NULL, 0 },
+	[F_MEM_FREE_ASYNC] = { "cuMemFreeAsync", (void *)cuMemFreeAsync, NULL, 0 },
+	[F_MEM_FREE_ASYNC_PTSZ] = { "cuMemFreeAsync_ptsz", (void *)cuMemFreeAsync_ptsz,
+	    NULL, 0 },
+	[F_MEM_ALLOC_MANAGED] = { "cuMemAllocManaged", (void *)cuMemAllocManaged, NULL, 0 },
+	[F_MEM_CREATE] = { "cuMemCreate", (void *)cuMemCreate, NULL, 0 },
+	[F_MEM_RELEASE] = { "cuMemRelease", (void *)cuMemRelease, NULL, 0 },
+	[F_ARRAY_CREATE] = { "cuArrayCreate_v2", (void *)cuArrayCreate_v2, NULL, 0 },
+	[F_ARRAY3D_CREATE] = { "cuArray3DCreate_v2", (void *)cuArray3DCreate_v2, NULL, 0 },
+	[F_ARRAY_DESTROY] = { "cuArrayDestroy", (void *)cuArrayDestroy, NULL, 0 },
+	[F_MEM_GET_INFO] = { "cuMemGetInfo_v2", (void *)cuMemGetInfo_v2, NULL, 0 },
+	[F_DEVICE_TOTAL_MEM] = { "cuDeviceTotalMem_v2", (void *)cuDeviceTotalMem_v2, NULL, 0 },
+	[F_GET_PROC] = { "cuGetProcAddress", (void *)cuGetProcAddress, NULL, 0 },
+	[F_GET_PROC_V2] = { "cuGetProcAddress_v2", (void *)cuGetProcAddress_v2, NULL, 0 },
+};
+
+/* ---- dlsym, under both glibc versions ---- */
+
+/* the real dlsym, for the trampoline below; hidden, found at load time */
+__attribute__((visibility("hidden"))) void *nvq_hook_next_dlsym;
+__attribute__((visibility("hidden"))) void *nvq_hook_dlsym(void *, const char *);
+
+__attribute__((constructor)) static void
+hook_load_cb(void)
+{
+	hook_real_dlsym(NULL, NULL);	/* only resolves hook.dlsym */
+	nvq_hook_next_dlsym = (void *)hook.dlsym;
+}
+
+void *
+nvq_hook_dlsym(void *handle, const char *name)
+{
+	void *p = hook_real_dlsym(handle, name);
+
+	/* only driver symbols can be ours; the rest is passed as it is */
+	if (p != NULL && name != NULL && name[0] == 'c' && name[1] == 'u')
+		p = hook_route(p);
+	return p;
+}
+
+/*
+ * dlsym itself.  dlsym(RTLD_NEXT, name) means "the next definition after
+ * the caller", and glibc finds the caller from the return address: a C
+ * wrapper would make the hook the caller, and an interposer looking for the
+ * next malloc after itself could get itself back.  So for RTLD_NEXT the
+ * trampoline jumps to the real dlsym with the caller's return address
+ * untouched; any other handle goes through nvq_hook_dlsym.
+ */
+#if defined(__x86_64__)
+__asm__(
+	".text\n"
+	".globl nvq_dlsym_234\n"
+	".type nvq_dlsym_234, @function\n"
+	".globl nvq_dlsym_225\n"
+	".type nvq_dlsym_225, @function\n"
+	"nvq_dlsym_234:\n"
+	"nvq_dlsym_225:\n"
+	"	cmpq $-1, %rdi\n"
+	"	je 1f\n"
+	"	jmp nvq_hook_dlsym\n"
+	"1:	jmp *nvq_hook_next_dlsym(%rip)\n"
+	".size nvq_dlsym_234, .-nvq_dlsym_234\n"
+	".size nvq_dlsym_225, .-nvq_dlsym_225\n");
+#else
+#error "the dlsym trampoline is written for x86-64 only"
+#endif
+
+__asm__(".symver nvq_dlsym_234, dlsym@@GLIBC_2.34");
+__asm__(".symver nvq_dlsym_225, dlsym@GLIBC_2.2.5");

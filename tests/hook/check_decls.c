@@ -1,0 +1,38 @@
+/*
+ * check_decls.c: the hook's own declarations (hook/cuda_decls.h) against
+ * the real cuda.h, where the CUDA toolkit is installed: it compiles only if
+ * they agree.  Built by `make unit` when /usr/local/cuda/include/cuda.h
+ * exists.
+ */
+#include <cuda.h>
+#include <stddef.h>
+
+/* cuda.h defines these too: check ours by value below, then take its types */
+#define NVQ_CUDA_DECLS_ONLY_STRUCTS
+#include "cuda_decls.h"
+
+#define SAME(a, b) _Static_assert(sizeof(a) == sizeof(b), #a " and " #b " differ in size")
+#define AT(a, b, f) _Static_assert(offsetof(a, f) == offsetof(b, f), #a "." #f " is misplaced")
+
+SAME(nvq_CUdeviceptr, CUdeviceptr_v2);
+SAME(nvq_CUmemGenericAllocationHandle, CUmemGenericAllocationHandle_v1);
+SAME(struct nvq_cu_mem_allocation_prop, CUmemAllocationProp);
+AT(struct nvq_cu_mem_allocation_prop, CUmemAllocationProp, location);
+AT(struct nvq_cu_mem_allocation_prop, CUmemAllocationProp, allocFlags);
+SAME(struct nvq_cu_array_descriptor, CUDA_ARRAY_DESCRIPTOR);
+AT(struct nvq_cu_array_descriptor, CUDA_ARRAY_DESCRIPTOR, Format);
+AT(struct nvq_cu_array_descriptor, CUDA_ARRAY_DESCRIPTOR, NumChannels);
+SAME(struct nvq_cu_array3d_descriptor, CUDA_ARRAY3D_DESCRIPTOR);
+AT(struct nvq_cu_array3d_descriptor, CUDA_ARRAY3D_DESCRIPTOR, Format);
+AT(struct nvq_cu_array3d_descriptor, CUDA_ARRAY3D_DESCRIPTOR, Flags);
+_Static_assert(CU_MEM_LOCATION_TYPE_DEVICE == NVQ_CU_MEM_LOCATION_TYPE_DEVICE, "device location");
+_Static_assert(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM == NVQ_CU_PER_THREAD, "per-thread flag");
+_Static_assert(CUDA_ERROR_OUT_OF_MEMORY == NVQ_CUDA_ERROR_OUT_OF_MEMORY, "out of memory");
+_Static_assert(CUDA_ERROR_NOT_INITIALIZED == NVQ_CUDA_ERROR_NOT_INITIALIZED, "not initialized");
+
+int main(void);
+int
+main(void)
+{
+	return 0;
+}

@@ -1,0 +1,222 @@
+/*
+ * fake_cuda.c: a stand-in libcuda.so.1 for testing the hook without a GPU.
+ * Device memory is host memory; every function counts its calls
+ * (fake_calls(name)), and cuGetProcAddress/_v2 resolve names the way the
+ * driver does: the _v2 variant from version 3020 on, the _ptsz variant
+ * when the per-thread-default-stream flag is set.  A device has 80 GiB.
+ * It defines the driver's ABI, not ours: built without -Wmissing-prototypes.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_decls.h"
+
+#define FAKE_TOTAL	(80ULL << 30)
+#define E	__attribute__((visibility("default")))
+
+static struct { const char *name; int calls; } counts[64];
+static int current_dev;
+static uint64_t allocated;
+
+E int fake_calls(const char *);
+E void fake_set_device(int);
+
+static void
+count(const char *name)
+{
+	int i;
+
+	for (i = 0; i < 64 && counts[i].name; i++)
+		if (strcmp(counts[i].name, name) == 0) {
+			counts[i].calls++;
+			return;
+		}
+	if (i < 64) {
+		counts[i].name = name;
+		counts[i].calls = 1;
+	}
+}
+
+int
+fake_calls(const char *name)
+{
+	int i;
+
+	for (i = 0; i < 64 && counts[i].name; i++)
+		if (strcmp(counts[i].name, name) == 0)
+			return counts[i].calls;
+	return 0;
+}
+
+void
+fake_set_device(int d)
+{
+	current_dev = d;
+}
+
+static CUresult
+fake_alloc(const char *fn, CUdeviceptr *p, size_t n)
+{
+	void *m;
+
+	count(fn);
+	if (n > FAKE_TOTAL - allocated || (m = malloc(n ? 16 : 16)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	allocated += n;
+	/* remember the size in the block, so that free can give it back */
+	memcpy(m, &n, sizeof(n));
+	*p = (CUdeviceptr)(uintptr_t)m;
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+fake_free(const char *fn, CUdeviceptr p)
+{
+	size_t n;
+
+	count(fn);
+	if (p == 0)
+		return 1;	/* CUDA_ERROR_INVALID_VALUE */
+	memcpy(&n, (void *)(uintptr_t)p, sizeof(n));
+	allocated -= n;
+	free((void *)(uintptr_t)p);
+	return CUDA_SUCCESS;
+}
+
+E CUresult cuInit(unsigned int f) { (void)f; count("cuInit"); return 0; }
+E CUresult cuCtxGetDevice(CUdevice *d) { *d = current_dev; return 0; }
+E CUresult cuMemAlloc(CUdeviceptr *p, unsigned int n) { return fake_alloc("cuMemAlloc", p, n); }
+E CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { return fake_alloc("cuMemAlloc_v2", p, n); }
+E CUresult cuMemFree_v2(CUdeviceptr p) { return fake_free("cuMemFree_v2", p); }
+E CUresult
+cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t w, size_t h, unsigned int e)
+{
+	(void)e;
+	*pitch = (w + 511) / 512 * 512;
+	return fake_alloc("cuMemAllocPitch_v2", p, *pitch * h);
+}
+E CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { (void)s; return fake_alloc("cuMemAllocAsync", p, n); }
+E CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t n, CUstream s) { (void)s; return fake_alloc("cuMemAllocAsync_ptsz", p, n); }
+E CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, CUmemoryPool m, CUstream s) { (void)m; (void)s; return fake_alloc("cuMemAllocFromPoolAsync", p, n); }
+E CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t n, CUmemoryPool m, CUstream s) { (void)m; (void)s; return fake_alloc("cuMemAllocFromPoolAsync_ptsz", p, n); }
+E CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { (void)s; return fake_free("cuMemFreeAsync", p); }
+E CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { (void)s; return fake_free("cuMemFreeAsync_ptsz", p); }
+E CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int f) { (void)f; return fake_alloc("cuMemAllocManaged", p, n); }
+E CUresult
+cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const struct nvq_cu_mem_allocation_prop *prop,
+    unsigned long long f)
+{
+	CUdeviceptr p;
+	CUresult r;
+
+	(void)prop;
+	(void)f;
+	if ((r = fake_alloc("cuMemCreate", &p, n)) == 0)
+		*h = p;
+	return r;
+}
+E CUresult cuMemRelease(CUmemGenericAllocationHandle h) { return fake_free("cuMemRelease", h); }
+E CUresult
+cuArrayCreate_v2(CUarray *a, const struct nvq_cu_array_descriptor *d)
+{
+	CUdeviceptr p = 0;
+	CUresult r = fake_alloc("cuArrayCreate_v2", &p, d->Width * d->Height * 4 * d->NumChannels);
+
+	*a = (CUarray)(uintptr_t)p;
+	return r;
+}
+E CUresult
+cuArray3DCreate_v2(CUarray *a, const struct nvq_cu_array3d_descriptor *d)
+{
+	CUdeviceptr p = 0;
+	CUresult r = fake_alloc("cuArray3DCreate_v2", &p,
+	    d->Width * d->Height * d->Depth * 4 * d->NumChannels);
+
+	*a = (CUarray)(uintptr_t)p;
+	return r;
+}
+E CUresult cuArrayDestroy(CUarray a) { return fake_free("cuArrayDestroy", (CUdeviceptr)(uintptr_t)a); }
+E CUresult
+cuMemGetInfo_v2(size_t *f, size_t *t)
+{
+	count("cuMemGetInfo_v2");
+	*f = FAKE_TOTAL - allocated;
+	*t = FAKE_TOTAL;
+	return 0;
+}
+E CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) { (void)d; *b = FAKE_TOTAL; return 0; }
+
+E CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+
+static const struct { const char *name; void *fn; } fake_syms[] = {
+	{ "cuInit", (void *)cuInit }, { "cuCtxGetDevice", (void *)cuCtxGetDevice },
+	{ "cuMemAlloc", (void *)cuMemAlloc }, { "cuMemAlloc_v2", (void *)cuMemAlloc_v2 },
+	{ "cuMemFree_v2", (void *)cuMemFree_v2 }, { "cuMemAllocPitch_v2", (void *)cuMemAllocPitch_v2 },
+	{ "cuMemAllocAsync", (void *)cuMemAllocAsync },
+	{ "cuMemAllocAsync_ptsz", (void *)cuMemAllocAsync_ptsz },
+	{ "cuMemAllocFromPoolAsync", (void *)cuMemAllocFromPoolAsync },
+	{ "cuMemAllocFromPoolAsync_ptsz", (void *)cuMemAllocFromPoolAsync_ptsz },
+	{ "cuMemFreeAsync", (void *)cuMemFreeAsync }, { "cuMemFreeAsync_ptsz", (void *)cuMemFreeAsync_ptsz },
+	{ "cuMemAllocManaged", (void *)cuMemAllocManaged }, { "cuMemCreate", (void *)cuMemCreate },
+	{ "cuMemRelease", (void *)cuMemRelease }, { "cuArrayCreate_v2", (void *)cuArrayCreate_v2 },
+	{ "cuArray3DCreate_v2", (void *)cuArray3DCreate_v2 }, { "cuArrayDestroy", (void *)cuArrayDestroy },
+	{ "cuMemGetInfo_v2", (void *)cuMemGetInfo_v2 }, { "cuDeviceTotalMem_v2", (void *)cuDeviceTotalMem_v2 },
+	{ "cuGetProcAddress_v2", (void *)cuGetProcAddress_v2 },
+};
+
+static void *
+fake_lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fake_syms) / sizeof(fake_syms[0]); i++)
+		if (strcmp(fake_syms[i].name, name) == 0)
+			return fake_syms[i].fn;
+	return NULL;
+}
+
+/* The driver's resolution: versioned names from 3020, _ptsz on request. */
+static CUresult
+fake_resolve(const char *sym, void **pfn, int version, cuuint64_t flags)
+{
+	static const char *const v2[] = { "cuMemAlloc", "cuMemFree", "cuMemAllocPitch",
+	    "cuMemGetInfo", "cuDeviceTotalMem", "cuArrayCreate", "cuArray3DCreate",
+	    "cuGetProcAddress", NULL };
+	static const char *const ptsz[] = { "cuMemAllocAsync", "cuMemAllocFromPoolAsync",
+	    "cuMemFreeAsync", NULL };
+	char name[128];
+	int i;
+
+	count("cuGetProcAddress");
+	strncpy(name, sym, sizeof(name) - 8);
+	name[sizeof(name) - 8] = '\0';
+	for (i = 0; v2[i]; i++)
+		if (strcmp(sym, v2[i]) == 0 && version >= (strcmp(sym, "cuGetProcAddress") ? 3020 : 12000))
+			strcat(name, "_v2");
+	for (i = 0; ptsz[i]; i++)
+		if (strcmp(sym, ptsz[i]) == 0 && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
+			strcat(name, "_ptsz");
+	if ((*pfn = fake_lookup(name)) == NULL)
+		return 500;	/* CUDA_ERROR_NOT_FOUND */
+	return CUDA_SUCCESS;
+}
+
+E CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
+E CUresult
+cuGetProcAddress(const char *sym, void **pfn, int version, cuuint64_t flags)
+{
+	return fake_resolve(sym, pfn, version, flags);
+}
+
+E CUresult
+cuGetProcAddress_v2(const char *sym, void **pfn, int version, cuuint64_t flags,
+    CUdriverProcAddressQueryResult *st)
+{
+	CUresult r = fake_resolve(sym, pfn, version, flags);
+
+	if (st != NULL)
+		*st = r == CUDA_SUCCESS ? 0 : 1;
+	return r;
+}

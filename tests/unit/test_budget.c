@@ -1,0 +1,92 @@
+/*
+ * test_budget.c: the hook's accounting: limits per device, reserve and
+ * settle, release by key and kind, and the table through growth and
+ * deletions, checked against a plain array.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "budget.h"
+
+#define M (1ULL << 20)
+
+static void
+test_limits(void **state)
+{
+	struct budget b;
+
+	(void)state;
+	budget_init(&b, 100 * M);
+	assert_int_equal(budget_reserve(&b, 0, 60 * M), 0);
+	assert_int_equal(budget_reserve(&b, 0, 41 * M), -1);
+	assert_int_equal(budget_reserve(&b, 1, 100 * M), 0);	/* its own budget */
+	assert_int_equal(budget_reserve(&b, 1, 1), -1);
+	assert_int_equal(budget_reserve(&b, 0, UINT64_MAX), -1);	/* no overflow */
+	assert_int_equal(budget_commit(&b, BUDGET_PTR, 0x1000, 0, 60 * M), 0);
+	assert_int_equal(budget_left(&b, 0), 40 * M);
+	/* the same number as a handle is another allocation */
+	assert_int_equal(budget_release(&b, BUDGET_HANDLE, 0x1000), -1);
+	assert_int_equal(budget_release(&b, BUDGET_PTR, 0x1000), 0);
+	assert_int_equal(budget_release(&b, BUDGET_PTR, 0x1000), -1);
+	assert_int_equal(budget_left(&b, 0), 100 * M);
+	assert_int_equal(b.peak[0], 60 * M);
+	budget_unreserve(&b, 1, 100 * M);
+	assert_int_equal(budget_left(&b, 1), 100 * M);
+	budget_free(&b);
+	budget_init(&b, 0);	/* no limit */
+	assert_int_equal(budget_reserve(&b, 0, UINT64_MAX / 2), 0);
+	assert_true(budget_left(&b, 0) == UINT64_MAX);
+	budget_free(&b);
+}
+
+static void
+test_table(void **state)
+{
+	enum { N = 20000 };
+	struct budget b;
+	uint64_t *live = calloc(N, sizeof(*live)), x = 12345, sum = 0;
+	int i, k;
+
+	(void)state;
+	assert_non_null(live);
+	budget_init(&b, 0);
+	for (i = 0; i < 200000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		k = (int)(x % N);
+		if (live[k] == 0) {
+			uint64_t size = 1 + x % 4096;
+			assert_int_equal(budget_reserve(&b, 0, size), 0);
+			assert_int_equal(budget_commit(&b, BUDGET_PTR, 0x7f0000000000ULL + (uint64_t)k * 256,
+			    0, size), 0);
+			live[k] = size;
+			sum += size;
+		} else {
+			assert_int_equal(budget_release(&b, BUDGET_PTR,
+			    0x7f0000000000ULL + (uint64_t)k * 256), 0);
+			sum -= live[k];
+			live[k] = 0;
+		}
+		if (i % 9973 == 0)
+			assert_int_equal(b.used[0], sum);
+	}
+	assert_int_equal(b.used[0], sum);
+	budget_free(&b);
+	free(live);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
