@@ -644,50 +644,64 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 
 static void engine_wake_cb(uv_timer_t *);
 
-/* Commits the end of every job that exited since the last pass, at once. */
+/* Logs, forgets and drops a job whose end is committed. */
+static void
+engine_ended(struct engine *e, struct job *j)
+{
+	char status[PATH_MAX];
+
+	log_info("job %lld %s%s%s", (long long)j->id, j->final_state,
+	    j->final_reason[0] ? ": " : "", j->final_reason);
+	engine_status_path(e, j->id, status, sizeof(status));
+	unlink(status);
+	engine_drop(e, j);
+}
+
+/*
+ * Commits the end of every job that exited since the last pass, in one
+ * transaction.  If that fails, each on its own, so that one bad row cannot
+ * hold the others back; a job whose end cannot be recorded at all keeps
+ * its GPUs and is tried again in a second (a restart reconciles it too).
+ */
 static void
 engine_finish(struct engine *e)
 {
 	struct store_end end;
 	struct job *j, *next;
-	char status[PATH_MAX];
-	int n = 0;
+	int n = 0, ok, left = 0;
 
 	for (j = e->jobs; j != NULL; j = j->next)
 		n += j->exited;
 	if (n == 0)
 		return;
-	if (store_tx_begin(e->store) == -1)
-		goto retry;
-	for (j = e->jobs; j != NULL; j = j->next) {
+	ok = store_tx_begin(e->store) == 0;
+	for (j = e->jobs; j != NULL && ok; j = j->next) {
 		if (!j->exited)
 			continue;
 		engine_final(e, j, &end);
 		store_job_end(e->store, j->id, &end);
 	}
-	if (store_tx_commit(e->store) == -1)
-		goto retry;
+	ok = ok && store_tx_commit(e->store) == 0;
 	/* their environments are no longer needed, and may hold secrets */
 	store_lazy_begin(e->store);
-	for (j = e->jobs; j != NULL; j = j->next)
-		if (j->exited)
-			store_env_delete(e->store, j->id);
-	store_lazy_commit(e->store);
 	for (j = e->jobs; j != NULL; j = next) {
 		next = j->next;
 		if (!j->exited)
 			continue;
-		log_info("job %lld %s%s%s", (long long)j->id, j->final_state,
-		    j->final_reason[0] ? ": " : "", j->final_reason);
-		engine_status_path(e, j->id, status, sizeof(status));
-		unlink(status);
-		engine_drop(e, j);
+		if (!ok) {
+			engine_final(e, j, &end);
+			if (store_job_end(e->store, j->id, &end) == -1) {
+				log_warnx("job %lld: cannot record its end", (long long)j->id);
+				left++;
+				continue;
+			}
+		}
+		store_env_delete(e->store, j->id);
+		engine_ended(e, j);
 	}
-	return;
-retry:
-	/* keep them: try again in a second (and a restart reconciles them) */
-	log_warnx("cannot record the end of %d jobs; trying again", n);
-	uv_timer_start(&e->wake, engine_wake_cb, 1000, 0);
+	store_lazy_commit(e->store);
+	if (left > 0)
+		uv_timer_start(&e->wake, engine_wake_cb, 1000, 0);
 }
 
 int
@@ -776,16 +790,26 @@ engine_pass(struct engine *e)
 	for (i = 0; i < n; i++)
 		e->map[i]->dec = plan.dec[i];
 	if (plan.nstart > 0) {
-		/* commit every start of this pass at once, then act on them */
+		/*
+		 * Commit every start of this pass at once, then act on them.  If
+		 * the group fails, each on its own: a job whose start cannot be
+		 * recorded stays pending and is tried again in a second.
+		 */
 		ok = store_tx_begin(e->store) == 0;
 		for (i = 0; i < n && ok; i++)
 			if (plan.dec[i].why == SCHED_START)
 				engine_commit_start(e, e->map[i], plan.dec[i].gpumask, now);
 		if (!ok || store_tx_commit(e->store) == -1) {
-			log_warnx("cannot record the start of %d jobs; they stay pending",
-			    plan.nstart);
-			uv_timer_start(&e->wake, engine_wake_cb, 1000, 0);
-			return;
+			for (i = 0; i < n; i++) {
+				if (plan.dec[i].why != SCHED_START ||
+				    engine_commit_start(e, e->map[i], plan.dec[i].gpumask, now) == 0)
+					continue;
+				log_warnx("job %lld: cannot record its start; it stays pending",
+				    (long long)e->map[i]->id);
+				plan.dec[i].why = SCHED_WAIT_MEM;
+				e->map[i]->dec = plan.dec[i];
+				uv_timer_start(&e->wake, engine_wake_cb, 1000, 0);
+			}
 		}
 		/* a job that fails to start is freed: note the pids as we go */
 		for (i = 0, k = 0; i < n; i++) {
