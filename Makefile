@@ -112,7 +112,12 @@ $(FAKE_CUDA): tests/hook/fake_cuda.c hook/cuda_decls.h
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -Wno-missing-prototypes -fPIC -shared \
 	    -Wl,-soname,libcuda.so.1 \
 	    -o $@ $< $(HOOK_LDFLAGS)
-$(BUILD)/tests/test_hook: tests/hook/test_hook.c $(FAKE_CUDA)
+FAKE_NVML = $(BUILD)/tests/fake/libnvidia-ml.so.1
+$(FAKE_NVML): tests/system/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(HOOK_CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $< \
+	    $(HOOK_LDFLAGS)
+$(BUILD)/tests/test_hook: tests/hook/test_hook.c $(FAKE_CUDA) $(FAKE_NVML)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -o $@ $< $(HOOK_LDFLAGS) $(FAKE_CUDA) -ldl \
 	    -lcmocka
@@ -127,7 +132,8 @@ ifneq ($(CUDA_H),)
 endif
 	@echo "== $(BUILD)/tests/test_hook (preloaded hook, fake libcuda)"
 	LD_LIBRARY_PATH=$(abspath $(dir $(FAKE_CUDA))) LD_PRELOAD="$(HOOK_PRELOAD)" \
-	    NVQ_GPU_MEM=1073741824 $(BUILD)/tests/test_hook
+	    NVQ_GPU_MEM=1073741824 FAKE_NVML_GPUS=2x16G \
+	    CUDA_VISIBLE_DEVICES=GPU-fa4e0000-0000-0000-0000-000000000001 $(BUILD)/tests/test_hook
 
 unit: $(UNIT_BIN) hooktest
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done

@@ -39,6 +39,9 @@ static struct {
 	void		*(*dlsym)(void *, const char *);
 	void		*cuda;		/* the real libcuda */
 	int		opening;
+	void		*nvml;		/* the real NVML */
+	int		nvml_opening;
+	int		(*nvml_uuid)(void *, char *, unsigned int);
 	char		visible[1024];	/* CUDA_VISIBLE_DEVICES */
 	CUresult	(*ctx_get_device)(CUdevice *);
 } hook = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -121,6 +124,20 @@ hook_cuda(void)
 	return h;
 }
 
+/* The real NVML, opened like libcuda. */
+static void *
+hook_nvml(void)
+{
+	void *h;
+
+	if (hook.nvml != NULL || __atomic_exchange_n(&hook.nvml_opening, 1, __ATOMIC_ACQ_REL))
+		return hook.nvml;
+	if ((h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_GLOBAL)) != NULL)
+		*(void **)&hook.nvml_uuid = hook_real_dlsym(h, "nvmlDeviceGetUUID");
+	__atomic_store_n(&hook.nvml, h, __ATOMIC_RELEASE);
+	return h;
+}
+
 /* ---- the wrapped functions, and where their real counterparts are ---- */
 
 enum hook_fn {
@@ -132,6 +149,7 @@ enum hook_fn {
 	F_ARRAY_CREATE, F_ARRAY3D_CREATE, F_ARRAY_DESTROY,
 	F_MEM_GET_INFO, F_DEVICE_TOTAL_MEM,
 	F_GET_PROC, F_GET_PROC_V2,
+	F_NVML_MEM, F_NVML_MEM_V2,	/* from here on, NVML's */
 	F_NFUNCS
 };
 
@@ -150,7 +168,8 @@ hook_real(enum hook_fn f)
 	struct hook_entry *e = &hook_table[f];
 	void *h;
 
-	if (e->real == NULL && !e->tried && (h = hook_cuda()) != NULL) {
+	if (e->real == NULL && !e->tried &&
+	    (h = f >= F_NVML_MEM ? hook_nvml() : hook_cuda()) != NULL) {
 		e->real = hook_real_dlsym(h, e->name);
 		e->tried = 1;
 	}
@@ -570,6 +589,81 @@ cuGetProcAddress_v2(const char *sym, void **pfn, int version, cuuint64_t flags,
 	return r;
 }
 
+/*
+ * The CUDA ordinal of an NVML device, if it is one of the job's: its place
+ * among the UUIDs in CUDA_VISIBLE_DEVICES (nvqd lists them by UUID, in
+ * PCI bus order).  -1 for a GPU that is not the job's.
+ */
+static int
+hook_nvml_ordinal(void *dev)
+{
+	char uuid[96], list[sizeof(hook.visible)], *tok, *save;
+	int i = 0;
+
+	hook_init();
+	if (hook.nvml_uuid == NULL || hook.nvml_uuid(dev, uuid, sizeof(uuid)) != 0)
+		return -1;
+	snprintf(list, sizeof(list), "%s", hook.visible);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save), i++)
+		if (strcmp(tok, uuid) == 0)
+			return i;
+	return -1;
+}
+
+/* total, free, used of an NVML device as the job may see them */
+static int
+hook_nvml_view(void *dev, unsigned long long *total, unsigned long long *freep,
+    unsigned long long *used)
+{
+	int i = hook_nvml_ordinal(dev);
+	uint64_t u;
+
+	if (i < 0 || hook.budget.limit == 0)
+		return -1;
+	pthread_mutex_lock(&hook.lock);
+	u = i < BUDGET_MAX_DEV ? hook.budget.used[i] : 0;
+	pthread_mutex_unlock(&hook.lock);
+	*total = hook.budget.limit;
+	*used = u;
+	*freep = u >= hook.budget.limit ? 0 : hook.budget.limit - u;
+	return 0;
+}
+
+struct nvq_nvml_memory { unsigned long long total, free, used; };
+struct nvq_nvml_memory_v2 {
+	unsigned int version;
+	unsigned long long total, reserved, free, used;
+};
+
+EXPORT int nvmlDeviceGetMemoryInfo(void *, struct nvq_nvml_memory *);
+EXPORT int
+nvmlDeviceGetMemoryInfo(void *dev, struct nvq_nvml_memory *m)
+{
+	int (*real)(void *, struct nvq_nvml_memory *) = hook_real(F_NVML_MEM);
+	int r;
+
+	if (real == NULL)
+		return 12;	/* NVML_ERROR_FUNCTION_NOT_FOUND */
+	if ((r = real(dev, m)) == 0 && m != NULL)
+		hook_nvml_view(dev, &m->total, &m->free, &m->used);
+	return r;
+}
+
+EXPORT int nvmlDeviceGetMemoryInfo_v2(void *, struct nvq_nvml_memory_v2 *);
+EXPORT int
+nvmlDeviceGetMemoryInfo_v2(void *dev, struct nvq_nvml_memory_v2 *m)
+{
+	int (*real)(void *, struct nvq_nvml_memory_v2 *) = hook_real(F_NVML_MEM_V2);
+	int r;
+
+	if (real == NULL)
+		return 12;
+	if ((r = real(dev, m)) == 0 && m != NULL &&
+	    hook_nvml_view(dev, &m->total, &m->free, &m->used) == 0)
+		m->reserved = 0;
+	return r;
+}
+
 static struct hook_entry hook_table[F_NFUNCS] = {
 	[F_MEM_ALLOC] = { "cuMemAlloc_v2", (void *)cuMemAlloc_v2, NULL, 0 },
 	[F_MEM_ALLOC_PITCH] = { "cuMemAllocPitch_v2", (void *)cuMemAllocPitch_v2, NULL, 0 },
@@ -594,6 +688,9 @@ static struct hook_entry hook_table[F_NFUNCS] = {
 	[F_DEVICE_TOTAL_MEM] = { "cuDeviceTotalMem_v2", (void *)cuDeviceTotalMem_v2, NULL, 0 },
 	[F_GET_PROC] = { "cuGetProcAddress", (void *)cuGetProcAddress, NULL, 0 },
 	[F_GET_PROC_V2] = { "cuGetProcAddress_v2", (void *)cuGetProcAddress_v2, NULL, 0 },
+	[F_NVML_MEM] = { "nvmlDeviceGetMemoryInfo", (void *)nvmlDeviceGetMemoryInfo, NULL, 0 },
+	[F_NVML_MEM_V2] = { "nvmlDeviceGetMemoryInfo_v2", (void *)nvmlDeviceGetMemoryInfo_v2,
+	    NULL, 0 },
 };
 
 /* ---- dlsym, under both glibc versions ---- */
@@ -614,8 +711,9 @@ nvq_hook_dlsym(void *handle, const char *name)
 {
 	void *p = hook_real_dlsym(handle, name);
 
-	/* only driver symbols can be ours; the rest is passed as it is */
-	if (p != NULL && name != NULL && name[0] == 'c' && name[1] == 'u')
+	/* only driver and NVML symbols can be ours; the rest is passed as it is */
+	if (p != NULL && name != NULL && ((name[0] == 'c' && name[1] == 'u') ||
+	    strncmp(name, "nvmlDeviceGetMemoryInfo", 23) == 0))
 		p = hook_route(p);
 	return p;
 }

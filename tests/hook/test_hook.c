@@ -2,7 +2,8 @@
  * test_hook.c: the hook, preloaded, against the fake libcuda.
  *
  * Run as LD_PRELOAD=libnvq-hook.so NVQ_GPU_MEM=1073741824 test_hook, with
- * the fake libcuda.so.1 first on the library path.  The binary is linked
+ * the fake libcuda.so.1 and libnvidia-ml.so.1 first on the library path,
+ * FAKE_NVML_GPUS=2x16G and CUDA_VISIBLE_DEVICES set to the fake's GPU 1.  The binary is linked
  * with the fake libcuda, so it reaches the driver the three ways frameworks
  * do: exported symbols, dlsym, and cuGetProcAddress/_v2.
  */
@@ -241,6 +242,59 @@ test_per_device(void **state)
 	assert_int_equal(fr(a), CUDA_SUCCESS);
 }
 
+struct nvml_memory { unsigned long long total, free, used; };
+struct nvml_memory_v2 { unsigned int version; unsigned long long total, reserved, free, used; };
+
+/* NVML shows the job's GPU (the one CUDA_VISIBLE_DEVICES names) as its budget */
+static void
+test_nvml(void **state)
+{
+	void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+	int (*init)(void), (*handle)(unsigned int, void **), (*uuid)(void *, char *, unsigned int);
+	const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+	char u[96];
+	void *d[2];
+	int k;
+	int (*info)(void *, struct nvml_memory *);
+	int (*info2)(void *, struct nvml_memory_v2 *);
+	struct nvml_memory m;
+	struct nvml_memory_v2 m2;
+	void *other, *mine;
+	CUdeviceptr a;
+
+	(void)state;
+	assert_non_null(nvml);
+	*(void **)&init = dlsym(nvml, "nvmlInit_v2");
+	*(void **)&handle = dlsym(nvml, "nvmlDeviceGetHandleByIndex_v2");
+	*(void **)&uuid = dlsym(nvml, "nvmlDeviceGetUUID");
+	*(void **)&info = dlsym(nvml, "nvmlDeviceGetMemoryInfo");
+	*(void **)&info2 = dlsym(nvml, "nvmlDeviceGetMemoryInfo_v2");
+	assert_true(init && handle && uuid && info && info2 && visible);
+	assert_true(in_hook((void *)info) && in_hook((void *)info2));
+	assert_int_equal(init(), 0);
+	assert_int_equal(handle(0, &d[0]), 0);
+	assert_int_equal(handle(1, &d[1]), 0);
+	assert_int_equal(uuid(d[0], u, sizeof(u)), 0);
+	k = strcmp(u, visible) == 0 ? 0 : 1;
+	mine = d[k];
+	other = d[1 - k];
+	assert_int_equal(uuid(mine, u, sizeof(u)), 0);
+	assert_string_equal(u, visible);
+	fake_set_device(0);
+	assert_int_equal(cuMemAlloc_v2(&a, 300 * M), CUDA_SUCCESS);
+	assert_int_equal(info(mine, &m), 0);
+	assert_int_equal(m.total, G);
+	assert_int_equal(m.used, 300 * M);
+	assert_int_equal(m.free, G - 300 * M);
+	assert_int_equal(info2(mine, &m2), 0);
+	assert_int_equal(m2.total, G);
+	assert_int_equal(m2.free, G - 300 * M);
+	/* a GPU that is not the job's is shown as it is */
+	assert_int_equal(info(other, &m), 0);
+	assert_int_equal(m.total, 16 * G);
+	assert_int_equal(cuMemFree_v2(a), CUDA_SUCCESS);
+}
+
 static void
 test_fork(void **state)
 {
@@ -268,6 +322,7 @@ main(void)
 		cmocka_unit_test(test_get_proc_address),
 		cmocka_unit_test(test_families),
 		cmocka_unit_test(test_per_device),
+		cmocka_unit_test(test_nvml),
 		cmocka_unit_test(test_fork),
 	};
 

@@ -10,6 +10,7 @@
 
 struct mem { unsigned long long total, free, used; };
 struct proc { unsigned int pid; unsigned long long used; unsigned int gi, ci; };
+struct mem2 { unsigned int version; unsigned long long total, reserved, free, used; };
 
 static int ngpus;
 static unsigned long long gib;
@@ -21,6 +22,7 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned int, void **);
 int nvmlDeviceGetUUID(void *, char *, unsigned int);
 int nvmlDeviceGetName(void *, char *, unsigned int);
 int nvmlDeviceGetMemoryInfo(void *, struct mem *);
+int nvmlDeviceGetMemoryInfo_v2(void *, struct mem2 *);
 int nvmlDeviceGetComputeRunningProcesses_v3(void *, unsigned int *, struct proc *);
 int nvmlSystemGetDriverVersion(char *, unsigned int);
 const char *nvmlErrorString(int);
@@ -100,6 +102,19 @@ nvmlDeviceGetMemoryInfo(void *h, struct mem *m)
 	for (i = 0; i < n; i++)
 		m->used += p[i].used;
 	m->free = m->total - m->used;
+	return 0;
+}
+
+int
+nvmlDeviceGetMemoryInfo_v2(void *h, struct mem2 *m)
+{
+	struct mem v1;
+
+	nvmlDeviceGetMemoryInfo(h, &v1);
+	m->total = v1.total;
+	m->reserved = 0;
+	m->free = v1.free;
+	m->used = v1.used;
 	return 0;
 }
 

@@ -555,6 +555,12 @@ t_hook() {	# every job gets the hook, which holds it to its -m
 	write_config; start_nvqd || return
 	local fake="$ROOT/$BUILD/tests/fake" a b c
 	[ -x "$ROOT/$BUILD/tests/test_hook" ] || { fail "build tests/test_hook first (make hooktest)"; return; }
+	# nvqd sets CUDA_VISIBLE_DEVICES to its own (virtual) GPUs' UUIDs: the
+	# test's NVML check expects the fake NVML's GPU 1, so use fake-NVML GPUs
+	stop_nvqd
+	write_config "[gpus]" "nvml_library = $fake/libnvidia-ml.so.1"
+	export FAKE_NVML_GPUS=2x16G
+	start_nvqd || return
 	a=$(LD_LIBRARY_PATH=$fake submit -m 1G "$ROOT/$BUILD/tests/test_hook")
 	b=$(LD_LIBRARY_PATH=$fake submit -m 512M "$ROOT/$BUILD/tests/test_hook")
 	# (an ASan-built nvq would refuse to start with a foreign LD_PRELOAD first)
@@ -566,6 +572,7 @@ t_hook() {	# every job gets the hook, which holds it to its -m
 	nvq wait "$c"
 	expect_match "the hook goes first, the job's own preload after" "$(nvq log "$c")" \
 	    "libnvq-hook.so /lib/x86_64-linux-gnu/libc.so.6$"
+	unset FAKE_NVML_GPUS
 }
 
 ALL=$(declare -F | awk '{print $3}' | grep '^t_')
