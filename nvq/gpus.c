@@ -11,7 +11,7 @@ cmd_gpus(struct nvq_args *a)
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
 	struct nvq_row *rows = NULL;
-	char t[16], bu[16], d[16], o[16];
+	char t[16], bu[16], d[16], o[16], u[16];
 	int i, n;
 
 	proto_begin(&b, MSG_GPUS);
@@ -29,17 +29,18 @@ cmd_gpus(struct nvq_args *a)
 		}
 		printf("%s]\n", n ? "\n" : "");
 	} else {
-		printf("%-3s %-40s %-24s %-6s %7s %7s %8s %7s  %s\n", "IDX", "UUID", "NAME", "MODE",
-		    "TOTAL", "BUDGET", "DEMANDED", "OUTSIDE", "JOBS");
+		printf("%-3s %-40s %-24s %-6s %7s %7s %8s %7s %7s  %s\n", "IDX", "UUID", "NAME",
+		    "MODE", "TOTAL", "BUDGET", "DEMANDED", "USED", "OUTSIDE", "JOBS");
 		for (i = 0; i < n; i++) {
 			fmt_size((uint64_t)row_int(&m, &rows[i], "total", 0), t, sizeof(t));
 			fmt_size((uint64_t)row_int(&m, &rows[i], "budget", 0), bu, sizeof(bu));
 			fmt_size((uint64_t)row_int(&m, &rows[i], "demanded", 0), d, sizeof(d));
 			fmt_size((uint64_t)row_int(&m, &rows[i], "outside", 0), o, sizeof(o));
-			printf("%-3lld %-40s %-24.24s %-6s %7s %7s %8s %7s  %s\n",
+			fmt_size((uint64_t)row_int(&m, &rows[i], "queue_used", 0), u, sizeof(u));
+			printf("%-3lld %-40s %-24.24s %-6s %7s %7s %8s %7s %7s  %s\n",
 			    (long long)row_int(&m, &rows[i], "index", 0),
 			    row_str(&m, &rows[i], "uuid"), row_str(&m, &rows[i], "name"),
-			    row_str(&m, &rows[i], "mode"), t, bu, d, o, row_str(&m, &rows[i], "jobs"));
+			    row_str(&m, &rows[i], "mode"), t, bu, d, u, o, row_str(&m, &rows[i], "jobs"));
 		}
 		if (n == 0)
 			printf("(no GPUs: %s)\n", proto_str(&m, "source") ? proto_str(&m, "source") :

@@ -47,15 +47,25 @@ jobs_filter(struct nvq_args *a, struct proto_buf *b, int type)
 	return 0;
 }
 
+/* "5G", "whole" or "-"; for a running job on real GPUs, "used/asked". */
 static void
 jobs_mem(const struct proto_msg *m, const struct nvq_row *r, char *buf, size_t len)
 {
+	char asked[16], used[16];
+	int64_t u = row_int(m, r, "gpu_used", -1);
+
 	if (row_int(m, r, "gpus", 0) == 0)
-		snprintf(buf, len, "-");
+		snprintf(asked, sizeof(asked), "-");
 	else if (row_int(m, r, "mem_per_gpu", 0) == 0)
-		snprintf(buf, len, "whole");
+		snprintf(asked, sizeof(asked), "whole");
 	else
-		fmt_size((uint64_t)row_int(m, r, "mem_per_gpu", 0), buf, len);
+		fmt_size((uint64_t)row_int(m, r, "mem_per_gpu", 0), asked, sizeof(asked));
+	if (u < 0) {
+		snprintf(buf, len, "%s", asked);
+		return;
+	}
+	fmt_size((uint64_t)u, used, sizeof(used));
+	snprintf(buf, len, "%s/%s", used, asked);
 }
 
 static void
@@ -104,7 +114,7 @@ jobs_table(struct nvq_args *a, int type)
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
 	struct nvq_row *rows = NULL;
-	char mem[16], el[24], name[21];
+	char mem[40], el[24], name[21];
 	double now;
 	int i, n;
 
@@ -122,7 +132,7 @@ jobs_table(struct nvq_args *a, int type)
 	if (a->json)
 		jobs_json(&m, rows, n);
 	else {
-		printf("%-7s %-10s %-20s %-9s %4s %6s %10s  %s\n", "ID", "USER", "NAME", "STATE",
+		printf("%-7s %-10s %-20s %-9s %4s %11s %10s  %s\n", "ID", "USER", "NAME", "STATE",
 		    "GPUS", "MEM", "ELAPSED", type == MSG_HISTORY ? "ENDED  REASON" : "REASON");
 		for (i = 0; i < n; i++) {
 			const char *nm = row_str(&m, &rows[i], "name");
@@ -131,7 +141,7 @@ jobs_table(struct nvq_args *a, int type)
 			snprintf(name, sizeof(name), "%s", nm ? nm : "");
 			jobs_mem(&m, &rows[i], mem, sizeof(mem));
 			jobs_elapsed(&m, &rows[i], now, el, sizeof(el));
-			printf("%-7lld %-10s %-20s %-9s %4lld %6s %10s  ",
+			printf("%-7lld %-10s %-20s %-9s %4lld %11s %10s  ",
 			    (long long)row_int(&m, &rows[i], "id", 0),
 			    row_str(&m, &rows[i], "user") ? row_str(&m, &rows[i], "user") : "?",
 			    name, row_str(&m, &rows[i], "state"),

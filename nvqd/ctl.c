@@ -339,8 +339,13 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 	}
 	if (j != NULL && j->ending[0] != '\0')
 		proto_put_str(rows->out, "ending", j->ending);
-	if (j != NULL && j->state == JOB_RUNNING)
+	if (j != NULL && j->state == JOB_RUNNING) {
 		proto_put_int(rows->out, "granted", (int64_t)j->granted);
+		if (j->gpu_used != NULL && !rows->r->e->gpus.is_virtual) {
+			proto_put_int(rows->out, "gpu_used", (int64_t)engine_job_used(rows->r->e, j));
+			proto_put_int(rows->out, "gpu_peak", (int64_t)engine_job_peak(rows->r->e, j));
+		}
+	}
 	rows->count++;
 	return rows->out->failed;
 }
@@ -466,6 +471,7 @@ ctl_gpus(struct ctl_req *r, struct proto_buf *out)
 		proto_put_int(out, "budget", (int64_t)engine_budget(e, i));
 		proto_put_int(out, "demanded", (int64_t)engine_demanded(e, i, ids, sizeof(ids)));
 		proto_put_int(out, "outside", (int64_t)g->outside);
+		proto_put_int(out, "queue_used", (int64_t)engine_queue_used(e, i));
 		proto_put_int(out, "outside_procs", g->nprocs_outside);
 		proto_put_int(out, "used", (int64_t)g->used);
 		proto_put_str(out, "jobs", ids);

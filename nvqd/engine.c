@@ -103,8 +103,64 @@ engine_drop(struct engine *e, struct job *j)
 	if (j->pidfd >= 0)
 		close(j->pidfd);
 	j->pidfd = -1;
+	free(j->gpu_used);
+	free(j->gpu_peak);
+	free(j->gpu_acc);
+	j->gpu_used = j->gpu_peak = j->gpu_acc = NULL;
 	if (j->handles == 0)
 		free(j);
+}
+
+uint64_t
+engine_job_peak(const struct engine *e, const struct job *j)
+{
+	uint64_t m = 0;
+	int g;
+
+	for (g = 0; j->gpu_peak != NULL && g < e->gpus.n; g++)
+		if (j->gpu_peak[g] > m)
+			m = j->gpu_peak[g];
+	return m;
+}
+
+uint64_t
+engine_job_used(const struct engine *e, const struct job *j)
+{
+	uint64_t sum = 0;
+	int g;
+
+	for (g = 0; j->gpu_used != NULL && g < e->gpus.n; g++)
+		sum += j->gpu_used[g];
+	return sum;
+}
+
+uint64_t
+engine_queue_used(struct engine *e, int i)
+{
+	struct job *j;
+	uint64_t sum = 0;
+
+	for (j = e->jobs; j != NULL; j = j->next)
+		if (j->gpu_used != NULL)
+			sum += j->gpu_used[i];
+	return sum;
+}
+
+/* Room to follow a running job's use of each GPU. */
+static void
+engine_track(struct engine *e, struct job *j)
+{
+	if (e->gpus.n == 0 || j->gpu_used != NULL)
+		return;
+	j->gpu_used = calloc((size_t)e->gpus.n, sizeof(uint64_t));
+	j->gpu_peak = calloc((size_t)e->gpus.n, sizeof(uint64_t));
+	j->gpu_acc = calloc((size_t)e->gpus.n, sizeof(uint64_t));
+	if (j->gpu_used == NULL || j->gpu_peak == NULL || j->gpu_acc == NULL) {
+		free(j->gpu_used);
+		free(j->gpu_peak);
+		free(j->gpu_acc);
+		j->gpu_used = j->gpu_peak = j->gpu_acc = NULL;
+	}
 }
 
 static int
@@ -449,7 +505,7 @@ engine_timer_cb(uv_timer_t *h)
 static void
 engine_fail(struct engine *e, struct job *j, const char *why)
 {
-	struct store_end end = { "FAILED", engine_now(), -1, 0, -1, -1, why };
+	struct store_end end = { "FAILED", engine_now(), -1, 0, -1, -1, why, -1 };
 
 	log_warnx("job %lld: %s", (long long)j->id, why);
 	if (store_job_end(e->store, j->id, &end) == -1)
@@ -508,6 +564,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	j->gpumask = mask;
 	j->granted = granted;
 	j->started_at = now;
+	engine_track(e, j);
 
 	memset(&x, 0, sizeof(x));
 	if (store_job_exec(e->store, j->id, engine_exec_cb, &x) == -1 || !x.found) {
@@ -640,6 +697,8 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 	}
 	end->state = j->final_state;
 	end->reason = j->final_reason[0] ? j->final_reason : NULL;
+	end->peak_gpu_mem = j->gpu_peak != NULL && !e->gpus.is_virtual && e->gpus.lib != NULL ?
+	    (int64_t)engine_job_peak(e, j) : -1;
 }
 
 static void engine_wake_cb(uv_timer_t *);
@@ -707,7 +766,7 @@ engine_finish(struct engine *e)
 int
 engine_cancel(struct engine *e, struct job *j, const char *by)
 {
-	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL };
+	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL, -1 };
 	char why[128];
 
 	snprintf(why, sizeof(why), "cancelled by %s", by);
@@ -752,6 +811,7 @@ engine_pass(struct engine *e)
 			end.exit_code = -1;
 			end.cpu_time = -1;
 			end.max_rss = -1;
+			end.peak_gpu_mem = -1;
 			end.reason = why;
 			if (store_job_end(e->store, j->id, &end) == 0) {
 				log_info("job %lld CANCELLED: %s", (long long)j->id, why);
@@ -847,7 +907,7 @@ engine_kick_cb(uv_idle_t *h)
 
 /* Whether pid belongs to a running job: it is in the session of a job's shim. */
 static int
-engine_owner_cb(pid_t pid, void *arg)
+engine_owner_cb(pid_t pid, int gpu, uint64_t bytes, void *arg)
 {
 	struct engine *e = arg;
 	struct job *j;
@@ -856,9 +916,38 @@ engine_owner_cb(pid_t pid, void *arg)
 	if (sid <= 0)
 		return 0;
 	for (j = e->jobs; j != NULL; j = j->next)
-		if (j->state == JOB_RUNNING && j->pid == sid)
+		if (j->state == JOB_RUNNING && j->pid == sid) {
+			/* a job is all of its processes: add them up */
+			if (j->gpu_acc != NULL && gpu >= 0 && gpu < e->gpus.n)
+				j->gpu_acc[gpu] += bytes;
 			return 1;
+		}
 	return 0;
+}
+
+/* Reads NVML again, and each running job's use from its processes'. */
+static int
+engine_refresh(struct engine *e)
+{
+	struct job *j;
+	int g, changed;
+
+	for (j = e->jobs; j != NULL; j = j->next)
+		if (j->gpu_acc != NULL)
+			memset(j->gpu_acc, 0, (size_t)e->gpus.n * sizeof(uint64_t));
+	changed = gpu_refresh(&e->gpus, engine_owner_cb, e);
+	if (e->gpus.is_virtual || e->gpus.lib == NULL)
+		return changed;
+	for (j = e->jobs; j != NULL; j = j->next) {
+		if (j->gpu_acc == NULL)
+			continue;
+		for (g = 0; g < e->gpus.n; g++) {
+			j->gpu_used[g] = j->gpu_acc[g];
+			if (j->gpu_used[g] > j->gpu_peak[g])
+				j->gpu_peak[g] = j->gpu_used[g];
+		}
+	}
+	return changed;
 }
 
 static void
@@ -867,7 +956,7 @@ engine_poll_gpus_cb(uv_timer_t *h)
 	struct engine *e = h->loop->data;
 	struct job *j, *next;
 
-	if (gpu_refresh(&e->gpus, engine_owner_cb, e))
+	if (engine_refresh(e))
 		engine_kick(e);
 	/* without pidfd, notice ended supervisors here */
 	for (j = e->jobs; j != NULL; j = next) {
@@ -955,6 +1044,7 @@ engine_reconcile(struct engine *e)
 		}
 		log_info("job %lld: still running (pid %d), reattached", (long long)j->id,
 		    (int)j->pid);
+		engine_track(e, j);
 		engine_watch(e, j);
 		if (j->ending[0] != '\0') {
 			runner_stop(j->pid, 0);
@@ -1053,7 +1143,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	uv_timer_init(loop, &e->poll);
 	engine_reconcile(e);
 	/* outside use was read before the jobs were known: read it again */
-	gpu_refresh(&e->gpus, engine_owner_cb, e);
+	engine_refresh(e);
 	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,
 	    (uint64_t)e->cfg.gpu_poll * 1000);
 	engine_kick(e);

@@ -47,6 +47,9 @@ struct job {
 	char		end_reason[128];
 	int		killed_hard;
 	struct sched_decision dec;	/* from the last pass */
+	uint64_t	*gpu_used;	/* running: bytes NVML sees its processes use, */
+	uint64_t	*gpu_peak;	/* per GPU index, and the most seen; */
+	uint64_t	*gpu_acc;	/* NULL for virtual GPUs or no memory */
 	int		handles;	/* open libuv handles; freed at 0 */
 	int		gone;
 	struct job	*next, *prev;
@@ -100,6 +103,11 @@ int	engine_cancel(struct engine *, struct job *, const char *by);
 void	engine_reason(struct engine *, const struct job *, char *, size_t);
 /* The memory demanded on GPU i by running jobs, and their ids. */
 uint64_t engine_demanded(struct engine *, int i, char *ids, size_t len);
+/* What the queue's processes use of GPU i (NVML's figures). */
+uint64_t engine_queue_used(struct engine *, int i);
+/* A job's largest use on one GPU so far, and its use now (summed over GPUs). */
+uint64_t engine_job_peak(const struct engine *, const struct job *);
+uint64_t engine_job_used(const struct engine *, const struct job *);
 uint64_t engine_budget(struct engine *, int i);
 /* A user's folder in the spool: job environments and default output. */
 void	engine_user_dir(struct engine *, uint32_t uid, char *, size_t);

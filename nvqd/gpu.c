@@ -148,7 +148,7 @@ fail:
 /* Adds the use of compute processes that are not the queue's (graphics ones
  * are left out: a server's GPUs run none, and C+G processes would count twice). */
 static void
-gpu_procs(nvml_ret (*fn)(void *, unsigned int *, struct nvml_process *), void *dev,
+gpu_procs(nvml_ret (*fn)(void *, unsigned int *, struct nvml_process *), void *dev, int gpu,
     gpu_owner_cb owner, void *arg, uint64_t *outside, int *nprocs)
 {
 	struct nvml_process p[GPU_MAX_PROCS];
@@ -157,10 +157,11 @@ gpu_procs(nvml_ret (*fn)(void *, unsigned int *, struct nvml_process *), void *d
 	if (fn == NULL || fn(dev, &n, p) != NVML_SUCCESS)
 		return;
 	for (i = 0; i < n && i < GPU_MAX_PROCS; i++) {
-		if (owner != NULL && owner((pid_t)p[i].pid, arg))
+		uint64_t used = p[i].used != NVML_VALUE_NOT_AVAILABLE ? p[i].used : 0;
+
+		if (owner != NULL && owner((pid_t)p[i].pid, gpu, used, arg))
 			continue;
-		if (p[i].used != NVML_VALUE_NOT_AVAILABLE)
-			*outside += p[i].used;
+		*outside += used;
 		(*nprocs)++;
 	}
 }
@@ -179,7 +180,7 @@ gpu_refresh(struct gpu_set *gs, gpu_owner_cb owner, void *arg)
 			gs->gpus[i].used = m.used;
 		outside = 0;
 		nprocs = 0;
-		gpu_procs(nvml.procs, gs->dev[i], owner, arg, &outside, &nprocs);
+		gpu_procs(nvml.procs, gs->dev[i], i, owner, arg, &outside, &nprocs);
 		if (outside != gs->gpus[i].outside)
 			changed = 1;
 		gs->gpus[i].outside = outside;

@@ -33,8 +33,11 @@ struct gpu_set {
 	char		source[128];	/* "NVML (driver 580.1)" or "virtual" */
 };
 
-/* Whether a process belongs to a job of the queue. */
-typedef int (*gpu_owner_cb)(pid_t, void *);
+/*
+ * Whether a process using GPU index gpu (bytes of it) belongs to a job of
+ * the queue; the callback may account the use to that job.
+ */
+typedef int (*gpu_owner_cb)(pid_t, int gpu, uint64_t bytes, void *);
 
 /* Opens NVML or sets up virtual GPUs; where neither is possible, no GPUs. */
 int	gpu_open(struct gpu_set *, const struct config *);

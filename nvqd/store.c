@@ -591,7 +591,7 @@ store_job_end(struct store *st, int64_t id, const struct store_end *e)
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
 		goto fail;
 	s = store_prepare(st, "UPDATE runs SET ended_at = ?, exit_code = ?, signal = ?, "
-	    "cpu_time = ?, max_rss = ? WHERE job_id = ? AND ended_at IS NULL");
+	    "cpu_time = ?, max_rss = ?, peak_gpu_mem = ? WHERE job_id = ? AND ended_at IS NULL");
 	if (s == NULL)
 		goto fail;
 	sqlite3_bind_double(s, 1, e->now);
@@ -600,7 +600,9 @@ store_job_end(struct store *st, int64_t id, const struct store_end *e)
 		sqlite3_bind_double(s, 4, e->cpu_time);
 	if (e->max_rss >= 0)
 		sqlite3_bind_int64(s, 5, e->max_rss);
-	sqlite3_bind_int64(s, 6, id);
+	if (e->peak_gpu_mem >= 0)
+		sqlite3_bind_int64(s, 6, e->peak_gpu_mem);
+	sqlite3_bind_int64(s, 7, id);
 	if (store_done(st, s) == -1 || store_event(st, id, e->now, e->state, e->reason) == -1)
 		goto fail;
 	return store_commit(st);

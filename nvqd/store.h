@@ -58,6 +58,7 @@ struct store_end {
 	double		cpu_time;	/* <0: unknown */
 	int64_t		max_rss;	/* <0: unknown */
 	const char	*reason;	/* may be NULL */
+	int64_t		peak_gpu_mem;	/* largest use of one GPU; <0: unknown (0 is 0) */
 };
 
 struct store_filter {

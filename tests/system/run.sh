@@ -425,7 +425,7 @@ t_no_daemon() {	# nvq without a daemon says so and how to start one
 	expect_match "message" "$out" "cannot reach nvqd at $T/none.sock.*start it with"
 }
 
-t_fake_nvml() {	# NVML via dlopen: GPUs, UUIDs, and use outside the queue
+t_fake_nvml() {	# NVML via dlopen: GPUs, UUIDs, use outside the queue and by jobs
 	write_config "[gpus]" "nvml_library = $HELPERS/libfake-nvml.so.1" "poll = 1s"
 	export FAKE_NVML_GPUS=2x16G FAKE_NVML_PROCS=$T/procs
 	: > "$T/procs"
@@ -434,22 +434,37 @@ t_fake_nvml() {	# NVML via dlopen: GPUs, UUIDs, and use outside the queue
 	# a process outside the queue takes 6G of GPU 0
 	sleep 3191 & local outsider=$!
 	echo "0 $outsider $((6 << 30))" > "$T/procs"
-	local a; a=$(submit -m 4G sh -c 'sleep 3192')
+	local a; a=$(submit -m 5G sh -c 'sleep 3192 & sleep 3194; wait')
 	wait_state "$a" RUNNING
-	# and a process of the job itself takes 3G of its GPU
-	local jobpid; jobpid=$(pgrep -f 'sleep 3192')
-	local g; g=$(field "$a" gpu_uuids); g=${g: -1}
-	printf '0 %s %s\n%s %s %s\n' "$outsider" $((6 << 30)) "$g" "$jobpid" $((3 << 30)) > "$T/procs"
+	sleep 0.3
+	# two processes of the job use 3G and 1G of its GPU
+	local p1 p2 g
+	p1=$(pgrep -f '^sleep 3192$'); p2=$(pgrep -f '^sleep 3194$')
+	g=$(field "$a" gpu_uuids); g=${g: -1}
+	printf '0 %s %s\n%s %s %s\n%s %s %s\n' "$outsider" $((6 << 30)) "$g" "$p1" $((3 << 30)) \
+	    "$g" "$p2" $((1 << 30)) > "$T/procs"
 	sleep 1.5
-		# GPU 0: 16G, less 5%, less the outsider's 6G: a 9.2G budget; the
-	# job is on GPU 0 (best fit), and its own 3G does not count as outside
+	# GPU 0: 16G, less 5%, less the outsider's 6G: a 9.2G budget; the job
+	# went there (best fit); its own 4G is USED, not outside use
 	expect_eq "the job went to the GPU with less room" "$g" 0
-	expect_match "outside use on GPU 0" "$(nvq gpus | grep '^0 ')" " 16G +9.2G +4G +6G +$a$"
-	expect_eq "outside processes counted" "$(nvq gpus --json | grep -o '"outside_procs": [0-9]*' | head -1)" '"outside_procs": 1'
-	expect_match "GPU 1 untouched" "$(nvq gpus | grep '^1 ')" " 16G +15.2G +0B +0B +$"
+	expect_match "GPU 0: budget, demanded, used by the queue, outside" "$(nvq gpus | grep '^0 ')" \
+	    " 16G +9.2G +5G +4G +6G +$a$"
+	expect_eq "outside processes counted" \
+	    "$(nvq gpus --json | grep -o '"outside_procs": [0-9]*' | head -1)" '"outside_procs": 1'
+	expect_match "GPU 1 untouched" "$(nvq gpus | grep '^1 ')" " 16G +15.2G +0B +0B +0B +$"
+	expect_eq "the job's use is its processes' together" "$(field "$a" gpu_used)" $((4 << 30))
+	expect_match "nvq list shows used/asked" "$(nvq list | awk -v id="$a" '$1 == id')" " 4G/5G "
+	# one process lets go of its memory: the use falls, the peak stays
+	printf '0 %s %s\n%s %s %s\n' "$outsider" $((6 << 30)) "$g" "$p1" $((1 << 30)) > "$T/procs"
+	sleep 1.5
+	expect_eq "use now" "$(field "$a" gpu_used)" $((1 << 30))
+	expect_eq "peak so far" "$(field "$a" gpu_peak)" $((4 << 30))
 	kill $outsider
-	unset FAKE_NVML_GPUS FAKE_NVML_PROCS
 	nvq cancel "$a"
+	wait_state "$a" CANCELLED
+	expect_eq "the run's peak is stored" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT peak_gpu_mem FROM runs WHERE job_id = $a")" $((4 << 30))
+	unset FAKE_NVML_GPUS FAKE_NVML_PROCS
 }
 
 t_config_example() {	# etc/nvq.ini is what the key table prints
