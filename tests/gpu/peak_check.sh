@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# peak_check.sh: the peak GPU memory nvqd stores for a run, against what
+# PyTorch reserved plus the CUDA context's own memory (issue 3, 2(e)).
+# The job holds 10 GiB for 4 s; nvqd polls NVML every second.
+# Usage: tests/gpu/peak_check.sh [BUILD_DIR]
+set -u
+cd "$(dirname "$0")/../.."
+B=${1:-build}
+T=$(mktemp -d /tmp/nvq-peak.XXXXXX)
+printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\n[gpus]\npoll = 1s\n' \
+    "$T" "$T" "$T" > "$T/nvq.ini"
+"$B/nvqd" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
+NVQD_PID=$!
+trap 'kill $NVQD_PID 2>/dev/null' EXIT
+export NVQ_SOCKET=$T/sock
+for _ in $(seq 100); do "$B/nvq" list > /dev/null 2>&1 && break; sleep 0.1; done
+cat > "$T/peak.py" <<'PY'
+import os, subprocess, time, torch
+x = torch.empty(10 << 30, dtype=torch.uint8, device="cuda")
+x.fill_(1)
+torch.cuda.synchronize()
+reserved = torch.cuda.max_memory_reserved()
+out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory",
+                      "--format=csv,noheader,nounits"], capture_output=True, text=True).stdout
+mine = [int(l.split(",")[1]) for l in out.splitlines() if l.split(",")[0].strip() == str(os.getpid())]
+used = mine[0] << 20 if mine else -1
+print("max_memory_reserved", reserved)
+print("nvml_process_used", used)
+print("context", used - torch.cuda.memory_reserved() if used > 0 else -1)
+time.sleep(4)
+PY
+id=$("$B/nvq" submit --parsable -m 16G -- python3 "$T/peak.py")
+"$B/nvq" wait "$id"
+"$B/nvq" log "$id"
+reserved=$("$B/nvq" log "$id" | awk '/^max_memory_reserved/ {print $2}')
+context=$("$B/nvq" log "$id" | awk '/^context/ {print $2}')
+peak=$(sqlite3 "$T/nvq.db" "SELECT peak_gpu_mem FROM runs WHERE job_id = $id")
+want=$((reserved + context))
+echo "stored peak $peak bytes; max_memory_reserved + context = $reserved + $context = $want"
+ok=$(awk -v p="$peak" -v w="$want" 'BEGIN {d = (p - w) / w; if (d < 0) d = -d; printf "%.4f %d", d, d <= 0.05}')
+echo "relative difference ${ok% *}"
+[ "${ok#* }" = 1 ] && echo "ok   - within 5%" || { echo "FAIL - not within 5%"; exit 1; }
