@@ -34,7 +34,10 @@ id=$("$B/nvq" submit --parsable -m 16G -- python3 "$T/peak.py")
 "$B/nvq" log "$id"
 reserved=$("$B/nvq" log "$id" | awk '/^max_memory_reserved/ {print $2}')
 context=$("$B/nvq" log "$id" | awk '/^context/ {print $2}')
-peak=$(sqlite3 "$T/nvq.db" "SELECT peak_gpu_mem FROM runs WHERE job_id = $id")
+# (the GPU host may have no sqlite3 shell: Python's module reads it too)
+peak=$(python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
+    'SELECT peak_gpu_mem FROM runs WHERE job_id = ?', (int(sys.argv[2]),)).fetchone()[0])" \
+    "$T/nvq.db" "$id")
 want=$((reserved + context))
 echo "stored peak $peak bytes; max_memory_reserved + context = $reserved + $context = $want"
 ok=$(awk -v p="$peak" -v w="$want" 'BEGIN {d = (p - w) / w; if (d < 0) d = -d; printf "%.4f %d", d, d <= 0.05}')
