@@ -698,12 +698,25 @@ static struct hook_entry hook_table[F_NFUNCS] = {
 /* the real dlsym, for the trampoline below; hidden, found at load time */
 __attribute__((visibility("hidden"))) void *nvq_hook_next_dlsym;
 __attribute__((visibility("hidden"))) void *nvq_hook_dlsym(void *, const char *);
+__attribute__((visibility("hidden"))) void *nvq_hook_dlsym_early(void *, const char *);
 
 __attribute__((constructor)) static void
 hook_load_cb(void)
 {
 	hook_real_dlsym(NULL, NULL);	/* only resolves hook.dlsym */
 	nvq_hook_next_dlsym = (void *)hook.dlsym;
+}
+
+/*
+ * dlsym(RTLD_NEXT) before the constructor ran (another preloaded library's
+ * constructor can get there first): resolve now.  This one lookup is then
+ * relative to the hook rather than to its caller; better than a crash.
+ */
+void *
+nvq_hook_dlsym_early(void *handle, const char *name)
+{
+	hook_load_cb();
+	return hook_real_dlsym(handle, name);
 }
 
 void *
@@ -738,7 +751,10 @@ __asm__(
 	"	cmpq $-1, %rdi\n"
 	"	je 1f\n"
 	"	jmp nvq_hook_dlsym\n"
-	"1:	jmp *nvq_hook_next_dlsym(%rip)\n"
+	"1:	movq nvq_hook_next_dlsym(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	je nvq_hook_dlsym_early\n"
+	"	jmp *%rax\n"
 	".size nvq_dlsym_234, .-nvq_dlsym_234\n"
 	".size nvq_dlsym_225, .-nvq_dlsym_225\n");
 #else
