@@ -404,7 +404,8 @@ engine_exec_cb(void *arg, const struct store_col *c, int n)
 	x->gid = (uint32_t)c[5].i;
 	snprintf(x->user, sizeof(x->user), "%s", c[6].s ? c[6].s : "");
 	if (n > 7 && c[7].type == STORE_BLOB && (x->envbuf = malloc((size_t)c[7].len + 1))) {
-		memcpy(x->envbuf, c[7].s, (size_t)c[7].len);
+		if (c[7].len > 0)	/* an empty blob comes back as NULL */
+			memcpy(x->envbuf, c[7].s, (size_t)c[7].len);
 		x->envbuf[c[7].len] = '\0';
 		x->envlen = c[7].len;
 	} else if (n > 7 && c[7].type == STORE_TEXT && c[7].len == 0 &&

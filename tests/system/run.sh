@@ -402,6 +402,8 @@ two"
 	nvq wait "$e"
 	expect_eq "the job's environment" "$(nvq log "$e")" "$e 3221225472 PCI_BUS_ID
 GPU-00000000-0000-0000-0000-000000000000"
+	local e0; e0=$(cd / && env -i "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 /bin/sh -c 'echo "[$HOME]"')
+	nvq wait "$e0"; expect_eq "a job submitted with an empty environment runs" "$(nvq log "$e0")" "[]"
 	MYVAR=hello nvq submit -g 0 --parsable sh -c 'echo $MYVAR' > "$T/id"
 	nvq wait "$(cat "$T/id")"
 	expect_eq "the submitted environment" "$(nvq log "$(cat "$T/id")")" hello
@@ -412,7 +414,7 @@ GPU-00000000-0000-0000-0000-000000000000"
 	    "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM job_env")" 0
 	expect_eq "the user's spool folder is private" "$(stat -c %a "$T/spool/$(id -u)")" 700
 	out=$(nvq history --since 1h | wc -l)
-	expect_eq "history lines (header + 6 jobs)" "$out" 7
+	expect_eq "history lines (header + 7 jobs)" "$out" 8
 	expect_match "history --json" "$(nvq history --state FAILED --json)" "\"exit_code\": 3"
 	expect_match "list -u" "$(nvq list -a -u nobody)" "^ID +USER"
 	expect_eq "list -u nobody is empty" "$(nvq list -a -u nobody | wc -l)" 1
