@@ -449,6 +449,14 @@ hook_format_bytes(int format)
 	}
 }
 
+/* An array's bytes; a zero dimension counts as 1, as the driver reads it. */
+static size_t
+hook_array_bytes(size_t w, size_t h, size_t d, int format, unsigned int channels)
+{
+	return w * (h ? h : 1) * (d ? d : 1) * hook_format_bytes(format) *
+	    (channels ? channels : 1);
+}
+
 EXPORT CUresult cuArrayCreate_v2(CUarray *, const struct nvq_cu_array_descriptor *);
 EXPORT CUresult
 cuArrayCreate_v2(CUarray *a, const struct nvq_cu_array_descriptor *d)
@@ -463,8 +471,7 @@ cuArrayCreate_v2(CUarray *a, const struct nvq_cu_array_descriptor *d)
 		return NOT_LOADED;
 	if (d == NULL)
 		return real(a, d);
-	n = d->Width * (d->Height ? d->Height : 1) * hook_format_bytes(d->Format) *
-	    (d->NumChannels ? d->NumChannels : 1);
+	n = hook_array_bytes(d->Width, d->Height, 1, d->Format, d->NumChannels);
 	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
 		return r;
 	r = real(a, d);
@@ -486,8 +493,7 @@ cuArray3DCreate_v2(CUarray *a, const struct nvq_cu_array3d_descriptor *d)
 		return NOT_LOADED;
 	if (d == NULL)
 		return real(a, d);
-	n = d->Width * (d->Height ? d->Height : 1) * (d->Depth ? d->Depth : 1) *
-	    hook_format_bytes(d->Format) * (d->NumChannels ? d->NumChannels : 1);
+	n = hook_array_bytes(d->Width, d->Height, d->Depth, d->Format, d->NumChannels);
 	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
 		return r;
 	r = real(a, d);

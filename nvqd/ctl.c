@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +29,18 @@ struct ctl_entry {
 	int	(*fn)(struct ctl_req *, struct proto_buf *);
 };
 
+static int ctl_error(struct ctl_req *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Sets the error reply's sentence; returns -1, for `return ctl_error(...)`. */
 static int
-ctl_error(struct ctl_req *r, const char *fmt, const char *a, long long b)
+ctl_error(struct ctl_req *r, const char *fmt, ...)
 {
-	snprintf(r->err, sizeof(r->err), fmt, a, b);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
@@ -50,7 +59,7 @@ ctl_check_state(struct ctl_req *r, const char *s)
 		if (strcmp(ctl_states[i], s) == 0)
 			return 0;
 	return ctl_error(r, "unknown state \"%s\" (PENDING, RUNNING, COMPLETED, FAILED, "
-	    "CANCELLED or TIMEOUT)", s, 0);
+	    "CANCELLED or TIMEOUT)", s);
 }
 
 /* Who may act on a job: its owner, and root. */
@@ -181,29 +190,29 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 			argvlen += m->fields[i].slen + 1;
 		} else if (strcmp(m->fields[i].key, "after") == 0 && m->fields[i].kind == 'i') {
 			if (nafter == PARSE_MAX_IDS)
-				return ctl_error(r, "%sat most %lld --after jobs", "", PARSE_MAX_IDS);
+				return ctl_error(r, "at most %d --after jobs", PARSE_MAX_IDS);
 			after[nafter++] = m->fields[i].i;
 		}
 	}
 	if (nargs == 0)
-		return ctl_error(r, "%sno command to run", "", 0);
+		return ctl_error(r, "no command to run");
 	if (nargs > CTL_MAX_ARGS)
-		return ctl_error(r, "%stoo many arguments (at most %lld)", "", CTL_MAX_ARGS);
+		return ctl_error(r, "too many arguments (at most %d)", CTL_MAX_ARGS);
 	if ((s = proto_str(m, "cwd")) == NULL || *s != '/')
-		return ctl_error(r, "%sthe working directory must be an absolute path", "", 0);
+		return ctl_error(r, "the working directory must be an absolute path");
 	if (gpus < 0 || gpus > SCHED_MAX_GPUS)
-		return ctl_error(r, "%sGPUs must be from 0 to %lld", "", SCHED_MAX_GPUS);
+		return ctl_error(r, "GPUs must be from 0 to %d", SCHED_MAX_GPUS);
 	if (mem < 0)
-		return ctl_error(r, "%smemory must not be negative", "", 0);
+		return ctl_error(r, "memory must not be negative");
 	if (prio < -CTL_MAX_PRIO || prio > CTL_MAX_PRIO)
-		return ctl_error(r, "%spriority must be from -%lld to the same positive", "",
+		return ctl_error(r, "priority must be from -%d to %d", CTL_MAX_PRIO,
 		    CTL_MAX_PRIO);
 	if (limit < 0)
-		return ctl_error(r, "%sthe time limit must not be negative", "", 0);
+		return ctl_error(r, "the time limit must not be negative");
 	if ((s = proto_str(m, "stdout")) != NULL && *s != '/')
-		return ctl_error(r, "the output file \"%s\" is not an absolute path", s, 0);
+		return ctl_error(r, "the output file \"%s\" is not an absolute path", s);
 	if ((s = proto_str(m, "stderr")) != NULL && *s != '/')
-		return ctl_error(r, "the error file \"%s\" is not an absolute path", s, 0);
+		return ctl_error(r, "the error file \"%s\" is not an absolute path", s);
 	if (gpus > 0) {
 		struct sched_gpu g[SCHED_MAX_GPUS];
 		for (i = 0; i < r->e->gpus.n; i++) {
@@ -213,21 +222,20 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		}
 		if (sched_could_fit(g, r->e->gpus.n, &r->e->cfg.sched, (int)gpus, (uint64_t)mem,
 		    why, sizeof(why)) == -1)
-			return ctl_error(r, "this job could never run: %s", why, 0);
+			return ctl_error(r, "this job could never run: %s", why);
 	}
 	for (i = 0; i < nafter; i++) {
 		if (store_job_state(r->e->store, after[i], state, sizeof(state)) == -1)
-			return ctl_error(r, "%s--after: no such job %lld", "", after[i]);
+			return ctl_error(r, "--after: no such job %lld", (long long)after[i]);
 		off += (size_t)snprintf(afterbuf + off, sizeof(afterbuf) - off, "%s%lld",
 		    i ? "," : "", (long long)after[i]);
 	}
 	if ((s = proto_str(m, "name")) != NULL && *s != '\0') {
 		if (strlen(s) > CTL_MAX_NAME)
-			return ctl_error(r, "%sthe name is longer than %lld characters", "",
-			    CTL_MAX_NAME);
+			return ctl_error(r, "the name is longer than %d characters", CTL_MAX_NAME);
 		for (i = 0; s[i]; i++)
 			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-				return ctl_error(r, "%sthe name has control characters", "", 0);
+				return ctl_error(r, "the name has control characters");
 		snprintf(name, sizeof(name), "%s", s);
 	} else {
 		const char *a = proto_str(m, "arg"), *base = strrchr(a, '/');
@@ -381,9 +389,9 @@ ctl_list(struct ctl_req *r, struct proto_buf *out)
 		return -1;
 	ctl_now(out);
 	if (store_jobs(r->e->store, &f, ctl_row_cb, &rows) == -1)
-		return ctl_error(r, "%sthe database could not be read (see nvqd's log)", "", 0);
+		return ctl_error(r, "the database could not be read (see nvqd's log)");
 	if (out->failed)
-		return ctl_error(r, "%sthe list is too long for one reply; filter it", "", 0);
+		return ctl_error(r, "the list is too long for one reply; filter it");
 	return 0;
 }
 
@@ -399,9 +407,9 @@ ctl_history(struct ctl_req *r, struct proto_buf *out)
 	f.finished = 1;
 	f.all = 1;
 	if (store_jobs(r->e->store, &f, ctl_row_cb, &rows) == -1)
-		return ctl_error(r, "%sthe database could not be read (see nvqd's log)", "", 0);
+		return ctl_error(r, "the database could not be read (see nvqd's log)");
 	if (out->failed)
-		return ctl_error(r, "%sthe history is too long for one reply; use --since", "", 0);
+		return ctl_error(r, "the history is too long for one reply; use --since");
 	return 0;
 }
 
@@ -416,14 +424,14 @@ ctl_show(struct ctl_req *r, struct proto_buf *out)
 	f.id = id;
 	ctl_now(out);
 	if (id <= 0)
-		return ctl_error(r, "%sno job id given", "", 0);
+		return ctl_error(r, "no job id given");
 	if (store_jobs(r->e->store, &f, ctl_row_cb, &rows) == -1)
-		return ctl_error(r, "%sthe database could not be read (see nvqd's log)", "", 0);
+		return ctl_error(r, "the database could not be read (see nvqd's log)");
 	if (rows.count == 0)
-		return ctl_error(r, "%sno such job %lld", "", id);
+		return ctl_error(r, "no such job %lld", (long long)id);
 	if (store_runs(r->e->store, id, ctl_row_cb, &rows) == -1 ||
 	    store_events(r->e->store, id, ctl_row_cb, &rows) == -1)
-		return ctl_error(r, "%sthe database could not be read (see nvqd's log)", "", 0);
+		return ctl_error(r, "the database could not be read (see nvqd's log)");
 	return 0;
 }
 
@@ -437,18 +445,18 @@ ctl_cancel(struct ctl_req *r, struct proto_buf *out)
 	(void)out;
 	if ((j = engine_find(r->e, id)) == NULL) {
 		if (store_job_state(r->e->store, id, state, sizeof(state)) == -1)
-			return ctl_error(r, "%sno such job %lld", "", id);
+			return ctl_error(r, "no such job %lld", (long long)id);
 		snprintf(r->err, sizeof(r->err), "job %lld has already ended (%s)", (long long)id,
 		    state);
 		return -1;
 	}
 	if (!ctl_may_act(r, j->uid))
-		return ctl_error(r, "job %2$lld belongs to %1$s; only its owner or root may "
-		    "cancel it", j->user, id);
+		return ctl_error(r, "job %lld belongs to %s; only its owner or root may "
+		    "cancel it", (long long)id, j->user);
 	ctl_user_name(r->uid, by, sizeof(by));
 	if (engine_cancel(r->e, j, by) == -1)
-		return ctl_error(r, "%scannot record the cancel of job %lld (see nvqd's log)", "",
-		    id);
+		return ctl_error(r, "cannot record the cancel of job %lld (see nvqd's log)",
+		    (long long)id);
 	return 0;
 }
 
@@ -511,9 +519,9 @@ ctl_dispatch(struct ctl_req *r, struct proto_buf *out)
 		if (ctl_table[i].fn(r, out) == -1)
 			return -1;
 		if (proto_end(out) == -1)
-			return ctl_error(r, "%sthe reply is too large", "", 0);
+			return ctl_error(r, "the reply is too large");
 		return 0;
 	}
-	return ctl_error(r, "message type \"%s\" is not a request", proto_type_name(r->msg->type),
-	    0);
+	return ctl_error(r, "message type \"%s\" is not a request",
+	    proto_type_name(r->msg->type));
 }
