@@ -94,6 +94,7 @@ engine_drop(struct engine *e, struct job *j)
 		j->next->prev = j->prev;
 	e->njobs--;
 	j->gone = 1;
+	e->deps_dirty = 1;	/* whoever runs --after it may be ready, or never */
 	if (j->poll != NULL)
 		uv_close((uv_handle_t *)j->poll, engine_handle_closed_cb);
 	if (j->timer != NULL)
@@ -200,6 +201,7 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 	j->nafter = nafter;
 	j->dep_wait = nafter > 0;
 	engine_link(e, j);
+	e->deps_dirty |= nafter > 0;
 	return 0;
 }
 
@@ -801,7 +803,8 @@ engine_pass(struct engine *e)
 	int i, k, n = 0, r, ok;
 
 	engine_finish(e);
-	for (j = e->jobs; j != NULL; j = next) {
+	/* --after can only change when a job ended or came: no queries otherwise */
+	for (j = e->deps_dirty ? e->jobs : NULL, e->deps_dirty = 0; j != NULL; j = next) {
 		next = j->next;
 		if (j->state != JOB_PENDING || j->nafter == 0 || !j->dep_wait)
 			continue;
@@ -817,6 +820,7 @@ engine_pass(struct engine *e)
 			if (store_job_end(e->store, j->id, &end) == 0) {
 				log_info("job %lld CANCELLED: %s", (long long)j->id, why);
 				engine_drop(e, j);
+				engine_kick(e);	/* for jobs that ran --after this one */
 			}
 			continue;
 		}

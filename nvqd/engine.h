@@ -70,6 +70,7 @@ struct engine {
 	uv_timer_t	wake;
 	uv_timer_t	poll;
 	int		kicked;
+	int		deps_dirty;	/* a job ended or came: check --after again */
 	int		stopping;
 	/* scratch for the scheduler, grown as needed */
 	struct sched_job *sj;

@@ -231,8 +231,12 @@ t_after() {	# --after: runs once they COMPLETED; cancelled if one did not
 	wait_state "$b" COMPLETED
 	expect_eq "b started after a ended" \
 	    "$(awk -v s="$(field "$b" started_at)" -v e="$(field "$a" ended_at)" 'BEGIN{print (s >= e)}')" 1
+	local e2; e2=$(submit -g 0 --after "$d" true)
 	wait_state "$d" CANCELLED
 	expect_eq "d's reason" "$(field "$d" reason)" "dependency $c ended FAILED"
+	wait_state "$e2" CANCELLED
+	expect_eq "a chain is cancelled link by link" "$(field "$e2" reason)" \
+	    "dependency $d ended CANCELLED"
 	expect_match "unknown dependency" "$(nvq submit --after 999 true 2>&1)" "no such job 999"
 }
 
