@@ -47,7 +47,7 @@ SQL_LIBS = -lsqlite3
 endif
 
 COMMON	= nvqd/proto.c nvqd/parse.c
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/server.c nvqd/ctl.c nvqd/store.c nvqd/sched.c \
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/hooks.c nvqd/server.c nvqd/ctl.c nvqd/store.c nvqd/sched.c \
 	   nvqd/gpu.c nvqd/runner.c nvqd/config.c nvqd/log.c $(COMMON)
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \
 	  nvq/log.c nvq/gpus.c $(COMMON)
@@ -80,7 +80,7 @@ $(BUILD)/nvq-shim: $(call obj,nvqd/shim.c)
 	$(CC) $(LDFLAGS) -o $@ $^
 
 # The hook: position-independent, everything hidden but hook.map's names.
-HOOK_SRC = hook/hook.c hook/budget.c
+HOOK_SRC = hook/hook.c hook/budget.c hook/link.c nvqd/proto.c
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
@@ -121,6 +121,9 @@ $(BUILD)/tests/test_hook: tests/hook/test_hook.c $(FAKE_CUDA) $(FAKE_NVML)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -o $@ $< $(HOOK_LDFLAGS) $(FAKE_CUDA) -ldl \
 	    -lcmocka
+$(BUILD)/tests/fake_job: tests/hook/fake_job.c $(FAKE_CUDA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -o $@ $< $(HOOK_LDFLAGS) $(FAKE_CUDA)
 HOOK_PRELOAD = $(abspath $(BUILD)/libnvq-hook.so)
 # the hook's declarations against the real cuda.h, where there is one
 CUDA_H = $(wildcard /usr/local/cuda/include/cuda.h)
@@ -138,7 +141,7 @@ endif
 unit: $(UNIT_BIN) hooktest
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 
-system: all $(BUILD)/tests/test_hook
+system: all $(BUILD)/tests/test_hook $(BUILD)/tests/fake_job
 	NVQ_BUILD=$(BUILD) bash tests/system/run.sh
 
 test: unit system

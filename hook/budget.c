@@ -33,7 +33,7 @@ budget_reserve(struct budget *b, int dev, uint64_t size)
 {
 	if (!budget_dev_ok(dev))
 		dev = 0;
-	if (b->limit > 0 && (size > b->limit || b->used[dev] > b->limit - size))
+	if (size > budget_left(b, dev))
 		return -1;
 	b->used[dev] += size;
 	if (b->used[dev] > b->peak[dev])
@@ -142,9 +142,14 @@ budget_release(struct budget *b, int kind, uint64_t key)
 uint64_t
 budget_left(const struct budget *b, int dev)
 {
+	uint64_t lim;
+
 	if (!budget_dev_ok(dev))
 		dev = 0;
-	if (b->limit == 0)
+	lim = b->limit;
+	if (b->ceiling[dev] > 0 && (lim == 0 || b->ceiling[dev] < lim))
+		lim = b->ceiling[dev];
+	if (lim == 0)
 		return UINT64_MAX;
-	return b->used[dev] >= b->limit ? 0 : b->limit - b->used[dev];
+	return b->used[dev] >= lim ? 0 : lim - b->used[dev];
 }

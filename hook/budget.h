@@ -29,6 +29,8 @@ struct budget {
 	uint64_t	limit;		/* per device; 0: no limit */
 	uint64_t	used[BUDGET_MAX_DEV];
 	uint64_t	peak[BUDGET_MAX_DEV];
+	uint64_t	ceiling[BUDGET_MAX_DEV];	/* a lower limit nvqd set (the job's other
+					   processes hold the rest); 0: none */
 	struct budget_entry *table;
 	uint64_t	cap, count, tombs;
 };
@@ -42,7 +44,7 @@ void	budget_unreserve(struct budget *, int dev, uint64_t size);
 int	budget_commit(struct budget *, int kind, uint64_t key, int dev, uint64_t size);
 /* Gives back what (kind, key) holds; -1 if it is not known (not ours). */
 int	budget_release(struct budget *, int kind, uint64_t key);
-/* What dev may still allocate (0 if none), and what it has in use. */
+/* What dev may still allocate: under the limit and the cap (0 if none). */
 uint64_t budget_left(const struct budget *, int dev);
 
 #endif

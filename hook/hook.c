@@ -29,6 +29,8 @@
 
 #include "budget.h"
 #include "cuda_decls.h"
+#include "gate.h"
+#include "link.h"
 
 #define EXPORT	__attribute__((visibility("default")))
 
@@ -44,11 +46,20 @@ static struct {
 	int		(*nvml_uuid)(void *, char *, unsigned int);
 	char		visible[1024];	/* CUDA_VISIBLE_DEVICES */
 	CUresult	(*ctx_get_device)(CUdevice *);
+	/* for link.c: UUIDs, and draining the GPU on a revoke */
+	CUresult	(*device_get)(CUdevice *, int);
+	CUresult	(*device_uuid)(unsigned char *, CUdevice);
+	CUresult	(*primary_state)(CUdevice, unsigned int *, int *);
+	CUresult	(*primary_retain)(void **, CUdevice);
+	CUresult	(*primary_release)(CUdevice);
+	CUresult	(*ctx_push)(void *);
+	CUresult	(*ctx_pop)(void **);
+	CUresult	(*ctx_sync)(void);
 } hook = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
 
-static void
+void
 hook_log(const char *fmt, ...)
 {
 	va_list ap;
@@ -69,6 +80,7 @@ hook_child_cb(void)
 	pthread_mutex_init(&hook.lock, NULL);
 	budget_free(&hook.budget);
 	budget_init(&hook.budget, hook.budget.limit);
+	link_child();
 }
 
 /* Reads the environment, once. */
@@ -85,6 +97,7 @@ hook_init_cb(void)
 	snprintf(hook.visible, sizeof(hook.visible), "%s", v ? v : "");
 	pthread_atfork(NULL, NULL, hook_child_cb);
 	hook_log("budget %llu bytes per GPU", limit);
+	link_start();
 }
 
 static void
@@ -118,8 +131,18 @@ hook_cuda(void)
 	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
 	if (h == NULL)
 		hook_log("cannot open libcuda.so.1: %s", dlerror());
-	else
+	else {
 		*(void **)&hook.ctx_get_device = hook_real_dlsym(h, "cuCtxGetDevice");
+		*(void **)&hook.device_get = hook_real_dlsym(h, "cuDeviceGet");
+		*(void **)&hook.device_uuid = hook_real_dlsym(h, "cuDeviceGetUuid");
+		*(void **)&hook.primary_state = hook_real_dlsym(h, "cuDevicePrimaryCtxGetState");
+		*(void **)&hook.primary_retain = hook_real_dlsym(h, "cuDevicePrimaryCtxRetain");
+		*(void **)&hook.primary_release = hook_real_dlsym(h,
+		    "cuDevicePrimaryCtxRelease_v2");
+		*(void **)&hook.ctx_push = hook_real_dlsym(h, "cuCtxPushCurrent_v2");
+		*(void **)&hook.ctx_pop = hook_real_dlsym(h, "cuCtxPopCurrent_v2");
+		*(void **)&hook.ctx_sync = hook_real_dlsym(h, "cuCtxSynchronize");
+	}
 	__atomic_store_n(&hook.cuda, h, __ATOMIC_RELEASE);
 	return h;
 }
@@ -138,6 +161,80 @@ hook_nvml(void)
 	return h;
 }
 
+/*
+ * The launches and copies that pass through the gate (gate.h): each
+ * variant its own wrapper, calling exactly that variant.  Pointer-typed
+ * arguments whose structs the hook never reads are declared void *.
+ */
+#define LAUNCH_P	(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
+			unsigned bz, unsigned sh, CUstream s, void **p, void **x)
+#define LAUNCH_A	(f, gx, gy, gz, bx, by, bz, sh, s, p, x)
+#define LAUNCH_EX_P	(const void *c, void *f, void **p, void **x)
+#define LAUNCH_EX_A	(c, f, p, x)
+#define COOP_P		(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
+			unsigned bz, unsigned sh, CUstream s, void **p)
+#define COOP_A		(f, gx, gy, gz, bx, by, bz, sh, s, p)
+#define GRAPH_P		(void *g, CUstream s)
+#define GRAPH_A		(g, s)
+#define DD_P		(CUdeviceptr d, CUdeviceptr src, size_t n)
+#define DD_A		(d, src, n)
+#define DDS_P		(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s)
+#define DDS_A		(d, src, n, s)
+#define PEER_P		(CUdeviceptr d, void *dc, CUdeviceptr src, void *sc, size_t n)
+#define PEER_A		(d, dc, src, sc, n)
+#define PEERS_P		(CUdeviceptr d, void *dc, CUdeviceptr src, void *sc, size_t n, CUstream s)
+#define PEERS_A		(d, dc, src, sc, n, s)
+#define HD_P		(CUdeviceptr d, const void *h, size_t n)
+#define HD_A		(d, h, n)
+#define HDS_P		(CUdeviceptr d, const void *h, size_t n, CUstream s)
+#define HDS_A		(d, h, n, s)
+#define DH_P		(void *h, CUdeviceptr d, size_t n)
+#define DH_A		(h, d, n)
+#define DHS_P		(void *h, CUdeviceptr d, size_t n, CUstream s)
+#define DHS_A		(h, d, n, s)
+#define CP_P		(const void *c)
+#define CP_A		(c)
+#define CPS_P		(const void *c, CUstream s)
+#define CPS_A		(c, s)
+
+#define HOOK_GATED(X) \
+	X(cuLaunchKernel, LAUNCH_P, LAUNCH_A) \
+	X(cuLaunchKernel_ptsz, LAUNCH_P, LAUNCH_A) \
+	X(cuLaunchKernelEx, LAUNCH_EX_P, LAUNCH_EX_A) \
+	X(cuLaunchKernelEx_ptsz, LAUNCH_EX_P, LAUNCH_EX_A) \
+	X(cuLaunchCooperativeKernel, COOP_P, COOP_A) \
+	X(cuLaunchCooperativeKernel_ptsz, COOP_P, COOP_A) \
+	X(cuGraphLaunch, GRAPH_P, GRAPH_A) \
+	X(cuGraphLaunch_ptsz, GRAPH_P, GRAPH_A) \
+	X(cuMemcpy, DD_P, DD_A) \
+	X(cuMemcpy_ptds, DD_P, DD_A) \
+	X(cuMemcpyAsync, DDS_P, DDS_A) \
+	X(cuMemcpyAsync_ptsz, DDS_P, DDS_A) \
+	X(cuMemcpyPeer, PEER_P, PEER_A) \
+	X(cuMemcpyPeer_ptds, PEER_P, PEER_A) \
+	X(cuMemcpyPeerAsync, PEERS_P, PEERS_A) \
+	X(cuMemcpyPeerAsync_ptsz, PEERS_P, PEERS_A) \
+	X(cuMemcpyHtoD_v2, HD_P, HD_A) \
+	X(cuMemcpyHtoD_v2_ptds, HD_P, HD_A) \
+	X(cuMemcpyDtoH_v2, DH_P, DH_A) \
+	X(cuMemcpyDtoH_v2_ptds, DH_P, DH_A) \
+	X(cuMemcpyDtoD_v2, DD_P, DD_A) \
+	X(cuMemcpyDtoD_v2_ptds, DD_P, DD_A) \
+	X(cuMemcpyHtoDAsync_v2, HDS_P, HDS_A) \
+	X(cuMemcpyHtoDAsync_v2_ptsz, HDS_P, HDS_A) \
+	X(cuMemcpyDtoHAsync_v2, DHS_P, DHS_A) \
+	X(cuMemcpyDtoHAsync_v2_ptsz, DHS_P, DHS_A) \
+	X(cuMemcpyDtoDAsync_v2, DDS_P, DDS_A) \
+	X(cuMemcpyDtoDAsync_v2_ptsz, DDS_P, DDS_A) \
+	X(cuMemcpy2D_v2, CP_P, CP_A) \
+	X(cuMemcpy2D_v2_ptds, CP_P, CP_A) \
+	X(cuMemcpy2DAsync_v2, CPS_P, CPS_A) \
+	X(cuMemcpy2DAsync_v2_ptsz, CPS_P, CPS_A) \
+	X(cuMemcpy3D_v2, CP_P, CP_A) \
+	X(cuMemcpy3D_v2_ptds, CP_P, CP_A) \
+	X(cuMemcpy3DAsync_v2, CPS_P, CPS_A) \
+	X(cuMemcpy3DAsync_v2_ptsz, CPS_P, CPS_A)
+
 /* ---- the wrapped functions, and where their real counterparts are ---- */
 
 enum hook_fn {
@@ -149,6 +246,9 @@ enum hook_fn {
 	F_ARRAY_CREATE, F_ARRAY3D_CREATE, F_ARRAY_DESTROY,
 	F_MEM_GET_INFO, F_DEVICE_TOTAL_MEM,
 	F_GET_PROC, F_GET_PROC_V2,
+#define HOOK_ENUM(name, params, args) F_##name,
+	HOOK_GATED(HOOK_ENUM)
+#undef HOOK_ENUM
 	F_NVML_MEM, F_NVML_MEM_V2,	/* from here on, NVML's */
 	F_NFUNCS
 };
@@ -670,6 +770,95 @@ nvmlDeviceGetMemoryInfo_v2(void *dev, struct nvq_nvml_memory_v2 *m)
 	return r;
 }
 
+/* The gated wrappers: through the gate, then exactly the real variant. */
+#define HOOK_GATE_FN(name, params, args) \
+	EXPORT CUresult name params; \
+	EXPORT CUresult \
+	name params \
+	{ \
+		CUresult (*real) params = hook_real(F_##name); \
+		CUresult r; \
+		if (real == NULL) \
+			return NOT_LOADED; \
+		gate_enter(); \
+		r = real args; \
+		gate_leave(); \
+		return r; \
+	}
+HOOK_GATED(HOOK_GATE_FN)
+#undef HOOK_GATE_FN
+
+/* ---- for link.c ---- */
+
+int
+hook_usage(uint64_t *used, uint64_t *peak, int max)
+{
+	int d, n = 0;
+
+	pthread_mutex_lock(&hook.lock);
+	for (d = 0; d < max && d < BUDGET_MAX_DEV; d++) {
+		used[d] = hook.budget.used[d];
+		peak[d] = hook.budget.peak[d];
+		if (used[d] != 0 || peak[d] != 0)
+			n = d + 1;
+	}
+	pthread_mutex_unlock(&hook.lock);
+	return n;
+}
+
+int
+hook_uuid(int dev, char *buf, size_t len)
+{
+	unsigned char u[16];
+	CUdevice d;
+
+	if (hook.device_get == NULL || hook.device_uuid == NULL ||
+	    hook.device_get(&d, dev) != CUDA_SUCCESS || hook.device_uuid(u, d) != CUDA_SUCCESS)
+		return -1;
+	snprintf(buf, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
+	    u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+	return 0;
+}
+
+void
+hook_sync(int ndev)
+{
+	unsigned int flags;
+	int dev, active;
+	CUdevice d;
+	void *ctx, *old;
+
+	if (hook.primary_state == NULL || hook.primary_retain == NULL || hook.ctx_push == NULL ||
+	    hook.ctx_pop == NULL || hook.ctx_sync == NULL || hook.primary_release == NULL ||
+	    hook.device_get == NULL)
+		return;
+	for (dev = 0; dev < ndev; dev++) {
+		active = 0;
+		/* only a context that exists: retaining an inactive one would make one */
+		if (hook.device_get(&d, dev) != CUDA_SUCCESS ||
+		    hook.primary_state(d, &flags, &active) != CUDA_SUCCESS || !active)
+			continue;
+		if (hook.primary_retain(&ctx, d) != CUDA_SUCCESS)
+			continue;
+		if (hook.ctx_push(ctx) == CUDA_SUCCESS) {
+			hook.ctx_sync();
+			hook.ctx_pop(&old);
+		}
+		hook.primary_release(d);
+	}
+}
+
+void
+hook_set_cap(int dev, uint64_t cap)
+{
+	if (dev < 0 || dev >= BUDGET_MAX_DEV)
+		return;
+	pthread_mutex_lock(&hook.lock);
+	hook.budget.ceiling[dev] = cap;
+	pthread_mutex_unlock(&hook.lock);
+}
+
 static struct hook_entry hook_table[F_NFUNCS] = {
 	[F_MEM_ALLOC] = { "cuMemAlloc_v2", (void *)cuMemAlloc_v2, NULL, 0 },
 	[F_MEM_ALLOC_PITCH] = { "cuMemAllocPitch_v2", (void *)cuMemAllocPitch_v2, NULL, 0 },
@@ -694,6 +883,9 @@ static struct hook_entry hook_table[F_NFUNCS] = {
 	[F_DEVICE_TOTAL_MEM] = { "cuDeviceTotalMem_v2", (void *)cuDeviceTotalMem_v2, NULL, 0 },
 	[F_GET_PROC] = { "cuGetProcAddress", (void *)cuGetProcAddress, NULL, 0 },
 	[F_GET_PROC_V2] = { "cuGetProcAddress_v2", (void *)cuGetProcAddress_v2, NULL, 0 },
+#define HOOK_ROW(name, params, args) [F_##name] = { #name, (void *)name, NULL, 0 },
+	HOOK_GATED(HOOK_ROW)
+#undef HOOK_ROW
 	[F_NVML_MEM] = { "nvmlDeviceGetMemoryInfo", (void *)nvmlDeviceGetMemoryInfo, NULL, 0 },
 	[F_NVML_MEM_V2] = { "nvmlDeviceGetMemoryInfo_v2", (void *)nvmlDeviceGetMemoryInfo_v2,
 	    NULL, 0 },

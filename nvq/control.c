@@ -1,5 +1,5 @@
 /*
- * control.c: `nvq cancel` and `nvq wait`.
+ * control.c: `nvq cancel`, `nvq hold`, `nvq release` and `nvq wait`.
  *
  * wait exits 0 when every job COMPLETED; otherwise with the status of the
  * first job (in the order given) that did not: its exit code, 128 + the
@@ -32,6 +32,61 @@ cmd_cancel(struct nvq_args *a)
 			continue;
 		}
 		proto_msg_free(&m);
+	}
+	proto_buf_free(&b);
+	return rc;
+}
+
+/*
+ * nvq hold ID...: takes each job's GPU locks back and waits (up to a
+ * minute) until its processes have drained their GPU work, or nvqd
+ * stopped them for not answering.  nvq release ID... gives them back.
+ */
+int
+cmd_hold(struct nvq_args *a)
+{
+	int hold = strcmp(a->cmd, "hold") == 0;
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row job;
+	const char *lock;
+	int64_t id;
+	int i, k, rc = 0;
+
+	for (i = 0; i < a->argc; i++) {
+		if (parse_id(a->argv[i], &id) == -1) {
+			nvq_err("\"%s\" is not a job id", a->argv[i]);
+			rc = rc ? rc : 2;
+			continue;
+		}
+		proto_begin(&b, hold ? MSG_HOLD : MSG_RELEASE);
+		proto_put_int(&b, "id", id);
+		if (client_call(a->socket, &b, &m) == -1) {
+			rc = 1;
+			continue;
+		}
+		proto_msg_free(&m);
+		if (!hold) {
+			printf("job %lld released\n", (long long)id);
+			continue;
+		}
+		for (k = 0; k < 6000; k++) {
+			if (jobs_fetch(a->socket, id, &m, &job) == -1) {
+				rc = 1;
+				break;
+			}
+			lock = row_str(&m, &job, "lock");
+			if (lock == NULL || strcmp(lock, "holding") != 0) {
+				printf("job %lld held: %s\n", (long long)id, lock == NULL ?
+				    "it has ended" : strcmp(lock, "stopped") == 0 ?
+				    "it did not answer in time and was stopped (SIGSTOP)" :
+				    "its GPU work has drained");
+				proto_msg_free(&m);
+				break;
+			}
+			proto_msg_free(&m);
+			usleep(10000);
+		}
 	}
 	proto_buf_free(&b);
 	return rc;

@@ -90,6 +90,15 @@ jobs_reason(const struct proto_msg *m, const struct nvq_row *r)
 		return row_str(m, r, "wait");
 	if (row_str(m, r, "ending"))
 		return row_str(m, r, "reason") ? row_str(m, r, "reason") : "stopping";
+	if (s && strcmp(s, "RUNNING") == 0 && row_str(m, r, "lock") &&
+	    strcmp(row_str(m, r, "lock"), "granted") != 0) {
+		/* its launches wait: say why */
+		static char buf[256];
+
+		snprintf(buf, sizeof(buf), "lock %s; %s", row_str(m, r, "lock"),
+		    row_str(m, r, "gpu_uuids") ? row_str(m, r, "gpu_uuids") : "");
+		return buf;
+	}
 	if (s && strcmp(s, "RUNNING") == 0)
 		return row_str(m, r, "gpu_uuids") ? row_str(m, r, "gpu_uuids") : "";
 	return row_str(m, r, "reason") ? row_str(m, r, "reason") : "";

@@ -41,6 +41,9 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  0, 0, cmd_list, "pending and running jobs; -a adds finished ones" },
 	{ "show", "[--json] ID", "", "json", 1, 1, cmd_show, "one job, its runs and events" },
 	{ "cancel", "ID...", "", "", 1, -1, cmd_cancel, "cancel jobs (your own; root: any)" },
+	{ "hold", "ID...", "", "", 1, -1, cmd_hold,
+	  "take running jobs' GPU locks back: their launches wait, their memory stays" },
+	{ "release", "ID...", "", "", 1, -1, cmd_hold, "give held jobs their GPU locks back" },
 	{ "log", "[-f] [--err] ID", "f", "follow err", 1, 1, cmd_log,
 	  "print a job's stdout (--err: stderr); -f follows it" },
 	{ "wait", "ID...", "", "", 1, -1, cmd_wait,
@@ -133,6 +136,7 @@ nvq_run(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv)
 			return 2;
 		}
 	}
+	a->cmd = c->name;
 	a->argc = argc - optind;
 	a->argv = argv + optind;
 	if (a->argc < c->minargs || (c->maxargs >= 0 && a->argc > c->maxargs)) {

@@ -13,6 +13,7 @@
 
 /* Every option of every command; each command accepts its own subset. */
 struct nvq_args {
+	const char	*cmd;		/* the command's name */
 	const char	*socket;
 	int		gpus;		/* -1: not given */
 	const char	*mem, *prio, *name, *time, *after, *out, *err;
@@ -58,6 +59,7 @@ int		cmd_list(struct nvq_args *);
 int		cmd_show(struct nvq_args *);
 int		cmd_history(struct nvq_args *);
 int		cmd_cancel(struct nvq_args *);
+int		cmd_hold(struct nvq_args *);
 int		cmd_wait(struct nvq_args *);
 int		cmd_log(struct nvq_args *);
 int		cmd_gpus(struct nvq_args *);

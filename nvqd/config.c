@@ -20,7 +20,7 @@
 
 enum config_type {
 	CT_PATH, CT_LEVEL, CT_SYNC, CT_SECONDS, CT_VIRTUAL, CT_MODE, CT_RESERVE,
-	CT_DOUBLE, CT_INT
+	CT_DOUBLE, CT_INT, CT_COMPUTE
 };
 
 struct config_key {
@@ -59,6 +59,16 @@ static const struct config_key config_keys[] = {
 	{ "scheduler", "mode", CT_MODE, 0, 0, "auto",
 	  "auto: jobs share a GPU while their memory fits; serial: one job per GPU.\n"
 	  "Per GPU: a default, then INDEX:MODE, e.g. auto,1:serial." },
+	{ "scheduler", "compute", CT_COMPUTE, 0, 0, "shared",
+	  "Who may launch work on a GPU. shared: every job on it, at once;\n"
+	  "timeslice: one job at a time for quantum, passed on early when the\n"
+	  "holder launches nothing for half a second (no interference between\n"
+	  "jobs; jobs must run with the hook). Per GPU like mode, e.g. shared,0:timeslice." },
+	{ "scheduler", "quantum", CT_SECONDS, 1, 3600, "30s",
+	  "How long a job holds a timeslice GPU while others wait for it." },
+	{ "scheduler", "revoke_timeout", CT_SECONDS, 1, 3600, "10s",
+	  "How long a job has to acknowledge that its GPU lock was taken back\n"
+	  "(nvq hold, timeslice) before nvqd stops its processes with SIGSTOP." },
 	{ "scheduler", "reserve", CT_RESERVE, 0, 0, "5%",
 	  "Memory kept free on each GPU, as a percentage (5%) or a size (2G)." },
 	{ "scheduler", "aging", CT_DOUBLE, 0, 1000000, "1",
@@ -128,7 +138,20 @@ config_mode_name(const char *s, int *m)
 }
 
 static int
-config_modes(struct config *c, const char *v)
+config_compute_name(const char *s, int *m)
+{
+	if (strcmp(s, "shared") == 0)
+		*m = COMPUTE_SHARED;
+	else if (strcmp(s, "timeslice") == 0)
+		*m = COMPUTE_TIMESLICE;
+	else
+		return -1;
+	return 0;
+}
+
+/* "DEFAULT[,INDEX:NAME...]" into dflt and per (-1: the default). */
+static int
+config_modes(const char *v, int *dflt, int *per, int (*name)(const char *, int *))
 {
 	char buf[512], *tok, *save, *colon;
 	long long idx;
@@ -138,17 +161,17 @@ config_modes(struct config *c, const char *v)
 		return -1;
 	strcpy(buf, v);
 	for (i = 0; i < SCHED_MAX_GPUS; i++)
-		c->mode[i] = -1;
+		per[i] = -1;
 	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
 		if ((colon = strchr(tok, ':')) == NULL) {
-			if (!first || config_mode_name(tok, &c->mode_default) == -1)
+			if (!first || name(tok, dflt) == -1)
 				return -1;
 		} else {
 			*colon = '\0';
 			if (parse_int(tok, 0, SCHED_MAX_GPUS - 1, &idx) == -1 ||
-			    config_mode_name(colon + 1, &m) == -1)
+			    name(colon + 1, &m) == -1)
 				return -1;
-			c->mode[idx] = m;
+			per[idx] = m;
 		}
 		first = 0;
 	}
@@ -206,6 +229,10 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 		}
 		if (strcmp(k->key, "poll") == 0)
 			c->gpu_poll = secs;
+		else if (strcmp(k->key, "quantum") == 0)
+			c->quantum = secs;
+		else if (strcmp(k->key, "revoke_timeout") == 0)
+			c->revoke_timeout = secs;
 		else
 			c->kill_grace = secs;
 		return 0;
@@ -217,9 +244,16 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 		}
 		return 0;
 	case CT_MODE:
-		if (config_modes(c, v) == -1) {
+		if (config_modes(v, &c->mode_default, c->mode, config_mode_name) == -1) {
 			snprintf(msg, len, "%s: \"%s\" is not auto or serial, optionally followed "
 			    "by INDEX:MODE entries (e.g. auto,1:serial)", k->key, v);
+			return -1;
+		}
+		return 0;
+	case CT_COMPUTE:
+		if (config_modes(v, &c->compute_default, c->compute, config_compute_name) == -1) {
+			snprintf(msg, len, "%s: \"%s\" is not shared or timeslice, optionally "
+			    "followed by INDEX:MODE entries (e.g. shared,0:timeslice)", k->key, v);
 			return -1;
 		}
 		return 0;
@@ -331,6 +365,14 @@ fail:
 		snprintf(ctx->msg, sizeof(ctx->msg), "%s", msg);
 	}
 	return 0;
+}
+
+int
+config_compute(const struct config *c, int i)
+{
+	if (i >= 0 && i < SCHED_MAX_GPUS && c->compute[i] != -1)
+		return c->compute[i];
+	return c->compute_default;
 }
 
 int

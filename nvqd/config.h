@@ -16,6 +16,8 @@
 
 #define CONFIG_MAX_VIRTUAL	SCHED_MAX_GPUS
 
+enum compute_mode { COMPUTE_SHARED, COMPUTE_TIMESLICE };
+
 enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 
 struct config {
@@ -30,8 +32,12 @@ struct config {
 	uint64_t	virtual_mem[CONFIG_MAX_VIRTUAL];
 	int		mode_default;
 	int		mode[SCHED_MAX_GPUS];	/* -1: mode_default */
+	int		compute_default;	/* enum compute_mode */
+	int		compute[SCHED_MAX_GPUS];	/* -1: compute_default */
 	struct sched_settings sched;
 	int64_t		kill_grace;		/* seconds */
+	int64_t		quantum;		/* timeslice */
+	int64_t		revoke_timeout;
 };
 
 /*
@@ -41,6 +47,8 @@ struct config {
 int	config_load(struct config *, const char *path, char *err, size_t errlen);
 /* The scheduling mode of GPU index i. */
 int	config_mode(const struct config *, int i);
+/* The compute mode of GPU index i (enum compute_mode). */
+int	config_compute(const struct config *, int i);
 /* Writes the commented example configuration: every key with its default. */
 void	config_print(FILE *);
 

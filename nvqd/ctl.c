@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "hooks.h"
 #include "log.h"
 #include "parse.h"
 
@@ -348,8 +349,15 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 	if (j != NULL && j->ending[0] != '\0')
 		proto_put_str(rows->out, "ending", j->ending);
 	if (j != NULL && j->state == JOB_RUNNING) {
+		char pids[256];
+
 		proto_put_int(rows->out, "granted", (int64_t)j->granted);
-		if (j->gpu_used != NULL && !rows->r->e->gpus.is_virtual) {
+		proto_put_str(rows->out, "lock", hooks_lock_state(j));
+		hooks_pids(rows->r->e, j, pids, sizeof(pids));
+		if (pids[0] != '\0')
+			proto_put_str(rows->out, "hook_pids", pids);
+		if (j->gpu_used != NULL && (!rows->r->e->gpus.is_virtual ||
+		    engine_job_peak(rows->r->e, j) > 0)) {
 			proto_put_int(rows->out, "gpu_used", (int64_t)engine_job_used(rows->r->e, j));
 			proto_put_int(rows->out, "gpu_peak", (int64_t)engine_job_peak(rows->r->e, j));
 		}
@@ -460,6 +468,43 @@ ctl_cancel(struct ctl_req *r, struct proto_buf *out)
 	return 0;
 }
 
+/* nvq hold / nvq release: the job's GPU locks, taken back or given again. */
+static int
+ctl_hold(struct ctl_req *r, struct proto_buf *out)
+{
+	int held = r->msg->type == MSG_HOLD;
+	const char *verb = held ? "hold" : "release";
+	char by[64], state[16], why[128], err[256];
+	struct job *j;
+	int64_t id = proto_int(r->msg, "id", 0);
+
+	if ((j = engine_find(r->e, id)) == NULL) {
+		if (store_job_state(r->e->store, id, state, sizeof(state)) == -1)
+			return ctl_error(r, "no such job %lld", (long long)id);
+		return ctl_error(r, "job %lld has already ended (%s)", (long long)id, state);
+	}
+	if (!ctl_may_act(r, j->uid))
+		return ctl_error(r, "job %lld belongs to %s; only its owner or root may %s it",
+		    (long long)id, j->user, verb);
+	if (j->state != JOB_RUNNING)
+		return ctl_error(r, "job %lld is pending; only a running job can be %s",
+		    (long long)id, held ? "held" : "released");
+	if (j->held == held)
+		return ctl_error(r, "job %lld is %s", (long long)id,
+		    held ? "held already" : "not held");
+	ctl_user_name(r->uid, by, sizeof(by));
+	snprintf(why, sizeof(why), "%s by %s", held ? "held" : "released", by);
+	if (store_job_held(r->e->store, id, held, engine_now(), why) == -1)
+		return ctl_error(r, "cannot record the %s of job %lld (see nvqd's log)", verb,
+		    (long long)id);
+	if (hooks_hold(r->e, j, held, err, sizeof(err)) == -1)
+		return ctl_error(r, "%s", err);
+	log_info("job %lld %s", (long long)id, why);
+	proto_put_int(out, "id", id);
+	proto_put_str(out, "lock", hooks_lock_state(j));
+	return 0;
+}
+
 static int
 ctl_gpus(struct ctl_req *r, struct proto_buf *out)
 {
@@ -475,6 +520,8 @@ ctl_gpus(struct ctl_req *r, struct proto_buf *out)
 		proto_put_str(out, "name", g->name);
 		proto_put_str(out, "mode", config_mode(&e->cfg, i) == SCHED_SERIAL ? "serial" :
 		    "auto");
+		proto_put_str(out, "compute", config_compute(&e->cfg, i) == COMPUTE_TIMESLICE ?
+		    "timeslice" : "shared");
 		proto_put_int(out, "total", (int64_t)g->total);
 		proto_put_int(out, "budget", (int64_t)engine_budget(e, i));
 		proto_put_int(out, "demanded", (int64_t)engine_demanded(e, i, ids, sizeof(ids)));
@@ -504,6 +551,8 @@ static const struct ctl_entry ctl_table[] = {
 	{ MSG_HISTORY, ctl_history },
 	{ MSG_GPUS, ctl_gpus },
 	{ MSG_PING, ctl_ping },
+	{ MSG_HOLD, ctl_hold },
+	{ MSG_RELEASE, ctl_hold },
 };
 
 int

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "hooks.h"
 #include "log.h"
 #include "runner.h"
 
@@ -104,12 +105,41 @@ engine_drop(struct engine *e, struct job *j)
 	if (j->pidfd >= 0)
 		close(j->pidfd);
 	j->pidfd = -1;
+	j->lock_granted = 1;
+	hooks_job_gone(e, j);
 	free(j->gpu_used);
 	free(j->gpu_peak);
 	free(j->gpu_acc);
-	j->gpu_used = j->gpu_peak = j->gpu_acc = NULL;
+	free(j->hook_used);
+	free(j->hook_peak);
+	free(j->end_peaks);
+	free(j->end_uuids);
+	j->gpu_used = j->gpu_peak = j->gpu_acc = j->hook_used = j->hook_peak = NULL;
+	j->end_peaks = NULL;
+	j->end_uuids = NULL;
 	if (j->handles == 0)
 		free(j);
+	if (!e->stopping)
+		hooks_update(e);
+}
+
+/* What the job held of GPU g at most: NVML's figure or the hook's. */
+static uint64_t
+engine_gpu_peak(const struct job *j, int g)
+{
+	uint64_t a = j->gpu_peak != NULL ? j->gpu_peak[g] : 0;
+	uint64_t b = j->hook_peak != NULL ? j->hook_peak[g] : 0;
+
+	return a > b ? a : b;
+}
+
+static uint64_t
+engine_gpu_used(const struct job *j, int g)
+{
+	uint64_t a = j->gpu_used != NULL ? j->gpu_used[g] : 0;
+	uint64_t b = j->hook_used != NULL ? j->hook_used[g] : 0;
+
+	return a > b ? a : b;
 }
 
 uint64_t
@@ -118,9 +148,9 @@ engine_job_peak(const struct engine *e, const struct job *j)
 	uint64_t m = 0;
 	int g;
 
-	for (g = 0; j->gpu_peak != NULL && g < e->gpus.n; g++)
-		if (j->gpu_peak[g] > m)
-			m = j->gpu_peak[g];
+	for (g = 0; g < e->gpus.n; g++)
+		if (engine_gpu_peak(j, g) > m)
+			m = engine_gpu_peak(j, g);
 	return m;
 }
 
@@ -130,8 +160,8 @@ engine_job_used(const struct engine *e, const struct job *j)
 	uint64_t sum = 0;
 	int g;
 
-	for (g = 0; j->gpu_used != NULL && g < e->gpus.n; g++)
-		sum += j->gpu_used[g];
+	for (g = 0; g < e->gpus.n; g++)
+		sum += engine_gpu_used(j, g);
 	return sum;
 }
 
@@ -142,8 +172,7 @@ engine_queue_used(struct engine *e, int i)
 	uint64_t sum = 0;
 
 	for (j = e->jobs; j != NULL; j = j->next)
-		if (j->gpu_used != NULL)
-			sum += j->gpu_used[i];
+		sum += engine_gpu_used(j, i);
 	return sum;
 }
 
@@ -156,11 +185,16 @@ engine_track(struct engine *e, struct job *j)
 	j->gpu_used = calloc((size_t)e->gpus.n, sizeof(uint64_t));
 	j->gpu_peak = calloc((size_t)e->gpus.n, sizeof(uint64_t));
 	j->gpu_acc = calloc((size_t)e->gpus.n, sizeof(uint64_t));
-	if (j->gpu_used == NULL || j->gpu_peak == NULL || j->gpu_acc == NULL) {
+	j->hook_used = calloc((size_t)e->gpus.n, sizeof(uint64_t));
+	j->hook_peak = calloc((size_t)e->gpus.n, sizeof(uint64_t));
+	if (j->gpu_used == NULL || j->gpu_peak == NULL || j->gpu_acc == NULL ||
+	    j->hook_used == NULL || j->hook_peak == NULL) {
 		free(j->gpu_used);
 		free(j->gpu_peak);
 		free(j->gpu_acc);
-		j->gpu_used = j->gpu_peak = j->gpu_acc = NULL;
+		free(j->hook_used);
+		free(j->hook_peak);
+		j->gpu_used = j->gpu_peak = j->gpu_acc = j->hook_used = j->hook_peak = NULL;
 	}
 }
 
@@ -508,7 +542,7 @@ engine_timer_cb(uv_timer_t *h)
 static void
 engine_fail(struct engine *e, struct job *j, const char *why)
 {
-	struct store_end end = { "FAILED", engine_now(), -1, 0, -1, -1, why, -1 };
+	struct store_end end = { "FAILED", engine_now(), -1, 0, -1, -1, why, -1, 0, NULL, NULL };
 
 	log_warnx("job %lld: %s", (long long)j->id, why);
 	if (store_job_end(e->store, j->id, &end) == -1)
@@ -558,7 +592,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	struct runner_spec rs;
 	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX];
 	char cvd[sizeof(uuids) + 32], jid[48], gmem[48], order[] = "CUDA_DEVICE_ORDER=PCI_BUS_ID";
-	char err[256], **env = NULL;
+	char err[256], **env = NULL, hsock[PATH_MAX + 32];
 	gid_t groups[ENGINE_MAX_GROUPS];
 	int rc = -1;
 	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
@@ -574,7 +608,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 		engine_fail(e, j, "cannot read its command from the database");
 		goto out;
 	}
-	if (x.envbuf == NULL || (env = engine_env_vector(x.envbuf, x.envlen, 4)) == NULL) {
+	if (x.envbuf == NULL || (env = engine_env_vector(x.envbuf, x.envlen, 5)) == NULL) {
 		engine_fail(e, j, "its environment is missing from the private database");
 		goto out;
 	}
@@ -585,6 +619,9 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	engine_setenv(env, order);
 	engine_setenv(env, jid);
 	engine_setenv(env, gmem);
+	/* where the hook registers, reports and gets its lock */
+	snprintf(hsock, sizeof(hsock), "NVQ_HOOK_SOCKET=%s", e->cfg.socket);
+	engine_setenv(env, hsock);
 	engine_status_path(e, j->id, status, sizeof(status));
 
 	memset(&rs, 0, sizeof(rs));
@@ -700,8 +737,26 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 	}
 	end->state = j->final_state;
 	end->reason = j->final_reason[0] ? j->final_reason : NULL;
-	end->peak_gpu_mem = j->gpu_peak != NULL && !e->gpus.is_virtual && e->gpus.lib != NULL ?
-	    (int64_t)engine_job_peak(e, j) : -1;
+	/* known from NVML, or from the hook where it reported */
+	end->peak_gpu_mem = -1;
+	if ((j->gpu_peak != NULL && !e->gpus.is_virtual && e->gpus.lib != NULL) ||
+	    engine_job_peak(e, j) > 0)
+		end->peak_gpu_mem = (int64_t)engine_job_peak(e, j);
+	if (end->peak_gpu_mem >= 0 && j->gpumask != 0) {
+		int g;
+
+		if (j->end_peaks == NULL) {
+			j->end_peaks = calloc(SCHED_MAX_GPUS, sizeof(*j->end_peaks));
+			j->end_uuids = calloc(SCHED_MAX_GPUS, sizeof(*j->end_uuids));
+		}
+		for (g = 0; j->end_peaks != NULL && j->end_uuids != NULL && g < e->gpus.n; g++)
+			if (j->gpumask & (1ULL << g)) {
+				j->end_uuids[end->npeaks] = e->gpus.gpus[g].uuid;
+				j->end_peaks[end->npeaks++] = (int64_t)engine_gpu_peak(j, g);
+			}
+		end->peak_uuids = j->end_uuids;
+		end->peaks = j->end_peaks;
+	}
 }
 
 static void engine_wake_cb(uv_timer_t *);
@@ -769,7 +824,7 @@ engine_finish(struct engine *e)
 int
 engine_cancel(struct engine *e, struct job *j, const char *by)
 {
-	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL, -1 };
+	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL, -1, 0, NULL, NULL };
 	char why[128];
 
 	snprintf(why, sizeof(why), "cancelled by %s", by);
@@ -986,7 +1041,7 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 	struct job *j;
 	int nafter;
 
-	if (n < 17)
+	if (n < 18)
 		return 1;
 	nafter = engine_parse_after(c[11].s, after);
 	if (engine_add(e, c[0].i, (uint32_t)c[1].i, (uint32_t)c[2].i, c[3].s ? c[3].s : "?",
@@ -1003,6 +1058,10 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 			snprintf(j->ending, sizeof(j->ending), "%s", c[15].s);
 			snprintf(j->end_reason, sizeof(j->end_reason), "%s",
 			    c[16].s ? c[16].s : "");
+		}
+		if (c[17].i) {
+			j->held = 1;	/* its processes get the lock back on release */
+			j->lock_granted = 0;
 		}
 		if (c[13].type != STORE_NULL &&
 		    runner_start_time(j->pid) != (c[14].type == STORE_NULL ? -2 : c[14].i))
@@ -1146,6 +1205,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	uv_idle_init(loop, &e->kick);
 	uv_timer_init(loop, &e->wake);
 	uv_timer_init(loop, &e->poll);
+	hooks_init(e);
 	engine_reconcile(e);
 	/* outside use was read before the jobs were known: read it again */
 	engine_refresh(e);
@@ -1177,11 +1237,16 @@ engine_reload(struct engine *e)
 	memcpy(e->cfg.mode, c.mode, sizeof(c.mode));
 	e->cfg.sched = c.sched;
 	e->cfg.kill_grace = c.kill_grace;
+	e->cfg.compute_default = c.compute_default;
+	memcpy(e->cfg.compute, c.compute, sizeof(c.compute));
+	e->cfg.quantum = c.quantum;
+	e->cfg.revoke_timeout = c.revoke_timeout;
 	log_init(c.log_level);
 	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,
 	    (uint64_t)e->cfg.gpu_poll * 1000);
 	log_info("configuration reloaded");
 	engine_kick(e);
+	hooks_update(e);
 }
 
 static void
@@ -1200,6 +1265,8 @@ engine_shutdown(struct engine *e)
 	uv_close((uv_handle_t *)&e->kick, engine_noop_close_cb);
 	uv_close((uv_handle_t *)&e->wake, engine_noop_close_cb);
 	uv_close((uv_handle_t *)&e->poll, engine_noop_close_cb);
+	hooks_shutdown(e);
+	uv_close((uv_handle_t *)&e->locks, engine_noop_close_cb);
 }
 
 void

@@ -50,6 +50,21 @@ struct job {
 	uint64_t	*gpu_used;	/* running: bytes NVML sees its processes use, */
 	uint64_t	*gpu_peak;	/* per GPU index, and the most seen; */
 	uint64_t	*gpu_acc;	/* NULL for virtual GPUs or no memory */
+	uint64_t	*hook_used;	/* per GPU index: the hook's reports, summed */
+	uint64_t	*hook_peak;	/* over the job's processes, and the most seen */
+	int64_t		*end_peaks;	/* engine_final: per GPU of the run, for run_gpus */
+	const char	**end_uuids;
+	/* the GPU locks (hooks.c) */
+	int		held;		/* nvq hold */
+	int		lock_granted;	/* what its processes were told last */
+	int64_t		lock_seq;
+	double		revoke_at;	/* asked back then, not acknowledged yet; 0: no */
+	int		lock_stopped;	/* SIGSTOPped for not acknowledging */
+	int		yielding;	/* timeslice: giving its GPU to the next job */
+	int		wants;		/* timeslice: one of its launches waits */
+	double		want_since;
+	int		idle;		/* timeslice: it launches nothing */
+	int		nsess;		/* its processes linked to nvqd */
 	int		handles;	/* open libuv handles; freed at 0 */
 	int		gone;
 	struct job	*next, *prev;
@@ -72,6 +87,11 @@ struct engine {
 	int		kicked;
 	int		deps_dirty;	/* a job ended or came: check --after again */
 	int		stopping;
+	/* the hook sessions and locks (hooks.c) */
+	struct hook_sess *sessions;
+	uv_timer_t	locks;
+	int64_t		ts_holder[SCHED_MAX_GPUS];	/* timeslice: who has GPU i */
+	double		ts_since[SCHED_MAX_GPUS];
 	/* scratch for the scheduler, grown as needed */
 	struct sched_job *sj;
 	struct sched_decision *dec;

@@ -11,7 +11,8 @@
 
 static const char *proto_names[MSG_MAX] = {
 	NULL, "ok", "error", "submit", "list", "show", "cancel", "history",
-	"gpus", "ping"
+	"gpus", "ping", "hold", "release", "hook-hello", "hook-state", "hook-ack",
+	"hook-report", "hook-limit", "hook-want", "hook-idle"
 };
 
 const char *

@@ -1,5 +1,5 @@
 /*
- * proto.h: the frames nvq, nvqd and (later) the hook exchange.
+ * proto.h: the frames nvq, nvqd and the hook exchange.
  *
  * A frame is an 8-byte header, then a body:
  *   u32 body length (big-endian, at most PROTO_MAX_BODY)
@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROTO_VERSION	1
+#define PROTO_VERSION	2	/* 2: hold/release and the hook's messages */
 #define PROTO_HEADER	8
 #define PROTO_MAX_BODY	(4U << 20)
 #define PROTO_MAX_KEY	32
@@ -34,6 +34,16 @@ enum proto_type {
 	MSG_HISTORY,
 	MSG_GPUS,
 	MSG_PING,
+	MSG_HOLD,		/* take a job's GPU locks back: "id" */
+	MSG_RELEASE,		/* give them back: "id" */
+	/* the hook's link (hook/link.c); a hook connection stays open */
+	MSG_HOOK_HELLO,		/* hook: "job", "pid"; answered with MSG_HOOK_STATE */
+	MSG_HOOK_STATE,		/* nvqd: "granted" 0/1, "seq", "timeslice" 0/1 */
+	MSG_HOOK_ACK,		/* hook: "seq" of a revoke, once its work has drained */
+	MSG_HOOK_REPORT,	/* hook: rows "uuid", "used", "peak" (bytes per GPU) */
+	MSG_HOOK_LIMIT,		/* nvqd: rows "uuid", "cap": what this process may hold */
+	MSG_HOOK_WANT,		/* hook: a launch waits for the lock */
+	MSG_HOOK_IDLE,		/* hook: no launch for a while (timeslice) */
 	MSG_MAX
 };
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "hooks.h"
 #include "log.h"
 #include "proto.h"
 #include "server.h"
@@ -39,6 +40,7 @@ struct conn {
 	size_t		len, cap;
 	int		closing;
 	int		nclosed;
+	struct hook_sess *hook;		/* a hook's connection, after its hello */
 	struct conn	*next, *prev;
 };
 
@@ -80,6 +82,9 @@ server_close(struct conn *c)
 		c->srv->conns = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
+	if (c->hook != NULL)
+		hooks_closed(c->srv->e, c->hook);
+	c->hook = NULL;
 	uv_close((uv_handle_t *)&c->pipe, server_conn_closed_cb);
 	uv_close((uv_handle_t *)&c->idle, server_conn_closed_cb);
 }
@@ -119,6 +124,14 @@ server_send(struct conn *c, struct proto_buf *b, int close_after)
 	}
 }
 
+/* For hooks.c: a frame to a hook's connection, unasked. */
+void	server_push(void *, struct proto_buf *);
+void
+server_push(void *conn, struct proto_buf *b)
+{
+	server_send(conn, b, 0);
+}
+
 static void
 server_error(struct conn *c, const char *msg, int close_after)
 {
@@ -147,6 +160,21 @@ server_request(struct conn *c, int type, const uint8_t *body, uint32_t len)
 	if (proto_decode(type, body, len, &m, err, sizeof(err)) == -1) {
 		log_warnx("client pid %d uid %u: bad frame: %s", (int)c->pid, (unsigned)c->uid, err);
 		server_error(c, err, 1);
+		return;
+	}
+	if (type >= MSG_HOOK_HELLO) {
+		/* the hook's link: no reply but errors; the connection stays */
+		struct hook_sess *s = hooks_frame(c->srv->e, c, c->hook, &m, c->pid, c->uid,
+		    err, sizeof(err));
+
+		if (s == NULL) {
+			log_warnx("hook pid %d uid %u: %s", (int)c->pid, (unsigned)c->uid, err);
+			server_error(c, err, 1);
+		} else {
+			c->hook = s;
+			uv_timer_stop(&c->idle);
+		}
+		proto_msg_free(&m);
 		return;
 	}
 	memset(&req, 0, sizeof(req));
@@ -245,7 +273,8 @@ server_read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 		return;
 	}
 	c->len += (size_t)n;
-	uv_timer_start(&c->idle, server_idle_cb, SERVER_IDLE_MS, 0);
+	if (c->hook == NULL)
+		uv_timer_start(&c->idle, server_idle_cb, SERVER_IDLE_MS, 0);
 	server_frames(c);
 }
 

@@ -575,6 +575,7 @@ int
 store_job_end(struct store *st, int64_t id, const struct store_end *e)
 {
 	sqlite3_stmt *s;
+	int i;
 
 	if (store_begin(st) == -1)
 		return -1;
@@ -590,6 +591,17 @@ store_job_end(struct store *st, int64_t id, const struct store_end *e)
 	sqlite3_bind_int64(s, 6, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
 		goto fail;
+	for (i = 0; i < e->npeaks; i++) {
+		s = store_prepare(st, "INSERT OR REPLACE INTO run_gpus (run_id, gpu_uuid, "
+		    "peak_gpu_mem) SELECT id, ?, ? FROM runs WHERE job_id = ? AND ended_at IS NULL");
+		if (s == NULL)
+			goto fail;
+		sqlite3_bind_text(s, 1, e->peak_uuids[i], -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, e->peaks[i]);
+		sqlite3_bind_int64(s, 3, id);
+		if (store_done(st, s) == -1)
+			goto fail;
+	}
 	s = store_prepare(st, "UPDATE runs SET ended_at = ?, exit_code = ?, signal = ?, "
 	    "cpu_time = ?, max_rss = ?, peak_gpu_mem = ? WHERE job_id = ? AND ended_at IS NULL");
 	if (s == NULL)
@@ -604,6 +616,27 @@ store_job_end(struct store *st, int64_t id, const struct store_end *e)
 		sqlite3_bind_int64(s, 6, e->peak_gpu_mem);
 	sqlite3_bind_int64(s, 7, id);
 	if (store_done(st, s) == -1 || store_event(st, id, e->now, e->state, e->reason) == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+int
+store_job_held(struct store *st, int64_t id, int held, double now, const char *reason)
+{
+	sqlite3_stmt *s;
+
+	if (store_begin(st) == -1)
+		return -1;
+	if ((s = store_prepare(st, "UPDATE jobs SET held = ? WHERE id = ? AND state = 'RUNNING'"))
+	    == NULL)
+		goto fail;
+	sqlite3_bind_int(s, 1, held);
+	sqlite3_bind_int64(s, 2, id);
+	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
+	    store_event(st, id, now, held ? "HELD" : "RELEASED", reason) == -1)
 		goto fail;
 	return store_commit(st);
 fail:
@@ -633,7 +666,7 @@ store_active(struct store *st, store_row_cb cb, void *arg)
 {
 	return store_rows(st, store_prepare(st, "SELECT id, uid, gid, user, state, gpus, "
 	    "mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, "
-	    "pid, pid_start, ending, reason FROM jobs WHERE state IN ('PENDING', 'RUNNING') "
+	    "pid, pid_start, ending, reason, held FROM jobs WHERE state IN ('PENDING', 'RUNNING') "
 	    "ORDER BY id"), cb, arg);
 }
 
@@ -664,8 +697,9 @@ int
 store_runs(struct store *st, int64_t id, store_row_cb cb, void *arg)
 {
 	sqlite3_stmt *s = store_prepare(st, "SELECT id AS run, gpu_uuids, mem_per_gpu, "
-	    "started_at, ended_at, exit_code, signal, cpu_time, max_rss, peak_gpu_mem "
-	    "FROM runs WHERE job_id = ? ORDER BY id");
+	    "started_at, ended_at, exit_code, signal, cpu_time, max_rss, peak_gpu_mem, "
+	    "(SELECT group_concat(gpu_uuid || '=' || peak_gpu_mem, ',') FROM run_gpus "
+	    "WHERE run_id = runs.id) AS gpu_peaks FROM runs WHERE job_id = ? ORDER BY id");
 
 	if (s == NULL)
 		return -1;

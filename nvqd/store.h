@@ -59,6 +59,9 @@ struct store_end {
 	int64_t		max_rss;	/* <0: unknown */
 	const char	*reason;	/* may be NULL */
 	int64_t		peak_gpu_mem;	/* largest use of one GPU; <0: unknown (0 is 0) */
+	int		npeaks;		/* per GPU of the run: run_gpus rows */
+	const char	*const *peak_uuids;
+	const int64_t	*peaks;
 };
 
 struct store_filter {
@@ -93,6 +96,9 @@ int		 store_job_ending(struct store *, int64_t id, const char *state,
 		    const char *reason, double now);
 /* Any active job -> a final state, closing its run if it had one. */
 int		 store_job_end(struct store *, int64_t id, const struct store_end *);
+/* nvq hold (held 1) or release (0) of a running job, with its event. */
+int		 store_job_held(struct store *, int64_t id, int held, double now,
+		    const char *reason);
 /* Copies the job's state into buf; returns 0, or -1 if there is no such job. */
 int		 store_job_state(struct store *, int64_t id, char *buf, size_t len);
 

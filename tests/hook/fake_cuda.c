@@ -10,13 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_decls.h"
 
 #define FAKE_TOTAL	(80ULL << 30)
 #define E	__attribute__((visibility("default")))
 
-static struct { const char *name; int calls; } counts[64];
+static struct { const char *name; int calls; } counts[256];
 static int current_dev;
 static uint64_t allocated;
 
@@ -28,12 +29,12 @@ count(const char *name)
 {
 	int i;
 
-	for (i = 0; i < 64 && counts[i].name; i++)
+	for (i = 0; i < 256 && counts[i].name; i++)
 		if (strcmp(counts[i].name, name) == 0) {
 			counts[i].calls++;
 			return;
 		}
-	if (i < 64) {
+	if (i < 256) {
 		counts[i].name = name;
 		counts[i].calls = 1;
 	}
@@ -44,7 +45,7 @@ fake_calls(const char *name)
 {
 	int i;
 
-	for (i = 0; i < 64 && counts[i].name; i++)
+	for (i = 0; i < 256 && counts[i].name; i++)
 		if (strcmp(counts[i].name, name) == 0)
 			return counts[i].calls;
 	return 0;
@@ -148,6 +149,59 @@ cuMemGetInfo_v2(size_t *f, size_t *t)
 }
 E CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) { (void)d; *b = FAKE_TOTAL; return 0; }
 
+/* launches and copies: counted; FAKE_LAUNCH_HANG names a file that, while
+ * it exists, keeps a launch inside the driver (work that never drains) */
+static CUresult
+fake_launch(const char *fn)
+{
+	const char *hang = getenv("FAKE_LAUNCH_HANG");
+
+	count(fn);
+	while (hang != NULL && access(hang, F_OK) == 0)
+		usleep(10000);
+	return 0;
+}
+E CUresult cuLaunchKernel(void *f, unsigned a, unsigned b, unsigned c, unsigned d, unsigned e, unsigned g, unsigned sh, CUstream s, void **p, void **x) { (void)f; (void)a; (void)b; (void)c; (void)d; (void)e; (void)g; (void)sh; (void)s; (void)p; (void)x; return fake_launch("cuLaunchKernel"); }
+E CUresult cuLaunchKernel_ptsz(void *f, unsigned a, unsigned b, unsigned c, unsigned d, unsigned e, unsigned g, unsigned sh, CUstream s, void **p, void **x) { (void)f; (void)a; (void)b; (void)c; (void)d; (void)e; (void)g; (void)sh; (void)s; (void)p; (void)x; return fake_launch("cuLaunchKernel_ptsz"); }
+E CUresult cuGraphLaunch(void *g, CUstream s) { (void)g; (void)s; return fake_launch("cuGraphLaunch"); }
+E CUresult cuGraphLaunch_ptsz(void *g, CUstream s) { (void)g; (void)s; return fake_launch("cuGraphLaunch_ptsz"); }
+E CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) { (void)d; (void)h; (void)n; return fake_launch("cuMemcpyHtoD_v2"); }
+E CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *h, size_t n) { (void)d; (void)h; (void)n; return fake_launch("cuMemcpyHtoD_v2_ptds"); }
+E CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { (void)d; (void)h; (void)n; return fake_launch("cuMemcpyDtoH_v2"); }
+/* devices, their UUIDs (from CUDA_VISIBLE_DEVICES, as the driver maps
+ * them) and primary contexts, for the hook's link */
+E CUresult cuDeviceGet(CUdevice *d, int ordinal) { *d = ordinal; return 0; }
+E CUresult
+cuDeviceGetUuid(unsigned char *u, CUdevice d)
+{
+	const char *v = getenv("CUDA_VISIBLE_DEVICES");
+	char list[1024], *tok, *save, hex[33];
+	int i = 0, k = 0;
+	unsigned x;
+
+	snprintf(hex, sizeof(hex), "fa4e00000000000000000000%08x", d);
+	if (v != NULL) {
+		snprintf(list, sizeof(list), "%s", v);
+		for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save), i++)
+			if (i == d && strncmp(tok, "GPU-", 4) == 0) {
+				for (tok += 4; *tok && k < 32; tok++)
+					if (*tok != '-')
+						hex[k++] = *tok;
+				break;
+			}
+	}
+	for (i = 0; i < 16; i++) {
+		sscanf(hex + 2 * i, "%2x", &x);
+		u[i] = (unsigned char)x;
+	}
+	return 0;
+}
+E CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *f, int *active) { (void)d; *f = 0; *active = 1; return 0; }
+E CUresult cuDevicePrimaryCtxRetain(void **c, CUdevice d) { *c = (void *)(uintptr_t)(d + 1); return 0; }
+E CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { (void)d; return 0; }
+E CUresult cuCtxPushCurrent_v2(void *c) { (void)c; return 0; }
+E CUresult cuCtxPopCurrent_v2(void **c) { *c = NULL; return 0; }
+E CUresult cuCtxSynchronize(void) { count("cuCtxSynchronize"); return 0; }
 E CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
 static const struct { const char *name; void *fn; } fake_syms[] = {
@@ -164,6 +218,10 @@ static const struct { const char *name; void *fn; } fake_syms[] = {
 	{ "cuArray3DCreate_v2", (void *)cuArray3DCreate_v2 }, { "cuArrayDestroy", (void *)cuArrayDestroy },
 	{ "cuMemGetInfo_v2", (void *)cuMemGetInfo_v2 }, { "cuDeviceTotalMem_v2", (void *)cuDeviceTotalMem_v2 },
 	{ "cuGetProcAddress_v2", (void *)cuGetProcAddress_v2 },
+	{ "cuLaunchKernel", (void *)cuLaunchKernel }, { "cuLaunchKernel_ptsz", (void *)cuLaunchKernel_ptsz },
+	{ "cuGraphLaunch", (void *)cuGraphLaunch }, { "cuGraphLaunch_ptsz", (void *)cuGraphLaunch_ptsz },
+	{ "cuMemcpyHtoD_v2", (void *)cuMemcpyHtoD_v2 }, { "cuMemcpyHtoD_v2_ptds", (void *)cuMemcpyHtoD_v2_ptds },
+	{ "cuMemcpyDtoH_v2", (void *)cuMemcpyDtoH_v2 },
 };
 
 static void *
@@ -183,21 +241,25 @@ fake_resolve(const char *sym, void **pfn, int version, cuuint64_t flags)
 {
 	static const char *const v2[] = { "cuMemAlloc", "cuMemFree", "cuMemAllocPitch",
 	    "cuMemGetInfo", "cuDeviceTotalMem", "cuArrayCreate", "cuArray3DCreate",
-	    "cuGetProcAddress", NULL };
+	    "cuGetProcAddress", "cuMemcpyHtoD", "cuMemcpyDtoH", NULL };
 	static const char *const ptsz[] = { "cuMemAllocAsync", "cuMemAllocFromPoolAsync",
-	    "cuMemFreeAsync", NULL };
+	    "cuMemFreeAsync", "cuLaunchKernel", "cuGraphLaunch", NULL };
+	static const char *const ptds[] = { "cuMemcpyHtoD", NULL };
 	char name[128];
 	int i;
 
 	count("cuGetProcAddress");
-	strncpy(name, sym, sizeof(name) - 8);
-	name[sizeof(name) - 8] = '\0';
+	strncpy(name, sym, sizeof(name) - 16);
+	name[sizeof(name) - 16] = '\0';
 	for (i = 0; v2[i]; i++)
 		if (strcmp(sym, v2[i]) == 0 && version >= (strcmp(sym, "cuGetProcAddress") ? 3020 : 12000))
 			strcat(name, "_v2");
 	for (i = 0; ptsz[i]; i++)
 		if (strcmp(sym, ptsz[i]) == 0 && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
 			strcat(name, "_ptsz");
+	for (i = 0; ptds[i]; i++)
+		if (strcmp(sym, ptds[i]) == 0 && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
+			strcat(name, "_ptds");
 	if ((*pfn = fake_lookup(name)) == NULL)
 		return 500;	/* CUDA_ERROR_NOT_FOUND */
 	return CUDA_SUCCESS;

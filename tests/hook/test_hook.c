@@ -313,6 +313,51 @@ test_fork(void **state)
 	assert_int_equal(((free_fn)sym("cuMemFree_v2"))(a), CUDA_SUCCESS);
 }
 
+/*
+ * Launches and copies through all three ways: each variant gets its own
+ * wrapper, which calls exactly that variant.  Not run by nvqd, the hook's
+ * gate is open: every call reaches the driver.
+ */
+typedef CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
+    unsigned, unsigned, CUstream, void **, void **);
+typedef CUresult (*graph_fn)(void *, CUstream);
+typedef CUresult (*htod_fn)(CUdeviceptr, const void *, size_t);
+
+static void
+test_launches(void **state)
+{
+	launch_fn legacy, ptsz, viadl;
+	graph_fn g, gp;
+	htod_fn h, hp;
+	int l0 = fake_calls("cuLaunchKernel"), p0 = fake_calls("cuLaunchKernel_ptsz");
+	int g0 = fake_calls("cuGraphLaunch_ptsz"), h0 = fake_calls("cuMemcpyHtoD_v2_ptds");
+	char buf[8] = "x";
+
+	(void)state;
+	legacy = (launch_fn)gpa2("cuLaunchKernel", 12000, 0);
+	ptsz = (launch_fn)gpa2("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+	viadl = (launch_fn)sym("cuLaunchKernel");
+	assert_true(in_hook((void *)legacy) && in_hook((void *)ptsz) && in_hook((void *)viadl));
+	assert_ptr_not_equal(legacy, ptsz);
+	assert_ptr_equal(legacy, viadl);
+	assert_int_equal(legacy(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
+	assert_int_equal(viadl(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
+	assert_int_equal(ptsz(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
+	assert_int_equal(fake_calls("cuLaunchKernel"), l0 + 2);
+	assert_int_equal(fake_calls("cuLaunchKernel_ptsz"), p0 + 1);
+	g = (graph_fn)gpa2("cuGraphLaunch", 12000, 0);
+	gp = (graph_fn)gpa2("cuGraphLaunch", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+	assert_true(in_hook((void *)g) && in_hook((void *)gp) && g != gp);
+	assert_int_equal(gp(NULL, NULL), CUDA_SUCCESS);
+	assert_int_equal(fake_calls("cuGraphLaunch_ptsz"), g0 + 1);
+	/* a copy: the _v2 from 3020, the _ptds variant under the flag */
+	h = (htod_fn)gpa2("cuMemcpyHtoD", 12000, 0);
+	hp = (htod_fn)gpa2("cuMemcpyHtoD", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+	assert_true(in_hook((void *)h) && in_hook((void *)hp) && h != hp);
+	assert_int_equal(hp(0, buf, 1), CUDA_SUCCESS);
+	assert_int_equal(fake_calls("cuMemcpyHtoD_v2_ptds"), h0 + 1);
+}
+
 int
 main(void)
 {
@@ -324,6 +369,7 @@ main(void)
 		cmocka_unit_test(test_per_device),
 		cmocka_unit_test(test_nvml),
 		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_launches),
 	};
 
 	if (getenv("LD_PRELOAD") == NULL || strstr(getenv("LD_PRELOAD"), "libnvq-hook") == NULL) {

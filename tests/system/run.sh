@@ -313,7 +313,7 @@ t_sqlite_reader() {	# the sqlite3 shell reads while nvqd writes
 	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")
 	expect_eq "completed jobs" "$n" 150
 	expect_eq "journal mode" "$(sqlite3 "$T/nvq.db" "PRAGMA journal_mode")" wal
-	expect_eq "schema version" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" 2
+	expect_eq "schema version" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" 3
 	expect_eq "events per job" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM events")" 450
 }
 
@@ -343,13 +343,13 @@ t_bad_input() {	# clear errors, non-zero exits, nothing stored lost
 	# garbage on the socket
 	out=$(printf 'GET / HTTP/1.0\r\n\r\n' | "$HELPERS/rawsend" "$T/sock")
 	expect_match "garbage" "$out" "type 2 error: protocol version"
-	out=$(printf '\xff\xff\xff\xff\x00\x01\x00\x04' | "$HELPERS/rawsend" "$T/sock")
+	out=$(printf '\xff\xff\xff\xff\x00\x02\x00\x04' | "$HELPERS/rawsend" "$T/sock")
 	expect_match "oversized frame" "$out" "over the maximum"
-	out=$(printf '\x00\x00\x00\x64\x00\x01\x00\x04abc' | "$HELPERS/rawsend" "$T/sock")
+	out=$(printf '\x00\x00\x00\x64\x00\x02\x00\x04abc' | "$HELPERS/rawsend" "$T/sock")
 	expect_match "truncated frame" "$out" "error: truncated"
-	out=$(printf '\x00\x00\x00\x03\x00\x01\x00\x04abc' | "$HELPERS/rawsend" "$T/sock")
+	out=$(printf '\x00\x00\x00\x03\x00\x02\x00\x04abc' | "$HELPERS/rawsend" "$T/sock")
 	expect_match "malformed body" "$out" "error: (malformed|truncated)"
-	out=$(printf '\x00\x00\x00\x00\x00\x01\x00\x01' | "$HELPERS/rawsend" "$T/sock")
+	out=$(printf '\x00\x00\x00\x00\x00\x02\x00\x01' | "$HELPERS/rawsend" "$T/sock")
 	expect_match "a reply type sent as a request" "$out" "not a request"
 	head -c 3000 /dev/urandom | "$HELPERS/rawsend" "$T/sock" > /dev/null
 	# a client that sends half a header and goes silent does not block others
@@ -560,15 +560,15 @@ t_schema_upgrade() {	# an older database is upgraded in place; a newer one refus
 	    exit_code) VALUES (0, 0, 'root', 'old', 'true', x'7472756500', '/', 'COMPLETED', 0,
 	    '/dev/null', '/dev/null', 1000, 1001, 0)"
 	start_nvqd || return
-	expect_eq "upgraded" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" 2
+	expect_eq "upgraded" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" 3
 	expect_eq "the old job is kept" "$(field 1 name) $(field 1 state)" "old COMPLETED"
 	local a; a=$(submit -g 0 true); nvq wait "$a"
 	expect_eq "new jobs get the next id" "$a" 2
 	stop_nvqd
 	sqlite3 "$T/nvq.db" "PRAGMA user_version = 99"
 	local out; out=$("$NVQD" -c "$T/nvq.ini" 2>&1)
-	expect_match "a newer database is refused" "$out" "schema version 99, newer than this nvqd's 2"
-	sqlite3 "$T/nvq.db" "PRAGMA user_version = 2"
+	expect_match "a newer database is refused" "$out" "schema version 99, newer than this nvqd's 3"
+	sqlite3 "$T/nvq.db" "PRAGMA user_version = 3"
 	expect_eq "and left as it was" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" 2
 }
 

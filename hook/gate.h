@@ -1,0 +1,57 @@
+/*
+ * gate.h: the per-process gate that launches and copies pass while the job
+ * holds its GPU locks.  The fast path is two atomic increments on memory
+ * of this process and one load: no system call, no lock.
+ *
+ * A launcher counts itself in (inflight), then looks at the state; the link
+ * thread, taking the lock back, shuts the gate, then waits for inflight to
+ * fall to zero.  Both sides use sequentially consistent operations, so
+ * either the launcher sees the gate shut and backs out, or the link thread
+ * sees the launcher in flight and waits for it.
+ */
+#ifndef NVQ_GATE_H
+#define NVQ_GATE_H
+
+#include <stdint.h>
+
+enum gate_state {
+	GATE_INIT = 0,		/* the link has not started: start it */
+	GATE_OPEN,		/* the job holds its locks */
+	GATE_SHUT		/* taken back (hold, timeslice) or waiting for nvqd */
+};
+
+struct gate {
+	int		state;
+	int		active;		/* set by launches, cleared by the link (idle) */
+	uint64_t	inflight;	/* launches and copies inside the driver now */
+	uint64_t	blocked;	/* launches that waited at a shut gate, ever */
+};
+
+extern struct gate nvq_gate;
+
+/* Blocks until the gate opens (starting the link first, if need be). */
+void	link_wait_gate(void);
+
+static inline void
+gate_enter(void)
+{
+	for (;;) {
+		__atomic_fetch_add(&nvq_gate.inflight, 1, __ATOMIC_SEQ_CST);
+		if (__builtin_expect(__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) ==
+		    GATE_OPEN, 1)) {
+			if (!__atomic_load_n(&nvq_gate.active, __ATOMIC_RELAXED))
+				__atomic_store_n(&nvq_gate.active, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		__atomic_fetch_sub(&nvq_gate.inflight, 1, __ATOMIC_SEQ_CST);
+		link_wait_gate();
+	}
+}
+
+static inline void
+gate_leave(void)
+{
+	__atomic_fetch_sub(&nvq_gate.inflight, 1, __ATOMIC_RELEASE);
+}
+
+#endif

@@ -1,0 +1,466 @@
+/*
+ * link.c: the hook's connection to nvqd (see link.h).
+ *
+ * nvqd puts NVQ_HOOK_SOCKET and NVQ_JOB_ID into every job's environment.
+ * On the first CUDA call the process connects, says hello (job id; nvqd
+ * takes the pid from SO_PEERCRED and checks it belongs to the job), and
+ * waits up to a second for nvqd's first word on the lock.  Then a thread
+ * of the hook's own, with every signal blocked, does the rest:
+ *   - reports device memory per GPU when it changed, at most every 100 ms;
+ *   - MSG_HOOK_STATE granted=1 opens the gate; granted=0 shuts it, waits
+ *     for the launches and copies in flight and for the GPU work already
+ *     submitted (cuCtxSynchronize), then acknowledges with the same seq;
+ *   - MSG_HOOK_LIMIT caps what this process may allocate, because the
+ *     job's other processes hold the rest of its budget;
+ *   - a launch waiting at a shut gate sends MSG_HOOK_WANT once;
+ *   - under timeslice, no launch for LINK_IDLE_S sends MSG_HOOK_IDLE once.
+ * When nvqd cannot be reached, NVQ_HOOK_ON_DISCONNECT decides: "run"
+ * (default) opens the gate, "wait" keeps it shut; the budget stays in
+ * force either way, and the thread reconnects every half second.
+ * Nothing here writes to stdout, exits or raises a signal in the process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "budget.h"
+#include "gate.h"
+#include "link.h"
+#include "proto.h"
+
+#define LINK_TICK_MS	100
+#define LINK_RETRY_MS	500
+#define LINK_IDLE_S	0.5
+#define LINK_HELLO_MS	1000
+
+struct gate nvq_gate;
+
+static struct {
+	pthread_mutex_t	mu;
+	pthread_cond_t	cv;		/* gate opened, or the first word came */
+	int		started;
+	int		fd;		/* -1 while not connected */
+	int		wake[2];	/* a waiting launch pokes the thread */
+	char		path[108];
+	int64_t		job;
+	int		wait_policy;	/* NVQ_HOOK_ON_DISCONNECT=wait */
+	int		first_done;	/* nvqd answered, or could not be reached */
+	int		timeslice;
+	int		waiting;	/* launches waiting at the gate */
+	int		want_sent;
+	int		idle_sent;
+	uint8_t		*buf;		/* what was read and not yet handled */
+	size_t		len, cap;
+	uint64_t	sent_used[BUDGET_MAX_DEV], sent_peak[BUDGET_MAX_DEV];
+	int		sent_n;
+	char		uuid[BUDGET_MAX_DEV][64];
+} L = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1,
+	.wake = { -1, -1 } };
+
+static double
+link_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+link_gate(int state)
+{
+	pthread_mutex_lock(&L.mu);
+	__atomic_store_n(&nvq_gate.state, state, __ATOMIC_SEQ_CST);
+	if (state == GATE_OPEN)
+		L.want_sent = 0;
+	pthread_cond_broadcast(&L.cv);
+	pthread_mutex_unlock(&L.mu);
+}
+
+static int
+link_send(struct proto_buf *b)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	if (proto_end(b) == -1 || L.fd < 0) {
+		proto_buf_free(b);
+		return -1;
+	}
+	while (off < b->len) {
+		n = send(L.fd, b->data + off, b->len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			proto_buf_free(b);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	proto_buf_free(b);
+	return 0;
+}
+
+static void
+link_close(void)
+{
+	if (L.fd >= 0)
+		close(L.fd);
+	L.fd = -1;
+	L.len = 0;
+	L.sent_n = -1;
+}
+
+/* nvqd is gone or never came: the policy decides the gate. */
+static void
+link_lost(void)
+{
+	link_close();
+	pthread_mutex_lock(&L.mu);
+	L.first_done = 1;
+	pthread_mutex_unlock(&L.mu);
+	link_gate(L.wait_policy ? GATE_SHUT : GATE_OPEN);
+}
+
+static int
+link_connect(void)
+{
+	struct sockaddr_un sa;
+	struct proto_buf b = { 0 };
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, L.path, sizeof(L.path) < sizeof(sa.sun_path) ?
+	    sizeof(L.path) : sizeof(sa.sun_path));
+	sa.sun_path[sizeof(sa.sun_path) - 1] = '\0';
+	if ((L.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(L.fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		link_close();
+		return -1;
+	}
+	L.sent_n = -1;
+	L.want_sent = 0;
+	proto_begin(&b, MSG_HOOK_HELLO);
+	proto_put_int(&b, "job", L.job);
+	proto_put_int(&b, "pid", (int64_t)getpid());
+	if (link_send(&b) == -1) {
+		link_close();
+		return -1;
+	}
+	return 0;
+}
+
+/* Takes the lock back: shut, drain, synchronize, acknowledge. */
+static void
+link_revoke(int64_t seq)
+{
+	struct proto_buf b = { 0 };
+	uint64_t used[BUDGET_MAX_DEV], peak[BUDGET_MAX_DEV];
+	struct timespec ts = { 0, 100000 };
+	int n;
+
+	link_gate(GATE_SHUT);
+	while (__atomic_load_n(&nvq_gate.inflight, __ATOMIC_SEQ_CST) != 0)
+		nanosleep(&ts, NULL);
+	n = hook_usage(used, peak, BUDGET_MAX_DEV);
+	hook_sync(n);
+	proto_begin(&b, MSG_HOOK_ACK);
+	proto_put_int(&b, "seq", seq);
+	link_send(&b);
+	hook_log("lock taken back (seq %lld): drained and acknowledged", (long long)seq);
+}
+
+static void
+link_limit(const struct proto_msg *m)
+{
+	const char *uuid = NULL;
+	int i, d;
+
+	for (i = 0; i < m->nfields; i++) {
+		const struct proto_field *f = &m->fields[i];
+
+		if (strcmp(f->key, "uuid") == 0 && f->kind == 's')
+			uuid = f->s;
+		else if (strcmp(f->key, "cap") == 0 && f->kind == 'i' && uuid != NULL) {
+			for (d = 0; d < BUDGET_MAX_DEV; d++)
+				if (strcmp(L.uuid[d], uuid) == 0)
+					hook_set_cap(d, f->i > 0 ? (uint64_t)f->i : 1);
+			uuid = NULL;
+		}
+	}
+}
+
+static void
+link_message(const struct proto_msg *m)
+{
+	switch (m->type) {
+	case MSG_HOOK_STATE:
+		L.timeslice = (int)proto_int(m, "timeslice", 0);
+		L.idle_sent = 0;
+		if (proto_int(m, "granted", 1))
+			link_gate(GATE_OPEN);
+		else
+			link_revoke(proto_int(m, "seq", 0));
+		pthread_mutex_lock(&L.mu);
+		L.first_done = 1;
+		pthread_cond_broadcast(&L.cv);
+		pthread_mutex_unlock(&L.mu);
+		break;
+	case MSG_HOOK_LIMIT:
+		link_limit(m);
+		break;
+	case MSG_ERROR:
+		hook_log("nvqd refused the link: %s", proto_str(m, "error") ?
+		    proto_str(m, "error") : "?");
+		break;
+	default:
+		break;
+	}
+}
+
+/* Reads what came; -1 when the connection is gone or spoke nonsense. */
+static int
+link_read(void)
+{
+	struct proto_msg m;
+	char err[128];
+	uint32_t blen;
+	size_t used = 0;
+	ssize_t n;
+	uint8_t *nb;
+	int type;
+
+	if (L.cap - L.len < 4096) {
+		if (L.cap > PROTO_HEADER + PROTO_MAX_BODY ||
+		    (nb = realloc(L.buf, L.cap ? L.cap * 2 : 8192)) == NULL)
+			return -1;
+		L.buf = nb;
+		L.cap = L.cap ? L.cap * 2 : 8192;
+	}
+	n = read(L.fd, L.buf + L.len, L.cap - L.len);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0)
+		return -1;
+	L.len += (size_t)n;
+	while (L.len - used >= PROTO_HEADER) {
+		if (proto_header(L.buf + used, &type, &blen, err, sizeof(err)) == -1)
+			return -1;
+		if (L.len - used - PROTO_HEADER < blen)
+			break;
+		if (proto_decode(type, L.buf + used + PROTO_HEADER, blen, &m, err,
+		    sizeof(err)) == -1)
+			return -1;
+		link_message(&m);
+		proto_msg_free(&m);
+		used += PROTO_HEADER + blen;
+	}
+	memmove(L.buf, L.buf + used, L.len - used);
+	L.len -= used;
+	return 0;
+}
+
+/* Reports device memory when it changed since the last report. */
+static void
+link_report(void)
+{
+	uint64_t used[BUDGET_MAX_DEV], peak[BUDGET_MAX_DEV];
+	struct proto_buf b = { 0 };
+	int n = hook_usage(used, peak, BUDGET_MAX_DEV), d, rows = 0;
+
+	if (n == L.sent_n && memcmp(used, L.sent_used, sizeof(used[0]) * (size_t)n) == 0 &&
+	    memcmp(peak, L.sent_peak, sizeof(peak[0]) * (size_t)n) == 0)
+		return;
+	proto_begin(&b, MSG_HOOK_REPORT);
+	for (d = 0; d < n; d++) {
+		if (used[d] == 0 && peak[d] == 0)
+			continue;
+		if (L.uuid[d][0] == '\0' && hook_uuid(d, L.uuid[d], sizeof(L.uuid[d])) == -1)
+			continue;
+		proto_put_int(&b, "id", d);
+		proto_put_str(&b, "uuid", L.uuid[d]);
+		proto_put_int(&b, "used", (int64_t)used[d]);
+		proto_put_int(&b, "peak", (int64_t)peak[d]);
+		rows++;
+	}
+	if (rows == 0 && L.sent_n == -1 && n == 0) {
+		proto_buf_free(&b);
+		return;
+	}
+	if (link_send(&b) == 0) {
+		memcpy(L.sent_used, used, sizeof(used[0]) * (size_t)n);
+		memcpy(L.sent_peak, peak, sizeof(peak[0]) * (size_t)n);
+		L.sent_n = n;
+	}
+}
+
+static void
+link_simple(int type, const char *key, int64_t v)
+{
+	struct proto_buf b = { 0 };
+
+	proto_begin(&b, type);
+	if (key != NULL)
+		proto_put_int(&b, key, v);
+	link_send(&b);
+}
+
+static void *
+link_main(void *arg)
+{
+	struct pollfd p[2];
+	double idle_since = link_now();
+	char junk[64];
+	int want;
+
+	(void)arg;
+	for (;;) {
+		if (L.fd < 0 && link_connect() == -1) {
+			link_lost();
+			p[0].fd = L.wake[0];
+			p[0].events = POLLIN;
+			if (poll(p, 1, LINK_RETRY_MS) > 0)
+				(void)!read(L.wake[0], junk, sizeof(junk));
+			continue;
+		}
+		p[0].fd = L.fd;
+		p[0].events = POLLIN;
+		p[1].fd = L.wake[0];
+		p[1].events = POLLIN;
+		p[0].revents = p[1].revents = 0;
+		if (poll(p, 2, LINK_TICK_MS) < 0 && errno != EINTR)
+			continue;
+		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && link_read() == -1) {
+			hook_log("lost nvqd; reconnecting");
+			link_lost();
+			continue;
+		}
+		if (p[1].revents & POLLIN)
+			(void)!read(L.wake[0], junk, sizeof(junk));
+		pthread_mutex_lock(&L.mu);
+		want = L.waiting > 0 && !L.want_sent &&
+		    __atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) != GATE_OPEN;
+		if (want)
+			L.want_sent = 1;
+		pthread_mutex_unlock(&L.mu);
+		if (want)
+			link_simple(MSG_HOOK_WANT, NULL, 0);
+		link_report();
+		/* timeslice: give the lock back early when the job is idle */
+		if (__atomic_exchange_n(&nvq_gate.active, 0, __ATOMIC_RELAXED)) {
+			idle_since = link_now();
+			if (L.idle_sent)
+				link_simple(MSG_HOOK_IDLE, "idle", 0);
+			L.idle_sent = 0;
+		} else if (L.timeslice && !L.idle_sent && __atomic_load_n(&nvq_gate.state,
+		    __ATOMIC_SEQ_CST) == GATE_OPEN && link_now() - idle_since >= LINK_IDLE_S) {
+			link_simple(MSG_HOOK_IDLE, "idle", 1);
+			L.idle_sent = 1;
+		}
+	}
+	return NULL;
+}
+
+void
+link_start(void)
+{
+	const char *path = getenv("NVQ_HOOK_SOCKET"), *job = getenv("NVQ_JOB_ID");
+	const char *pol = getenv("NVQ_HOOK_ON_DISCONNECT");
+	sigset_t all, old;
+	pthread_t t;
+	struct timespec until;
+	char *end;
+
+	pthread_mutex_lock(&L.mu);
+	if (L.started) {
+		pthread_mutex_unlock(&L.mu);
+		return;
+	}
+	L.started = 1;
+	if (path == NULL || *path == '\0' || strlen(path) >= sizeof(L.path) || job == NULL ||
+	    (L.job = strtoll(job, &end, 10)) <= 0 || *end != '\0') {
+		/* not run by nvqd: nobody to ask, the gate stays open */
+		__atomic_store_n(&nvq_gate.state, GATE_OPEN, __ATOMIC_SEQ_CST);
+		pthread_mutex_unlock(&L.mu);
+		return;
+	}
+	snprintf(L.path, sizeof(L.path), "%s", path);
+	L.wait_policy = pol != NULL && strcmp(pol, "wait") == 0;
+	L.sent_n = -1;
+	if (pipe2(L.wake, O_CLOEXEC | O_NONBLOCK) == -1) {
+		__atomic_store_n(&nvq_gate.state, GATE_OPEN, __ATOMIC_SEQ_CST);
+		pthread_mutex_unlock(&L.mu);
+		return;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, NULL, link_main, NULL) != 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		__atomic_store_n(&nvq_gate.state, GATE_OPEN, __ATOMIC_SEQ_CST);
+		pthread_mutex_unlock(&L.mu);
+		return;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_detach(t);
+	/* wait for nvqd's first word, a second at most */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += LINK_HELLO_MS / 1000;
+	while (!L.first_done)
+		if (pthread_cond_timedwait(&L.cv, &L.mu, &until) == ETIMEDOUT)
+			break;
+	if (__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) == GATE_INIT)
+		__atomic_store_n(&nvq_gate.state, L.wait_policy ? GATE_SHUT : GATE_OPEN,
+		    __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&L.mu);
+}
+
+void
+link_wait_gate(void)
+{
+	char c = 1;
+
+	if (__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) == GATE_INIT) {
+		link_start();
+		return;
+	}
+	pthread_mutex_lock(&L.mu);
+	__atomic_add_fetch(&nvq_gate.blocked, 1, __ATOMIC_RELAXED);
+	L.waiting++;
+	if (!L.want_sent && L.wake[1] >= 0)
+		(void)!write(L.wake[1], &c, 1);
+	while (__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) != GATE_OPEN)
+		pthread_cond_wait(&L.cv, &L.mu);
+	L.waiting--;
+	pthread_mutex_unlock(&L.mu);
+}
+
+void
+link_child(void)
+{
+	/* the parent's thread is not here, its socket is the parent's */
+	pthread_mutex_init(&L.mu, NULL);
+	pthread_cond_init(&L.cv, NULL);
+	if (L.fd >= 0)
+		close(L.fd);
+	if (L.wake[0] >= 0)
+		close(L.wake[0]);
+	if (L.wake[1] >= 0)
+		close(L.wake[1]);
+	L.fd = L.wake[0] = L.wake[1] = -1;
+	L.started = L.first_done = L.waiting = L.want_sent = L.idle_sent = 0;
+	L.len = 0;
+	L.sent_n = -1;
+	memset(L.uuid, 0, sizeof(L.uuid));
+	nvq_gate.inflight = 0;
+	__atomic_store_n(&nvq_gate.state, GATE_INIT, __ATOMIC_SEQ_CST);
+}

@@ -1,0 +1,552 @@
+/*
+ * hooks.c: the hook sessions and the GPU locks (see hooks.h).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hooks.h"
+#include "log.h"
+#include "runner.h"
+
+#define HOOKS_MAX_PIDS	64
+
+struct hook_sess {
+	void		*conn;
+	struct job	*job;		/* NULL once the job ended */
+	pid_t		pid;
+	int64_t		acked;		/* the last revoke seq it acknowledged */
+	uint64_t	*used, *peak;	/* per GPU index, as it reported */
+	uint64_t	*cap;		/* the cap it was sent; 0: none */
+	struct hook_sess *next, *prev;
+};
+
+/* the server's, for the sessions' connections */
+void	server_push(void *conn, struct proto_buf *);
+
+static int
+hooks_in(const struct job *j, int g)
+{
+	return (j->gpumask & (1ULL << g)) != 0;
+}
+
+static int
+hooks_timesliced(struct engine *e, const struct job *j)
+{
+	int g;
+
+	for (g = 0; g < e->gpus.n; g++)
+		if (hooks_in(j, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE)
+			return 1;
+	return 0;
+}
+
+static void
+hooks_send_state(struct engine *e, struct hook_sess *s)
+{
+	struct proto_buf b = { 0 };
+	struct job *j = s->job;
+
+	proto_begin(&b, MSG_HOOK_STATE);
+	proto_put_int(&b, "granted", j->lock_granted);
+	proto_put_int(&b, "seq", j->lock_seq);
+	proto_put_int(&b, "timeslice", hooks_timesliced(e, j));
+	if (proto_end(&b) == -1) {
+		proto_buf_free(&b);
+		return;
+	}
+	server_push(s->conn, &b);
+}
+
+static void
+hooks_broadcast(struct engine *e, struct job *j)
+{
+	struct hook_sess *s;
+
+	for (s = e->sessions; s != NULL; s = s->next)
+		if (s->job == j)
+			hooks_send_state(e, s);
+}
+
+/* Signals the job's hooked processes (SIGSTOP, SIGCONT). */
+static void
+hooks_signal(struct engine *e, struct job *j, int sig)
+{
+	struct hook_sess *s;
+
+	for (s = e->sessions; s != NULL; s = s->next)
+		if (s->job == j && s->pid > 0)
+			kill(s->pid, sig);
+}
+
+/* Whether every process of j acknowledged its last revoke. */
+static int
+hooks_drained(struct engine *e, const struct job *j)
+{
+	struct hook_sess *s;
+
+	for (s = e->sessions; s != NULL; s = s->next)
+		if (s->job == j && s->acked < j->lock_seq)
+			return 0;
+	return 1;
+}
+
+/* Frees the timeslice GPUs j holds. */
+static void
+hooks_release_slices(struct engine *e, struct job *j)
+{
+	int g;
+
+	for (g = 0; g < e->gpus.n; g++)
+		if (e->ts_holder[g] == j->id)
+			e->ts_holder[g] = 0;
+	j->yielding = 0;
+	j->wants = 0;
+	j->idle = 0;
+}
+
+/* Whether j should hold its locks now. */
+static int
+hooks_desired(struct engine *e, const struct job *j)
+{
+	int g;
+
+	if (j->held || j->yielding)
+		return 0;
+	for (g = 0; g < e->gpus.n; g++)
+		if (hooks_in(j, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE &&
+		    e->ts_holder[g] != j->id)
+			return 0;
+	return 1;
+}
+
+/* Whether a job other than h waits for timeslice GPU g. */
+static int
+hooks_waiter(struct engine *e, int g, int64_t h)
+{
+	struct job *j;
+
+	for (j = e->jobs; j != NULL; j = j->next)
+		if (j->id != h && j->state == JOB_RUNNING && j->wants && !j->held &&
+		    j->nsess > 0 && hooks_in(j, g))
+			return 1;
+	return 0;
+}
+
+/* Gives free timeslice GPUs to waiting jobs, longest waiting first. */
+static void
+hooks_assign(struct engine *e, double now)
+{
+	struct job *j, *best;
+	int g, ok;
+
+	for (;;) {
+		best = NULL;
+		for (j = e->jobs; j != NULL; j = j->next) {
+			if (j->state != JOB_RUNNING || j->held || j->nsess == 0 ||
+			    !hooks_timesliced(e, j))
+				continue;
+			ok = 1;
+			for (g = 0; g < e->gpus.n && ok; g++)
+				if (hooks_in(j, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE &&
+				    e->ts_holder[g] != 0 && e->ts_holder[g] != j->id)
+					ok = 0;
+			if (!ok || hooks_desired(e, j) || !j->wants)
+				continue;
+			if (best == NULL || j->want_since < best->want_since)
+				best = j;
+		}
+		if (best == NULL)
+			return;
+		for (g = 0; g < e->gpus.n; g++)
+			if (hooks_in(best, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE) {
+				e->ts_holder[g] = best->id;
+				e->ts_since[g] = now;
+			}
+		best->idle = 0;
+	}
+}
+
+static void hooks_timer_cb(uv_timer_t *);
+
+void
+hooks_update(struct engine *e)
+{
+	double now = engine_now(), next = 0, t;
+	struct job *j;
+	int g, round, changed;
+	int64_t h;
+
+	for (g = 0; g < e->gpus.n; g++) {
+		if ((h = e->ts_holder[g]) == 0)
+			continue;
+		j = engine_find(e, h);
+		if (j == NULL || j->state != JOB_RUNNING || !hooks_in(j, g) || j->nsess == 0 ||
+		    config_compute(&e->cfg, g) != COMPUTE_TIMESLICE)
+			e->ts_holder[g] = 0;
+	}
+	for (round = 0; round < 4; round++) {
+		changed = 0;
+		hooks_assign(e, now);
+		/* a holder yields at the end of its quantum, or when idle, if others wait */
+		for (g = 0; g < e->gpus.n; g++) {
+			if ((h = e->ts_holder[g]) == 0 || !hooks_waiter(e, g, h))
+				continue;
+			j = engine_find(e, h);
+			if (j->yielding || !j->lock_granted)
+				continue;
+			if (j->idle || now - e->ts_since[g] >= (double)e->cfg.quantum) {
+				log_debug("job %lld yields GPU %d (%s)", (long long)h, g,
+				    j->idle ? "idle" : "quantum over");
+				j->yielding = 1;
+			} else if (next == 0 || e->ts_since[g] + (double)e->cfg.quantum < next)
+				next = e->ts_since[g] + (double)e->cfg.quantum;
+		}
+		for (j = e->jobs; j != NULL; j = j->next) {
+			if (j->state != JOB_RUNNING)
+				continue;
+			if (hooks_desired(e, j) && !j->lock_granted) {
+				j->lock_granted = 1;
+				j->lock_seq++;
+				j->revoke_at = 0;
+				if (j->lock_stopped) {
+					hooks_signal(e, j, SIGCONT);
+					j->lock_stopped = 0;
+				}
+				hooks_broadcast(e, j);
+				log_debug("job %lld: lock granted (seq %lld)", (long long)j->id,
+				    (long long)j->lock_seq);
+				changed = 1;
+			} else if (!hooks_desired(e, j) && j->lock_granted) {
+				j->lock_granted = 0;
+				j->lock_seq++;
+				j->revoke_at = now;
+				hooks_broadcast(e, j);
+				log_debug("job %lld: lock asked back (seq %lld)", (long long)j->id,
+				    (long long)j->lock_seq);
+				changed = 1;
+			}
+			if (j->lock_granted || j->revoke_at == 0)
+				continue;
+			if (hooks_drained(e, j)) {
+				j->revoke_at = 0;
+				hooks_release_slices(e, j);
+				changed = 1;
+			} else if (now - j->revoke_at >= (double)e->cfg.revoke_timeout) {
+				log_warnx("job %lld: no acknowledgement of the lock in %llds: "
+				    "stopping its processes (SIGSTOP)", (long long)j->id,
+				    (long long)e->cfg.revoke_timeout);
+				hooks_signal(e, j, SIGSTOP);
+				j->lock_stopped = 1;
+				j->revoke_at = 0;
+				hooks_release_slices(e, j);
+				changed = 1;
+			} else {
+				t = j->revoke_at + (double)e->cfg.revoke_timeout;
+				if (next == 0 || t < next)
+					next = t;
+			}
+		}
+		if (!changed)
+			break;
+	}
+	if (next > 0)
+		uv_timer_start(&e->locks, hooks_timer_cb,
+		    (uint64_t)((next - now) * 1000 > 0 ? (next - now) * 1000 : 0) + 1, 0);
+	else
+		uv_timer_stop(&e->locks);
+}
+
+static void
+hooks_timer_cb(uv_timer_t *t)
+{
+	hooks_update(t->loop->data);
+}
+
+/* The job's use per GPU: the sum of its processes', and its peak. */
+static void
+hooks_sum(struct engine *e, struct job *j)
+{
+	struct hook_sess *s;
+	int g;
+
+	if (j->hook_used == NULL)
+		return;
+	memset(j->hook_used, 0, (size_t)e->gpus.n * sizeof(uint64_t));
+	for (s = e->sessions; s != NULL; s = s->next)
+		if (s->job == j)
+			for (g = 0; g < e->gpus.n; g++) {
+				j->hook_used[g] += s->used[g];
+				if (s->peak[g] > j->hook_peak[g])
+					j->hook_peak[g] = s->peak[g];
+			}
+	for (g = 0; g < e->gpus.n; g++)
+		if (j->hook_used[g] > j->hook_peak[g])
+			j->hook_peak[g] = j->hook_used[g];
+}
+
+/* Tells each process of j what the others leave it of the job's budget. */
+static void
+hooks_caps(struct engine *e, struct job *j)
+{
+	struct hook_sess *s;
+	struct proto_buf b;
+	uint64_t others, cap;
+	int g, rows;
+
+	if (j->granted == 0 || j->hook_used == NULL)
+		return;
+	for (s = e->sessions; s != NULL; s = s->next) {
+		if (s->job != j)
+			continue;
+		memset(&b, 0, sizeof(b));
+		proto_begin(&b, MSG_HOOK_LIMIT);
+		rows = 0;
+		for (g = 0; g < e->gpus.n; g++) {
+			if (!hooks_in(j, g))
+				continue;
+			others = j->hook_used[g] - s->used[g];
+			cap = others >= j->granted ? 1 : j->granted - others;
+			if (cap == s->cap[g] || (s->cap[g] == 0 && cap == j->granted))
+				continue;
+			s->cap[g] = cap;
+			proto_put_str(&b, "uuid", e->gpus.gpus[g].uuid);
+			proto_put_int(&b, "cap", (int64_t)cap);
+			rows++;
+		}
+		if (rows == 0 || proto_end(&b) == -1) {
+			proto_buf_free(&b);
+			continue;
+		}
+		server_push(s->conn, &b);
+	}
+}
+
+static int
+hooks_gpu(struct engine *e, const char *uuid)
+{
+	int g;
+
+	for (g = 0; uuid != NULL && g < e->gpus.n; g++)
+		if (strcmp(e->gpus.gpus[g].uuid, uuid) == 0)
+			return g;
+	return -1;
+}
+
+static void
+hooks_report(struct engine *e, struct hook_sess *s, const struct proto_msg *m)
+{
+	const char *uuid = NULL;
+	int i, g = -1;
+
+	for (i = 0; i < m->nfields; i++) {
+		const struct proto_field *f = &m->fields[i];
+
+		if (strcmp(f->key, "uuid") == 0 && f->kind == 's') {
+			uuid = f->s;
+			g = hooks_gpu(e, uuid);
+		} else if (g >= 0 && f->kind == 'i' && f->i >= 0 && hooks_in(s->job, g)) {
+			if (strcmp(f->key, "used") == 0)
+				s->used[g] = (uint64_t)f->i;
+			else if (strcmp(f->key, "peak") == 0)
+				s->peak[g] = (uint64_t)f->i;
+		}
+	}
+	hooks_sum(e, s->job);
+	hooks_caps(e, s->job);
+}
+
+static struct hook_sess *
+hooks_hello(struct engine *e, void *conn, const struct proto_msg *m, pid_t pid, uid_t uid,
+    char *err, size_t errlen)
+{
+	int64_t id = proto_int(m, "job", 0);
+	struct job *j = engine_find(e, id);
+	struct hook_sess *s;
+	pid_t sid = runner_session(pid);
+
+	if (j == NULL || j->state != JOB_RUNNING) {
+		snprintf(err, errlen, "job %lld is not running", (long long)id);
+		return NULL;
+	}
+	/* a job's process: its user, in the session of the job's supervisor */
+	if ((e->is_root && uid != j->uid) || j->pid <= 0 || sid != j->pid) {
+		snprintf(err, errlen, "process %d is not part of job %lld", (int)pid, (long long)id);
+		return NULL;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    (s->used = calloc((size_t)e->gpus.n + 1, sizeof(uint64_t))) == NULL ||
+	    (s->peak = calloc((size_t)e->gpus.n + 1, sizeof(uint64_t))) == NULL ||
+	    (s->cap = calloc((size_t)e->gpus.n + 1, sizeof(uint64_t))) == NULL) {
+		if (s != NULL) {
+			free(s->used);
+			free(s->peak);
+		}
+		free(s);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->conn = conn;
+	s->job = j;
+	s->pid = pid;
+	s->acked = j->lock_seq;	/* nothing of its own is in flight */
+	s->next = e->sessions;
+	if (e->sessions != NULL)
+		e->sessions->prev = s;
+	e->sessions = s;
+	j->nsess++;
+	if (hooks_timesliced(e, j) && !j->wants) {
+		j->wants = 1;	/* a CUDA process: it will launch */
+		j->want_since = engine_now();
+	}
+	log_debug("job %lld: process %d linked", (long long)id, (int)pid);
+	hooks_update(e);
+	hooks_send_state(e, s);
+	hooks_caps(e, j);
+	return s;
+}
+
+struct hook_sess *
+hooks_frame(struct engine *e, void *conn, struct hook_sess *s, const struct proto_msg *m,
+    pid_t pid, uid_t uid, char *err, size_t errlen)
+{
+	if (m->type == MSG_HOOK_HELLO) {
+		if (s != NULL) {
+			snprintf(err, errlen, "this connection said hello already");
+			return NULL;
+		}
+		return hooks_hello(e, conn, m, pid, uid, err, errlen);
+	}
+	if (s == NULL) {
+		snprintf(err, errlen, "%s before hello", proto_type_name(m->type));
+		return NULL;
+	}
+	if (s->job == NULL)
+		return s;	/* the job ended; its last words do not matter */
+	switch (m->type) {
+	case MSG_HOOK_REPORT:
+		hooks_report(e, s, m);
+		break;
+	case MSG_HOOK_ACK:
+		if (proto_int(m, "seq", 0) > s->acked)
+			s->acked = proto_int(m, "seq", 0);
+		hooks_update(e);
+		break;
+	case MSG_HOOK_WANT:
+		if (!s->job->wants) {
+			s->job->wants = 1;
+			s->job->want_since = engine_now();
+		}
+		hooks_update(e);
+		break;
+	case MSG_HOOK_IDLE:
+		s->job->idle = (int)proto_int(m, "idle", 1);
+		hooks_update(e);
+		break;
+	default:
+		snprintf(err, errlen, "%s is not a hook's message", proto_type_name(m->type));
+		return NULL;
+	}
+	return s;
+}
+
+void
+hooks_closed(struct engine *e, struct hook_sess *s)
+{
+	struct job *j = s->job;
+
+	if (s->prev != NULL)
+		s->prev->next = s->next;
+	else
+		e->sessions = s->next;
+	if (s->next != NULL)
+		s->next->prev = s->prev;
+	if (j != NULL) {
+		j->nsess--;
+		if (j->nsess == 0)
+			j->wants = j->idle = 0;
+		hooks_sum(e, j);
+		hooks_caps(e, j);
+	}
+	free(s->used);
+	free(s->peak);
+	free(s->cap);
+	free(s);
+	if (j != NULL)
+		hooks_update(e);
+}
+
+void
+hooks_job_gone(struct engine *e, struct job *j)
+{
+	struct hook_sess *s;
+	int g;
+
+	for (s = e->sessions; s != NULL; s = s->next)
+		if (s->job == j)
+			s->job = NULL;
+	j->nsess = 0;
+	for (g = 0; g < e->gpus.n; g++)
+		if (e->ts_holder[g] == j->id)
+			e->ts_holder[g] = 0;
+}
+
+int
+hooks_hold(struct engine *e, struct job *j, int held, char *err, size_t errlen)
+{
+	if (j->state != JOB_RUNNING) {
+		snprintf(err, errlen, "job %lld is not running", (long long)j->id);
+		return -1;
+	}
+	if (j->held == held) {
+		snprintf(err, errlen, "job %lld is %s", (long long)j->id,
+		    held ? "held already" : "not held");
+		return -1;
+	}
+	j->held = held;
+	if (!held)
+		j->wants = j->nsess > 0;
+	hooks_update(e);
+	return 0;
+}
+
+const char *
+hooks_lock_state(const struct job *j)
+{
+	if (j->lock_stopped)
+		return "stopped";
+	if (j->lock_granted)
+		return "granted";
+	if (j->revoke_at > 0)
+		return "holding";	/* asked back, not acknowledged yet */
+	return j->held ? "held" : "waiting";
+}
+
+void
+hooks_pids(struct engine *e, const struct job *j, char *buf, size_t len)
+{
+	struct hook_sess *s;
+	size_t n = 0;
+	int k = 0;
+
+	buf[0] = '\0';
+	for (s = e->sessions; s != NULL && k < HOOKS_MAX_PIDS && n < len; s = s->next)
+		if (s->job == j) {
+			n += (size_t)snprintf(buf + n, len - n, "%s%d", k ? "," : "", (int)s->pid);
+			k++;
+		}
+}
+
+int
+hooks_init(struct engine *e)
+{
+	uv_timer_init(e->loop, &e->locks);
+	return 0;
+}
+
+void
+hooks_shutdown(struct engine *e)
+{
+	uv_timer_stop(&e->locks);
+}

@@ -1,0 +1,53 @@
+/*
+ * hooks.h: nvqd's side of the hook (hook/link.c): one session per CUDA
+ * process of a running job, and the GPU locks.
+ *
+ * A process says hello with its job id; nvqd takes its pid and uid from
+ * the socket and accepts it only if it runs as the job's user in the job's
+ * session.  Its reports add up, per GPU, into the job's use and peak; when
+ * a job has several processes, each is told how much of the job's budget
+ * the others leave it (MSG_HOOK_LIMIT).
+ *
+ * Locks: a job holds the locks of its GPUs unless it is held (nvq hold) or
+ * one of its GPUs is a timeslice GPU that another job holds now.  Taking a
+ * lock back sends granted=0 with a new seq; the job has it back in hand
+ * when every process acknowledged that seq.  A job that does not answer
+ * within [scheduler] revoke_timeout is stopped with SIGSTOP (SIGCONT when
+ * it gets the lock again).  The decisions are made in hooks_update(), after
+ * every event that can change them, and by a timer for deadlines and
+ * quanta.
+ */
+#ifndef NVQ_HOOKS_H
+#define NVQ_HOOKS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "engine.h"
+#include "proto.h"
+
+struct hook_sess;
+
+/*
+ * A hook's frame on a connection (conn is the server's).  sess is what an
+ * earlier hello on it returned (NULL before).  Returns the session, or
+ * NULL with a sentence in err: the server replies with it and closes.
+ */
+struct hook_sess *hooks_frame(struct engine *, void *conn, struct hook_sess *,
+		    const struct proto_msg *, pid_t, uid_t, char *err, size_t errlen);
+/* The connection of sess closed. */
+void		 hooks_closed(struct engine *, struct hook_sess *);
+/* The job is ending: its sessions no longer speak for it. */
+void		 hooks_job_gone(struct engine *, struct job *);
+/* nvq hold / nvq release: 0, or -1 with a sentence in err. */
+int		 hooks_hold(struct engine *, struct job *, int held, char *err, size_t errlen);
+/* Applies the lock decisions now (after a change of jobs or settings). */
+void		 hooks_update(struct engine *);
+/* What the job's lock is now: "granted", "held", "holding", "waiting", "stopped". */
+const char	*hooks_lock_state(const struct job *);
+/* The pids of the job's hooked processes, comma-separated. */
+void		 hooks_pids(struct engine *, const struct job *, char *, size_t);
+int		 hooks_init(struct engine *);
+void		 hooks_shutdown(struct engine *);
+
+#endif
