@@ -44,6 +44,10 @@
 
 struct gate nvq_gate;
 
+/* the link thread and the process's exit both send */
+static pthread_mutex_t link_send_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t link_report_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static struct {
 	pthread_mutex_t	mu;
 	pthread_cond_t	cv;		/* gate opened, or the first word came */
@@ -58,6 +62,7 @@ static struct {
 	int		waiting;	/* launches waiting at the gate */
 	int		want_sent;
 	int		idle_sent;
+	double		idle_since;	/* the last launch seen, or the last grant */
 	uint8_t		*buf;		/* what was read and not yet handled */
 	size_t		len, cap;
 	uint64_t	sent_used[BUDGET_MAX_DEV], sent_peak[BUDGET_MAX_DEV];
@@ -96,18 +101,19 @@ link_send(struct proto_buf *b)
 		proto_buf_free(b);
 		return -1;
 	}
+	pthread_mutex_lock(&link_send_mu);
 	while (off < b->len) {
 		n = send(L.fd, b->data + off, b->len - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			proto_buf_free(b);
-			return -1;
-		}
+		if (n <= 0)
+			break;
 		off += (size_t)n;
 	}
+	pthread_mutex_unlock(&link_send_mu);
+	n = off == b->len ? 0 : -1;
 	proto_buf_free(b);
-	return 0;
+	return (int)n;
 }
 
 static void
@@ -192,6 +198,11 @@ link_limit(const struct proto_msg *m)
 		if (strcmp(f->key, "uuid") == 0 && f->kind == 's')
 			uuid = f->s;
 		else if (strcmp(f->key, "cap") == 0 && f->kind == 'i' && uuid != NULL) {
+			/* the UUIDs of the devices not seen yet */
+			for (d = 0; d < BUDGET_MAX_DEV; d++)
+				if (L.uuid[d][0] == '\0' &&
+				    hook_uuid(d, L.uuid[d], sizeof(L.uuid[d])) == -1)
+					break;
 			for (d = 0; d < BUDGET_MAX_DEV; d++)
 				if (strcmp(L.uuid[d], uuid) == 0)
 					hook_set_cap(d, f->i > 0 ? (uint64_t)f->i : 1);
@@ -207,6 +218,7 @@ link_message(const struct proto_msg *m)
 	case MSG_HOOK_STATE:
 		L.timeslice = (int)proto_int(m, "timeslice", 0);
 		L.idle_sent = 0;
+		L.idle_since = link_now();	/* a waiting job is not an idle one */
 		if (proto_int(m, "granted", 1))
 			link_gate(GATE_OPEN);
 		else
@@ -272,7 +284,7 @@ link_read(void)
 
 /* Reports device memory when it changed since the last report. */
 static void
-link_report(void)
+link_report_locked(void)
 {
 	uint64_t used[BUDGET_MAX_DEV], peak[BUDGET_MAX_DEV];
 	struct proto_buf b = { 0 };
@@ -305,6 +317,14 @@ link_report(void)
 }
 
 static void
+link_report(void)
+{
+	pthread_mutex_lock(&link_report_mu);
+	link_report_locked();
+	pthread_mutex_unlock(&link_report_mu);
+}
+
+static void
 link_simple(int type, const char *key, int64_t v)
 {
 	struct proto_buf b = { 0 };
@@ -319,11 +339,11 @@ static void *
 link_main(void *arg)
 {
 	struct pollfd p[2];
-	double idle_since = link_now();
 	char junk[64];
 	int want;
 
 	(void)arg;
+	L.idle_since = link_now();
 	for (;;) {
 		if (L.fd < 0 && link_connect() == -1) {
 			link_lost();
@@ -358,12 +378,12 @@ link_main(void *arg)
 		link_report();
 		/* timeslice: give the lock back early when the job is idle */
 		if (__atomic_exchange_n(&nvq_gate.active, 0, __ATOMIC_RELAXED)) {
-			idle_since = link_now();
+			L.idle_since = link_now();
 			if (L.idle_sent)
 				link_simple(MSG_HOOK_IDLE, "idle", 0);
 			L.idle_sent = 0;
 		} else if (L.timeslice && !L.idle_sent && __atomic_load_n(&nvq_gate.state,
-		    __ATOMIC_SEQ_CST) == GATE_OPEN && link_now() - idle_since >= LINK_IDLE_S) {
+		    __ATOMIC_SEQ_CST) == GATE_OPEN && link_now() - L.idle_since >= LINK_IDLE_S) {
 			link_simple(MSG_HOOK_IDLE, "idle", 1);
 			L.idle_sent = 1;
 		}
@@ -444,11 +464,21 @@ link_wait_gate(void)
 	pthread_mutex_unlock(&L.mu);
 }
 
+/* At exit: the last report, so that a short process's use is counted. */
+__attribute__((destructor)) static void
+link_exit_cb(void)
+{
+	if (L.started && L.fd >= 0)
+		link_report();
+}
+
 void
 link_child(void)
 {
 	/* the parent's thread is not here, its socket is the parent's */
 	pthread_mutex_init(&L.mu, NULL);
+	pthread_mutex_init(&link_send_mu, NULL);
+	pthread_mutex_init(&link_report_mu, NULL);
 	pthread_cond_init(&L.cv, NULL);
 	if (L.fd >= 0)
 		close(L.fd);

@@ -105,7 +105,6 @@ engine_drop(struct engine *e, struct job *j)
 	if (j->pidfd >= 0)
 		close(j->pidfd);
 	j->pidfd = -1;
-	j->lock_granted = 1;
 	hooks_job_gone(e, j);
 	free(j->gpu_used);
 	free(j->gpu_peak);
@@ -229,6 +228,7 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 	j->submitted_at = now;
 	j->time_limit = limit;
 	j->pidfd = -1;
+	j->lock_granted = 1;
 	if (nafter > PARSE_MAX_IDS)
 		nafter = PARSE_MAX_IDS;
 	memcpy(j->after, after, sizeof(*after) * (size_t)nafter);

@@ -144,16 +144,16 @@ hooks_assign(struct engine *e, double now)
 	for (;;) {
 		best = NULL;
 		for (j = e->jobs; j != NULL; j = j->next) {
-			if (j->state != JOB_RUNNING || j->held || j->nsess == 0 ||
-			    !hooks_timesliced(e, j))
+			if (j->state != JOB_RUNNING || j->held || j->yielding || j->nsess == 0 ||
+			    !j->wants || !hooks_timesliced(e, j))
 				continue;
 			ok = 1;
 			for (g = 0; g < e->gpus.n && ok; g++)
 				if (hooks_in(j, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE &&
 				    e->ts_holder[g] != 0 && e->ts_holder[g] != j->id)
 					ok = 0;
-			if (!ok || hooks_desired(e, j) || !j->wants)
-				continue;
+			if (!ok || hooks_desired(e, j))
+				continue;	/* it has them all already, or cannot have them */
 			if (best == NULL || j->want_since < best->want_since)
 				best = j;
 		}
@@ -401,9 +401,10 @@ hooks_hello(struct engine *e, void *conn, const struct proto_msg *m, pid_t pid, 
 		j->want_since = engine_now();
 	}
 	log_debug("job %lld: process %d linked", (long long)id, (int)pid);
+	/* its cap first: the hook lets the process go on at the first state */
+	hooks_caps(e, j);
 	hooks_update(e);
 	hooks_send_state(e, s);
-	hooks_caps(e, j);
 	return s;
 }
 
@@ -429,11 +430,15 @@ hooks_frame(struct engine *e, void *conn, struct hook_sess *s, const struct prot
 		hooks_report(e, s, m);
 		break;
 	case MSG_HOOK_ACK:
+		log_debug("job %lld: process %d acknowledged seq %lld", (long long)s->job->id,
+		    (int)s->pid, (long long)proto_int(m, "seq", 0));
 		if (proto_int(m, "seq", 0) > s->acked)
 			s->acked = proto_int(m, "seq", 0);
 		hooks_update(e);
 		break;
 	case MSG_HOOK_WANT:
+		log_debug("job %lld: process %d waits for the lock", (long long)s->job->id,
+		    (int)s->pid);
 		if (!s->job->wants) {
 			s->job->wants = 1;
 			s->job->want_since = engine_now();

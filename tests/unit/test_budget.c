@@ -80,12 +80,36 @@ test_table(void **state)
 	free(live);
 }
 
+/* nvqd's cap (the job's other processes hold the rest) lowers the limit */
+static void
+test_ceiling(void **state)
+{
+	struct budget b;
+
+	(void)state;
+	budget_init(&b, 1024 * M);
+	b.ceiling[0] = 300 * M;
+	assert_int_equal(budget_left(&b, 0), 300 * M);
+	assert_int_equal(budget_reserve(&b, 0, 400 * M), -1);
+	assert_int_equal(budget_reserve(&b, 0, 200 * M), 0);
+	assert_int_equal(budget_left(&b, 0), 100 * M);
+	assert_int_equal(budget_left(&b, 1), 1024 * M);	/* other devices keep the limit */
+	b.ceiling[1] = 2048 * M;				/* a cap never raises it */
+	assert_int_equal(budget_reserve(&b, 1, 1100 * M), -1);
+	/* used already past a lowered cap: nothing left, nothing negative */
+	b.ceiling[0] = 100 * M;
+	assert_int_equal(budget_left(&b, 0), 0);
+	assert_int_equal(budget_reserve(&b, 0, 1), -1);
+	budget_free(&b);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_ceiling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
