@@ -8,7 +8,12 @@
 # holding its lock), interleaved, RUNS times, each pinned to one CPU core
 # (taskset) so that the scheduler's noise is the same for all; medians and
 # ratios printed.
-# Usage: bench/hook.sh [BUILD_DIR] [RUNS]
+#   ab:     bench/launch_ab.c, one process launching an empty kernel through
+#           the hook's wrapper and through the driver in alternating
+#           batches: the hook's cost per launch with the noise cancelled;
+#           run alone and as an nvqd job (linked, holding its lock).
+# Usage: bench/hook.sh [BUILD_DIR] [RUNS]; NVQ_BENCH_WHAT="train launch ab"
+# picks the parts.
 set -u
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -18,7 +23,7 @@ NVQD=$PWD/$B/nvqd
 NVQ=$PWD/$B/nvq
 HOOK=$PWD/$B/libnvq-hook.so
 T=$(mktemp -d /tmp/nvq-bench-hook.XXXXXX)
-printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\nsync = normal\n' \
+printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\nsync = normal\nlog_level = debug\n' \
     "$T" "$T" "$T" > "$T/nvq.ini"
 "$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
 NVQD_PID=$!
@@ -66,7 +71,18 @@ run() {	# VARIANT WHAT: prints items per second
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-for what in train launch; do
+for what in ${NVQ_BENCH_WHAT:-train launch ab}; do
+	if [ "$what" = ab ]; then
+		cc -O2 -o "$T/launch_ab" bench/launch_ab.c -ldl || exit 1
+		echo "ab: alone"
+		"$T/launch_ab" "$HOOK"
+		echo "ab: as an nvqd job (the wrapper's gate linked to nvqd)"
+		id=$("$NVQ" submit --parsable -m 1G -- env -u LD_PRELOAD "$T/launch_ab" "$HOOK")
+		"$NVQ" wait "$id"
+		"$NVQ" log "$id"
+		grep "job $id: process" "$T/nvqd.log"
+		continue
+	fi
 	for v in none preload nvqd; do : > "$T/$what.$v"; done
 	for r in $(seq "$RUNS"); do
 		for v in none preload nvqd; do
