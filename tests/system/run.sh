@@ -224,7 +224,7 @@ t_user_limits() {	# [limits] max_running_jobs and max_gpus
 t_after() {	# --after: runs once they COMPLETED; cancelled if one did not
 	write_config; start_nvqd || return
 	local a b c d
-	a=$(submit -g 0 sleep 0.5); b=$(submit -g 0 --after "$a" true)
+	a=$(submit -g 0 sleep 2); b=$(submit -g 0 --after "$a" true)
 	c=$(submit -g 0 false); d=$(submit -g 0 --after "$a,$c" true)
 	sleep 0.2
 	expect_match "b waits" "$(nvq list | awk -v id="$b" '$1 == id')" "PENDING.*dependency"
