@@ -24,7 +24,6 @@ struct gate {
 	int		state;
 	int		active;		/* set by launches, cleared by the link (idle) */
 	uint64_t	inflight;	/* launches and copies inside the driver now */
-	uint64_t	blocked;	/* launches that waited at a shut gate, ever */
 };
 
 extern struct gate nvq_gate;

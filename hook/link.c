@@ -454,7 +454,6 @@ link_wait_gate(void)
 		return;
 	}
 	pthread_mutex_lock(&L.mu);
-	__atomic_add_fetch(&nvq_gate.blocked, 1, __ATOMIC_RELAXED);
 	L.waiting++;
 	if (!L.want_sent && L.wake[1] >= 0)
 		(void)!write(L.wake[1], &c, 1);

@@ -125,33 +125,27 @@ config_virtual(struct config *c, const char *v)
 	return c->nvirtual > 0 ? 0 : -1;
 }
 
-static int
-config_mode_name(const char *s, int *m)
-{
-	if (strcmp(s, "auto") == 0)
-		*m = SCHED_AUTO;
-	else if (strcmp(s, "serial") == 0)
-		*m = SCHED_SERIAL;
-	else
-		return -1;
-	return 0;
-}
+/* The names of enum sched_mode and enum compute_mode, in their order. */
+static const char *const config_mode_names[] = { "auto", "serial", NULL };
+static const char *const config_compute_names[] = { "shared", "timeslice", NULL };
 
+/* *m = the index of s among names; -1 if it is not one of them. */
 static int
-config_compute_name(const char *s, int *m)
+config_name(const char *const *names, const char *s, int *m)
 {
-	if (strcmp(s, "shared") == 0)
-		*m = COMPUTE_SHARED;
-	else if (strcmp(s, "timeslice") == 0)
-		*m = COMPUTE_TIMESLICE;
-	else
-		return -1;
-	return 0;
+	int i;
+
+	for (i = 0; names[i] != NULL; i++)
+		if (strcmp(names[i], s) == 0) {
+			*m = i;
+			return 0;
+		}
+	return -1;
 }
 
 /* "DEFAULT[,INDEX:NAME...]" into dflt and per (-1: the default). */
 static int
-config_modes(const char *v, int *dflt, int *per, int (*name)(const char *, int *))
+config_modes(const char *v, int *dflt, int *per, const char *const *names)
 {
 	char buf[512], *tok, *save, *colon;
 	long long idx;
@@ -164,12 +158,12 @@ config_modes(const char *v, int *dflt, int *per, int (*name)(const char *, int *
 		per[i] = -1;
 	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
 		if ((colon = strchr(tok, ':')) == NULL) {
-			if (!first || name(tok, dflt) == -1)
+			if (!first || config_name(names, tok, dflt) == -1)
 				return -1;
 		} else {
 			*colon = '\0';
 			if (parse_int(tok, 0, SCHED_MAX_GPUS - 1, &idx) == -1 ||
-			    name(colon + 1, &m) == -1)
+			    config_name(names, colon + 1, &m) == -1)
 				return -1;
 			per[idx] = m;
 		}
@@ -244,14 +238,14 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 		}
 		return 0;
 	case CT_MODE:
-		if (config_modes(v, &c->mode_default, c->mode, config_mode_name) == -1) {
+		if (config_modes(v, &c->mode_default, c->mode, config_mode_names) == -1) {
 			snprintf(msg, len, "%s: \"%s\" is not auto or serial, optionally followed "
 			    "by INDEX:MODE entries (e.g. auto,1:serial)", k->key, v);
 			return -1;
 		}
 		return 0;
 	case CT_COMPUTE:
-		if (config_modes(v, &c->compute_default, c->compute, config_compute_name) == -1) {
+		if (config_modes(v, &c->compute_default, c->compute, config_compute_names) == -1) {
 			snprintf(msg, len, "%s: \"%s\" is not shared or timeslice, optionally "
 			    "followed by INDEX:MODE entries (e.g. shared,0:timeslice)", k->key, v);
 			return -1;

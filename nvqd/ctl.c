@@ -474,7 +474,7 @@ ctl_hold(struct ctl_req *r, struct proto_buf *out)
 {
 	int held = r->msg->type == MSG_HOLD;
 	const char *verb = held ? "hold" : "release";
-	char by[64], state[16], why[128], err[256];
+	char by[64], state[16], why[128];
 	struct job *j;
 	int64_t id = proto_int(r->msg, "id", 0);
 
@@ -497,8 +497,7 @@ ctl_hold(struct ctl_req *r, struct proto_buf *out)
 	if (store_job_held(r->e->store, id, held, engine_now(), why) == -1)
 		return ctl_error(r, "cannot record the %s of job %lld (see nvqd's log)", verb,
 		    (long long)id);
-	if (hooks_hold(r->e, j, held, err, sizeof(err)) == -1)
-		return ctl_error(r, "%s", err);
+	hooks_hold(r->e, j, held);
 	log_info("job %lld %s", (long long)id, why);
 	proto_put_int(out, "id", id);
 	proto_put_str(out, "lock", hooks_lock_state(j));

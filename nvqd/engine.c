@@ -83,10 +83,24 @@ engine_handle_closed_cb(uv_handle_t *h)
 		free(j);
 }
 
+/* Forgets a job's use of the GPUs (engine_track made room for it). */
+static void
+engine_untrack(struct job *j)
+{
+	free(j->gpu_used);
+	free(j->gpu_peak);
+	free(j->gpu_acc);
+	free(j->hook_used);
+	free(j->hook_peak);
+	j->gpu_used = j->gpu_peak = j->gpu_acc = j->hook_used = j->hook_peak = NULL;
+}
+
 /* Unlinks a job that is no longer active; frees it once its handles close. */
 static void
 engine_drop(struct engine *e, struct job *j)
 {
+	int locks;
+
 	if (j->prev != NULL)
 		j->prev->next = j->next;
 	else
@@ -105,20 +119,16 @@ engine_drop(struct engine *e, struct job *j)
 	if (j->pidfd >= 0)
 		close(j->pidfd);
 	j->pidfd = -1;
-	hooks_job_gone(e, j);
-	free(j->gpu_used);
-	free(j->gpu_peak);
-	free(j->gpu_acc);
-	free(j->hook_used);
-	free(j->hook_peak);
+	/* its locks decide nothing now; others may take its timeslice GPUs */
+	locks = hooks_job_gone(e, j);
+	engine_untrack(j);
 	free(j->end_peaks);
 	free(j->end_uuids);
-	j->gpu_used = j->gpu_peak = j->gpu_acc = j->hook_used = j->hook_peak = NULL;
 	j->end_peaks = NULL;
 	j->end_uuids = NULL;
 	if (j->handles == 0)
 		free(j);
-	if (!e->stopping)
+	if (locks && !e->stopping)
 		hooks_update(e);
 }
 
@@ -187,14 +197,8 @@ engine_track(struct engine *e, struct job *j)
 	j->hook_used = calloc((size_t)e->gpus.n, sizeof(uint64_t));
 	j->hook_peak = calloc((size_t)e->gpus.n, sizeof(uint64_t));
 	if (j->gpu_used == NULL || j->gpu_peak == NULL || j->gpu_acc == NULL ||
-	    j->hook_used == NULL || j->hook_peak == NULL) {
-		free(j->gpu_used);
-		free(j->gpu_peak);
-		free(j->gpu_acc);
-		free(j->hook_used);
-		free(j->hook_peak);
-		j->gpu_used = j->gpu_peak = j->gpu_acc = j->hook_used = j->hook_peak = NULL;
-	}
+	    j->hook_used == NULL || j->hook_peak == NULL)
+		engine_untrack(j);
 }
 
 static int

@@ -482,38 +482,31 @@ hooks_closed(struct engine *e, struct hook_sess *s)
 		hooks_update(e);
 }
 
-void
+int
 hooks_job_gone(struct engine *e, struct job *j)
 {
 	struct hook_sess *s;
-	int g;
+	int g, changed = j->nsess > 0;
 
 	for (s = e->sessions; s != NULL; s = s->next)
 		if (s->job == j)
 			s->job = NULL;
 	j->nsess = 0;
 	for (g = 0; g < e->gpus.n; g++)
-		if (e->ts_holder[g] == j->id)
+		if (e->ts_holder[g] == j->id) {
 			e->ts_holder[g] = 0;
+			changed = 1;
+		}
+	return changed;
 }
 
-int
-hooks_hold(struct engine *e, struct job *j, int held, char *err, size_t errlen)
+void
+hooks_hold(struct engine *e, struct job *j, int held)
 {
-	if (j->state != JOB_RUNNING) {
-		snprintf(err, errlen, "job %lld is not running", (long long)j->id);
-		return -1;
-	}
-	if (j->held == held) {
-		snprintf(err, errlen, "job %lld is %s", (long long)j->id,
-		    held ? "held already" : "not held");
-		return -1;
-	}
 	j->held = held;
 	if (!held)
 		j->wants = j->nsess > 0;
 	hooks_update(e);
-	return 0;
 }
 
 const char *
@@ -543,11 +536,10 @@ hooks_pids(struct engine *e, const struct job *j, char *buf, size_t len)
 		}
 }
 
-int
+void
 hooks_init(struct engine *e)
 {
 	uv_timer_init(e->loop, &e->locks);
-	return 0;
 }
 
 void

@@ -37,17 +37,21 @@ struct hook_sess *hooks_frame(struct engine *, void *conn, struct hook_sess *,
 		    const struct proto_msg *, pid_t, uid_t, char *err, size_t errlen);
 /* The connection of sess closed. */
 void		 hooks_closed(struct engine *, struct hook_sess *);
-/* The job is ending: its sessions no longer speak for it. */
-void		 hooks_job_gone(struct engine *, struct job *);
-/* nvq hold / nvq release: 0, or -1 with a sentence in err. */
-int		 hooks_hold(struct engine *, struct job *, int held, char *err, size_t errlen);
+/*
+ * The job is ending: its sessions no longer speak for it.  Returns 1 if
+ * that can change another job's lock (it had processes or a timeslice GPU):
+ * then call hooks_update().
+ */
+int		 hooks_job_gone(struct engine *, struct job *);
+/* nvq hold (held 1) / nvq release (0) of a running job (ctl.c checks). */
+void		 hooks_hold(struct engine *, struct job *, int held);
 /* Applies the lock decisions now (after a change of jobs or settings). */
 void		 hooks_update(struct engine *);
 /* What the job's lock is now: "granted", "held", "holding", "waiting", "stopped". */
 const char	*hooks_lock_state(const struct job *);
 /* The pids of the job's hooked processes, comma-separated. */
 void		 hooks_pids(struct engine *, const struct job *, char *, size_t);
-int		 hooks_init(struct engine *);
+void		 hooks_init(struct engine *);
 void		 hooks_shutdown(struct engine *);
 
 #endif
