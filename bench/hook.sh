@@ -19,17 +19,9 @@ cd "$(dirname "$0")/.."
 B=${1:-build}
 RUNS=${2:-7}
 CORE=${NVQ_BENCH_CORE:-3}
-NVQD=$PWD/$B/nvqd
-NVQ=$PWD/$B/nvq
 HOOK=$PWD/$B/libnvq-hook.so
-T=$(mktemp -d /tmp/nvq-bench-hook.XXXXXX)
-printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\nsync = normal\nlog_level = debug\n' \
-    "$T" "$T" "$T" > "$T/nvq.ini"
-"$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
-NVQD_PID=$!
-export NVQ_SOCKET=$T/sock
-for _ in $(seq 100); do "$NVQ" list > /dev/null 2>&1 && break; sleep 0.1; done
-trap 'kill $NVQD_PID 2>/dev/null' EXIT
+. tests/gpu/lib.sh
+gpu_nvqd bench-hook "sync = normal" "log_level = debug"
 
 cat > "$T/bench.py" <<'EOF'
 import sys, time, torch

@@ -9,20 +9,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 B=${1:-build}
-NVQD=$PWD/$B/nvqd
-NVQ=$PWD/$B/nvq
-T=$(mktemp -d /tmp/nvq-hook.XXXXXX)
-fails=0
-check() {
-	local what=$1; shift
-	if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; fails=$((fails + 1)); fi
-}
-printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\n' "$T" "$T" "$T" > "$T/nvq.ini"
-"$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
-NVQD_PID=$!
-export NVQ_SOCKET=$T/sock
-for _ in $(seq 100); do "$NVQ" list > /dev/null 2>&1 && break; sleep 0.1; done
-trap 'kill $NVQD_PID 2>/dev/null' EXIT
+. tests/gpu/lib.sh
+gpu_nvqd hook
 
 cat > "$T/torch_budget.py" <<'EOF'
 import os, torch

@@ -8,21 +8,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 B=${1:-build}
-NVQD=$PWD/$B/nvqd
-NVQ=$PWD/$B/nvq
-T=$(mktemp -d /tmp/nvq-lock.XXXXXX)
-fails=0
-check() {
-	local what=$1; shift
-	if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; fails=$((fails + 1)); fi
-}
-printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\nlog_level = debug\n[gpus]\npoll = 1s\n' \
-    "$T" "$T" "$T" > "$T/nvq.ini"
-"$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
-NVQD_PID=$!
-export NVQ_SOCKET=$T/sock
-for _ in $(seq 100); do "$NVQ" list > /dev/null 2>&1 && break; sleep 0.1; done
-trap 'kill $NVQD_PID 2>/dev/null' EXIT
+. tests/gpu/lib.sh
+gpu_nvqd lock "log_level = debug" "[gpus]" "poll = 1s"
 
 cat > "$T/loop.py" <<'EOF'
 # loop.py MODE FILE SECONDS: runs MODE (triton, graph, train) step after
@@ -78,13 +65,7 @@ while time.time() < end:
 print("%s: %d steps, results %s" % (mode, n, "correct" if verify() else "WRONG"))
 EOF
 
-lines() { if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi; }
 lastt() { tail -n 1 "$1" | awk '{print $2}'; }
-wait_steps() {	# FILE N: until FILE has N steps (60 s at most: imports and compiles)
-	local i
-	for i in $(seq 600); do [ "$(lines "$1")" -ge "$2" ] && return 0; sleep 0.1; done
-	return 1
-}
 # hold_test ID FILE NAME [OTHER_FILE]: hold, measure, release, measure
 hold_test() {
 	local id=$1 f=$2 name=$3 other=${4:-} t0 t1 n1 n2 o1 o2 t2 first

@@ -6,14 +6,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 B=${1:-build}
-T=$(mktemp -d /tmp/nvq-peak.XXXXXX)
-printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\n[gpus]\npoll = 1s\n' \
-    "$T" "$T" "$T" > "$T/nvq.ini"
-"$B/nvqd" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
-NVQD_PID=$!
-trap 'kill $NVQD_PID 2>/dev/null' EXIT
-export NVQ_SOCKET=$T/sock
-for _ in $(seq 100); do "$B/nvq" list > /dev/null 2>&1 && break; sleep 0.1; done
+. tests/gpu/lib.sh
+gpu_nvqd peak "[gpus]" "poll = 1s"
 cat > "$T/peak.py" <<'PY'
 import os, subprocess, time, torch
 x = torch.empty(10 << 30, dtype=torch.uint8, device="cuda")
@@ -29,11 +23,11 @@ print("nvml_process_used", used)
 print("context", used - torch.cuda.memory_reserved() if used > 0 else -1)
 time.sleep(4)
 PY
-id=$("$B/nvq" submit --parsable -m 16G -- python3 "$T/peak.py")
-"$B/nvq" wait "$id"
-"$B/nvq" log "$id"
-reserved=$("$B/nvq" log "$id" | awk '/^max_memory_reserved/ {print $2}')
-context=$("$B/nvq" log "$id" | awk '/^context/ {print $2}')
+id=$("$NVQ" submit --parsable -m 16G -- python3 "$T/peak.py")
+"$NVQ" wait "$id"
+"$NVQ" log "$id"
+reserved=$("$NVQ" log "$id" | awk '/^max_memory_reserved/ {print $2}')
+context=$("$NVQ" log "$id" | awk '/^context/ {print $2}')
 # (the GPU host may have no sqlite3 shell: Python's module reads it too)
 peak=$(python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
     'SELECT peak_gpu_mem FROM runs WHERE job_id = ?', (int(sys.argv[2]),)).fetchone()[0])" \

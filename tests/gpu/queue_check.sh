@@ -12,27 +12,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 B=${1:-build}
-NVQD=$PWD/$B/nvqd
-NVQ=$PWD/$B/nvq
-T=$(mktemp -d /tmp/nvq-gpu.XXXXXX)
-fails=0
-check() {	# WHAT CONDITION...
-	local what=$1; shift
-	if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; fails=$((fails + 1)); fi
-}
-
-cat > "$T/nvq.ini" <<EOF
-[daemon]
-socket = $T/sock
-database = $T/nvq.db
-spool = $T/spool
-[gpus]
-poll = 1s
-EOF
-"$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
-NVQD_PID=$!
-export NVQ_SOCKET=$T/sock
-for _ in $(seq 100); do "$NVQ" list > /dev/null 2>&1 && break; sleep 0.1; done
+. tests/gpu/lib.sh
+gpu_nvqd gpu "[gpus]" "poll = 1s"
 trap 'kill $NVQD_PID 2>/dev/null; kill ${OUTSIDER:-} 2>/dev/null; sleep 0.5; cat $T/nvqd.log | sed "s/^/  nvqd| /"' EXIT
 
 echo "== nvidia-smi"

@@ -7,21 +7,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 B=${1:-build}
-NVQD=$PWD/$B/nvqd
-NVQ=$PWD/$B/nvq
-T=$(mktemp -d /tmp/nvq-2gpu.XXXXXX)
-fails=0
-check() {
-	local what=$1; shift
-	if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; fails=$((fails + 1)); fi
-}
-printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\nlog_level = debug\n[gpus]\npoll = 1s\n' \
-    "$T" "$T" "$T" > "$T/nvq.ini"
-"$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
-NVQD_PID=$!
-export NVQ_SOCKET=$T/sock
-for _ in $(seq 100); do "$NVQ" list > /dev/null 2>&1 && break; sleep 0.1; done
-trap 'kill $NVQD_PID 2>/dev/null' EXIT
+. tests/gpu/lib.sh
+gpu_nvqd 2gpu "log_level = debug" "[gpus]" "poll = 1s"
 "$NVQ" gpus
 ngpus=$("$NVQ" gpus --json | grep -c '"uuid"')
 check "two GPUs found" test "$ngpus" -ge 2
@@ -58,8 +45,6 @@ for d in range(n):
     except torch.cuda.OutOfMemoryError:
         print("device %d 8G more refused" % d)
 EOF
-lines() { if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi; }
-wait_steps() { local i; for i in $(seq 600); do [ "$(lines "$1")" -ge "$2" ] && return 0; sleep 0.1; done; return 1; }
 rate() {	# FILE SECONDS: steps per second over the next SECONDS
 	local a b; a=$(lines "$1"); sleep "$2"; b=$(lines "$1")
 	awk -v a="$a" -v b="$b" -v s="$2" 'BEGIN { printf "%.1f", (b - a) / s }'
