@@ -48,7 +48,7 @@ endif
 
 COMMON	= nvqd/proto.c nvqd/parse.c
 NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/hooks.c nvqd/server.c nvqd/ctl.c nvqd/store.c nvqd/sched.c \
-	   nvqd/gpu.c nvqd/runner.c nvqd/config.c nvqd/log.c $(COMMON)
+	   nvqd/gpu.c nvqd/runner.c nvqd/config.c nvqd/log.c nvqd/rlimits.c nvqd/cgroup.c $(COMMON)
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \
 	  nvq/log.c nvq/gpus.c $(COMMON)
 SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
@@ -76,7 +76,7 @@ $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ $(INI_LIBS) -lm
 
 # the per-job supervisor: libc only, small, started with posix_spawn
-$(BUILD)/nvq-shim: $(call obj,nvqd/shim.c)
+$(BUILD)/nvq-shim: $(call obj,nvqd/shim.c nvqd/rlimits.c nvqd/cgroup.c)
 	$(CC) $(LDFLAGS) -o $@ $^
 
 # The hook: position-independent, everything hidden but hook.map's names.
@@ -96,7 +96,8 @@ TEST_LIBS = -lcmocka -lm
 
 $(BUILD)/tests/test_sched: $(call obj,tests/unit/test_sched.c nvqd/sched.c nvqd/parse.c)
 $(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c nvqd/proto.c)
-$(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nvqd/parse.c)
+$(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nvqd/parse.c \
+	    nvqd/rlimits.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c nvqd/parse.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/obj/tests/unit/test_budget.o: CPPFLAGS += -iquote hook
@@ -147,6 +148,37 @@ system: all $(BUILD)/tests/test_hook $(BUILD)/tests/fake_job
 test: unit system
 check: test
 
+# libFuzzer harnesses (clang), under ASan and UBSan, each run for
+# FUZZ_SECONDS from the committed corpus in tests/fuzz/corpus/NAME; what
+# they find new goes to build-fuzz/corpus, a crash fails the target.
+FUZZ_CC	?= clang
+FUZZ_SECONDS ?= 30
+FUZZ_DIR = build-fuzz
+FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
+	     -fno-sanitize-recover=undefined $(CPPFLAGS)
+FUZZ	= proto config parse
+$(FUZZ_DIR)/fuzz_proto: tests/fuzz/fuzz_proto.c nvqd/proto.c
+$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c nvqd/parse.c nvqd/rlimits.c
+$(FUZZ_DIR)/fuzz_parse: tests/fuzz/fuzz_parse.c nvqd/parse.c
+$(FUZZ_DIR)/fuzz_%:
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(if $(findstring config,$@),$(INI_LIBS))
+
+fuzz: $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ))
+	@for f in $(FUZZ); do \
+		echo "== fuzz_$$f: $(FUZZ_SECONDS)s from tests/fuzz/corpus/$$f"; \
+		mkdir -p $(FUZZ_DIR)/corpus/$$f $(FUZZ_DIR)/crashes; \
+		if $(FUZZ_DIR)/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+		    -artifact_prefix=$(FUZZ_DIR)/crashes/$$f- -print_final_stats=1 \
+		    $(FUZZ_DIR)/corpus/$$f tests/fuzz/corpus/$$f > $(FUZZ_DIR)/$$f.log 2>&1; then \
+			grep -E "^(INFO: seed corpus|stat::number_of_executed_units|Done)" \
+			    $(FUZZ_DIR)/$$f.log; \
+		else \
+			tail -n 40 $(FUZZ_DIR)/$$f.log; \
+			echo "fuzz_$$f FAILED (its input is in $(FUZZ_DIR)/crashes)"; exit 1; \
+		fi; \
+	done
+
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/nvq \
 	    $(DESTDIR)$(LIBEXECDIR) \
@@ -162,7 +194,7 @@ install: all
 	    $(DESTDIR)$(PREFIX)/lib/systemd/system/nvqd.service
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
-.PHONY: all unit hooktest system test check install clean
+.PHONY: fuzz all unit hooktest system test check install clean
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

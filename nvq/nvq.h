@@ -17,7 +17,7 @@ struct nvq_args {
 	const char	*socket;
 	int		gpus;		/* -1: not given */
 	const char	*mem, *prio, *name, *time, *after, *out, *err;
-	int		parsable, all, json, follow, stderr_log;
+	int		parsable, all, json, follow, stderr_log, requeue;
 	const char	*user, *state, *since;
 	int		argc;		/* positional arguments */
 	char		**argv;

@@ -68,6 +68,8 @@ cmd_submit(struct nvq_args *a)
 	proto_put_int(&b, "mem", (int64_t)mem);
 	proto_put_int(&b, "priority", prio);
 	proto_put_int(&b, "time", secs);
+	if (a->requeue)
+		proto_put_int(&b, "requeue", 1);
 	if (a->name != NULL)
 		proto_put_str(&b, "name", a->name);
 	for (i = 0; i < n; i++)

@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <ini.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -17,10 +18,11 @@
 
 #include "config.h"
 #include "parse.h"
+#include "rlimits.h"
 
 enum config_type {
 	CT_PATH, CT_LEVEL, CT_SYNC, CT_SECONDS, CT_VIRTUAL, CT_MODE, CT_RESERVE,
-	CT_DOUBLE, CT_INT, CT_COMPUTE
+	CT_DOUBLE, CT_INT, CT_COMPUTE, CT_GROUP, CT_UMASK, CT_RLIMITS, CT_SWITCH
 };
 
 struct config_key {
@@ -46,6 +48,10 @@ static const struct config_key config_keys[] = {
 	  "Empty: /var/spool/nvq as root, $XDG_STATE_HOME/nvq/spool otherwise." },
 	{ "daemon", "log_level", CT_LEVEL, 0, 0, "info",
 	  "error, warn, info or debug; nvqd logs to stderr." },
+	{ "daemon", "cgroups", CT_SWITCH, 0, 0, "auto",
+	  "auto: each job runs in a cgroup v2 of its own, under nvqd's, so that\n"
+	  "ending it ends every process it started, also those that left its\n"
+	  "process group (as root, where cgroup v2 is mounted); off: process groups." },
 	{ "daemon", "sync", CT_SYNC, 0, 0, "full",
 	  "full: every commit is on disk before it is acknowledged (survives power\n"
 	  "loss); normal: survives a crash of nvqd, may lose the last commits on power loss." },
@@ -80,6 +86,19 @@ static const struct config_key config_keys[] = {
 	  "Running jobs per user; 0 for no limit." },
 	{ "limits", "max_gpus", CT_INT, 0, SCHED_MAX_GPUS, "0",
 	  "GPUs held at once per user; 0 for no limit." },
+	{ "limits", "max_priority", CT_INT, 0, 1000000, "100",
+	  "The highest priority (-p) a user may give a job; root and members of\n"
+	  "[security] admin_group may go to 1000000. Anyone may go down to -1000000." },
+	{ "limits", "umask", CT_UMASK, 0, 0777, "022",
+	  "The umask jobs start with (octal), whatever nvqd's own is." },
+	{ "limits", "rlimits", CT_RLIMITS, 0, 0, "core=0,nofile=1024:524288",
+	  "Resource limits jobs start with, as NAME=SOFT[:HARD] entries: as, core,\n"
+	  "cpu, data, fsize, memlock, nofile, nproc, stack; numbers, sizes (4G)\n"
+	  "or unlimited (a hard limit above what nvqd may set is lowered to that).\n"
+	  "Limits not named are those nvqd was started with." },
+	{ "security", "admin_group", CT_GROUP, 0, 0, "",
+	  "Members of this group may cancel, hold and release anyone's jobs and\n"
+	  "give priorities above max_priority, as root may. Empty: root alone." },
 };
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 
@@ -277,9 +296,60 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 		}
 		if (strcmp(k->key, "max_running_jobs") == 0)
 			c->sched.max_running_jobs = (int)n;
+		else if (strcmp(k->key, "max_priority") == 0)
+			c->max_priority = (int)n;
 		else
 			c->sched.max_gpus = (int)n;
 		return 0;
+	case CT_UMASK:
+		errno = 0;
+		n = strtoll(v, &end, 8);
+		if (*v < '0' || *v > '7' || *end != '\0' || errno != 0 || n > k->max) {
+			snprintf(msg, len, "%s: \"%s\" is not an octal umask (e.g. 022 or 077)",
+			    k->key, v);
+			return -1;
+		}
+		c->job_umask = (int)n;
+		return 0;
+	case CT_RLIMITS: {
+		struct rlimits_entry r[RLIMITS_MAX];
+		char why[200];
+
+		if (strlen(v) >= sizeof(c->rlimits) ||
+		    rlimits_parse(v, r, why, sizeof(why)) == -1) {
+			snprintf(msg, len, "%s: %s", k->key, strlen(v) >= sizeof(c->rlimits) ?
+			    "too long" : why);
+			return -1;
+		}
+		strcpy(c->rlimits, v);
+		return 0;
+	}
+	case CT_GROUP: {
+		struct group *gr;
+
+		if (strlen(v) >= sizeof(c->admin_group)) {
+			snprintf(msg, len, "%s: name too long", k->key);
+			return -1;
+		}
+		strcpy(c->admin_group, v);
+		c->has_admin_gid = 0;
+		if (*v == '\0')
+			return 0;
+		if ((gr = getgrnam(v)) == NULL) {
+			snprintf(msg, len, "%s: no such group \"%s\"", k->key, v);
+			return -1;
+		}
+		c->admin_gid = (uint32_t)gr->gr_gid;
+		c->has_admin_gid = 1;
+		return 0;
+	}
+	case CT_SWITCH:
+		if (strcmp(v, "auto") == 0 || strcmp(v, "off") == 0) {
+			c->cgroups = strcmp(v, "auto") == 0;
+			return 0;
+		}
+		snprintf(msg, len, "%s: \"%s\" is not auto or off", k->key, v);
+		return -1;
 	}
 	return -1;
 }

@@ -38,6 +38,14 @@ struct config {
 	int64_t		kill_grace;		/* seconds */
 	int64_t		quantum;		/* timeslice */
 	int64_t		revoke_timeout;
+	/* [security] and [limits] for the shared server */
+	char		admin_group[64];	/* "": none */
+	int		has_admin_gid;
+	uint32_t	admin_gid;
+	int		max_priority;		/* for users who are not admins */
+	int		job_umask;
+	char		rlimits[256];		/* checked by rlimits_parse */
+	int		cgroups;		/* [daemon] cgroups = auto (1) | off (0) */
 };
 
 /*

@@ -46,7 +46,7 @@ ctl_error(struct ctl_req *r, const char *fmt, ...)
 }
 
 static const char *ctl_states[] = {
-	"PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", NULL
+	"PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", NULL
 };
 
 static int
@@ -60,14 +60,41 @@ ctl_check_state(struct ctl_req *r, const char *s)
 		if (strcmp(ctl_states[i], s) == 0)
 			return 0;
 	return ctl_error(r, "unknown state \"%s\" (PENDING, RUNNING, COMPLETED, FAILED, "
-	    "CANCELLED or TIMEOUT)", s);
+	    "CANCELLED, TIMEOUT or NODE_FAIL)", s);
 }
 
-/* Who may act on a job: its owner, and root. */
+/* Root, and members of [security] admin_group (by the caller's groups as it connected). */
 static int
-ctl_may_act(const struct ctl_req *r, uint32_t owner)
+ctl_is_admin(const struct ctl_req *r)
 {
-	return r->uid == 0 || r->uid == owner;
+	int i;
+
+	if (r->uid == 0)
+		return 1;
+	if (!r->e->cfg.has_admin_gid)
+		return 0;
+	if (r->gid == r->e->cfg.admin_gid)
+		return 1;
+	for (i = 0; r->groups != NULL && i < r->ngroups; i++)
+		if (r->groups[i] == r->e->cfg.admin_gid)
+			return 1;
+	return 0;
+}
+
+/*
+ * Who may cancel, hold or release a job: its owner and the admins.  Else an
+ * error reply naming the owner and who may; returns 0 or -1.
+ */
+static int
+ctl_may_act(struct ctl_req *r, const struct job *j, const char *verb)
+{
+	if (r->uid == j->uid || ctl_is_admin(r))
+		return 0;
+	if (r->e->cfg.has_admin_gid)
+		return ctl_error(r, "job %lld belongs to %s; only its owner, root or members of "
+		    "%s may %s it", (long long)j->id, j->user, r->e->cfg.admin_group, verb);
+	return ctl_error(r, "job %lld belongs to %s; only its owner or root may %s it",
+	    (long long)j->id, j->user, verb);
 }
 
 /* The login name of uid; the last few are remembered (nvqd forgets them on SIGHUP). */
@@ -208,6 +235,10 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	if (prio < -CTL_MAX_PRIO || prio > CTL_MAX_PRIO)
 		return ctl_error(r, "priority must be from -%d to %d", CTL_MAX_PRIO,
 		    CTL_MAX_PRIO);
+	if (prio > r->e->cfg.max_priority && !ctl_is_admin(r))
+		return ctl_error(r, "priority %lld is above [limits] max_priority (%d); only root%s%s "
+		    "may go higher", (long long)prio, r->e->cfg.max_priority,
+		    r->e->cfg.has_admin_gid ? " and members of " : "", r->e->cfg.admin_group);
 	if (limit < 0)
 		return ctl_error(r, "the time limit must not be negative");
 	if ((s = proto_str(m, "stdout")) != NULL && *s != '/')
@@ -281,6 +312,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	if (j.stdout_path != NULL && j.stderr_path == NULL)
 		j.stderr_path = j.stdout_path;
 	j.spool = r->e->cfg.spool;
+	j.requeue = proto_int(m, "requeue", 0) != 0;
 	j.now = engine_now();
 	if (r->groups != NULL && (groups = malloc((size_t)r->ngroups * 12 + 1)) != NULL) {
 		for (i = 0, off = 0, groups[0] = '\0'; i < r->ngroups; i++)
@@ -289,8 +321,8 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		j.groups = groups;
 	}
 	if ((id = store_job_insert(r->e->store, &j)) == -1) {
-		snprintf(r->err, sizeof(r->err), "cannot store the job (see nvqd's log); "
-		    "nothing was queued");
+		snprintf(r->err, sizeof(r->err), "cannot store the job: %s; nothing was queued",
+		    store_errmsg(r->e->store));
 		goto out;
 	}
 	if (engine_add(r->e, id, r->uid, r->gid, user, (int)gpus, (uint64_t)mem, (int)prio,
@@ -298,6 +330,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		goto out;
 	}
+	r->e->jobs->requeue = j.requeue;
 	log_debug("job %lld submitted by %s", (long long)id, user);
 	proto_put_int(out, "id", id);
 	engine_kick(r->e);
@@ -458,9 +491,8 @@ ctl_cancel(struct ctl_req *r, struct proto_buf *out)
 		    state);
 		return -1;
 	}
-	if (!ctl_may_act(r, j->uid))
-		return ctl_error(r, "job %lld belongs to %s; only its owner or root may "
-		    "cancel it", (long long)id, j->user);
+	if (ctl_may_act(r, j, "cancel") == -1)
+		return -1;
 	ctl_user_name(r->uid, by, sizeof(by));
 	if (engine_cancel(r->e, j, by) == -1)
 		return ctl_error(r, "cannot record the cancel of job %lld (see nvqd's log)",
@@ -483,9 +515,8 @@ ctl_hold(struct ctl_req *r, struct proto_buf *out)
 			return ctl_error(r, "no such job %lld", (long long)id);
 		return ctl_error(r, "job %lld has already ended (%s)", (long long)id, state);
 	}
-	if (!ctl_may_act(r, j->uid))
-		return ctl_error(r, "job %lld belongs to %s; only its owner or root may %s it",
-		    (long long)id, j->user, verb);
+	if (ctl_may_act(r, j, verb) == -1)
+		return -1;
 	if (j->state != JOB_RUNNING)
 		return ctl_error(r, "job %lld is pending; only a running job can be %s",
 		    (long long)id, held ? "held" : "released");

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "engine.h"
 #include "hooks.h"
 #include "log.h"
@@ -119,6 +120,8 @@ engine_drop(struct engine *e, struct job *j)
 	if (j->pidfd >= 0)
 		close(j->pidfd);
 	j->pidfd = -1;
+	free(j->cgroup);
+	j->cgroup = NULL;
 	/* its locks decide nothing now; others may take its timeslice GPUs */
 	locks = hooks_job_gone(e, j);
 	engine_untrack(j);
@@ -468,10 +471,12 @@ engine_poll_cb(uv_poll_t *h, int status, int events)
 	engine_job_ended(e, j);
 }
 
+/* Watches the shim through a pidfd (opened here unless it already is). */
 static void
 engine_watch(struct engine *e, struct job *j)
 {
-	j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
+	if (j->pidfd == -1)
+		j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
 	if (j->pidfd == -1) {
 		/* no pidfd (Linux < 5.3): the poll timer checks the pid instead */
 		log_debug("job %lld: pidfd_open: %s", (long long)j->id, strerror(errno));
@@ -515,7 +520,7 @@ engine_stop(struct engine *e, struct job *j, const char *state, const char *reas
 	snprintf(j->end_reason, sizeof(j->end_reason), "%s", reason);
 	log_info("job %lld: %s, sending SIGTERM", (long long)j->id, reason);
 	if (j->pid > 0 && !j->exited)
-		runner_stop(j->pid, 0);
+		runner_stop(j->pid, j->pidfd, 0);
 	engine_arm(e, j, (double)e->cfg.kill_grace);
 	return 0;
 }
@@ -538,7 +543,7 @@ engine_timer_cb(uv_timer_t *h)
 	if (!j->killed_hard && j->pid > 0 && !j->exited) {
 		log_info("job %lld: still running after %llds, sending SIGKILL",
 		    (long long)j->id, (long long)e->cfg.kill_grace);
-		runner_stop(j->pid, 1);
+		runner_stop(j->pid, j->pidfd, 1);
 		j->killed_hard = 1;
 	}
 }
@@ -643,6 +648,9 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	rs.shim = e->shim;
 	/* the shim puts the hook into LD_PRELOAD for the job, not for itself */
 	rs.preload = e->hook[0] != '\0' ? e->hook : NULL;
+	rs.umask = e->cfg.job_umask;
+	rs.rlimits = e->cfg.rlimits;
+	rs.cgroup_base = e->cgroup_base[0] != '\0' ? e->cgroup_base : NULL;
 	if (rs.drop && x.has_groups) {
 		/* the groups the submitting process had */
 		char *tok, *save;
@@ -668,6 +676,12 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 		goto out;
 	}
 	j->pid_start = runner_start_time(j->pid);
+	if (rs.cgroup_base != NULL) {
+		char cg[PATH_MAX];
+
+		cgroup_name(rs.cgroup_base, (long long)j->id, j->pid, cg, sizeof(cg));
+		j->cgroup = strdup(cg);
+	}
 	log_info("job %lld started (pid %d) on %s", (long long)j->id, (int)j->pid,
 	    *uuids ? uuids : "no GPU");
 	engine_watch(e, j);
@@ -709,11 +723,13 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 	j->final_reason[0] = '\0';
 	if (runner_status_read(status, &rs) == -1) {
 		snprintf(j->final_state, sizeof(j->final_state), "%s",
-		    j->ending[0] ? j->ending : "FAILED");
+		    j->node_fail ? "NODE_FAIL" : j->ending[0] ? j->ending : "FAILED");
 		end->exit_code = -1;
 		end->cpu_time = -1;
 		end->max_rss = -1;
-		snprintf(j->final_reason, sizeof(j->final_reason), "%s",
+		snprintf(j->final_reason, sizeof(j->final_reason), "%s", j->node_fail ?
+		    (j->requeue ? "the machine restarted while it ran; requeued (--requeue)" :
+		    "the machine restarted while it ran") :
 		    "its supervisor ended without recording an exit status");
 	} else {
 		end->now = rs.ended_at;
@@ -778,6 +794,39 @@ engine_ended(struct engine *e, struct job *j)
 	engine_drop(e, j);
 }
 
+/* NODE_FAIL of a job submitted with --requeue: it goes back to PENDING. */
+static int
+engine_requeued(const struct job *j)
+{
+	return j->requeue && strcmp(j->final_state, "NODE_FAIL") == 0;
+}
+
+static int
+engine_record_end(struct engine *e, struct job *j, const struct store_end *end)
+{
+	if (engine_requeued(j))
+		return store_job_requeue(e->store, j->id, end);
+	return store_job_end(e->store, j->id, end);
+}
+
+/* Replaces a job that went back to PENDING with a fresh one, as submitted. */
+static void
+engine_requeue(struct engine *e, struct job *j)
+{
+	char status[PATH_MAX];
+
+	log_info("job %lld %s: %s", (long long)j->id, j->final_state, j->final_reason);
+	engine_status_path(e, j->id, status, sizeof(status));
+	unlink(status);
+	if (engine_add(e, j->id, j->uid, j->gid, j->user, j->ngpus, j->mem, j->priority,
+	    j->submitted_at, j->time_limit, j->after, j->nafter) == -1)
+		log_warnx("job %lld: out of memory; it runs after a restart of nvqd",
+		    (long long)j->id);
+	else
+		e->jobs->requeue = 1;
+	engine_drop(e, j);
+}
+
 /*
  * Commits the end of every job that exited since the last pass, in one
  * transaction.  If that fails, each on its own, so that one bad row cannot
@@ -800,7 +849,7 @@ engine_finish(struct engine *e)
 		if (!j->exited)
 			continue;
 		engine_final(e, j, &end);
-		store_job_end(e->store, j->id, &end);
+		engine_record_end(e, j, &end);
 	}
 	ok = ok && store_tx_commit(e->store) == 0;
 	/* their environments are no longer needed, and may hold secrets */
@@ -811,14 +860,18 @@ engine_finish(struct engine *e)
 			continue;
 		if (!ok) {
 			engine_final(e, j, &end);
-			if (store_job_end(e->store, j->id, &end) == -1) {
+			if (engine_record_end(e, j, &end) == -1) {
 				log_warnx("job %lld: cannot record its end", (long long)j->id);
 				left++;
 				continue;
 			}
 		}
-		store_env_delete(e->store, j->id);
-		engine_ended(e, j);
+		if (engine_requeued(j))
+			engine_requeue(e, j);
+		else {
+			store_env_delete(e->store, j->id);
+			engine_ended(e, j);
+		}
 	}
 	store_lazy_commit(e->store);
 	if (left > 0)
@@ -944,13 +997,14 @@ engine_pass(struct engine *e)
 				e->started[k].id = j->id;
 				e->started[k].pid = j->pid;
 				e->started[k].pid_start = j->pid_start;
+				e->started[k].cgroup = j->cgroup;
 				k++;
 			}
 		}
 		store_lazy_begin(e->store);
 		for (i = 0; i < k; i++)
 			store_job_set_pid(e->store, e->started[i].id, e->started[i].pid,
-			    e->started[i].pid_start);
+			    e->started[i].pid_start, e->boot_id, e->started[i].cgroup);
 		store_lazy_commit(e->store);
 	}
 	if (plan.next_wake > 0)
@@ -1045,7 +1099,7 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 	struct job *j;
 	int nafter;
 
-	if (n < 18)
+	if (n < 21)
 		return 1;
 	nafter = engine_parse_after(c[11].s, after);
 	if (engine_add(e, c[0].i, (uint32_t)c[1].i, (uint32_t)c[2].i, c[3].s ? c[3].s : "?",
@@ -1067,10 +1121,17 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 			j->held = 1;	/* its processes get the lock back on release */
 			j->lock_granted = 0;
 		}
-		if (c[13].type != STORE_NULL &&
-		    runner_start_time(j->pid) != (c[14].type == STORE_NULL ? -2 : c[14].i))
-			j->pid = -j->pid;	/* gone, or another process now */
+		/* engine_reconcile checks that it is still the same process */
+		j->pid_start = c[14].type == STORE_NULL ? -2 : c[14].i;
+		if (c[20].s != NULL)
+			j->cgroup = strdup(c[20].s);
+		/* started before the machine's last boot: nothing of it is left */
+		if (c[18].s != NULL && strcmp(c[18].s, e->boot_id) != 0) {
+			j->node_fail = 1;
+			j->pid = -j->pid;
+		}
 	}
+	j->requeue = c[19].i != 0;
 	/* the GPUs it holds, from the UUIDs recorded at its start */
 	if (j->state == JOB_RUNNING && c[12].s != NULL) {
 		char buf[SCHED_MAX_GPUS * 97], *tok, *save;
@@ -1090,6 +1151,20 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 	return 0;
 }
 
+/* Kills what is in a job's cgroup (its shim is gone) and removes it; waits up to 1 s. */
+static void
+engine_cgroup_end(const char *cg)
+{
+	int i;
+
+	if (cgroup_kill(cg) == -1 && errno != ENOENT)
+		log_warn("%s", cg);
+	for (i = 0; i < 100 && !cgroup_empty(cg); i++)
+		usleep(10000);
+	if (rmdir(cg) == -1 && errno != ENOENT)
+		log_warn("cannot remove %s", cg);
+}
+
 /* Start-up: reattach running jobs whose supervisor lives, finalize the rest. */
 static void
 engine_reconcile(struct engine *e)
@@ -1104,9 +1179,28 @@ engine_reconcile(struct engine *e)
 		next = j->next;
 		if (j->state != JOB_RUNNING)
 			continue;
+		/*
+		 * A pid read back from the database is the shim only if it is the
+		 * same process: open a pidfd first, then compare start times, so
+		 * that a pid reused in between cannot pass; every signal then goes
+		 * through that pidfd.
+		 */
+		if (j->pid > 0) {
+			j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
+			if (runner_start_time(j->pid) != j->pid_start) {
+				if (j->pidfd >= 0)
+					close(j->pidfd);
+				j->pidfd = -1;
+				j->pid = 0;
+			}
+		}
 		if (j->pid <= 0) {
 			j->pid = 0;
-			log_info("job %lld: its supervisor is gone", (long long)j->id);
+			log_info("job %lld: its supervisor is gone%s", (long long)j->id,
+			    j->node_fail ? " (the machine restarted since it started)" : "");
+			/* whatever of it outlived its shim ends with it */
+			if (j->cgroup != NULL)
+				engine_cgroup_end(j->cgroup);
 			engine_job_ended(e, j);
 			continue;
 		}
@@ -1115,7 +1209,7 @@ engine_reconcile(struct engine *e)
 		engine_track(e, j);
 		engine_watch(e, j);
 		if (j->ending[0] != '\0') {
-			runner_stop(j->pid, 0);
+			runner_stop(j->pid, j->pidfd, 0);
 			engine_arm(e, j, (double)e->cfg.kill_grace);
 		} else if (j->time_limit > 0) {
 			left = j->started_at + (double)j->time_limit - engine_now();
@@ -1123,6 +1217,23 @@ engine_reconcile(struct engine *e)
 		}
 	}
 	log_info("%d active jobs loaded", l.count);
+}
+
+/* The kernel's id of this boot: a job that started under another one is gone. */
+static void
+engine_boot_id(char *buf, size_t len)
+{
+	FILE *fp = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	buf[0] = '\0';
+	if (fp != NULL) {
+		if (fgets(buf, (int)len, fp) == NULL)
+			buf[0] = '\0';
+		fclose(fp);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	if (buf[0] == '\0')
+		log_warnx("cannot read the boot id: a reboot is noticed through pids alone");
 }
 
 static int
@@ -1171,6 +1282,16 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	e->loop = loop;
 	loop->data = e;
 	e->is_root = geteuid() == 0;
+	engine_boot_id(e->boot_id, sizeof(e->boot_id));
+	if (e->is_root && e->cfg.cgroups) {
+		if (cgroup_base(e->cgroup_base, sizeof(e->cgroup_base)) == 0)
+			log_info("jobs run in cgroups under %s", e->cgroup_base);
+		else {
+			log_warn("no cgroup v2 for jobs (%s); they run in process groups",
+			    *e->cgroup_base ? e->cgroup_base : "no cgroup2 mount");
+			e->cgroup_base[0] = '\0';
+		}
+	}
 	if ((e->store = store_open(e->cfg.database, e->cfg.sync_full, err, sizeof(err))) == NULL)
 		log_fatalx("database: %s", err);
 	snprintf(path, sizeof(path), "%s/x", e->cfg.spool);
@@ -1232,9 +1353,9 @@ engine_reload(struct engine *e)
 	if (strcmp(c.socket, e->cfg.socket) != 0 || strcmp(c.database, e->cfg.database) != 0 ||
 	    strcmp(c.spool, e->cfg.spool) != 0 || c.nvirtual != e->cfg.nvirtual ||
 	    memcmp(c.virtual_mem, e->cfg.virtual_mem, sizeof(c.virtual_mem)) != 0 ||
-	    c.sync_full != e->cfg.sync_full)
-		log_warnx("reload: socket, database, spool, sync and [gpus] virtual change only "
-		    "on restart");
+	    c.sync_full != e->cfg.sync_full || c.cgroups != e->cfg.cgroups)
+		log_warnx("reload: socket, database, spool, sync, cgroups and [gpus] virtual "
+		    "change only on restart");
 	e->cfg.log_level = c.log_level;
 	e->cfg.gpu_poll = c.gpu_poll;
 	e->cfg.mode_default = c.mode_default;
@@ -1245,6 +1366,12 @@ engine_reload(struct engine *e)
 	memcpy(e->cfg.compute, c.compute, sizeof(c.compute));
 	e->cfg.quantum = c.quantum;
 	e->cfg.revoke_timeout = c.revoke_timeout;
+	memcpy(e->cfg.admin_group, c.admin_group, sizeof(c.admin_group));
+	e->cfg.has_admin_gid = c.has_admin_gid;
+	e->cfg.admin_gid = c.admin_gid;
+	e->cfg.max_priority = c.max_priority;
+	e->cfg.job_umask = c.job_umask;
+	memcpy(e->cfg.rlimits, c.rlimits, sizeof(c.rlimits));
 	log_init(c.log_level);
 	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,
 	    (uint64_t)e->cfg.gpu_poll * 1000);

@@ -41,6 +41,9 @@ struct job {
 	char		final_state[16];
 	char		final_reason[256];
 	int		pidfd;
+	char		*cgroup;	/* running: its cgroup v2 folder, or NULL */
+	int		requeue;	/* --requeue: NODE_FAIL sends it back to PENDING */
+	int		node_fail;	/* it ran when the machine restarted */
 	uv_poll_t	*poll;
 	uv_timer_t	*timer;		/* time limit, then kill grace */
 	char		ending[16];	/* "", CANCELLED or TIMEOUT */
@@ -81,6 +84,8 @@ struct engine {
 	int		is_root;
 	char		shim[PATH_MAX];	/* nvq-shim */
 	char		hook[PATH_MAX];	/* libnvq-hook.so, or "" */
+	char		boot_id[40];	/* this boot's, from /proc */
+	char		cgroup_base[PATH_MAX];	/* where job cgroups go; "": none */
 	uv_idle_t	kick;
 	uv_timer_t	wake;
 	uv_timer_t	poll;
@@ -101,6 +106,7 @@ struct engine {
 		int64_t	id;
 		pid_t	pid;
 		int64_t	pid_start;
+		const char *cgroup;
 	}		*started;
 	int		cap;
 };

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runner.h"
@@ -19,38 +20,58 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 {
 	posix_spawnattr_t attr;
 	sigset_t none, all;
-	char uid[24], gid[24], *groups, **argv;
-	size_t len = 2, off = 0;
+	char uid[24], gid[24], mask[16], id[24], *groups, **argv;
+	size_t off = 0;
 	pid_t pid = -1;
-	int i, n, r;
+	int i, n, r, a = 0;
 
 	for (n = 0; s->argv[n] != NULL; n++)
 		;
-	if ((argv = calloc((size_t)n + 13, sizeof(*argv))) == NULL ||
-	    (groups = malloc(len + (size_t)s->ngroups * 12)) == NULL) {
+	if ((argv = calloc((size_t)n + 32, sizeof(*argv))) == NULL ||
+	    (groups = malloc(2 + (size_t)s->ngroups * 12)) == NULL) {
 		free(argv);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	strcpy(groups, "-");
+	groups[0] = '\0';
 	for (i = 0; i < s->ngroups; i++)
 		off += (size_t)sprintf(groups + off, "%s%u", i ? "," : "", (unsigned)s->groups[i]);
 	snprintf(uid, sizeof(uid), "%u", (unsigned)s->uid);
 	snprintf(gid, sizeof(gid), "%u", (unsigned)s->gid);
-	argv[0] = "nvq-shim";
-	argv[1] = (char *)s->status_path;
-	argv[2] = (char *)s->out;
-	argv[3] = (char *)s->err;
-	argv[4] = (char *)s->cwd;
-	argv[5] = (char *)s->user;
-	argv[6] = uid;
-	argv[7] = gid;
-	argv[8] = groups;
-	argv[9] = s->drop ? "1" : "0";
-	argv[10] = s->preload ? (char *)s->preload : "-";
-	argv[11] = "--";
+	snprintf(mask, sizeof(mask), "%o", (unsigned)s->umask);
+	snprintf(id, sizeof(id), "%lld", (long long)s->id);
+	argv[a++] = "nvq-shim";
+	argv[a++] = "-s"; argv[a++] = (char *)s->status_path;
+	argv[a++] = "-o"; argv[a++] = (char *)s->out;
+	argv[a++] = "-e"; argv[a++] = (char *)s->err;
+	argv[a++] = "-d"; argv[a++] = (char *)s->cwd;
+	argv[a++] = "-u"; argv[a++] = (char *)s->user;
+	argv[a++] = "-U"; argv[a++] = uid;
+	argv[a++] = "-G"; argv[a++] = gid;
+	argv[a++] = "-m"; argv[a++] = mask;
+	if (s->ngroups > 0) {
+		argv[a++] = "-g";
+		argv[a++] = groups;
+	}
+	if (s->drop)
+		argv[a++] = "-D";
+	if (s->preload != NULL) {
+		argv[a++] = "-P";
+		argv[a++] = (char *)s->preload;
+	}
+	if (s->rlimits != NULL && *s->rlimits != '\0') {
+		argv[a++] = "-r";
+		argv[a++] = (char *)s->rlimits;
+	}
+	if (s->cgroup_base != NULL) {
+		argv[a++] = "-c";
+		argv[a++] = (char *)s->cgroup_base;
+		argv[a++] = "-i";
+		argv[a++] = id;
+	}
+	argv[a++] = "--";
 	for (i = 0; i < n; i++)
-		argv[12 + i] = s->argv[i];
+		argv[a++] = s->argv[i];
 
 	unlink(s->status_path);
 	/* a new session, no blocked signals, every signal back to its default */
@@ -143,7 +164,11 @@ runner_session(pid_t pid)
 }
 
 int
-runner_stop(pid_t shim, int hard)
+runner_stop(pid_t shim, int pidfd, int hard)
 {
-	return kill(shim, hard ? SIGUSR2 : SIGTERM);
+	int sig = hard ? SIGUSR2 : SIGTERM;
+
+	if (pidfd >= 0)
+		return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+	return kill(shim, sig);
 }

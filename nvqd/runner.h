@@ -31,6 +31,9 @@ struct runner_spec {
 	const char	*preload;	/* the hook, put first in the job's LD_PRELOAD */
 	const gid_t	*groups;	/* the user's supplementary groups */
 	int		ngroups;
+	int		umask;
+	const char	*rlimits;	/* rlimits.h's text, or NULL */
+	const char	*cgroup_base;	/* cgroup.h's base, or NULL: no cgroup */
 };
 
 struct runner_status {
@@ -50,7 +53,10 @@ int	runner_status_read(const char *path, struct runner_status *);
 int64_t	runner_start_time(pid_t);
 /* The session of pid, or -1. */
 pid_t	runner_session(pid_t);
-/* Asks the shim to end its job: SIGTERM, or with hard set, SIGKILL. */
-int	runner_stop(pid_t shim, int hard);
+/*
+ * Asks the shim to end its job: SIGTERM, or with hard set, SIGKILL.  Through
+ * pidfd (a process nvqd knows to be the shim) where it is not -1.
+ */
+int	runner_stop(pid_t shim, int pidfd, int hard);
 
 #endif

@@ -2,18 +2,23 @@
  * shim.c: nvq-shim, the supervisor of one job.
  *
  * nvqd starts it with posix_spawn (no copy of nvqd's memory), as
- *   nvq-shim STATUS OUT ERR CWD USER UID GID GROUPS DROP PRELOAD -- COMMAND [ARG...]
- * with the job's environment as its own.  GROUPS is a comma-separated list
- * (or "-"), DROP is 1 to become UID, GID and GROUPS before the job runs,
- * PRELOAD a library put first in the job's LD_PRELOAD (or "-"): the job's,
- * not the shim's own.
+ *   nvq-shim -s STATUS -o OUT -e ERR -d CWD -u USER -U UID -G GID [-g GROUPS]
+ *            [-D] [-P PRELOAD] [-m UMASK] [-r RLIMITS] [-c CGBASE -i ID]
+ *            -- COMMAND [ARG...]
+ * with the job's environment as its own.  GROUPS is a comma-separated list,
+ * -D says to become UID, GID and GROUPS before the job runs, PRELOAD is a
+ * library put first in the job's LD_PRELOAD (the job's, not the shim's),
+ * UMASK (octal) and RLIMITS (rlimits.h) are the administrator's policy for
+ * the job, and CGBASE the folder where the job's cgroup v2 is made
+ * (cgroup.h), named after ID and the shim's pid.
  * It starts a session, becomes a child subreaper, and forks the job into a
- * process group of its own, after dropping privileges.  It forwards
- * SIGTERM (and SIGINT, SIGHUP) to the job's group and turns SIGUSR2 into
- * SIGKILL for it, waits for the job, kills what the job left behind, and
- * writes the exit status, CPU time and peak RSS to STATUS (format in
- * runner.h), so that they survive a restart of nvqd.  Failures before
- * exec reach the shim through a close-on-exec pipe and become the reason.
+ * process group (and cgroup) of its own, then drops privileges.  It
+ * forwards SIGTERM (and SIGINT, SIGHUP) to everything in the job and turns
+ * SIGUSR2 into SIGKILL for it, waits for the job, kills what the job left
+ * behind, and writes the exit status, CPU time and peak RSS to STATUS
+ * (format in runner.h), so that they survive a restart of nvqd.  Failures
+ * before exec reach the shim through a close-on-exec pipe and become the
+ * reason: a job that cannot drop its privileges never runs.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,9 +38,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
+#include "rlimits.h"
 #include "runner.h"
 
 #define SHIM_MAX_GROUPS	1024
+#define SHIM_LEFTOVER_GRACE_MS	1000	/* between SIGTERM and SIGKILL for what a job left */
 
 struct shim_spec {
 	char		**argv;
@@ -46,6 +54,10 @@ struct shim_spec {
 	const char	*preload;
 	gid_t		groups[SHIM_MAX_GROUPS];
 	int		ngroups;
+	int		umask;
+	struct rlimits_entry rlimits[RLIMITS_MAX];
+	int		nrlimits;
+	char		cgroup[PATH_MAX];	/* "": none */
 };
 
 extern char **environ;
@@ -78,6 +90,12 @@ shim_job(const struct shim_spec *s, int efd)
 	int in, out, err;
 
 	setpgid(0, 0);
+	/* joined while still root: the cgroup's files are root's */
+	if (*s->cgroup != '\0' && cgroup_enter(s->cgroup) == -1)
+		shim_fail(efd, 126, "cannot enter the cgroup %s: %s", s->cgroup,
+		    strerror(errno));
+	if (rlimits_apply(s->rlimits, s->nrlimits) == -1)
+		shim_fail(efd, 126, "cannot set the resource limits: %s", strerror(errno));
 	if (s->drop) {
 		if (setgroups((size_t)s->ngroups, s->groups) == -1)
 			shim_fail(efd, 126, "cannot set the groups of %s: %s", s->user,
@@ -91,7 +109,7 @@ shim_job(const struct shim_spec *s, int efd)
 		if (s->uid != 0 && (setuid(0) != -1 || geteuid() == 0))
 			shim_fail(efd, 126, "privileges could be regained after dropping them");
 	}
-	umask(022);
+	umask((mode_t)s->umask);
 	if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		shim_fail(efd, 126, "cannot open /dev/null: %s", strerror(errno));
 	if ((out = shim_open_out(s->out)) == -1)
@@ -150,6 +168,19 @@ shim_kill_children(void)
 	closedir(dir);
 }
 
+/* sig to the job's process group, and to everything in its cgroup. */
+static void
+shim_signal(const struct shim_spec *s, pid_t job, int sig)
+{
+	kill(-job, sig);
+	if (*s->cgroup == '\0')
+		return;
+	if (sig == SIGKILL)
+		cgroup_kill(s->cgroup);
+	else
+		cgroup_signal(s->cgroup, sig);
+}
+
 static double
 shim_now(void)
 {
@@ -183,7 +214,7 @@ shim_write_status(const char *path, const struct runner_status *rs)
 
 /* The shim's life: start the job, forward signals, record how it ended. */
 static void __attribute__((noreturn))
-shim_shim(const struct shim_spec *s)
+shim_shim(struct shim_spec *s)
 {
 	struct runner_status rs;
 	struct rusage ru;
@@ -214,6 +245,8 @@ shim_shim(const struct shim_spec *s)
 	rs.exit_code = -1;
 	rs.max_rss = -1;
 	rs.cpu_time = -1;
+	if (*s->cgroup != '\0' && mkdir(s->cgroup, 0755) == -1 && errno != EEXIST)
+		s->cgroup[0] = '\0';	/* a process group, as without cgroups */
 	if (pipe2(efd, O_CLOEXEC) == -1 || (job = fork()) == -1) {
 		rs.exit_code = 126;
 		snprintf(rs.reason, sizeof(rs.reason), "cannot start: %s", strerror(errno));
@@ -240,9 +273,9 @@ shim_shim(const struct shim_spec *s)
 		if (sigwaitinfo(&set, &si) == -1)
 			continue;
 		if (si.si_signo == SIGTERM || si.si_signo == SIGINT || si.si_signo == SIGHUP)
-			kill(-job, SIGTERM);
+			shim_signal(s, job, SIGTERM);
 		else if (si.si_signo == SIGUSR2)
-			kill(-job, SIGKILL);
+			shim_signal(s, job, SIGKILL);
 		while ((p = wait4(-1, &st, WNOHANG, &ru)) > 0) {
 			if (p != job)
 				continue;
@@ -259,66 +292,107 @@ shim_shim(const struct shim_spec *s)
 	rs.ended_at = shim_now();
 	/*
 	 * The job is over: what it left behind goes too, so that its GPUs are
-	 * free.  Its group first; then, if any orphan reparented to us is
+	 * free: its group and cgroup, then, if any orphan reparented to us is
 	 * left (it escaped the group), a scan of /proc for our children.
 	 */
-	kill(-job, SIGKILL);
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < 400; i++) {
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0)
 			;
-		if (p == -1 && errno == ECHILD)
+		if (p == -1 && errno == ECHILD && (*s->cgroup == '\0' || cgroup_empty(s->cgroup)))
 			break;
-		kill(-job, SIGKILL);
-		shim_kill_children();
+		/* SIGTERM, and SIGKILL for what is still there a second later */
+		if (i == 0)
+			shim_signal(s, job, SIGTERM);
+		else if (i >= SHIM_LEFTOVER_GRACE_MS / 5) {
+			shim_signal(s, job, SIGKILL);
+			shim_kill_children();
+		}
 		usleep(5000);
 	}
+	if (*s->cgroup != '\0')
+		rmdir(s->cgroup);
 	shim_write_status(s->status_path, &rs);
 	_exit(0);
 }
 
 
 static int
-shim_number(const char *s, unsigned long *v)
+shim_number(const char *s, int base, unsigned long *v)
 {
 	char *end;
 
 	errno = 0;
-	*v = strtoul(s, &end, 10);
+	*v = strtoul(s, &end, base);
 	return *s == '\0' || *end != '\0' || errno != 0 ? -1 : 0;
+}
+
+static int
+shim_usage(const char *why)
+{
+	fprintf(stderr, "nvq-shim: %s (it is run by nvqd, not by hand)\n", why);
+	return 2;
 }
 
 int
 main(int argc, char **argv)
 {
-	struct shim_spec s;
-	unsigned long v;
-	char *tok, *save;
+	static struct shim_spec s;
+	unsigned long v, id = 0;
+	const char *cgbase = NULL;
+	char *tok, *save, err[200];
+	int c;
 
-	memset(&s, 0, sizeof(s));
-	if (argc < 13 || strcmp(argv[11], "--") != 0) {
-		fprintf(stderr, "nvq-shim: run by nvqd, not by hand\n");
-		return 2;
-	}
-	s.status_path = argv[1];
-	s.out = argv[2];
-	s.err = argv[3];
-	s.cwd = argv[4];
-	s.user = argv[5];
-	if (shim_number(argv[6], &v) == -1)
-		return 2;
-	s.uid = (uid_t)v;
-	if (shim_number(argv[7], &v) == -1)
-		return 2;
-	s.gid = (gid_t)v;
-	if (strcmp(argv[8], "-") != 0)
-		for (tok = strtok_r(argv[8], ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			if (s.ngroups == SHIM_MAX_GROUPS || shim_number(tok, &v) == -1)
-				return 2;
-			s.groups[s.ngroups++] = (gid_t)v;
+	s.umask = 022;
+	while ((c = getopt(argc, argv, "+s:o:e:d:u:U:G:g:DP:m:r:c:i:")) != -1) {
+		switch (c) {
+		case 's': s.status_path = optarg; break;
+		case 'o': s.out = optarg; break;
+		case 'e': s.err = optarg; break;
+		case 'd': s.cwd = optarg; break;
+		case 'u': s.user = optarg; break;
+		case 'U':
+			if (shim_number(optarg, 10, &v) == -1)
+				return shim_usage("bad uid");
+			s.uid = (uid_t)v;
+			break;
+		case 'G':
+			if (shim_number(optarg, 10, &v) == -1)
+				return shim_usage("bad gid");
+			s.gid = (gid_t)v;
+			break;
+		case 'g':
+			for (tok = strtok_r(optarg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				if (s.ngroups == SHIM_MAX_GROUPS || shim_number(tok, 10, &v) == -1)
+					return shim_usage("bad groups");
+				s.groups[s.ngroups++] = (gid_t)v;
+			}
+			break;
+		case 'D': s.drop = 1; break;
+		case 'P': s.preload = optarg; break;
+		case 'm':
+			if (shim_number(optarg, 8, &v) == -1 || v > 0777)
+				return shim_usage("bad umask");
+			s.umask = (int)v;
+			break;
+		case 'r':
+			if ((s.nrlimits = rlimits_parse(optarg, s.rlimits, err, sizeof(err))) == -1)
+				return shim_usage(err);
+			break;
+		case 'c': cgbase = optarg; break;
+		case 'i':
+			if (shim_number(optarg, 10, &id) == -1)
+				return shim_usage("bad job id");
+			break;
+		default:
+			return shim_usage("unknown option");
 		}
-	s.drop = strcmp(argv[9], "1") == 0;
-	s.preload = strcmp(argv[10], "-") != 0 ? argv[10] : NULL;
-	s.argv = argv + 12;
+	}
+	if (s.status_path == NULL || s.out == NULL || s.err == NULL || s.cwd == NULL ||
+	    s.user == NULL || optind >= argc)
+		return shim_usage("missing arguments");
+	if (cgbase != NULL)
+		cgroup_name(cgbase, (long long)id, getpid(), s.cgroup, sizeof(s.cgroup));
+	s.argv = argv + optind;
 	shim_shim(&s);
 	return 0;
 }

@@ -26,9 +26,21 @@ struct store {
 	int		sync_full;
 	int		depth;		/* of nested transactions */
 	int		doomed;		/* an inner one failed */
+	char		lasterr[128];	/* sqlite3_errmsg of the last failure */
 	const char	*sql[STORE_CACHE];
 	sqlite3_stmt	*stmt[STORE_CACHE];
 };
+
+/* Logs a failure and keeps its sentence for store_errmsg. */
+static void
+store_warn(struct store *st, const char *what, const char *msg)
+{
+	snprintf(st->lasterr, sizeof(st->lasterr), "%s", msg);
+	if (what != NULL)
+		log_warnx("database: %s: %s", what, msg);
+	else
+		log_warnx("database: %s", msg);
+}
 
 static int
 store_exec(struct store *st, const char *sql)
@@ -36,7 +48,7 @@ store_exec(struct store *st, const char *sql)
 	char *msg = NULL;
 
 	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		log_warnx("database: %s: %s", sql, msg ? msg : "?");
+		store_warn(st, sql, msg ? msg : "?");
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -115,7 +127,7 @@ store_prepare(struct store *st, const char *sql)
 	}
 	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) !=
 	    SQLITE_OK) {
-		log_warnx("database: prepare: %s", sqlite3_errmsg(st->db));
+		store_warn(st, "prepare", sqlite3_errmsg(st->db));
 		return NULL;
 	}
 	if (k < STORE_CACHE) {
@@ -151,7 +163,7 @@ store_done(struct store *st, sqlite3_stmt *s)
 	rc = sqlite3_step(s);
 	store_release(st, s);
 	if (rc != SQLITE_DONE) {
-		log_warnx("database: %s", sqlite3_errmsg(st->db));
+		store_warn(st, NULL, sqlite3_errmsg(st->db));
 		return -1;
 	}
 	return 0;
@@ -204,7 +216,7 @@ store_rows(struct store *st, sqlite3_stmt *s, store_row_cb cb, void *arg)
 	}
 	store_release(st, s);
 	if (rc != SQLITE_DONE) {
-		log_warnx("database: %s", sqlite3_errmsg(st->db));
+		store_warn(st, NULL, sqlite3_errmsg(st->db));
 		return -1;
 	}
 	return 0;
@@ -234,6 +246,20 @@ store_mkdirs(const char *path)
 	return 0;
 }
 
+/* 0 if every foreign key still points at a row (after a migration), else -1. */
+static int
+store_fk_check(struct store *st)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, "PRAGMA foreign_key_check", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 static int
 store_migrate(struct store *st, char *err, size_t errlen)
 {
@@ -251,7 +277,8 @@ store_migrate(struct store *st, char *err, size_t errlen)
 		if (store_begin(st) == -1)
 			goto fail;
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
-		if (store_exec(st, store_schema[v]) == -1 || store_exec(st, sql) == -1) {
+		if (store_exec(st, store_schema[v]) == -1 || store_exec(st, sql) == -1 ||
+		    store_fk_check(st) == -1) {
 			store_rollback(st);
 			goto fail;
 		}
@@ -322,12 +349,18 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 	st->sync_full = sync_full;
 	if (store_exec(st, "PRAGMA journal_mode = WAL") == -1 ||
 	    store_exec(st, sync_full ? "PRAGMA synchronous = FULL" :
-	    "PRAGMA synchronous = NORMAL") == -1 ||
-	    store_exec(st, "PRAGMA foreign_keys = ON") == -1) {
+	    "PRAGMA synchronous = NORMAL") == -1) {
 		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(st->db));
 		goto fail;
 	}
-	if (store_migrate(st, err, errlen) == -1 || store_private(st, path, err, errlen) == -1)
+	/* off while a migration rebuilds a table (SQLite's documented way) */
+	if (store_migrate(st, err, errlen) == -1)
+		goto fail;
+	if (store_exec(st, "PRAGMA foreign_keys = ON") == -1) {
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	if (store_private(st, path, err, errlen) == -1)
 		goto fail;
 	/* People read it with the sqlite3 shell; the environments are not in it. */
 	chmod(path, 0644);
@@ -349,6 +382,12 @@ store_close(struct store *st)
 			sqlite3_finalize(st->stmt[k]);
 	sqlite3_close(st->db);
 	free(st);
+}
+
+const char *
+store_errmsg(struct store *st)
+{
+	return st->lasterr[0] != '\0' ? st->lasterr : "unknown error (see nvqd's log)";
 }
 
 int
@@ -391,8 +430,8 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 		return -1;
 	s = store_prepare(st, "INSERT INTO jobs (uid, gid, user, name, command, argv, cwd, "
 	    "state, gpus, mem_per_gpu, priority, time_limit, after, stdout_path, stderr_path, "
-	    "submitted_at, groups) VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?)");
+	    "submitted_at, groups, requeue) VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?, ?)");
 	if (s == NULL)
 		goto fail;
 	sqlite3_bind_int64(s, 1, j->uid);
@@ -414,6 +453,7 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 	sqlite3_bind_text(s, 14, j->stderr_path ? j->stderr_path : "", -1, SQLITE_STATIC);
 	sqlite3_bind_double(s, 15, j->now);
 	sqlite3_bind_text(s, 16, j->groups, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 17, j->requeue != 0);
 	if (store_done(st, s) == -1)
 		goto fail;
 	id = sqlite3_last_insert_rowid(st->db);
@@ -489,15 +529,19 @@ fail:
 }
 
 int
-store_job_set_pid(struct store *st, int64_t id, int pid, int64_t pid_start)
+store_job_set_pid(struct store *st, int64_t id, int pid, int64_t pid_start,
+    const char *boot_id, const char *cgroup)
 {
-	sqlite3_stmt *s = store_prepare(st, "UPDATE jobs SET pid = ?, pid_start = ? WHERE id = ?");
+	sqlite3_stmt *s = store_prepare(st, "UPDATE jobs SET pid = ?, pid_start = ?, "
+	    "boot_id = ?, cgroup = ? WHERE id = ?");
 
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int(s, 1, pid);
 	sqlite3_bind_int64(s, 2, pid_start);
-	sqlite3_bind_int64(s, 3, id);
+	sqlite3_bind_text(s, 3, boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, cgroup, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, id);
 	return store_done(st, s);
 }
 
@@ -571,16 +615,51 @@ store_bind_end(sqlite3_stmt *s, const struct store_end *e, int first)
 		sqlite3_bind_int(s, first + 1, e->signal);
 }
 
-int
-store_job_end(struct store *st, int64_t id, const struct store_end *e)
+/* Closes the job's open run, with its peaks per GPU; inside a transaction. */
+static int
+store_run_end(struct store *st, int64_t id, const struct store_end *e)
 {
 	sqlite3_stmt *s;
 	int i;
 
+	for (i = 0; i < e->npeaks; i++) {
+		s = store_prepare(st, "INSERT OR REPLACE INTO run_gpus (run_id, gpu_uuid, "
+		    "peak_gpu_mem) SELECT id, ?, ? FROM runs WHERE job_id = ? AND ended_at IS NULL");
+		if (s == NULL)
+			return -1;
+		sqlite3_bind_text(s, 1, e->peak_uuids[i], -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, e->peaks[i]);
+		sqlite3_bind_int64(s, 3, id);
+		if (store_done(st, s) == -1)
+			return -1;
+	}
+	s = store_prepare(st, "UPDATE runs SET ended_at = ?, exit_code = ?, signal = ?, "
+	    "cpu_time = ?, max_rss = ?, peak_gpu_mem = ?, state = ? "
+	    "WHERE job_id = ? AND ended_at IS NULL");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_double(s, 1, e->now);
+	store_bind_end(s, e, 2);
+	if (e->cpu_time >= 0)
+		sqlite3_bind_double(s, 4, e->cpu_time);
+	if (e->max_rss >= 0)
+		sqlite3_bind_int64(s, 5, e->max_rss);
+	if (e->peak_gpu_mem >= 0)
+		sqlite3_bind_int64(s, 6, e->peak_gpu_mem);
+	sqlite3_bind_text(s, 7, e->state, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 8, id);
+	return store_done(st, s);
+}
+
+int
+store_job_end(struct store *st, int64_t id, const struct store_end *e)
+{
+	sqlite3_stmt *s;
+
 	if (store_begin(st) == -1)
 		return -1;
 	s = store_prepare(st, "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, "
-	    "signal = ?, reason = ?, pid = NULL, pid_start = NULL, ending = NULL "
+	    "signal = ?, reason = ?, pid = NULL, pid_start = NULL, ending = NULL, cgroup = NULL "
 	    "WHERE id = ? AND state IN ('PENDING', 'RUNNING')");
 	if (s == NULL)
 		goto fail;
@@ -591,31 +670,34 @@ store_job_end(struct store *st, int64_t id, const struct store_end *e)
 	sqlite3_bind_int64(s, 6, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
 		goto fail;
-	for (i = 0; i < e->npeaks; i++) {
-		s = store_prepare(st, "INSERT OR REPLACE INTO run_gpus (run_id, gpu_uuid, "
-		    "peak_gpu_mem) SELECT id, ?, ? FROM runs WHERE job_id = ? AND ended_at IS NULL");
-		if (s == NULL)
-			goto fail;
-		sqlite3_bind_text(s, 1, e->peak_uuids[i], -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, e->peaks[i]);
-		sqlite3_bind_int64(s, 3, id);
-		if (store_done(st, s) == -1)
-			goto fail;
-	}
-	s = store_prepare(st, "UPDATE runs SET ended_at = ?, exit_code = ?, signal = ?, "
-	    "cpu_time = ?, max_rss = ?, peak_gpu_mem = ? WHERE job_id = ? AND ended_at IS NULL");
+	if (store_run_end(st, id, e) == -1 ||
+	    store_event(st, id, e->now, e->state, e->reason) == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+int
+store_job_requeue(struct store *st, int64_t id, const struct store_end *e)
+{
+	sqlite3_stmt *s;
+
+	if (store_begin(st) == -1)
+		return -1;
+	s = store_prepare(st, "UPDATE jobs SET state = 'PENDING', started_at = NULL, "
+	    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, ending = NULL, cgroup = NULL, "
+	    "boot_id = NULL, held = 0, reason = ?, restarts = restarts + 1 "
+	    "WHERE id = ? AND state = 'RUNNING'");
 	if (s == NULL)
 		goto fail;
-	sqlite3_bind_double(s, 1, e->now);
-	store_bind_end(s, e, 2);
-	if (e->cpu_time >= 0)
-		sqlite3_bind_double(s, 4, e->cpu_time);
-	if (e->max_rss >= 0)
-		sqlite3_bind_int64(s, 5, e->max_rss);
-	if (e->peak_gpu_mem >= 0)
-		sqlite3_bind_int64(s, 6, e->peak_gpu_mem);
-	sqlite3_bind_int64(s, 7, id);
-	if (store_done(st, s) == -1 || store_event(st, id, e->now, e->state, e->reason) == -1)
+	sqlite3_bind_text(s, 1, e->reason, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, id);
+	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
+	    store_run_end(st, id, e) == -1 ||
+	    store_event(st, id, e->now, e->state, e->reason) == -1 ||
+	    store_event(st, id, e->now, "PENDING", "requeued") == -1)
 		goto fail;
 	return store_commit(st);
 fail:
@@ -666,7 +748,8 @@ store_active(struct store *st, store_row_cb cb, void *arg)
 {
 	return store_rows(st, store_prepare(st, "SELECT id, uid, gid, user, state, gpus, "
 	    "mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, "
-	    "pid, pid_start, ending, reason, held FROM jobs WHERE state IN ('PENDING', 'RUNNING') "
+	    "pid, pid_start, ending, reason, held, boot_id, requeue, cgroup "
+	    "FROM jobs WHERE state IN ('PENDING', 'RUNNING') "
 	    "ORDER BY id"), cb, arg);
 }
 
@@ -675,7 +758,8 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 {
 	sqlite3_stmt *s = store_prepare(st, "SELECT id, user, uid, name, state, gpus, "
 	    "mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, "
-	    "reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path "
+	    "reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path, "
+	    "requeue, restarts "
 	    "FROM jobs WHERE (?1 = 0 OR id = ?1) AND (?2 IS NULL OR user = ?2) "
 	    "AND (?3 IS NULL OR state = ?3) "
 	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR state IN ('PENDING', 'RUNNING')) "

@@ -47,11 +47,12 @@ struct store_job_new {
 	const char	*stdout_path;	/* NULL: <spool>/<uid>/<id>.out */
 	const char	*stderr_path;	/* NULL: <spool>/<uid>/<id>.err */
 	const char	*spool;
+	int		requeue;	/* --requeue: back to PENDING after NODE_FAIL */
 	double		now;
 };
 
 struct store_end {
-	const char	*state;		/* COMPLETED, FAILED, CANCELLED, TIMEOUT */
+	const char	*state;		/* COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL */
 	double		now;
 	int		exit_code;	/* -1: none */
 	int		signal;		/* 0: none */
@@ -76,14 +77,20 @@ struct store_filter {
 struct store	*store_open(const char *path, int sync_full, char *err, size_t errlen);
 void		 store_close(struct store *);
 int		 store_version(struct store *);
+/* SQLite's sentence for the last failure, e.g. "database or disk is full". */
+const char	*store_errmsg(struct store *);
 
 /* Inserts a PENDING job and its first event; returns the new id or -1. */
 int64_t		 store_job_insert(struct store *, const struct store_job_new *);
 /* PENDING -> RUNNING with a new run row. */
 int		 store_job_start(struct store *, int64_t id, double now, const char *uuids,
 		    int gpus, uint64_t mem);
-/* Within store_lazy_begin/commit: the supervisor's pid, and a job's environment gone. */
-int		 store_job_set_pid(struct store *, int64_t id, int pid, int64_t pid_start);
+/*
+ * Within store_lazy_begin/commit: the supervisor's pid, its start time, the
+ * boot it started in and the job's cgroup (NULL: none); a job's environment gone.
+ */
+int		 store_job_set_pid(struct store *, int64_t id, int pid, int64_t pid_start,
+		    const char *boot_id, const char *cgroup);
 int		 store_env_delete(struct store *, int64_t id);
 /* Groups changes into one synced commit; they nest. */
 int		 store_tx_begin(struct store *);
@@ -96,6 +103,11 @@ int		 store_job_ending(struct store *, int64_t id, const char *state,
 		    const char *reason, double now);
 /* Any active job -> a final state, closing its run if it had one. */
 int		 store_job_end(struct store *, int64_t id, const struct store_end *);
+/*
+ * A running job whose run ended as e->state (NODE_FAIL) goes back to
+ * PENDING, as it was submitted, with its run closed and one more restart.
+ */
+int		 store_job_requeue(struct store *, int64_t id, const struct store_end *);
 /* nvq hold (held 1) or release (0) of a running job, with its event. */
 int		 store_job_held(struct store *, int64_t id, int held, double now,
 		    const char *reason);

@@ -313,7 +313,7 @@ t_sqlite_reader() {	# the sqlite3 shell reads while nvqd writes
 	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")
 	expect_eq "completed jobs" "$n" 150
 	expect_eq "journal mode" "$(sqlite3 "$T/nvq.db" "PRAGMA journal_mode")" wal
-	expect_eq "schema version" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" 3
+	expect_eq "schema version" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" "$(ls schema/[0-9]*.sql | wc -l)"
 	expect_eq "events per job" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM events")" 450
 }
 
@@ -552,6 +552,123 @@ t_users() {	# as root, a job runs as its submitter; others cannot cancel it
 	nvq cancel "$b"; wait_state "$b" CANCELLED
 }
 
+t_node_fail() {	# a job that ran when the machine restarted: NODE_FAIL, or PENDING with --requeue
+	write_config; start_nvqd || return
+	local a b apid bpid
+	a=$(submit -g 0 --requeue sh -c 'echo run; sleep 3100')
+	b=$(submit -g 0 sleep 3101)
+	wait_state "$a" RUNNING; wait_state "$b" RUNNING
+	apid=$(shim_pid "$a"); bpid=$(shim_pid "$b")
+	stop_nvqd
+	# what a reboot does: every process gone, and another boot id
+	kill -9 "$apid" "$bpid"; pkill -9 -f 'sleep 310[01]'; sleep 0.3
+	sqlite3 "$T/nvq.db" "UPDATE jobs SET boot_id = 'an-earlier-boot' WHERE state = 'RUNNING'"
+	start_nvqd || return
+	wait_state "$b" NODE_FAIL
+	expect_match "its reason" "$(field "$b" reason)" "the machine restarted while it ran"
+	wait_state "$a" RUNNING
+	expect_eq "requeued once" "$(field "$a" restarts)" 1
+	expect_eq "its events" "$(sqlite3 "$T/nvq.db" "SELECT group_concat(state, ' ') FROM
+	    (SELECT state FROM events WHERE job_id = $a ORDER BY id)")" "PENDING RUNNING NODE_FAIL PENDING RUNNING"
+	expect_eq "its runs" "$(sqlite3 "$T/nvq.db" "SELECT group_concat(coalesce(state, 'open'), ' ')
+	    FROM (SELECT state FROM runs WHERE job_id = $a ORDER BY id)")" "NODE_FAIL open"
+	expect_eq "listed as NODE_FAIL" "$(nvq list -a --state NODE_FAIL --json | grep -o '"id": [0-9]*')" "\"id\": $b"
+	nvq cancel "$a"; wait_state "$a" CANCELLED
+}
+
+t_same_process() {	# a pid from the database is signalled only if it is still the shim
+	write_config; start_nvqd || return
+	local a shim decoy
+	a=$(submit -g 0 sh -c 'echo $$ > '"$T"'/jobpid; sleep 3102')
+	wait_state "$a" RUNNING; shim=$(shim_pid "$a")
+	stop_nvqd
+	kill -9 "$shim"
+	sleep 3103 & decoy=$!
+	# the shim's pid now names another process (as after pid reuse)
+	sqlite3 "$T/nvq.db" "UPDATE jobs SET pid = $decoy WHERE id = $a"
+	start_nvqd || return
+	wait_state "$a" FAILED
+	expect_match "its reason" "$(field "$a" reason)" "its supervisor ended without recording"
+	expect_eq "the other process was not signalled" "$(alive $decoy)" alive
+	kill "$decoy"; wait "$decoy" 2>/dev/null
+	if [ -n "$(cgroup_base)" ]; then
+		sleep 0.2
+		expect_eq "what the job left without its shim was killed" \
+		    "$(alive "$(cat "$T/jobpid")")" ""
+	else
+		pkill -f 'sleep 3102'
+	fi
+}
+
+alive() {	# PID: "alive" if it runs (a zombie does not)
+	local st
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ] && echo alive
+}
+
+shim_pid() { sqlite3 "$T/nvq.db" "SELECT pid FROM jobs WHERE id = $1"; }
+
+cgroup_base() {	# where nvqd makes job cgroups as root, or nothing
+	[ "$(id -u)" = 0 ] || return 0
+	local m
+	m=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$m" ] && [ -w "$m" ] && echo "$m"
+}
+
+t_cgroup() {	# a job is all its processes: one that left its process group is signalled too
+	if [ -z "$(cgroup_base)" ]; then
+		echo "    (needs root and a writable cgroup2 mount: not run)"
+		return
+	fi
+	write_config; start_nvqd || return
+	local a cg pid
+	a=$(submit -g 0 sh -c 'setsid sh -c "trap \"echo got-term > '"$T"'/esc; exit 0\" TERM;
+	    echo \$\$ > '"$T"'/escpid; while :; do sleep 0.1; done" & sleep 3104')
+	wait_state "$a" RUNNING
+	for i in $(seq 50); do [ -s "$T/escpid" ] && break; sleep 0.05; done
+	pid=$(cat "$T/escpid")
+	cg=$(sqlite3 "$T/nvq.db" "SELECT cgroup FROM jobs WHERE id = $a")
+	expect_match "its cgroup" "$cg" "/nvq/job-$a-[0-9]+$"
+	expect_match "the escaped process is in it" "$(cat /proc/$pid/cgroup)" "0::.*/nvq/job-$a-"
+	expect_eq "in another process group" "$(( $(ps -o pgid= -p "$pid") != $(shim_pid "$a") ))" 1
+	nvq cancel "$a"; wait_state "$a" CANCELLED
+	expect_eq "it got SIGTERM too" "$(cat "$T/esc" 2>/dev/null)" got-term
+	expect_eq "nothing of it is left" "$(alive "$pid")" ""
+	expect_eq "its cgroup is gone" "$([ -d "$cg" ] && echo there)" ""
+	# kill -9 escapes nothing either: SIGKILL for a job that ignores SIGTERM
+	write_config "[scheduler]" "kill_grace = 1s"; stop_nvqd; start_nvqd || return
+	a=$(submit -g 0 sh -c 'setsid sh -c "trap \"\" TERM; echo \$\$ > '"$T"'/escpid2;
+	    while :; do sleep 0.1; done" & trap "" TERM; sleep 3105; sleep 3105')
+	wait_state "$a" RUNNING
+	for i in $(seq 50); do [ -s "$T/escpid2" ] && break; sleep 0.05; done
+	nvq cancel "$a"; wait_state "$a" CANCELLED 5
+	expect_eq "killed after the grace" "$(alive "$(cat "$T/escpid2")")" ""
+}
+
+t_job_policy() {	# umask, rlimits and max_priority come from the configuration
+	write_config "[limits]" "umask = 077" "rlimits = core=0, nofile=64:128" "max_priority = 10"
+	umask 002
+	start_nvqd || return
+	umask 022
+	local a out
+	a=$(submit -g 0 sh -c 'umask; ulimit -Sn; ulimit -Hn; ulimit -c; echo x > '"$T"'/made')
+	wait_state "$a" COMPLETED
+	expect_eq "umask and limits" "$(nvq log "$a" | tr '\n' ' ')" "0077 64 128 0 "
+	expect_eq "files it makes" "$(stat -c %a "$T/made")" 600
+	if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+		chmod 755 "$T"
+		out=$(cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		    "$NVQ_BIN" -s "$T/sock" submit -g 0 -p 11 true 2>&1)
+		expect_eq "above max_priority: refused" "$?" 1
+		expect_match "and why" "$out" "priority 11 is above \[limits\] max_priority \(10\)"
+		out=$(cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		    "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 -p 10 true 2>&1)
+		expect_match "at max_priority: queued" "$out" "^[0-9]+$"
+	fi
+	expect_match "root may go higher" "$(submit -g 0 -p 500 true)" "^[0-9]+$"
+	nvq submit -g 0 -p 1000001 true 2>/dev/null; expect_eq "out of range" "$?" 2
+}
+
 t_schema_upgrade() {	# an older database is upgraded in place; a newer one refused
 	write_config
 	sqlite3 "$T/nvq.db" < schema/001_init.sql
@@ -560,15 +677,16 @@ t_schema_upgrade() {	# an older database is upgraded in place; a newer one refus
 	    exit_code) VALUES (0, 0, 'root', 'old', 'true', x'7472756500', '/', 'COMPLETED', 0,
 	    '/dev/null', '/dev/null', 1000, 1001, 0)"
 	start_nvqd || return
-	expect_eq "upgraded" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" 3
+	local want; want=$(ls schema/[0-9]*.sql | wc -l)
+	expect_eq "upgraded" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" "$want"
 	expect_eq "the old job is kept" "$(field 1 name) $(field 1 state)" "old COMPLETED"
 	local a; a=$(submit -g 0 true); nvq wait "$a"
 	expect_eq "new jobs get the next id" "$a" 2
 	stop_nvqd
 	sqlite3 "$T/nvq.db" "PRAGMA user_version = 99"
 	local out; out=$("$NVQD" -c "$T/nvq.ini" 2>&1)
-	expect_match "a newer database is refused" "$out" "schema version 99, newer than this nvqd's 3"
-	sqlite3 "$T/nvq.db" "PRAGMA user_version = 3"
+	expect_match "a newer database is refused" "$out" "schema version 99, newer than this nvqd's $want"
+	sqlite3 "$T/nvq.db" "PRAGMA user_version = $want"
 	expect_eq "and left as it was" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" 2
 }
 

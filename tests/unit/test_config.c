@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "rlimits.h"
 
 #define G (1ULL << 30)
 
@@ -57,7 +58,8 @@ test_values(void **state)
 	write_file("; a comment\n[daemon]\nsocket = /tmp/x.sock\nlog_level = debug\n"
 	    "sync = normal\n[gpus]\nvirtual = 2x80G,40G\npoll = 2s\n"
 	    "[scheduler]\nmode = auto,1:serial\nreserve = 2G\naging = 0.5\nkill_grace = 1m\n"
-	    "[limits]\nmax_running_jobs = 3\nmax_gpus = 4\n");
+	    "[limits]\nmax_running_jobs = 3\nmax_gpus = 4\nmax_priority = 7\numask = 077\n"
+	    "rlimits = nofile=10:20\n[security]\nadmin_group = root\n[daemon]\ncgroups = off\n");
 	assert_int_equal(config_load(&c, path, err, sizeof(err)), 0);
 	assert_string_equal(c.socket, "/tmp/x.sock");
 	assert_int_equal(c.log_level, LOG_LEVEL_DEBUG);
@@ -73,6 +75,11 @@ test_values(void **state)
 	assert_int_equal(c.kill_grace, 60);
 	assert_int_equal(c.sched.max_running_jobs, 3);
 	assert_int_equal(c.sched.max_gpus, 4);
+	assert_int_equal(c.max_priority, 7);
+	assert_int_equal(c.job_umask, 077);
+	assert_string_equal(c.rlimits, "nofile=10:20");
+	assert_true(c.has_admin_gid && c.admin_gid == 0);
+	assert_int_equal(c.cgroups, 0);
 }
 
 static void
@@ -96,6 +103,12 @@ test_errors(void **state)
 		{ "[daemon]\nlog_level = loud\n", ":2: log_level:" },
 		{ "[daemon]\nthis line is broken\n", ":2: syntax error" },
 		{ "[daemon\n", ":1: syntax error" },
+		{ "[limits]\numask = 0999\n", ":2: umask:" },
+		{ "[limits]\nmax_priority = -1\n", ":2: max_priority:" },
+		{ "[limits]\nrlimits = nofile=2:1\n", ":2: rlimits: nofile: the soft limit is above" },
+		{ "[limits]\nrlimits = cores=0\n", ":2: rlimits: unknown limit \"cores\"" },
+		{ "[security]\nadmin_group = no-such-group-nvq\n", ":2: admin_group: no such group" },
+		{ "[daemon]\ncgroups = maybe\n", ":2: cgroups:" },
 	};
 	struct config c;
 	char err[512];
@@ -113,6 +126,47 @@ test_errors(void **state)
 	}
 	assert_int_equal(config_load(&c, "/nonexistent/nvq.ini", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "No such file"));
+}
+
+/* The rlimits policy: names, sizes, SOFT:HARD, unlimited, and what is refused. */
+static void
+test_rlimits(void **state)
+{
+	static const struct {
+		const char *text;
+		int n, resource;
+		unsigned long long soft, hard;
+	} ok[] = {
+		{ "", 0, 0, 0, 0 },
+		{ "core=0", 1, RLIMIT_CORE, 0, 0 },
+		{ "nofile=1024:4096", 1, RLIMIT_NOFILE, 1024, 4096 },
+		{ " as=4G:unlimited , core=0", 2, RLIMIT_AS, 4ULL << 30, RLIM_INFINITY },
+		{ "stack=8M", 1, RLIMIT_STACK, 8ULL << 20, 8ULL << 20 },
+	};
+	static const char *bad[] = {
+		"nofile", "nofile=", "nofile=4G", "core=-1", "core=1:", "nproc=2:1", "x=1",
+		"core=0,core=1", "cpu=99999999999999999999", "as=1Q",
+	};
+	struct rlimits_entry r[RLIMITS_MAX];
+	char err[200];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(rlimits_parse(ok[i].text, r, err, sizeof(err)), ok[i].n);
+		if (ok[i].n > 0) {
+			assert_int_equal(r[0].resource, ok[i].resource);
+			assert_true(r[0].lim.rlim_cur == ok[i].soft);
+			assert_true(r[0].lim.rlim_max == ok[i].hard);
+		}
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (rlimits_parse(bad[i], r, err, sizeof(err)) != -1 || err[0] == '\0') {
+			print_error("rlimits \"%s\" was accepted\n", bad[i]);
+			fail();
+		}
+	}
 }
 
 /* The example the table prints loads, and gives the defaults back. */
@@ -160,6 +214,7 @@ main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_print_loads),
+		cmocka_unit_test(test_rlimits),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,31 @@
+/*
+ * cgroup.h: a cgroup v2 per job, so that a job is all of its processes.
+ *
+ * nvqd finds where it may make them (cgroup_base: "nvq" under its own
+ * cgroup, on the cgroup2 mount) and names each job's; the job's shim makes
+ * it, puts the job in it before the job drops its privileges, signals
+ * everything in it, and ends with cgroup.kill and rmdir.  nvqd uses
+ * cgroup_kill for what is left of a job whose shim is gone.  No controllers
+ * are enabled: cgroup.procs, cgroup.kill and cgroup.events need none.
+ * Functions return 0 or -1 with errno.  No libuv.
+ */
+#ifndef NVQ_CGROUP_H
+#define NVQ_CGROUP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Makes and returns (in out) the folder job cgroups go in. */
+int	cgroup_base(char *out, size_t len);
+/* The cgroup of job id under shim pid: BASE/job-ID-PID. */
+void	cgroup_name(const char *base, long long id, pid_t shim, char *out, size_t len);
+/* Moves the calling process into dir. */
+int	cgroup_enter(const char *dir);
+/* Sends sig to every process in dir; returns how many, or -1. */
+int	cgroup_signal(const char *dir, int sig);
+/* SIGKILLs everything in dir at once (cgroup.kill; one by one before Linux 5.14). */
+int	cgroup_kill(const char *dir);
+/* 1 if no process is left in dir (or dir is gone), 0 if some are. */
+int	cgroup_empty(const char *dir);
+
+#endif
