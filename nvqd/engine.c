@@ -852,30 +852,39 @@ engine_finish(struct engine *e)
 		engine_record_end(e, j, &end);
 	}
 	ok = ok && store_tx_commit(e->store) == 0;
-	/* their environments are no longer needed, and may hold secrets */
-	store_lazy_begin(e->store);
-	for (j = e->jobs; j != NULL; j = next) {
-		next = j->next;
+	/* each on its own, in its own synced transaction, if the batch failed */
+	for (j = e->jobs; j != NULL; j = j->next) {
 		if (!j->exited)
 			continue;
+		j->recorded = ok;
 		if (!ok) {
 			engine_final(e, j, &end);
 			if (engine_record_end(e, j, &end) == -1) {
-				log_warnx("job %lld: cannot record its end", (long long)j->id);
+				log_warnx("job %lld: cannot record its end; trying again",
+				    (long long)j->id);
 				left++;
 				continue;
 			}
-		}
-		if (engine_requeued(j))
-			engine_requeue(e, j);
-		else {
-			store_env_delete(e->store, j->id);
-			engine_ended(e, j);
+			j->recorded = 1;
 		}
 	}
+	/* their environments are no longer needed, and may hold secrets */
+	store_lazy_begin(e->store);
+	for (j = e->jobs; j != NULL; j = j->next)
+		if (j->recorded && !engine_requeued(j))
+			store_env_delete(e->store, j->id);
 	store_lazy_commit(e->store);
+	for (j = e->jobs; j != NULL; j = next) {
+		next = j->next;
+		if (!j->recorded)
+			continue;
+		if (engine_requeued(j))
+			engine_requeue(e, j);
+		else
+			engine_ended(e, j);
+	}
 	if (left > 0)
-		uv_timer_start(&e->wake, engine_wake_cb, 1000, 0);
+		e->retry = 1;
 }
 
 int
@@ -913,6 +922,7 @@ engine_pass(struct engine *e)
 	char why[160];
 	double now = engine_now();
 	int i, k, n = 0, r, ok;
+	uint64_t wake_ms;
 
 	engine_finish(e);
 	/* --after can only change when a job ended or came: no queries otherwise */
@@ -985,7 +995,7 @@ engine_pass(struct engine *e)
 				    (long long)e->map[i]->id);
 				plan.dec[i].why = SCHED_WAIT_MEM;
 				e->map[i]->dec = plan.dec[i];
-				uv_timer_start(&e->wake, engine_wake_cb, 1000, 0);
+				e->retry = 1;
 			}
 		}
 		/* a job that fails to start is freed: note the pids as we go */
@@ -1007,9 +1017,13 @@ engine_pass(struct engine *e)
 			    e->started[i].pid_start, e->boot_id, e->started[i].cgroup);
 		store_lazy_commit(e->store);
 	}
-	if (plan.next_wake > 0)
-		uv_timer_start(&e->wake, engine_wake_cb,
-		    (uint64_t)((plan.next_wake - now) * 1000) + 1, 0);
+	wake_ms = plan.next_wake > 0 ? (uint64_t)((plan.next_wake - now) * 1000) + 1 : 0;
+	/* something could not be recorded (disk full?): try again in a second */
+	if (e->retry && (wake_ms == 0 || wake_ms > 1000))
+		wake_ms = 1000;
+	e->retry = 0;
+	if (wake_ms > 0)
+		uv_timer_start(&e->wake, engine_wake_cb, wake_ms, 0);
 }
 
 static void

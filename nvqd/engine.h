@@ -38,6 +38,7 @@ struct job {
 	pid_t		pid;		/* the shim */
 	int64_t		pid_start;	/* its start time, to know it again */
 	int		exited;		/* the shim is gone; the end is not recorded yet */
+	int		recorded;	/* engine_finish: its end is committed */
 	char		final_state[16];
 	char		final_reason[256];
 	int		pidfd;
@@ -92,6 +93,7 @@ struct engine {
 	int		kicked;
 	int		deps_dirty;	/* a job ended or came: check --after again */
 	int		stopping;
+	int		retry;		/* a commit failed: pass again within a second */
 	/* the hook sessions and locks (hooks.c) */
 	struct hook_sess *sessions;
 	uv_timer_t	locks;

@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,23 @@ nvqd_hup_cb(uv_signal_t *s, int signum)
 	(void)signum;
 	ctl_forget_names();
 	engine_reload(&d->engine);
+}
+
+/*
+ * Every client and every CUDA process of every job holds a connection: the
+ * soft limit on open files goes up to the hard one.  Jobs do not inherit it:
+ * their shims apply [limits] rlimits.
+ */
+static void
+nvqd_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			log_warn("cannot raise the limit on open files");
+	}
 }
 
 int
@@ -129,6 +147,7 @@ main(int argc, char **argv)
 	d.engine.config_path = path;
 	log_init(d.engine.cfg.log_level);
 	signal(SIGPIPE, SIG_IGN);
+	nvqd_raise_nofile();
 	if ((r = uv_loop_init(&loop)) != 0)
 		log_fatalx("uv_loop_init: %s", uv_strerror(r));
 	log_info("starting (protocol %d, configuration %s)", PROTO_VERSION,

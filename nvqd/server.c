@@ -6,8 +6,10 @@
  * the decoded message to ctl_dispatch().  A bad frame gets a MSG_ERROR
  * reply and the connection closes after it is written; other clients are
  * not affected.  A connection idle for SERVER_IDLE_MS with a partial frame,
- * or for long with none, is closed.  Connections are freed in their close
- * callback.
+ * or for long with none, is closed; a uid holds at most SERVER_MAX_PER_UID
+ * connections, so that one user who opens thousands and goes silent cannot
+ * take the file descriptors everyone else needs.  Connections are freed in
+ * their close callback.
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,6 +28,8 @@
 #include "server.h"
 
 #define SERVER_IDLE_MS	30000
+/* Connections one uid may hold open at once (its nvq calls and its jobs' hooks). */
+#define SERVER_MAX_PER_UID	256
 
 struct conn {
 	uv_pipe_t	pipe;
@@ -278,6 +282,18 @@ server_read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	server_frames(c);
 }
 
+/* How many open connections uid has (this one included). */
+static int
+server_count_uid(struct server *srv, uid_t uid)
+{
+	struct conn *c;
+	int n = 0;
+
+	for (c = srv->conns; c != NULL; c = c->next)
+		n += c->uid == uid;
+	return n;
+}
+
 static void
 server_accept_cb(uv_stream_t *l, int status)
 {
@@ -286,6 +302,7 @@ server_accept_cb(uv_stream_t *l, int status)
 	socklen_t len = sizeof(cred);
 	struct conn *c;
 	uv_os_fd_t fd;
+	int n;
 
 	if (status < 0) {
 		log_warnx("accept: %s", uv_strerror(status));
@@ -312,6 +329,17 @@ server_accept_cb(uv_stream_t *l, int status)
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
+	if ((n = server_count_uid(srv, cred.uid)) > SERVER_MAX_PER_UID) {
+		char msg[128];
+
+		if (n == SERVER_MAX_PER_UID + 1)	/* once per flood, not once per connection */
+			log_warnx("uid %u has %d connections open; refusing more",
+			    (unsigned)cred.uid, SERVER_MAX_PER_UID);
+		snprintf(msg, sizeof(msg), "too many connections from your user (at most %d); "
+		    "close some and try again", SERVER_MAX_PER_UID);
+		server_error(c, msg, 1);
+		return;
+	}
 	/* the caller's supplementary groups, which its jobs will run with */
 	len = 0;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, NULL, &len) == 0)

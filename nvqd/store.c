@@ -83,7 +83,9 @@ store_commit(struct store *st)
 		return -1;
 	}
 	if (store_exec(st, "COMMIT") == -1) {
-		store_exec(st, "ROLLBACK");
+		/* SQLite may have rolled back already (SQLITE_FULL does) */
+		if (!sqlite3_get_autocommit(st->db))
+			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
 	return 0;
@@ -98,7 +100,8 @@ store_rollback(struct store *st)
 		st->doomed = 1;
 		return;
 	}
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 int
