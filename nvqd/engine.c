@@ -584,9 +584,15 @@ engine_gpus_of(struct engine *e, const struct job *j, uint64_t mask, char *uuids
 static int
 engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 {
-	char uuids[SCHED_MAX_GPUS * 97];
+	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX];
 	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
 
+	/* the ticket first: a crash after the commit then voids or runs it, once */
+	engine_status_path(e, j->id, status, sizeof(status));
+	if (runner_ticket(status) == -1) {
+		log_warn("%s.ticket", status);
+		return -1;
+	}
 	return store_job_start(e->store, j->id, now, uuids, j->ngpus, granted);
 }
 
@@ -1165,6 +1171,57 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 	return 0;
 }
 
+/*
+ * A RUNNING job without a pid in the database: nvqd stopped between
+ * committing its start and recording its shim's pid.  If its shim runs,
+ * it is adopted; if the shim recorded an end, that is used; if neither,
+ * the job never started and goes back to PENDING (returns 1).
+ */
+static int
+engine_adopt(struct engine *e, struct job *j)
+{
+	char status[PATH_MAX], cg[PATH_MAX];
+	struct runner_status rs;
+	pid_t pid = -1;
+	int i;
+
+	engine_status_path(e, j->id, status, sizeof(status));
+	if (runner_status_read(status, &rs) == 0)
+		return 0;
+	if ((pid = runner_find_shim(status)) > 0) {
+		j->pid = pid;
+		j->pid_start = runner_start_time(pid);
+		if (e->cgroup_base[0] != '\0' && j->cgroup == NULL) {
+			cgroup_name(e->cgroup_base, (long long)j->id, pid, cg, sizeof(cg));
+			j->cgroup = strdup(cg);
+		}
+		log_info("job %lld: found its supervisor (pid %d)", (long long)j->id, (int)pid);
+		store_job_set_pid(e->store, j->id, pid, j->pid_start, e->boot_id, j->cgroup);
+		return 0;
+	}
+	if (!runner_void_start(status)) {
+		/* its shim took the ticket: it started, and is to be found */
+		for (i = 0; i < 100 && (pid = runner_find_shim(status)) <= 0 &&
+		    runner_status_read(status, &rs) == -1; i++)
+			usleep(10000);
+		if (pid > 0)
+			return engine_adopt(e, j);
+		return 0;
+	}
+	if (store_job_unstart(e->store, j->id, engine_now()) == -1)
+		return 0;	/* FAILED as having no supervisor, below */
+	log_info("job %lld: never started; pending again", (long long)j->id);
+	j->state = JOB_PENDING;
+	j->gpumask = 0;
+	j->granted = 0;
+	j->started_at = 0;
+	j->held = 0;
+	j->lock_granted = 1;
+	free(j->cgroup);
+	j->cgroup = NULL;
+	return 1;
+}
+
 /* Kills what is in a job's cgroup (its shim is gone) and removes it; waits up to 1 s. */
 static void
 engine_cgroup_end(const char *cg)
@@ -1199,6 +1256,8 @@ engine_reconcile(struct engine *e)
 		 * that a pid reused in between cannot pass; every signal then goes
 		 * through that pidfd.
 		 */
+		if (j->pid == 0 && !j->node_fail && engine_adopt(e, j) == 1)
+			continue;	/* it never started: pending again */
 		if (j->pid > 0) {
 			j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
 			if (runner_start_time(j->pid) != j->pid_start) {

@@ -2,8 +2,10 @@
  * runner.c: starting a job's supervisor (nvq-shim, see shim.c) with
  * posix_spawn, signalling it, and reading the status it records.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -74,6 +76,7 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 		argv[a++] = s->argv[i];
 
 	unlink(s->status_path);
+
 	/* a new session, no blocked signals, every signal back to its default */
 	sigemptyset(&none);
 	sigfillset(&all);
@@ -86,6 +89,7 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 	posix_spawnattr_destroy(&attr);
 	if (r != 0) {
 		snprintf(err, errlen, "cannot start its supervisor %s: %s", s->shim, strerror(r));
+		runner_void_start(s->status_path);
 		pid = -1;
 	}
 	free(argv);
@@ -155,6 +159,67 @@ int64_t
 runner_start_time(pid_t pid)
 {
 	return pid > 0 ? runner_stat_field(pid, 22) : -1;
+}
+
+int
+runner_ticket(const char *status_path)
+{
+	char ticket[PATH_MAX + 8];
+	int fd;
+
+	unlink(status_path);
+	snprintf(ticket, sizeof(ticket), "%s.ticket", status_path);
+	if ((fd = open(ticket, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1)
+		return -1;
+	return close(fd);
+}
+
+int
+runner_void_start(const char *status_path)
+{
+	char ticket[PATH_MAX + 8];
+
+	snprintf(ticket, sizeof(ticket), "%s.ticket", status_path);
+	return unlink(ticket) == 0 ? 1 : 0;
+}
+
+pid_t
+runner_find_shim(const char *status_path)
+{
+	char path[64], buf[8192], *p, *end;
+	struct dirent *d;
+	pid_t pid, found = -1;
+	ssize_t n;
+	DIR *dir;
+	int fd;
+
+	if ((dir = opendir("/proc")) == NULL)
+		return -1;
+	while (found == -1 && (d = readdir(dir)) != NULL) {
+		if ((pid = (pid_t)atoi(d->d_name)) <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		p = strrchr(buf, '/');
+		if (strcmp(p ? p + 1 : buf, "nvq-shim") != 0)
+			continue;
+		/* its "-s STATUS" */
+		for (p = buf, end = buf + n; p < end; p += strlen(p) + 1)
+			if (strcmp(p, "-s") == 0 && p + 3 < end &&
+			    strcmp(p + 3, status_path) == 0) {
+				found = pid;
+				break;
+			} else if (strcmp(p, "--") == 0)
+				break;
+	}
+	closedir(dir);
+	return found;
 }
 
 pid_t

@@ -7,7 +7,9 @@
  * outlives nvqd.  The shim drops privileges, runs the job in a process
  * group of its own, and records how it ended in a status file:
  *   exit N / signal N / cpu SECONDS / rss BYTES / ended EPOCH / reason TEXT
- * one per line.  No libuv here.
+ * one per line.  Beside it, STATUS.ticket exists from before the start is
+ * committed until the shim takes it, so that a start nvqd may have crashed in
+ * is either run once or voided, never both.  No libuv here.
  */
 #ifndef NVQ_RUNNER_H
 #define NVQ_RUNNER_H
@@ -45,12 +47,27 @@ struct runner_status {
 	char		reason[256];	/* why it could not start, or "" */
 };
 
-/* Forks the shim; returns its pid, or -1 with a sentence in err. */
+/*
+ * Makes the ticket of a start (see above), before the start is committed;
+ * removes an old status file.  0 or -1 with errno.
+ */
+int	runner_ticket(const char *status_path);
+/* Forks the shim (runner_ticket first); returns its pid, or -1 with a sentence in err. */
 pid_t	runner_spawn(const struct runner_spec *, char *err, size_t errlen);
 /* Reads a status file; 0, or -1 if there is none (yet). */
 int	runner_status_read(const char *path, struct runner_status *);
 /* The start time of pid in clock ticks since boot, or -1 if it is gone. */
 int64_t	runner_start_time(pid_t);
+/*
+ * The shim that records into status_path, found among the running
+ * processes (for a job whose shim's pid never reached the database); or -1.
+ */
+pid_t	runner_find_shim(const char *status_path);
+/*
+ * After a crash between committing a start and its shim running: voids the
+ * start if its shim has not begun (1: it never will), else 0 (it began).
+ */
+int	runner_void_start(const char *status_path);
 /* The session of pid, or -1. */
 pid_t	runner_session(pid_t);
 /*

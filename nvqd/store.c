@@ -683,6 +683,33 @@ fail:
 }
 
 int
+store_job_unstart(struct store *st, int64_t id, double now)
+{
+	sqlite3_stmt *s;
+
+	if (store_begin(st) == -1)
+		return -1;
+	s = store_prepare(st, "UPDATE jobs SET state = 'PENDING', started_at = NULL, "
+	    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, cgroup = NULL, boot_id = NULL "
+	    "WHERE id = ? AND state = 'RUNNING' AND pid IS NULL");
+	if (s == NULL)
+		goto fail;
+	sqlite3_bind_int64(s, 1, id);
+	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
+		goto fail;
+	if ((s = store_prepare(st, "DELETE FROM runs WHERE job_id = ? AND ended_at IS NULL")) == NULL)
+		goto fail;
+	sqlite3_bind_int64(s, 1, id);
+	if (store_done(st, s) == -1 ||
+	    store_event(st, id, now, "PENDING", "nvqd stopped before it started the job") == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+int
 store_job_requeue(struct store *st, int64_t id, const struct store_end *e)
 {
 	sqlite3_stmt *s;

@@ -108,6 +108,11 @@ int		 store_job_end(struct store *, int64_t id, const struct store_end *);
  * PENDING, as it was submitted, with its run closed and one more restart.
  */
 int		 store_job_requeue(struct store *, int64_t id, const struct store_end *);
+/*
+ * A job recorded RUNNING that never started (nvqd stopped between the commit
+ * and the spawn): back to PENDING, its open run removed.
+ */
+int		 store_job_unstart(struct store *, int64_t id, double now);
 /* nvq hold (held 1) or release (0) of a running job, with its event. */
 int		 store_job_held(struct store *, int64_t id, int held, double now,
 		    const char *reason);

@@ -774,6 +774,57 @@ t_read_only_fs() {
 	umount "$T/ro"
 }
 
+t_chaos() {	# 50 kill -9 of nvqd during a storm of submits: nothing acknowledged lost, nothing run twice
+	write_config
+	start_nvqd || return
+	local rounds=${NVQ_CHAOS_ROUNDS:-50} r k stop="$T/stop" spid=()
+	# each job says it ran, and ends with an exit code it owes to its id
+	local job='echo $NVQ_JOB_ID >> '"$T"'/ran; sleep 0.$((NVQ_JOB_ID % 3)); exit $((NVQ_JOB_ID % 7))'
+	for k in 1 2 3 4; do
+		(
+			while [ ! -e "$stop" ]; do
+				id=$("$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 sh -c "$job" 2>/dev/null) &&
+				    echo "$id" >> "$T/acked.$k"
+			done
+		) &
+		spid+=($!)
+	done
+	for r in $(seq "$rounds"); do
+		sleep "0.$(printf '%03d' $((RANDOM % 400)))"
+		kill -9 "$NVQD_PID"; wait "$NVQD_PID" 2>/dev/null; NVQD_PID=""
+		start_nvqd || break
+	done
+	touch "$stop"; wait "${spid[@]}"
+	local acked ran
+	acked=$(cat "$T"/acked.* | sort -n | uniq | wc -l)
+	# everything ends
+	for k in $(seq 600); do
+		[ "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state IN ('PENDING', 'RUNNING')")" = 0 ] && break
+		sleep 0.1
+	done
+	echo "    $rounds rounds, $acked jobs acknowledged, $(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs") stored;" \
+	    "starts voided $(grep -c 'never started; pending again' "$T/nvqd.log")," \
+	    "shims found $(grep -c 'found its supervisor' "$T/nvqd.log")," \
+	    "reattached $(grep -c 'reattached' "$T/nvqd.log")"
+	expect_eq "all ended" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state IN ('PENDING', 'RUNNING')")" 0
+	expect_eq "many were acknowledged" "$(( acked > 100 ))" 1
+	local missing=0 id
+	for id in $(cat "$T"/acked.*); do
+		[ "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE id = $id")" = 1 ] || missing=$((missing + 1))
+	done
+	expect_eq "every acknowledged job is stored" "$missing" 0
+	expect_eq "none ran twice" "$(sort "$T/ran" | uniq -d | wc -l)" 0
+	expect_eq "one run each" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM (SELECT job_id FROM runs
+	    GROUP BY job_id HAVING count(*) > 1)")" 0
+	expect_eq "every job ran" "$(sort -u "$T/ran" | wc -l)" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")"
+	expect_eq "every end has its real exit code" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs
+	    WHERE exit_code IS NOT id % 7 OR state != CASE WHEN id % 7 = 0 THEN 'COMPLETED' ELSE 'FAILED' END")" 0
+	expect_eq "integrity" "$(sqlite3 "$T/nvq.db" "PRAGMA integrity_check")" ok
+	stop_nvqd
+	sleep 0.2
+	expect_eq "no process of the test is left" "$(pgrep -f "$T" | wc -l)" 0
+}
+
 t_schema_upgrade() {	# an older database is upgraded in place; a newer one refused
 	write_config
 	sqlite3 "$T/nvq.db" < schema/001_init.sql
