@@ -13,6 +13,7 @@ CC=${CC:-cc}
 mkdir -p "$HELPERS"
 $CC -O1 -o "$HELPERS/rawsend" tests/system/rawsend.c || exit 1
 $CC -O1 -o "$HELPERS/flood" tests/system/flood.c || exit 1
+$CC -O2 -std=c11 -D_GNU_SOURCE -iquote nvqd -o "$HELPERS/load" bench/load.c nvqd/proto.c || exit 1
 $CC -O1 -shared -fPIC -o "$HELPERS/libfake-nvml.so.1" tests/system/fake_nvml.c || exit 1
 
 PASSED=0
@@ -922,6 +923,19 @@ t_failed_drop() {
 	expect_match "a failed drop fails the job" "$(field "$a" reason)" "^cannot set (the groups of|gid|uid)"
 	expect_eq "which never ran" "$([ -e "$T/shared/dropped" ] && echo ran)" ""
 	expect_eq "its exit code" "$(field "$a" exit_code)" 126
+}
+
+t_load() {	# 50 clients x 200 submits at once: every one acknowledged and stored, once
+	write_config "[limits]" "max_running_jobs = 8"
+	start_nvqd || return
+	"$HELPERS/load" "$T/sock" 50 200 "$T/ids" > "$T/load.out"
+	expect_eq "no submit failed" "$?" 0
+	sed 's/^/    /' "$T/load.out" | grep -E "acknowledged|per_second|p50|p99"
+	expect_eq "10000 acknowledged" "$(grep '^acknowledged' "$T/load.out")" "acknowledged 10000"
+	expect_eq "10000 distinct ids" "$(sort -u "$T/ids" | wc -l)" 10000
+	expect_eq "every one stored" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE id IN
+	    ($(paste -sd, "$T/ids"))")" 10000
+	expect_eq "and nothing else" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" 10000
 }
 
 t_schema_upgrade() {	# an older database is upgraded in place; a newer one refused

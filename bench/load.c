@@ -1,0 +1,166 @@
+/*
+ * load.c: many clients submitting at once to one nvqd, timing each
+ * acknowledgement (connect, SUBMIT frame, reply with the committed id).
+ *
+ * Usage: load SOCKET CLIENTS SUBMITS IDS_FILE
+ * Forks CLIENTS processes that each submit SUBMITS jobs (`true`, no GPU)
+ * one after another, as nvq does: one connection per request.  Every id
+ * nvqd acknowledged is written to IDS_FILE; on stdout, the count, the
+ * failures, the wall time and the latency percentiles in milliseconds.
+ * Exits 1 if any submit failed.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto.h"
+
+static double
+load_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int
+load_io(int fd, void *buf, size_t len, int writing)
+{
+	uint8_t *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = writing ? write(fd, p, len) : read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* One submit; returns the id, or -1. */
+static int64_t
+load_submit(const char *sock, const struct proto_buf *req)
+{
+	struct sockaddr_un sa;
+	struct proto_msg m;
+	uint8_t hdr[PROTO_HEADER], *body;
+	char err[256];
+	uint32_t len;
+	int64_t id = -1;
+	int fd, type;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
+	    load_io(fd, req->data, req->len, 1) == -1 || load_io(fd, hdr, sizeof(hdr), 0) == -1 ||
+	    proto_header(hdr, &type, &len, err, sizeof(err)) == -1 ||
+	    (body = malloc(len ? len : 1)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	if (load_io(fd, body, len, 0) == 0 && proto_decode(type, body, len, &m, err, sizeof(err)) == 0) {
+		if (type == MSG_OK)
+			id = proto_int(&m, "id", -1);
+		else
+			fprintf(stderr, "load: %s\n", proto_str(&m, "error"));
+		proto_msg_free(&m);
+	}
+	free(body);
+	close(fd);
+	return id;
+}
+
+static int
+load_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct proto_buf req = { 0 };
+	double t0, t, *lat, *all;
+	int clients, submits, c, i, k, n = 0, failed = 0, st, pfd[2];
+	FILE *ids;
+
+	if (argc != 5 || (clients = atoi(argv[2])) <= 0 || (submits = atoi(argv[3])) <= 0) {
+		fprintf(stderr, "usage: load SOCKET CLIENTS SUBMITS IDS_FILE\n");
+		return 2;
+	}
+	if ((ids = fopen(argv[4], "w")) == NULL || pipe(pfd) == -1) {
+		perror(argv[4]);
+		return 2;
+	}
+	proto_begin(&req, MSG_SUBMIT);
+	proto_put_str(&req, "arg", "true");
+	proto_put_str(&req, "env", "PATH=/usr/bin:/bin");
+	proto_put_str(&req, "cwd", "/");
+	proto_put_int(&req, "gpus", 0);
+	proto_put_int(&req, "mem", 0);
+	proto_put_int(&req, "priority", 0);
+	proto_put_int(&req, "time", 0);
+	if (proto_end(&req) == -1)
+		return 2;
+	t0 = load_now();
+	for (c = 0; c < clients; c++) {
+		if (fork() != 0)
+			continue;
+		/* a client: id and latency per submit, down the pipe */
+		close(pfd[0]);
+		for (i = 0; i < submits; i++) {
+			struct { int64_t id; double lat; } r;
+
+			t = load_now();
+			r.id = load_submit(argv[1], &req);
+			r.lat = load_now() - t;
+			if (write(pfd[1], &r, sizeof(r)) != sizeof(r))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(pfd[1]);
+	lat = calloc((size_t)clients * (size_t)submits, sizeof(*lat));
+	all = lat;
+	for (;;) {
+		struct { int64_t id; double lat; } r;
+
+		if (load_io(pfd[0], &r, sizeof(r), 0) == -1)
+			break;
+		if (r.id <= 0) {
+			failed++;
+			continue;
+		}
+		fprintf(ids, "%lld\n", (long long)r.id);
+		lat[n++] = r.lat * 1000;
+	}
+	t = load_now() - t0;
+	for (k = 0; k < clients; k++)
+		wait(&st);
+	fclose(ids);
+	qsort(all, (size_t)n, sizeof(*all), load_cmp);
+	printf("clients %d\nsubmits %d\nacknowledged %d\nfailed %d\nseconds %.2f\n"
+	    "per_second %.0f\n", clients, clients * submits, n, failed, t, n / t);
+	if (n > 0)
+		printf("p50_ms %.2f\np90_ms %.2f\np99_ms %.2f\nmax_ms %.2f\n", all[n / 2],
+		    all[n * 90 / 100], all[n * 99 / 100], all[n - 1]);
+	free(lat);
+	return failed > 0;
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# load.sh: CLIENTS clients submitting SUBMITS jobs each, at once, to one
+# nvqd; the acknowledgement latency (connect, SUBMIT, reply with the
+# committed id) of every submit, with [daemon] sync = full (each submit on
+# disk before its reply) and sync = normal.  The jobs (`true`, no GPU) run
+# while others are submitted, at most 8 at a time.  Prints each round and
+# the medians over ROUNDS rounds.
+# Usage: bench/load.sh [CLIENTS] [SUBMITS] [ROUNDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CLIENTS=${1:-50}
+SUBMITS=${2:-200}
+ROUNDS=${3:-3}
+make -s
+cc -O2 -std=c11 -D_GNU_SOURCE -iquote nvqd -o build/load bench/load.c nvqd/proto.c
+W=$(mktemp -d /tmp/nvq-load.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+echo "$CLIENTS clients x $SUBMITS submits, $ROUNDS rounds; $(nproc) CPUs"
+for sync in full normal; do
+	for r in $(seq "$ROUNDS"); do
+		rm -rf "$W/d"; mkdir -p "$W/d"
+		printf '[daemon]\nsocket = %s\ndatabase = %s\nspool = %s\nsync = %s\nlog_level = warn\n[gpus]\nvirtual = 2x16G\n[limits]\nmax_running_jobs = 8\n' \
+		    "$W/d/sock" "$W/d/nvq.db" "$W/d/spool" "$sync" > "$W/d/nvq.ini"
+		build/nvqd -c "$W/d/nvq.ini" 2> "$W/d/log" &
+		pid=$!
+		for i in $(seq 100); do [ -S "$W/d/sock" ] && break; sleep 0.05; done
+		build/load "$W/d/sock" "$CLIENTS" "$SUBMITS" "$W/d/ids" > "$W/d/out"
+		kill "$pid"; wait "$pid" || true
+		stored=$(sqlite3 "$W/d/nvq.db" "SELECT count(*) FROM jobs")
+		echo "sync=$sync round $r: $(grep -E '^(acknowledged|per_second|p50_ms|p99_ms)' "$W/d/out" | tr '\n' ' ')stored $stored"
+		grep '^p50_ms' "$W/d/out" | cut -d' ' -f2 >> "$W/p50.$sync"
+		grep '^p99_ms' "$W/d/out" | cut -d' ' -f2 >> "$W/p99.$sync"
+		grep '^per_second' "$W/d/out" | cut -d' ' -f2 >> "$W/rate.$sync"
+	done
+	echo "sync=$sync medians: p50 $(median < "$W/p50.$sync") ms, p99 $(median < "$W/p99.$sync") ms, $(median < "$W/rate.$sync") submits/s"
+done
