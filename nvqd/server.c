@@ -53,6 +53,7 @@ struct server {
 	struct engine	*e;
 	struct conn	*conns;
 	char		path[PATH_MAX];
+	uint64_t	warned_at;	/* last "too many connections", uv_now() */
 };
 
 struct server_write {
@@ -332,9 +333,12 @@ server_accept_cb(uv_stream_t *l, int status)
 	if ((n = server_count_uid(srv, cred.uid)) > SERVER_MAX_PER_UID) {
 		char msg[128];
 
-		if (n == SERVER_MAX_PER_UID + 1)	/* once per flood, not once per connection */
+		/* at most every 10 s, not once per connection of a flood */
+		if (srv->warned_at == 0 || uv_now(l->loop) - srv->warned_at >= 10000) {
+			srv->warned_at = uv_now(l->loop);
 			log_warnx("uid %u has %d connections open; refusing more",
 			    (unsigned)cred.uid, SERVER_MAX_PER_UID);
+		}
 		snprintf(msg, sizeof(msg), "too many connections from your user (at most %d); "
 		    "close some and try again", SERVER_MAX_PER_UID);
 		server_error(c, msg, 1);

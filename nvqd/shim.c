@@ -87,7 +87,7 @@ shim_open_out(const char *path)
 static void
 shim_job(const struct shim_spec *s, int efd)
 {
-	int in, out, err;
+	int in, out, err, dir;
 
 	setpgid(0, 0);
 	/* joined while still root: the cgroup's files are root's */
@@ -118,8 +118,11 @@ shim_job(const struct shim_spec *s, int efd)
 		err = out;
 	else if ((err = shim_open_out(s->err)) == -1)
 		shim_fail(efd, 126, "cannot open %s: %s", s->err, strerror(errno));
-	if (chdir(s->cwd) == -1)
+	/* nvq sends getcwd's path, which has no link in it: one planted since is not followed */
+	if ((dir = open(s->cwd, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    fchdir(dir) == -1)
 		shim_fail(efd, 126, "cannot enter %s: %s", s->cwd, strerror(errno));
+	close(dir);
 	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		shim_fail(efd, 126, "dup2: %s", strerror(errno));
 	if (s->preload != NULL) {

@@ -365,6 +365,9 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 	}
 	if (store_private(st, path, err, errlen) == -1)
 		goto fail;
+	/* environments of jobs that ended, or whose submit never committed */
+	store_exec(st, "DELETE FROM private.job_env WHERE job_id NOT IN "
+	    "(SELECT id FROM jobs WHERE state IN ('PENDING', 'RUNNING'))");
 	/* People read it with the sqlite3 shell; the environments are not in it. */
 	chmod(path, 0644);
 	return st;
@@ -427,62 +430,25 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 {
 	sqlite3_stmt *s;
 	char out[PATH_MAX], errp[PATH_MAX];
-	int64_t id;
+	int64_t id = -1;
 
-	if (store_begin(st) == -1)
-		return -1;
-	s = store_prepare(st, "INSERT INTO jobs (uid, gid, user, name, command, argv, cwd, "
-	    "state, gpus, mem_per_gpu, priority, time_limit, after, stdout_path, stderr_path, "
-	    "submitted_at, groups, requeue) VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?)");
-	if (s == NULL)
-		goto fail;
-	sqlite3_bind_int64(s, 1, j->uid);
-	sqlite3_bind_int64(s, 2, j->gid);
-	sqlite3_bind_text(s, 3, j->user, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, j->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, j->command, -1, SQLITE_STATIC);
-	sqlite3_bind_blob(s, 6, j->argv, j->argv_len, SQLITE_STATIC);
-	sqlite3_bind_text(s, 7, j->cwd, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 8, j->gpus);
-	if (j->mem > 0)
-		sqlite3_bind_int64(s, 9, (int64_t)j->mem);
-	sqlite3_bind_int(s, 10, j->priority);
-	if (j->time_limit > 0)
-		sqlite3_bind_int64(s, 11, j->time_limit);
-	sqlite3_bind_text(s, 12, j->after, -1, SQLITE_STATIC);
-	/* the default paths need the id: fill them in below, same transaction */
-	sqlite3_bind_text(s, 13, j->stdout_path ? j->stdout_path : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 14, j->stderr_path ? j->stderr_path : "", -1, SQLITE_STATIC);
-	sqlite3_bind_double(s, 15, j->now);
-	sqlite3_bind_text(s, 16, j->groups, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 17, j->requeue != 0);
-	if (store_done(st, s) == -1)
-		goto fail;
-	id = sqlite3_last_insert_rowid(st->db);
-	if (j->stdout_path == NULL || j->stderr_path == NULL) {
-		snprintf(out, sizeof(out), "%s/%u/%lld.out", j->spool, (unsigned)j->uid,
-		    (long long)id);
-		snprintf(errp, sizeof(errp), "%s/%u/%lld.err", j->spool, (unsigned)j->uid,
-		    (long long)id);
-		s = store_prepare(st, "UPDATE jobs SET stdout_path = ?, stderr_path = ? "
-		    "WHERE id = ?");
-		if (s == NULL)
-			goto fail;
-		sqlite3_bind_text(s, 1, j->stdout_path ? j->stdout_path : out, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, j->stderr_path ? j->stderr_path : errp, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 3, id);
-		if (store_done(st, s) == -1)
-			goto fail;
-	}
-	if (store_event(st, id, j->now, "PENDING", "submitted") == -1)
-		goto fail;
 	/*
-	 * SQLite commits the two WAL files one after the other: a crash between
-	 * can leave a job without its environment, which then fails to start
-	 * with that reason.  Nothing is acknowledged before both are in.
+	 * SQLite commits a main and an attached WAL database one after the
+	 * other, not as one: a crash between could leave a job without its
+	 * environment.  So the environment goes first, in a commit of its own,
+	 * under the id the job will get (nvqd is the only writer); a crash
+	 * before the job's own commit leaves an unused row that the next
+	 * submit overwrites and start-up removes.
 	 */
-	s = store_prepare(st, "INSERT INTO private.job_env (job_id, env) VALUES (?, ?)");
+	if ((s = store_prepare(st, "SELECT max(coalesce((SELECT seq FROM sqlite_sequence "
+	    "WHERE name = 'jobs'), 0), coalesce((SELECT max(id) FROM jobs), 0)) + 1")) == NULL)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		id = sqlite3_column_int64(s, 0);
+	store_release(st, s);
+	if (id <= 0 || store_begin(st) == -1)
+		return -1;
+	s = store_prepare(st, "INSERT OR REPLACE INTO private.job_env (job_id, env) VALUES (?, ?)");
 	if (s == NULL)
 		goto fail;
 	sqlite3_bind_int64(s, 1, id);
@@ -491,7 +457,55 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 		goto fail;
 	if (store_commit(st) == -1)
 		return -1;
+
+	if (store_begin(st) == -1)
+		goto unenv;
+	s = store_prepare(st, "INSERT INTO jobs (id, uid, gid, user, name, command, argv, cwd, "
+	    "state, gpus, mem_per_gpu, priority, time_limit, after, stdout_path, stderr_path, "
+	    "submitted_at, groups, requeue) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?, ?)");
+	if (s == NULL)
+		goto fail2;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, j->uid);
+	sqlite3_bind_int64(s, 3, j->gid);
+	sqlite3_bind_text(s, 4, j->user, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, j->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, j->command, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(s, 7, j->argv, j->argv_len, SQLITE_STATIC);
+	sqlite3_bind_text(s, 8, j->cwd, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 9, j->gpus);
+	if (j->mem > 0)
+		sqlite3_bind_int64(s, 10, (int64_t)j->mem);
+	sqlite3_bind_int(s, 11, j->priority);
+	if (j->time_limit > 0)
+		sqlite3_bind_int64(s, 12, j->time_limit);
+	sqlite3_bind_text(s, 13, j->after, -1, SQLITE_STATIC);
+	if (j->stdout_path != NULL)
+		snprintf(out, sizeof(out), "%s", j->stdout_path);
+	else
+		snprintf(out, sizeof(out), "%s/%u/%lld.out", j->spool, (unsigned)j->uid,
+		    (long long)id);
+	if (j->stderr_path != NULL)
+		snprintf(errp, sizeof(errp), "%s", j->stderr_path);
+	else
+		snprintf(errp, sizeof(errp), "%s/%u/%lld.err", j->spool, (unsigned)j->uid,
+		    (long long)id);
+	sqlite3_bind_text(s, 14, out, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 15, errp, -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 16, j->now);
+	sqlite3_bind_text(s, 17, j->groups, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 18, j->requeue != 0);
+	if (store_done(st, s) == -1 || store_event(st, id, j->now, "PENDING", "submitted") == -1)
+		goto fail2;
+	if (store_commit(st) == -1)
+		goto unenv;
 	return id;
+fail2:
+	store_rollback(st);
+unenv:
+	store_env_delete(st, id);
+	return -1;
 fail:
 	store_rollback(st);
 	return -1;
