@@ -122,7 +122,7 @@ void	engine_shutdown(struct engine *);
 /* Frees what engine_init made, once the loop has ended. */
 void	engine_free(struct engine *);
 struct job *engine_find(struct engine *, int64_t);
-/* Adds a job that store_job_insert just committed. */
+/* Adds a job that store_job_insert just committed; it becomes the head of e->jobs. */
 int	engine_add(struct engine *, int64_t id, uint32_t uid, uint32_t gid, const char *user,
 	    int ngpus, uint64_t mem, int priority, double now, int64_t limit,
 	    const int64_t *after, int nafter);
