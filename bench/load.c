@@ -4,7 +4,8 @@
  *
  * Usage: load SOCKET CLIENTS SUBMITS IDS_FILE
  * Forks CLIENTS processes that each submit SUBMITS jobs (`true`, no GPU)
- * one after another, as nvq does: one connection per request.  Every id
+ * one after another through nvq's client_call (nvq/client.c): one
+ * connection per request, as nvq does.  Every id
  * nvqd acknowledged is written to IDS_FILE; on stdout, the count, the
  * failures, the wall time and the latency percentiles in milliseconds.
  * Exits 1 if any submit failed.
@@ -14,13 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "proto.h"
+#include "nvq.h"
 
 static double
 load_now(void)
@@ -31,15 +30,15 @@ load_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Reads exactly len bytes from fd (the results pipe); 0 or -1 at its end. */
 static int
-load_io(int fd, void *buf, size_t len, int writing)
+load_read(int fd, void *buf, size_t len)
 {
 	uint8_t *p = buf;
 	ssize_t n;
 
 	while (len > 0) {
-		n = writing ? write(fd, p, len) : read(fd, p, len);
-		if (n < 0 && errno == EINTR)
+		if ((n = read(fd, p, len)) < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return -1;
@@ -49,39 +48,17 @@ load_io(int fd, void *buf, size_t len, int writing)
 	return 0;
 }
 
-/* One submit; returns the id, or -1. */
+/* One submit through nvq's own client_call; returns the id, or -1. */
 static int64_t
-load_submit(const char *sock, const struct proto_buf *req)
+load_submit(const char *sock, struct proto_buf *req)
 {
-	struct sockaddr_un sa;
 	struct proto_msg m;
-	uint8_t hdr[PROTO_HEADER], *body;
-	char err[256];
-	uint32_t len;
-	int64_t id = -1;
-	int fd, type;
+	int64_t id;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if (client_call(sock, req, &m) == -1)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
-	    load_io(fd, req->data, req->len, 1) == -1 || load_io(fd, hdr, sizeof(hdr), 0) == -1 ||
-	    proto_header(hdr, &type, &len, err, sizeof(err)) == -1 ||
-	    (body = malloc(len ? len : 1)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	if (load_io(fd, body, len, 0) == 0 && proto_decode(type, body, len, &m, err, sizeof(err)) == 0) {
-		if (type == MSG_OK)
-			id = proto_int(&m, "id", -1);
-		else
-			fprintf(stderr, "load: %s\n", proto_str(&m, "error"));
-		proto_msg_free(&m);
-	}
-	free(body);
-	close(fd);
+	id = proto_int(&m, "id", -1);
+	proto_msg_free(&m);
 	return id;
 }
 
@@ -142,7 +119,7 @@ main(int argc, char **argv)
 	for (;;) {
 		struct { int64_t id; double lat; } r;
 
-		if (load_io(pfd[0], &r, sizeof(r), 0) == -1)
+		if (load_read(pfd[0], &r, sizeof(r)) == -1)
 			break;
 		if (r.id <= 0) {
 			failed++;

@@ -1188,7 +1188,13 @@ engine_adopt(struct engine *e, struct job *j)
 	engine_status_path(e, j->id, status, sizeof(status));
 	if (runner_status_read(status, &rs) == 0)
 		return 0;
-	if ((pid = runner_find_shim(status)) > 0) {
+	if (!runner_void_start(status)) {
+		/* its shim took the ticket: it started, and is to be found or has ended */
+		for (i = 0; i < 100 && (pid = runner_find_shim(status)) <= 0 &&
+		    runner_status_read(status, &rs) == -1; i++)
+			usleep(10000);
+		if (pid <= 0)
+			return 0;
 		j->pid = pid;
 		j->pid_start = runner_start_time(pid);
 		if (e->cgroup_base[0] != '\0' && j->cgroup == NULL) {
@@ -1197,15 +1203,6 @@ engine_adopt(struct engine *e, struct job *j)
 		}
 		log_info("job %lld: found its supervisor (pid %d)", (long long)j->id, (int)pid);
 		store_job_set_pid(e->store, j->id, pid, j->pid_start, e->boot_id, j->cgroup);
-		return 0;
-	}
-	if (!runner_void_start(status)) {
-		/* its shim took the ticket: it started, and is to be found */
-		for (i = 0; i < 100 && (pid = runner_find_shim(status)) <= 0 &&
-		    runner_status_read(status, &rs) == -1; i++)
-			usleep(10000);
-		if (pid > 0)
-			return engine_adopt(e, j);
 		return 0;
 	}
 	if (store_job_unstart(e->store, j->id, engine_now()) == -1)
@@ -1429,22 +1426,16 @@ engine_reload(struct engine *e)
 	    c.sync_full != e->cfg.sync_full || c.cgroups != e->cfg.cgroups)
 		log_warnx("reload: socket, database, spool, sync, cgroups and [gpus] virtual "
 		    "change only on restart");
-	e->cfg.log_level = c.log_level;
-	e->cfg.gpu_poll = c.gpu_poll;
-	e->cfg.mode_default = c.mode_default;
-	memcpy(e->cfg.mode, c.mode, sizeof(c.mode));
-	e->cfg.sched = c.sched;
-	e->cfg.kill_grace = c.kill_grace;
-	e->cfg.compute_default = c.compute_default;
-	memcpy(e->cfg.compute, c.compute, sizeof(c.compute));
-	e->cfg.quantum = c.quantum;
-	e->cfg.revoke_timeout = c.revoke_timeout;
-	memcpy(e->cfg.admin_group, c.admin_group, sizeof(c.admin_group));
-	e->cfg.has_admin_gid = c.has_admin_gid;
-	e->cfg.admin_gid = c.admin_gid;
-	e->cfg.max_priority = c.max_priority;
-	e->cfg.job_umask = c.job_umask;
-	memcpy(e->cfg.rlimits, c.rlimits, sizeof(c.rlimits));
+	/* everything reloads but what only a restart changes */
+	memcpy(c.socket, e->cfg.socket, sizeof(c.socket));
+	memcpy(c.database, e->cfg.database, sizeof(c.database));
+	memcpy(c.spool, e->cfg.spool, sizeof(c.spool));
+	memcpy(c.nvml_library, e->cfg.nvml_library, sizeof(c.nvml_library));
+	memcpy(c.virtual_mem, e->cfg.virtual_mem, sizeof(c.virtual_mem));
+	c.nvirtual = e->cfg.nvirtual;
+	c.sync_full = e->cfg.sync_full;
+	c.cgroups = e->cfg.cgroups;
+	e->cfg = c;
 	log_init(c.log_level);
 	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,
 	    (uint64_t)e->cfg.gpu_poll * 1000);
