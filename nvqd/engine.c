@@ -589,8 +589,9 @@ engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 
 	/* the ticket first: a crash after the commit then voids or runs it, once */
 	engine_status_path(e, j->id, status, sizeof(status));
-	if (runner_ticket(status) == -1) {
-		log_warn("%s.ticket", status);
+	snprintf(j->ticket, sizeof(j->ticket), "%llx-%x", e->ticket_base, e->tickets++);
+	if (runner_ticket(status, j->ticket) == -1) {
+		log_warn("%s.%s.ticket", status, j->ticket);
 		return -1;
 	}
 	return store_job_start(e->store, j->id, now, uuids, j->ngpus, granted);
@@ -647,6 +648,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	rs.out = x.out;
 	rs.err = x.err;
 	rs.status_path = status;
+	rs.ticket = j->ticket;
 	rs.user = x.user;
 	rs.uid = x.uid;
 	rs.gid = x.gid;
@@ -1189,10 +1191,17 @@ engine_adopt(struct engine *e, struct job *j)
 	if (runner_status_read(status, &rs) == 0)
 		return 0;
 	if (!runner_void_start(status)) {
-		/* its shim took the ticket: it started, and is to be found or has ended */
-		for (i = 0; i < 100 && (pid = runner_find_shim(status)) <= 0 &&
-		    runner_status_read(status, &rs) == -1; i++)
+		/*
+		 * Its shim took the ticket: it started, and has ended (its status
+		 * says how) or is to be found.
+		 */
+		for (i = 0; i < 100; i++) {
+			if (runner_status_read(status, &rs) == 0)
+				return 0;
+			if ((pid = runner_find_shim(status)) > 0)
+				break;
 			usleep(10000);
+		}
 		if (pid <= 0)
 			return 0;
 		j->pid = pid;
@@ -1353,6 +1362,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	loop->data = e;
 	e->is_root = geteuid() == 0;
 	engine_boot_id(e->boot_id, sizeof(e->boot_id));
+	e->ticket_base = (unsigned long long)(engine_now() * 1e9);
 	if (e->is_root && e->cfg.cgroups) {
 		if (cgroup_base(e->cgroup_base, sizeof(e->cgroup_base)) == 0)
 			log_info("jobs run in cgroups under %s", e->cgroup_base);

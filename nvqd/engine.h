@@ -36,6 +36,7 @@ struct job {
 	int		dep_wait;
 	uint64_t	gpumask;
 	pid_t		pid;		/* the shim */
+	char		ticket[40];	/* the token of its start's ticket (runner.h) */
 	int64_t		pid_start;	/* its start time, to know it again */
 	int		exited;		/* the shim is gone; the end is not recorded yet */
 	int		recorded;	/* engine_finish: its end is committed */
@@ -86,6 +87,8 @@ struct engine {
 	char		shim[PATH_MAX];	/* nvq-shim */
 	char		hook[PATH_MAX];	/* libnvq-hook.so, or "" */
 	char		boot_id[40];	/* this boot's, from /proc */
+	unsigned long long ticket_base;	/* start tickets: nvqd's start time, in ns, */
+	unsigned	tickets;	/* and a count */
 	char		cgroup_base[PATH_MAX];	/* where job cgroups go; "": none */
 	uv_idle_t	kick;
 	uv_timer_t	wake;

@@ -44,6 +44,7 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 	snprintf(id, sizeof(id), "%lld", (long long)s->id);
 	argv[a++] = "nvq-shim";
 	argv[a++] = "-s"; argv[a++] = (char *)s->status_path;
+	argv[a++] = "-t"; argv[a++] = (char *)s->ticket;
 	argv[a++] = "-o"; argv[a++] = (char *)s->out;
 	argv[a++] = "-e"; argv[a++] = (char *)s->err;
 	argv[a++] = "-d"; argv[a++] = (char *)s->cwd;
@@ -162,14 +163,14 @@ runner_start_time(pid_t pid)
 }
 
 int
-runner_ticket(const char *status_path)
+runner_ticket(const char *status_path, const char *token)
 {
-	char ticket[PATH_MAX + 8];
+	char ticket[PATH_MAX + 80];
 	int fd;
 
 	unlink(status_path);
-	snprintf(ticket, sizeof(ticket), "%s.ticket", status_path);
-	if ((fd = open(ticket, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1)
+	snprintf(ticket, sizeof(ticket), "%s.%s.ticket", status_path, token);
+	if ((fd = open(ticket, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) == -1)
 		return -1;
 	return close(fd);
 }
@@ -177,10 +178,31 @@ runner_ticket(const char *status_path)
 int
 runner_void_start(const char *status_path)
 {
-	char ticket[PATH_MAX + 8];
+	char dir[PATH_MAX], *slash;
+	const char *base;
+	struct dirent *d;
+	size_t blen, n;
+	int voided = 0;
+	DIR *dp;
 
-	snprintf(ticket, sizeof(ticket), "%s.ticket", status_path);
-	return unlink(ticket) == 0 ? 1 : 0;
+	snprintf(dir, sizeof(dir), "%s", status_path);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		return 0;
+	*slash = '\0';
+	base = slash + 1;
+	blen = strlen(base);
+	if ((dp = opendir(dir)) == NULL)
+		return 0;
+	/* BASE.TOKEN.ticket, whatever the token */
+	while ((d = readdir(dp)) != NULL) {
+		n = strlen(d->d_name);
+		if (n > blen + 8 && strncmp(d->d_name, base, blen) == 0 && d->d_name[blen] == '.' &&
+		    strcmp(d->d_name + n - 7, ".ticket") == 0 &&
+		    unlinkat(dirfd(dp), d->d_name, 0) == 0)
+			voided = 1;
+	}
+	closedir(dp);
+	return voided;
 }
 
 pid_t
@@ -189,13 +211,14 @@ runner_find_shim(const char *status_path)
 	char path[64], buf[8192], *p, *end;
 	struct dirent *d;
 	pid_t pid, found = -1;
+	int64_t t, youngest = -1;
 	ssize_t n;
 	DIR *dir;
 	int fd;
 
 	if ((dir = opendir("/proc")) == NULL)
 		return -1;
-	while (found == -1 && (d = readdir(dir)) != NULL) {
+	while ((d = readdir(dir)) != NULL) {
 		if ((pid = (pid_t)atoi(d->d_name)) <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
@@ -213,7 +236,10 @@ runner_find_shim(const char *status_path)
 		for (p = buf, end = buf + n; p < end; p += strlen(p) + 1)
 			if (strcmp(p, "-s") == 0 && p + 3 < end &&
 			    strcmp(p + 3, status_path) == 0) {
-				found = pid;
+				if ((t = runner_start_time(pid)) > youngest) {
+					youngest = t;
+					found = pid;
+				}
 				break;
 			} else if (strcmp(p, "--") == 0)
 				break;

@@ -7,9 +7,11 @@
  * outlives nvqd.  The shim drops privileges, runs the job in a process
  * group of its own, and records how it ended in a status file:
  *   exit N / signal N / cpu SECONDS / rss BYTES / ended EPOCH / reason TEXT
- * one per line.  Beside it, STATUS.ticket exists from before the start is
- * committed until the shim takes it, so that a start nvqd may have crashed in
- * is either run once or voided, never both.  No libuv here.
+ * one per line.  Beside it, STATUS.TOKEN.ticket exists from before the start
+ * is committed until the shim takes it, so that a start nvqd may have crashed
+ * in is either run once or voided, never both.  TOKEN is new for each start:
+ * a shim of a voided start that is slow to take its ticket must not take the
+ * ticket of the job's next start.  No libuv here.
  */
 #ifndef NVQ_RUNNER_H
 #define NVQ_RUNNER_H
@@ -25,6 +27,7 @@ struct runner_spec {
 	const char	*cwd;
 	const char	*out, *err;
 	const char	*status_path;
+	const char	*ticket;	/* the TOKEN of the start's ticket */
 	const char	*user;
 	uid_t		uid;
 	gid_t		gid;
@@ -51,7 +54,7 @@ struct runner_status {
  * Makes the ticket of a start (see above), before the start is committed;
  * removes an old status file.  0 or -1 with errno.
  */
-int	runner_ticket(const char *status_path);
+int	runner_ticket(const char *status_path, const char *token);
 /* Forks the shim (runner_ticket first); returns its pid, or -1 with a sentence in err. */
 pid_t	runner_spawn(const struct runner_spec *, char *err, size_t errlen);
 /* Reads a status file; 0, or -1 if there is none (yet). */
@@ -61,11 +64,13 @@ int64_t	runner_start_time(pid_t);
 /*
  * The shim that records into status_path, found among the running
  * processes (for a job whose shim's pid never reached the database); or -1.
+ * The youngest, if a shim of a voided start is still there too.
  */
 pid_t	runner_find_shim(const char *status_path);
 /*
  * After a crash between committing a start and its shim running: voids the
  * start if its shim has not begun (1: it never will), else 0 (it began).
+ * Every ticket of the job goes, whatever its token.
  */
 int	runner_void_start(const char *status_path);
 /* The session of pid, or -1. */

@@ -48,6 +48,7 @@
 struct shim_spec {
 	char		**argv;
 	const char	*cwd, *out, *err, *status_path, *user;
+	const char	*ticket;	/* the token of its start's ticket */
 	uid_t		uid;
 	gid_t		gid;
 	int		drop;
@@ -225,7 +226,7 @@ shim_shim(struct shim_spec *s)
 	siginfo_t si;
 	pid_t job, p;
 	int efd[2], st, fd, i, done = 0;
-	char ticket[PATH_MAX + 8];
+	char ticket[PATH_MAX + 80];
 	ssize_t n;
 
 	setsid();	/* nvqd asked posix_spawn for it too; harmless twice */
@@ -246,7 +247,7 @@ shim_shim(struct shim_spec *s)
 	closefrom(3);
 
 	/* the start's ticket (runner.h): without it, nvqd has voided this start */
-	snprintf(ticket, sizeof(ticket), "%s.ticket", s->status_path);
+	snprintf(ticket, sizeof(ticket), "%s.%s.ticket", s->status_path, s->ticket);
 	if (unlink(ticket) == -1)
 		_exit(0);
 	memset(&rs, 0, sizeof(rs));
@@ -351,9 +352,14 @@ main(int argc, char **argv)
 	int c;
 
 	s.umask = 022;
-	while ((c = getopt(argc, argv, "+s:o:e:d:u:U:G:g:DP:m:r:c:i:")) != -1) {
+	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:")) != -1) {
 		switch (c) {
 		case 's': s.status_path = optarg; break;
+		case 't':
+			if (strlen(optarg) > 64 || strchr(optarg, '/') != NULL)
+				return shim_usage("bad ticket");
+			s.ticket = optarg;
+			break;
 		case 'o': s.out = optarg; break;
 		case 'e': s.err = optarg; break;
 		case 'd': s.cwd = optarg; break;
@@ -395,7 +401,7 @@ main(int argc, char **argv)
 			return shim_usage("unknown option");
 		}
 	}
-	if (s.status_path == NULL || s.out == NULL || s.err == NULL || s.cwd == NULL ||
+	if (s.status_path == NULL || s.ticket == NULL || s.out == NULL || s.err == NULL || s.cwd == NULL ||
 	    s.user == NULL || optind >= argc)
 		return shim_usage("missing arguments");
 	if (cgbase != NULL)

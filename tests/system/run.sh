@@ -590,6 +590,26 @@ t_node_fail() {	# a job that ran when the machine restarted: NODE_FAIL, or PENDI
 	nvq cancel "$a"; wait_state "$a" CANCELLED
 }
 
+t_ticket() {	# a shim runs its job only if it takes its own start's ticket
+	local shim="$ROOT/$BUILD/nvq-shim" d="$T/st"
+	mkdir -p "$d"
+	touch "$d/7.new.ticket"
+	# the shim of a start nvqd voided, slow to begin: the next start's ticket is not its own
+	"$shim" -s "$d/7" -t old -o "$d/out" -e "$d/err" -d / -u root -U 0 -G 0 -- \
+	    sh -c "echo ran >> '$d/ran'"
+	expect_eq "a voided start exits quietly" "$?" 0
+	expect_eq "and runs nothing" "$(cat "$d/ran" 2> /dev/null)" ""
+	expect_eq "nor records an end" "$([ -e "$d/7" ] && echo yes)" ""
+	expect_eq "the next start's ticket stays" "$(ls "$d")" "7.new.ticket"
+	"$shim" -s "$d/7" -t new -o "$d/out" -e "$d/err" -d / -u root -U 0 -G 0 -- \
+	    sh -c "echo ran >> '$d/ran'; exit 3"
+	expect_eq "its own ticket: it runs once" "$(cat "$d/ran")" ran
+	expect_match "and records the end" "$(cat "$d/7")" "exit 3"
+	expect_eq "having taken the ticket" "$([ -e "$d/7.new.ticket" ] && echo yes)" ""
+	"$shim" -s "$d/7" -o "$d/out" -e "$d/err" -d / -u root -U 0 -G 0 -- true 2> "$d/usage"
+	expect_eq "a shim without a ticket is refused" "$?" 2
+}
+
 t_same_process() {	# a pid from the database is signalled only if it is still the shim
 	write_config; start_nvqd || return
 	local a shim decoy
@@ -820,8 +840,12 @@ t_chaos() {	# 50 kill -9 of nvqd during a storm of submits: nothing acknowledged
 	expect_eq "one run each" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM (SELECT job_id FROM runs
 	    GROUP BY job_id HAVING count(*) > 1)")" 0
 	expect_eq "every job ran" "$(sort -u "$T/ran" | wc -l)" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")"
-	expect_eq "every end has its real exit code" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs
-	    WHERE exit_code IS NOT id % 7 OR state != CASE WHEN id % 7 = 0 THEN 'COMPLETED' ELSE 'FAILED' END")" 0
+	local wrong="WHERE exit_code IS NOT id % 7 OR state != CASE WHEN id % 7 = 0 THEN 'COMPLETED' ELSE 'FAILED' END"
+	expect_eq "every end has its real exit code" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs $wrong")" 0
+	sqlite3 "$T/nvq.db" "SELECT '    wrong end: job ' || id || ' ' || state || ' exit ' || ifnull(exit_code, 'none') ||
+	    ' (' || ifnull(reason, '') || ')' FROM jobs $wrong LIMIT 5"
+	sqlite3 "$T/nvq.db" "SELECT '      event ' || job_id || ' ' || state || ' ' || ifnull(reason, '') FROM events
+	    WHERE job_id IN (SELECT id FROM jobs $wrong LIMIT 5)"
 	expect_eq "integrity" "$(sqlite3 "$T/nvq.db" "PRAGMA integrity_check")" ok
 	stop_nvqd
 	sleep 0.2
