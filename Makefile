@@ -47,7 +47,7 @@ SQL_LIBS = -lsqlite3
 endif
 
 COMMON	= nvqd/proto.c nvqd/parse.c
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/hooks.c nvqd/server.c nvqd/ctl.c nvqd/store.c nvqd/sched.c \
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/hooks.c nvqd/server.c nvqd/ctl.c nvqd/store.c nvqd/sched.c nvqd/preempt.c \
 	   nvqd/gpu.c nvqd/runner.c nvqd/config.c nvqd/log.c nvqd/rlimits.c nvqd/cgroup.c $(COMMON)
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \
 	  nvq/log.c nvq/gpus.c $(COMMON)
@@ -90,17 +90,21 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 	    $(filter %.o,$^) -ldl -lpthread
 
 # Unit tests: cmocka, pure logic only.
-UNIT	= sched proto config parse budget
+UNIT	= sched preempt proto config parse budget
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
 $(BUILD)/tests/test_sched: $(call obj,tests/unit/test_sched.c nvqd/sched.c nvqd/parse.c)
+$(BUILD)/tests/test_preempt: $(call obj,tests/unit/test_preempt.c nvqd/preempt.c nvqd/sched.c \
+	    nvqd/parse.c)
 $(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c nvqd/proto.c)
 $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nvqd/parse.c \
 	    nvqd/rlimits.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c nvqd/parse.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/obj/tests/unit/test_budget.o: CPPFLAGS += -iquote hook
+# its tables name the fields they test, in order
+$(BUILD)/obj/tests/unit/test_sched.o: CFLAGS += -Wno-missing-field-initializers
 $(BUILD)/tests/test_config: TEST_LIBS += $(INI_LIBS)
 $(UNIT_BIN):
 	@mkdir -p $(dir $@)

@@ -381,6 +381,38 @@ sched_place(struct sched_state *st, const struct sched_gpu *gpus, int ngpus,
 			sched_claim(st, gpus, g, j->mem, j->id);
 }
 
+/* A suspended job resumes on its own GPUs, or waits for them. */
+static void
+sched_place_own(struct sched_state *st, const struct sched_gpu *gpus, int ngpus,
+    const struct sched_job *j, struct sched_decision *d)
+{
+	int g, fit = 1, ok = 1;
+
+	for (g = 0; g < ngpus; g++) {
+		if (!(j->gpumask & (1ULL << g)))
+			continue;
+		if (!sched_fits(st, &gpus[g], g, j->mem))
+			fit = 0;
+		else if (!sched_backfill_ok(st, g, j->mem)) {
+			ok = 0;
+			d->behind = st->claimer[g];
+		}
+	}
+	if (fit && ok) {
+		d->why = SCHED_RESUME;
+		d->gpumask = j->gpumask;
+		for (g = 0; g < ngpus; g++)
+			if (j->gpumask & (1ULL << g))
+				sched_hold(st, gpus, g, j->mem);
+		return;
+	}
+	d->why = fit ? SCHED_WAIT_PRIORITY : SCHED_WAIT_MEM;
+	for (g = 0; g < ngpus; g++)
+		if ((j->gpumask & (1ULL << g)) && st->budget[g] > 0 &&
+		    sched_demand(st, g, j->mem) <= st->budget[g])
+			sched_claim(st, gpus, g, j->mem, j->id);
+}
+
 int
 sched_plan(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs, int njobs,
     const struct sched_settings *s, double now, struct sched_plan *p)
@@ -402,6 +434,14 @@ sched_plan(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs
 	for (i = 0; i < njobs; i++) {
 		p->dec[i] = zero;
 		j = &jobs[i];
+		if (j->suspended && !j->running) {
+			p->dec[i].gpumask = j->gpumask;
+			if (j->may_resume)
+				p->order[npending++] = i;
+			else
+				p->dec[i].why = SCHED_SUSPENDED;
+			continue;
+		}
 		if (!j->running) {
 			p->order[npending++] = i;
 			continue;
@@ -414,10 +454,20 @@ sched_plan(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs
 				sched_hold(&st, gpus, g, j->mem);
 	}
 	sched_sort(p->order, npending, jobs, s, now);
+	p->nwaiting = npending;
 
 	for (i = 0; i < npending; i++) {
 		j = &jobs[p->order[i]];
 		d = &p->dec[p->order[i]];
+		if (j->suspended) {
+			/* admitted once: limits and --after do not hold it back */
+			sched_place_own(&st, gpus, ngpus, j, d);
+			if (d->why == SCHED_RESUME)
+				p->nstart++;
+			else
+				blocked++;
+			continue;
+		}
 		if (j->dep_wait) {
 			d->why = SCHED_WAIT_DEP;
 			continue;

@@ -18,13 +18,21 @@
 
 enum sched_mode {
 	SCHED_AUTO = 0,		/* share while the demands fit */
-	SCHED_SERIAL = 1	/* one job at a time */
+	SCHED_SERIAL = 1,	/* one job at a time */
+	SCHED_TIMESLICE = 2	/* share while they fit; else take turns, by suspending */
+};
+
+enum sched_preempt_mode {
+	SCHED_PREEMPT_OFF = 0,
+	SCHED_PREEMPT_SUSPEND,	/* the lower jobs are suspended */
+	SCHED_PREEMPT_REQUEUE	/* they are stopped and queued again (--requeue only) */
 };
 
 struct sched_gpu {
 	uint64_t	total;		/* memory the GPU has */
 	uint64_t	outside;	/* memory used by processes outside the queue */
 	int		mode;		/* enum sched_mode */
+	double		quantum;	/* SCHED_TIMESLICE: seconds a job runs before its turn ends */
 };
 
 struct sched_job {
@@ -34,9 +42,15 @@ struct sched_job {
 	int		ngpus;
 	uint64_t	mem;		/* per GPU; 0 means a whole GPU */
 	int		priority;
-	double		submitted_at;
+	double		submitted_at;	/* suspended: when it was suspended (turns go to who waited longest) */
 	int		dep_wait;	/* waits for jobs it runs --after */
-	uint64_t	gpumask;	/* running: the GPUs it holds */
+	uint64_t	gpumask;	/* running: the GPUs it holds; suspended: its GPUs */
+	/* suspend and resume (preempt.c) */
+	int		suspended;	/* holds nothing; resumes on gpumask alone */
+	int		may_resume;	/* suspended: it resumes when it fits (not by nvq suspend) */
+	int		busy;		/* being suspended or resumed: holds its memory, stays */
+	int		requeue;	/* --requeue: preempt = requeue may stop it */
+	double		slice_start;	/* running: when it started or last resumed */
 };
 
 struct sched_settings {
@@ -45,6 +59,8 @@ struct sched_settings {
 	double		aging;		/* priority points gained per hour waited */
 	int		max_running_jobs; /* per user, 0 for no limit */
 	int		max_gpus;	/* GPUs held per user, 0 for no limit */
+	int		preempt;	/* enum sched_preempt_mode */
+	double		preempt_min_runtime;	/* seconds a job runs before it may be preempted */
 };
 
 enum sched_why {
@@ -55,7 +71,9 @@ enum sched_why {
 	SCHED_WAIT_USER_GPUS,	/* [limits] max_gpus */
 	SCHED_WAIT_GPUS,	/* fewer GPUs exist than it needs */
 	SCHED_WAIT_MEM,		/* not enough free memory on enough GPUs */
-	SCHED_WAIT_PRIORITY	/* would fit, but could delay a higher one */
+	SCHED_WAIT_PRIORITY,	/* would fit, but could delay a higher one */
+	SCHED_RESUME,		/* suspended: resumes now on its gpumask */
+	SCHED_SUSPENDED		/* suspended by nvq suspend: waits for nvq resume */
 };
 
 struct sched_decision {
@@ -68,8 +86,20 @@ struct sched_decision {
 struct sched_plan {
 	struct sched_decision *dec;	/* njobs entries, same order as jobs */
 	int		*order;		/* njobs entries of scratch */
-	int		nstart;		/* how many SCHED_START */
+	int		nstart;		/* how many SCHED_START and SCHED_RESUME */
+	int		nwaiting;	/* order[0..nwaiting-1]: pending and resumable, in turn */
 	double		next_wake;	/* 0, or when to plan again */
+};
+
+#define SCHED_MAX_VICTIMS	32
+
+/* Who gives way, for whom (preempt.c). */
+struct sched_preemption {
+	int		beneficiary;	/* index into jobs, or -1: nobody gives way */
+	int		rotation;	/* 1: a timeslice turn; 0: priority */
+	int		victims[SCHED_MAX_VICTIMS];	/* indexes into jobs */
+	int		nvictims;
+	double		next_wake;	/* 0, or when a turn ends or a job may be preempted */
 };
 
 /* The memory a job may be given on a GPU: total less reserve and outside use. */
@@ -83,8 +113,25 @@ uint64_t	sched_budget(const struct sched_gpu *, const struct sched_settings *);
 int		sched_could_fit(const struct sched_gpu *, int, const struct sched_settings *,
 		    int ngpus, uint64_t mem, char *why, int whylen);
 
-/* Plans one pass; returns the number of jobs to start. */
+/* Plans one pass; returns the number of jobs to start or resume. */
 int		sched_plan(const struct sched_gpu *, int, const struct sched_job *, int,
 		    const struct sched_settings *, double now, struct sched_plan *);
+
+/*
+ * After sched_plan: whether running jobs should give way to a waiting one,
+ * by priority (settings' preempt) or by turns on SCHED_TIMESLICE GPUs.  At
+ * most one waiting job is served per call, and jobs being suspended or
+ * resumed (busy) stay: what they free is already promised.
+ */
+void		sched_preempt(const struct sched_gpu *, int, const struct sched_job *, int,
+		    const struct sched_settings *, double now, const struct sched_plan *,
+		    struct sched_preemption *);
+
+/*
+ * A timeslice quantum: fixed if fixed > 0, else long enough that switches
+ * costing switch_cost seconds (a suspend plus a resume) take at most
+ * overhead (0..1) of the time, and at least min seconds.
+ */
+double		sched_quantum(double switch_cost, double overhead, double min, double fixed);
 
 #endif

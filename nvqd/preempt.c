@@ -1,0 +1,282 @@
+/*
+ * preempt.c: who gives way to a waiting job (see sched.h).
+ *
+ * After a pass of sched_plan, the waiting jobs are looked at in the order
+ * they go in.  The first one that running jobs could make room for is the
+ * beneficiary; the running jobs that give way are its victims.
+ *
+ * A running job may give way to a job J on GPU g when it is not being
+ * suspended or resumed, and either
+ *   - priority: [scheduler] preempt is not off, its priority is below J's,
+ *     it has run preempt_min_runtime since it started or resumed, J is a
+ *     pending job (resumes never preempt), and, for preempt = requeue, it was
+ *     submitted with --requeue; or
+ *   - turns: g is a SCHED_TIMESLICE GPU, its quantum there is over, and its
+ *     priority is not above J's.
+ * On each GPU the set that gives way is the one that makes J fit with the
+ * fewest jobs, then the lowest priorities, then the most recently started.
+ * A job needing N GPUs takes the N GPUs where that set is smallest.
+ *
+ * No thrashing: GPUs where a job is being suspended or resumed are left
+ * alone until that ends (what it frees is already promised); a later job
+ * never takes a GPU that an earlier waiting job could use; a job given a
+ * GPU runs its quantum, or preempt_min_runtime, before it may be asked to
+ * give way; and equal priorities never preempt each other.
+ */
+#include <string.h>
+
+#include "sched.h"
+
+struct preempt_cost {
+	int		n;		/* jobs that give way */
+	int64_t		prio;		/* the sum of their priorities */
+	double		recent;		/* the sum of their slice starts: more is better */
+	uint64_t	set;		/* bit k: cand[k] gives way */
+};
+
+struct preempt_gpu {
+	int		cand[SCHED_MAX_SUBSET];	/* indexes into jobs that may give way */
+	int		ncand;
+	uint64_t	cand_demand[SCHED_MAX_SUBSET];
+	int		usable;
+	struct preempt_cost best;
+};
+
+static uint64_t
+preempt_budget(const struct sched_gpu *g, const struct sched_settings *s)
+{
+	return sched_budget(g, s);
+}
+
+/* Whether cost a is better than b. */
+static int
+preempt_better(const struct preempt_cost *a, const struct preempt_cost *b)
+{
+	if (a->n != b->n)
+		return a->n < b->n;
+	if (a->prio != b->prio)
+		return a->prio < b->prio;
+	return a->recent > b->recent;
+}
+
+/* The time from which running job v may give way to j on g; -1 if never. */
+static double
+preempt_when(const struct sched_gpu *gpu, const struct sched_job *v, const struct sched_job *j,
+    const struct sched_settings *s)
+{
+	double t = -1, r;
+
+	if (v->busy)
+		return -1;
+	if (s->preempt != SCHED_PREEMPT_OFF && !j->suspended && v->priority < j->priority &&
+	    (s->preempt != SCHED_PREEMPT_REQUEUE || v->requeue))
+		t = v->slice_start + s->preempt_min_runtime;
+	if (gpu->mode == SCHED_TIMESLICE && v->priority <= j->priority) {
+		r = v->slice_start + gpu->quantum;
+		if (t < 0 || r < t)
+			t = r;
+	}
+	return t;
+}
+
+/*
+ * The best set of g's jobs that gives way so that j fits on g, into pg;
+ * sets pg->usable.  Notes in *wake when a job will be able to give way.
+ */
+static void
+preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, int njobs,
+    const struct sched_job *j, const struct sched_settings *s, double now, double *wake,
+    struct preempt_gpu *pg)
+{
+	const struct sched_gpu *gpu = &gpus[g];
+	uint64_t budget = preempt_budget(gpu, s), held = 0, need, d, freed;
+	struct preempt_cost c;
+	int i, k, nheld = 0, whole;
+	unsigned m;
+	double t;
+
+	memset(pg, 0, sizeof(*pg));
+	if (budget == 0)
+		return;
+	need = j->mem == 0 ? budget : j->mem;
+	whole = j->mem == 0 || gpu->mode == SCHED_SERIAL;
+	if (need > budget)
+		return;
+	for (i = 0; i < njobs; i++) {
+		const struct sched_job *v = &jobs[i];
+
+		if (!v->running || !(v->gpumask & (1ULL << g)))
+			continue;
+		if (v->busy)
+			return;		/* a switch is under way here */
+		d = v->mem == 0 ? budget : v->mem;
+		held += d;
+		nheld++;
+		t = preempt_when(gpu, v, j, s);
+		if (t < 0)
+			continue;
+		if (t > now) {
+			if (*wake == 0 || t < *wake)
+				*wake = t;
+			continue;
+		}
+		if (pg->ncand == SCHED_MAX_SUBSET)
+			return;		/* beyond what is searched exactly: leave it */
+		pg->cand[pg->ncand] = i;
+		pg->cand_demand[pg->ncand++] = d;
+	}
+	if (whole && pg->ncand < nheld)
+		return;
+	if (whole ? nheld == 0 : held <= budget && budget - held >= need) {
+		pg->usable = 1;		/* it fits as it is */
+		return;
+	}
+	for (m = 1; m < (1U << pg->ncand); m++) {
+		memset(&c, 0, sizeof(c));
+		freed = 0;
+		for (k = 0; k < pg->ncand; k++)
+			if (m & (1U << k)) {
+				c.n++;
+				c.prio += jobs[pg->cand[k]].priority;
+				c.recent += jobs[pg->cand[k]].slice_start;
+				freed += pg->cand_demand[k];
+			}
+		if (whole && c.n < nheld)
+			continue;
+		if (held - freed > budget || budget - (held - freed) < need)
+			continue;
+		c.set = m;
+		if (!pg->usable || preempt_better(&c, &pg->best)) {
+			pg->best = c;
+			pg->usable = 1;
+		}
+	}
+}
+
+/* Adds jobs[i] to the victims once; -1 if there are too many. */
+static int
+preempt_add(struct sched_preemption *out, int i)
+{
+	int k;
+
+	for (k = 0; k < out->nvictims; k++)
+		if (out->victims[k] == i)
+			return 0;
+	if (out->nvictims == SCHED_MAX_VICTIMS)
+		return -1;
+	out->victims[out->nvictims++] = i;
+	return 0;
+}
+
+/* Tries to make room for jobs[idx] on the GPUs of allowed; 1 if it can. */
+static int
+preempt_for(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs, int njobs,
+    int idx, uint64_t allowed, const struct sched_settings *s, double now, double *wake,
+    struct sched_preemption *out)
+{
+	struct preempt_gpu pg[SCHED_MAX_GPUS];
+	const struct sched_job *j = &jobs[idx];
+	uint64_t chosen = 0;
+	int g, k, n, best, timeslice = 1;
+
+	for (g = 0; g < ngpus; g++) {
+		pg[g].usable = 0;
+		if (allowed & (1ULL << g))
+			preempt_on(gpus, g, jobs, njobs, j, s, now, wake, &pg[g]);
+	}
+	if (j->suspended) {
+		/* its own GPUs, every one of them */
+		for (g = 0; g < ngpus; g++)
+			if ((j->gpumask & (1ULL << g)) && !pg[g].usable)
+				return 0;
+		chosen = j->gpumask;
+	} else {
+		for (n = 0; n < j->ngpus; n++) {
+			best = -1;
+			for (g = 0; g < ngpus; g++)
+				if (pg[g].usable && !(chosen & (1ULL << g)) &&
+				    (best == -1 || preempt_better(&pg[g].best, &pg[best].best)))
+					best = g;
+			if (best == -1)
+				return 0;
+			chosen |= 1ULL << best;
+		}
+	}
+	out->nvictims = 0;
+	for (g = 0; g < ngpus; g++) {
+		if (!(chosen & (1ULL << g)))
+			continue;
+		if (gpus[g].mode != SCHED_TIMESLICE)
+			timeslice = 0;
+		for (k = 0; k < pg[g].ncand; k++)
+			if ((pg[g].best.set & (1ULL << k)) && preempt_add(out, pg[g].cand[k]) == -1)
+				return 0;
+	}
+	if (out->nvictims == 0)
+		return 0;	/* it fits already: sched_plan starts it */
+	out->beneficiary = idx;
+	out->rotation = timeslice;
+	return 1;
+}
+
+void
+sched_preempt(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs, int njobs,
+    const struct sched_settings *s, double now, const struct sched_plan *p,
+    struct sched_preemption *out)
+{
+	const struct sched_job *j;
+	uint64_t taken = 0, could, timesliced = 0;
+	double wake = 0;
+	int i, g, idx;
+
+	memset(out, 0, sizeof(*out));
+	out->beneficiary = -1;
+	if (ngpus > SCHED_MAX_GPUS)
+		ngpus = SCHED_MAX_GPUS;
+	for (g = 0; g < ngpus; g++)
+		if (gpus[g].mode == SCHED_TIMESLICE)
+			timesliced |= 1ULL << g;
+	if (s->preempt == SCHED_PREEMPT_OFF && timesliced == 0)
+		return;
+	for (i = 0; i < p->nwaiting; i++) {
+		idx = p->order[i];
+		j = &jobs[idx];
+		if (p->dec[idx].why != SCHED_WAIT_MEM || j->ngpus == 0)
+			continue;
+		/* the GPUs that could ever hold it */
+		could = 0;
+		for (g = 0; g < ngpus; g++) {
+			uint64_t b = sched_budget(&gpus[g], s);
+
+			if (b > 0 && (j->mem == 0 ? 1 : j->mem <= b) &&
+			    (!j->suspended || (j->gpumask & (1ULL << g))))
+				could |= 1ULL << g;
+		}
+		/* a resume waits its turn on timeslice GPUs, and never preempts */
+		if (j->suspended && (j->gpumask & ~timesliced) != 0) {
+			taken |= could;
+			continue;
+		}
+		if (j->suspended && (could & taken) != 0) {
+			taken |= could;
+			continue;
+		}
+		if (preempt_for(gpus, ngpus, jobs, njobs, idx, could & ~taken, s, now, &wake, out))
+			return;
+		taken |= could;
+	}
+	out->next_wake = wake;
+}
+
+double
+sched_quantum(double switch_cost, double overhead, double min, double fixed)
+{
+	double q;
+
+	if (fixed > 0)
+		return fixed;
+	if (overhead <= 0 || overhead >= 1)
+		overhead = 0.05;
+	q = switch_cost * (1 - overhead) / overhead;
+	return q > min ? q : min;
+}

@@ -1,0 +1,286 @@
+/*
+ * test_preempt.c: who gives way (preempt.c), resume order (sched.c) and the
+ * timeslice quantum, table-driven.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sched.h"
+
+#define G (1ULL << 30)
+#define NOW 10000.0
+
+struct pcase {
+	const char	*name;
+	int		ngpus;
+	uint64_t	total[2];
+	int		mode[2];
+	double		quantum;
+	int		preempt;
+	double		min_runtime;
+	int		njobs;
+	struct sched_job jobs[6];
+	int64_t		beneficiary;	/* its id, or 0: nobody */
+	int64_t		victims[4];	/* ids, in any order; 0 ends */
+	double		wake;		/* expected next_wake, or 0 */
+	int		why[6];		/* expected plan decisions; -1: not checked */
+};
+
+#define X -1
+/* running: id, mem, prio, GPU mask, slice start */
+#define RUN(i, m, p, mask, t) { .id = i, .uid = 1, .running = 1, .ngpus = 1, .mem = m, \
+	.priority = p, .gpumask = mask, .slice_start = t }
+#define RUNQ(i, m, p, mask, t) { .id = i, .uid = 1, .running = 1, .ngpus = 1, .mem = m, \
+	.priority = p, .gpumask = mask, .slice_start = t, .requeue = 1 }
+#define BUSY(i, m, p, mask) { .id = i, .uid = 1, .running = 1, .ngpus = 1, .mem = m, \
+	.priority = p, .gpumask = mask, .busy = 1 }
+#define PEND(i, m, p, t) { .id = i, .uid = 1, .ngpus = 1, .mem = m, .priority = p, \
+	.submitted_at = t }
+/* suspended at t; r: it may resume */
+#define SUSP(i, m, p, mask, t, r) { .id = i, .uid = 1, .ngpus = 1, .mem = m, .priority = p, \
+	.submitted_at = t, .gpumask = mask, .suspended = 1, .may_resume = r }
+
+static const struct pcase cases[] = {
+	{ "preempt = off: a higher job waits", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_OFF, 0, 2,
+	  { RUN(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0,
+	  { SCHED_RUNNING, SCHED_WAIT_MEM } },
+	{ "suspend: the lower job gives way", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { RUN(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 2, { 1 }, 0,
+	  { SCHED_RUNNING, SCHED_WAIT_MEM } },
+	{ "equal priorities never preempt", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { RUN(1, 50 * G, 5, 1, 0), PEND(2, 50 * G, 5, 1) }, 0, { 0 }, 0, { X, X } },
+	{ "preempt_min_runtime protects a job that just started; wake when it is over",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 60, 2,
+	  { RUN(1, 50 * G, 0, 1, NOW - 10), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, NOW + 50,
+	  { X, X } },
+	{ "the fewest jobs give way, before lower priorities",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 4,
+	  { RUN(1, 20 * G, 1, 1, 10), RUN(2, 20 * G, 1, 1, 20), RUN(3, 40 * G, 5, 1, 5),
+	    PEND(4, 40 * G, 10, 1) }, 4, { 3 }, 0, { X, X, X, X } },
+	{ "then the lowest priority", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { RUN(1, 40 * G, 3, 1, 10), RUN(2, 40 * G, 1, 1, 10), PEND(3, 40 * G, 10, 1) },
+	  3, { 2 }, 0, { X, X, X } },
+	{ "then the most recently started", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { RUN(1, 40 * G, 1, 1, 100), RUN(2, 40 * G, 1, 1, 200), PEND(3, 40 * G, 10, 1) },
+	  3, { 2 }, 0, { X, X, X } },
+	{ "a higher running job never gives way, so nobody does",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { RUN(1, 40 * G, 20, 1, 0), RUN(2, 40 * G, 1, 1, 0), PEND(3, 60 * G, 10, 1) },
+	  0, { 0 }, 0, { X, X, X } },
+	{ "no more than it needs", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 4,
+	  { RUN(1, 30 * G, 0, 1, 0), RUN(2, 30 * G, 0, 1, 0), RUN(3, 10 * G, 0, 1, 5),
+	    PEND(4, 20 * G, 10, 1) }, 4, { 3 }, 0, { X, X, X, X } },
+	{ "a whole-GPU job needs every job there to give way",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { RUN(1, 10 * G, 0, 1, 0), RUN(2, 10 * G, 20, 1, 0), PEND(3, 0, 10, 1) },
+	  0, { 0 }, 0, { X, X, X } },
+	{ "two GPUs: the one where fewer give way",
+	  2, { 80 * G, 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 4,
+	  { RUN(1, 40 * G, 0, 1, 0), RUN(2, 40 * G, 0, 1, 0), RUN(3, 70 * G, 0, 2, 0),
+	    PEND(4, 60 * G, 10, 1) }, 4, { 3 }, 0, { X, X, X, X } },
+	{ "two high jobs arrive together: one set gives way, for the first",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { RUN(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1), PEND(3, 50 * G, 10, 2) },
+	  2, { 1 }, 0, { SCHED_RUNNING, SCHED_WAIT_MEM, SCHED_WAIT_MEM } },
+	{ "... while it is being suspended, nobody else is asked",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { BUSY(1, 50 * G, 0, 1), PEND(2, 50 * G, 10, 1), PEND(3, 50 * G, 10, 2) },
+	  0, { 0 }, 0, { SCHED_RUNNING, SCHED_WAIT_MEM, SCHED_WAIT_MEM } },
+	{ "... once suspended, the first starts; the second does not preempt it",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { SUSP(1, 50 * G, 0, 1, 50, 1), PEND(2, 50 * G, 10, 1), PEND(3, 50 * G, 10, 2) },
+	  0, { 0 }, 0, { SCHED_WAIT_MEM, SCHED_START, SCHED_WAIT_MEM } },
+	{ "... the first running: the second waits for it, not the suspended job",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { SUSP(1, 50 * G, 0, 1, 50, 1), RUN(2, 50 * G, 10, 1, NOW - 1), PEND(3, 50 * G, 10, 2) },
+	  0, { 0 }, 0, { SCHED_WAIT_MEM, SCHED_RUNNING, SCHED_WAIT_MEM } },
+	{ "... the first done: the second starts before the suspended one resumes",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { SUSP(1, 50 * G, 0, 1, 50, 1), PEND(3, 50 * G, 10, 2) },
+	  0, { 0 }, 0, { SCHED_WAIT_MEM, SCHED_START } },
+	{ "requeue: only --requeue jobs are stopped",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_REQUEUE, 0, 3,
+	  { RUN(1, 40 * G, 0, 1, 0), RUNQ(2, 40 * G, 0, 1, 0), PEND(3, 40 * G, 10, 1) },
+	  3, { 2 }, 0, { X, X, X } },
+	{ "requeue: without --requeue jobs nothing is stopped",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_REQUEUE, 0, 2,
+	  { RUN(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0, { X, X } },
+	{ "suspended jobs resume in priority order when they fit",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { RUN(1, 40 * G, 0, 1, 0), SUSP(2, 30 * G, 1, 1, 10, 1), SUSP(3, 30 * G, 5, 1, 20, 1) },
+	  0, { 0 }, 0, { SCHED_RUNNING, SCHED_WAIT_MEM, SCHED_RESUME } },
+	{ "suspended by nvq suspend: it waits for nvq resume",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 1,
+	  { SUSP(1, 30 * G, 0, 1, 10, 0) }, 0, { 0 }, 0, { SCHED_SUSPENDED } },
+	{ "a suspended job resumes on its own GPU only",
+	  2, { 80 * G, 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { RUN(1, 60 * G, 0, 2, 0), SUSP(2, 30 * G, 0, 2, 10, 1) }, 0, { 0 }, 0,
+	  { SCHED_RUNNING, SCHED_WAIT_MEM } },
+	{ "a resume never preempts", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { RUN(1, 60 * G, 0, 1, 0), SUSP(2, 30 * G, 10, 1, 10, 1) }, 0, { 0 }, 0,
+	  { SCHED_RUNNING, SCHED_WAIT_MEM } },
+	{ "timeslice: when a turn is over, who waited longest goes next",
+	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 3,
+	  { RUN(1, 45 * G, 0, 1, NOW - 40), SUSP(2, 45 * G, 0, 1, NOW - 50, 1),
+	    PEND(3, 45 * G, 0, NOW - 100) }, 3, { 1 }, 0,
+	  { SCHED_RUNNING, SCHED_WAIT_MEM, SCHED_WAIT_MEM } },
+	{ "timeslice: a suspended job's turn", 1, { 80 * G }, { SCHED_TIMESLICE }, 30,
+	  SCHED_PREEMPT_OFF, 0, 2,
+	  { RUN(1, 45 * G, 0, 1, NOW - 40), SUSP(2, 45 * G, 0, 1, NOW - 50, 1) }, 2, { 1 }, 0,
+	  { SCHED_RUNNING, SCHED_WAIT_MEM } },
+	{ "timeslice: within its turn nobody yields; wake at its end",
+	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
+	  { RUN(1, 45 * G, 0, 1, NOW - 10), PEND(2, 45 * G, 0, 1) }, 0, { 0 }, NOW + 20,
+	  { X, X } },
+	{ "timeslice: a higher job does not take turns with a lower one",
+	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
+	  { RUN(1, 45 * G, 5, 1, NOW - 100), PEND(2, 45 * G, 0, 1) }, 0, { 0 }, 0, { X, X } },
+	{ "timeslice: jobs that fit together share, no turns",
+	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
+	  { RUN(1, 30 * G, 0, 1, NOW - 100), PEND(2, 30 * G, 0, 1) }, 0, { 0 }, 0,
+	  { SCHED_RUNNING, SCHED_START } },
+	{ "not timeslice, preempt off: nobody takes turns",
+	  1, { 80 * G }, { SCHED_AUTO }, 30, SCHED_PREEMPT_OFF, 0, 2,
+	  { RUN(1, 45 * G, 0, 1, NOW - 100), PEND(2, 45 * G, 0, 1) }, 0, { 0 }, 0, { X, X } },
+};
+
+static int
+has(const int64_t *ids, int64_t id)
+{
+	int k;
+
+	for (k = 0; k < 4 && ids[k] != 0; k++)
+		if (ids[k] == id)
+			return 1;
+	return 0;
+}
+
+static void
+test_cases(void **state)
+{
+	struct sched_decision dec[6];
+	struct sched_preemption out;
+	struct sched_settings set;
+	struct sched_gpu gpus[2];
+	struct sched_plan plan;
+	int order[6];
+	size_t c;
+	int i, k, nexp;
+
+	(void)state;
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		const struct pcase *t = &cases[c];
+
+		memset(&set, 0, sizeof(set));
+		set.preempt = t->preempt;
+		set.preempt_min_runtime = t->min_runtime;
+		memset(gpus, 0, sizeof(gpus));
+		for (i = 0; i < t->ngpus; i++) {
+			gpus[i].total = t->total[i];
+			gpus[i].mode = t->mode[i];
+			gpus[i].quantum = t->quantum;
+		}
+		plan.dec = dec;
+		plan.order = order;
+		sched_plan(gpus, t->ngpus, t->jobs, t->njobs, &set, NOW, &plan);
+		for (i = 0; i < t->njobs; i++)
+			if (t->why[i] != X && dec[i].why != t->why[i]) {
+				print_error("%s: job %lld: decision %d, wanted %d\n", t->name,
+				    (long long)t->jobs[i].id, dec[i].why, t->why[i]);
+				fail();
+			}
+		sched_preempt(gpus, t->ngpus, t->jobs, t->njobs, &set, NOW, &plan, &out);
+		if (t->beneficiary == 0) {
+			if (out.beneficiary != -1) {
+				print_error("%s: job %lld was served, wanted nobody\n", t->name,
+				    (long long)t->jobs[out.beneficiary].id);
+				fail();
+			}
+		} else if (out.beneficiary == -1 ||
+		    t->jobs[out.beneficiary].id != t->beneficiary) {
+			print_error("%s: served %lld, wanted %lld\n", t->name,
+			    out.beneficiary == -1 ? -1LL : (long long)t->jobs[out.beneficiary].id,
+			    (long long)t->beneficiary);
+			fail();
+		}
+		for (nexp = 0; nexp < 4 && t->victims[nexp] != 0; nexp++)
+			;
+		if (t->beneficiary != 0) {
+			if (out.nvictims != nexp) {
+				print_error("%s: %d give way, wanted %d\n", t->name, out.nvictims, nexp);
+				fail();
+			}
+			for (k = 0; k < out.nvictims; k++)
+				if (!has(t->victims, t->jobs[out.victims[k]].id)) {
+					print_error("%s: job %lld gives way\n", t->name,
+					    (long long)t->jobs[out.victims[k]].id);
+					fail();
+				}
+			assert_int_equal(out.rotation, t->mode[0] == SCHED_TIMESLICE);
+		}
+		if (t->beneficiary == 0 && out.next_wake != t->wake) {
+			print_error("%s: wake at %.1f, wanted %.1f\n", t->name, out.next_wake, t->wake);
+			fail();
+		}
+	}
+}
+
+struct qcase {
+	double	cost, overhead, min, fixed, want;
+};
+
+static void
+test_quantum(void **state)
+{
+	static const struct qcase q[] = {
+		{ 2.0, 0.05, 1, 0, 38.0 },	/* 2 s switches: 38 s turns keep 5% */
+		{ 10.0, 0.10, 1, 0, 90.0 },
+		{ 0.0, 0.05, 5, 0, 5.0 },	/* nothing measured yet: the floor */
+		{ 0.1, 0.05, 5, 0, 5.0 },
+		{ 30.0, 0.05, 1, 3, 3.0 },	/* a fixed quantum wins */
+		{ 1.0, 0.0, 1, 0, 19.0 },	/* a bad overhead is taken as 5% */
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		double got = sched_quantum(q[i].cost, q[i].overhead, q[i].min, q[i].fixed);
+
+		if (got < q[i].want - 1e-9 || got > q[i].want + 1e-9) {
+			print_error("quantum(%g, %g, %g, %g) = %g, wanted %g\n", q[i].cost,
+			    q[i].overhead, q[i].min, q[i].fixed, got, q[i].want);
+			fail();
+		}
+	}
+}
+
+/* Whatever the switch cost, the share lost to switching stays at most the overhead. */
+static void
+test_quantum_overhead(void **state)
+{
+	double cost, q;
+
+	(void)state;
+	for (cost = 0.01; cost < 100; cost *= 1.7) {
+		q = sched_quantum(cost, 0.05, 1, 0);
+		assert_true(cost / (q + cost) <= 0.05 + 1e-9);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_quantum),
+		cmocka_unit_test(test_quantum_overhead),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
