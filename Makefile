@@ -47,7 +47,7 @@ SQL_LIBS = -lsqlite3
 endif
 
 COMMON	= nvqd/proto.c nvqd/parse.c
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/hooks.c nvqd/server.c nvqd/ctl.c nvqd/store.c nvqd/sched.c nvqd/preempt.c \
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/hooks.c nvqd/suspend.c nvqd/server.c nvqd/ctl.c nvqd/store.c nvqd/sched.c nvqd/preempt.c \
 	   nvqd/gpu.c nvqd/runner.c nvqd/config.c nvqd/log.c nvqd/rlimits.c nvqd/cgroup.c $(COMMON)
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \
 	  nvq/log.c nvq/gpus.c $(COMMON)
@@ -55,7 +55,7 @@ SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
 
 obj	= $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-all: $(BUILD)/nvqd $(BUILD)/nvq $(BUILD)/nvq-shim $(BUILD)/libnvq-hook.so
+all: $(BUILD)/nvqd $(BUILD)/nvq $(BUILD)/nvq-shim $(BUILD)/nvq-ckpt $(BUILD)/libnvq-hook.so
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -78,6 +78,11 @@ $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 # the per-job supervisor: libc only, small, started with posix_spawn
 $(BUILD)/nvq-shim: $(call obj,nvqd/shim.c nvqd/rlimits.c nvqd/cgroup.c)
 	$(CC) $(LDFLAGS) -o $@ $^
+
+# suspend and resume through the driver's checkpoint API: libcuda by dlopen
+$(BUILD)/obj/nvqd/ckpt.o: CPPFLAGS += -iquote hook
+$(BUILD)/nvq-ckpt: $(call obj,nvqd/ckpt.c)
+	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The hook: position-independent, everything hidden but hook.map's names.
 HOOK_SRC = hook/hook.c hook/budget.c hook/link.c nvqd/proto.c
@@ -190,6 +195,7 @@ install: all
 	install -m 755 $(BUILD)/nvq $(DESTDIR)$(BINDIR)/nvq
 	install -m 755 $(BUILD)/nvqd $(DESTDIR)$(SBINDIR)/nvqd
 	install -m 755 $(BUILD)/nvq-shim $(DESTDIR)$(LIBEXECDIR)/nvq-shim
+	install -m 755 $(BUILD)/nvq-ckpt $(DESTDIR)$(LIBEXECDIR)/nvq-ckpt
 	install -m 755 $(BUILD)/libnvq-hook.so $(DESTDIR)$(LIBEXECDIR)/libnvq-hook.so
 	test -e $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini || \
 	    install -m 644 etc/nvq.ini $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini

@@ -69,4 +69,30 @@ struct nvq_cu_array3d_descriptor {
 	unsigned int	Flags;
 };
 
+/*
+ * The checkpoint API (CUDA 12.8, driver 570): the arguments nvq-ckpt passes,
+ * all zero but the lock's timeout, and CUprocessState's values.
+ */
+struct nvq_cu_checkpoint_lock_args {
+	unsigned int	timeoutMs;
+	unsigned int	reserved0;
+	unsigned long long reserved1[7];
+};
+
+struct nvq_cu_checkpoint_args {
+	unsigned long long reserved[8];
+};
+
+struct nvq_cu_checkpoint_restore_args {
+	void		*gpuPairs;
+	unsigned int	gpuPairsCount;
+	char		reserved[52 - sizeof(void *)];
+	unsigned long long reserved1;
+};
+
+#define NVQ_CU_PROCESS_STATE_RUNNING		0
+#define NVQ_CU_PROCESS_STATE_LOCKED		1
+#define NVQ_CU_PROCESS_STATE_CHECKPOINTED	2
+#define NVQ_CU_PROCESS_STATE_FAILED		3
+
 #endif

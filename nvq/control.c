@@ -37,6 +37,24 @@ cmd_cancel(struct nvq_args *a)
 	return rc;
 }
 
+/* Sends a request of type about the job id names: 0, or the exit status (2: bad id). */
+static int
+control_ask(struct nvq_args *a, const char *name, int type, struct proto_buf *b, int64_t *id)
+{
+	struct proto_msg m;
+
+	if (parse_id(name, id) == -1) {
+		nvq_err("\"%s\" is not a job id", name);
+		return 2;
+	}
+	proto_begin(b, type);
+	proto_put_int(b, "id", *id);
+	if (client_call(a->socket, b, &m) == -1)
+		return 1;
+	proto_msg_free(&m);
+	return 0;
+}
+
 /*
  * nvq hold ID...: takes each job's GPU locks back and waits (up to a
  * minute) until its processes have drained their GPU work, or nvqd
@@ -54,18 +72,10 @@ cmd_hold(struct nvq_args *a)
 	int i, k, rc = 0;
 
 	for (i = 0; i < a->argc; i++) {
-		if (parse_id(a->argv[i], &id) == -1) {
-			nvq_err("\"%s\" is not a job id", a->argv[i]);
-			rc = rc ? rc : 2;
+		if ((k = control_ask(a, a->argv[i], hold ? MSG_HOLD : MSG_RELEASE, &b, &id)) != 0) {
+			rc = rc ? rc : k;
 			continue;
 		}
-		proto_begin(&b, hold ? MSG_HOLD : MSG_RELEASE);
-		proto_put_int(&b, "id", id);
-		if (client_call(a->socket, &b, &m) == -1) {
-			rc = 1;
-			continue;
-		}
-		proto_msg_free(&m);
 		if (!hold) {
 			printf("job %lld released\n", (long long)id);
 			continue;
@@ -81,6 +91,66 @@ cmd_hold(struct nvq_args *a)
 				    "it has ended" : strcmp(lock, "stopped") == 0 ?
 				    "it did not answer in time and was stopped (SIGSTOP)" :
 				    "its GPU work has drained");
+				proto_msg_free(&m);
+				break;
+			}
+			proto_msg_free(&m);
+			usleep(10000);
+		}
+	}
+	proto_buf_free(&b);
+	return rc;
+}
+
+/*
+ * nvq suspend ID...: asks nvqd to suspend each job and waits (up to ten
+ * minutes: a checkpoint moves GiBs) until it is SUSPENDED, or the suspend
+ * failed and it runs on (exit 1, with the reason).  nvq resume ID... lets
+ * jobs suspended by nvq suspend resume once their memory fits.
+ */
+int
+cmd_suspend(struct nvq_args *a)
+{
+	int suspend = strcmp(a->cmd, "suspend") == 0;
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row job;
+	const char *state, *sw, *err;
+	int64_t id;
+	int i, k, rc = 0;
+
+	for (i = 0; i < a->argc; i++) {
+		if ((k = control_ask(a, a->argv[i], suspend ? MSG_SUSPEND : MSG_RESUME, &b,
+		    &id)) != 0) {
+			rc = rc ? rc : k;
+			continue;
+		}
+		if (!suspend) {
+			printf("job %lld resumes once its memory is free on its GPUs\n",
+			    (long long)id);
+			continue;
+		}
+		for (k = 0; k < 60000; k++) {
+			if (jobs_fetch(a->socket, id, &m, &job) == -1) {
+				rc = 1;
+				break;
+			}
+			state = row_str(&m, &job, "state");
+			sw = row_str(&m, &job, "switch");
+			err = row_str(&m, &job, "switch_error");
+			if (state != NULL && strcmp(state, "SUSPENDED") == 0 && sw == NULL) {
+				printf("job %lld suspended\n", (long long)id);
+				proto_msg_free(&m);
+				break;
+			}
+			if (sw == NULL) {
+				if (state != NULL && strcmp(state, "RUNNING") == 0 && err != NULL)
+					nvq_err("job %lld: the suspend failed: %s; it runs on",
+					    (long long)id, err);
+				else
+					nvq_err("job %lld: not suspended (%s)", (long long)id,
+					    state ? state : "gone");
+				rc = 1;
 				proto_msg_free(&m);
 				break;
 			}

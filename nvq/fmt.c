@@ -78,7 +78,7 @@ int
 fmt_state_ok(const char *s)
 {
 	static const char *states[] = { "PENDING", "RUNNING", "COMPLETED", "FAILED",
-	    "CANCELLED", "TIMEOUT", "NODE_FAIL", NULL };
+	    "CANCELLED", "TIMEOUT", "NODE_FAIL", "SUSPENDED", NULL };
 	int i;
 
 	for (i = 0; states[i]; i++)

@@ -86,7 +86,10 @@ jobs_reason(const struct proto_msg *m, const struct nvq_row *r)
 {
 	const char *s = row_str(m, r, "state");
 
-	if (s && strcmp(s, "PENDING") == 0 && row_str(m, r, "wait"))
+	if (row_str(m, r, "switch"))
+		return row_str(m, r, "switch");
+	if (s && (strcmp(s, "PENDING") == 0 || strcmp(s, "SUSPENDED") == 0) &&
+	    row_str(m, r, "wait"))
 		return row_str(m, r, "wait");
 	if (row_str(m, r, "ending"))
 		return row_str(m, r, "reason") ? row_str(m, r, "reason") : "stopping";
@@ -213,9 +216,9 @@ int
 cmd_show(struct nvq_args *a)
 {
 	struct proto_msg m;
-	struct nvq_row job, *runs = NULL, *events = NULL;
+	struct nvq_row job, *runs = NULL, *events = NULL, *sws = NULL;
 	int64_t id;
-	int i, k, nruns, nevents;
+	int i, k, nruns, nevents, nsw;
 	char t[32];
 
 	if (parse_id(a->argv[0], &id) == -1) {
@@ -226,8 +229,11 @@ cmd_show(struct nvq_args *a)
 		return 1;
 	nruns = client_rows(&m, "run", job.end, &runs);
 	nevents = client_rows(&m, "at", job.end, &events);
+	nsw = client_rows(&m, "kind", job.end, &sws);
 	if (nruns > 0 && nevents > 0)
 		runs[nruns - 1].end = events[0].start;
+	if (nevents > 0 && nsw > 0)
+		events[nevents - 1].end = sws[0].start;
 	if (a->json) {
 		printf("{\"job\": ");
 		fmt_json_row(stdout, &m, &job);
@@ -240,6 +246,11 @@ cmd_show(struct nvq_args *a)
 		for (i = 0; i < nevents; i++) {
 			printf(i ? ",\n  " : "\n  ");
 			fmt_json_row(stdout, &m, &events[i]);
+		}
+		printf("],\n \"switches\": [");
+		for (i = 0; i < nsw; i++) {
+			printf(i ? ",\n  " : "\n  ");
+			fmt_json_row(stdout, &m, &sws[i]);
 		}
 		printf("]}\n");
 	} else {
@@ -271,9 +282,24 @@ cmd_show(struct nvq_args *a)
 			fmt_time(row_real(&m, &events[i], "at"), t, sizeof(t));
 			printf("event %s %-9s %s\n", t, row_str(&m, &events[i], "state"), r ? r : "");
 		}
+		for (i = 0; i < nsw; i++) {
+			printf("switch %s:", row_str(&m, &sws[i], "kind"));
+			for (k = sws[i].start + 1; k < sws[i].end; k++) {
+				const struct proto_field *f = &m.fields[k];
+				if (f->kind == 'i')
+					printf(" %s=%lld", f->key, (long long)f->i);
+				else if (strcmp(f->key, "started_at") == 0) {
+					fmt_time(strtod(f->s, NULL), t, sizeof(t));
+					printf(" %s=%s", f->key, t);
+				} else
+					printf(" %s=%s", f->key, f->s);
+			}
+			printf("\n");
+		}
 	}
 	free(runs);
 	free(events);
+	free(sws);
 	proto_msg_free(&m);
 	return 0;
 }

@@ -60,6 +60,7 @@ int		cmd_show(struct nvq_args *);
 int		cmd_history(struct nvq_args *);
 int		cmd_cancel(struct nvq_args *);
 int		cmd_hold(struct nvq_args *);
+int		cmd_suspend(struct nvq_args *);
 int		cmd_wait(struct nvq_args *);
 int		cmd_log(struct nvq_args *);
 int		cmd_gpus(struct nvq_args *);

@@ -22,7 +22,8 @@
 
 enum config_type {
 	CT_PATH, CT_LEVEL, CT_SYNC, CT_SECONDS, CT_VIRTUAL, CT_MODE, CT_RESERVE,
-	CT_DOUBLE, CT_INT, CT_COMPUTE, CT_GROUP, CT_UMASK, CT_RLIMITS, CT_SWITCH
+	CT_DOUBLE, CT_INT, CT_COMPUTE, CT_GROUP, CT_UMASK, CT_RLIMITS, CT_SWITCH, CT_PREEMPT,
+	CT_TURN, CT_PERCENT
 };
 
 struct config_key {
@@ -60,11 +61,32 @@ static const struct config_key config_keys[] = {
 	  "NVML finds (none where there is no NVML)." },
 	{ "gpus", "nvml_library", CT_PATH, 0, 0, "libnvidia-ml.so.1",
 	  "The NVML library nvqd opens with dlopen." },
+	{ "gpus", "cuda_library", CT_PATH, 0, 0, "libcuda.so.1",
+	  "The CUDA driver nvq-ckpt opens with dlopen to suspend and resume jobs\n"
+	  "(its checkpoint API needs driver 570 or later)." },
 	{ "gpus", "poll", CT_SECONDS, 1, 3600, "5s",
 	  "How often memory used outside the queue is read again." },
 	{ "scheduler", "mode", CT_MODE, 0, 0, "auto",
-	  "auto: jobs share a GPU while their memory fits; serial: one job per GPU.\n"
-	  "Per GPU: a default, then INDEX:MODE, e.g. auto,1:serial." },
+	  "auto: jobs share a GPU while their memory fits; serial: one job per GPU;\n"
+	  "timeslice: they share while they fit, else take turns: at the end of\n"
+	  "its turn a job is suspended (its GPU memory moved to host memory) and\n"
+	  "the one that waited longest runs. Per GPU: a default, then INDEX:MODE,\n"
+	  "e.g. auto,1:serial." },
+	{ "scheduler", "preempt", CT_PREEMPT, 0, 0, "suspend",
+	  "When a pending job cannot fit and running jobs of lower priority hold\n"
+	  "the memory: off (it waits), suspend (the fewest, lowest-priority, most\n"
+	  "recently started of them are suspended, and resume on their own when\n"
+	  "they fit again) or requeue (they are stopped, SIGTERM then SIGKILL after\n"
+	  "kill_grace, and queued again; only jobs submitted with --requeue)." },
+	{ "scheduler", "preempt_min_runtime", CT_SECONDS, 0, 86400, "1m",
+	  "How long a job runs, after it starts or resumes, before it may be preempted." },
+	{ "scheduler", "turn", CT_TURN, 0, 0, "auto",
+	  "How long a job runs on a timeslice GPU before another takes its turn:\n"
+	  "auto (long enough that switching costs at most switch_overhead of the\n"
+	  "time, from the switches measured) or a duration (e.g. 30s)." },
+	{ "scheduler", "switch_overhead", CT_PERCENT, 1, 50, "5%",
+	  "The share of time a timeslice GPU may lose to suspending and resuming\n"
+	  "jobs, with turn = auto." },
 	{ "scheduler", "compute", CT_COMPUTE, 0, 0, "shared",
 	  "Who may launch work on a GPU. shared: every job on it, at once;\n"
 	  "timeslice: one job at a time for quantum, passed on early when the\n"
@@ -145,7 +167,8 @@ config_virtual(struct config *c, const char *v)
 }
 
 /* The names of enum sched_mode and enum compute_mode, in their order. */
-static const char *const config_mode_names[] = { "auto", "serial", NULL };
+static const char *const config_mode_names[] = { "auto", "serial", "timeslice", NULL };
+static const char *const config_preempt_names[] = { "off", "suspend", "requeue", NULL };
 static const char *const config_compute_names[] = { "shared", "timeslice", NULL };
 
 /* *m = the index of s among names; -1 if it is not one of them. */
@@ -207,12 +230,14 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 	case CT_PATH: {
 		char *dst = strcmp(k->key, "socket") == 0 ? c->socket :
 		    strcmp(k->key, "database") == 0 ? c->database :
-		    strcmp(k->key, "spool") == 0 ? c->spool : c->nvml_library;
+		    strcmp(k->key, "spool") == 0 ? c->spool :
+		    strcmp(k->key, "cuda_library") == 0 ? c->cuda_library : c->nvml_library;
 		if (strlen(v) >= PATH_MAX) {
 			snprintf(msg, len, "%s: path too long", k->key);
 			return -1;
 		}
-		if (*v != '\0' && *v != '/' && strcmp(k->key, "nvml_library") != 0) {
+		if (*v != '\0' && *v != '/' && strcmp(k->key, "nvml_library") != 0 &&
+		    strcmp(k->key, "cuda_library") != 0) {
 			snprintf(msg, len, "%s: \"%s\" is not an absolute path", k->key, v);
 			return -1;
 		}
@@ -246,6 +271,8 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 			c->quantum = secs;
 		else if (strcmp(k->key, "revoke_timeout") == 0)
 			c->revoke_timeout = secs;
+		else if (strcmp(k->key, "preempt_min_runtime") == 0)
+			c->sched.preempt_min_runtime = (double)secs;
 		else
 			c->kill_grace = secs;
 		return 0;
@@ -258,8 +285,8 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 		return 0;
 	case CT_MODE:
 		if (config_modes(v, &c->mode_default, c->mode, config_mode_names) == -1) {
-			snprintf(msg, len, "%s: \"%s\" is not auto or serial, optionally followed "
-			    "by INDEX:MODE entries (e.g. auto,1:serial)", k->key, v);
+			snprintf(msg, len, "%s: \"%s\" is not auto, serial or timeslice, optionally "
+			    "followed by INDEX:MODE entries (e.g. auto,1:serial)", k->key, v);
 			return -1;
 		}
 		return 0;
@@ -343,6 +370,35 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 		c->has_admin_gid = 1;
 		return 0;
 	}
+	case CT_PREEMPT:
+		if (config_name(config_preempt_names, v, &c->sched.preempt) == -1) {
+			snprintf(msg, len, "%s: \"%s\" is not off, suspend or requeue", k->key, v);
+			return -1;
+		}
+		return 0;
+	case CT_TURN:
+		if (strcmp(v, "auto") == 0) {
+			c->turn = 0;
+			return 0;
+		}
+		if (parse_duration(v, &secs) == -1 || secs < 1 || secs > 86400) {
+			snprintf(msg, len, "%s: \"%s\" is not auto or a duration from 1s to 1d "
+			    "(e.g. 30s, 5m)", k->key, v);
+			return -1;
+		}
+		c->turn = (double)secs;
+		return 0;
+	case CT_PERCENT:
+		errno = 0;
+		d = strtod(v, &end);
+		if (end == v || (*end != '%' && *end != '\0') || (*end == '%' && end[1] != '\0') ||
+		    errno != 0 || d < (double)k->min || d > (double)k->max) {
+			snprintf(msg, len, "%s: \"%s\" is not a percentage from %lld%% to %lld%%",
+			    k->key, v, k->min, k->max);
+			return -1;
+		}
+		c->switch_overhead = d / 100;
+		return 0;
 	case CT_SWITCH:
 		if (strcmp(v, "auto") == 0 || strcmp(v, "off") == 0) {
 			c->cgroups = strcmp(v, "auto") == 0;

@@ -28,6 +28,7 @@ struct config {
 	int		sync_full;		/* [daemon] sync = full */
 	int64_t		gpu_poll;		/* seconds */
 	char		nvml_library[PATH_MAX];
+	char		cuda_library[PATH_MAX];	/* for nvq-ckpt */
 	int		nvirtual;		/* 0: use NVML */
 	uint64_t	virtual_mem[CONFIG_MAX_VIRTUAL];
 	int		mode_default;
@@ -37,6 +38,8 @@ struct config {
 	struct sched_settings sched;
 	int64_t		kill_grace;		/* seconds */
 	int64_t		quantum;		/* timeslice */
+	double		turn;			/* mode = timeslice: seconds; 0: auto */
+	double		switch_overhead;	/* 0..1, for turn = auto */
 	int64_t		revoke_timeout;
 	/* [security] and [limits] for the shared server */
 	char		admin_group[64];	/* "": none */

@@ -18,6 +18,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "parse.h"
+#include "suspend.h"
 
 #define CTL_MAX_ARGS	4096
 #define CTL_MAX_PRIO	1000000
@@ -46,7 +47,8 @@ ctl_error(struct ctl_req *r, const char *fmt, ...)
 }
 
 static const char *ctl_states[] = {
-	"PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", NULL
+	"PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
+	"SUSPENDED", NULL
 };
 
 static int
@@ -59,8 +61,8 @@ ctl_check_state(struct ctl_req *r, const char *s)
 	for (i = 0; ctl_states[i] != NULL; i++)
 		if (strcmp(ctl_states[i], s) == 0)
 			return 0;
-	return ctl_error(r, "unknown state \"%s\" (PENDING, RUNNING, COMPLETED, FAILED, "
-	    "CANCELLED, TIMEOUT or NODE_FAIL)", s);
+	return ctl_error(r, "unknown state \"%s\" (PENDING, RUNNING, SUSPENDED, COMPLETED, "
+	    "FAILED, CANCELLED, TIMEOUT or NODE_FAIL)", s);
 }
 
 /* Root, and members of [security] admin_group (by the caller's groups as it connected). */
@@ -82,8 +84,8 @@ ctl_is_admin(const struct ctl_req *r)
 }
 
 /*
- * Who may cancel, hold or release a job: its owner and the admins.  Else an
- * error reply naming the owner and who may; returns 0 or -1.
+ * Who may cancel, hold, release, suspend or resume a job: its owner and the
+ * admins.  Else an error reply naming the owner and who may; returns 0 or -1.
  */
 static int
 ctl_may_act(struct ctl_req *r, const struct job *j, const char *verb)
@@ -374,13 +376,18 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 		if (strcmp(c[i].name, "id") == 0)
 			j = engine_find(rows->r->e, c[i].i);
 	}
-	if (j != NULL && j->state == JOB_PENDING) {
+	if (j != NULL && (j->state == JOB_PENDING || (j->state == JOB_SUSPENDED && !j->susp))) {
 		char why[256];
 		engine_reason(rows->r->e, j, why, sizeof(why));
 		proto_put_str(rows->out, "wait", why);
 	}
 	if (j != NULL && j->ending[0] != '\0')
 		proto_put_str(rows->out, "ending", j->ending);
+	if (j != NULL && j->susp != 0)
+		proto_put_str(rows->out, "switch", j->susp == SUSP_RESTORE ? "resuming" :
+		    "suspending");
+	if (j != NULL && j->susp_error[0] != '\0')
+		proto_put_str(rows->out, "switch_error", j->susp_error);
 	if (j != NULL && j->state == JOB_RUNNING) {
 		char pids[256];
 
@@ -471,27 +478,41 @@ ctl_show(struct ctl_req *r, struct proto_buf *out)
 	if (rows.count == 0)
 		return ctl_error(r, "no such job %lld", (long long)id);
 	if (store_runs(r->e->store, id, ctl_row_cb, &rows) == -1 ||
-	    store_events(r->e->store, id, ctl_row_cb, &rows) == -1)
+	    store_events(r->e->store, id, ctl_row_cb, &rows) == -1 ||
+	    store_switches(r->e->store, id, ctl_row_cb, &rows) == -1)
 		return ctl_error(r, "the database could not be read (see nvqd's log)");
 	return 0;
+}
+
+/* The active job a request names, if the caller may VERB it; else NULL, with the error set. */
+static struct job *
+ctl_job_to(struct ctl_req *r, const char *verb)
+{
+	int64_t id = proto_int(r->msg, "id", 0);
+	struct job *j;
+	char state[16];
+
+	if ((j = engine_find(r->e, id)) == NULL) {
+		if (store_job_state(r->e->store, id, state, sizeof(state)) == -1)
+			ctl_error(r, "no such job %lld", (long long)id);
+		else
+			ctl_error(r, "job %lld has already ended (%s)", (long long)id, state);
+		return NULL;
+	}
+	if (ctl_may_act(r, j, verb) == -1)
+		return NULL;
+	return j;
 }
 
 static int
 ctl_cancel(struct ctl_req *r, struct proto_buf *out)
 {
-	char by[64], state[16];
+	char by[64];
 	struct job *j;
 	int64_t id = proto_int(r->msg, "id", 0);
 
 	(void)out;
-	if ((j = engine_find(r->e, id)) == NULL) {
-		if (store_job_state(r->e->store, id, state, sizeof(state)) == -1)
-			return ctl_error(r, "no such job %lld", (long long)id);
-		snprintf(r->err, sizeof(r->err), "job %lld has already ended (%s)", (long long)id,
-		    state);
-		return -1;
-	}
-	if (ctl_may_act(r, j, "cancel") == -1)
+	if ((j = ctl_job_to(r, "cancel")) == NULL)
 		return -1;
 	ctl_user_name(r->uid, by, sizeof(by));
 	if (engine_cancel(r->e, j, by) == -1)
@@ -506,16 +527,11 @@ ctl_hold(struct ctl_req *r, struct proto_buf *out)
 {
 	int held = r->msg->type == MSG_HOLD;
 	const char *verb = held ? "hold" : "release";
-	char by[64], state[16], why[128];
+	char by[64], why[128];
 	struct job *j;
 	int64_t id = proto_int(r->msg, "id", 0);
 
-	if ((j = engine_find(r->e, id)) == NULL) {
-		if (store_job_state(r->e->store, id, state, sizeof(state)) == -1)
-			return ctl_error(r, "no such job %lld", (long long)id);
-		return ctl_error(r, "job %lld has already ended (%s)", (long long)id, state);
-	}
-	if (ctl_may_act(r, j, verb) == -1)
+	if ((j = ctl_job_to(r, verb)) == NULL)
 		return -1;
 	if (j->state != JOB_RUNNING)
 		return ctl_error(r, "job %lld is pending; only a running job can be %s",
@@ -535,6 +551,28 @@ ctl_hold(struct ctl_req *r, struct proto_buf *out)
 	return 0;
 }
 
+/* nvq suspend / nvq resume: the job's GPU memory out to host memory, and back. */
+static int
+ctl_suspend(struct ctl_req *r, struct proto_buf *out)
+{
+	int suspend = r->msg->type == MSG_SUSPEND;
+	char by[64], err[256];
+	struct job *j;
+	int64_t id = proto_int(r->msg, "id", 0);
+
+	if ((j = ctl_job_to(r, suspend ? "suspend" : "resume")) == NULL)
+		return -1;
+	ctl_user_name(r->uid, by, sizeof(by));
+	if (suspend) {
+		snprintf(j->susp_by, sizeof(j->susp_by), "%s", by);
+		if (suspend_job(r->e, j, SUSP_USER, 0, err, sizeof(err)) == -1)
+			return ctl_error(r, "cannot suspend job %lld: %s", (long long)id, err);
+	} else if (suspend_release(r->e, j, by, err, sizeof(err)) == -1)
+		return ctl_error(r, "cannot resume job %lld: %s", (long long)id, err);
+	proto_put_int(out, "id", id);
+	return 0;
+}
+
 static int
 ctl_gpus(struct ctl_req *r, struct proto_buf *out)
 {
@@ -549,7 +587,9 @@ ctl_gpus(struct ctl_req *r, struct proto_buf *out)
 		proto_put_str(out, "uuid", g->uuid);
 		proto_put_str(out, "name", g->name);
 		proto_put_str(out, "mode", config_mode(&e->cfg, i) == SCHED_SERIAL ? "serial" :
-		    "auto");
+		    config_mode(&e->cfg, i) == SCHED_TIMESLICE ? "timeslice" : "auto");
+		if (config_mode(&e->cfg, i) == SCHED_TIMESLICE)
+			proto_put_int(out, "turn_ms", (int64_t)(suspend_turn(e, i) * 1000));
 		proto_put_str(out, "compute", config_compute(&e->cfg, i) == COMPUTE_TIMESLICE ?
 		    "timeslice" : "shared");
 		proto_put_int(out, "total", (int64_t)g->total);
@@ -583,6 +623,8 @@ static const struct ctl_entry ctl_table[] = {
 	{ MSG_PING, ctl_ping },
 	{ MSG_HOLD, ctl_hold },
 	{ MSG_RELEASE, ctl_hold },
+	{ MSG_SUSPEND, ctl_suspend },
+	{ MSG_RESUME, ctl_suspend },
 };
 
 int

@@ -26,6 +26,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "runner.h"
+#include "suspend.h"
 
 #define ENGINE_MAX_ENV	(1 << 20)
 #define ENGINE_MAX_GROUPS 1024
@@ -121,6 +122,8 @@ engine_drop(struct engine *e, struct job *j)
 		close(j->pidfd);
 	j->pidfd = -1;
 	free(j->cgroup);
+	free(j->ckpt_pids);
+	j->ckpt_pids = NULL;
 	j->cgroup = NULL;
 	/* its locks decide nothing now; others may take its timeslice GPUs */
 	locks = hooks_job_gone(e, j);
@@ -269,6 +272,12 @@ engine_budget(struct engine *e, int i)
 	return sched_budget(&g, &e->cfg.sched);
 }
 
+int
+engine_holds(const struct job *j)
+{
+	return j->state == JOB_RUNNING || (j->state == JOB_SUSPENDED && j->susp == SUSP_RESTORE);
+}
+
 uint64_t
 engine_demanded(struct engine *e, int i, char *ids, size_t len)
 {
@@ -279,7 +288,7 @@ engine_demanded(struct engine *e, int i, char *ids, size_t len)
 	if (len > 0)
 		ids[0] = '\0';
 	for (j = e->jobs; j != NULL; j = j->next) {
-		if (j->state != JOB_RUNNING || !(j->gpumask & (1ULL << i)))
+		if (!engine_holds(j) || !(j->gpumask & (1ULL << i)))
 			continue;
 		sum += j->granted;
 		if (off < len)
@@ -312,7 +321,11 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 		if (j->mem == 0)
 			snprintf(buf, len, "needs %d whole GPU%s, none free", j->ngpus,
 			    j->ngpus == 1 ? "" : "s");
-		else {
+		else if (j->state == JOB_SUSPENDED) {
+			fmt_size(j->mem, a, sizeof(a));
+			snprintf(buf, len, "resumes when %s is free on its GPU%s", a,
+			    j->ngpus == 1 ? "" : "s");
+		} else {
 			fmt_size(j->mem, a, sizeof(a));
 			snprintf(buf, len, "needs %s on %d GPU%s, largest free %s", a, j->ngpus,
 			    j->ngpus == 1 ? "" : "s", b);
@@ -320,6 +333,10 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 		break;
 	case SCHED_WAIT_PRIORITY:
 		snprintf(buf, len, "priority (behind job %lld)", (long long)j->dec.behind);
+		break;
+	case SCHED_SUSPENDED:
+		snprintf(buf, len, "suspended by %s; nvq resume %lld", j->susp_by[0] ?
+		    j->susp_by : "a user", (long long)j->id);
 		break;
 	default:
 		snprintf(buf, len, "%s", j->state == JOB_PENDING ? "starting" : "");
@@ -580,6 +597,40 @@ engine_gpus_of(struct engine *e, const struct job *j, uint64_t mask, char *uuids
 	return granted;
 }
 
+/* The running jobs that give way to a waiting one, by priority or by turns. */
+static void
+engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now,
+    struct sched_plan *plan)
+{
+	struct sched_preemption pr;
+	struct job *b, *v;
+	char err[256], why[128];
+	int k;
+
+	sched_preempt(gpus, e->gpus.n, e->sj, n, &e->cfg.sched, now, plan, &pr);
+	if (pr.next_wake > 0 && (plan->next_wake == 0 || pr.next_wake < plan->next_wake))
+		plan->next_wake = pr.next_wake;
+	if (pr.beneficiary < 0)
+		return;
+	b = e->map[pr.beneficiary];
+	for (k = 0; k < pr.nvictims; k++) {
+		v = e->map[pr.victims[k]];
+		if (!pr.rotation && e->cfg.sched.preempt == SCHED_PREEMPT_REQUEUE) {
+			snprintf(why, sizeof(why), "preempted by job %lld (priority %d); requeued",
+			    (long long)b->id, b->priority);
+			if (engine_stop(e, v, "PREEMPTED", why) == -1)
+				v->pinned_until = now + 60;
+			continue;
+		}
+		if (suspend_job(e, v, pr.rotation ? SUSP_TURN : SUSP_PREEMPT, b->id, err,
+		    sizeof(err)) == -1) {
+			log_warnx("job %lld cannot give way to job %lld: %s", (long long)v->id,
+			    (long long)b->id, err);
+			v->pinned_until = now + 60;
+		}
+	}
+}
+
 /* Records PENDING -> RUNNING (inside the pass's transaction); acts later. */
 static int
 engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
@@ -617,6 +668,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	j->gpumask = mask;
 	j->granted = granted;
 	j->started_at = now;
+	j->slice_start = now;
 	engine_track(e, j);
 
 	memset(&x, 0, sizeof(x));
@@ -802,11 +854,12 @@ engine_ended(struct engine *e, struct job *j)
 	engine_drop(e, j);
 }
 
-/* NODE_FAIL of a job submitted with --requeue: it goes back to PENDING. */
+/* NODE_FAIL or preemption of a job submitted with --requeue: it goes back to PENDING. */
 static int
 engine_requeued(const struct job *j)
 {
-	return j->requeue && strcmp(j->final_state, "NODE_FAIL") == 0;
+	return j->requeue && (strcmp(j->final_state, "NODE_FAIL") == 0 ||
+	    strcmp(j->final_state, "PREEMPTED") == 0);
 }
 
 static int
@@ -902,7 +955,7 @@ engine_cancel(struct engine *e, struct job *j, const char *by)
 	char why[128];
 
 	snprintf(why, sizeof(why), "cancelled by %s", by);
-	if (j->state == JOB_RUNNING)
+	if (j->state != JOB_PENDING)
 		return engine_stop(e, j, "CANCELLED", why);
 	end.reason = why;
 	if (store_job_end(e->store, j->id, &end) == -1)
@@ -964,19 +1017,29 @@ engine_pass(struct engine *e)
 		gpus[i].total = e->gpus.gpus[i].total;
 		gpus[i].outside = e->gpus.gpus[i].outside;
 		gpus[i].mode = config_mode(&e->cfg, i);
+		gpus[i].quantum = gpus[i].mode == SCHED_TIMESLICE ? suspend_turn(e, i) : 0;
 	}
 	for (j = e->jobs; j != NULL; j = j->next) {
 		/* a job whose end is not recorded yet still holds its GPUs */
+		memset(&e->sj[n], 0, sizeof(e->sj[n]));
 		e->map[n] = j;
 		e->sj[n].id = j->id;
 		e->sj[n].uid = j->uid;
-		e->sj[n].running = j->state == JOB_RUNNING;
+		e->sj[n].running = engine_holds(j);
 		e->sj[n].ngpus = j->ngpus;
-		e->sj[n].mem = j->state == JOB_RUNNING && j->mem == 0 ? 0 : j->mem;
+		e->sj[n].mem = j->mem;
 		e->sj[n].priority = j->priority;
-		e->sj[n].submitted_at = j->submitted_at;
+		e->sj[n].submitted_at = j->state == JOB_SUSPENDED ? j->suspended_at :
+		    j->submitted_at;
 		e->sj[n].dep_wait = j->dep_wait;
 		e->sj[n].gpumask = j->gpumask;
+		e->sj[n].suspended = j->state == JOB_SUSPENDED;
+		e->sj[n].may_resume = !j->suspend_hold;
+		/* a job that is switching, ending or failed to switch lately stays */
+		e->sj[n].busy = j->susp != SUSP_NONE || j->ending[0] != '\0' || j->exited ||
+		    suspend_pinned(j, now);
+		e->sj[n].requeue = j->requeue;
+		e->sj[n].slice_start = j->slice_start;
 		n++;
 	}
 	plan.dec = e->dec;
@@ -984,6 +1047,10 @@ engine_pass(struct engine *e)
 	sched_plan(gpus, e->gpus.n, e->sj, n, &e->cfg.sched, now, &plan);
 	for (i = 0; i < n; i++)
 		e->map[i]->dec = plan.dec[i];
+	for (i = 0; i < n; i++)
+		if (plan.dec[i].why == SCHED_RESUME)
+			suspend_resume(e, e->map[i]);
+	engine_preempt(e, gpus, n, now, &plan);
 	if (plan.nstart > 0) {
 		/*
 		 * Commit every start of this pass at once, then act on them.  If
@@ -1056,7 +1123,7 @@ engine_owner_cb(pid_t pid, int gpu, uint64_t bytes, void *arg)
 	if (sid <= 0)
 		return 0;
 	for (j = e->jobs; j != NULL; j = j->next)
-		if (j->state == JOB_RUNNING && j->pid == sid) {
+		if (j->state != JOB_PENDING && j->pid == sid) {
 			/* a job is all of its processes: add them up */
 			if (j->gpu_acc != NULL && gpu >= 0 && gpu < e->gpus.n)
 				j->gpu_acc[gpu] += bytes;
@@ -1101,7 +1168,7 @@ engine_poll_gpus_cb(uv_timer_t *h)
 	/* without pidfd, notice ended supervisors here */
 	for (j = e->jobs; j != NULL; j = next) {
 		next = j->next;
-		if (j->state == JOB_RUNNING && j->pidfd == -1 && j->pid > 0 &&
+		if (j->state != JOB_PENDING && j->pidfd == -1 && j->pid > 0 &&
 		    waitpid(j->pid, NULL, WNOHANG) != 0 && kill(j->pid, 0) == -1)
 			engine_job_ended(e, j);
 	}
@@ -1121,7 +1188,7 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 	struct job *j;
 	int nafter;
 
-	if (n < 21)
+	if (n < 24)
 		return 1;
 	nafter = engine_parse_after(c[11].s, after);
 	if (engine_add(e, c[0].i, (uint32_t)c[1].i, (uint32_t)c[2].i, c[3].s ? c[3].s : "?",
@@ -1129,9 +1196,14 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 	    c[10].type == STORE_NULL ? 0 : c[10].i, after, nafter) == -1)
 		return 1;
 	j = e->jobs;
-	if (c[4].s != NULL && strcmp(c[4].s, "RUNNING") == 0) {
-		j->state = JOB_RUNNING;
+	if (c[4].s != NULL && strcmp(c[4].s, "PENDING") != 0) {
+		j->state = strcmp(c[4].s, "SUSPENDED") == 0 ? JOB_SUSPENDED : JOB_RUNNING;
 		j->started_at = c[9].r;
+		j->slice_start = engine_now();	/* a restart: a full turn */
+		j->suspended_at = c[21].type == STORE_NULL ? 0 : c[21].r;
+		j->suspend_hold = (int)c[22].i;
+		if (c[23].s != NULL)
+			j->ckpt_pids = strdup(c[23].s);
 		j->pid = c[13].type == STORE_NULL ? 0 : (pid_t)c[13].i;
 		/* pid_start is in c[14]; ending in c[15] */
 		if (c[15].s != NULL) {
@@ -1155,7 +1227,7 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 	}
 	j->requeue = c[19].i != 0;
 	/* the GPUs it holds, from the UUIDs recorded at its start */
-	if (j->state == JOB_RUNNING && c[12].s != NULL) {
+	if (j->state != JOB_PENDING && c[12].s != NULL) {
 		char buf[SCHED_MAX_GPUS * 97], *tok, *save;
 		int g;
 
@@ -1254,7 +1326,7 @@ engine_reconcile(struct engine *e)
 		log_fatalx("cannot load the jobs from the database");
 	for (j = e->jobs; j != NULL; j = next) {
 		next = j->next;
-		if (j->state != JOB_RUNNING)
+		if (j->state == JOB_PENDING)
 			continue;
 		/*
 		 * A pid read back from the database is the shim only if it is the
@@ -1283,10 +1355,11 @@ engine_reconcile(struct engine *e)
 			engine_job_ended(e, j);
 			continue;
 		}
-		log_info("job %lld: still running (pid %d), reattached", (long long)j->id,
-		    (int)j->pid);
+		log_info("job %lld: still %s (pid %d), reattached", (long long)j->id,
+		    j->state == JOB_SUSPENDED ? "suspended" : "running", (int)j->pid);
 		engine_track(e, j);
 		engine_watch(e, j);
+		suspend_recover(e, j);
 		if (j->ending[0] != '\0') {
 			runner_stop(j->pid, j->pidfd, 0);
 			engine_arm(e, j, (double)e->cfg.kill_grace);
@@ -1397,6 +1470,11 @@ engine_init(struct engine *e, uv_loop_t *loop)
 		e->hook[0] = '\0';
 	} else
 		log_info("jobs get %s", e->hook);
+	if (engine_find_helper("nvq-ckpt", e->ckpt, sizeof(e->ckpt)) == -1) {
+		log_warnx("cannot find nvq-ckpt beside nvqd or in %s: jobs cannot be suspended",
+		    NVQ_LIBEXECDIR);
+		e->ckpt[0] = '\0';
+	}
 	gpu_open(&e->gpus, &e->cfg);
 	gpu_refresh(&e->gpus, NULL, NULL);
 	log_info("%d GPUs from %s", e->gpus.n, e->gpus.source);

@@ -18,7 +18,7 @@
 #include "sched.h"
 #include "store.h"
 
-enum job_state { JOB_PENDING, JOB_RUNNING };
+enum job_state { JOB_PENDING, JOB_RUNNING, JOB_SUSPENDED };
 
 struct job {
 	int64_t		id;
@@ -70,6 +70,20 @@ struct job {
 	double		want_since;
 	int		idle;		/* timeslice: it launches nothing */
 	int		nsess;		/* its processes linked to nvqd */
+	/* suspend and resume (suspend.c) */
+	int		susp;		/* enum susp_phase: a switch under way */
+	int		susp_why;	/* enum susp_why */
+	int64_t		susp_for;	/* the job it gives way to; 0: none */
+	char		susp_by[64];	/* nvq suspend: who */
+	double		susp_t0;	/* when the switch was asked */
+	double		suspended_at;
+	double		last_suspend;	/* seconds its last suspend took */
+	double		slice_start;	/* when it started or last resumed */
+	double		pinned_until;	/* a switch of it failed: not asked again before */
+	int		suspend_hold;	/* suspended by a user: waits for nvq resume */
+	char		*ckpt_pids;	/* the processes checkpointed, comma-separated */
+	int64_t		ckpt_bytes;	/* GPU memory moved; -1: unknown */
+	char		susp_error[256];	/* the last switch that failed, why */
 	int		handles;	/* open libuv handles; freed at 0 */
 	int		gone;
 	struct job	*next, *prev;
@@ -86,6 +100,8 @@ struct engine {
 	int		is_root;
 	char		shim[PATH_MAX];	/* nvq-shim */
 	char		hook[PATH_MAX];	/* libnvq-hook.so, or "" */
+	char		ckpt[PATH_MAX];	/* nvq-ckpt, or "" */
+	double		switch_cost[SCHED_MAX_GPUS];	/* seconds of a suspend + resume there */
 	char		boot_id[40];	/* this boot's, from /proc */
 	unsigned long long ticket_base;	/* start tickets: nvqd's start time, in ns, */
 	unsigned	tickets;	/* and a count */
@@ -135,6 +151,8 @@ int	engine_cancel(struct engine *, struct job *, const char *by);
 void	engine_reason(struct engine *, const struct job *, char *, size_t);
 /* The memory demanded on GPU i by running jobs, and their ids. */
 uint64_t engine_demanded(struct engine *, int i, char *ids, size_t len);
+/* Whether the job holds its GPUs' memory now (running, or being resumed). */
+int	engine_holds(const struct job *);
 /* What the queue's processes use of GPU i (NVML's figures). */
 uint64_t engine_queue_used(struct engine *, int i);
 /* A job's largest use on one GPU so far, and its use now (summed over GPUs). */

@@ -9,6 +9,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "runner.h"
+#include "suspend.h"
 
 #define HOOKS_MAX_PIDS	64
 
@@ -112,7 +113,7 @@ hooks_desired(struct engine *e, const struct job *j)
 {
 	int g;
 
-	if (j->held || j->yielding)
+	if (j->held || j->yielding || j->susp != 0 || j->state != JOB_RUNNING)
 		return 0;
 	for (g = 0; g < e->gpus.n; g++)
 		if (hooks_in(j, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE &&
@@ -251,6 +252,7 @@ hooks_update(struct engine *e)
 		if (!changed)
 			break;
 	}
+	suspend_drained(e);
 	if (next > 0)
 		uv_timer_start(&e->locks, hooks_timer_cb,
 		    (uint64_t)((next - now) * 1000 > 0 ? (next - now) * 1000 : 0) + 1, 0);
@@ -366,7 +368,7 @@ hooks_hello(struct engine *e, void *conn, const struct proto_msg *m, pid_t pid, 
 	struct hook_sess *s;
 	pid_t sid = runner_session(pid);
 
-	if (j == NULL || j->state != JOB_RUNNING) {
+	if (j == NULL || j->state == JOB_PENDING) {
 		snprintf(err, errlen, "job %lld is not running", (long long)id);
 		return NULL;
 	}
@@ -498,6 +500,13 @@ hooks_job_gone(struct engine *e, struct job *j)
 			changed = 1;
 		}
 	return changed;
+}
+
+void
+hooks_continue(struct engine *e, struct job *j)
+{
+	hooks_signal(e, j, SIGCONT);
+	j->lock_stopped = 0;
 }
 
 void

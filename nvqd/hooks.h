@@ -45,6 +45,8 @@ void		 hooks_closed(struct engine *, struct hook_sess *);
 int		 hooks_job_gone(struct engine *, struct job *);
 /* nvq hold (held 1) / nvq release (0) of a running job (ctl.c checks). */
 void		 hooks_hold(struct engine *, struct job *, int held);
+/* SIGCONT to a job's processes stopped for not acknowledging a revoke. */
+void		 hooks_continue(struct engine *, struct job *);
 /* Applies the lock decisions now (after a change of jobs or settings). */
 void		 hooks_update(struct engine *);
 /* What the job's lock is now: "granted", "held", "holding", "waiting", "stopped". */

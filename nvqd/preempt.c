@@ -85,8 +85,8 @@ preempt_when(const struct sched_gpu *gpu, const struct sched_job *v, const struc
  */
 static void
 preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, int njobs,
-    const struct sched_job *j, const struct sched_settings *s, double now, double *wake,
-    struct preempt_gpu *pg)
+    const struct sched_decision *dec, const struct sched_job *j,
+    const struct sched_settings *s, double now, double *wake, struct preempt_gpu *pg)
 {
 	const struct sched_gpu *gpu = &gpus[g];
 	uint64_t budget = preempt_budget(gpu, s), held = 0, need, d, freed;
@@ -105,6 +105,20 @@ preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, in
 	for (i = 0; i < njobs; i++) {
 		const struct sched_job *v = &jobs[i];
 
+		if (dec[i].why == SCHED_START || dec[i].why == SCHED_RESUME) {
+			/* it starts now: it holds its memory, and has its full turn */
+			struct sched_job started = *v;
+
+			if (!(dec[i].gpumask & (1ULL << g)))
+				continue;
+			held += v->mem == 0 ? budget : v->mem;
+			nheld++;
+			started.slice_start = now;
+			started.busy = 0;
+			if ((t = preempt_when(gpu, &started, j, s)) >= 0 && (*wake == 0 || t < *wake))
+				*wake = t;
+			continue;
+		}
 		if (!v->running || !(v->gpumask & (1ULL << g)))
 			continue;
 		if (v->busy)
@@ -171,8 +185,8 @@ preempt_add(struct sched_preemption *out, int i)
 /* Tries to make room for jobs[idx] on the GPUs of allowed; 1 if it can. */
 static int
 preempt_for(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs, int njobs,
-    int idx, uint64_t allowed, const struct sched_settings *s, double now, double *wake,
-    struct sched_preemption *out)
+    const struct sched_decision *dec, int idx, uint64_t allowed,
+    const struct sched_settings *s, double now, double *wake, struct sched_preemption *out)
 {
 	struct preempt_gpu pg[SCHED_MAX_GPUS];
 	const struct sched_job *j = &jobs[idx];
@@ -182,7 +196,7 @@ preempt_for(const struct sched_gpu *gpus, int ngpus, const struct sched_job *job
 	for (g = 0; g < ngpus; g++) {
 		pg[g].usable = 0;
 		if (allowed & (1ULL << g))
-			preempt_on(gpus, g, jobs, njobs, j, s, now, wake, &pg[g]);
+			preempt_on(gpus, g, jobs, njobs, dec, j, s, now, wake, &pg[g]);
 	}
 	if (j->suspended) {
 		/* its own GPUs, every one of them */
@@ -261,7 +275,8 @@ sched_preempt(const struct sched_gpu *gpus, int ngpus, const struct sched_job *j
 			taken |= could;
 			continue;
 		}
-		if (preempt_for(gpus, ngpus, jobs, njobs, idx, could & ~taken, s, now, &wake, out))
+		if (preempt_for(gpus, ngpus, jobs, njobs, p->dec, idx, could & ~taken, s, now,
+		    &wake, out))
 			return;
 		taken |= could;
 	}

@@ -44,8 +44,13 @@ enum proto_type {
 	MSG_HOOK_LIMIT,		/* nvqd: rows "uuid", "cap": what this process may hold */
 	MSG_HOOK_WANT,		/* hook: a launch waits for the lock */
 	MSG_HOOK_IDLE,		/* hook: no launch for a while (timeslice) */
+	MSG_SUSPEND,		/* suspend a job: "id" */
+	MSG_RESUME,		/* let a job suspended by a user resume: "id" */
 	MSG_MAX
 };
+
+/* Whether a message type belongs to the hook's link. */
+#define proto_is_hook(t)	((t) >= MSG_HOOK_HELLO && (t) <= MSG_HOOK_IDLE)
 
 struct proto_field {
 	char		key[PROTO_MAX_KEY + 1];

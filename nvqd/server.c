@@ -167,7 +167,7 @@ server_request(struct conn *c, int type, const uint8_t *body, uint32_t len)
 		server_error(c, err, 1);
 		return;
 	}
-	if (type >= MSG_HOOK_HELLO) {
+	if (proto_is_hook(type)) {
 		/* the hook's link: no reply but errors; the connection stays */
 		struct hook_sess *s = hooks_frame(c->srv->e, c, c->hook, &m, c->pid, c->uid,
 		    err, sizeof(err));

@@ -367,7 +367,7 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 		goto fail;
 	/* environments of jobs that ended, or whose submit never committed */
 	store_exec(st, "DELETE FROM private.job_env WHERE job_id NOT IN "
-	    "(SELECT id FROM jobs WHERE state IN ('PENDING', 'RUNNING'))");
+	    "(SELECT id FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED'))");
 	/* People read it with the sqlite3 shell; the environments are not in it. */
 	chmod(path, 0644);
 	return st;
@@ -676,8 +676,10 @@ store_job_end(struct store *st, int64_t id, const struct store_end *e)
 	if (store_begin(st) == -1)
 		return -1;
 	s = store_prepare(st, "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, "
-	    "signal = ?, reason = ?, pid = NULL, pid_start = NULL, ending = NULL, cgroup = NULL "
-	    "WHERE id = ? AND state IN ('PENDING', 'RUNNING')");
+	    "signal = ?, reason = ?, pid = NULL, pid_start = NULL, ending = NULL, cgroup = NULL, "
+	    "suspended_time = suspended_time + CASE WHEN state = 'SUSPENDED' THEN "
+	    "max(0, ?2 - suspended_at) ELSE 0 END, suspended_at = NULL, ckpt_pids = NULL "
+	    "WHERE id = ? AND state IN ('PENDING', 'RUNNING', 'SUSPENDED')");
 	if (s == NULL)
 		goto fail;
 	sqlite3_bind_text(s, 1, e->state, -1, SQLITE_STATIC);
@@ -732,8 +734,9 @@ store_job_requeue(struct store *st, int64_t id, const struct store_end *e)
 		return -1;
 	s = store_prepare(st, "UPDATE jobs SET state = 'PENDING', started_at = NULL, "
 	    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, ending = NULL, cgroup = NULL, "
-	    "boot_id = NULL, held = 0, reason = ?, restarts = restarts + 1 "
-	    "WHERE id = ? AND state = 'RUNNING'");
+	    "boot_id = NULL, held = 0, reason = ?, restarts = restarts + 1, "
+	    "suspended_at = NULL, suspend_hold = 0, ckpt_pids = NULL "
+	    "WHERE id = ? AND state IN ('RUNNING', 'SUSPENDED')");
 	if (s == NULL)
 		goto fail;
 	sqlite3_bind_text(s, 1, e->reason, -1, SQLITE_STATIC);
@@ -770,6 +773,142 @@ fail:
 	return -1;
 }
 
+/* The rows of a query about one job (its id is the one parameter). */
+static int
+store_rows_of(struct store *st, const char *sql, int64_t id, store_row_cb cb, void *arg)
+{
+	sqlite3_stmt *s = store_prepare(st, sql);
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	return store_rows(st, s, cb, arg);
+}
+
+int
+store_job_ckpt_pids(struct store *st, int64_t id, const char *pids)
+{
+	sqlite3_stmt *s = store_prepare(st, "UPDATE jobs SET ckpt_pids = ? WHERE id = ?");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_text(s, 1, pids, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, id);
+	return store_done(st, s);
+}
+
+static int
+store_switch_insert(struct store *st, int64_t id, const struct store_switch *w)
+{
+	sqlite3_stmt *s = store_prepare(st, "INSERT INTO switches (job_id, kind, why, by_job, "
+	    "gpu_uuids, started_at, ended_at, seconds, driver_seconds, bytes, pids, ok, error) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_text(s, 2, w->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, w->why, -1, SQLITE_STATIC);
+	if (w->by_job > 0)
+		sqlite3_bind_int64(s, 4, w->by_job);
+	sqlite3_bind_text(s, 5, w->uuids ? w->uuids : "", -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 6, w->started_at);
+	sqlite3_bind_double(s, 7, w->ended_at);
+	sqlite3_bind_double(s, 8, w->ended_at - w->started_at);
+	if (w->driver_seconds >= 0)
+		sqlite3_bind_double(s, 9, w->driver_seconds);
+	if (w->bytes >= 0)
+		sqlite3_bind_int64(s, 10, w->bytes);
+	sqlite3_bind_text(s, 11, w->pids, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 12, w->ok);
+	sqlite3_bind_text(s, 13, w->error, -1, SQLITE_STATIC);
+	return store_done(st, s);
+}
+
+/*
+ * Runs sql on id (?1), the time (?2) and hold (?3), where it names them, one
+ * row changed; then adds an event and the switch, in one commit.
+ */
+static int
+store_switch_tx(struct store *st, int64_t id, const char *sql, int hold, double at,
+    const char *state, const char *reason, const struct store_switch *w)
+{
+	sqlite3_stmt *s;
+
+	if (store_begin(st) == -1)
+		return -1;
+	if ((s = store_prepare(st, sql)) == NULL)
+		goto fail;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_bind_parameter_count(s) >= 2)
+		sqlite3_bind_double(s, 2, at);
+	if (sqlite3_bind_parameter_count(s) >= 3)
+		sqlite3_bind_int(s, 3, hold);
+	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
+		goto fail;
+	if ((state != NULL && store_event(st, id, at, state, reason) == -1) ||
+	    store_switch_insert(st, id, w) == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+int
+store_job_suspended(struct store *st, int64_t id, int hold, const char *reason,
+    const struct store_switch *w)
+{
+	return store_switch_tx(st, id, "UPDATE jobs SET state = 'SUSPENDED', suspended_at = ?2, "
+	    "suspend_hold = ?3 WHERE id = ?1 AND state = 'RUNNING'", hold, w->ended_at,
+	    "SUSPENDED", reason, w);
+}
+
+int
+store_job_resumed(struct store *st, int64_t id, const struct store_switch *w)
+{
+	return store_switch_tx(st, id, "UPDATE jobs SET state = 'RUNNING', "
+	    "suspended_time = suspended_time + max(0, ?2 - suspended_at), suspended_at = NULL, "
+	    "suspend_hold = ?3, ckpt_pids = NULL WHERE id = ?1 AND state = 'SUSPENDED'", 0,
+	    w->ended_at, "RUNNING", "resumed", w);
+}
+
+int
+store_switch_failed(struct store *st, int64_t id, int hold, const struct store_switch *w)
+{
+	/* a failed suspend left it running: its pids need no restore */
+	return store_switch_tx(st, id, strcmp(w->kind, "suspend") == 0 ?
+	    "UPDATE jobs SET ckpt_pids = NULL WHERE id = ?1" :
+	    "UPDATE jobs SET suspend_hold = ?3 WHERE id = ?1", hold, w->ended_at, NULL, NULL, w);
+}
+
+int
+store_job_unhold(struct store *st, int64_t id, double now, const char *reason)
+{
+	sqlite3_stmt *s;
+
+	if (store_begin(st) == -1)
+		return -1;
+	if ((s = store_prepare(st, "UPDATE jobs SET suspend_hold = 0 WHERE id = ? AND "
+	    "state = 'SUSPENDED'")) == NULL)
+		goto fail;
+	sqlite3_bind_int64(s, 1, id);
+	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
+	    store_event(st, id, now, "RESUMING", reason) == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+int
+store_switches(struct store *st, int64_t id, store_row_cb cb, void *arg)
+{
+	return store_rows_of(st, "SELECT kind, why, by_job, started_at, seconds, "
+	    "driver_seconds, bytes, ok, error FROM switches WHERE job_id = ? ORDER BY id", id, cb, arg);
+}
+
 int
 store_job_state(struct store *st, int64_t id, char *buf, size_t len)
 {
@@ -792,8 +931,9 @@ store_active(struct store *st, store_row_cb cb, void *arg)
 {
 	return store_rows(st, store_prepare(st, "SELECT id, uid, gid, user, state, gpus, "
 	    "mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, "
-	    "pid, pid_start, ending, reason, held, boot_id, requeue, cgroup "
-	    "FROM jobs WHERE state IN ('PENDING', 'RUNNING') "
+	    "pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, "
+	    "suspended_at, suspend_hold, ckpt_pids "
+	    "FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED') "
 	    "ORDER BY id"), cb, arg);
 }
 
@@ -803,11 +943,12 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	sqlite3_stmt *s = store_prepare(st, "SELECT id, user, uid, name, state, gpus, "
 	    "mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, "
 	    "reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path, "
-	    "requeue, restarts "
+	    "requeue, restarts, suspended_time "
 	    "FROM jobs WHERE (?1 = 0 OR id = ?1) AND (?2 IS NULL OR user = ?2) "
 	    "AND (?3 IS NULL OR state = ?3) "
-	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR state IN ('PENDING', 'RUNNING')) "
-	    "AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING')) "
+	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR "
+	    "state IN ('PENDING', 'RUNNING', 'SUSPENDED')) "
+	    "AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')) "
 	    "AND (?6 = 0 OR ended_at >= ?6) ORDER BY id");
 
 	if (s == NULL)
@@ -824,38 +965,23 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 int
 store_runs(struct store *st, int64_t id, store_row_cb cb, void *arg)
 {
-	sqlite3_stmt *s = store_prepare(st, "SELECT id AS run, gpu_uuids, mem_per_gpu, "
+	return store_rows_of(st, "SELECT id AS run, gpu_uuids, mem_per_gpu, "
 	    "started_at, ended_at, exit_code, signal, cpu_time, max_rss, peak_gpu_mem, "
 	    "(SELECT group_concat(gpu_uuid || '=' || peak_gpu_mem, ',') FROM run_gpus "
-	    "WHERE run_id = runs.id) AS gpu_peaks FROM runs WHERE job_id = ? ORDER BY id");
-
-	if (s == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, id);
-	return store_rows(st, s, cb, arg);
+	    "WHERE run_id = runs.id) AS gpu_peaks FROM runs WHERE job_id = ? ORDER BY id", id, cb, arg);
 }
 
 int
 store_events(struct store *st, int64_t id, store_row_cb cb, void *arg)
 {
-	sqlite3_stmt *s = store_prepare(st, "SELECT at, state, reason FROM events "
-	    "WHERE job_id = ? ORDER BY id");
-
-	if (s == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, id);
-	return store_rows(st, s, cb, arg);
+	return store_rows_of(st, "SELECT at, state, reason FROM events "
+	    "WHERE job_id = ? ORDER BY id", id, cb, arg);
 }
 
 int
 store_job_exec(struct store *st, int64_t id, store_row_cb cb, void *arg)
 {
-	sqlite3_stmt *s = store_prepare(st, "SELECT argv, cwd, stdout_path, stderr_path, uid, "
+	return store_rows_of(st, "SELECT argv, cwd, stdout_path, stderr_path, uid, "
 	    "gid, user, (SELECT env FROM private.job_env WHERE job_id = jobs.id) AS env, "
-	    "groups FROM jobs WHERE id = ?");
-
-	if (s == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, id);
-	return store_rows(st, s, cb, arg);
+	    "groups FROM jobs WHERE id = ?", id, cb, arg);
 }

@@ -116,6 +116,33 @@ int		 store_job_unstart(struct store *, int64_t id, double now);
 /* nvq hold (held 1) or release (0) of a running job, with its event. */
 int		 store_job_held(struct store *, int64_t id, int held, double now,
 		    const char *reason);
+/* One suspend or resume, for the switches table. */
+struct store_switch {
+	const char	*kind;		/* suspend, resume */
+	const char	*why;		/* user, preempt, timeslice, restart */
+	int64_t		by_job;		/* 0: none */
+	const char	*uuids;
+	double		started_at, ended_at;
+	double		driver_seconds;	/* < 0: unknown */
+	int64_t		bytes;		/* < 0: unknown */
+	const char	*pids;
+	int		ok;
+	const char	*error;
+};
+/* A suspend begins: the pids it checkpoints (for a restart in between). */
+int		 store_job_ckpt_pids(struct store *, int64_t id, const char *pids);
+/* RUNNING -> SUSPENDED, with its switch; hold: it waits for nvq resume. */
+int		 store_job_suspended(struct store *, int64_t id, int hold, const char *reason,
+		    const struct store_switch *);
+/* SUSPENDED -> RUNNING, with its switch; its time suspended is added up. */
+int		 store_job_resumed(struct store *, int64_t id, const struct store_switch *);
+/* A switch that failed (the job left as it was); hold: it then waits for nvq resume. */
+int		 store_switch_failed(struct store *, int64_t id, int hold,
+		    const struct store_switch *);
+/* nvq resume of a job suspended by a user: it may resume once it fits. */
+int		 store_job_unhold(struct store *, int64_t id, double now, const char *reason);
+/* The job's switches, oldest first. */
+int		 store_switches(struct store *, int64_t id, store_row_cb, void *);
 /* Copies the job's state into buf; returns 0, or -1 if there is no such job. */
 int		 store_job_state(struct store *, int64_t id, char *buf, size_t len);
 

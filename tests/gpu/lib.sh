@@ -35,3 +35,12 @@ wait_steps() {
 	for i in $(seq 600); do [ "$(lines "$1")" -ge "$2" ] && return 0; sleep 0.1; done
 	return 1
 }
+
+# The GPU host may have no sqlite3 shell: Python's module answers the same queries.
+if ! command -v sqlite3 > /dev/null; then
+	sqlite3() {
+		python3 -c 'import sqlite3, sys
+for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]):
+    print("|".join("" if v is None else str(v) for v in r))' "$@"
+	}
+fi

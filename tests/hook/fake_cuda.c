@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "cuda_decls.h"
@@ -149,8 +150,72 @@ cuMemGetInfo_v2(size_t *f, size_t *t)
 }
 E CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) { (void)d; *b = FAKE_TOTAL; return 0; }
 
+/*
+ * The checkpoint API, for nvq-ckpt: a process's state (CUprocessState) is a
+ * file FAKE_CKPT_DIR/PID holding its number; none means running.  A step
+ * sleeps FAKE_CKPT_DELAY_MS, and the step named in the file FAKE_CKPT_DIR/fail
+ * (lock, checkpoint, restore, unlock) fails with CUDA_ERROR_UNKNOWN (999).
+ * Only live processes can be checkpointed, as with the driver.
+ */
+static int
+fake_ckpt_state(int pid)
+{
+	const char *dir = getenv("FAKE_CKPT_DIR");
+	char path[4096];
+	int st = 0;
+	FILE *fp;
+
+	if (dir == NULL)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%d", dir, pid);
+	if ((fp = fopen(path, "r")) != NULL) {
+		if (fscanf(fp, "%d", &st) != 1)
+			st = 0;
+		fclose(fp);
+	}
+	return st;
+}
+
+static CUresult
+fake_ckpt_step(const char *fn, const char *step, int pid, int from, int to)
+{
+	const char *dir = getenv("FAKE_CKPT_DIR"), *delay = getenv("FAKE_CKPT_DELAY_MS");
+	char path[4096], tmp[4200], fail[32] = "";
+	FILE *fp;
+
+	count(fn);
+	if (dir == NULL || kill(pid, 0) == -1)
+		return 1;	/* CUDA_ERROR_INVALID_VALUE */
+	if (fake_ckpt_state(pid) != from)
+		return 401;	/* CUDA_ERROR_ILLEGAL_STATE */
+	if (delay != NULL)
+		usleep((useconds_t)atoi(delay) * 1000);
+	snprintf(path, sizeof(path), "%s/fail", dir);
+	if ((fp = fopen(path, "r")) != NULL) {
+		if (fscanf(fp, "%31s", fail) != 1)
+			fail[0] = '\0';
+		fclose(fp);
+	}
+	if (strcmp(step, fail) == 0)
+		return 999;
+	snprintf(path, sizeof(path), "%s/%d", dir, pid);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((fp = fopen(tmp, "w")) == NULL)
+		return 999;
+	fprintf(fp, "%d\n", to);
+	fclose(fp);
+	return rename(tmp, path) == 0 ? 0 : 999;
+}
+
+E CUresult cuCheckpointProcessGetState(int pid, int *st) { count("cuCheckpointProcessGetState"); if (kill(pid, 0) == -1) return 1; *st = fake_ckpt_state(pid); return 0; }
+E CUresult cuCheckpointProcessLock(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessLock", "lock", pid, 0, 1); }
+E CUresult cuCheckpointProcessCheckpoint(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessCheckpoint", "checkpoint", pid, 1, 2); }
+E CUresult cuCheckpointProcessRestore(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessRestore", "restore", pid, 2, 1); }
+E CUresult cuCheckpointProcessUnlock(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessUnlock", "unlock", pid, 1, 0); }
+
 /* launches and copies: counted; FAKE_LAUNCH_HANG names a file that, while
- * it exists, keeps a launch inside the driver (work that never drains) */
+ * it exists, keeps a launch inside the driver (work that never drains);
+ * a process the checkpoint API locked waits until it is unlocked */
 static CUresult
 fake_launch(const char *fn)
 {
@@ -158,6 +223,8 @@ fake_launch(const char *fn)
 
 	count(fn);
 	while (hang != NULL && access(hang, F_OK) == 0)
+		usleep(10000);
+	while (fake_ckpt_state(getpid()) != 0)
 		usleep(10000);
 	return 0;
 }

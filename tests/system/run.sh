@@ -390,7 +390,7 @@ t_bad_input() {	# clear errors, non-zero exits, nothing stored lost
 	printf '[scheduler]\nreserve = 5%%\nmode = turbo\n' > "$T/bad.ini"
 	out=$("$NVQD" -n -c "$T/bad.ini" 2>&1); rc=$?
 	expect_eq "bad config exit" "$rc" 1
-	expect_eq "bad config message" "$out" "nvqd: $T/bad.ini:3: mode: \"turbo\" is not auto or serial, optionally followed by INDEX:MODE entries (e.g. auto,1:serial)"
+	expect_eq "bad config message" "$out" "nvqd: $T/bad.ini:3: mode: \"turbo\" is not auto, serial or timeslice, optionally followed by INDEX:MODE entries (e.g. auto,1:serial)"
 	out=$("$NVQD" -n -c "$T/nvq.ini" 2>&1); expect_eq "good config" "$out" "$T/nvq.ini: ok"
 	# a second nvqd on the same socket refuses to start
 	out=$("$NVQD" -c "$T/nvq.ini" 2>&1); rc=$?
@@ -1189,6 +1189,199 @@ t_timeslice() {	# compute = timeslice: one job at a time, turns each quantum, id
 	b=$(fsubmit -m 15G "$FAKE_JOB" launch 5 "$T/d"); wait_count "$T/d"
 	expect_eq "shared GPU: granted" "$(field "$b" lock)" granted
 	nvq cancel "$a" "$b" "$c"
+}
+
+# ---- suspend, resume, preemption and turns, against the fake checkpoint API
+ckpt_config() {	# the fake libcuda's checkpoint API for nvq-ckpt and the jobs
+	export FAKE_CKPT_DIR=$T/ckpt
+	mkdir -p "$FAKE_CKPT_DIR"
+	write_config "[gpus]" "virtual = 1x80G" "cuda_library = $FAKE_LIB/libcuda.so.1" "$@"
+}
+ckpt_state() {	# PID: 0 running, 1 locked, 2 checkpointed (the fake driver's view)
+	cat "$FAKE_CKPT_DIR/$1" 2>/dev/null || echo 0
+}
+switches() {	# ID: its switches, one per line
+	sqlite3 "$T/nvq.db" "SELECT kind, why, ok FROM switches WHERE job_id = $1 ORDER BY id" |
+	    tr '\n' ' '
+}
+
+t_suspend() {	# nvq suspend and resume: GPU memory out and back, the job never killed
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config
+	start_nvqd || return
+	local a pid out b
+	a=$(fsubmit -m 10G "$FAKE_JOB" launch 60 "$T/a")
+	wait_count "$T/a" || return
+	wait_field "$a" hook_pids '^[0-9]+$'
+	pid=$(field "$a" hook_pids)
+	expect_match "demanded while running" "$(nvq gpus --json)" '"demanded": 10737418240'
+	out=$(nvq suspend "$a"); expect_eq "nvq suspend waits for it" "$out" "job $a suspended"
+	expect_eq "SUSPENDED" "$(state "$a")" SUSPENDED
+	expect_eq "its process is checkpointed" "$(ckpt_state "$pid")" 2
+	expect_eq "it launches nothing" "$(growing "$T/a" 0.5)" still
+	expect_eq "its process lives" "$(kill -0 "$pid" && echo alive)" alive
+	expect_match "its memory is free for others" "$(nvq gpus --json)" '"demanded": 0,'
+	expect_match "nvq list shows it" "$(nvq list)" "SUSPENDED.*nvq resume $a"
+	out=$(nvq suspend "$a" 2>&1); expect_match "twice" "$out" "suspended already"
+	# a job that needs the whole GPU starts meanwhile
+	b=$(submit -m 75G sleep 0.5)
+	wait_state "$b" COMPLETED
+	expect_eq "resume" "$(nvq resume "$a")" "job $a resumes once its memory is free on its GPUs"
+	wait_state "$a" RUNNING
+	expect_eq "restored and unlocked" "$(ckpt_state "$pid")" 0
+	expect_eq "it launches again" "$(growing "$T/a" 0.5)" grows
+	expect_eq "recorded" "$(switches "$a")" "suspend|user|1 resume|user|1 "
+	expect_eq "its time suspended" "$(sqlite3 "$T/nvq.db" "SELECT suspended_time > 0.3 FROM jobs
+	    WHERE id = $a")" 1
+	expect_match "nvq show lists the switches" "$(nvq show "$a")" "switch suspend: why=user"
+	# a failed checkpoint: undone, the job runs on
+	echo checkpoint > "$FAKE_CKPT_DIR/fail"
+	out=$(nvq suspend "$a" 2>&1); rc=$?
+	expect_eq "a failed suspend exits 1" "$rc" 1
+	expect_match "and says why" "$out" "the suspend failed: checkpoint $pid 999 .*; it runs on"
+	expect_eq "still RUNNING" "$(state "$a")" RUNNING
+	expect_eq "unlocked again" "$(ckpt_state "$pid")" 0
+	expect_eq "launching" "$(growing "$T/a" 0.5)" grows
+	# a failed restore: it stays suspended, nvq resume tries again
+	echo restore > "$FAKE_CKPT_DIR/fail"
+	nvq suspend "$a" > /dev/null
+	nvq resume "$a" > /dev/null
+	wait_field "$a" switch_error "restore"
+	expect_eq "stays SUSPENDED" "$(state "$a")" SUSPENDED
+	rm "$FAKE_CKPT_DIR/fail"
+	nvq resume "$a" > /dev/null
+	wait_state "$a" RUNNING
+	expect_eq "the retry restored it" "$(ckpt_state "$pid")" 0
+	expect_eq "failures recorded" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM switches
+	    WHERE job_id = $a AND ok = 0 AND error LIKE '%999%'")" 2
+	# suspended across a restart of nvqd, then cancelled: it ends
+	nvq suspend "$a" > /dev/null
+	stop_nvqd; start_nvqd || return
+	expect_eq "suspended after a restart" "$(state "$a")" SUSPENDED
+	nvq cancel "$a" > /dev/null
+	wait_state "$a" CANCELLED 40
+	expect_eq "its process is gone" "$(kill -0 "$pid" 2>/dev/null && echo alive)" ""
+	expect_eq "bad id" "$(nvq suspend 999 2>&1)" "nvq: no such job 999"
+}
+
+t_suspend_host_memory() {	# no suspend when the host cannot take the GPU memory
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	local avail a out
+	avail=$(awk '/MemAvailable/ { print int($2 / 1048576) }' /proc/meminfo)
+	[ "$avail" -lt 60 ] || { skip "the host has ${avail}G available, the fake GPU 80G"; return; }
+	ckpt_config
+	start_nvqd || return
+	a=$(fsubmit -m 70G sh -c "$FAKE_JOB alloc $(( (avail + 2) << 30 )) 30")
+	wait_field "$a" gpu_used '^[0-9]{11,}$'
+	out=$(nvq suspend "$a" 2>&1)
+	expect_match "refused, with the reason" "$out" "cannot suspend job $a: .*host has .* GiB available"
+	expect_eq "it runs on" "$(state "$a")" RUNNING
+	nvq cancel "$a" > /dev/null
+}
+
+t_preempt() {	# a higher job suspends a lower one; two arriving together do not thrash
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s"
+	start_nvqd || return
+	local low h1 h2
+	low=$(fsubmit -m 50G -p 0 "$FAKE_JOB" launch 60 "$T/low")
+	wait_count "$T/low" || return
+	wait_field "$low" hook_pids '^[0-9]+$'
+	h1=$(fsubmit -m 50G -p 10 "$FAKE_JOB" launch 2 "$T/h1")
+	h2=$(fsubmit -m 50G -p 10 "$FAKE_JOB" launch 2 "$T/h2")
+	wait_state "$low" SUSPENDED
+	wait_state "$h1" RUNNING
+	expect_eq "the second waits for the first" "$(state "$h2")" PENDING
+	wait_state "$h1" COMPLETED
+	wait_state "$h2" COMPLETED
+	wait_state "$low" RUNNING
+	expect_eq "suspended once, resumed once" "$(switches "$low")" \
+	    "suspend|preempt|1 resume|preempt|1 "
+	expect_eq "for the first" "$(sqlite3 "$T/nvq.db" "SELECT by_job FROM switches
+	    WHERE job_id = $low AND kind = 'suspend'")" "$h1"
+	expect_eq "no high job was suspended" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM switches
+	    WHERE job_id IN ($h1, $h2)")" 0
+	expect_eq "the low job goes on" "$(growing "$T/low" 0.5)" grows
+	expect_match "the event says why" "$(nvq show "$low")" "SUSPENDED +preempted by job $h1"
+	nvq cancel "$low" > /dev/null
+	wait_state "$low" CANCELLED 40
+	# preempt = off: the high job waits
+	stop_nvqd
+	ckpt_config "[scheduler]" "preempt = off"
+	start_nvqd || return
+	low=$(fsubmit -m 50G -p 0 "$FAKE_JOB" launch 3 "$T/low2")
+	wait_count "$T/low2" || return
+	h1=$(fsubmit -m 50G -p 10 "$FAKE_JOB" launch 1 "$T/h3")
+	sleep 1
+	expect_eq "off: nobody is suspended" "$(state "$low")$(state "$h1")" RUNNINGPENDING
+	wait_state "$h1" COMPLETED
+}
+
+t_preempt_min_runtime() {	# a job that just started is not preempted before preempt_min_runtime
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 3s"
+	start_nvqd || return
+	local low h t0 t1
+	low=$(fsubmit -m 50G "$FAKE_JOB" launch 30 "$T/low")
+	wait_count "$T/low" || return
+	t0=$(date +%s.%N)
+	h=$(fsubmit -m 50G -p 10 "$FAKE_JOB" launch 1 "$T/h")
+	sleep 1.5
+	expect_eq "protected for now" "$(state "$low")" RUNNING
+	wait_state "$low" SUSPENDED 10
+	t1=$(date +%s.%N)
+	expect_eq "after about 3s of its run" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a > 1.5 && b - a < 6) }')" 1
+	wait_state "$h" COMPLETED
+	nvq cancel "$low" > /dev/null
+}
+
+t_preempt_requeue() {	# preempt = requeue stops --requeue jobs and queues them again
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config "[scheduler]" "preempt = requeue" "preempt_min_runtime = 0s" "kill_grace = 2s"
+	start_nvqd || return
+	local low q h
+	low=$(fsubmit -m 30G "$FAKE_JOB" launch 30 "$T/low")
+	q=$(fsubmit --requeue -m 30G "$FAKE_JOB" launch 3 "$T/q")
+	wait_count "$T/low" && wait_count "$T/q" || return
+	h=$(fsubmit -m 40G -p 10 "$FAKE_JOB" launch 1 "$T/h")
+	wait_state "$h" RUNNING 10
+	expect_eq "the job without --requeue runs on" "$(state "$low")" RUNNING
+	wait_state "$h" COMPLETED
+	wait_state "$q" COMPLETED 20
+	expect_eq "stopped once and run again" "$(sqlite3 "$T/nvq.db" "SELECT restarts FROM jobs
+	    WHERE id = $q")" 1
+	expect_match "its events" "$(nvq show "$q")" "PREEMPTED +preempted by job $h.*PENDING +requeued"
+	nvq cancel "$low" > /dev/null
+}
+
+t_timeslice_turns() {	# jobs that do not fit together take turns, each making progress
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config "[scheduler]" "mode = timeslice" "turn = 1s" "preempt = off"
+	start_nvqd || return
+	local a b c i both=0 ga gb gc n
+	a=$(fsubmit -m 45G "$FAKE_JOB" launch 8 "$T/a")
+	b=$(fsubmit -m 45G "$FAKE_JOB" launch 8 "$T/b")
+	c=$(fsubmit -m 45G "$FAKE_JOB" launch 8 "$T/c")
+	expect_match "gpus shows the turn" "$(nvq gpus --json)" '"mode": "timeslice"'
+	sleep 5
+	expect_match "all three made progress" "$(count "$T/a") $(count "$T/b") $(count "$T/c")" \
+	    "^[1-9][0-9]+ [1-9][0-9]+ [1-9][0-9]+$"
+	# never two at once: sample who launches
+	for i in $(seq 10); do
+		ga=$(count "$T/a"); gb=$(count "$T/b"); gc=$(count "$T/c")
+		sleep 0.1
+		n=0
+		[ "$(count "$T/a")" -gt "$ga" ] && n=$((n + 1))
+		[ "$(count "$T/b")" -gt "$gb" ] && n=$((n + 1))
+		[ "$(count "$T/c")" -gt "$gc" ] && n=$((n + 1))
+		[ $n -ge 2 ] && both=$((both + 1))
+	done
+	[ "$both" -le 3 ] || fail "two jobs launched at once in $both of 10 samples"
+	wait_state "$a" COMPLETED 20; wait_state "$b" COMPLETED 20; wait_state "$c" COMPLETED 20
+	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM switches WHERE why = 'timeslice' AND ok = 1")
+	expect_eq "several turns" "$(( n >= 4 ))" 1
+	expect_eq "each was suspended at some time" "$(sqlite3 "$T/nvq.db" "SELECT count(DISTINCT job_id)
+	    FROM switches WHERE why = 'timeslice' AND kind = 'suspend'")" 3
 }
 
 ALL=$(declare -F | awk '{print $3}' | grep '^t_')

@@ -1,0 +1,256 @@
+/*
+ * ckpt.c: nvq-ckpt, which moves a job's GPU state to host memory and back
+ * through the CUDA driver's checkpoint API, for nvqd.
+ *
+ *   nvq-ckpt [-l LIBCUDA] [-t LOCK_TIMEOUT_MS] suspend PID...
+ *	locks every process (waiting for its submitted work), then
+ *	checkpoints each: its device memory goes to host memory and the GPU
+ *	is free of it.  If a step fails, what was done is undone: every
+ *	process runs again as before.
+ *   nvq-ckpt [-l LIBCUDA] resume PID...
+ *	restores every checkpointed process on its GPUs, then unlocks them.
+ *
+ * Either is idempotent: a process already in the state asked for is left
+ * as it is.  Each step is reported on stdout, one line each:
+ *   lock PID SECONDS | checkpoint PID SECONDS | restore PID SECONDS |
+ *   unlock PID SECONDS | ok SECONDS | error STEP PID CODE TEXT
+ * and the exit status is 0 (ok), 1 (error, undone) or 2 (bad usage).
+ *
+ * A program of its own, run by nvqd for each switch: the checkpoint calls
+ * block for seconds, and libcuda stays out of nvqd.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_decls.h"
+
+#define CKPT_MAX_PIDS	256
+
+typedef int (*init_fn)(unsigned int);
+typedef int (*state_fn)(int, int *);
+typedef int (*step_fn)(int, void *);
+typedef int (*errstr_fn)(int, const char **);
+
+static struct {
+	init_fn		init;
+	state_fn	state;
+	step_fn		lock, checkpoint, restore, unlock;
+	errstr_fn	errstr;
+} cu;
+
+static double
+ckpt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static const char *
+ckpt_errstr(int rc)
+{
+	const char *s = NULL;
+
+	if (cu.errstr == NULL || cu.errstr(rc, &s) != 0 || s == NULL)
+		return "CUDA error";
+	return s;
+}
+
+static void
+ckpt_error(const char *step, int pid, int rc)
+{
+	printf("error %s %d %d %s\n", step, pid, rc, ckpt_errstr(rc));
+	fflush(stdout);
+}
+
+/* Runs one step on pid, timed; returns the driver's result. */
+static int
+ckpt_step(const char *name, step_fn fn, int pid, void *args)
+{
+	double t0 = ckpt_now();
+	int rc = fn(pid, args);
+
+	if (rc == 0) {
+		printf("%s %d %.3f\n", name, pid, ckpt_now() - t0);
+		fflush(stdout);
+	}
+	return rc;
+}
+
+static int
+ckpt_state(int pid)
+{
+	int st = -1;
+
+	if (cu.state(pid, &st) != 0)
+		return -1;
+	return st;
+}
+
+static int
+ckpt_load(const char *lib)
+{
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+
+	if (h == NULL) {
+		printf("error load 0 0 %s\n", dlerror());
+		return -1;
+	}
+	cu.init = (init_fn)dlsym(h, "cuInit");
+	cu.state = (state_fn)dlsym(h, "cuCheckpointProcessGetState");
+	cu.lock = (step_fn)dlsym(h, "cuCheckpointProcessLock");
+	cu.checkpoint = (step_fn)dlsym(h, "cuCheckpointProcessCheckpoint");
+	cu.restore = (step_fn)dlsym(h, "cuCheckpointProcessRestore");
+	cu.unlock = (step_fn)dlsym(h, "cuCheckpointProcessUnlock");
+	cu.errstr = (errstr_fn)dlsym(h, "cuGetErrorString");
+	if (cu.init == NULL || cu.state == NULL || cu.lock == NULL || cu.checkpoint == NULL ||
+	    cu.restore == NULL || cu.unlock == NULL) {
+		printf("error load 0 0 %s has no checkpoint API (driver 570 or later needed)\n",
+		    lib);
+		return -1;
+	}
+	if (cu.init(0) != 0) {
+		printf("error init 0 0 cuInit failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Puts pids[0..n-1] back to running from wherever they got to. */
+static void
+ckpt_undo(const int *pids, int n)
+{
+	struct nvq_cu_checkpoint_restore_args ra;
+	struct nvq_cu_checkpoint_args ua;
+	int i, st;
+
+	for (i = 0; i < n; i++) {
+		memset(&ra, 0, sizeof(ra));
+		memset(&ua, 0, sizeof(ua));
+		st = ckpt_state(pids[i]);
+		if (st == NVQ_CU_PROCESS_STATE_CHECKPOINTED &&
+		    ckpt_step("restore", cu.restore, pids[i], &ra) == 0)
+			st = NVQ_CU_PROCESS_STATE_LOCKED;
+		if (st == NVQ_CU_PROCESS_STATE_LOCKED)
+			ckpt_step("unlock", cu.unlock, pids[i], &ua);
+	}
+}
+
+static int
+ckpt_suspend(const int *pids, int n, unsigned timeout_ms)
+{
+	struct nvq_cu_checkpoint_lock_args la;
+	struct nvq_cu_checkpoint_args ca;
+	int i, rc, st;
+
+	/* every process quiet first: one that still runs could wait on another */
+	for (i = 0; i < n; i++) {
+		st = ckpt_state(pids[i]);
+		if (st != NVQ_CU_PROCESS_STATE_RUNNING)
+			continue;
+		memset(&la, 0, sizeof(la));
+		la.timeoutMs = timeout_ms;
+		if ((rc = ckpt_step("lock", cu.lock, pids[i], &la)) != 0) {
+			ckpt_error("lock", pids[i], rc);
+			ckpt_undo(pids, n);
+			return 1;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (ckpt_state(pids[i]) != NVQ_CU_PROCESS_STATE_LOCKED)
+			continue;
+		memset(&ca, 0, sizeof(ca));
+		if ((rc = ckpt_step("checkpoint", cu.checkpoint, pids[i], &ca)) != 0) {
+			ckpt_error("checkpoint", pids[i], rc);
+			ckpt_undo(pids, n);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+ckpt_resume(const int *pids, int n)
+{
+	struct nvq_cu_checkpoint_restore_args ra;
+	struct nvq_cu_checkpoint_args ua;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		if (ckpt_state(pids[i]) != NVQ_CU_PROCESS_STATE_CHECKPOINTED)
+			continue;
+		memset(&ra, 0, sizeof(ra));
+		if ((rc = ckpt_step("restore", cu.restore, pids[i], &ra)) != 0) {
+			ckpt_error("restore", pids[i], rc);
+			return 1;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (ckpt_state(pids[i]) != NVQ_CU_PROCESS_STATE_LOCKED)
+			continue;
+		memset(&ua, 0, sizeof(ua));
+		if ((rc = ckpt_step("unlock", cu.unlock, pids[i], &ua)) != 0) {
+			ckpt_error("unlock", pids[i], rc);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+ckpt_usage(void)
+{
+	fprintf(stderr, "usage: nvq-ckpt [-l LIBCUDA] [-t LOCK_TIMEOUT_MS] suspend|resume PID...\n");
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *lib = "libcuda.so.1";
+	unsigned long timeout = 30000;
+	int pids[CKPT_MAX_PIDS], n = 0, c, i, rc;
+	double t0 = ckpt_now();
+	char *end;
+	long v;
+
+	while ((c = getopt(argc, argv, "+l:t:")) != -1) {
+		switch (c) {
+		case 'l': lib = optarg; break;
+		case 't':
+			errno = 0;
+			timeout = strtoul(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || timeout > 3600000)
+				return ckpt_usage();
+			break;
+		default:
+			return ckpt_usage();
+		}
+	}
+	if (argc - optind < 2 || argc - optind - 1 > CKPT_MAX_PIDS)
+		return ckpt_usage();
+	for (i = optind + 1; i < argc; i++) {
+		errno = 0;
+		v = strtol(argv[i], &end, 10);
+		if (errno != 0 || *end != '\0' || v <= 0 || v > 0x3fffffff)
+			return ckpt_usage();
+		pids[n++] = (int)v;
+	}
+	if (strcmp(argv[optind], "suspend") != 0 && strcmp(argv[optind], "resume") != 0)
+		return ckpt_usage();
+	if (ckpt_load(lib) == -1)
+		return 1;
+	if (strcmp(argv[optind], "suspend") == 0)
+		rc = ckpt_suspend(pids, n, (unsigned)timeout);
+	else
+		rc = ckpt_resume(pids, n);
+	if (rc == 0)
+		printf("ok %.3f\n", ckpt_now() - t0);
+	return rc;
+}

@@ -1,0 +1,484 @@
+/*
+ * suspend.c: suspending and resuming jobs (see suspend.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hooks.h"
+#include "log.h"
+#include "store.h"
+#include "suspend.h"
+
+#define SUSPEND_PIN	60.0	/* seconds a job that failed to switch is left alone */
+#define SUSPEND_TURN_MIN 5.0	/* the shortest automatic turn */
+#define SUSPEND_RATE	2e9	/* bytes/s assumed for a switch before one is measured */
+#define CKPT_ARGS	(8 + 256)	/* nvq-ckpt's options, verb and pids */
+
+static const char *const susp_whys[] = { "user", "preempt", "timeslice", "restart" };
+
+struct susp_op {
+	uv_process_t	proc;
+	struct engine	*e;
+	int64_t		id;
+	int		resume;
+	char		out[PATH_MAX];
+};
+
+static void
+susp_uuids(struct engine *e, const struct job *j, char *buf, size_t len)
+{
+	size_t off = 0;
+	int g;
+
+	buf[0] = '\0';
+	for (g = 0; g < e->gpus.n && off < len; g++)
+		if (j->gpumask & (1ULL << g))
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "",
+			    e->gpus.gpus[g].uuid);
+}
+
+/* Host memory free for what a suspend moves out, from /proc/meminfo; -1 if unknown. */
+static int64_t
+susp_host_available(void)
+{
+	char line[256];
+	long long kb;
+	FILE *fp = fopen("/proc/meminfo", "r");
+	int64_t r = -1;
+
+	if (fp == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) {
+			r = (int64_t)kb * 1024;
+			break;
+		}
+	fclose(fp);
+	return r;
+}
+
+/* What the job holds on its GPUs now: the hook's reports, else NVML's; -1 if unknown. */
+static int64_t
+susp_bytes(struct engine *e, const struct job *j)
+{
+	uint64_t used = engine_job_used(e, j);
+
+	return j->nsess > 0 || used > 0 ? (int64_t)used : -1;
+}
+
+int
+suspend_pinned(const struct job *j, double now)
+{
+	return j->pinned_until > now;
+}
+
+double
+suspend_turn(struct engine *e, int g)
+{
+	double cost = e->switch_cost[g], m = 0;
+	const struct job *j;
+
+	if (e->cfg.turn > 0)
+		return e->cfg.turn;
+	if (cost <= 0) {
+		/* nothing measured yet: guess from the largest job there */
+		for (j = e->jobs; j != NULL; j = j->next)
+			if ((j->gpumask & (1ULL << g)) && (double)j->mem > m)
+				m = (double)j->mem;
+		cost = 2 * m / SUSPEND_RATE;
+	}
+	return sched_quantum(cost, e->cfg.switch_overhead, SUSPEND_TURN_MIN, 0);
+}
+
+static void
+susp_close_cb(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+/* Reads what nvq-ckpt wrote: 0 if it said ok; its error line into err; driver seconds. */
+static int
+susp_read(const char *path, double *driver, char *err, size_t errlen)
+{
+	char line[512], step[32];
+	double secs;
+	int pid, ok = -1;
+	FILE *fp = fopen(path, "r");
+
+	*driver = 0;
+	snprintf(err, errlen, "nvq-ckpt reported nothing");
+	if (fp == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "error ", 6) == 0) {
+			snprintf(err, errlen, "%s", line + 6);
+			ok = -1;
+		} else if (sscanf(line, "ok %lf", &secs) == 1)
+			ok = 0;
+		else if (sscanf(line, "%31s %d %lf", step, &pid, &secs) == 3)
+			*driver += secs;
+	}
+	fclose(fp);
+	return ok;
+}
+
+static void susp_exit_cb(uv_process_t *, int64_t, int);
+
+/* Runs nvq-ckpt VERB on the job's pids; its end comes to susp_exit_cb. */
+static int
+susp_spawn(struct engine *e, struct job *j, int resume, char *err, size_t errlen)
+{
+	char *args[CKPT_ARGS], timeout[32], *pids = NULL, *tok, *save;
+	uv_process_options_t o;
+	uv_stdio_container_t io[3];
+	struct susp_op *op;
+	int n = 0, fd, r;
+
+	if ((op = calloc(1, sizeof(*op))) == NULL || (pids = strdup(j->ckpt_pids)) == NULL) {
+		free(op);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	op->e = e;
+	op->id = j->id;
+	op->resume = resume;
+	snprintf(op->out, sizeof(op->out), "%s/.status/%lld.ckpt", e->cfg.spool,
+	    (long long)j->id);
+	snprintf(timeout, sizeof(timeout), "%lld", (long long)e->cfg.revoke_timeout * 1000);
+	args[n++] = e->ckpt;
+	args[n++] = "-l";
+	args[n++] = e->cfg.cuda_library;
+	args[n++] = "-t";
+	args[n++] = timeout;
+	args[n++] = resume ? "resume" : "suspend";
+	for (tok = strtok_r(pids, ",", &save); tok && n < CKPT_ARGS - 1;
+	    tok = strtok_r(NULL, ",", &save))
+		args[n++] = tok;
+	args[n] = NULL;
+	if ((fd = open(op->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1) {
+		snprintf(err, errlen, "%s: %s", op->out, strerror(errno));
+		free(pids);
+		free(op);
+		return -1;
+	}
+	memset(&o, 0, sizeof(o));
+	memset(io, 0, sizeof(io));
+	io[0].flags = UV_IGNORE;
+	io[1].flags = UV_INHERIT_FD;
+	io[1].data.fd = fd;
+	io[2].flags = UV_INHERIT_FD;
+	io[2].data.fd = 2;
+	o.file = e->ckpt;
+	o.args = args;
+	o.exit_cb = susp_exit_cb;
+	o.stdio = io;
+	o.stdio_count = 3;
+	op->proc.data = op;
+	r = uv_spawn(e->loop, &op->proc, &o);
+	close(fd);
+	free(pids);
+	if (r != 0) {
+		snprintf(err, errlen, "cannot run %s: %s", e->ckpt, uv_strerror(r));
+		uv_close((uv_handle_t *)&op->proc, susp_close_cb);
+		return -1;
+	}
+	log_debug("job %lld: nvq-ckpt %s %s (pid %d)", (long long)j->id,
+	    resume ? "resume" : "suspend", j->ckpt_pids, op->proc.pid);
+	return 0;
+}
+
+static void
+susp_switch(struct engine *e, struct job *j, const char *kind, char *uuids, size_t ulen,
+    struct store_switch *w)
+{
+	susp_uuids(e, j, uuids, ulen);
+	memset(w, 0, sizeof(*w));
+	w->kind = kind;
+	w->why = susp_whys[j->susp_why];
+	w->by_job = j->susp_for;
+	w->uuids = uuids;
+	w->started_at = j->susp_t0;
+	w->ended_at = engine_now();
+	w->driver_seconds = -1;
+	w->bytes = j->ckpt_bytes;
+	w->pids = j->ckpt_pids;
+	w->ok = 1;
+}
+
+/* The suspend is done: the job holds no GPU memory now. */
+static void
+susp_suspended(struct engine *e, struct job *j, double driver)
+{
+	char uuids[SCHED_MAX_GPUS * 97], reason[160];
+	struct store_switch w;
+
+	susp_switch(e, j, "suspend", uuids, sizeof(uuids), &w);
+	w.driver_seconds = driver;
+	if (j->susp_why == SUSP_USER)
+		snprintf(reason, sizeof(reason), "suspended by %s", j->susp_by);
+	else if (j->susp_why == SUSP_PREEMPT)
+		snprintf(reason, sizeof(reason), "preempted by job %lld", (long long)j->susp_for);
+	else
+		snprintf(reason, sizeof(reason), "its turn ended; job %lld's began",
+		    (long long)j->susp_for);
+	if (store_job_suspended(e->store, j->id, j->susp_why == SUSP_USER, reason, &w) == -1)
+		log_warnx("job %lld: cannot record its suspend; it is suspended all the same",
+		    (long long)j->id);
+	j->state = JOB_SUSPENDED;
+	j->susp = SUSP_NONE;
+	j->suspended_at = w.ended_at;
+	j->suspend_hold = j->susp_why == SUSP_USER;
+	j->last_suspend = w.ended_at - w.started_at;
+	log_info("job %lld SUSPENDED (%s) in %.2fs, %lld bytes moved", (long long)j->id, reason,
+	    j->last_suspend, (long long)w.bytes);
+	engine_kick(e);
+}
+
+/* The resume is done: the job runs again on its GPUs. */
+static void
+susp_resumed(struct engine *e, struct job *j, double driver)
+{
+	char uuids[SCHED_MAX_GPUS * 97];
+	struct store_switch w;
+	double cost;
+	int g;
+
+	susp_switch(e, j, "resume", uuids, sizeof(uuids), &w);
+	w.driver_seconds = driver;
+	if (j->state == JOB_RUNNING) {
+		/* after a restart: its processes were put back to running */
+		w.why = "restart";
+		store_job_ckpt_pids(e->store, j->id, NULL);
+		store_switch_failed(e->store, j->id, 0, &w);
+	} else if (store_job_resumed(e->store, j->id, &w) == -1)
+		log_warnx("job %lld: cannot record its resume; it runs all the same",
+		    (long long)j->id);
+	cost = j->last_suspend + (w.ended_at - w.started_at);
+	for (g = 0; g < e->gpus.n; g++)
+		if (j->gpumask & (1ULL << g))
+			e->switch_cost[g] = e->switch_cost[g] > 0 ?
+			    (e->switch_cost[g] + cost) / 2 : cost;
+	j->state = JOB_RUNNING;
+	j->susp = SUSP_NONE;
+	j->slice_start = w.ended_at;
+	j->suspend_hold = 0;
+	free(j->ckpt_pids);
+	j->ckpt_pids = NULL;
+	log_info("job %lld RUNNING again: resumed in %.2fs", (long long)j->id,
+	    w.ended_at - w.started_at);
+	hooks_update(e);
+	engine_kick(e);
+}
+
+/* A switch failed: the job stays as it was; it is not asked again for a while. */
+static void
+susp_failed(struct engine *e, struct job *j, const char *why)
+{
+	char uuids[SCHED_MAX_GPUS * 97];
+	struct store_switch w;
+	int resume = j->susp == SUSP_RESTORE;
+
+	susp_switch(e, j, resume ? "resume" : "suspend", uuids, sizeof(uuids), &w);
+	w.ok = 0;
+	w.error = why;
+	snprintf(j->susp_error, sizeof(j->susp_error), "%s", why);
+	j->pinned_until = w.ended_at + SUSPEND_PIN;
+	j->susp = SUSP_NONE;
+	if (resume) {
+		/* still suspended: it waits for nvq resume, which tries again */
+		j->suspend_hold = j->state == JOB_SUSPENDED;
+		log_warnx("job %lld: cannot resume it: %s; it stays suspended (nvq resume %lld "
+		    "tries again)", (long long)j->id, why, (long long)j->id);
+	} else {
+		free(j->ckpt_pids);
+		j->ckpt_pids = NULL;
+		log_warnx("job %lld: cannot suspend it: %s; it runs on", (long long)j->id, why);
+	}
+	if (store_switch_failed(e->store, j->id, j->suspend_hold, &w) == -1)
+		log_warnx("job %lld: cannot record the failed %s", (long long)j->id, w.kind);
+	hooks_update(e);
+	engine_kick(e);
+}
+
+static void
+susp_exit_cb(uv_process_t *p, int64_t status, int sig)
+{
+	struct susp_op *op = p->data;
+	struct engine *e = op->e;
+	struct job *j = engine_find(e, op->id);
+	char err[300];
+	double driver;
+	int ok = susp_read(op->out, &driver, err, sizeof(err));
+
+	unlink(op->out);
+	uv_close((uv_handle_t *)p, susp_close_cb);
+	if (ok == 0 && (status != 0 || sig != 0))
+		ok = -1;
+	if (j == NULL || j->exited || j->susp == SUSP_NONE) {
+		log_info("job %lld: nvq-ckpt %s ended after the job (%s)", (long long)op->id,
+		    op->resume ? "resume" : "suspend", ok == 0 ? "ok" : err);
+		return;
+	}
+	if (ok != 0)
+		susp_failed(e, j, err);
+	else if (op->resume)
+		susp_resumed(e, j, driver);
+	else
+		susp_suspended(e, j, driver);
+}
+
+int
+suspend_job(struct engine *e, struct job *j, int why, int64_t for_job, char *err,
+    size_t errlen)
+{
+	char pids[1024];
+	int64_t bytes, avail;
+
+	if (j->state != JOB_RUNNING) {
+		snprintf(err, errlen, "job %lld is %s; only a running job can be suspended",
+		    (long long)j->id, j->state == JOB_SUSPENDED ? "suspended already" : "pending");
+		return -1;
+	}
+	if (j->susp != SUSP_NONE) {
+		snprintf(err, errlen, "job %lld is being %s", (long long)j->id,
+		    j->susp == SUSP_RESTORE ? "resumed" : "suspended");
+		return -1;
+	}
+	if (j->gpumask == 0) {
+		snprintf(err, errlen, "job %lld holds no GPU: there is nothing to suspend",
+		    (long long)j->id);
+		return -1;
+	}
+	if (j->ending[0] != '\0') {
+		snprintf(err, errlen, "job %lld is ending", (long long)j->id);
+		return -1;
+	}
+	hooks_pids(e, j, pids, sizeof(pids));
+	if (pids[0] != '\0' && e->ckpt[0] == '\0') {
+		snprintf(err, errlen, "nvq-ckpt is not installed beside nvqd");
+		return -1;
+	}
+	bytes = susp_bytes(e, j);
+	avail = susp_host_available();
+	if (bytes > 0 && avail >= 0 && bytes > avail) {
+		snprintf(err, errlen, "job %lld holds %.1f GiB of GPU memory and the host has "
+		    "%.1f GiB available to take it", (long long)j->id, bytes / 1073741824.0,
+		    avail / 1073741824.0);
+		return -1;
+	}
+	if ((j->ckpt_pids = strdup(pids)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	/* recorded first: an nvqd restarted in between puts them back to running */
+	if (pids[0] != '\0' && store_job_ckpt_pids(e->store, j->id, pids) == -1) {
+		snprintf(err, errlen, "cannot record the suspend: %s", store_errmsg(e->store));
+		free(j->ckpt_pids);
+		j->ckpt_pids = NULL;
+		return -1;
+	}
+	j->ckpt_bytes = bytes;
+	j->susp = SUSP_DRAINING;
+	j->susp_why = why;
+	j->susp_for = for_job;
+	j->susp_t0 = engine_now();
+	j->susp_error[0] = '\0';
+	if (for_job > 0)
+		log_info("job %lld: suspending (%s, for job %lld), processes %s", (long long)j->id,
+		    susp_whys[why], (long long)for_job, pids[0] ? pids : "none");
+	else
+		log_info("job %lld: suspending (%s), processes %s", (long long)j->id,
+		    susp_whys[why], pids[0] ? pids : "none");
+	hooks_update(e);	/* takes its locks back; suspend_drained goes on */
+	return 0;
+}
+
+void
+suspend_drained(struct engine *e)
+{
+	struct job *j;
+	char err[256];
+
+	for (j = e->jobs; j != NULL; j = j->next) {
+		if (j->susp != SUSP_DRAINING || j->lock_granted || j->revoke_at != 0)
+			continue;
+		if (j->lock_stopped)
+			hooks_continue(e, j);	/* the driver's lock needs it running */
+		j->susp = SUSP_CHECKPOINT;
+		if (j->ckpt_pids[0] == '\0') {
+			susp_suspended(e, j, 0);	/* no CUDA process: nothing to move */
+			continue;
+		}
+		if (susp_spawn(e, j, 0, err, sizeof(err)) == -1)
+			susp_failed(e, j, err);
+	}
+}
+
+void
+suspend_resume(struct engine *e, struct job *j)
+{
+	char err[256];
+
+	if (j->state != JOB_SUSPENDED || j->susp != SUSP_NONE)
+		return;
+	j->susp = SUSP_RESTORE;
+	j->susp_t0 = engine_now();
+	if (j->ckpt_pids == NULL || j->ckpt_pids[0] == '\0') {
+		susp_resumed(e, j, 0);
+		return;
+	}
+	log_info("job %lld: resuming, processes %s", (long long)j->id, j->ckpt_pids);
+	if (susp_spawn(e, j, 1, err, sizeof(err)) == -1)
+		susp_failed(e, j, err);
+}
+
+void
+suspend_recover(struct engine *e, struct job *j)
+{
+	char err[256];
+
+	if (j->state != JOB_RUNNING || j->ckpt_pids == NULL || j->ckpt_pids[0] == '\0')
+		return;
+	log_info("job %lld: nvqd stopped while it was being suspended or resumed; "
+	    "putting processes %s back to running", (long long)j->id, j->ckpt_pids);
+	j->susp = SUSP_RESTORE;
+	j->susp_why = SUSP_RESTART;
+	j->susp_t0 = engine_now();
+	j->ckpt_bytes = -1;
+	if (susp_spawn(e, j, 1, err, sizeof(err)) == -1)
+		susp_failed(e, j, err);
+}
+
+int
+suspend_release(struct engine *e, struct job *j, const char *by, char *err, size_t errlen)
+{
+	char why[128];
+
+	if (j->state != JOB_SUSPENDED || j->susp == SUSP_RESTORE) {
+		snprintf(err, errlen, "job %lld is %s", (long long)j->id,
+		    j->susp == SUSP_RESTORE ? "being resumed" : j->susp != SUSP_NONE ?
+		    "being suspended; resume it once it is suspended" :
+		    j->state == JOB_RUNNING ? "not suspended" : "pending");
+		return -1;
+	}
+	if (!j->suspend_hold) {
+		snprintf(err, errlen, "job %lld resumes on its own once its memory fits",
+		    (long long)j->id);
+		return -1;
+	}
+	snprintf(why, sizeof(why), "resume asked by %s", by);
+	if (store_job_unhold(e->store, j->id, engine_now(), why) == -1) {
+		snprintf(err, errlen, "cannot record the resume: %s", store_errmsg(e->store));
+		return -1;
+	}
+	j->suspend_hold = 0;
+	j->pinned_until = 0;
+	log_info("job %lld: %s", (long long)j->id, why);
+	engine_kick(e);
+	return 0;
+}

@@ -1,0 +1,70 @@
+#!/bin/bash
+# suspend_check.sh [BUILD] [GIB...]: suspend and resume of PyTorch jobs
+# holding 1, 8 and 30 GiB, each timed through nvq and, beside it, through
+# the driver's checkpoint API alone (nvq-ckpt on a process outside nvq).
+# Every job checks its data bit for bit after the resume and at its end.
+# Run as root from anywhere on a machine with an NVIDIA GPU (driver >= 570).
+cd "$(dirname "$0")/../.." || exit 1
+B=${1:-build}; shift
+SIZES=${*:-1 8 30}
+. tests/gpu/lib.sh
+PY=${PYTHON:-python3}
+
+gpu_used() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0; }
+now() { date +%s.%N; }
+el() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+count() { cat "$1" 2>/dev/null || echo 0; }
+wait_progress() {	# FILE ABOVE [PID]: until the job's count is above ABOVE (120 s at most)
+	local i
+	for i in $(seq 1200); do
+		[ "$(count "$1")" -gt "$2" ] && return 0
+		[ -n "$3" ] && ! kill -0 "$3" 2> /dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+gpu_nvqd suspend "[scheduler]" "preempt = off"
+echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader -i 0)"
+for g in $SIZES; do
+	# the driver alone, on a process outside nvq
+	$PY tests/gpu/holder.py "$g" 12 "$T/raw$g" > "$T/raw$g.out" 2>&1 &
+	pid=$!
+	wait_progress "$T/raw$g" 5 "$pid" || { echo "FAIL - raw $g GiB job never ran"; cat "$T/raw$g.out"; fails=$((fails + 1)); continue; }
+	base=$(gpu_used)
+	t0=$(now); "$PWD/$B/nvq-ckpt" suspend "$pid" > "$T/raw$g.ckpt"; t1=$(now)
+	free_raw=$(el "$t0" "$t1"); used_raw=$(gpu_used)
+	sleep 1
+	c=$(count "$T/raw$g")
+	t2=$(now); "$PWD/$B/nvq-ckpt" resume "$pid" >> "$T/raw$g.ckpt"; t3=$(now)
+	wait_progress "$T/raw$g" "$c" "$pid"; t4=$(now)
+	wait "$pid"; rc=$?
+	echo "raw $g GiB: suspend $free_raw s (GPU $base -> $used_raw MiB), resume $(el "$t2" "$t3") s," \
+	    "running again after $(el "$t2" "$t4") s; driver steps: $(tr '\n' ' ' < "$T/raw$g.ckpt")"
+	check "raw $g GiB: data intact after the round trip ($(tail -1 "$T/raw$g.out"))" [ "$rc" = 0 ]
+
+	# through nvq
+	id=$("$NVQ" submit --parsable -m "$((g + 6))G" -o "$T/nvq$g.out" -e "$T/nvq$g.out" \
+	    $PY "$PWD/tests/gpu/holder.py" "$g" 12 "$T/nvq$g")
+	wait_progress "$T/nvq$g" 5 || { echo "FAIL - nvq $g GiB job never ran"; cat "$T/nvq$g.out"; fails=$((fails + 1)); continue; }
+	base=$(gpu_used)
+	t0=$(now); out=$("$NVQ" suspend "$id" 2>&1); t1=$(now)
+	used=$(gpu_used)
+	check "nvq $g GiB: $out" [ "$out" = "job $id suspended" ]
+	check "nvq $g GiB: SUSPENDED and its GPU memory freed ($base -> $used MiB)" \
+	    [ "$(sqlite3 "$T/nvq.db" "SELECT state FROM jobs WHERE id = $id")" = SUSPENDED ]
+	sleep 1
+	c=$(count "$T/nvq$g")
+	t2=$(now); "$NVQ" resume "$id" > /dev/null
+	wait_progress "$T/nvq$g" "$c"; t4=$(now)
+	"$NVQ" wait "$id"; rc=$?
+	echo "nvq $g GiB: suspend $(el "$t0" "$t1") s until the GPU was free, running again" \
+	    "$(el "$t2" "$t4") s after nvq resume; recorded:" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT group_concat(kind || ' ' || printf('%.2f', seconds) || 's (driver ' ||
+	    printf('%.2f', driver_seconds) || 's) ' || (bytes >> 20) || ' MiB', '; ') FROM switches WHERE job_id = $id")"
+	check "nvq $g GiB: data intact after the round trip ($(tail -1 "$T/nvq$g.out"))" [ "$rc" = 0 ]
+	check "nvq $g GiB: suspended time recorded" [ "$(sqlite3 "$T/nvq.db" \
+	    "SELECT suspended_time > 1 FROM jobs WHERE id = $id")" = 1 ]
+done
+echo "$fails failed"
+[ "$fails" = 0 ]
