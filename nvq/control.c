@@ -197,7 +197,7 @@ cmd_wait(struct nvq_args *a)
 			if (jobs_fetch(a->socket, id, &m, &job) == -1)
 				return 1;
 			st = row_str(&m, &job, "state");
-			if (st && strcmp(st, "PENDING") != 0 && strcmp(st, "RUNNING") != 0)
+			if (st && !fmt_state_active(st))
 				break;
 			proto_msg_free(&m);
 			usleep(delay);

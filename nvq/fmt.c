@@ -75,6 +75,13 @@ fmt_time(double t, char *buf, size_t len)
 }
 
 int
+fmt_state_active(const char *s)
+{
+	return strcmp(s, "PENDING") == 0 || strcmp(s, "RUNNING") == 0 ||
+	    strcmp(s, "SUSPENDED") == 0;
+}
+
+int
 fmt_state_ok(const char *s)
 {
 	static const char *states[] = { "PENDING", "RUNNING", "COMPLETED", "FAILED",

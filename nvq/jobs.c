@@ -20,8 +20,8 @@ jobs_filter(struct nvq_args *a, struct proto_buf *b, int type)
 		proto_put_str(b, "user", a->user);
 	if (a->state != NULL) {
 		if (!fmt_state_ok(a->state)) {
-			nvq_err("--state %s: not one of PENDING, RUNNING, COMPLETED, FAILED, "
-			    "CANCELLED, TIMEOUT", a->state);
+			nvq_err("--state %s: not one of PENDING, RUNNING, SUSPENDED, COMPLETED, "
+			    "FAILED, CANCELLED, TIMEOUT, NODE_FAIL", a->state);
 			return -1;
 		}
 		proto_put_str(b, "state", a->state);

@@ -47,7 +47,7 @@ cmd_log(struct nvq_args *a)
 		    row_str(&m, &job, a->stderr_log ? "stderr_path" : "stdout_path"));
 		snprintf(state, sizeof(state), "%s", row_str(&m, &job, "state"));
 		proto_msg_free(&m);
-		done = strcmp(state, "PENDING") != 0 && strcmp(state, "RUNNING") != 0;
+		done = !fmt_state_active(state);
 		if (fd == -1 && (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 			if (errno != ENOENT || !a->follow || done) {
 				if (errno == ENOENT && strcmp(state, "PENDING") == 0)

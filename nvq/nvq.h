@@ -53,6 +53,8 @@ void		fmt_json_row(FILE *, const struct proto_msg *, const struct nvq_row *);
 void		fmt_json_str(FILE *, const char *);
 void		fmt_time(double, char *, size_t);
 int		fmt_state_ok(const char *);
+/* Whether a job in this state has yet to end (PENDING, RUNNING, SUSPENDED). */
+int		fmt_state_active(const char *);
 
 int		cmd_submit(struct nvq_args *);
 int		cmd_list(struct nvq_args *);

@@ -294,13 +294,15 @@ susp_failed(struct engine *e, struct job *j, const char *why)
 		j->suspend_hold = j->state == JOB_SUSPENDED;
 		log_warnx("job %lld: cannot resume it: %s; it stays suspended (nvq resume %lld "
 		    "tries again)", (long long)j->id, why, (long long)j->id);
-	} else {
-		free(j->ckpt_pids);
-		j->ckpt_pids = NULL;
+	} else
 		log_warnx("job %lld: cannot suspend it: %s; it runs on", (long long)j->id, why);
-	}
 	if (store_switch_failed(e->store, j->id, j->suspend_hold, &w) == -1)
 		log_warnx("job %lld: cannot record the failed %s", (long long)j->id, w.kind);
+	if (!resume) {
+		/* w.pids pointed here: freed once recorded */
+		free(j->ckpt_pids);
+		j->ckpt_pids = NULL;
+	}
 	hooks_update(e);
 	engine_kick(e);
 }

@@ -22,7 +22,8 @@ gpu_nvqd() {
 	"$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
 	NVQD_PID=$!
 	export NVQ_SOCKET=$T/sock
-	trap 'kill $NVQD_PID 2>/dev/null' EXIT
+	# jobs outlive nvqd: end them too, suspended ones included (their args name T)
+	trap 'kill $NVQD_PID 2>/dev/null; pkill -9 -f "$T/" 2>/dev/null' EXIT
 	for _ in $(seq 100); do "$NVQ" list > /dev/null 2>&1 && return 0; sleep 0.1; done
 	echo "nvqd did not start:"; cat "$T/nvqd.log"
 	exit 1

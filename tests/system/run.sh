@@ -1290,6 +1290,8 @@ t_preempt() {	# a higher job suspends a lower one; two arriving together do not 
 	h1=$(fsubmit -m 50G -p 10 "$FAKE_JOB" launch 2 "$T/h1")
 	h2=$(fsubmit -m 50G -p 10 "$FAKE_JOB" launch 2 "$T/h2")
 	wait_state "$low" SUSPENDED
+	timeout 1 "$NVQ_BIN" -s "$T/sock" wait "$low"
+	expect_eq "nvq wait waits for a suspended job" "$?" 124
 	wait_state "$h1" RUNNING
 	expect_eq "the second waits for the first" "$(state "$h2")" PENDING
 	wait_state "$h1" COMPLETED
