@@ -515,18 +515,23 @@ t_readme_queries() {	# the README's history queries run and answer
 	local a b q out n=0
 	a=$(submit -m 1G sleep 0.3); b=$(submit -g 0 false)
 	nvq wait "$a" "$b"
+	# a switch to find: one row as nvqd writes them
+	sqlite3 "$T/nvq.db" "INSERT INTO switches (job_id, kind, why, gpu_uuids, started_at, ended_at,
+	    seconds, bytes, ok) VALUES ($a, 'suspend', 'user', '', 1, 3.5, 2.5, 3221225472, 1)"
 	while IFS= read -r q; do
 		n=$((n + 1))
 		q=${q//\/var\/lib\/nvq\/nvq.db/$T/nvq.db}
 		q=${q//job_id = 42/job_id = $a}
 		out=$(eval "$q" 2>&1) || fail "README query $n failed: $out"
-		case $n in
-		1) expect_match "GPU-hours per user" "$out" "$(id -un) +[0-9.]+ +2" ;;
-		2) expect_match "waits per day" "$out" "$(date -u +%Y-%m-%d) +2 +[0-9.]+ +1" ;;
-		3) expect_match "what happened" "$out" "PENDING +submitted.*RUNNING.*COMPLETED" ;;
+		case $q in
+		*switches*) expect_match "switches" "$out" "$a +suspend +user +2.5 +3072 +1" ;;
+		*gpu_hours*) expect_match "GPU-hours per user" "$out" "$(id -un) +[0-9.]+ +2" ;;
+		*avg_wait_s*) expect_match "waits per day" "$out" "$(date -u +%Y-%m-%d) +2 +[0-9.]+ +1" ;;
+		*events*) expect_match "what happened" "$out" "PENDING +submitted.*RUNNING.*COMPLETED" ;;
+		*) fail "a README query this test does not know: $q" ;;
 		esac
 	done < <(grep '^sqlite3 -readonly' README.md)
-	expect_eq "queries found in the README" "$n" 3
+	expect_eq "queries found in the README" "$n" 4
 }
 
 t_socket_from_config() {	# nvq finds the socket in the configuration file
