@@ -236,7 +236,12 @@ runner_find_shim(const char *status_path)
 		for (p = buf, end = buf + n; p < end; p += strlen(p) + 1)
 			if (strcmp(p, "-s") == 0 && p + 3 < end &&
 			    strcmp(p + 3, status_path) == 0) {
-				if ((t = runner_start_time(pid)) > youngest) {
+				/*
+				 * The shim leads its session; a child it forked for the
+				 * job has its command line until exec, not its session.
+				 */
+				if (runner_session(pid) == pid &&
+				    (t = runner_start_time(pid)) > youngest) {
 					youngest = t;
 					found = pid;
 				}

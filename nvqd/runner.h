@@ -64,7 +64,9 @@ int64_t	runner_start_time(pid_t);
 /*
  * The shim that records into status_path, found among the running
  * processes (for a job whose shim's pid never reached the database); or -1.
- * The youngest, if a shim of a voided start is still there too.
+ * The youngest session leader, if a shim of a voided start is still there too
+ * (the job's process, forked by the shim, has the shim's command line until
+ * it execs).
  */
 pid_t	runner_find_shim(const char *status_path);
 /*
