@@ -56,6 +56,64 @@ control_ask(struct nvq_args *a, const char *name, int type, struct proto_buf *b,
 }
 
 /*
+ * Asks nvqd about job id every 10 ms, at most tries times, until settled()
+ * says it has settled (and printed so): its answer, 0 or the exit status.
+ * settled() returns -1 while the job is still on its way.
+ */
+static int
+control_until(struct nvq_args *a, int64_t id, int tries,
+    int (*settled)(int64_t, const struct proto_msg *, const struct nvq_row *))
+{
+	struct proto_msg m;
+	struct nvq_row job;
+	int k, r;
+
+	for (k = 0; k < tries; k++) {
+		if (jobs_fetch(a->socket, id, &m, &job) == -1)
+			return 1;
+		r = settled(id, &m, &job);
+		proto_msg_free(&m);
+		if (r >= 0)
+			return r;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* nvq hold: its GPU work has drained, or it was stopped, or it ended. */
+static int
+control_held(int64_t id, const struct proto_msg *m, const struct nvq_row *job)
+{
+	const char *lock = row_str(m, job, "lock");
+
+	if (lock != NULL && strcmp(lock, "holding") == 0)
+		return -1;
+	printf("job %lld held: %s\n", (long long)id, lock == NULL ? "it has ended" :
+	    strcmp(lock, "stopped") == 0 ?
+	    "it did not answer in time and was stopped (SIGSTOP)" : "its GPU work has drained");
+	return 0;
+}
+
+/* nvq suspend: SUSPENDED, or the suspend failed and it runs on. */
+static int
+control_suspended(int64_t id, const struct proto_msg *m, const struct nvq_row *job)
+{
+	const char *state = row_str(m, job, "state"), *err = row_str(m, job, "switch_error");
+
+	if (row_str(m, job, "switch") != NULL)
+		return -1;
+	if (state != NULL && strcmp(state, "SUSPENDED") == 0) {
+		printf("job %lld suspended\n", (long long)id);
+		return 0;
+	}
+	if (state != NULL && strcmp(state, "RUNNING") == 0 && err != NULL)
+		nvq_err("job %lld: the suspend failed: %s; it runs on", (long long)id, err);
+	else
+		nvq_err("job %lld: not suspended (%s)", (long long)id, state ? state : "gone");
+	return 1;
+}
+
+/*
  * nvq hold ID...: takes each job's GPU locks back and waits (up to a
  * minute) until its processes have drained their GPU work, or nvqd
  * stopped them for not answering.  nvq release ID... gives them back.
@@ -65,9 +123,6 @@ cmd_hold(struct nvq_args *a)
 {
 	int hold = strcmp(a->cmd, "hold") == 0;
 	struct proto_buf b = { 0 };
-	struct proto_msg m;
-	struct nvq_row job;
-	const char *lock;
 	int64_t id;
 	int i, k, rc = 0;
 
@@ -80,23 +135,8 @@ cmd_hold(struct nvq_args *a)
 			printf("job %lld released\n", (long long)id);
 			continue;
 		}
-		for (k = 0; k < 6000; k++) {
-			if (jobs_fetch(a->socket, id, &m, &job) == -1) {
-				rc = 1;
-				break;
-			}
-			lock = row_str(&m, &job, "lock");
-			if (lock == NULL || strcmp(lock, "holding") != 0) {
-				printf("job %lld held: %s\n", (long long)id, lock == NULL ?
-				    "it has ended" : strcmp(lock, "stopped") == 0 ?
-				    "it did not answer in time and was stopped (SIGSTOP)" :
-				    "its GPU work has drained");
-				proto_msg_free(&m);
-				break;
-			}
-			proto_msg_free(&m);
-			usleep(10000);
-		}
+		if ((k = control_until(a, id, 6000, control_held)) != 0)
+			rc = k;
 	}
 	proto_buf_free(&b);
 	return rc;
@@ -113,9 +153,6 @@ cmd_suspend(struct nvq_args *a)
 {
 	int suspend = strcmp(a->cmd, "suspend") == 0;
 	struct proto_buf b = { 0 };
-	struct proto_msg m;
-	struct nvq_row job;
-	const char *state, *sw, *err;
 	int64_t id;
 	int i, k, rc = 0;
 
@@ -130,33 +167,8 @@ cmd_suspend(struct nvq_args *a)
 			    (long long)id);
 			continue;
 		}
-		for (k = 0; k < 60000; k++) {
-			if (jobs_fetch(a->socket, id, &m, &job) == -1) {
-				rc = 1;
-				break;
-			}
-			state = row_str(&m, &job, "state");
-			sw = row_str(&m, &job, "switch");
-			err = row_str(&m, &job, "switch_error");
-			if (state != NULL && strcmp(state, "SUSPENDED") == 0 && sw == NULL) {
-				printf("job %lld suspended\n", (long long)id);
-				proto_msg_free(&m);
-				break;
-			}
-			if (sw == NULL) {
-				if (state != NULL && strcmp(state, "RUNNING") == 0 && err != NULL)
-					nvq_err("job %lld: the suspend failed: %s; it runs on",
-					    (long long)id, err);
-				else
-					nvq_err("job %lld: not suspended (%s)", (long long)id,
-					    state ? state : "gone");
-				rc = 1;
-				proto_msg_free(&m);
-				break;
-			}
-			proto_msg_free(&m);
-			usleep(10000);
-		}
+		if ((k = control_until(a, id, 60000, control_suspended)) != 0)
+			rc = k;
 	}
 	proto_buf_free(&b);
 	return rc;

@@ -576,20 +576,30 @@ engine_fail(struct engine *e, struct job *j, const char *why)
 	engine_drop(e, j);
 }
 
+void
+engine_uuids(const struct engine *e, uint64_t mask, char *uuids, size_t len)
+{
+	size_t off = 0;
+	int g;
+
+	uuids[0] = '\0';
+	for (g = 0; g < e->gpus.n && off < len; g++)
+		if (mask & (1ULL << g))
+			off += (size_t)snprintf(uuids + off, len - off, "%s%s", off ? "," : "",
+			    e->gpus.gpus[g].uuid);
+}
+
 /* The UUIDs of the GPUs in mask, and the memory each may give a job. */
 static uint64_t
 engine_gpus_of(struct engine *e, const struct job *j, uint64_t mask, char *uuids, size_t len)
 {
 	uint64_t granted = 0, b;
-	size_t off = 0;
 	int g;
 
-	uuids[0] = '\0';
+	engine_uuids(e, mask, uuids, len);
 	for (g = 0; g < e->gpus.n; g++) {
 		if (!(mask & (1ULL << g)))
 			continue;
-		off += (size_t)snprintf(uuids + off, len - off, "%s%s", off ? "," : "",
-		    e->gpus.gpus[g].uuid);
 		b = j->mem ? j->mem : engine_budget(e, g);
 		if (granted == 0 || b < granted)
 			granted = b;
@@ -1035,9 +1045,9 @@ engine_pass(struct engine *e)
 		e->sj[n].gpumask = j->gpumask;
 		e->sj[n].suspended = j->state == JOB_SUSPENDED;
 		e->sj[n].may_resume = !j->suspend_hold;
-		/* a job that is switching, ending or failed to switch lately stays */
-		e->sj[n].busy = j->susp != SUSP_NONE || j->ending[0] != '\0' || j->exited ||
-		    suspend_pinned(j, now);
+		/* a job that is switching or ending stays, and so does its GPU */
+		e->sj[n].busy = j->susp != SUSP_NONE || j->ending[0] != '\0' || j->exited;
+		e->sj[n].pinned = suspend_pinned(j, now);
 		e->sj[n].requeue = j->requeue;
 		e->sj[n].slice_start = j->slice_start;
 		n++;

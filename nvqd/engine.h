@@ -151,6 +151,8 @@ int	engine_cancel(struct engine *, struct job *, const char *by);
 void	engine_reason(struct engine *, const struct job *, char *, size_t);
 /* The memory demanded on GPU i by running jobs, and their ids. */
 uint64_t engine_demanded(struct engine *, int i, char *ids, size_t len);
+/* The UUIDs of the GPUs in mask, comma-separated. */
+void	engine_uuids(const struct engine *, uint64_t mask, char *uuids, size_t len);
 /* Whether the job holds its GPUs' memory now (running, or being resumed). */
 int	engine_holds(const struct job *);
 /* What the queue's processes use of GPU i (NVML's figures). */

@@ -42,12 +42,6 @@ struct preempt_gpu {
 	struct preempt_cost best;
 };
 
-static uint64_t
-preempt_budget(const struct sched_gpu *g, const struct sched_settings *s)
-{
-	return sched_budget(g, s);
-}
-
 /* Whether cost a is better than b. */
 static int
 preempt_better(const struct preempt_cost *a, const struct preempt_cost *b)
@@ -66,7 +60,7 @@ preempt_when(const struct sched_gpu *gpu, const struct sched_job *v, const struc
 {
 	double t = -1, r;
 
-	if (v->busy)
+	if (v->busy || v->pinned)
 		return -1;
 	if (s->preempt != SCHED_PREEMPT_OFF && !j->suspended && v->priority < j->priority &&
 	    (s->preempt != SCHED_PREEMPT_REQUEUE || v->requeue))
@@ -89,7 +83,7 @@ preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, in
     const struct sched_settings *s, double now, double *wake, struct preempt_gpu *pg)
 {
 	const struct sched_gpu *gpu = &gpus[g];
-	uint64_t budget = preempt_budget(gpu, s), held = 0, need, d, freed;
+	uint64_t budget = sched_budget(gpu, s), held = 0, need, d, freed;
 	struct preempt_cost c;
 	int i, k, nheld = 0, whole;
 	unsigned m;

@@ -49,6 +49,7 @@ struct sched_job {
 	int		suspended;	/* holds nothing; resumes on gpumask alone */
 	int		may_resume;	/* suspended: it resumes when it fits (not by nvq suspend) */
 	int		busy;		/* being suspended or resumed: holds its memory, stays */
+	int		pinned;		/* may not give way now (a switch of it failed lately) */
 	int		requeue;	/* --requeue: preempt = requeue may stop it */
 	double		slice_start;	/* running: when it started or last resumed */
 };

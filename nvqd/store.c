@@ -874,7 +874,7 @@ store_job_resumed(struct store *st, int64_t id, const struct store_switch *w)
 }
 
 int
-store_switch_failed(struct store *st, int64_t id, int hold, const struct store_switch *w)
+store_switch_record(struct store *st, int64_t id, int hold, const struct store_switch *w)
 {
 	/* a failed suspend left it running: its pids need no restore */
 	return store_switch_tx(st, id, strcmp(w->kind, "suspend") == 0 ?

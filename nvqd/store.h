@@ -136,8 +136,11 @@ int		 store_job_suspended(struct store *, int64_t id, int hold, const char *reas
 		    const struct store_switch *);
 /* SUSPENDED -> RUNNING, with its switch; its time suspended is added up. */
 int		 store_job_resumed(struct store *, int64_t id, const struct store_switch *);
-/* A switch that failed (the job left as it was); hold: it then waits for nvq resume. */
-int		 store_switch_failed(struct store *, int64_t id, int hold,
+/*
+ * A switch that left the job's state as it was (failed, or a restart's
+ * recovery); hold: a failed resume then waits for nvq resume.
+ */
+int		 store_switch_record(struct store *, int64_t id, int hold,
 		    const struct store_switch *);
 /* nvq resume of a job suspended by a user: it may resume once it fits. */
 int		 store_job_unhold(struct store *, int64_t id, double now, const char *reason);

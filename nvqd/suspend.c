@@ -28,19 +28,6 @@ struct susp_op {
 	char		out[PATH_MAX];
 };
 
-static void
-susp_uuids(struct engine *e, const struct job *j, char *buf, size_t len)
-{
-	size_t off = 0;
-	int g;
-
-	buf[0] = '\0';
-	for (g = 0; g < e->gpus.n && off < len; g++)
-		if (j->gpumask & (1ULL << g))
-			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "",
-			    e->gpus.gpus[g].uuid);
-}
-
 /* Host memory free for what a suspend moves out, from /proc/meminfo; -1 if unknown. */
 static int64_t
 susp_host_available(void)
@@ -196,7 +183,7 @@ static void
 susp_switch(struct engine *e, struct job *j, const char *kind, char *uuids, size_t ulen,
     struct store_switch *w)
 {
-	susp_uuids(e, j, uuids, ulen);
+	engine_uuids(e, j->gpumask, uuids, ulen);
 	memset(w, 0, sizeof(*w));
 	w->kind = kind;
 	w->why = susp_whys[j->susp_why];
@@ -254,7 +241,7 @@ susp_resumed(struct engine *e, struct job *j, double driver)
 		/* after a restart: its processes were put back to running */
 		w.why = "restart";
 		store_job_ckpt_pids(e->store, j->id, NULL);
-		store_switch_failed(e->store, j->id, 0, &w);
+		store_switch_record(e->store, j->id, 0, &w);
 	} else if (store_job_resumed(e->store, j->id, &w) == -1)
 		log_warnx("job %lld: cannot record its resume; it runs all the same",
 		    (long long)j->id);
@@ -296,7 +283,7 @@ susp_failed(struct engine *e, struct job *j, const char *why)
 		    "tries again)", (long long)j->id, why, (long long)j->id);
 	} else
 		log_warnx("job %lld: cannot suspend it: %s; it runs on", (long long)j->id, why);
-	if (store_switch_failed(e->store, j->id, j->suspend_hold, &w) == -1)
+	if (store_switch_record(e->store, j->id, j->suspend_hold, &w) == -1)
 		log_warnx("job %lld: cannot record the failed %s", (long long)j->id, w.kind);
 	if (!resume) {
 		/* w.pids pointed here: freed once recorded */

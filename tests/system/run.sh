@@ -112,7 +112,11 @@ run_test() {
 	CUR_FAILED=0
 	CUR_SKIPPED=0
 	echo "== $name"
-	"$name"
+	if ! declare -F "$name" > /dev/null; then
+		fail "no such test"
+	else
+		"$name"
+	fi
 	stop_nvqd
 	if [ $CUR_FAILED = 0 ] && [ $CUR_SKIPPED = 1 ]; then
 		SKIPPED=$((SKIPPED + 1))

@@ -40,6 +40,8 @@ struct pcase {
 	.priority = p, .gpumask = mask, .slice_start = t, .requeue = 1 }
 #define BUSY(i, m, p, mask) { .id = i, .uid = 1, .running = 1, .ngpus = 1, .mem = m, \
 	.priority = p, .gpumask = mask, .busy = 1 }
+#define PINNED(i, m, p, mask) { .id = i, .uid = 1, .running = 1, .ngpus = 1, .mem = m, \
+	.priority = p, .gpumask = mask, .pinned = 1 }
 #define PEND(i, m, p, t) { .id = i, .uid = 1, .ngpus = 1, .mem = m, .priority = p, \
 	.submitted_at = t }
 /* suspended at t; r: it may resume */
@@ -104,6 +106,10 @@ static const struct pcase cases[] = {
 	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
 	  { SUSP(1, 50 * G, 0, 1, 50, 1), PEND(3, 50 * G, 10, 2) },
 	  0, { 0 }, 0, { SCHED_WAIT_MEM, SCHED_START } },
+	{ "a job whose switch failed lately is passed over; the next one gives way",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { PINNED(1, 40 * G, 0, 1), RUN(2, 40 * G, 1, 1, 0), PEND(3, 40 * G, 10, 1) },
+	  3, { 2 }, 0, { X, X, X } },
 	{ "requeue: only --requeue jobs are stopped",
 	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_REQUEUE, 0, 3,
 	  { RUN(1, 40 * G, 0, 1, 0), RUNQ(2, 40 * G, 0, 1, 0), PEND(3, 40 * G, 10, 1) },
