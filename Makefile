@@ -85,7 +85,7 @@ $(BUILD)/nvq-ckpt: $(call obj,nvqd/ckpt.c)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The hook: position-independent, everything hidden but hook.map's names.
-HOOK_SRC = hook/hook.c hook/budget.c hook/link.c nvqd/proto.c
+HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c nvqd/proto.c
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
@@ -95,7 +95,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 	    $(filter %.o,$^) -ldl -lpthread
 
 # Unit tests: cmocka, pure logic only.
-UNIT	= sched preempt proto config parse budget
+UNIT	= sched preempt proto config parse budget offload
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -122,6 +122,10 @@ $(FAKE_CUDA): tests/hook/fake_cuda.c hook/cuda_decls.h
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -Wno-missing-prototypes -fPIC -shared \
 	    -Wl,-soname,libcuda.so.1 \
 	    -o $@ $< $(HOOK_LDFLAGS)
+# offload.c against the fake libcuda's VMM API (real memory)
+$(BUILD)/tests/test_offload: $(call obj,tests/unit/test_offload.c hook/offload.c) $(FAKE_CUDA)
+$(BUILD)/obj/tests/unit/test_offload.o $(BUILD)/obj/hook/offload.o: CPPFLAGS += -iquote hook
+$(BUILD)/tests/test_offload: TEST_LIBS += -Wl,-rpath,$(abspath $(dir $(FAKE_CUDA))) -ldl -lpthread
 FAKE_NVML = $(BUILD)/tests/fake/libnvidia-ml.so.1
 $(FAKE_NVML): tests/system/fake_nvml.c
 	@mkdir -p $(dir $@)

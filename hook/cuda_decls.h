@@ -17,6 +17,10 @@ typedef unsigned long long nvq_CUmemGenericAllocationHandle;
 #define NVQ_CUDA_ERROR_NOT_INITIALIZED	3
 #define NVQ_CU_PER_THREAD		2	/* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
 #define NVQ_CU_MEM_LOCATION_TYPE_DEVICE	1
+/* for the VMM path of offload.c */
+#define NVQ_CU_MEM_ALLOCATION_TYPE_PINNED	1
+#define NVQ_CU_MEM_ACCESS_FLAGS_PROT_READWRITE	3
+#define NVQ_CU_MEM_ALLOC_GRANULARITY_MINIMUM	0
 
 #ifndef NVQ_CUDA_DECLS_ONLY_STRUCTS
 typedef int CUresult;
@@ -51,6 +55,11 @@ struct nvq_cu_mem_allocation_prop {
 		unsigned short	usage;
 		unsigned char	reserved[4];
 	} allocFlags;
+};
+
+struct nvq_cu_mem_access_desc {
+	struct nvq_cu_mem_location location;
+	int		flags;
 };
 
 struct nvq_cu_array_descriptor {

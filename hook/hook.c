@@ -31,6 +31,7 @@
 #include "cuda_decls.h"
 #include "gate.h"
 #include "link.h"
+#include "offload.h"
 
 #define EXPORT	__attribute__((visibility("default")))
 
@@ -80,6 +81,7 @@ hook_child_cb(void)
 	pthread_mutex_init(&hook.lock, NULL);
 	budget_free(&hook.budget);
 	budget_init(&hook.budget, hook.budget.limit);
+	offload_child();
 	link_child();
 }
 
@@ -120,10 +122,20 @@ hook_real_dlsym(void *handle, const char *name)
 	return hook.dlsym(handle, name);
 }
 
+static void *hook_cuda_opened;
+
+/* A name in the real libcuda, for offload.c. */
+static void *
+hook_cuda_sym(const char *name)
+{
+	return hook_real_dlsym(hook_cuda_opened, name);
+}
+
 /* The real libcuda, or NULL (while it is being opened, too: no recursion). */
 static void *
 hook_cuda(void)
 {
+	const char *off;
 	void *h;
 
 	if (hook.cuda != NULL || __atomic_exchange_n(&hook.opening, 1, __ATOMIC_ACQ_REL))
@@ -142,6 +154,10 @@ hook_cuda(void)
 		*(void **)&hook.ctx_push = hook_real_dlsym(h, "cuCtxPushCurrent_v2");
 		*(void **)&hook.ctx_pop = hook_real_dlsym(h, "cuCtxPopCurrent_v2");
 		*(void **)&hook.ctx_sync = hook_real_dlsym(h, "cuCtxSynchronize");
+		/* nvqd's [scheduler] offload; read here, once, as libcuda opens */
+		off = getenv("NVQ_HOOK_OFFLOAD");
+		hook_cuda_opened = h;
+		offload_init(off != NULL && strcmp(off, "1") == 0, hook_cuda_sym);
 	}
 	__atomic_store_n(&hook.cuda, h, __ATOMIC_RELEASE);
 	return h;
@@ -196,6 +212,25 @@ hook_nvml(void)
 #define CP_A		(c)
 #define CPS_P		(const void *c, CUstream s)
 #define CPS_A		(c, s)
+#define MS8_P		(CUdeviceptr d, unsigned char v, size_t n)
+#define MS16_P		(CUdeviceptr d, unsigned short v, size_t n)
+#define MS32_P		(CUdeviceptr d, unsigned int v, size_t n)
+#define MS_A		(d, v, n)
+#define MS8S_P		(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+#define MS16S_P		(CUdeviceptr d, unsigned short v, size_t n, CUstream s)
+#define MS32S_P		(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+#define MSS_A		(d, v, n, s)
+#define M2D8_P		(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h)
+#define M2D16_P		(CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t h)
+#define M2D32_P		(CUdeviceptr d, size_t pitch, unsigned int v, size_t w, size_t h)
+#define M2D_A		(d, pitch, v, w, h)
+#define M2D8S_P		(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h, \
+			CUstream s)
+#define M2D16S_P	(CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t h, \
+			CUstream s)
+#define M2D32S_P	(CUdeviceptr d, size_t pitch, unsigned int v, size_t w, size_t h, \
+			CUstream s)
+#define M2DS_A		(d, pitch, v, w, h, s)
 
 #define HOOK_GATED(X) \
 	X(cuLaunchKernel, LAUNCH_P, LAUNCH_A) \
@@ -233,7 +268,31 @@ hook_nvml(void)
 	X(cuMemcpy3D_v2, CP_P, CP_A) \
 	X(cuMemcpy3D_v2_ptds, CP_P, CP_A) \
 	X(cuMemcpy3DAsync_v2, CPS_P, CPS_A) \
-	X(cuMemcpy3DAsync_v2_ptsz, CPS_P, CPS_A)
+	X(cuMemcpy3DAsync_v2_ptsz, CPS_P, CPS_A) \
+	X(cuMemsetD8_v2, MS8_P, MS_A) \
+	X(cuMemsetD8_v2_ptds, MS8_P, MS_A) \
+	X(cuMemsetD16_v2, MS16_P, MS_A) \
+	X(cuMemsetD16_v2_ptds, MS16_P, MS_A) \
+	X(cuMemsetD32_v2, MS32_P, MS_A) \
+	X(cuMemsetD32_v2_ptds, MS32_P, MS_A) \
+	X(cuMemsetD8Async, MS8S_P, MSS_A) \
+	X(cuMemsetD8Async_ptsz, MS8S_P, MSS_A) \
+	X(cuMemsetD16Async, MS16S_P, MSS_A) \
+	X(cuMemsetD16Async_ptsz, MS16S_P, MSS_A) \
+	X(cuMemsetD32Async, MS32S_P, MSS_A) \
+	X(cuMemsetD32Async_ptsz, MS32S_P, MSS_A) \
+	X(cuMemsetD2D8_v2, M2D8_P, M2D_A) \
+	X(cuMemsetD2D8_v2_ptds, M2D8_P, M2D_A) \
+	X(cuMemsetD2D16_v2, M2D16_P, M2D_A) \
+	X(cuMemsetD2D16_v2_ptds, M2D16_P, M2D_A) \
+	X(cuMemsetD2D32_v2, M2D32_P, M2D_A) \
+	X(cuMemsetD2D32_v2_ptds, M2D32_P, M2D_A) \
+	X(cuMemsetD2D8Async, M2D8S_P, M2DS_A) \
+	X(cuMemsetD2D8Async_ptsz, M2D8S_P, M2DS_A) \
+	X(cuMemsetD2D16Async, M2D16S_P, M2DS_A) \
+	X(cuMemsetD2D16Async_ptsz, M2D16S_P, M2DS_A) \
+	X(cuMemsetD2D32Async, M2D32S_P, M2DS_A) \
+	X(cuMemsetD2D32Async_ptsz, M2D32S_P, M2DS_A)
 
 /* ---- the wrapped functions, and where their real counterparts are ---- */
 
@@ -355,10 +414,19 @@ cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	alloc_fn real = REAL(F_MEM_ALLOC, alloc_fn);
 	int dev = hook_device();
+	size_t m;
 	CUresult r;
 
 	if (real == NULL)
 		return NOT_LOADED;
+	if ((m = offload_size(n)) > 0) {
+		/* through the VMM API, so that a suspend can move it (offload.c) */
+		if ((r = hook_reserve(m, dev)) != CUDA_SUCCESS)
+			return r;
+		if ((r = offload_alloc(p, m, dev)) != OFFLOAD_PASS)
+			return hook_settle(r, BUDGET_PTR, r == CUDA_SUCCESS ? *p : 0, dev, m);
+		hook_settle(OFFLOAD_PASS, BUDGET_PTR, 0, dev, m);	/* gives m back */
+	}
 	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
 		return r;
 	r = real(p, n);
@@ -393,6 +461,11 @@ cuMemFree_v2(CUdeviceptr p)
 
 	if (real == NULL)
 		return NOT_LOADED;
+	if (offload_free(p, &r)) {
+		if (r == CUDA_SUCCESS)
+			hook_forget(BUDGET_PTR, p);
+		return r;
+	}
 	if ((r = real(p)) == CUDA_SUCCESS)
 		hook_forget(BUDGET_PTR, p);
 	return r;
@@ -464,6 +537,12 @@ hook_free_async(enum hook_fn f, CUdeviceptr p, CUstream s)
 
 	if (real == NULL)
 		return NOT_LOADED;
+	/* cuMemAlloc's memory may be freed here too: the VMM path waits for the device */
+	if (offload_free(p, &r)) {
+		if (r == CUDA_SUCCESS)
+			hook_forget(BUDGET_PTR, p);
+		return r;
+	}
 	if ((r = real(p, s)) == CUDA_SUCCESS)
 		hook_forget(BUDGET_PTR, p);
 	return r;

@@ -13,7 +13,11 @@
  *   - MSG_HOOK_LIMIT caps what this process may allocate, because the
  *     job's other processes hold the rest of its budget;
  *   - a launch waiting at a shut gate sends MSG_HOOK_WANT once;
- *   - under timeslice, no launch for LINK_IDLE_S sends MSG_HOOK_IDLE once.
+ *   - under timeslice, no launch for LINK_IDLE_S sends MSG_HOOK_IDLE once;
+ *   - MSG_HOOK_MOVE out=1 (the gate shut) moves the job's large allocations
+ *     to host memory, out=0 brings them back (offload.c); MSG_HOOK_MOVED
+ *     answers with what moved.  The gate never opens while memory is out:
+ *     opening it brings the memory back first.
  * When nvqd cannot be reached, NVQ_HOOK_ON_DISCONNECT decides: "run"
  * (default) opens the gate, "wait" keeps it shut; the budget stays in
  * force either way, and the thread reconnects every half second.
@@ -35,6 +39,7 @@
 #include "budget.h"
 #include "gate.h"
 #include "link.h"
+#include "offload.h"
 #include "proto.h"
 
 #define LINK_TICK_MS	100
@@ -91,6 +96,25 @@ link_gate(int state)
 	pthread_mutex_unlock(&L.mu);
 }
 
+/*
+ * Opens the gate, once the job's memory is on its devices: if a suspend
+ * moved it out and the memory could not come back yet, the gate stays
+ * shut (the next grant, or reconnection, tries again).
+ */
+static void
+link_open(void)
+{
+	struct offload_stats st;
+
+	if (!offload_resident() && offload_in(&st) == -1) {
+		hook_log("the gate stays shut: %s", st.error);
+		link_gate(GATE_SHUT);
+		return;
+	}
+	link_gate(GATE_OPEN);
+	offload_drop_staging();
+}
+
 static int
 link_send(struct proto_buf *b)
 {
@@ -134,7 +158,12 @@ link_lost(void)
 	pthread_mutex_lock(&L.mu);
 	L.first_done = 1;
 	pthread_mutex_unlock(&L.mu);
-	link_gate(L.wait_policy ? GATE_SHUT : GATE_OPEN);
+	/* memory a suspend moved out stays out until nvqd asks for it back: the
+	 * process may be checkpointed by the driver, where CUDA calls wait */
+	if (L.wait_policy || !offload_resident())
+		link_gate(GATE_SHUT);
+	else
+		link_open();
 }
 
 static int
@@ -186,6 +215,32 @@ link_revoke(int64_t seq)
 	hook_log("lock taken back (seq %lld): drained and acknowledged", (long long)seq);
 }
 
+/* Moves the job's memory out (the gate shut) or back, and says what moved. */
+static void
+link_move(int64_t seq, int out)
+{
+	struct proto_buf b = { 0 };
+	struct offload_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (out && __atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) == GATE_OPEN)
+		snprintf(st.error, sizeof(st.error), "the job holds its GPU lock");
+	else if (out)
+		offload_out(&st);
+	else
+		offload_in(&st);
+	proto_begin(&b, MSG_HOOK_MOVED);
+	proto_put_int(&b, "seq", seq);
+	proto_put_int(&b, "out", out);
+	proto_put_int(&b, "bytes", (int64_t)st.bytes);
+	proto_put_int(&b, "left", (int64_t)st.left);
+	proto_put_int(&b, "us", (int64_t)(st.seconds * 1e6));
+	if (st.error[0] != '\0')
+		proto_put_str(&b, "error", st.error);
+	link_send(&b);
+	/* the staging memory goes once the gate opens: the job need not wait for it */
+}
+
 static void
 link_limit(const struct proto_msg *m)
 {
@@ -220,7 +275,7 @@ link_message(const struct proto_msg *m)
 		L.idle_sent = 0;
 		L.idle_since = link_now();	/* a waiting job is not an idle one */
 		if (proto_int(m, "granted", 1))
-			link_gate(GATE_OPEN);
+			link_open();
 		else
 			link_revoke(proto_int(m, "seq", 0));
 		pthread_mutex_lock(&L.mu);
@@ -230,6 +285,9 @@ link_message(const struct proto_msg *m)
 		break;
 	case MSG_HOOK_LIMIT:
 		link_limit(m);
+		break;
+	case MSG_HOOK_MOVE:
+		link_move(proto_int(m, "seq", 0), (int)proto_int(m, "out", 1));
 		break;
 	case MSG_ERROR:
 		hook_log("nvqd refused the link: %s", proto_str(m, "error") ?

@@ -23,7 +23,7 @@
 enum config_type {
 	CT_PATH, CT_LEVEL, CT_SYNC, CT_SECONDS, CT_VIRTUAL, CT_MODE, CT_RESERVE,
 	CT_DOUBLE, CT_INT, CT_COMPUTE, CT_GROUP, CT_UMASK, CT_RLIMITS, CT_SWITCH, CT_PREEMPT,
-	CT_TURN, CT_PERCENT
+	CT_TURN, CT_PERCENT, CT_ONOFF
 };
 
 struct config_key {
@@ -87,6 +87,14 @@ static const struct config_key config_keys[] = {
 	{ "scheduler", "switch_overhead", CT_PERCENT, 1, 50, "5%",
 	  "The share of time a timeslice GPU may lose to suspending and resuming\n"
 	  "jobs, with turn = auto." },
+	{ "scheduler", "offload", CT_ONOFF, 0, 0, "on",
+	  "on: the hook makes a job's large allocations through the CUDA VMM API,\n"
+	  "and on a suspend copies them to page-locked host memory itself and\n"
+	  "back to the same addresses (about 20x faster than the driver's\n"
+	  "checkpoint, which then moves only the rest); off: the driver's\n"
+	  "checkpoint moves everything. Off for jobs that pass their memory to\n"
+	  "other processes with CUDA IPC (cuIpcGetMemHandle), which VMM memory\n"
+	  "does not support." },
 	{ "scheduler", "compute", CT_COMPUTE, 0, 0, "shared",
 	  "Who may launch work on a GPU. shared: every job on it, at once;\n"
 	  "timeslice: one job at a time for quantum, passed on early when the\n"
@@ -399,6 +407,13 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 		}
 		c->switch_overhead = d / 100;
 		return 0;
+	case CT_ONOFF:
+		if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0) {
+			c->offload = strcmp(v, "on") == 0;
+			return 0;
+		}
+		snprintf(msg, len, "%s: \"%s\" is not on or off", k->key, v);
+		return -1;
 	case CT_SWITCH:
 		if (strcmp(v, "auto") == 0 || strcmp(v, "off") == 0) {
 			c->cgroups = strcmp(v, "auto") == 0;

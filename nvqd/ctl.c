@@ -384,18 +384,20 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 	if (j != NULL && j->ending[0] != '\0')
 		proto_put_str(rows->out, "ending", j->ending);
 	if (j != NULL && j->susp != 0)
-		proto_put_str(rows->out, "switch", j->susp == SUSP_RESTORE ? "resuming" :
-		    "suspending");
+		proto_put_str(rows->out, "switch", j->susp == SUSP_RESTORE ||
+		    j->susp == SUSP_MOVE_IN ? "resuming" : "suspending");
 	if (j != NULL && j->susp_error[0] != '\0')
 		proto_put_str(rows->out, "switch_error", j->susp_error);
-	if (j != NULL && j->state == JOB_RUNNING) {
+	if (j != NULL && (j->state == JOB_RUNNING || j->state == JOB_SUSPENDED)) {
 		char pids[256];
 
-		proto_put_int(rows->out, "granted", (int64_t)j->granted);
-		proto_put_str(rows->out, "lock", hooks_lock_state(j));
 		hooks_pids(rows->r->e, j, pids, sizeof(pids));
 		if (pids[0] != '\0')
 			proto_put_str(rows->out, "hook_pids", pids);
+	}
+	if (j != NULL && j->state == JOB_RUNNING) {
+		proto_put_int(rows->out, "granted", (int64_t)j->granted);
+		proto_put_str(rows->out, "lock", hooks_lock_state(j));
 		if (j->gpu_used != NULL && (!rows->r->e->gpus.is_virtual ||
 		    engine_job_peak(rows->r->e, j) > 0)) {
 			proto_put_int(rows->out, "gpu_used", (int64_t)engine_job_used(rows->r->e, j));

@@ -525,6 +525,22 @@ engine_arm(struct engine *e, struct job *j, double secs)
 	uv_timer_start(j->timer, engine_timer_cb, secs > 0 ? (uint64_t)(secs * 1000) : 0, 0);
 }
 
+void
+engine_limit(struct engine *e, struct job *j)
+{
+	double left;
+
+	if (j->time_limit <= 0 || j->ending[0] != '\0' || j->exited)
+		return;
+	if (j->state == JOB_SUSPENDED) {
+		if (j->timer != NULL)
+			uv_timer_stop(j->timer);
+		return;
+	}
+	left = j->started_at + (double)j->time_limit + j->susp_total - engine_now();
+	engine_arm(e, j, left > 0 ? left : 0);
+}
+
 /* Commits that a running job is to stop, then signals it. */
 static int
 engine_stop(struct engine *e, struct job *j, const char *state, const char *reason)
@@ -669,6 +685,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	struct runner_spec rs;
 	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX];
 	char cvd[sizeof(uuids) + 32], jid[48], gmem[48], order[] = "CUDA_DEVICE_ORDER=PCI_BUS_ID";
+	char offload[] = "NVQ_HOOK_OFFLOAD=1";
 	char err[256], **env = NULL, hsock[PATH_MAX + 32];
 	gid_t groups[ENGINE_MAX_GROUPS];
 	int rc = -1;
@@ -686,7 +703,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 		engine_fail(e, j, "cannot read its command from the database");
 		goto out;
 	}
-	if (x.envbuf == NULL || (env = engine_env_vector(x.envbuf, x.envlen, 5)) == NULL) {
+	if (x.envbuf == NULL || (env = engine_env_vector(x.envbuf, x.envlen, 6)) == NULL) {
 		engine_fail(e, j, "its environment is missing from the private database");
 		goto out;
 	}
@@ -700,6 +717,9 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	/* where the hook registers, reports and gets its lock */
 	snprintf(hsock, sizeof(hsock), "NVQ_HOOK_SOCKET=%s", e->cfg.socket);
 	engine_setenv(env, hsock);
+	/* the hook's allocations movable by itself on a suspend ([scheduler] offload) */
+	if (e->cfg.offload)
+		engine_setenv(env, offload);
 	engine_status_path(e, j->id, status, sizeof(status));
 
 	memset(&rs, 0, sizeof(rs));
@@ -755,8 +775,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	log_info("job %lld started (pid %d) on %s", (long long)j->id, (int)j->pid,
 	    *uuids ? uuids : "no GPU");
 	engine_watch(e, j);
-	if (j->time_limit > 0)
-		engine_arm(e, j, (double)j->time_limit);
+	engine_limit(e, j);
 	rc = 0;
 out:
 	free(env);
@@ -1198,7 +1217,7 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 	struct job *j;
 	int nafter;
 
-	if (n < 24)
+	if (n < 25)
 		return 1;
 	nafter = engine_parse_after(c[11].s, after);
 	if (engine_add(e, c[0].i, (uint32_t)c[1].i, (uint32_t)c[2].i, c[3].s ? c[3].s : "?",
@@ -1214,6 +1233,7 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 		j->suspend_hold = (int)c[22].i;
 		if (c[23].s != NULL)
 			j->ckpt_pids = strdup(c[23].s);
+		j->susp_total = c[24].r;
 		j->pid = c[13].type == STORE_NULL ? 0 : (pid_t)c[13].i;
 		/* pid_start is in c[14]; ending in c[15] */
 		if (c[15].s != NULL) {
@@ -1225,6 +1245,8 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 			j->held = 1;	/* its processes get the lock back on release */
 			j->lock_granted = 0;
 		}
+		if (j->state == JOB_SUSPENDED)
+			j->lock_granted = 0;	/* its hooks, linking again, wait for its resume */
 		/* engine_reconcile checks that it is still the same process */
 		j->pid_start = c[14].type == STORE_NULL ? -2 : c[14].i;
 		if (c[20].s != NULL)
@@ -1330,7 +1352,6 @@ engine_reconcile(struct engine *e)
 {
 	struct engine_load l = { e, 0 };
 	struct job *j, *next;
-	double left;
 
 	if (store_active(e->store, engine_load_cb, &l) == -1)
 		log_fatalx("cannot load the jobs from the database");
@@ -1369,14 +1390,13 @@ engine_reconcile(struct engine *e)
 		    j->state == JOB_SUSPENDED ? "suspended" : "running", (int)j->pid);
 		engine_track(e, j);
 		engine_watch(e, j);
+		j->relink_until = engine_now() + SUSPEND_RELINK;
 		suspend_recover(e, j);
 		if (j->ending[0] != '\0') {
 			runner_stop(j->pid, j->pidfd, 0);
 			engine_arm(e, j, (double)e->cfg.kill_grace);
-		} else if (j->time_limit > 0) {
-			left = j->started_at + (double)j->time_limit - engine_now();
-			engine_arm(e, j, left > 0 ? left : 0);
-		}
+		} else
+			engine_limit(e, j);
 	}
 	log_info("%d active jobs loaded", l.count);
 }

@@ -84,6 +84,16 @@ struct job {
 	char		*ckpt_pids;	/* the processes checkpointed, comma-separated */
 	int64_t		ckpt_bytes;	/* GPU memory moved; -1: unknown */
 	char		susp_error[256];	/* the last switch that failed, why */
+	int64_t		move_seq;	/* the hooks' last move (offload), asked */
+	double		move_until;	/* when nvqd stops waiting for their answers */
+	int64_t		move_bytes;	/* what they moved, summed; -1: no move */
+	int64_t		move_left;	/* what they could not move */
+	double		move_secs;	/* the slowest process's seconds */
+	char		move_error[160];
+	double		driver_secs;	/* nvq-ckpt's seconds in this switch */
+	double		susp_total;	/* seconds suspended in this run (time limit) */
+	double		relink_until;	/* reattached by a restarted nvqd: its hooks may
+					   not have linked again before then */
 	int		handles;	/* open libuv handles; freed at 0 */
 	int		gone;
 	struct job	*next, *prev;
@@ -133,6 +143,11 @@ struct engine {
 };
 
 double	engine_now(void);
+/*
+ * (Re)arms a running job's time limit from its start, its limit and the
+ * time it spent suspended since; stops it while the job is suspended.
+ */
+void	engine_limit(struct engine *, struct job *);
 int	engine_init(struct engine *, uv_loop_t *);
 /* Asks for a scheduling pass in this loop turn. */
 void	engine_kick(struct engine *);

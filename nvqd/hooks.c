@@ -18,6 +18,8 @@ struct hook_sess {
 	struct job	*job;		/* NULL once the job ended */
 	pid_t		pid;
 	int64_t		acked;		/* the last revoke seq it acknowledged */
+	int64_t		move_asked;	/* the last move it was asked, */
+	int64_t		move_done;	/* and the last it answered */
 	uint64_t	*used, *peak;	/* per GPU index, as it reported */
 	uint64_t	*cap;		/* the cap it was sent; 0: none */
 	struct hook_sess *next, *prev;
@@ -252,7 +254,9 @@ hooks_update(struct engine *e)
 		if (!changed)
 			break;
 	}
-	suspend_drained(e);
+	t = suspend_drained(e);
+	if (t > 0 && (next == 0 || t < next))
+		next = t;
 	if (next > 0)
 		uv_timer_start(&e->locks, hooks_timer_cb,
 		    (uint64_t)((next - now) * 1000 > 0 ? (next - now) * 1000 : 0) + 1, 0);
@@ -336,6 +340,71 @@ hooks_gpu(struct engine *e, const char *uuid)
 	return -1;
 }
 
+int
+hooks_move(struct engine *e, struct job *j, int out)
+{
+	struct hook_sess *s;
+	struct proto_buf b;
+	int n = 0;
+
+	j->move_seq++;
+	j->move_bytes = j->move_left = 0;
+	j->move_secs = 0;
+	j->move_error[0] = '\0';
+	for (s = e->sessions; s != NULL; s = s->next) {
+		if (s->job != j)
+			continue;
+		memset(&b, 0, sizeof(b));
+		proto_begin(&b, MSG_HOOK_MOVE);
+		proto_put_int(&b, "seq", j->move_seq);
+		proto_put_int(&b, "out", out);
+		if (proto_end(&b) == -1) {
+			proto_buf_free(&b);
+			continue;
+		}
+		s->move_asked = j->move_seq;
+		server_push(s->conn, &b);
+		n++;
+	}
+	return n;
+}
+
+int
+hooks_moving(struct engine *e, const struct job *j)
+{
+	struct hook_sess *s;
+
+	for (s = e->sessions; s != NULL; s = s->next)
+		if (s->job == j && s->move_done < s->move_asked)
+			return 1;
+	return 0;
+}
+
+/* A process's answer to a move: added up; the last one lets the switch go on. */
+static void
+hooks_moved(struct engine *e, struct hook_sess *s, const struct proto_msg *m)
+{
+	struct job *j = s->job;
+	int64_t seq = proto_int(m, "seq", 0);
+	double secs = (double)proto_int(m, "us", 0) / 1e6;
+	const char *err = proto_str(m, "error");
+
+	if (seq != s->move_asked || seq <= s->move_done)
+		return;	/* an old move's: that switch went on without it */
+	s->move_done = seq;
+	j->move_bytes += proto_int(m, "bytes", 0);
+	j->move_left += proto_int(m, "left", 0);
+	if (secs > j->move_secs)
+		j->move_secs = secs;
+	if (err != NULL && j->move_error[0] == '\0')
+		snprintf(j->move_error, sizeof(j->move_error), "process %d: %s", (int)s->pid, err);
+	log_debug("job %lld: process %d moved %lld bytes %s in %.3fs%s%s", (long long)j->id,
+	    (int)s->pid, (long long)proto_int(m, "bytes", 0), proto_int(m, "out", 1) ? "out" :
+	    "back", secs, err ? ": " : "", err ? err : "");
+	if ((j->susp == SUSP_MOVE_OUT || j->susp == SUSP_MOVE_IN) && !hooks_moving(e, j))
+		suspend_moved(e, j);
+}
+
 static void
 hooks_report(struct engine *e, struct hook_sess *s, const struct proto_msg *m)
 {
@@ -403,6 +472,10 @@ hooks_hello(struct engine *e, void *conn, const struct proto_msg *m, pid_t pid, 
 		j->want_since = engine_now();
 	}
 	log_debug("job %lld: process %d linked", (long long)id, (int)pid);
+	if (j->relink_until > 0) {
+		j->relink_until = 0;	/* may give way again: schedule */
+		engine_kick(e);
+	}
 	/* its cap first: the hook lets the process go on at the first state */
 	hooks_caps(e, j);
 	hooks_update(e);
@@ -451,6 +524,9 @@ hooks_frame(struct engine *e, void *conn, struct hook_sess *s, const struct prot
 		s->job->idle = (int)proto_int(m, "idle", 1);
 		hooks_update(e);
 		break;
+	case MSG_HOOK_MOVED:
+		hooks_moved(e, s, m);
+		break;
 	default:
 		snprintf(err, errlen, "%s is not a hook's message", proto_type_name(m->type));
 		return NULL;
@@ -480,6 +556,10 @@ hooks_closed(struct engine *e, struct hook_sess *s)
 	free(s->peak);
 	free(s->cap);
 	free(s);
+	/* a process that ends in the middle of a move has nothing left to move */
+	if (j != NULL && (j->susp == SUSP_MOVE_OUT || j->susp == SUSP_MOVE_IN) &&
+	    !hooks_moving(e, j))
+		suspend_moved(e, j);
 	if (j != NULL)
 		hooks_update(e);
 }

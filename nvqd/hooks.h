@@ -51,6 +51,14 @@ void		 hooks_continue(struct engine *, struct job *);
 void		 hooks_update(struct engine *);
 /* What the job's lock is now: "granted", "held", "holding", "waiting", "stopped". */
 const char	*hooks_lock_state(const struct job *);
+/*
+ * Asks every process of j to move its memory out (1) or back (0); their
+ * answers add up in j->move_*, and suspend_moved() follows the last one.
+ * Returns how many were asked.
+ */
+int		 hooks_move(struct engine *, struct job *, int out);
+/* Whether a process of j has not answered its move yet. */
+int		 hooks_moving(struct engine *, const struct job *);
 /* The pids of the job's hooked processes, comma-separated. */
 void		 hooks_pids(struct engine *, const struct job *, char *, size_t);
 void		 hooks_init(struct engine *);

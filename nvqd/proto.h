@@ -46,11 +46,14 @@ enum proto_type {
 	MSG_HOOK_IDLE,		/* hook: no launch for a while (timeslice) */
 	MSG_SUSPEND,		/* suspend a job: "id" */
 	MSG_RESUME,		/* let a job suspended by a user resume: "id" */
+	MSG_HOOK_MOVE,		/* nvqd: "seq", "out" 1 (to host memory) or 0 (back) */
+	MSG_HOOK_MOVED,		/* hook: "seq", "out", "bytes", "left", "us", ["error"] */
 	MSG_MAX
 };
 
 /* Whether a message type belongs to the hook's link. */
-#define proto_is_hook(t)	((t) >= MSG_HOOK_HELLO && (t) <= MSG_HOOK_IDLE)
+#define proto_is_hook(t)	(((t) >= MSG_HOOK_HELLO && (t) <= MSG_HOOK_IDLE) || \
+				(t) == MSG_HOOK_MOVE || (t) == MSG_HOOK_MOVED)
 
 struct proto_field {
 	char		key[PROTO_MAX_KEY + 1];

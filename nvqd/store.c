@@ -520,7 +520,8 @@ store_job_start(struct store *st, int64_t id, double now, const char *uuids, int
 	if (store_begin(st) == -1)
 		return -1;
 	s = store_prepare(st, "UPDATE jobs SET state = 'RUNNING', started_at = ?, "
-	    "gpu_uuids = ?, pid = NULL, pid_start = NULL WHERE id = ? AND state = 'PENDING'");
+	    "gpu_uuids = ?, pid = NULL, pid_start = NULL, run_suspended = 0 "
+	    "WHERE id = ? AND state = 'PENDING'");
 	if (s == NULL)
 		goto fail;
 	sqlite3_bind_double(s, 1, now);
@@ -801,8 +802,8 @@ static int
 store_switch_insert(struct store *st, int64_t id, const struct store_switch *w)
 {
 	sqlite3_stmt *s = store_prepare(st, "INSERT INTO switches (job_id, kind, why, by_job, "
-	    "gpu_uuids, started_at, ended_at, seconds, driver_seconds, bytes, pids, ok, error) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	    "gpu_uuids, started_at, ended_at, seconds, driver_seconds, bytes, pids, ok, error, "
+	    "hook_seconds, hook_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 
 	if (s == NULL)
 		return -1;
@@ -822,6 +823,10 @@ store_switch_insert(struct store *st, int64_t id, const struct store_switch *w)
 	sqlite3_bind_text(s, 11, w->pids, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 12, w->ok);
 	sqlite3_bind_text(s, 13, w->error, -1, SQLITE_STATIC);
+	if (w->hook_seconds >= 0)
+		sqlite3_bind_double(s, 14, w->hook_seconds);
+	if (w->hook_bytes >= 0)
+		sqlite3_bind_int64(s, 15, w->hook_bytes);
 	return store_done(st, s);
 }
 
@@ -868,7 +873,8 @@ int
 store_job_resumed(struct store *st, int64_t id, const struct store_switch *w)
 {
 	return store_switch_tx(st, id, "UPDATE jobs SET state = 'RUNNING', "
-	    "suspended_time = suspended_time + max(0, ?2 - suspended_at), suspended_at = NULL, "
+	    "suspended_time = suspended_time + max(0, ?2 - suspended_at), "
+	    "run_suspended = run_suspended + max(0, ?2 - suspended_at), suspended_at = NULL, "
 	    "suspend_hold = ?3, ckpt_pids = NULL WHERE id = ?1 AND state = 'SUSPENDED'", 0,
 	    w->ended_at, "RUNNING", "resumed", w);
 }
@@ -906,7 +912,8 @@ int
 store_switches(struct store *st, int64_t id, store_row_cb cb, void *arg)
 {
 	return store_rows_of(st, "SELECT kind, why, by_job, started_at, seconds, "
-	    "driver_seconds, bytes, ok, error FROM switches WHERE job_id = ? ORDER BY id", id, cb, arg);
+	    "driver_seconds, hook_seconds, bytes, hook_bytes, ok, error FROM switches "
+	    "WHERE job_id = ? ORDER BY id", id, cb, arg);
 }
 
 int
@@ -932,7 +939,7 @@ store_active(struct store *st, store_row_cb cb, void *arg)
 	return store_rows(st, store_prepare(st, "SELECT id, uid, gid, user, state, gpus, "
 	    "mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, "
 	    "pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, "
-	    "suspended_at, suspend_hold, ckpt_pids "
+	    "suspended_at, suspend_hold, ckpt_pids, run_suspended "
 	    "FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED') "
 	    "ORDER BY id"), cb, arg);
 }

@@ -128,6 +128,8 @@ struct store_switch {
 	const char	*pids;
 	int		ok;
 	const char	*error;
+	double		hook_seconds;	/* the hooks' move (offload); < 0: none */
+	int64_t		hook_bytes;	/* < 0: none */
 };
 /* A suspend begins: the pids it checkpoints (for a restart in between). */
 int		 store_job_ckpt_pids(struct store *, int64_t id, const char *pids);

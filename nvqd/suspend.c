@@ -60,7 +60,7 @@ susp_bytes(struct engine *e, const struct job *j)
 int
 suspend_pinned(const struct job *j, double now)
 {
-	return j->pinned_until > now;
+	return j->pinned_until > now || (j->nsess == 0 && j->relink_until > now);
 }
 
 double
@@ -115,6 +115,21 @@ susp_read(const char *path, double *driver, char *err, size_t errlen)
 }
 
 static void susp_exit_cb(uv_process_t *, int64_t, int);
+
+/* Asks the job's hooks to move their allocations out or back (offload). */
+static void
+susp_move(struct engine *e, struct job *j, int out)
+{
+	j->susp = out ? SUSP_MOVE_OUT : SUSP_MOVE_IN;
+	/* at 1 GB/s, the pageable rate, beyond the time to answer at all */
+	j->move_until = engine_now() + (double)e->cfg.revoke_timeout +
+	    (j->ckpt_bytes > 0 ? (double)j->ckpt_bytes / 1e9 : 0);
+	if (hooks_move(e, j, out) == 0)
+		suspend_moved(e, j);
+	else
+		log_debug("job %lld: its hooks move its memory %s", (long long)j->id,
+		    out ? "out" : "back");
+}
 
 /* Runs nvq-ckpt VERB on the job's pids; its end comes to susp_exit_cb. */
 static int
@@ -195,17 +210,19 @@ susp_switch(struct engine *e, struct job *j, const char *kind, char *uuids, size
 	w->bytes = j->ckpt_bytes;
 	w->pids = j->ckpt_pids;
 	w->ok = 1;
+	w->hook_bytes = j->move_bytes;
+	w->hook_seconds = j->move_bytes >= 0 ? j->move_secs : -1;
 }
 
 /* The suspend is done: the job holds no GPU memory now. */
 static void
-susp_suspended(struct engine *e, struct job *j, double driver)
+susp_suspended(struct engine *e, struct job *j)
 {
 	char uuids[SCHED_MAX_GPUS * 97], reason[160];
 	struct store_switch w;
 
 	susp_switch(e, j, "suspend", uuids, sizeof(uuids), &w);
-	w.driver_seconds = driver;
+	w.driver_seconds = j->driver_secs;
 	if (j->susp_why == SUSP_USER)
 		snprintf(reason, sizeof(reason), "suspended by %s", j->susp_by);
 	else if (j->susp_why == SUSP_PREEMPT)
@@ -221,14 +238,16 @@ susp_suspended(struct engine *e, struct job *j, double driver)
 	j->suspended_at = w.ended_at;
 	j->suspend_hold = j->susp_why == SUSP_USER;
 	j->last_suspend = w.ended_at - w.started_at;
-	log_info("job %lld SUSPENDED (%s) in %.2fs, %lld bytes moved", (long long)j->id, reason,
-	    j->last_suspend, (long long)w.bytes);
+	log_info("job %lld SUSPENDED (%s) in %.2fs, %lld bytes moved (%lld by its hooks in "
+	    "%.2fs)", (long long)j->id, reason, j->last_suspend, (long long)w.bytes,
+	    (long long)(j->move_bytes > 0 ? j->move_bytes : 0), j->move_secs);
+	engine_limit(e, j);	/* its time limit waits while it does */
 	engine_kick(e);
 }
 
 /* The resume is done: the job runs again on its GPUs. */
 static void
-susp_resumed(struct engine *e, struct job *j, double driver)
+susp_resumed(struct engine *e, struct job *j)
 {
 	char uuids[SCHED_MAX_GPUS * 97];
 	struct store_switch w;
@@ -236,15 +255,19 @@ susp_resumed(struct engine *e, struct job *j, double driver)
 	int g;
 
 	susp_switch(e, j, "resume", uuids, sizeof(uuids), &w);
-	w.driver_seconds = driver;
+	w.driver_seconds = j->driver_secs;
 	if (j->state == JOB_RUNNING) {
 		/* after a restart: its processes were put back to running */
 		w.why = "restart";
 		store_job_ckpt_pids(e->store, j->id, NULL);
 		store_switch_record(e->store, j->id, 0, &w);
-	} else if (store_job_resumed(e->store, j->id, &w) == -1)
-		log_warnx("job %lld: cannot record its resume; it runs all the same",
-		    (long long)j->id);
+	} else {
+		if (store_job_resumed(e->store, j->id, &w) == -1)
+			log_warnx("job %lld: cannot record its resume; it runs all the same",
+			    (long long)j->id);
+		if (j->suspended_at > 0 && w.ended_at > j->suspended_at)
+			j->susp_total += w.ended_at - j->suspended_at;
+	}
 	cost = j->last_suspend + (w.ended_at - w.started_at);
 	for (g = 0; g < e->gpus.n; g++)
 		if (j->gpumask & (1ULL << g))
@@ -256,8 +279,10 @@ susp_resumed(struct engine *e, struct job *j, double driver)
 	j->suspend_hold = 0;
 	free(j->ckpt_pids);
 	j->ckpt_pids = NULL;
+	j->suspended_at = 0;
 	log_info("job %lld RUNNING again: resumed in %.2fs", (long long)j->id,
 	    w.ended_at - w.started_at);
+	engine_limit(e, j);
 	hooks_update(e);
 	engine_kick(e);
 }
@@ -268,9 +293,10 @@ susp_failed(struct engine *e, struct job *j, const char *why)
 {
 	char uuids[SCHED_MAX_GPUS * 97];
 	struct store_switch w;
-	int resume = j->susp == SUSP_RESTORE;
+	int resume = j->susp == SUSP_RESTORE || j->susp == SUSP_MOVE_IN;
 
 	susp_switch(e, j, resume ? "resume" : "suspend", uuids, sizeof(uuids), &w);
+	w.driver_seconds = j->driver_secs;
 	w.ok = 0;
 	w.error = why;
 	snprintf(j->susp_error, sizeof(j->susp_error), "%s", why);
@@ -313,12 +339,15 @@ susp_exit_cb(uv_process_t *p, int64_t status, int sig)
 		    op->resume ? "resume" : "suspend", ok == 0 ? "ok" : err);
 		return;
 	}
+	j->driver_secs = driver;
 	if (ok != 0)
 		susp_failed(e, j, err);
+	else if (op->resume && e->cfg.offload && j->nsess > 0)
+		susp_move(e, j, 0);	/* then its hooks bring their allocations back */
 	else if (op->resume)
-		susp_resumed(e, j, driver);
+		susp_resumed(e, j);
 	else
-		susp_suspended(e, j, driver);
+		susp_suspended(e, j);
 }
 
 int
@@ -345,6 +374,11 @@ suspend_job(struct engine *e, struct job *j, int why, int64_t for_job, char *err
 	}
 	if (j->ending[0] != '\0') {
 		snprintf(err, errlen, "job %lld is ending", (long long)j->id);
+		return -1;
+	}
+	if (j->nsess == 0 && j->relink_until > engine_now()) {
+		snprintf(err, errlen, "job %lld's processes have not linked to nvqd again since "
+		    "it restarted; try again in a few seconds", (long long)j->id);
 		return -1;
 	}
 	hooks_pids(e, j, pids, sizeof(pids));
@@ -377,6 +411,8 @@ suspend_job(struct engine *e, struct job *j, int why, int64_t for_job, char *err
 	j->susp_for = for_job;
 	j->susp_t0 = engine_now();
 	j->susp_error[0] = '\0';
+	j->move_bytes = -1;
+	j->driver_secs = 0;
 	if (for_job > 0)
 		log_info("job %lld: suspending (%s, for job %lld), processes %s", (long long)j->id,
 		    susp_whys[why], (long long)for_job, pids[0] ? pids : "none");
@@ -387,24 +423,77 @@ suspend_job(struct engine *e, struct job *j, int why, int64_t for_job, char *err
 	return 0;
 }
 
-void
+/* The driver's checkpoint of what the hooks did not move. */
+static void
+susp_checkpoint(struct engine *e, struct job *j)
+{
+	char err[256];
+
+	j->susp = SUSP_CHECKPOINT;
+	if (j->ckpt_pids[0] == '\0') {
+		susp_suspended(e, j);	/* no CUDA process: nothing to move */
+		return;
+	}
+	if (susp_spawn(e, j, 0, err, sizeof(err)) == -1)
+		susp_failed(e, j, err);
+}
+
+double
 suspend_drained(struct engine *e)
 {
 	struct job *j;
-	char err[256];
+	double now = engine_now(), next = 0;
 
 	for (j = e->jobs; j != NULL; j = j->next) {
+		if ((j->susp == SUSP_MOVE_OUT || j->susp == SUSP_MOVE_IN) && j->move_until > 0) {
+			if (now >= j->move_until) {
+				log_warnx("job %lld: its hooks did not answer the move in time; "
+				    "going on without them", (long long)j->id);
+				snprintf(j->move_error, sizeof(j->move_error), "no answer in %.0fs",
+				    j->move_until - j->susp_t0);
+				suspend_moved(e, j);
+			} else if (next == 0 || j->move_until < next)
+				next = j->move_until;
+			continue;
+		}
 		if (j->susp != SUSP_DRAINING || j->lock_granted || j->revoke_at != 0)
 			continue;
 		if (j->lock_stopped)
 			hooks_continue(e, j);	/* the driver's lock needs it running */
-		j->susp = SUSP_CHECKPOINT;
-		if (j->ckpt_pids[0] == '\0') {
-			susp_suspended(e, j, 0);	/* no CUDA process: nothing to move */
-			continue;
-		}
-		if (susp_spawn(e, j, 0, err, sizeof(err)) == -1)
+		if (e->cfg.offload && j->nsess > 0)
+			susp_move(e, j, 1);
+		else
+			susp_checkpoint(e, j);
+	}
+	return next;
+}
+
+void
+suspend_moved(struct engine *e, struct job *j)
+{
+	char err[400];
+
+	j->move_until = 0;
+	if (j->exited) {
+		j->susp = SUSP_NONE;	/* it ended meanwhile: nothing to go on with */
+		return;
+	}
+	if (j->susp == SUSP_MOVE_OUT) {
+		if (j->move_error[0] != '\0')
+			log_warnx("job %lld: its hooks moved %lld bytes out, not %lld: %s; the "
+			    "driver's checkpoint takes the rest", (long long)j->id,
+			    (long long)j->move_bytes, (long long)j->move_left, j->move_error);
+		susp_checkpoint(e, j);
+	} else if (j->susp == SUSP_MOVE_IN) {
+		if (j->move_left > 0) {
+			snprintf(err, sizeof(err), "bringing its memory back: %s (%lld bytes "
+			    "still in host memory)", j->move_error, (long long)j->move_left);
 			susp_failed(e, j, err);
+		} else {
+			if (j->move_error[0] != '\0')
+				log_warnx("job %lld: %s", (long long)j->id, j->move_error);
+			susp_resumed(e, j);	/* a hook that did not answer brings it back itself */
+		}
 	}
 }
 
@@ -417,8 +506,13 @@ suspend_resume(struct engine *e, struct job *j)
 		return;
 	j->susp = SUSP_RESTORE;
 	j->susp_t0 = engine_now();
+	j->move_bytes = -1;
+	j->driver_secs = 0;
 	if (j->ckpt_pids == NULL || j->ckpt_pids[0] == '\0') {
-		susp_resumed(e, j, 0);
+		if (e->cfg.offload && j->nsess > 0)
+			susp_move(e, j, 0);
+		else
+			susp_resumed(e, j);
 		return;
 	}
 	log_info("job %lld: resuming, processes %s", (long long)j->id, j->ckpt_pids);
@@ -439,6 +533,8 @@ suspend_recover(struct engine *e, struct job *j)
 	j->susp_why = SUSP_RESTART;
 	j->susp_t0 = engine_now();
 	j->ckpt_bytes = -1;
+	j->move_bytes = -1;
+	j->driver_secs = 0;
 	if (susp_spawn(e, j, 1, err, sizeof(err)) == -1)
 		susp_failed(e, j, err);
 }

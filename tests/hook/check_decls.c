@@ -19,6 +19,8 @@ SAME(nvq_CUmemGenericAllocationHandle, CUmemGenericAllocationHandle_v1);
 SAME(struct nvq_cu_mem_allocation_prop, CUmemAllocationProp);
 AT(struct nvq_cu_mem_allocation_prop, CUmemAllocationProp, location);
 AT(struct nvq_cu_mem_allocation_prop, CUmemAllocationProp, allocFlags);
+SAME(struct nvq_cu_mem_access_desc, CUmemAccessDesc);
+AT(struct nvq_cu_mem_access_desc, CUmemAccessDesc, flags);
 SAME(struct nvq_cu_array_descriptor, CUDA_ARRAY_DESCRIPTOR);
 AT(struct nvq_cu_array_descriptor, CUDA_ARRAY_DESCRIPTOR, Format);
 AT(struct nvq_cu_array_descriptor, CUDA_ARRAY_DESCRIPTOR, NumChannels);
@@ -35,6 +37,11 @@ AT(struct nvq_cu_checkpoint_restore_args, CUcheckpointRestoreArgs, reserved1);
 _Static_assert(CU_PROCESS_STATE_CHECKPOINTED == NVQ_CU_PROCESS_STATE_CHECKPOINTED, "checkpointed");
 _Static_assert(CU_PROCESS_STATE_LOCKED == NVQ_CU_PROCESS_STATE_LOCKED, "locked");
 _Static_assert(CU_MEM_LOCATION_TYPE_DEVICE == NVQ_CU_MEM_LOCATION_TYPE_DEVICE, "device location");
+_Static_assert(CU_MEM_ALLOCATION_TYPE_PINNED == NVQ_CU_MEM_ALLOCATION_TYPE_PINNED, "pinned");
+_Static_assert(CU_MEM_ACCESS_FLAGS_PROT_READWRITE == NVQ_CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    "read-write access");
+_Static_assert(CU_MEM_ALLOC_GRANULARITY_MINIMUM == NVQ_CU_MEM_ALLOC_GRANULARITY_MINIMUM,
+    "minimum granularity");
 _Static_assert(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM == NVQ_CU_PER_THREAD, "per-thread flag");
 _Static_assert(CUDA_ERROR_OUT_OF_MEMORY == NVQ_CUDA_ERROR_OUT_OF_MEMORY, "out of memory");
 _Static_assert(CUDA_ERROR_NOT_INITIALIZED == NVQ_CUDA_ERROR_NOT_INITIALIZED, "not initialized");

@@ -4,6 +4,13 @@
  * (fake_calls(name)), and cuGetProcAddress/_v2 resolve names the way the
  * driver does: the _v2 variant from version 3020 on, the _ptsz variant
  * when the per-thread-default-stream flag is set.  A device has 80 GiB.
+ * The VMM API is real memory: a reserved range is an inaccessible mapping,
+ * a handle a memfd (sparse: untouched bytes take no RAM), cuMemMap maps it
+ * there and cuMemSetAccess makes it readable, so that a job touching memory
+ * that is not mapped faults as on a GPU.  Copies to and from a reserved
+ * range copy for real (CUDA_ERROR_ILLEGAL_ADDRESS where nothing is mapped);
+ * FAKE_VMM_FAIL=create|map (or that word in the file FAKE_CKPT_DIR/vmmfail)
+ * makes that step fail with out of memory.
  * It defines the driver's ABI, not ours: built without -Wmissing-prototypes.
  */
 #include <stdint.h>
@@ -11,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cuda_decls.h"
@@ -87,6 +95,204 @@ fake_free(const char *fn, CUdeviceptr p)
 	return CUDA_SUCCESS;
 }
 
+/* ---- the VMM API ---- */
+#define FAKE_MAX_RANGES	4096
+#define FAKE_HANDLE_MAGIC 0xfa4e4d4d
+struct fake_handle { uint32_t magic; int fd; size_t size; };
+static struct { uintptr_t va; size_t size; int mapped; } ranges[FAKE_MAX_RANGES];
+static size_t mapped_bytes;
+
+E size_t fake_mapped_bytes(void);
+size_t fake_mapped_bytes(void) { return mapped_bytes; }
+
+/* FAKE_VMM_FAIL, or the file FAKE_CKPT_DIR/vmmfail, names the step that fails */
+static int
+fake_vmm_fail(const char *step)
+{
+	const char *f = getenv("FAKE_VMM_FAIL"), *dir = getenv("FAKE_CKPT_DIR");
+	char path[4096], what[32] = "";
+	FILE *fp;
+
+	if (f != NULL)
+		return strcmp(f, step) == 0;
+	if (dir == NULL)
+		return 0;
+	snprintf(path, sizeof(path), "%s/vmmfail", dir);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;
+	if (fscanf(fp, "%31s", what) != 1)
+		what[0] = '\0';
+	fclose(fp);
+	return strcmp(what, step) == 0;
+}
+
+static CUresult
+fake_vmm_create(CUmemGenericAllocationHandle *h, size_t n)
+{
+	struct fake_handle *fh;
+
+	count("cuMemCreate");
+	if (fake_vmm_fail("create") || n > FAKE_TOTAL - allocated ||
+	    (fh = calloc(1, sizeof(*fh))) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	fh->magic = FAKE_HANDLE_MAGIC;
+	fh->size = n;
+	if ((fh->fd = memfd_create("fake-vmm", MFD_CLOEXEC)) == -1 ||
+	    ftruncate(fh->fd, (off_t)n) == -1) {
+		free(fh);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	allocated += n;
+	*h = (CUmemGenericAllocationHandle)(uintptr_t)fh;
+	return CUDA_SUCCESS;
+}
+
+/* 1 if h was a VMM handle (released), 0 if it is another kind */
+static int
+fake_vmm_release(CUmemGenericAllocationHandle h)
+{
+	struct fake_handle *fh = (struct fake_handle *)(uintptr_t)h;
+
+	if (fh == NULL || fh->magic != FAKE_HANDLE_MAGIC)
+		return 0;
+	count("cuMemRelease");
+	fh->magic = 0;
+	close(fh->fd);
+	allocated -= fh->size;
+	free(fh);
+	return 1;
+}
+
+static int
+fake_range(uintptr_t p, size_t n)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX_RANGES; i++)
+		if (ranges[i].size != 0 && p >= ranges[i].va &&
+		    p + n <= ranges[i].va + ranges[i].size)
+			return i;
+	return -1;
+}
+
+E CUresult
+cuMemAddressReserve(CUdeviceptr *p, size_t n, size_t align, CUdeviceptr addr,
+    unsigned long long f)
+{
+	void *m;
+	int i;
+
+	(void)align; (void)addr; (void)f;
+	count("cuMemAddressReserve");
+	for (i = 0; i < FAKE_MAX_RANGES && ranges[i].size != 0; i++)
+		;
+	if (i == FAKE_MAX_RANGES)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	m = mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	ranges[i].va = (uintptr_t)m;
+	ranges[i].size = n;
+	ranges[i].mapped = 0;
+	*p = (CUdeviceptr)(uintptr_t)m;
+	return CUDA_SUCCESS;
+}
+
+E CUresult
+cuMemAddressFree(CUdeviceptr p, size_t n)
+{
+	int i = fake_range((uintptr_t)p, n);
+
+	count("cuMemAddressFree");
+	if (i < 0 || ranges[i].mapped)
+		return 1;
+	munmap((void *)(uintptr_t)p, n);
+	ranges[i].size = 0;
+	return CUDA_SUCCESS;
+}
+
+E CUresult
+cuMemMap(CUdeviceptr p, size_t n, size_t off, CUmemGenericAllocationHandle h,
+    unsigned long long f)
+{
+	struct fake_handle *fh = (struct fake_handle *)(uintptr_t)h;
+	int i = fake_range((uintptr_t)p, n);
+
+	(void)f;
+	count("cuMemMap");
+	if (fake_vmm_fail("map"))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (i < 0 || ranges[i].mapped || fh == NULL || fh->magic != FAKE_HANDLE_MAGIC ||
+	    mmap((void *)(uintptr_t)p, n, PROT_NONE, MAP_SHARED | MAP_FIXED, fh->fd,
+	    (off_t)off) == MAP_FAILED)
+		return 1;
+	ranges[i].mapped = 1;
+	mapped_bytes += n;
+	return CUDA_SUCCESS;
+}
+
+E CUresult
+cuMemSetAccess(CUdeviceptr p, size_t n, const struct nvq_cu_mem_access_desc *d, size_t count_)
+{
+	int i = fake_range((uintptr_t)p, n);
+
+	count("cuMemSetAccess");
+	if (i < 0 || !ranges[i].mapped || d == NULL || count_ == 0 || d[0].flags != 3)
+		return 1;
+	return mprotect((void *)(uintptr_t)p, n, PROT_READ | PROT_WRITE) == 0 ? 0 : 1;
+}
+
+E CUresult
+cuMemUnmap(CUdeviceptr p, size_t n)
+{
+	int i = fake_range((uintptr_t)p, n);
+
+	count("cuMemUnmap");
+	if (i < 0 || !ranges[i].mapped)
+		return 1;
+	if (mmap((void *)(uintptr_t)p, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
+	    MAP_NORESERVE, -1, 0) == MAP_FAILED)
+		return 1;
+	ranges[i].mapped = 0;
+	mapped_bytes -= n;
+	return CUDA_SUCCESS;
+}
+
+E CUresult cuMemGetAllocationGranularity(size_t *g, const void *prop, int opt) { (void)prop; (void)opt; *g = 2 << 20; return 0; }
+E CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int f) { (void)p; (void)n; (void)f; count("cuMemHostRegister_v2"); return 0; }
+E CUresult cuMemHostUnregister(void *p) { (void)p; count("cuMemHostUnregister"); return 0; }
+E CUresult cuCtxGetCurrent(void **c) { *c = (void *)(uintptr_t)(current_dev + 1); return 0; }
+E CUresult cuDeviceCanAccessPeer(int *can, CUdevice a, CUdevice b) { (void)a; (void)b; *can = 1; return 0; }
+E CUresult
+cuDeviceGetCount(int *n)
+{
+	const char *v = getenv("CUDA_VISIBLE_DEVICES");
+
+	*n = 1;
+	for (; v != NULL && *v; v++)
+		*n += *v == ',';
+	return 0;
+}
+
+/*
+ * A copy that touches a reserved range copies for real, or fails as a GPU
+ * would where nothing is mapped; other device pointers are not memory.
+ */
+static CUresult
+fake_copy(void *dst, const void *src, uintptr_t dev, size_t n)
+{
+	int i;
+
+	if (n == 0 || (i = fake_range(dev, n)) < 0)
+		return CUDA_SUCCESS;
+	if (!ranges[i].mapped) {
+		count("fake_fault");
+		return 700;	/* CUDA_ERROR_ILLEGAL_ADDRESS */
+	}
+	memcpy(dst, src, n);
+	return CUDA_SUCCESS;
+}
+
 E CUresult cuInit(unsigned int f) { (void)f; count("cuInit"); return 0; }
 E CUresult cuCtxGetDevice(CUdevice *d) { *d = current_dev; return 0; }
 E CUresult cuMemAlloc(CUdeviceptr *p, unsigned int n) { return fake_alloc("cuMemAlloc", p, n); }
@@ -113,13 +319,18 @@ cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const struct nvq_cu_mem_a
 	CUdeviceptr p;
 	CUresult r;
 
-	(void)prop;
 	(void)f;
+	if (prop != NULL && prop->type == 1)	/* CU_MEM_ALLOCATION_TYPE_PINNED */
+		return fake_vmm_create(h, n);
 	if ((r = fake_alloc("cuMemCreate", &p, n)) == 0)
 		*h = p;
 	return r;
 }
-E CUresult cuMemRelease(CUmemGenericAllocationHandle h) { return fake_free("cuMemRelease", h); }
+E CUresult
+cuMemRelease(CUmemGenericAllocationHandle h)
+{
+	return fake_vmm_release(h) ? 0 : fake_free("cuMemRelease", h);
+}
 E CUresult
 cuArrayCreate_v2(CUarray *a, const struct nvq_cu_array_descriptor *d)
 {
@@ -232,9 +443,9 @@ E CUresult cuLaunchKernel(void *f, unsigned a, unsigned b, unsigned c, unsigned 
 E CUresult cuLaunchKernel_ptsz(void *f, unsigned a, unsigned b, unsigned c, unsigned d, unsigned e, unsigned g, unsigned sh, CUstream s, void **p, void **x) { (void)f; (void)a; (void)b; (void)c; (void)d; (void)e; (void)g; (void)sh; (void)s; (void)p; (void)x; return fake_launch("cuLaunchKernel_ptsz"); }
 E CUresult cuGraphLaunch(void *g, CUstream s) { (void)g; (void)s; return fake_launch("cuGraphLaunch"); }
 E CUresult cuGraphLaunch_ptsz(void *g, CUstream s) { (void)g; (void)s; return fake_launch("cuGraphLaunch_ptsz"); }
-E CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) { (void)d; (void)h; (void)n; return fake_launch("cuMemcpyHtoD_v2"); }
+E CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) { CUresult r = fake_launch("cuMemcpyHtoD_v2"); return r ? r : fake_copy((void *)(uintptr_t)d, h, d, n); }
 E CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *h, size_t n) { (void)d; (void)h; (void)n; return fake_launch("cuMemcpyHtoD_v2_ptds"); }
-E CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { (void)d; (void)h; (void)n; return fake_launch("cuMemcpyDtoH_v2"); }
+E CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { CUresult r = fake_launch("cuMemcpyDtoH_v2"); return r ? r : fake_copy(h, (void *)(uintptr_t)d, d, n); }
 /* devices, their UUIDs (from CUDA_VISIBLE_DEVICES, as the driver maps
  * them) and primary contexts, for the hook's link */
 E CUresult cuDeviceGet(CUdevice *d, int ordinal) { *d = ordinal; return 0; }
@@ -289,6 +500,11 @@ static const struct { const char *name; void *fn; } fake_syms[] = {
 	{ "cuGraphLaunch", (void *)cuGraphLaunch }, { "cuGraphLaunch_ptsz", (void *)cuGraphLaunch_ptsz },
 	{ "cuMemcpyHtoD_v2", (void *)cuMemcpyHtoD_v2 }, { "cuMemcpyHtoD_v2_ptds", (void *)cuMemcpyHtoD_v2_ptds },
 	{ "cuMemcpyDtoH_v2", (void *)cuMemcpyDtoH_v2 },
+	{ "cuMemAddressReserve", (void *)cuMemAddressReserve },
+	{ "cuMemAddressFree", (void *)cuMemAddressFree }, { "cuMemMap", (void *)cuMemMap },
+	{ "cuMemUnmap", (void *)cuMemUnmap }, { "cuMemSetAccess", (void *)cuMemSetAccess },
+	{ "cuMemGetAllocationGranularity", (void *)cuMemGetAllocationGranularity },
+	{ "cuCtxGetCurrent", (void *)cuCtxGetCurrent },
 };
 
 static void *

@@ -11,7 +11,14 @@
  *	allocates BYTES, prints "alloc ok" or "alloc oom", holds it SECONDS;
  *   fake_job fork SECONDS
  *	allocates and launches, forks a child that does the same with its
- *	own budget, both hold on SECONDS, and prints what each got.
+ *	own budget, both hold on SECONDS, and prints what each got;
+ *   fake_job data SECONDS FILE BYTES
+ *	allocates BYTES and fills them with a pattern, then launches for
+ *	SECONDS; after each launch its "kernel" reads a 2 MiB block of the
+ *	allocation (in turn) straight from memory, as a GPU would, and the
+ *	first word of every block: memory moved away and not back would
+ *	fault, memory back but wrong is reported ("data bad at OFFSET",
+ *	exit 1).  At the end every word is checked: "data ok LAUNCHES".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +74,80 @@ put_count(const char *file, long n)
 	rename(tmp, file);
 }
 
+static uint64_t
+pattern(size_t i)
+{
+	return (uint64_t)i * 0x9e3779b97f4a7c15ULL ^ 0x6e7671ULL;
+}
+
+/* Words [from, to) of the allocation: the first that is wrong, or -1. */
+static long
+data_check(const uint64_t *w, size_t from, size_t to)
+{
+	size_t i;
+
+	for (i = from; i < to; i++)
+		if (w[i] != pattern(i))
+			return (long)i;
+	return -1;
+}
+
+static int
+do_data(double secs, const char *file, size_t bytes)
+{
+	typedef CUresult (*htod_fn)(CUdeviceptr, const void *, size_t);
+	const size_t block = (2u << 20) / 8, words = bytes / 8;
+	size_t i, b, nblocks = (words + block - 1) / block;
+	launch_fn launch = (launch_fn)resolve("cuLaunchKernel");
+	CUdeviceptr p;
+	uint64_t *w, *host;
+	double end, last = 0;
+	long n = 0, bad;
+
+	if (((alloc_fn)resolve("cuMemAlloc"))(&p, bytes) != CUDA_SUCCESS) {
+		printf("alloc oom\n");
+		return 1;
+	}
+	w = (uint64_t *)(uintptr_t)p;
+	/* filled through a copy, as a job fills device memory */
+	if ((host = malloc(bytes)) == NULL)
+		return 1;
+	for (i = 0; i < words; i++)
+		host[i] = pattern(i);
+	if (((htod_fn)resolve("cuMemcpyHtoD"))(p, host, bytes) != CUDA_SUCCESS) {
+		printf("copy failed\n");
+		return 1;
+	}
+	free(host);
+	end = now() + secs;
+	while (now() < end) {
+		launch(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+		b = (size_t)n % nblocks;
+		bad = data_check(w, b * block, (b + 1) * block < words ? (b + 1) * block : words);
+		for (i = 0; bad < 0 && i < nblocks; i++)
+			if (w[i * block] != pattern(i * block))
+				bad = (long)(i * block);
+		if (bad >= 0) {
+			printf("data bad at %ld\n", bad * 8);
+			return 1;
+		}
+		n++;
+		if (now() - last >= 0.02) {
+			put_count(file, n);
+			last = now();
+		}
+		usleep(500);
+	}
+	put_count(file, n);
+	launch(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	if ((bad = data_check(w, 0, words)) >= 0) {
+		printf("data bad at %ld\n", bad * 8);
+		return 1;
+	}
+	printf("data ok %ld\n", n);
+	return 0;
+}
+
 static int
 do_alloc(size_t bytes)
 {
@@ -104,6 +185,8 @@ main(int argc, char **argv)
 		printf("launched %ld\n", n);
 		return 0;
 	}
+	if (argc == 5 && strcmp(argv[1], "data") == 0)
+		return do_data(atof(argv[2]), argv[3], strtoull(argv[4], NULL, 10));
 	if (argc == 4 && strcmp(argv[1], "alloc") == 0) {
 		st = do_alloc(strtoull(argv[2], NULL, 10));
 		printf("alloc %s\n", st == 0 ? "ok" : "oom");
@@ -131,6 +214,6 @@ main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: fake_job launch SECONDS FILE [BYTES] | alloc BYTES SECONDS | "
-	    "fork SECONDS\n");
+	    "fork SECONDS | data SECONDS FILE BYTES\n");
 	return 2;
 }

@@ -1010,7 +1010,9 @@ t_hook() {	# every job gets the hook, which holds it to its -m
 	# nvqd sets CUDA_VISIBLE_DEVICES to its own (virtual) GPUs' UUIDs: the
 	# test's NVML check expects the fake NVML's GPU 1, so use fake-NVML GPUs
 	stop_nvqd
-	write_config "[gpus]" "nvml_library = $fake/libnvidia-ml.so.1"
+	# test_hook counts cuMemAlloc calls one by one: without offload's VMM path
+	# (test_offload and t_offload test that one)
+	write_config "[gpus]" "nvml_library = $fake/libnvidia-ml.so.1" "[scheduler]" "offload = off"
 	export FAKE_NVML_GPUS=2x16G
 	start_nvqd || return
 	a=$(LD_LIBRARY_PATH=$fake submit -m 1G "$ROOT/$BUILD/tests/test_hook")
@@ -1363,6 +1365,60 @@ t_preempt_requeue() {	# preempt = requeue stops --requeue jobs and queues them a
 	    WHERE id = $q")" 1
 	expect_match "its events" "$(nvq show "$q")" "PREEMPTED +preempted by job $h.*PENDING +requeued"
 	nvq cancel "$low" > /dev/null
+}
+
+t_offload() {	# the hook moves a job's own memory out and back; every byte survives
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s"
+	start_nvqd || return
+	local a h pid out mib=$((48 << 20)) o
+	# the VMM path keeps the budget: over -m is refused
+	o=$(fsubmit -m 1G -o "$T/o.out" "$FAKE_JOB" alloc $((1100 << 20)) 0)
+	wait_state "$o" FAILED
+	expect_eq "over its budget, through the VMM path" "$(cat "$T/o.out")" "alloc oom"
+	a=$(NVQ_DEBUG=1 fsubmit -m 40G -o "$T/a.out" -e "$T/a.err" "$FAKE_JOB" data 25 "$T/a" $mib)
+	wait_count "$T/a" || return
+	wait_field "$a" hook_pids '^[0-9]+$'
+	pid=$(field "$a" hook_pids)
+	out=$(nvq suspend "$a"); expect_eq "nvq suspend" "$out" "job $a suspended"
+	expect_eq "the hook moved its allocation itself" "$(sqlite3 "$T/nvq.db" "SELECT hook_bytes,
+	    hook_seconds IS NOT NULL FROM switches WHERE job_id = $a AND kind = 'suspend'")" "$mib|1"
+	expect_eq "the driver's checkpoint took the rest" "$(ckpt_state "$pid")" 2
+	expect_eq "it launches nothing" "$(growing "$T/a" 0.5)" still
+	nvq resume "$a" > /dev/null
+	wait_state "$a" RUNNING
+	expect_eq "it launches again" "$(growing "$T/a" 0.5)" grows
+	expect_eq "the hook brought it back" "$(sqlite3 "$T/nvq.db" "SELECT hook_bytes FROM switches
+	    WHERE job_id = $a AND kind = 'resume'")" "$mib"
+	expect_match "nvq show has the hook's share" "$(nvq show "$a")" "switch resume: .*hook_bytes=$mib"
+	# no device memory to come back to: it stays suspended, nothing is lost, a retry works
+	nvq suspend "$a" > /dev/null
+	echo create > "$FAKE_CKPT_DIR/vmmfail"
+	nvq resume "$a" > /dev/null
+	wait_field "$a" switch_error "bringing its memory back"
+	expect_eq "stays SUSPENDED" "$(state "$a")" SUSPENDED
+	expect_eq "launching nothing" "$(growing "$T/a" 0.5)" still
+	rm "$FAKE_CKPT_DIR/vmmfail"
+	nvq resume "$a" > /dev/null
+	wait_state "$a" RUNNING
+	expect_eq "launching again" "$(growing "$T/a" 0.5)" grows
+	# suspended across a restart of nvqd, then resumed
+	nvq suspend "$a" > /dev/null
+	stop_nvqd; start_nvqd || return
+	expect_eq "suspended after a restart" "$(state "$a")" SUSPENDED
+	wait_field "$a" hook_pids "^$pid\$"	# its hook links again, its memory still out
+	nvq resume "$a" > /dev/null
+	wait_state "$a" RUNNING
+	# preempted by a higher job, which completes; then it resumes on its own
+	h=$(fsubmit -m 60G -p 10 -o "$T/h.out" "$FAKE_JOB" data 1 "$T/h" $((16 << 20)))
+	wait_state "$h" COMPLETED 20
+	wait_state "$a" RUNNING 20
+	expect_match "preempted, then resumed" "$(switches "$a")" "suspend\|preempt\|1 resume\|preempt\|1 $"
+	expect_eq "the higher job's data" "$(cut -d' ' -f1,2 "$T/h.out")" "data ok"
+	wait_state "$a" COMPLETED 40
+	expect_eq "every byte, after five round trips" "$(cut -d' ' -f1,2 "$T/a.out")" "data ok"
+	expect_eq "switches recorded" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM switches
+	    WHERE job_id = $a AND ok = 1 AND hook_bytes = $mib")" 8
 }
 
 t_timeslice_turns() {	# jobs that do not fit together take turns, each making progress

@@ -1,0 +1,603 @@
+/*
+ * offload.c: moving the job's own allocations to host memory and back,
+ * keeping their device addresses (see offload.h).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "budget.h"
+#include "link.h"
+#include "offload.h"
+
+#define OFF_TOUCHERS	8	/* threads that fault the staging memory in */
+#define OFF_PAGE	4096
+
+typedef void *CUcontext;
+
+enum { REC_EMPTY = 0, REC_TOMB, REC_IN, REC_OUT };
+
+struct rec {
+	CUdeviceptr	va;
+	size_t		size;
+	CUmemGenericAllocationHandle h;	/* valid while REC_IN */
+	CUcontext	ctx;		/* the context it was made in */
+	size_t		off;		/* in the staging area, while REC_OUT */
+	int		dev;
+	int		state;
+};
+
+static struct {
+	pthread_mutex_t	mu;
+	int		on;
+	struct rec	*tab;
+	size_t		cap, used, live;	/* slots, used (live + tombs), live */
+	char		*stage;		/* the staging area of the last offload_out */
+	size_t		stage_len;
+	int		registered;	/* stage is page-locked (cuMemHostRegister) */
+	size_t		gran[BUDGET_MAX_DEV];
+	CUresult (*ctx_get)(CUcontext *);
+	CUresult (*ctx_push)(CUcontext);
+	CUresult (*ctx_pop)(CUcontext *);
+	CUresult (*ctx_sync)(void);
+	CUresult (*reserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+	CUresult (*addr_free)(CUdeviceptr, size_t);
+	CUresult (*create)(CUmemGenericAllocationHandle *, size_t,
+			    const struct nvq_cu_mem_allocation_prop *, unsigned long long);
+	CUresult (*release)(CUmemGenericAllocationHandle);
+	CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+			    unsigned long long);
+	CUresult (*unmap)(CUdeviceptr, size_t);
+	CUresult (*set_access)(CUdeviceptr, size_t, const struct nvq_cu_mem_access_desc *,
+			    size_t);
+	CUresult (*granularity)(size_t *, const struct nvq_cu_mem_allocation_prop *, int);
+	CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+	CUresult (*htod)(CUdeviceptr, const void *, size_t);
+	CUresult (*host_register)(void *, size_t, unsigned int);
+	CUresult (*host_unregister)(void *);
+	CUresult (*dev_count)(int *);
+	CUresult (*can_peer)(int *, CUdevice, CUdevice);
+} O = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static double
+off_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void
+offload_init(int on, void *(*sym)(const char *))
+{
+#define SYM(field, name) (*(void **)&O.field = sym(name)) != NULL
+	if (!on)
+		return;
+	O.on = SYM(ctx_get, "cuCtxGetCurrent") && SYM(ctx_push, "cuCtxPushCurrent_v2") &&
+	    SYM(ctx_pop, "cuCtxPopCurrent_v2") && SYM(ctx_sync, "cuCtxSynchronize") &&
+	    SYM(reserve, "cuMemAddressReserve") && SYM(addr_free, "cuMemAddressFree") &&
+	    SYM(create, "cuMemCreate") && SYM(release, "cuMemRelease") &&
+	    SYM(map, "cuMemMap") && SYM(unmap, "cuMemUnmap") &&
+	    SYM(set_access, "cuMemSetAccess") &&
+	    SYM(granularity, "cuMemGetAllocationGranularity") &&
+	    SYM(dtoh, "cuMemcpyDtoH_v2") && SYM(htod, "cuMemcpyHtoD_v2") &&
+	    SYM(host_register, "cuMemHostRegister_v2") &&
+	    SYM(host_unregister, "cuMemHostUnregister") &&
+	    SYM(dev_count, "cuDeviceGetCount") && SYM(can_peer, "cuDeviceCanAccessPeer");
+#undef SYM
+	hook_log("offload %s", O.on ? "on: large allocations through the VMM API" :
+	    "off: this libcuda lacks the VMM API");
+}
+
+/* ---- the table of allocations, by address (open addressing) ---- */
+
+static size_t
+off_slot(CUdeviceptr va, size_t cap)
+{
+	uint64_t x = va >> 21;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return (size_t)(x & (cap - 1));
+}
+
+static struct rec *
+off_find(CUdeviceptr va)
+{
+	size_t i, n;
+
+	if (O.cap == 0)
+		return NULL;
+	for (i = off_slot(va, O.cap), n = 0; n < O.cap; i = (i + 1) & (O.cap - 1), n++) {
+		if (O.tab[i].state == REC_EMPTY)
+			return NULL;
+		if (O.tab[i].state != REC_TOMB && O.tab[i].va == va)
+			return &O.tab[i];
+	}
+	return NULL;
+}
+
+static int
+off_grow(void)
+{
+	struct rec *old = O.tab, *nt;
+	size_t oc = O.cap, nc = O.cap ? O.cap * 2 : 64, i, k;
+
+	if (O.live * 2 < oc)
+		nc = oc;	/* mostly tombs: rebuild at the same size */
+	if ((nt = calloc(nc, sizeof(*nt))) == NULL)
+		return -1;
+	for (i = 0; i < oc; i++)
+		if (old[i].state == REC_IN || old[i].state == REC_OUT) {
+			for (k = off_slot(old[i].va, nc); nt[k].state != REC_EMPTY;
+			    k = (k + 1) & (nc - 1))
+				;
+			nt[k] = old[i];
+		}
+	free(old);
+	O.tab = nt;
+	O.cap = nc;
+	O.used = O.live;
+	return 0;
+}
+
+static int
+off_insert(const struct rec *r)
+{
+	size_t k;
+
+	if ((O.used + 1) * 2 > O.cap && off_grow() == -1)
+		return -1;
+	for (k = off_slot(r->va, O.cap); O.tab[k].state == REC_IN || O.tab[k].state == REC_OUT;
+	    k = (k + 1) & (O.cap - 1))
+		;
+	if (O.tab[k].state == REC_EMPTY)
+		O.used++;
+	O.tab[k] = *r;
+	O.live++;
+	return 0;
+}
+
+static void
+off_remove(struct rec *r)
+{
+	r->state = REC_TOMB;
+	O.live--;
+}
+
+/* ---- allocation ---- */
+
+static void
+off_prop(struct nvq_cu_mem_allocation_prop *p, int dev)
+{
+	memset(p, 0, sizeof(*p));
+	p->type = NVQ_CU_MEM_ALLOCATION_TYPE_PINNED;
+	p->location.type = NVQ_CU_MEM_LOCATION_TYPE_DEVICE;
+	p->location.id = dev;
+}
+
+size_t
+offload_size(size_t n)
+{
+	size_t g = 2u << 20;	/* every GPU's granularity so far; checked per device below */
+
+	if (!O.on || n < OFFLOAD_MIN)
+		return 0;
+	return (n + g - 1) / g * g;
+}
+
+/*
+ * Maps h at va for dev and every device that can reach dev's memory, as
+ * cuMemAlloc's memory is reachable by peers.
+ */
+static CUresult
+off_map(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h, int dev)
+{
+	struct nvq_cu_mem_access_desc d[BUDGET_MAX_DEV];
+	int n = 0, count = 0, i, can;
+	CUresult r;
+
+	if ((r = O.map(va, size, 0, h, 0)) != CUDA_SUCCESS)
+		return r;
+	if (O.dev_count(&count) != CUDA_SUCCESS || count < 1)
+		count = 1;
+	for (i = 0; i < count && i < BUDGET_MAX_DEV; i++) {
+		can = i == dev;
+		if (!can && O.can_peer(&can, dev, i) != CUDA_SUCCESS)
+			can = 0;
+		if (!can)
+			continue;
+		d[n].location.type = NVQ_CU_MEM_LOCATION_TYPE_DEVICE;
+		d[n].location.id = i;
+		d[n].flags = NVQ_CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+		n++;
+	}
+	if ((r = O.set_access(va, size, d, (size_t)n)) != CUDA_SUCCESS)
+		O.unmap(va, size);
+	return r;
+}
+
+CUresult
+offload_alloc(CUdeviceptr *p, size_t size, int dev)
+{
+	struct nvq_cu_mem_allocation_prop prop;
+	struct rec r;
+	size_t g;
+	CUresult res;
+
+	if (!O.on || dev < 0 || dev >= BUDGET_MAX_DEV)
+		return OFFLOAD_PASS;
+	off_prop(&prop, dev);
+	pthread_mutex_lock(&O.mu);
+	if (O.gran[dev] == 0) {
+		if (O.granularity(&g, &prop, NVQ_CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+		    CUDA_SUCCESS || g == 0 || (2u << 20) % g != 0) {
+			/* not a granularity offload_size rounds to: leave it to the driver */
+			O.on = 0;
+			pthread_mutex_unlock(&O.mu);
+			hook_log("offload off: device %d's allocation granularity does not divide "
+			    "2 MiB", dev);
+			return OFFLOAD_PASS;
+		}
+		O.gran[dev] = g;
+	}
+	memset(&r, 0, sizeof(r));
+	r.size = size;
+	r.dev = dev;
+	r.state = REC_IN;
+	if (O.ctx_get(&r.ctx) != CUDA_SUCCESS || r.ctx == NULL) {
+		pthread_mutex_unlock(&O.mu);
+		return OFFLOAD_PASS;	/* no context: let the driver answer */
+	}
+	if ((res = O.reserve(&r.va, size, 0, 0, 0)) != CUDA_SUCCESS) {
+		pthread_mutex_unlock(&O.mu);
+		return res;
+	}
+	if ((res = O.create(&r.h, size, &prop, 0)) != CUDA_SUCCESS) {
+		O.addr_free(r.va, size);
+		pthread_mutex_unlock(&O.mu);
+		return res;
+	}
+	if ((res = off_map(r.va, size, r.h, dev)) != CUDA_SUCCESS || off_insert(&r) == -1) {
+		if (res == CUDA_SUCCESS) {
+			O.unmap(r.va, size);
+			res = CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		O.release(r.h);
+		O.addr_free(r.va, size);
+		pthread_mutex_unlock(&O.mu);
+		return res;
+	}
+	pthread_mutex_unlock(&O.mu);
+	*p = r.va;
+	return CUDA_SUCCESS;
+}
+
+/* Waits for the work submitted in ctx. */
+static void
+off_sync(CUcontext ctx)
+{
+	CUcontext old;
+
+	if (O.ctx_push(ctx) == CUDA_SUCCESS) {
+		O.ctx_sync();
+		O.ctx_pop(&old);
+	}
+}
+
+int
+offload_free(CUdeviceptr p, CUresult *res)
+{
+	struct rec *r;
+
+	if (!O.on && O.live == 0)
+		return 0;
+	pthread_mutex_lock(&O.mu);
+	if ((r = off_find(p)) == NULL) {
+		pthread_mutex_unlock(&O.mu);
+		return 0;
+	}
+	*res = CUDA_SUCCESS;
+	if (r->state == REC_IN) {
+		off_sync(r->ctx);	/* cuMemFree waits for the device; so does this */
+		if ((*res = O.unmap(r->va, r->size)) == CUDA_SUCCESS)
+			*res = O.release(r->h);
+	}
+	if (*res == CUDA_SUCCESS) {
+		O.addr_free(r->va, r->size);
+		off_remove(r);
+	}
+	pthread_mutex_unlock(&O.mu);
+	return 1;
+}
+
+/* ---- staging ---- */
+
+struct off_touch {
+	char		*p;
+	size_t		n;
+	pthread_t	t;
+};
+
+static void *
+off_toucher(void *arg)
+{
+	struct off_touch *t = arg;
+	size_t i;
+
+	for (i = 0; i < t->n; i += OFF_PAGE)
+		((volatile char *)t->p)[i] = 0;
+	return NULL;
+}
+
+/*
+ * A staging area of len bytes: fresh memory faults in at a few GB/s from
+ * one thread, so several touch it at once (with huge pages where the
+ * kernel gives them), and then it is page-locked so that the copies run
+ * at the link's speed.  If it cannot be locked, copies to it still work,
+ * slower.  -1 if there is no memory.
+ */
+static int
+off_stage(size_t len)
+{
+	struct off_touch t[OFF_TOUCHERS];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = cpus > OFF_TOUCHERS ? OFF_TOUCHERS : cpus > 1 ? (int)cpus : 1, i, made = 0;
+	size_t part = (len / (size_t)n + OFF_PAGE - 1) / OFF_PAGE * OFF_PAGE;
+	void *p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	madvise(p, len, MADV_HUGEPAGE);
+	for (i = 0; i < n; i++) {
+		t[i].p = (char *)p + part * (size_t)i;
+		t[i].n = part * (size_t)i >= len ? 0 : len - part * (size_t)i < part ?
+		    len - part * (size_t)i : part;
+		if (i > 0 && pthread_create(&t[i].t, NULL, off_toucher, &t[i]) == 0)
+			made |= 1 << i;
+		else if (i > 0)
+			off_toucher(&t[i]);
+	}
+	off_toucher(&t[0]);
+	for (i = 1; i < n; i++)
+		if (made & (1 << i))
+			pthread_join(t[i].t, NULL);
+	O.stage = p;
+	O.stage_len = len;
+	O.registered = O.host_register(p, len, 0) == CUDA_SUCCESS;
+	if (!O.registered)
+		hook_log("cannot page-lock %zu bytes of staging memory: copying through "
+		    "pageable memory", len);
+	return 0;
+}
+
+/* Takes the staging area away from O (under O.mu) and frees it. */
+static void
+off_unstage(void)
+{
+	char *p = O.stage;
+	size_t len = O.stage_len;
+	int reg = O.registered;
+
+	O.stage = NULL;
+	O.stage_len = 0;
+	O.registered = 0;
+	if (p == NULL)
+		return;
+	if (reg)
+		O.host_unregister(p);
+	munmap(p, len);
+}
+
+void
+offload_drop_staging(void)
+{
+	char *p = NULL;
+	size_t i, len = 0;
+	int reg = 0;
+
+	pthread_mutex_lock(&O.mu);
+	for (i = 0; i < O.cap; i++)
+		if (O.tab[i].state == REC_OUT)
+			break;
+	if (i == O.cap) {
+		p = O.stage;
+		len = O.stage_len;
+		reg = O.registered;
+		O.stage = NULL;
+		O.stage_len = 0;
+		O.registered = 0;
+	}
+	pthread_mutex_unlock(&O.mu);
+	/* outside the lock: 30 GiB take most of a second to let go of */
+	if (p != NULL && reg)
+		O.host_unregister(p);
+	if (p != NULL)
+		munmap(p, len);
+}
+
+/* ---- moving ---- */
+
+static void
+off_error(struct offload_stats *st, const char *step, const struct rec *r, CUresult res)
+{
+	snprintf(st->error, sizeof(st->error), "%s of %zu bytes at 0x%llx on device %d: CUDA "
+	    "error %d", step, r->size, (unsigned long long)r->va, r->dev, (int)res);
+}
+
+/* Waits for the work of every context that holds one of these allocations. */
+static void
+off_sync_all(void)
+{
+	CUcontext done[BUDGET_MAX_DEV];
+	int n = 0, k;
+	size_t i;
+
+	for (i = 0; i < O.cap; i++) {
+		if (O.tab[i].state != REC_IN)
+			continue;
+		for (k = 0; k < n && done[k] != O.tab[i].ctx; k++)
+			;
+		if (k < n || n == BUDGET_MAX_DEV)
+			continue;
+		done[n++] = O.tab[i].ctx;
+		off_sync(O.tab[i].ctx);
+	}
+}
+
+int
+offload_out(struct offload_stats *st)
+{
+	double t0 = off_now();
+	size_t i, total = 0, off = 0;
+	struct rec *r;
+	CUcontext old;
+	CUresult res = CUDA_SUCCESS;
+	const char *step = NULL;
+
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&O.mu);
+	for (i = 0; i < O.cap; i++) {
+		if (O.tab[i].state == REC_OUT) {
+			snprintf(st->error, sizeof(st->error), "memory is out already");
+			pthread_mutex_unlock(&O.mu);
+			return -1;
+		}
+		if (O.tab[i].state == REC_IN)
+			total += O.tab[i].size;
+	}
+	if (total == 0) {
+		pthread_mutex_unlock(&O.mu);
+		return 0;
+	}
+	off_unstage();	/* an earlier offload_in's, not dropped yet */
+	if (off_stage(total) == -1) {
+		snprintf(st->error, sizeof(st->error), "no host memory for %zu bytes of staging",
+		    total);
+		st->left = total;
+		pthread_mutex_unlock(&O.mu);
+		return -1;
+	}
+	off_sync_all();
+	for (i = 0; i < O.cap; i++) {
+		r = &O.tab[i];
+		if (r->state != REC_IN)
+			continue;
+		if (step != NULL) {
+			st->left += r->size;
+			continue;
+		}
+		if ((res = O.ctx_push(r->ctx)) != CUDA_SUCCESS)
+			step = "entering its context";
+		else {
+			if ((res = O.dtoh(O.stage + off, r->va, r->size)) != CUDA_SUCCESS)
+				step = "copying out";
+			else if ((res = O.unmap(r->va, r->size)) != CUDA_SUCCESS)
+				step = "unmapping";
+			O.ctx_pop(&old);
+		}
+		if (step != NULL) {
+			off_error(st, step, r, res);
+			st->left += r->size;
+			continue;
+		}
+		/* unmapped: the handle goes, and with it the device memory */
+		if (O.release(r->h) != CUDA_SUCCESS)
+			hook_log("cannot release the handle of 0x%llx", (unsigned long long)r->va);
+		r->off = off;
+		r->state = REC_OUT;
+		off += r->size;
+		st->bytes += r->size;
+	}
+	pthread_mutex_unlock(&O.mu);
+	st->seconds = off_now() - t0;
+	hook_log("offload out: %llu bytes in %.3f s%s%s", (unsigned long long)st->bytes,
+	    st->seconds, step ? ": " : "", step ? st->error : "");
+	return step == NULL ? 0 : -1;
+}
+
+int
+offload_in(struct offload_stats *st)
+{
+	double t0 = off_now();
+	struct nvq_cu_mem_allocation_prop prop;
+	size_t i;
+	struct rec *r;
+	CUcontext old;
+	CUresult res = CUDA_SUCCESS;
+	const char *step = NULL;
+
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&O.mu);
+	for (i = 0; i < O.cap; i++) {
+		r = &O.tab[i];
+		if (r->state != REC_OUT)
+			continue;
+		if (step != NULL) {
+			st->left += r->size;
+			continue;
+		}
+		off_prop(&prop, r->dev);
+		if ((res = O.ctx_push(r->ctx)) != CUDA_SUCCESS)
+			step = "entering its context";
+		else {
+			if ((res = O.create(&r->h, r->size, &prop, 0)) != CUDA_SUCCESS)
+				step = "creating";
+			else if ((res = off_map(r->va, r->size, r->h, r->dev)) != CUDA_SUCCESS) {
+				O.release(r->h);
+				step = "mapping";
+			} else if ((res = O.htod(r->va, O.stage + r->off, r->size)) !=
+			    CUDA_SUCCESS) {
+				O.unmap(r->va, r->size);
+				O.release(r->h);
+				step = "copying in";
+			}
+			O.ctx_pop(&old);
+		}
+		if (step != NULL) {
+			off_error(st, step, r, res);
+			st->left += r->size;
+			continue;
+		}
+		r->state = REC_IN;
+		st->bytes += r->size;
+	}
+	pthread_mutex_unlock(&O.mu);
+	st->seconds = off_now() - t0;
+	if (st->bytes > 0 || step != NULL)
+		hook_log("offload in: %llu bytes in %.3f s%s%s", (unsigned long long)st->bytes,
+		    st->seconds, step ? ": " : "", step ? st->error : "");
+	return step == NULL ? 0 : -1;
+}
+
+int
+offload_resident(void)
+{
+	size_t i;
+	int out = 0;
+
+	pthread_mutex_lock(&O.mu);
+	for (i = 0; i < O.cap && !out; i++)
+		out = O.tab[i].state == REC_OUT;
+	pthread_mutex_unlock(&O.mu);
+	return !out;
+}
+
+void
+offload_child(void)
+{
+	/* the parent's table and staging stay mapped in the child, unused */
+	pthread_mutex_init(&O.mu, NULL);
+	O.tab = NULL;
+	O.cap = O.used = O.live = 0;
+	O.stage = NULL;
+	O.stage_len = 0;
+	O.registered = 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * offload.h: the job's device memory that the hook moves to host memory
+ * and back itself, for a fast suspend.
+ *
+ * With NVQ_HOOK_OFFLOAD=1 (nvqd's [scheduler] offload = on), an allocation
+ * of OFFLOAD_MIN bytes or more through cuMemAlloc is made with the VMM API:
+ * an address range reserved, physical memory created and mapped there.
+ * When nvqd suspends the job (its launches and copies already held at the
+ * gate), offload_out copies each such allocation into one pinned host
+ * staging area (mmap with transparent huge pages, touched by several
+ * threads, then cuMemHostRegister) at the link's full speed, and unmaps and
+ * releases its device memory; the address range stays reserved.  Then the
+ * driver's checkpoint moves what is left (the context, small allocations).
+ * offload_in creates and maps the memory again at the same addresses and
+ * copies it back, so that every pointer the job holds is valid and its
+ * data bit-identical.  A step that fails stops there: what was not moved
+ * stays where it is (the driver's checkpoint takes it), and what is out
+ * comes back on the next offload_in.
+ *
+ * Thread safety: one mutex over the table; allocations and frees wait
+ * while memory moves.
+ */
+#ifndef NVQ_OFFLOAD_H
+#define NVQ_OFFLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_decls.h"
+
+#define OFFLOAD_MIN	(2u << 20)	/* smaller allocations are left to the driver */
+
+struct offload_stats {
+	uint64_t	bytes;		/* moved by this call */
+	uint64_t	left;		/* still out (in) or not moved (out) */
+	double		seconds;
+	char		error[160];	/* "" when every step worked */
+};
+
+/* Turns offloading on, with the real libcuda's lookup; once, at init. */
+void	offload_init(int on, void *(*sym)(const char *));
+/* Bytes an allocation of n takes through the VMM path; 0: not through it. */
+size_t	offload_size(size_t n);
+/*
+ * Allocates size bytes (offload_size's) on device dev.  Returns the CUDA
+ * result; OFFLOAD_PASS if the VMM API cannot serve it (the caller goes to
+ * cuMemAlloc, and offloading stays off from then on).
+ */
+#define OFFLOAD_PASS	(-1)
+CUresult offload_alloc(CUdeviceptr *, size_t size, int dev);
+/* Frees p if it is one of these: 1 with *r the result; 0 if it is not. */
+int	offload_free(CUdeviceptr p, CUresult *r);
+/* Moves every resident allocation out.  0, or -1 with st->error. */
+int	offload_out(struct offload_stats *);
+/* Brings every allocation that is out back.  0, or -1 with st->error. */
+int	offload_in(struct offload_stats *);
+/* After offload_in brought all back: frees the staging memory. */
+void	offload_drop_staging(void);
+/* Whether every allocation is on its device (the gate may open). */
+int	offload_resident(void);
+/* In a forked child: the parent's allocations are not its own. */
+void	offload_child(void);
+
+#endif

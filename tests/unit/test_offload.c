@@ -1,0 +1,222 @@
+/*
+ * test_offload.c: hook/offload.c against the fake libcuda, whose VMM API is
+ * real memory (a range that is not mapped faults, as on a GPU).  The job's
+ * allocations go out to host memory and come back to the same addresses
+ * with every byte as it was; a step that fails leaves what did not move
+ * where it was, and a later call finishes the move.
+ */
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "link.h"
+#include "offload.h"
+
+#define MiB	(1ull << 20)
+
+int	fake_calls(const char *);
+size_t	fake_mapped_bytes(void);
+CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
+
+void
+hook_log(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+static void *
+sym(const char *name)
+{
+	return dlsym(RTLD_DEFAULT, name);
+}
+
+/* A word per 8 bytes that depends on the allocation and the offset. */
+static void
+fill(CUdeviceptr p, size_t n, uint64_t seed)
+{
+	uint64_t *w = (uint64_t *)(uintptr_t)p;
+	size_t i;
+
+	for (i = 0; i < n / 8; i++)
+		w[i] = seed * 0x9e3779b97f4a7c15ULL ^ i;
+}
+
+static int
+intact(CUdeviceptr p, size_t n, uint64_t seed)
+{
+	const uint64_t *w = (const uint64_t *)(uintptr_t)p;
+	size_t i;
+
+	for (i = 0; i < n / 8; i++)
+		if (w[i] != (seed * 0x9e3779b97f4a7c15ULL ^ i))
+			return 0;
+	return 1;
+}
+
+static int
+setup(void **state)
+{
+	static int once;
+
+	(void)state;
+	if (!once)
+		offload_init(1, sym);
+	once = 1;
+	return 0;
+}
+
+static void
+test_sizes(void **state)
+{
+	(void)state;
+	assert_int_equal(offload_size(1 * MiB), 0);	/* small: left to the driver */
+	assert_int_equal(offload_size(2 * MiB), 2 * MiB);
+	assert_int_equal(offload_size(5 * MiB), 6 * MiB);	/* the VMM granularity */
+	assert_int_equal(offload_size(2 * MiB + 1), 4 * MiB);
+}
+
+static void
+test_out_and_back(void **state)
+{
+	struct offload_stats st;
+	CUdeviceptr a, b;
+	uint64_t word;
+	CUresult r;
+	int reg = fake_calls("cuMemHostRegister_v2"), unreg = fake_calls("cuMemHostUnregister");
+
+	(void)state;
+	assert_int_equal(offload_alloc(&a, 8 * MiB, 0), CUDA_SUCCESS);
+	assert_int_equal(offload_alloc(&b, 6 * MiB, 0), CUDA_SUCCESS);
+	fill(a, 8 * MiB, 1);
+	fill(b, 6 * MiB, 2);
+	assert_int_equal(fake_mapped_bytes(), 14 * MiB);
+	assert_true(offload_resident());
+
+	assert_int_equal(offload_out(&st), 0);
+	assert_int_equal(st.bytes, 14 * MiB);
+	assert_int_equal(st.left, 0);
+	assert_string_equal(st.error, "");
+	assert_int_equal(fake_mapped_bytes(), 0);	/* the device memory is gone */
+	assert_int_equal(fake_calls("cuMemHostRegister_v2"), reg + 1);	/* one staging area */
+	assert_false(offload_resident());
+	/* the job's pointer now faults, as it would on the GPU */
+	assert_int_equal(cuMemcpyDtoH_v2(&word, a, 8), 700);
+	/* a second move out has nothing to do with memory that is out */
+	assert_int_equal(offload_out(&st), -1);
+	assert_string_equal(st.error, "memory is out already");
+
+	assert_int_equal(offload_in(&st), 0);
+	assert_int_equal(st.bytes, 14 * MiB);
+	assert_int_equal(st.left, 0);
+	assert_true(offload_resident());
+	assert_int_equal(fake_mapped_bytes(), 14 * MiB);
+	/* the same addresses, every byte as it was */
+	assert_true(intact(a, 8 * MiB, 1));
+	assert_true(intact(b, 6 * MiB, 2));
+	offload_drop_staging();
+	assert_int_equal(fake_calls("cuMemHostUnregister"), unreg + 1);
+
+	assert_int_equal(offload_free(a, &r), 1);
+	assert_int_equal(r, CUDA_SUCCESS);
+	assert_int_equal(offload_free(b, &r), 1);
+	assert_int_equal(fake_mapped_bytes(), 0);
+	assert_int_equal(offload_free(12345, &r), 0);	/* not one of these */
+}
+
+static void
+test_failed_restore_finishes_later(void **state)
+{
+	struct offload_stats st;
+	CUdeviceptr a, b;
+	CUresult r;
+
+	(void)state;
+	assert_int_equal(offload_alloc(&a, 4 * MiB, 0), CUDA_SUCCESS);
+	assert_int_equal(offload_alloc(&b, 2 * MiB, 0), CUDA_SUCCESS);
+	fill(a, 4 * MiB, 3);
+	fill(b, 2 * MiB, 4);
+	assert_int_equal(offload_out(&st), 0);
+
+	/* no device memory to come back to: nothing is lost, the job stays out */
+	setenv("FAKE_VMM_FAIL", "create", 1);
+	assert_int_equal(offload_in(&st), -1);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(st.left, 6 * MiB);
+	assert_non_null(strstr(st.error, "creating"));
+	assert_false(offload_resident());
+	offload_drop_staging();		/* must keep the staging: memory is out */
+	unsetenv("FAKE_VMM_FAIL");
+	assert_int_equal(offload_in(&st), 0);
+	assert_int_equal(st.bytes, 6 * MiB);
+	assert_true(intact(a, 4 * MiB, 3));
+	assert_true(intact(b, 2 * MiB, 4));
+
+	/* mapping fails half way: the other comes back, then this one */
+	assert_int_equal(offload_out(&st), 0);
+	setenv("FAKE_VMM_FAIL", "map", 1);
+	assert_int_equal(offload_in(&st), -1);
+	assert_non_null(strstr(st.error, "mapping"));
+	unsetenv("FAKE_VMM_FAIL");
+	assert_int_equal(offload_in(&st), 0);
+	assert_true(intact(a, 4 * MiB, 3));
+	assert_true(intact(b, 2 * MiB, 4));
+
+	/* freeing an allocation that is out: nothing of it comes back */
+	assert_int_equal(offload_out(&st), 0);
+	assert_int_equal(offload_free(a, &r), 1);
+	assert_int_equal(r, CUDA_SUCCESS);
+	assert_int_equal(offload_in(&st), 0);
+	assert_int_equal(st.bytes, 2 * MiB);
+	assert_true(intact(b, 2 * MiB, 4));
+	offload_drop_staging();
+	assert_int_equal(offload_free(b, &r), 1);
+	assert_int_equal(fake_mapped_bytes(), 0);
+}
+
+static void
+test_many(void **state)
+{
+	enum { N = 300 };
+	static CUdeviceptr p[N];
+	struct offload_stats st;
+	CUresult r;
+	int i;
+
+	(void)state;
+	/* enough to grow the table, and frees that leave tombs in it */
+	for (i = 0; i < N; i++) {
+		assert_int_equal(offload_alloc(&p[i], 2 * MiB, 0), CUDA_SUCCESS);
+		fill(p[i], 2 * MiB, (uint64_t)i + 10);
+	}
+	for (i = 0; i < N; i += 2)
+		assert_int_equal(offload_free(p[i], &r), 1);
+	assert_int_equal(offload_out(&st), 0);
+	assert_int_equal(st.bytes, (N / 2) * 2 * MiB);
+	assert_int_equal(offload_in(&st), 0);
+	for (i = 1; i < N; i += 2)
+		assert_true(intact(p[i], 2 * MiB, (uint64_t)i + 10));
+	for (i = 1; i < N; i += 2)
+		assert_int_equal(offload_free(p[i], &r), 1);
+	offload_drop_staging();
+	assert_int_equal(fake_mapped_bytes(), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_sizes, setup),
+		cmocka_unit_test_setup(test_out_and_back, setup),
+		cmocka_unit_test_setup(test_failed_restore_finishes_later, setup),
+		cmocka_unit_test_setup(test_many, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
