@@ -125,6 +125,8 @@ $(FAKE_CUDA): tests/hook/fake_cuda.c hook/cuda_decls.h
 # offload.c against the fake libcuda's VMM API (real memory)
 $(BUILD)/tests/test_offload: $(call obj,tests/unit/test_offload.c hook/offload.c) $(FAKE_CUDA)
 $(BUILD)/obj/tests/unit/test_offload.o $(BUILD)/obj/hook/offload.o: CPPFLAGS += -iquote hook
+# pieces of 4 MiB, so that the test's copies cross their edges
+$(BUILD)/obj/hook/offload.o: CPPFLAGS += -DOFF_CHUNK='(4ull << 20)'
 $(BUILD)/tests/test_offload: TEST_LIBS += -Wl,-rpath,$(abspath $(dir $(FAKE_CUDA))) -ldl -lpthread
 FAKE_NVML = $(BUILD)/tests/fake/libnvidia-ml.so.1
 $(FAKE_NVML): tests/system/fake_nvml.c

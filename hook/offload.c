@@ -36,9 +36,6 @@ static struct {
 	int		on;
 	struct rec	*tab;
 	size_t		cap, used, live;	/* slots, used (live + tombs), live */
-	char		*stage;		/* the staging area of the last offload_out */
-	size_t		stage_len;
-	int		registered;	/* stage is page-locked (cuMemHostRegister) */
 	size_t		gran[BUDGET_MAX_DEV];
 	CUresult (*ctx_get)(CUcontext *);
 	CUresult (*ctx_push)(CUcontext);
@@ -319,108 +316,169 @@ offload_free(CUdeviceptr p, CUresult *res)
 
 /* ---- staging ---- */
 
-struct off_touch {
+/*
+ * The staging area is page-locked in pieces of OFF_CHUNK: one registration
+ * of tens of GiB was refused on the H100 machine (the copies then ran at
+ * the pageable rate), registrations of 1 GiB were not.  A copy never
+ * crosses a piece's edge, so that each one runs from page-locked memory.
+ */
+#ifndef OFF_CHUNK
+#define OFF_CHUNK	(1ull << 30)	/* test_offload makes it smaller */
+#endif
+
+struct off_stage {
 	char		*p;
-	size_t		n;
+	size_t		len;
+	size_t		nchunks;
+	unsigned char	*locked;	/* per piece: cuMemHostRegister took it */
+};
+
+struct off_worker {
+	struct off_stage *st;
+	size_t		*next;		/* the next piece to take, shared */
+	CUcontext	ctx;		/* cuMemHostRegister needs a context */
 	pthread_t	t;
 };
 
-static void *
-off_toucher(void *arg)
+static size_t
+off_piece_len(const struct off_stage *st, size_t c)
 {
-	struct off_touch *t = arg;
-	size_t i;
+	return c + 1 < st->nchunks ? OFF_CHUNK : st->len - c * OFF_CHUNK;
+}
 
-	for (i = 0; i < t->n; i += OFF_PAGE)
-		((volatile char *)t->p)[i] = 0;
+/* Takes pieces in turn: faults each in, then page-locks it. */
+static void *
+off_worker(void *arg)
+{
+	struct off_worker *w = arg;
+	struct off_stage *st = w->st;
+	size_t c, i, n;
+	CUcontext old;
+	CUresult r = CUDA_SUCCESS;
+	int pushed = O.ctx_push(w->ctx) == CUDA_SUCCESS;
+	char *p;
+
+	while ((c = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED)) < st->nchunks) {
+		p = st->p + c * OFF_CHUNK;
+		n = off_piece_len(st, c);
+		for (i = 0; i < n; i += OFF_PAGE)
+			((volatile char *)p)[i] = 0;
+		r = O.host_register(p, n, 0);
+		st->locked[c] = r == CUDA_SUCCESS;
+	}
+	if (pushed)
+		O.ctx_pop(&old);
+	if (r != CUDA_SUCCESS)
+		hook_log("offload: cuMemHostRegister: CUDA error %d", (int)r);
 	return NULL;
 }
 
+static struct off_stage S;	/* the staging area; under O.mu */
+
 /*
- * A staging area of len bytes: fresh memory faults in at a few GB/s from
- * one thread, so several touch it at once (with huge pages where the
- * kernel gives them), and then it is page-locked so that the copies run
- * at the link's speed.  If it cannot be locked, copies to it still work,
- * slower.  -1 if there is no memory.
+ * A staging area of len bytes.  Fresh memory faults in at a few GB/s from
+ * one thread, so several fault it in at once (with huge pages where the
+ * kernel gives them) and page-lock their pieces, so that the copies run at
+ * the link's speed.  A piece that cannot be locked still works, slower.
+ * -1 if there is no memory.
  */
 static int
-off_stage(size_t len)
+off_stage(size_t len, CUcontext ctx)
 {
-	struct off_touch t[OFF_TOUCHERS];
+	struct off_worker w[OFF_TOUCHERS];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int n = cpus > OFF_TOUCHERS ? OFF_TOUCHERS : cpus > 1 ? (int)cpus : 1, i, made = 0;
-	size_t part = (len / (size_t)n + OFF_PAGE - 1) / OFF_PAGE * OFF_PAGE;
+	int n = cpus > OFF_TOUCHERS ? OFF_TOUCHERS : cpus > 1 ? (int)cpus : 1, i;
+	size_t next = 0, c, unlocked = 0;
 	void *p;
 
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	memset(&S, 0, sizeof(S));
+	S.len = len;
+	S.nchunks = (len + OFF_CHUNK - 1) / OFF_CHUNK;
+	if ((S.locked = calloc(S.nchunks, 1)) == NULL)
 		return -1;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		free(S.locked);
+		S.locked = NULL;
+		return -1;
+	}
+	S.p = p;
 	madvise(p, len, MADV_HUGEPAGE);
 	for (i = 0; i < n; i++) {
-		t[i].p = (char *)p + part * (size_t)i;
-		t[i].n = part * (size_t)i >= len ? 0 : len - part * (size_t)i < part ?
-		    len - part * (size_t)i : part;
-		if (i > 0 && pthread_create(&t[i].t, NULL, off_toucher, &t[i]) == 0)
-			made |= 1 << i;
-		else if (i > 0)
-			off_toucher(&t[i]);
+		w[i].st = &S;
+		w[i].next = &next;
+		w[i].ctx = ctx;
+		if (i > 0 && (size_t)i < S.nchunks &&
+		    pthread_create(&w[i].t, NULL, off_worker, &w[i]) != 0)
+			w[i].st = NULL;
 	}
-	off_toucher(&t[0]);
+	off_worker(&w[0]);
 	for (i = 1; i < n; i++)
-		if (made & (1 << i))
-			pthread_join(t[i].t, NULL);
-	O.stage = p;
-	O.stage_len = len;
-	O.registered = O.host_register(p, len, 0) == CUDA_SUCCESS;
-	if (!O.registered)
-		hook_log("cannot page-lock %zu bytes of staging memory: copying through "
-		    "pageable memory", len);
+		if (w[i].st != NULL && (size_t)i < S.nchunks)
+			pthread_join(w[i].t, NULL);
+	for (c = 0; c < S.nchunks; c++)
+		unlocked += !S.locked[c];
+	if (unlocked > 0)
+		hook_log("offload: cannot page-lock %zu of %zu pieces of staging memory: "
+		    "copying through pageable memory there", unlocked, S.nchunks);
 	return 0;
 }
 
-/* Takes the staging area away from O (under O.mu) and frees it. */
+/* Frees a staging area taken out of S. */
 static void
-off_unstage(void)
+off_free_stage(struct off_stage *st)
 {
-	char *p = O.stage;
-	size_t len = O.stage_len;
-	int reg = O.registered;
+	size_t c;
 
-	O.stage = NULL;
-	O.stage_len = 0;
-	O.registered = 0;
-	if (p == NULL)
+	if (st->p == NULL)
 		return;
-	if (reg)
-		O.host_unregister(p);
-	munmap(p, len);
+	for (c = 0; c < st->nchunks; c++)
+		if (st->locked[c])
+			O.host_unregister(st->p + c * OFF_CHUNK);
+	munmap(st->p, st->len);
+	free(st->locked);
+	memset(st, 0, sizeof(*st));
 }
 
 void
 offload_drop_staging(void)
 {
-	char *p = NULL;
-	size_t i, len = 0;
-	int reg = 0;
+	struct off_stage old;
+	size_t i;
 
+	memset(&old, 0, sizeof(old));
 	pthread_mutex_lock(&O.mu);
 	for (i = 0; i < O.cap; i++)
 		if (O.tab[i].state == REC_OUT)
 			break;
 	if (i == O.cap) {
-		p = O.stage;
-		len = O.stage_len;
-		reg = O.registered;
-		O.stage = NULL;
-		O.stage_len = 0;
-		O.registered = 0;
+		old = S;
+		memset(&S, 0, sizeof(S));
 	}
 	pthread_mutex_unlock(&O.mu);
 	/* outside the lock: 30 GiB take most of a second to let go of */
-	if (p != NULL && reg)
-		O.host_unregister(p);
-	if (p != NULL)
-		munmap(p, len);
+	off_free_stage(&old);
+}
+
+/*
+ * Copies n bytes between a device allocation and the staging area at off,
+ * piece by piece (out: device to host).
+ */
+static CUresult
+off_copy(int out, CUdeviceptr va, size_t off, size_t n)
+{
+	size_t done = 0, len;
+	CUresult r = CUDA_SUCCESS;
+
+	while (done < n && r == CUDA_SUCCESS) {
+		len = OFF_CHUNK - (off + done) % OFF_CHUNK;
+		if (len > n - done)
+			len = n - done;
+		r = out ? O.dtoh(S.p + off + done, va + done, len) :
+		    O.htod(va + done, S.p + off + done, len);
+		done += len;
+	}
+	return r;
 }
 
 /* ---- moving ---- */
@@ -477,8 +535,10 @@ offload_out(struct offload_stats *st)
 		pthread_mutex_unlock(&O.mu);
 		return 0;
 	}
-	off_unstage();	/* an earlier offload_in's, not dropped yet */
-	if (off_stage(total) == -1) {
+	off_free_stage(&S);	/* an earlier offload_in's, not dropped yet */
+	for (i = 0; i < O.cap && O.tab[i].state != REC_IN; i++)
+		;
+	if (off_stage(total, O.tab[i].ctx) == -1) {
 		snprintf(st->error, sizeof(st->error), "no host memory for %zu bytes of staging",
 		    total);
 		st->left = total;
@@ -497,7 +557,7 @@ offload_out(struct offload_stats *st)
 		if ((res = O.ctx_push(r->ctx)) != CUDA_SUCCESS)
 			step = "entering its context";
 		else {
-			if ((res = O.dtoh(O.stage + off, r->va, r->size)) != CUDA_SUCCESS)
+			if ((res = off_copy(1, r->va, off, r->size)) != CUDA_SUCCESS)
 				step = "copying out";
 			else if ((res = O.unmap(r->va, r->size)) != CUDA_SUCCESS)
 				step = "unmapping";
@@ -553,8 +613,7 @@ offload_in(struct offload_stats *st)
 			else if ((res = off_map(r->va, r->size, r->h, r->dev)) != CUDA_SUCCESS) {
 				O.release(r->h);
 				step = "mapping";
-			} else if ((res = O.htod(r->va, O.stage + r->off, r->size)) !=
-			    CUDA_SUCCESS) {
+			} else if ((res = off_copy(0, r->va, r->off, r->size)) != CUDA_SUCCESS) {
 				O.unmap(r->va, r->size);
 				O.release(r->h);
 				step = "copying in";
@@ -597,7 +656,5 @@ offload_child(void)
 	pthread_mutex_init(&O.mu, NULL);
 	O.tab = NULL;
 	O.cap = O.used = O.live = 0;
-	O.stage = NULL;
-	O.stage_len = 0;
-	O.registered = 0;
+	memset(&S, 0, sizeof(S));
 }

@@ -3,6 +3,8 @@
 # holding 1, 8 and 30 GiB, each timed through nvq and, beside it, through
 # the driver's checkpoint API alone (nvq-ckpt on a process outside nvq).
 # Every job checks its data bit for bit after the resume and at its end.
+# Through nvq the hook moves the job's large allocations itself ([scheduler]
+# offload, on by default) and the driver's checkpoint the rest.
 # Run as root from anywhere on a machine with an NVIDIA GPU (driver >= 570).
 cd "$(dirname "$0")/../.." || exit 1
 B=${1:-build}; shift
@@ -44,7 +46,7 @@ for g in $SIZES; do
 	check "raw $g GiB: data intact after the round trip ($(tail -1 "$T/raw$g.out"))" [ "$rc" = 0 ]
 
 	# through nvq
-	id=$("$NVQ" submit --parsable -m "$((g + 6))G" -o "$T/nvq$g.out" -e "$T/nvq$g.out" \
+	id=$(NVQ_DEBUG=1 "$NVQ" submit --parsable -m "$((g + 6))G" -o "$T/nvq$g.out" -e "$T/nvq$g.out" \
 	    $PY "$PWD/tests/gpu/holder.py" "$g" 12 "$T/nvq$g")
 	wait_progress "$T/nvq$g" 5 || { echo "FAIL - nvq $g GiB job never ran"; cat "$T/nvq$g.out"; fails=$((fails + 1)); continue; }
 	base=$(gpu_used)
@@ -61,7 +63,9 @@ for g in $SIZES; do
 	echo "nvq $g GiB: suspend $(el "$t0" "$t1") s until the GPU was free, running again" \
 	    "$(el "$t2" "$t4") s after nvq resume; recorded:" \
 	    "$(sqlite3 "$T/nvq.db" "SELECT group_concat(kind || ' ' || printf('%.2f', seconds) || 's (driver ' ||
-	    printf('%.2f', driver_seconds) || 's) ' || (bytes >> 20) || ' MiB', '; ') FROM switches WHERE job_id = $id")"
+	    printf('%.2f', driver_seconds) || 's, hook ' || printf('%.2f', coalesce(hook_seconds, 0)) ||
+	    's for ' || (coalesce(hook_bytes, 0) >> 20) || ' MiB) ' || (bytes >> 20) || ' MiB', '; ')
+	    FROM switches WHERE job_id = $id")" "; hook: $(grep -h 'offload' "$T/nvq$g.out" | tr '\n' ' ')"
 	check "nvq $g GiB: data intact after the round trip ($(tail -1 "$T/nvq$g.out"))" [ "$rc" = 0 ]
 	check "nvq $g GiB: suspended time recorded" [ "$(sqlite3 "$T/nvq.db" \
 	    "SELECT suspended_time > 1 FROM jobs WHERE id = $id")" = 1 ]

@@ -259,7 +259,9 @@ cuMemUnmap(CUdeviceptr p, size_t n)
 }
 
 E CUresult cuMemGetAllocationGranularity(size_t *g, const void *prop, int opt) { (void)prop; (void)opt; *g = 2 << 20; return 0; }
-E CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int f) { (void)p; (void)n; (void)f; count("cuMemHostRegister_v2"); return 0; }
+/* a context current on the calling thread, as cuMemHostRegister needs one */
+static __thread void *fake_tls_ctx;
+E CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int f) { (void)p; (void)n; (void)f; count("cuMemHostRegister_v2"); return fake_tls_ctx != NULL ? 0 : 201; }
 E CUresult cuMemHostUnregister(void *p) { (void)p; count("cuMemHostUnregister"); return 0; }
 E CUresult cuCtxGetCurrent(void **c) { *c = (void *)(uintptr_t)(current_dev + 1); return 0; }
 E CUresult cuDeviceCanAccessPeer(int *can, CUdevice a, CUdevice b) { (void)a; (void)b; *can = 1; return 0; }
@@ -477,8 +479,8 @@ cuDeviceGetUuid(unsigned char *u, CUdevice d)
 E CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *f, int *active) { (void)d; *f = 0; *active = 1; return 0; }
 E CUresult cuDevicePrimaryCtxRetain(void **c, CUdevice d) { *c = (void *)(uintptr_t)(d + 1); return 0; }
 E CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { (void)d; return 0; }
-E CUresult cuCtxPushCurrent_v2(void *c) { (void)c; return 0; }
-E CUresult cuCtxPopCurrent_v2(void **c) { *c = NULL; return 0; }
+E CUresult cuCtxPushCurrent_v2(void *c) { fake_tls_ctx = c; return 0; }
+E CUresult cuCtxPopCurrent_v2(void **c) { *c = fake_tls_ctx; fake_tls_ctx = NULL; return 0; }
 E CUresult cuCtxSynchronize(void) { count("cuCtxSynchronize"); return 0; }
 E CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
