@@ -39,5 +39,9 @@ echo "turns: $(sqlite3 "$T/nvq.db" "SELECT count(*) FROM switches WHERE why = 't
     "(suspends $(sqlite3 "$T/nvq.db" "SELECT printf('%.1f', ifnull(sum(seconds), 0)) FROM switches WHERE ok AND kind = 'suspend'") s)," \
     "suspended time per job: $(sqlite3 "$T/nvq.db" "SELECT group_concat(printf('%.1f', suspended_time), ' ') FROM jobs")"
 echo "runs: $(sqlite3 "$T/nvq.db" "SELECT group_concat(id || ' ' || printf('%.1f', started_at - (SELECT min(submitted_at) FROM jobs)) || '..' || printf('%.1f', ended_at - (SELECT min(submitted_at) FROM jobs)), '; ') FROM jobs")"
+echo "each switch (job kind seconds: driver + hook, GiB, ok): $(sqlite3 "$T/nvq.db" "SELECT group_concat(job_id || ' ' ||
+    kind || ' ' || printf('%.1f', seconds) || ': ' || printf('%.1f', coalesce(driver_seconds, 0)) || ' + ' ||
+    printf('%.1f', coalesce(hook_seconds, 0)) || ', ' || (coalesce(bytes, 0) >> 30) || ', ' || ok, '; ') FROM switches")"
+echo "switches refused: $(grep -c 'cannot give way' "$T/nvqd.log")$(grep -m1 'cannot give way' "$T/nvqd.log" | sed 's/^.*: /, e.g. /')"
 echo "$fails failed"
 [ "$fails" = 0 ]
