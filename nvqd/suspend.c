@@ -15,7 +15,15 @@
 
 #define SUSPEND_PIN	60.0	/* seconds a job that failed to switch is left alone */
 #define SUSPEND_TURN_MIN 5.0	/* the shortest automatic turn */
-#define SUSPEND_RATE	2e9	/* bytes/s assumed for a switch before one is measured */
+/*
+ * Before a switch is measured on a GPU, a suspend plus a resume of m bytes
+ * is guessed from those measured on an H100 (docs/gpu-results.md): the
+ * driver's checkpoint alone about 2 GB/s each way; with the hook's offload
+ * about 8 GB/s for the round trip, plus 2 s of the driver's for the rest.
+ */
+#define SUSPEND_RATE	2e9
+#define OFFLOAD_RATE	8e9
+#define OFFLOAD_FIXED	2.0
 #define CKPT_ARGS	(8 + 256)	/* nvq-ckpt's options, verb and pids */
 
 static const char *const susp_whys[] = { "user", "preempt", "timeslice", "restart" };
@@ -76,7 +84,7 @@ suspend_turn(struct engine *e, int g)
 		for (j = e->jobs; j != NULL; j = j->next)
 			if ((j->gpumask & (1ULL << g)) && (double)j->mem > m)
 				m = (double)j->mem;
-		cost = 2 * m / SUSPEND_RATE;
+		cost = e->cfg.offload ? OFFLOAD_FIXED + m / OFFLOAD_RATE : 2 * m / SUSPEND_RATE;
 	}
 	return sched_quantum(cost, e->cfg.switch_overhead, SUSPEND_TURN_MIN, 0);
 }
