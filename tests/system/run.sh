@@ -1421,6 +1421,30 @@ t_offload() {	# the hook moves a job's own memory out and back; every byte survi
 	    WHERE job_id = $a AND ok = 1 AND hook_bytes = $mib")" 8
 }
 
+t_suspend_time_limit() {	# a suspended job's time limit waits; it counts only running time
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config "[scheduler]" "kill_grace = 1s"
+	start_nvqd || return
+	local a el
+	a=$(fsubmit -m 10G -t 3s "$FAKE_JOB" launch 60 "$T/a")
+	wait_count "$T/a" || return
+	wait_field "$a" hook_pids '^[0-9]+$'
+	nvq suspend "$a" > /dev/null
+	sleep 4
+	expect_eq "still SUSPENDED after more than its limit" "$(state "$a")" SUSPENDED
+	nvq resume "$a" > /dev/null
+	wait_state "$a" RUNNING
+	# a restart of nvqd keeps the time it was suspended out of the limit
+	stop_nvqd; start_nvqd || return
+	expect_eq "running after a restart" "$(state "$a")" RUNNING
+	wait_state "$a" TIMEOUT 8
+	el=$(sqlite3 "$T/nvq.db" "SELECT ended_at - started_at - run_suspended FROM jobs WHERE id = $a")
+	expect_eq "timed out after about 3 s of running ($el)" \
+	    "$(awk -v x="$el" 'BEGIN { print (x >= 2.9 && x < 4.5) }')" 1
+	expect_eq "ran more than its limit in all" "$(sqlite3 "$T/nvq.db" "SELECT ended_at - started_at > 6.5
+	    FROM jobs WHERE id = $a")" 1
+}
+
 t_timeslice_turns() {	# jobs that do not fit together take turns, each making progress
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	ckpt_config "[scheduler]" "mode = timeslice" "turn = 1s" "preempt = off"
