@@ -17,10 +17,14 @@
  * and the exit status is 0 (ok), 1 (error, undone) or 2 (bad usage).
  *
  * A program of its own, run by nvqd for each switch: the checkpoint calls
- * block for seconds, and libcuda stays out of nvqd.
+ * block for seconds, and libcuda stays out of nvqd.  With -d PID it ends
+ * when that process (nvqd) does: a restarted nvqd puts the job's processes
+ * back to running itself, and must not race a switch its predecessor left.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +210,8 @@ ckpt_resume(const int *pids, int n)
 static int
 ckpt_usage(void)
 {
-	fprintf(stderr, "usage: nvq-ckpt [-l LIBCUDA] [-t LOCK_TIMEOUT_MS] suspend|resume PID...\n");
+	fprintf(stderr, "usage: nvq-ckpt [-l LIBCUDA] [-t LOCK_TIMEOUT_MS] [-d PARENT] "
+	    "suspend|resume PID...\n");
 	return 2;
 }
 
@@ -220,9 +225,19 @@ main(int argc, char **argv)
 	char *end;
 	long v;
 
-	while ((c = getopt(argc, argv, "+l:t:")) != -1) {
+	while ((c = getopt(argc, argv, "+l:t:d:")) != -1) {
 		switch (c) {
 		case 'l': lib = optarg; break;
+		case 'd':
+			/* dies with its parent; gone already: nothing to do */
+			v = strtol(optarg, &end, 10);
+			if (*end != '\0' || v <= 0)
+				return ckpt_usage();
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != (pid_t)v) {
+				printf("error start 0 0 nvqd is gone\n");
+				return 1;
+			}
+			break;
 		case 't':
 			errno = 0;
 			timeout = strtoul(optarg, &end, 10);

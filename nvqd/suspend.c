@@ -143,7 +143,7 @@ susp_move(struct engine *e, struct job *j, int out)
 static int
 susp_spawn(struct engine *e, struct job *j, int resume, char *err, size_t errlen)
 {
-	char *args[CKPT_ARGS], timeout[32], *pids = NULL, *tok, *save;
+	char *args[CKPT_ARGS], timeout[32], parent[24], *pids = NULL, *tok, *save;
 	uv_process_options_t o;
 	uv_stdio_container_t io[3];
 	struct susp_op *op;
@@ -165,6 +165,9 @@ susp_spawn(struct engine *e, struct job *j, int resume, char *err, size_t errlen
 	args[n++] = e->cfg.cuda_library;
 	args[n++] = "-t";
 	args[n++] = timeout;
+	snprintf(parent, sizeof(parent), "%d", (int)getpid());
+	args[n++] = "-d";
+	args[n++] = parent;
 	args[n++] = resume ? "resume" : "suspend";
 	for (tok = strtok_r(pids, ",", &save); tok && n < CKPT_ARGS - 1;
 	    tok = strtok_r(NULL, ",", &save))

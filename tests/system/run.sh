@@ -1376,7 +1376,7 @@ t_offload() {	# the hook moves a job's own memory out and back; every byte survi
 	o=$(fsubmit -m 1G -o "$T/o.out" "$FAKE_JOB" alloc $((1100 << 20)) 0)
 	wait_state "$o" FAILED
 	expect_eq "over its budget, through the VMM path" "$(cat "$T/o.out")" "alloc oom"
-	a=$(NVQ_DEBUG=1 fsubmit -m 40G -o "$T/a.out" -e "$T/a.err" "$FAKE_JOB" data 25 "$T/a" $mib)
+	a=$(NVQ_DEBUG=1 fsubmit -m 40G -o "$T/a.out" -e "$T/a.err" "$FAKE_JOB" data 30 "$T/a" $mib)
 	wait_count "$T/a" || return
 	wait_field "$a" hook_pids '^[0-9]+$'
 	pid=$(field "$a" hook_pids)
@@ -1415,8 +1415,23 @@ t_offload() {	# the hook moves a job's own memory out and back; every byte survi
 	wait_state "$a" RUNNING 20
 	expect_match "preempted, then resumed" "$(switches "$a")" "suspend\|preempt\|1 resume\|preempt\|1 $"
 	expect_eq "the higher job's data" "$(cut -d' ' -f1,2 "$T/h.out")" "data ok"
+	# nvqd killed in the middle of a suspend (memory out, the driver's
+	# checkpoint under way): nvq-ckpt dies with it, the next one puts the job
+	# back to running and the hook brings its memory back
+	stop_nvqd
+	FAKE_CKPT_DELAY_MS=1000 start_nvqd || return
+	wait_field "$a" hook_pids "^$pid\$"
+	nvq suspend "$a" > /dev/null 2>&1 &
+	for _ in $(seq 100); do [ "$(ckpt_state "$pid")" = 1 ] && break; sleep 0.05; done
+	kill -9 "$NVQD_PID"; wait "$NVQD_PID" 2>/dev/null; NVQD_PID=""
+	wait
+	start_nvqd || return
+	wait_state "$a" RUNNING
+	sleep 1.5	# the killed nvqd's nvq-ckpt would have checkpointed it by now
+	expect_eq "running again after the restart" "$(ckpt_state "$pid")" 0
+	expect_eq "launching after the restart" "$(growing "$T/a" 0.5)" grows
 	wait_state "$a" COMPLETED 40
-	expect_eq "every byte, after five round trips" "$(cut -d' ' -f1,2 "$T/a.out")" "data ok"
+	expect_eq "every byte, after six round trips" "$(cut -d' ' -f1,2 "$T/a.out")" "data ok"
 	expect_eq "switches recorded" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM switches
 	    WHERE job_id = $a AND ok = 1 AND hook_bytes = $mib")" 8
 }
