@@ -11,9 +11,11 @@
  *	restores every checkpointed process on its GPUs, then unlocks them.
  *
  * Either is idempotent: a process already in the state asked for is left
- * as it is.  Each step is reported on stdout, one line each:
+ * as it is.  A PID written ?PID is one that may not be a CUDA process at
+ * all (it maps libcuda without the hook): if the driver will not lock it,
+ * it is left out ("skip PID CODE TEXT") instead of failing the suspend.  Each step is reported on stdout, one line each:
  *   lock PID SECONDS | checkpoint PID SECONDS | restore PID SECONDS |
- *   unlock PID SECONDS | ok SECONDS | error STEP PID CODE TEXT
+ *   unlock PID SECONDS | skip PID CODE TEXT | ok SECONDS | error STEP PID CODE TEXT
  * and the exit status is 0 (ok), 1 (error, undone) or 2 (bad usage).
  *
  * A program of its own, run by nvqd for each switch: the checkpoint calls
@@ -147,7 +149,7 @@ ckpt_undo(const int *pids, int n)
 }
 
 static int
-ckpt_suspend(const int *pids, int n, unsigned timeout_ms)
+ckpt_suspend(int *pids, int *opt, int n, unsigned timeout_ms)
 {
 	struct nvq_cu_checkpoint_lock_args la;
 	struct nvq_cu_checkpoint_args ca;
@@ -160,7 +162,15 @@ ckpt_suspend(const int *pids, int n, unsigned timeout_ms)
 			continue;
 		memset(&la, 0, sizeof(la));
 		la.timeoutMs = timeout_ms;
-		if ((rc = ckpt_step("lock", cu.lock, pids[i], &la)) != 0) {
+		if ((rc = ckpt_step("lock", cu.lock, pids[i], &la)) != 0 && opt[i]) {
+			printf("skip %d %d %s\n", pids[i], rc, ckpt_errstr(rc));
+			n--;	/* not a CUDA process: left as it is */
+			pids[i] = pids[n];
+			opt[i] = opt[n];
+			i--;
+			continue;
+		}
+		if (rc != 0) {
 			ckpt_error("lock", pids[i], rc);
 			ckpt_undo(pids, n);
 			return 1;
@@ -211,7 +221,7 @@ static int
 ckpt_usage(void)
 {
 	fprintf(stderr, "usage: nvq-ckpt [-l LIBCUDA] [-t LOCK_TIMEOUT_MS] [-d PARENT] "
-	    "suspend|resume PID...\n");
+	    "suspend|resume [?]PID...\n");
 	return 2;
 }
 
@@ -220,7 +230,7 @@ main(int argc, char **argv)
 {
 	const char *lib = "libcuda.so.1";
 	unsigned long timeout = 30000;
-	int pids[CKPT_MAX_PIDS], n = 0, c, i, rc;
+	int pids[CKPT_MAX_PIDS], opt[CKPT_MAX_PIDS], n = 0, c, i, rc;
 	double t0 = ckpt_now();
 	char *end;
 	long v;
@@ -252,7 +262,8 @@ main(int argc, char **argv)
 		return ckpt_usage();
 	for (i = optind + 1; i < argc; i++) {
 		errno = 0;
-		v = strtol(argv[i], &end, 10);
+		opt[n] = argv[i][0] == '?';
+		v = strtol(argv[i] + opt[n], &end, 10);
 		if (errno != 0 || *end != '\0' || v <= 0 || v > 0x3fffffff)
 			return ckpt_usage();
 		pids[n++] = (int)v;
@@ -262,7 +273,7 @@ main(int argc, char **argv)
 	if (ckpt_load(lib) == -1)
 		return 1;
 	if (strcmp(argv[optind], "suspend") == 0)
-		rc = ckpt_suspend(pids, n, (unsigned)timeout);
+		rc = ckpt_suspend(pids, opt, n, (unsigned)timeout);
 	else
 		rc = ckpt_resume(pids, n);
 	if (rc == 0)

@@ -259,6 +259,55 @@ runner_session(pid_t pid)
 	return (pid_t)runner_stat_field(pid, 6);
 }
 
+/* Whether pid has libcuda mapped. */
+static int
+runner_maps_cuda(pid_t pid)
+{
+	char path[64], line[512];
+	FILE *fp;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;
+	while (!r && fgets(line, sizeof(line), fp) != NULL)
+		r = strstr(line, "/libcuda.so") != NULL;
+	fclose(fp);
+	return r;
+}
+
+int
+runner_cuda_procs(pid_t shim, const char *cgroup, pid_t *out, int max)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	FILE *fp;
+	DIR *dir;
+	long v;
+	int n = 0;
+
+	if (cgroup != NULL) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+		if ((fp = fopen(path, "r")) != NULL) {
+			while (n < max && fscanf(fp, "%ld", &v) == 1)
+				if ((pid_t)v != shim && runner_maps_cuda((pid_t)v))
+					out[n++] = (pid_t)v;
+			fclose(fp);
+			return n;
+		}
+	}
+	if ((dir = opendir("/proc")) == NULL)
+		return 0;
+	while (n < max && (de = readdir(dir)) != NULL) {
+		if ((v = strtol(de->d_name, NULL, 10)) <= 0 || (pid_t)v == shim)
+			continue;
+		if (runner_session((pid_t)v) == shim && runner_maps_cuda((pid_t)v))
+			out[n++] = (pid_t)v;
+	}
+	closedir(dir);
+	return n;
+}
+
 int
 runner_stop(pid_t shim, int pidfd, int hard)
 {

@@ -78,6 +78,12 @@ int	runner_void_start(const char *status_path);
 /* The session of pid, or -1. */
 pid_t	runner_session(pid_t);
 /*
+ * The job's processes that have the CUDA driver mapped (so may hold GPU
+ * memory), but the shim: those in its cgroup v2 folder where it has one,
+ * else those in the shim's session.  Fills out (max), returns how many.
+ */
+int	runner_cuda_procs(pid_t shim, const char *cgroup, pid_t *out, int max);
+/*
  * Asks the shim to end its job: SIGTERM, or with hard set, SIGKILL.  Through
  * pidfd (a process nvqd knows to be the shim) where it is not -1.
  */

@@ -10,6 +10,7 @@
 
 #include "hooks.h"
 #include "log.h"
+#include "runner.h"
 #include "store.h"
 #include "suspend.h"
 
@@ -25,6 +26,7 @@
 #define OFFLOAD_RATE	8e9
 #define OFFLOAD_FIXED	2.0
 #define CKPT_ARGS	(8 + 256)	/* nvq-ckpt's options, verb and pids */
+#define SUSPEND_MAX_PROCS 128	/* processes of a job found without the hook */
 
 static const char *const susp_whys[] = { "user", "preempt", "timeslice", "restart" };
 
@@ -110,7 +112,9 @@ susp_read(const char *path, double *driver, char *err, size_t errlen)
 		return -1;
 	while (fgets(line, sizeof(line), fp) != NULL) {
 		line[strcspn(line, "\n")] = '\0';
-		if (strncmp(line, "error ", 6) == 0) {
+		if (strncmp(line, "skip ", 5) == 0)
+			log_info("nvq-ckpt: %s (not a CUDA process: left running)", line);
+		else if (strncmp(line, "error ", 6) == 0) {
 			snprintf(err, errlen, "%s", line + 6);
 			ok = -1;
 		} else if (sscanf(line, "ok %lf", &secs) == 1)
@@ -361,6 +365,35 @@ susp_exit_cb(uv_process_t *p, int64_t status, int sig)
 		susp_suspended(e, j);
 }
 
+/*
+ * The processes to checkpoint: the job's hooked ones, then, written ?PID,
+ * those that map libcuda without the hook (the job cleared LD_PRELOAD, or a
+ * process that has not called CUDA yet): nvq-ckpt leaves them out if the
+ * driver finds no CUDA state in them.
+ */
+static void
+susp_pids(struct engine *e, const struct job *j, char *buf, size_t len)
+{
+	pid_t procs[SUSPEND_MAX_PROCS];
+	int k, count = runner_cuda_procs(j->pid, j->cgroup, procs, SUSPEND_MAX_PROCS);
+	const char *p;
+	char *end;
+	size_t n;
+	long v;
+
+	hooks_pids(e, j, buf, len);
+	for (k = 0; k < count; k++) {
+		for (p = buf; *p != '\0'; p = *end ? end + 1 : end) {
+			v = strtol(p + (*p == '?'), &end, 10);
+			if ((pid_t)v == procs[k] || end == p + (*p == '?'))
+				break;
+		}
+		n = strlen(buf);
+		if (*p == '\0' && n + 16 < len)	/* not hooked: maybe not CUDA at all */
+			snprintf(buf + n, len - n, "%s?%d", n ? "," : "", (int)procs[k]);
+	}
+}
+
 int
 suspend_job(struct engine *e, struct job *j, int why, int64_t for_job, char *err,
     size_t errlen)
@@ -392,7 +425,7 @@ suspend_job(struct engine *e, struct job *j, int why, int64_t for_job, char *err
 		    "it restarted; try again in a few seconds", (long long)j->id);
 		return -1;
 	}
-	hooks_pids(e, j, pids, sizeof(pids));
+	susp_pids(e, j, pids, sizeof(pids));
 	if (pids[0] != '\0' && e->ckpt[0] == '\0') {
 		snprintf(err, errlen, "nvq-ckpt is not installed beside nvqd");
 		return -1;

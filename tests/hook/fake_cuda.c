@@ -421,7 +421,17 @@ fake_ckpt_step(const char *fn, const char *step, int pid, int from, int to)
 }
 
 E CUresult cuCheckpointProcessGetState(int pid, int *st) { count("cuCheckpointProcessGetState"); if (kill(pid, 0) == -1) return 1; *st = fake_ckpt_state(pid); return 0; }
-E CUresult cuCheckpointProcessLock(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessLock", "lock", pid, 0, 1); }
+/* FAKE_CKPT_DIR/nocuda.PID: a process the driver has no CUDA state of: it cannot be locked */
+static int
+fake_nocuda(int pid)
+{
+	const char *dir = getenv("FAKE_CKPT_DIR");
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/nocuda.%d", dir ? dir : ".", pid);
+	return dir != NULL && access(path, F_OK) == 0;
+}
+E CUresult cuCheckpointProcessLock(int pid, void *a) { (void)a; if (fake_nocuda(pid)) return 3; return fake_ckpt_step("cuCheckpointProcessLock", "lock", pid, 0, 1); }
 E CUresult cuCheckpointProcessCheckpoint(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessCheckpoint", "checkpoint", pid, 1, 2); }
 E CUresult cuCheckpointProcessRestore(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessRestore", "restore", pid, 2, 1); }
 E CUresult cuCheckpointProcessUnlock(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessUnlock", "unlock", pid, 1, 0); }

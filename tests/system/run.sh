@@ -1460,6 +1460,29 @@ t_suspend_time_limit() {	# a suspended job's time limit waits; it counts only ru
 	    FROM jobs WHERE id = $a")" 1
 }
 
+t_suspend_unhooked() {	# processes that map libcuda without the hook are checkpointed too
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config
+	start_nvqd || return
+	local a u n
+	# one clears LD_PRELOAD and runs CUDA; one maps libcuda and has no CUDA state
+	a=$(fsubmit -m 10G sh -c "env -u LD_PRELOAD $FAKE_JOB launch 30 $T/u &
+	    env -u LD_PRELOAD $FAKE_JOB alloc 1048576 30; wait")
+	wait_count "$T/u" || return
+	u=$(pgrep -f "^$FAKE_JOB launch 30 $T/u"); n=$(pgrep -f "^$FAKE_JOB alloc 1048576 30")
+	touch "$FAKE_CKPT_DIR/nocuda.$n"
+	expect_eq "suspended" "$(nvq suspend "$a")" "job $a suspended"
+	expect_eq "the unhooked CUDA process is checkpointed" "$(ckpt_state "$u")" 2
+	expect_eq "it launches nothing" "$(growing "$T/u" 0.5)" still
+	expect_eq "the other is left as it is" "$(ckpt_state "$n")" 0
+	expect_match "nvqd says why" "$(cat "$T/nvqd.log")" "skip $n 3 .*not a CUDA process"
+	nvq resume "$a" > /dev/null
+	wait_state "$a" RUNNING
+	expect_eq "restored" "$(ckpt_state "$u")" 0
+	expect_eq "launching again" "$(growing "$T/u" 0.5)" grows
+	nvq cancel "$a" > /dev/null
+}
+
 t_timeslice_turns() {	# jobs that do not fit together take turns, each making progress
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	ckpt_config "[scheduler]" "mode = timeslice" "turn = 1s" "preempt = off"
