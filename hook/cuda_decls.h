@@ -21,6 +21,7 @@ typedef unsigned long long nvq_CUmemGenericAllocationHandle;
 #define NVQ_CU_MEM_ALLOCATION_TYPE_PINNED	1
 #define NVQ_CU_MEM_ACCESS_FLAGS_PROT_READWRITE	3
 #define NVQ_CU_MEM_ALLOC_GRANULARITY_MINIMUM	0
+#define NVQ_CU_MEMHOSTREGISTER_PORTABLE		0x01
 
 #ifndef NVQ_CUDA_DECLS_ONLY_STRUCTS
 typedef int CUresult;

@@ -363,7 +363,8 @@ off_worker(void *arg)
 		n = off_piece_len(st, c);
 		for (i = 0; i < n; i += OFF_PAGE)
 			((volatile char *)p)[i] = 0;
-		r = O.host_register(p, n, 0);
+		/* portable: pinned for every context, so for each GPU's copies */
+		r = O.host_register(p, n, NVQ_CU_MEMHOSTREGISTER_PORTABLE);
 		st->locked[c] = r == CUDA_SUCCESS;
 	}
 	if (pushed)

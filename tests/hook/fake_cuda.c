@@ -261,7 +261,7 @@ cuMemUnmap(CUdeviceptr p, size_t n)
 E CUresult cuMemGetAllocationGranularity(size_t *g, const void *prop, int opt) { (void)prop; (void)opt; *g = 2 << 20; return 0; }
 /* a context current on the calling thread, as cuMemHostRegister needs one */
 static __thread void *fake_tls_ctx;
-E CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int f) { (void)p; (void)n; (void)f; count("cuMemHostRegister_v2"); return fake_tls_ctx != NULL ? 0 : 201; }
+E CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int f) { (void)p; (void)n; count("cuMemHostRegister_v2"); if (f & 1) count("fake_register_portable"); return fake_tls_ctx != NULL ? 0 : 201; }
 E CUresult cuMemHostUnregister(void *p) { (void)p; count("cuMemHostUnregister"); return 0; }
 E CUresult cuCtxGetCurrent(void **c) { *c = (void *)(uintptr_t)(current_dev + 1); return 0; }
 E CUresult cuDeviceCanAccessPeer(int *can, CUdevice a, CUdevice b) { (void)a; (void)b; *can = 1; return 0; }

@@ -90,6 +90,7 @@ test_out_and_back(void **state)
 	uint64_t word;
 	CUresult r;
 	int reg = fake_calls("cuMemHostRegister_v2"), unreg = fake_calls("cuMemHostUnregister");
+	int port = fake_calls("fake_register_portable");
 
 	(void)state;
 	assert_int_equal(offload_alloc(&a, 8 * MiB, 0), CUDA_SUCCESS);
@@ -107,6 +108,8 @@ test_out_and_back(void **state)
 	/* one staging area, page-locked in pieces of 4 MiB (this build's OFF_CHUNK):
 	 * b's copy crosses the edge at 12 MiB */
 	assert_int_equal(fake_calls("cuMemHostRegister_v2"), reg + 4);
+	/* pinned for every context: a job's GPUs each copy at full speed */
+	assert_int_equal(fake_calls("fake_register_portable"), port + 4);
 	assert_false(offload_resident());
 	/* the job's pointer now faults, as it would on the GPU */
 	assert_int_equal(cuMemcpyDtoH_v2(&word, a, 8), 700);
