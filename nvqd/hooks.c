@@ -610,6 +610,17 @@ hooks_lock_state(const struct job *j)
 	return j->held ? "held" : "waiting";
 }
 
+int
+hooks_linked(struct engine *e, const struct job *j, pid_t pid)
+{
+	struct hook_sess *s;
+
+	for (s = e->sessions; s != NULL; s = s->next)
+		if (s->job == j && s->pid == pid)
+			return 1;
+	return 0;
+}
+
 void
 hooks_pids(struct engine *e, const struct job *j, char *buf, size_t len)
 {

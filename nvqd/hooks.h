@@ -59,6 +59,8 @@ const char	*hooks_lock_state(const struct job *);
 int		 hooks_move(struct engine *, struct job *, int out);
 /* Whether a process of j has not answered its move yet. */
 int		 hooks_moving(struct engine *, const struct job *);
+/* Whether pid is one of the job's hooked processes. */
+int		 hooks_linked(struct engine *, const struct job *, pid_t);
 /* The pids of the job's hooked processes, comma-separated. */
 void		 hooks_pids(struct engine *, const struct job *, char *, size_t);
 void		 hooks_init(struct engine *);

@@ -376,20 +376,13 @@ susp_pids(struct engine *e, const struct job *j, char *buf, size_t len)
 {
 	pid_t procs[SUSPEND_MAX_PROCS];
 	int k, count = runner_cuda_procs(j->pid, j->cgroup, procs, SUSPEND_MAX_PROCS);
-	const char *p;
-	char *end;
 	size_t n;
-	long v;
 
 	hooks_pids(e, j, buf, len);
 	for (k = 0; k < count; k++) {
-		for (p = buf; *p != '\0'; p = *end ? end + 1 : end) {
-			v = strtol(p + (*p == '?'), &end, 10);
-			if ((pid_t)v == procs[k] || end == p + (*p == '?'))
-				break;
-		}
 		n = strlen(buf);
-		if (*p == '\0' && n + 16 < len)	/* not hooked: maybe not CUDA at all */
+		/* not hooked: maybe not CUDA at all */
+		if (!hooks_linked(e, j, procs[k]) && n + 16 < len)
 			snprintf(buf + n, len - n, "%s?%d", n ? "," : "", (int)procs[k]);
 	}
 }
