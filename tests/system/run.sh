@@ -1513,6 +1513,11 @@ t_timeslice_turns() {	# jobs that do not fit together take turns, each making pr
 	    FROM switches WHERE why = 'timeslice' AND kind = 'suspend'")" 3
 }
 
+# tests by topic, each file a set of t_ functions using the helpers above
+for f in tests/system/t_*.sh; do
+	[ -e "$f" ] && . "$f"
+done
+
 ALL=$(declare -F | awk '{print $3}' | grep '^t_')
 for t in ${@:-$ALL}; do
 	run_test "$t"
