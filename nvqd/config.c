@@ -23,7 +23,7 @@
 enum config_type {
 	CT_PATH, CT_LEVEL, CT_SYNC, CT_SECONDS, CT_VIRTUAL, CT_MODE, CT_RESERVE,
 	CT_DOUBLE, CT_INT, CT_COMPUTE, CT_GROUP, CT_UMASK, CT_RLIMITS, CT_SWITCH, CT_PREEMPT,
-	CT_TURN, CT_PERCENT, CT_ONOFF
+	CT_TURN, CT_PERCENT, CT_ONOFF, CT_SIZE
 };
 
 struct config_key {
@@ -116,6 +116,15 @@ static const struct config_key config_keys[] = {
 	  "Running jobs per user; 0 for no limit." },
 	{ "limits", "max_gpus", CT_INT, 0, SCHED_MAX_GPUS, "0",
 	  "GPUs held at once per user; 0 for no limit." },
+	{ "limits", "max_pending", CT_INT, 0, 100000000, "10000",
+	  "Pending jobs per user; a submit past it is refused. 0 for no limit." },
+	{ "limits", "max_procs", CT_INT, 0, 4194304, "8192",
+	  "Processes and threads per job (its cgroup's pids.max; without cgroups,\n"
+	  "RLIMIT_NPROC, which counts all of the user's processes), so that a fork\n"
+	  "bomb in a job cannot take the machine. 0 for no limit." },
+	{ "limits", "max_env", CT_SIZE, 0, 0, "1M",
+	  "The largest environment a job may be submitted with (its variables\n"
+	  "and values together); 0 for no limit." },
 	{ "limits", "max_priority", CT_INT, 0, 1000000, "100",
 	  "The highest priority (-p) a user may give a job; root and members of\n"
 	  "[security] admin_group may go to 1000000. Anyone may go down to -1000000." },
@@ -331,11 +340,25 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 		}
 		if (strcmp(k->key, "max_running_jobs") == 0)
 			c->sched.max_running_jobs = (int)n;
+		else if (strcmp(k->key, "max_pending") == 0)
+			c->max_pending = n;
+		else if (strcmp(k->key, "max_procs") == 0)
+			c->max_procs = n;
 		else if (strcmp(k->key, "max_priority") == 0)
 			c->max_priority = (int)n;
 		else
 			c->sched.max_gpus = (int)n;
 		return 0;
+	case CT_SIZE: {
+		uint64_t bytes;
+
+		if (parse_size(v, &bytes) == -1) {
+			snprintf(msg, len, "%s: \"%s\" is not a size (e.g. 64K, 1M)", k->key, v);
+			return -1;
+		}
+		c->max_env = bytes;
+		return 0;
+	}
 	case CT_UMASK:
 		errno = 0;
 		n = strtoll(v, &end, 8);

@@ -47,6 +47,9 @@ struct config {
 	int		has_admin_gid;
 	uint32_t	admin_gid;
 	int		max_priority;		/* for users who are not admins */
+	long long	max_pending;		/* pending jobs per user; 0: no limit */
+	long long	max_procs;		/* processes per job; 0: no limit */
+	uint64_t	max_env;		/* bytes of a job's environment; 0: no limit */
 	int		job_umask;
 	char		rlimits[256];		/* checked by rlimits_parse */
 	int		cgroups;		/* [daemon] cgroups = auto (1) | off (0) */
