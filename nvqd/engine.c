@@ -581,6 +581,19 @@ engine_timer_cb(uv_timer_t *h)
 	}
 }
 
+/*
+ * A job that can no longer start: its environment goes at once (it may hold
+ * secrets, and megabytes of a user's disk share), in a commit of its own
+ * that is not synced (a crash leaves it to start-up's sweep).
+ */
+static void
+engine_forget_env(struct engine *e, const struct job *j)
+{
+	store_lazy_begin(e->store);
+	store_env_delete(e->store, j->id);
+	store_lazy_commit(e->store);
+}
+
 static void
 engine_fail(struct engine *e, struct job *j, const char *why)
 {
@@ -589,6 +602,8 @@ engine_fail(struct engine *e, struct job *j, const char *why)
 	log_warnx("job %lld: %s", (long long)j->id, why);
 	if (store_job_end(e->store, j->id, &end) == -1)
 		log_warnx("job %lld: cannot record its failure", (long long)j->id);
+	else
+		engine_forget_env(e, j);
 	engine_drop(e, j);
 }
 
@@ -990,6 +1005,7 @@ engine_cancel(struct engine *e, struct job *j, const char *by)
 	if (store_job_end(e->store, j->id, &end) == -1)
 		return -1;
 	log_info("job %lld %s", (long long)j->id, why);
+	engine_forget_env(e, j);
 	engine_drop(e, j);
 	engine_kick(e);
 	return 0;
@@ -1031,6 +1047,7 @@ engine_pass(struct engine *e)
 			end.reason = why;
 			if (store_job_end(e->store, j->id, &end) == 0) {
 				log_info("job %lld CANCELLED: %s", (long long)j->id, why);
+				engine_forget_env(e, j);
 				engine_drop(e, j);
 				engine_kick(e);	/* for jobs that ran --after this one */
 			}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -20,6 +21,13 @@
 extern const char *const store_schema[];
 
 #define STORE_CACHE	64	/* prepared statements kept, keyed by their SQL's address */
+/*
+ * Room kept on the database's file system for what must be recorded when
+ * it is full (a job's end, a cancel): thousands of such commits.
+ */
+#define STORE_RESERVE	(4 << 20)
+/* freed pages of the private database given back once there are this many */
+#define STORE_VACUUM_PAGES	64
 
 struct store {
 	sqlite3		*db;
@@ -27,6 +35,11 @@ struct store {
 	int		depth;		/* of nested transactions */
 	int		doomed;		/* an inner one failed */
 	char		lasterr[128];	/* sqlite3_errmsg of the last failure */
+	int		full;		/* the last failure was SQLITE_FULL */
+	char		reserve[PATH_MAX + 16];	/* <database>.reserve */
+	off_t		reserved;	/* the bytes it holds now */
+	off_t		reserve_size;	/* what it holds when whole */
+	int		vacuumed;	/* the private database shrank: checkpoint it */
 	const char	*sql[STORE_CACHE];
 	sqlite3_stmt	*stmt[STORE_CACHE];
 };
@@ -36,6 +49,7 @@ static void
 store_warn(struct store *st, const char *what, const char *msg)
 {
 	snprintf(st->lasterr, sizeof(st->lasterr), "%s", msg);
+	st->full = sqlite3_errcode(st->db) == SQLITE_FULL;
 	if (what != NULL)
 		log_warnx("database: %s: %s", what, msg);
 	else
@@ -114,6 +128,75 @@ int
 store_tx_commit(struct store *st)
 {
 	return store_commit(st);
+}
+
+/*
+ * The reserve: a file beside the database whose blocks are allocated, so
+ * that a user who fills the disk (environments, a job's output) cannot stop
+ * nvqd from recording ends and cancels.  A write that must not fail and
+ * found the disk full gives a quarter of it back and is tried again;
+ * submits are refused until there is room to make it whole again
+ * (store_room).  It is STORE_RESERVE, or a sixteenth of a small file system.
+ */
+static void
+store_reserve_make(struct store *st)
+{
+	char dir[PATH_MAX + 16], *slash;
+	struct statvfs sv;
+	int fd;
+
+	if (st->reserve_size == 0) {
+		snprintf(dir, sizeof(dir), "%s", st->reserve);
+		if ((slash = strrchr(dir, '/')) != NULL)
+			*slash = '\0';
+		if (statvfs(slash != NULL ? dir : ".", &sv) == -1)
+			return;
+		st->reserve_size = STORE_RESERVE;
+		if ((uint64_t)sv.f_blocks * sv.f_frsize / 16 < STORE_RESERVE)
+			st->reserve_size = (off_t)((uint64_t)sv.f_blocks * sv.f_frsize / 16);
+	}
+	if ((fd = open(st->reserve, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
+		return;
+	if (posix_fallocate(fd, 0, st->reserve_size) == 0)
+		st->reserved = st->reserve_size;
+	close(fd);
+}
+
+/* After a failure: 1 if the disk was full and part of the reserve is now free for a retry. */
+static int
+store_reserve_use(struct store *st)
+{
+	if (!st->full || st->reserved == 0 || st->depth > 0)
+		return 0;
+	if (st->reserved == st->reserve_size)
+		log_warnx("the disk holding the database is full: its reserve for ends and "
+		    "cancels is in use, and submits are refused until there is room again");
+	st->reserved -= st->reserve_size / 4 > 0 ? st->reserve_size / 4 : st->reserved;
+	if (st->reserved < 0 || truncate(st->reserve, st->reserved) == -1)
+		st->reserved = 0;
+	if (st->reserved == 0)
+		unlink(st->reserve);
+	return 1;
+}
+
+int
+store_room(struct store *st)
+{
+	char dir[PATH_MAX + 16], *slash;
+	struct statvfs sv;
+
+	if (st->reserve_size == 0 || st->reserved == st->reserve_size)
+		return 1;	/* whole, or none could ever be made: nothing to keep */
+	snprintf(dir, sizeof(dir), "%s", st->reserve);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	if (statvfs(slash != NULL ? dir : ".", &sv) == 0 &&
+	    (uint64_t)sv.f_bavail * sv.f_frsize >= 2ull * (uint64_t)st->reserve_size) {
+		store_reserve_make(st);
+		if (st->reserved == st->reserve_size)
+			log_info("the database's disk has room again: its reserve is whole");
+	}
+	return st->reserved == st->reserve_size;
 }
 
 static sqlite3_stmt *
@@ -296,6 +379,31 @@ fail:
 	return -1;
 }
 
+/*
+ * Environments come and go by the megabyte: the private database gives its
+ * free pages back (incremental auto-vacuum), so that what a user once
+ * submitted does not hold the disk after the jobs are gone.  An older file
+ * is converted once, by a VACUUM (it holds only the active environments).
+ */
+static int
+store_private_vacuum_mode(struct store *st)
+{
+	sqlite3_stmt *s = store_prepare(st, "PRAGMA private.auto_vacuum");
+	int mode = -1;
+
+	if (s == NULL)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		mode = sqlite3_column_int(s, 0);
+	store_release(st, s);
+	if (mode == 2)
+		return 0;
+	if (store_exec(st, "PRAGMA private.journal_mode = DELETE") == -1 ||
+	    store_exec(st, "PRAGMA private.auto_vacuum = INCREMENTAL") == -1)
+		return -1;
+	return store_exec(st, "VACUUM private");
+}
+
 /* Attaches <path>.private, made 0600 before SQLite ever opens it. */
 static int
 store_private(struct store *st, const char *path, char *err, size_t errlen)
@@ -314,8 +422,9 @@ store_private(struct store *st, const char *path, char *err, size_t errlen)
 	if ((s = store_prepare(st, "ATTACH DATABASE ? AS private")) == NULL)
 		goto fail;
 	sqlite3_bind_text(s, 1, priv, -1, SQLITE_STATIC);
-	if (store_done(st, s) == -1 ||
+	if (store_done(st, s) == -1 || store_private_vacuum_mode(st) == -1 ||
 	    store_exec(st, "PRAGMA private.journal_mode = WAL") == -1 ||
+	    store_exec(st, "PRAGMA private.journal_size_limit = 1048576") == -1 ||
 	    store_exec(st, st->sync_full ? "PRAGMA private.synchronous = FULL" :
 	    "PRAGMA private.synchronous = NORMAL") == -1 ||
 	    store_exec(st, "CREATE TABLE IF NOT EXISTS private.job_env ("
@@ -365,9 +474,18 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 	}
 	if (store_private(st, path, err, errlen) == -1)
 		goto fail;
+	snprintf(st->reserve, sizeof(st->reserve), "%s.reserve", path);
+	store_reserve_make(st);
+	if (st->reserved == 0) {
+		log_warnx("%s: cannot reserve room for recording ends and cancels on a "
+		    "full disk", st->reserve);
+		st->reserve_size = 0;
+	}
 	/* environments of jobs that ended, or whose submit never committed */
 	store_exec(st, "DELETE FROM private.job_env WHERE job_id NOT IN "
 	    "(SELECT id FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED'))");
+	store_exec(st, "PRAGMA private.incremental_vacuum");
+	store_exec(st, "PRAGMA private.wal_checkpoint(TRUNCATE)");
 	/* People read it with the sqlite3 shell; the environments are not in it. */
 	chmod(path, 0644);
 	return st;
@@ -446,6 +564,11 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 	if (sqlite3_step(s) == SQLITE_ROW)
 		id = sqlite3_column_int64(s, 0);
 	store_release(st, s);
+	if (!store_room(st)) {
+		snprintf(st->lasterr, sizeof(st->lasterr), "database or disk is full (its "
+		    "reserve for ends and cancels is in use)");
+		return -1;
+	}
 	if (id <= 0 || store_begin(st) == -1)
 		return -1;
 	s = store_prepare(st, "INSERT OR REPLACE INTO private.job_env (job_id, env) VALUES (?, ?)");
@@ -567,11 +690,22 @@ int
 store_env_delete(struct store *st, int64_t id)
 {
 	sqlite3_stmt *s = store_prepare(st, "DELETE FROM private.job_env WHERE job_id = ?");
+	int freed = 0;
 
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
-	return store_done(st, s);
+	if (store_done(st, s) == -1)
+		return -1;
+	/* the pages it held back to the file system, a batch at a time */
+	if ((s = store_prepare(st, "PRAGMA private.freelist_count")) == NULL)
+		return 0;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		freed = sqlite3_column_int(s, 0);
+	store_release(st, s);
+	if (freed >= STORE_VACUUM_PAGES && store_exec(st, "PRAGMA private.incremental_vacuum") == 0)
+		st->vacuumed = 1;
+	return 0;
 }
 
 /*
@@ -595,6 +729,11 @@ store_lazy_commit(struct store *st)
 {
 	int r = store_commit(st);
 
+	/* the file itself shrinks when its WAL is checkpointed (and cut short) */
+	if (st->vacuumed && st->depth == 0) {
+		st->vacuumed = 0;
+		store_exec(st, "PRAGMA private.wal_checkpoint(TRUNCATE)");
+	}
 	if (st->sync_full && st->depth == 0) {
 		store_exec(st, "PRAGMA synchronous = FULL");
 		store_exec(st, "PRAGMA private.synchronous = FULL");
@@ -602,8 +741,8 @@ store_lazy_commit(struct store *st)
 	return r;
 }
 
-int
-store_job_ending(struct store *st, int64_t id, const char *state, const char *reason,
+static int
+store_job_ending_tx(struct store *st, int64_t id, const char *state, const char *reason,
     double now)
 {
 	sqlite3_stmt *s;
@@ -622,6 +761,18 @@ store_job_ending(struct store *st, int64_t id, const char *state, const char *re
 fail:
 	store_rollback(st);
 	return -1;
+}
+
+/* Must be recorded even on a full disk: tried again with the reserve. */
+int
+store_job_ending(struct store *st, int64_t id, const char *state, const char *reason,
+    double now)
+{
+	int r = store_job_ending_tx(st, id, state, reason, now);
+
+	if (r == -1 && store_reserve_use(st))
+		r = store_job_ending_tx(st, id, state, reason, now);
+	return r;
 }
 
 static void
@@ -669,8 +820,8 @@ store_run_end(struct store *st, int64_t id, const struct store_end *e)
 	return store_done(st, s);
 }
 
-int
-store_job_end(struct store *st, int64_t id, const struct store_end *e)
+static int
+store_job_end_tx(struct store *st, int64_t id, const struct store_end *e)
 {
 	sqlite3_stmt *s;
 
@@ -697,6 +848,17 @@ store_job_end(struct store *st, int64_t id, const struct store_end *e)
 fail:
 	store_rollback(st);
 	return -1;
+}
+
+/* Must be recorded even on a full disk: tried again with the reserve. */
+int
+store_job_end(struct store *st, int64_t id, const struct store_end *e)
+{
+	int r = store_job_end_tx(st, id, e);
+
+	if (r == -1 && store_reserve_use(st))
+		r = store_job_end_tx(st, id, e);
+	return r;
 }
 
 int
@@ -726,8 +888,8 @@ fail:
 	return -1;
 }
 
-int
-store_job_requeue(struct store *st, int64_t id, const struct store_end *e)
+static int
+store_job_requeue_tx(struct store *st, int64_t id, const struct store_end *e)
 {
 	sqlite3_stmt *s;
 
@@ -753,8 +915,19 @@ fail:
 	return -1;
 }
 
+/* Must be recorded even on a full disk: tried again with the reserve. */
 int
-store_job_held(struct store *st, int64_t id, int held, double now, const char *reason)
+store_job_requeue(struct store *st, int64_t id, const struct store_end *e)
+{
+	int r = store_job_requeue_tx(st, id, e);
+
+	if (r == -1 && store_reserve_use(st))
+		r = store_job_requeue_tx(st, id, e);
+	return r;
+}
+
+static int
+store_job_held_tx(struct store *st, int64_t id, int held, double now, const char *reason)
 {
 	sqlite3_stmt *s;
 
@@ -772,6 +945,17 @@ store_job_held(struct store *st, int64_t id, int held, double now, const char *r
 fail:
 	store_rollback(st);
 	return -1;
+}
+
+/* Must be recorded even on a full disk: tried again with the reserve. */
+int
+store_job_held(struct store *st, int64_t id, int held, double now, const char *reason)
+{
+	int r = store_job_held_tx(st, id, held, now, reason);
+
+	if (r == -1 && store_reserve_use(st))
+		r = store_job_held_tx(st, id, held, now, reason);
+	return r;
 }
 
 /* The rows of a query about one job (its id is the one parameter). */

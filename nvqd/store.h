@@ -77,6 +77,11 @@ struct store_filter {
 struct store	*store_open(const char *path, int sync_full, char *err, size_t errlen);
 void		 store_close(struct store *);
 int		 store_version(struct store *);
+/*
+ * Whether the reserve kept for ends and cancels on a full disk is in place
+ * (made again here once there is room); submits are refused without it.
+ */
+int		 store_room(struct store *);
 /* SQLite's sentence for the last failure, e.g. "database or disk is full". */
 const char	*store_errmsg(struct store *);
 
@@ -87,7 +92,8 @@ int		 store_job_start(struct store *, int64_t id, double now, const char *uuids,
 		    int gpus, uint64_t mem);
 /*
  * Within store_lazy_begin/commit: the supervisor's pid, its start time, the
- * boot it started in and the job's cgroup (NULL: none); a job's environment gone.
+ * boot it started in and the job's cgroup (NULL: none); a job's environment
+ * gone (and the private database's free pages given back, a batch at a time).
  */
 int		 store_job_set_pid(struct store *, int64_t id, int pid, int64_t pid_start,
 		    const char *boot_id, const char *cgroup);
