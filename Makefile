@@ -76,7 +76,7 @@ $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ $(INI_LIBS) -lm
 
 # the per-job supervisor: libc only, small, started with posix_spawn
-$(BUILD)/nvq-shim: $(call obj,nvqd/shim.c nvqd/rlimits.c nvqd/cgroup.c)
+$(BUILD)/nvq-shim: $(call obj,nvqd/shim.c nvqd/rlimits.c nvqd/cgroup.c nvqd/runner.c)
 	$(CC) $(LDFLAGS) -o $@ $^
 
 # suspend and resume through the driver's checkpoint API: libcuda by dlopen
@@ -95,7 +95,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 	    $(filter %.o,$^) -ldl -lpthread
 
 # Unit tests: cmocka, pure logic only.
-UNIT	= sched preempt proto config parse budget offload
+UNIT	= sched preempt proto config parse budget offload status
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -106,6 +106,7 @@ $(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c nvqd/proto.c)
 $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nvqd/parse.c \
 	    nvqd/rlimits.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c nvqd/parse.c)
+$(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c nvqd/runner.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/obj/tests/unit/test_budget.o: CPPFLAGS += -iquote hook
 # its tables name the fields they test, in order
@@ -171,10 +172,11 @@ FUZZ_SECONDS ?= 30
 FUZZ_DIR = build-fuzz
 FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
 	     -fno-sanitize-recover=undefined $(CPPFLAGS)
-FUZZ	= proto config parse
+FUZZ	= proto config parse status
 $(FUZZ_DIR)/fuzz_proto: tests/fuzz/fuzz_proto.c nvqd/proto.c
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c nvqd/parse.c nvqd/rlimits.c
 $(FUZZ_DIR)/fuzz_parse: tests/fuzz/fuzz_parse.c nvqd/parse.c
+$(FUZZ_DIR)/fuzz_status: tests/fuzz/fuzz_status.c nvqd/runner.c
 $(FUZZ_DIR)/fuzz_%:
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(if $(findstring config,$@),$(INI_LIBS))

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -69,6 +70,17 @@ cgroup_base(char *out, size_t len)
 	}
 	if (mkdir(out, 0755) == -1 && errno != EEXIST)
 		return -1;
+	/*
+	 * pids for the jobs' folders, so that pids.max caps a job: given to the
+	 * base by nvqd's own cgroup (delegated to it under systemd), then to the
+	 * jobs by the base.  Where it cannot be, shims fall back on RLIMIT_NPROC.
+	 */
+	snprintf(own, sizeof(own), "%s", out);
+	if ((p = strrchr(own, '/')) != NULL) {
+		*p = '\0';
+		cgroup_write(own, "cgroup.subtree_control", "+pids");
+	}
+	cgroup_write(out, "cgroup.subtree_control", "+pids");
 	snprintf(line, sizeof(line), "%s/cgroup.procs", out);
 	return access(line, W_OK);
 }
@@ -91,16 +103,49 @@ cgroup_signal(const char *dir, int sig)
 	char path[PATH_MAX];
 	FILE *fp;
 	long pid;
-	int n = 0;
+	int n = 0, pidfd;
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	if ((fp = fopen(path, "r")) == NULL)
 		return -1;
-	while (fscanf(fp, "%ld", &pid) == 1)
-		if (pid > 0 && kill((pid_t)pid, sig) == 0)
+	while (fscanf(fp, "%ld", &pid) == 1) {
+		/*
+		 * Through a pidfd, and only if the process it names is in dir once
+		 * it is held: the pid read may have ended and gone to another
+		 * process since (the shim runs as root).
+		 */
+		if (pid <= 0 || (pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) == -1)
+			continue;
+		if (cgroup_holds(dir, (pid_t)pid) &&
+		    syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0)
 			n++;
+		close(pidfd);
+	}
 	fclose(fp);
 	return n;
+}
+
+int
+cgroup_holds(const char *dir, pid_t pid)
+{
+	char path[64], line[PATH_MAX + 8];
+	size_t n, dl = strlen(dir);
+	FILE *fp;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;
+	/* the line "0::/PATH", PATH relative to the mount, names the end of dir */
+	while (!r && fgets(line, sizeof(line), fp) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "0::/", 4) != 0)
+			continue;
+		n = strlen(line + 3);
+		r = n > 1 && dl > n && strcmp(dir + dl - n, line + 3) == 0;
+	}
+	fclose(fp);
+	return r;
 }
 
 int
@@ -109,6 +154,15 @@ cgroup_kill(const char *dir)
 	if (cgroup_write(dir, "cgroup.kill", "1") == 0)
 		return 0;
 	return cgroup_signal(dir, SIGKILL) == -1 ? -1 : 0;
+}
+
+int
+cgroup_pids_max(const char *dir, long long max)
+{
+	char n[24];
+
+	snprintf(n, sizeof(n), "%lld", max);
+	return cgroup_write(dir, "pids.max", n);
 }
 
 int

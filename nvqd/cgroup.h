@@ -5,8 +5,9 @@
  * cgroup, on the cgroup2 mount) and names each job's; the job's shim makes
  * it, puts the job in it before the job drops its privileges, signals
  * everything in it, and ends with cgroup.kill and rmdir.  nvqd uses
- * cgroup_kill for what is left of a job whose shim is gone.  No controllers
- * are enabled: cgroup.procs, cgroup.kill and cgroup.events need none.
+ * cgroup_kill for what is left of a job whose shim is gone.  One controller
+ * is enabled where nvqd may: pids, for [limits] max_procs; cgroup.procs,
+ * cgroup.kill and cgroup.events need none.
  * Functions return 0 or -1 with errno.  No libuv.
  */
 #ifndef NVQ_CGROUP_H
@@ -25,7 +26,14 @@ int	cgroup_enter(const char *dir);
 int	cgroup_signal(const char *dir, int sig);
 /* SIGKILLs everything in dir at once (cgroup.kill; one by one before Linux 5.14). */
 int	cgroup_kill(const char *dir);
+/*
+ * Whether pid is in the cgroup dir now (its /proc/PID/cgroup); reads /proc:
+ * the caller holds a pidfd or otherwise knows pid names the process it means.
+ */
+int	cgroup_holds(const char *dir, pid_t pid);
 /* 1 if no process is left in dir (or dir is gone), 0 if some are. */
 int	cgroup_empty(const char *dir);
+/* Caps the processes and threads in dir (pids.max); -1 where pids is not enabled. */
+int	cgroup_pids_max(const char *dir, long long max);
 
 #endif

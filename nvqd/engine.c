@@ -756,6 +756,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	rs.umask = e->cfg.job_umask;
 	rs.rlimits = e->cfg.rlimits;
 	rs.cgroup_base = e->cgroup_base[0] != '\0' ? e->cgroup_base : NULL;
+	rs.max_procs = e->cfg.max_procs;
 	if (rs.drop && x.has_groups) {
 		/* the groups the submitting process had */
 		char *tok, *save;

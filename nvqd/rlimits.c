@@ -140,3 +140,17 @@ rlimits_apply(const struct rlimits_entry *r, int n)
 	}
 	return 0;
 }
+
+int
+rlimits_lower(int resource, rlim_t max)
+{
+	struct rlimit cur;
+
+	if (getrlimit(resource, &cur) == -1)
+		return -1;
+	if (cur.rlim_cur > max)	/* RLIM_INFINITY is the highest of all */
+		cur.rlim_cur = max;
+	if (cur.rlim_max > max)
+		cur.rlim_max = max;
+	return setrlimit(resource, &cur);
+}

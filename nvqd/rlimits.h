@@ -26,5 +26,10 @@ struct rlimits_entry {
 int	rlimits_parse(const char *text, struct rlimits_entry *out, char *err, size_t errlen);
 /* setrlimit for each entry; 0, or -1 with errno from the first that failed. */
 int	rlimits_apply(const struct rlimits_entry *, int n);
+/*
+ * Lowers resource's soft and hard limits to max where they are higher
+ * (a lower limit the administrator set stays); 0, or -1 with errno.
+ */
+int	rlimits_lower(int resource, rlim_t max);
 
 #endif

@@ -4,13 +4,17 @@
  * nvqd starts it with posix_spawn (no copy of nvqd's memory), as
  *   nvq-shim -s STATUS -o OUT -e ERR -d CWD -u USER -U UID -G GID [-g GROUPS]
  *            [-D] [-P PRELOAD] [-m UMASK] [-r RLIMITS] [-c CGBASE -i ID]
- *            -- COMMAND [ARG...]
- * with the job's environment as its own.  GROUPS is a comma-separated list,
+ *            [-n MAXPROCS] [-E] -- COMMAND [ARG...]
+ * with an environment of nvqd's own: -E says the job's is on its standard
+ * input (a memfd, NUL-terminated strings), read at once and applied only in
+ * the job's process once it dropped privileges (runner.h says why); without
+ * -E (run by hand) the job gets the shim's.  GROUPS is a comma-separated list,
  * -D says to become UID, GID and GROUPS before the job runs, PRELOAD is a
  * library put first in the job's LD_PRELOAD (the job's, not the shim's),
- * UMASK (octal) and RLIMITS (rlimits.h) are the administrator's policy for
- * the job, and CGBASE the folder where the job's cgroup v2 is made
- * (cgroup.h), named after ID and the shim's pid.
+ * UMASK (octal), RLIMITS (rlimits.h) and MAXPROCS are the administrator's
+ * policy for the job, and CGBASE the folder where the job's cgroup v2 is made
+ * (cgroup.h), named after ID and the shim's pid.  MAXPROCS becomes the
+ * cgroup's pids.max, or without one the job's RLIMIT_NPROC.
  * It starts a session, becomes a child subreaper, and forks the job into a
  * process group (and cgroup) of its own, then drops privileges.  It
  * forwards SIGTERM (and SIGINT, SIGHUP) to everything in the job and turns
@@ -18,7 +22,10 @@
  * behind, and writes the exit status, CPU time and peak RSS to STATUS
  * (format in runner.h), so that they survive a restart of nvqd.  Failures
  * before exec reach the shim through a close-on-exec pipe and become the
- * reason: a job that cannot drop its privileges never runs.
+ * reason: a job that cannot drop its privileges never runs.  The shim blocks
+ * nowhere but in its wait for signals, so that a job is cancelled whatever
+ * stage it is in: it reads that pipe once the job's process has ended, and
+ * the job opens its output without blocking (a FIFO is refused).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,6 +40,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -59,6 +67,10 @@ struct shim_spec {
 	struct rlimits_entry rlimits[RLIMITS_MAX];
 	int		nrlimits;
 	char		cgroup[PATH_MAX];	/* "": none */
+	int		env_on_stdin;	/* -E */
+	char		**env;		/* the job's environment, or NULL: the shim's */
+	long long	max_procs;	/* 0: no limit */
+	int		procs_by_cgroup;	/* max_procs is the cgroup's pids.max */
 };
 
 extern char **environ;
@@ -78,10 +90,56 @@ shim_fail(int fd, int code, const char *fmt, ...)
 	_exit(code);
 }
 
+/*
+ * An output file of the job, in the job's process: a regular file or the
+ * null device, nothing whose open or writes could block the job before it
+ * runs (a FIFO nobody reads, a device).  Fails the job if it is anything else.
+ */
 static int
-shim_open_out(const char *path)
+shim_open_out(const char *path, int efd)
 {
-	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	struct stat st;
+	int fd, fl;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+	    0644)) == -1) {
+		/* a FIFO without a reader, a socket, a device that is not there */
+		if (errno == ENXIO)
+			shim_fail(efd, 126, "cannot open %s: not a regular file", path);
+		shim_fail(efd, 126, "cannot open %s: %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) == -1)
+		shim_fail(efd, 126, "cannot open %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) && !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
+		shim_fail(efd, 126, "cannot open %s: not a regular file", path);
+	if ((fl = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1)
+		shim_fail(efd, 126, "cannot open %s: %s", path, strerror(errno));
+	return fd;
+}
+
+/*
+ * The job's environment, in the job's process after it dropped privileges:
+ * its own (when nvqd passed it), with the hook first in its LD_PRELOAD.
+ */
+static void
+shim_job_env(const struct shim_spec *s, int efd)
+{
+	const char *old;
+	size_t len;
+	char *v;
+
+	if (s->env != NULL)
+		environ = s->env;
+	if (s->preload == NULL)
+		return;
+	/* the hook first, then whatever the job preloads itself */
+	old = getenv("LD_PRELOAD");
+	len = strlen(s->preload) + (old ? strlen(old) : 0) + 2;
+	if ((v = malloc(len)) == NULL)
+		shim_fail(efd, 126, "out of memory");
+	snprintf(v, len, "%s%s%s", s->preload, old && *old ? " " : "", old ? old : "");
+	if (setenv("LD_PRELOAD", v, 1) == -1)
+		shim_fail(efd, 126, "cannot set LD_PRELOAD: %s", strerror(errno));
 }
 
 /* In the job's process, after the shim's fork: never returns. */
@@ -97,6 +155,11 @@ shim_job(const struct shim_spec *s, int efd)
 		    strerror(errno));
 	if (rlimits_apply(s->rlimits, s->nrlimits) == -1)
 		shim_fail(efd, 126, "cannot set the resource limits: %s", strerror(errno));
+	/* per user, not per job, where no cgroup counts the job's processes */
+	if (s->max_procs > 0 && !s->procs_by_cgroup &&
+	    rlimits_lower(RLIMIT_NPROC, (rlim_t)s->max_procs) == -1)
+		shim_fail(efd, 126, "cannot limit its processes to %lld: %s", s->max_procs,
+		    strerror(errno));
 	if (s->drop) {
 		if (setgroups((size_t)s->ngroups, s->groups) == -1)
 			shim_fail(efd, 126, "cannot set the groups of %s: %s", s->user,
@@ -113,12 +176,8 @@ shim_job(const struct shim_spec *s, int efd)
 	umask((mode_t)s->umask);
 	if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		shim_fail(efd, 126, "cannot open /dev/null: %s", strerror(errno));
-	if ((out = shim_open_out(s->out)) == -1)
-		shim_fail(efd, 126, "cannot open %s: %s", s->out, strerror(errno));
-	if (strcmp(s->out, s->err) == 0)
-		err = out;
-	else if ((err = shim_open_out(s->err)) == -1)
-		shim_fail(efd, 126, "cannot open %s: %s", s->err, strerror(errno));
+	out = shim_open_out(s->out, efd);
+	err = strcmp(s->out, s->err) == 0 ? out : shim_open_out(s->err, efd);
 	/* nvq sends getcwd's path, which has no link in it: one planted since is not followed */
 	if ((dir = open(s->cwd, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    fchdir(dir) == -1)
@@ -126,18 +185,8 @@ shim_job(const struct shim_spec *s, int efd)
 	close(dir);
 	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		shim_fail(efd, 126, "dup2: %s", strerror(errno));
-	if (s->preload != NULL) {
-		/* the hook first, then whatever the job preloads itself */
-		const char *old = getenv("LD_PRELOAD");
-		size_t len = strlen(s->preload) + (old ? strlen(old) : 0) + 2;
-		char *v = malloc(len);
-
-		if (v == NULL)
-			shim_fail(efd, 126, "out of memory");
-		snprintf(v, len, "%s%s%s", s->preload, old && *old ? " " : "", old ? old : "");
-		if (setenv("LD_PRELOAD", v, 1) == -1)
-			shim_fail(efd, 126, "cannot set LD_PRELOAD: %s", strerror(errno));
-	}
+	/* last: execvp searches the job's PATH */
+	shim_job_env(s, efd);
 	execvp(s->argv[0], s->argv);
 	shim_fail(efd, errno == ENOENT ? 127 : 126, "cannot execute %s: %s", s->argv[0],
 	    strerror(errno));
@@ -194,26 +243,80 @@ shim_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void
-shim_write_status(const char *path, const struct runner_status *rs)
+/*
+ * Makes the status file, its blocks reserved, when the job starts: on a
+ * full disk its end can still be recorded.  The descriptor, or -1.
+ */
+static int
+shim_status_open(const char *path)
 {
-	char tmp[4200];
-	FILE *fp;
 	int fd;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1)
+	if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
+		return -1;
+	/*
+	 * Blocks past its end, so that it stays empty (no record) until the
+	 * record is written into them; where that is not supported, zeros,
+	 * which runner_status_parse also takes for no record.
+	 */
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, RUNNER_STATUS_SIZE) == -1)
+		posix_fallocate(fd, 0, RUNNER_STATUS_SIZE);
+	return fd;
+}
+
+/* The record, in place, with one write, its end line last (runner.h). */
+static void
+shim_write_status(int fd, const char *path, const struct runner_status *rs)
+{
+	char buf[RUNNER_STATUS_SIZE];
+	int n;
+
+	if (fd == -1 && (fd = shim_status_open(path)) == -1)
 		return;
-	if ((fp = fdopen(fd, "w")) == NULL) {
-		close(fd);
-		return;
-	}
-	fprintf(fp, "exit %d\nsignal %d\ncpu %.3f\nrss %lld\nended %.3f\nreason %s\n",
-	    rs->exit_code, rs->signal, rs->cpu_time, (long long)rs->max_rss, rs->ended_at,
-	    rs->reason);
+	if ((n = runner_status_format(rs, buf, sizeof(buf))) > 0)
+		while (pwrite(fd, buf, (size_t)n, 0) == -1 && errno == EINTR)
+			;
 	/* no fsync: this must outlive nvqd, not a power cut (which ends the job too) */
-	fclose(fp);
-	rename(tmp, path);
+	close(fd);
+}
+
+/*
+ * Reads the job's environment from standard input (-E): NUL-terminated
+ * strings, into s->env.  0, or -1 with errno.
+ */
+static int
+shim_read_env(struct shim_spec *s)
+{
+	size_t len = 0, cap = 65536, count = 0, i = 0;
+	char *buf, *p, *nbuf;
+	ssize_t n;
+
+	if ((buf = malloc(cap + 1)) == NULL)
+		return -1;
+	for (;;) {
+		if (len == cap) {
+			if ((nbuf = realloc(buf, cap * 2 + 1)) == NULL)
+				goto fail;
+			buf = nbuf;
+			cap *= 2;
+		}
+		if ((n = read(0, buf + len, cap - len)) == 0)
+			break;
+		if (n == -1 && errno != EINTR)
+			goto fail;
+		len += n > 0 ? (size_t)n : 0;
+	}
+	buf[len] = '\0';	/* in case the last string lacks its own */
+	for (p = buf; p < buf + len; p += strlen(p) + 1)
+		count++;
+	if ((s->env = calloc(count + 1, sizeof(*s->env))) == NULL)
+		goto fail;
+	for (p = buf; p < buf + len; p += strlen(p) + 1)
+		s->env[i++] = p;
+	return 0;
+fail:
+	free(buf);
+	return -1;
 }
 
 /* The shim's life: start the job, forward signals, record how it ended. */
@@ -225,7 +328,7 @@ shim_shim(struct shim_spec *s)
 	sigset_t set;
 	siginfo_t si;
 	pid_t job, p;
-	int efd[2], st, fd, i, done = 0;
+	int efd[2], st, fd, sfd, i, done = 0, env_errno = 0;
 	char ticket[PATH_MAX + 80];
 	ssize_t n;
 
@@ -239,6 +342,9 @@ shim_shim(struct shim_spec *s)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_SETMASK, &set, NULL);
+	/* a memfd: reading it never blocks */
+	if (s->env_on_stdin && shim_read_env(s) == -1)
+		env_errno = errno ? errno : ENOMEM;
 	if ((fd = open("/dev/null", O_RDWR)) != -1) {
 		dup2(fd, 0);
 		dup2(fd, 1);
@@ -254,13 +360,20 @@ shim_shim(struct shim_spec *s)
 	rs.exit_code = -1;
 	rs.max_rss = -1;
 	rs.cpu_time = -1;
+	sfd = shim_status_open(s->status_path);
 	if (*s->cgroup != '\0' && mkdir(s->cgroup, 0755) == -1 && errno != EEXIST)
 		s->cgroup[0] = '\0';	/* a process group, as without cgroups */
-	if (pipe2(efd, O_CLOEXEC) == -1 || (job = fork()) == -1) {
+	s->procs_by_cgroup = s->max_procs > 0 && *s->cgroup != '\0' &&
+	    cgroup_pids_max(s->cgroup, s->max_procs) == 0;
+	/* the read end never blocks the shim: it is read once the job's process ended */
+	if (env_errno != 0 || pipe2(efd, O_CLOEXEC) == -1 ||
+	    fcntl(efd[0], F_SETFL, O_NONBLOCK) == -1 || (job = fork()) == -1) {
 		rs.exit_code = 126;
-		snprintf(rs.reason, sizeof(rs.reason), "cannot start: %s", strerror(errno));
+		snprintf(rs.reason, sizeof(rs.reason), "%s: %s", env_errno ?
+		    "cannot read its environment" : "cannot start",
+		    strerror(env_errno ? env_errno : errno));
 		rs.ended_at = shim_now();
-		shim_write_status(s->status_path, &rs);
+		shim_write_status(sfd, s->status_path, &rs);
 		_exit(0);
 	}
 	if (job == 0) {
@@ -273,10 +386,6 @@ shim_shim(struct shim_spec *s)
 	}
 	setpgid(job, job);	/* also here, so that kill(-job) works at once */
 	close(efd[1]);
-	while ((n = read(efd[0], rs.reason, sizeof(rs.reason) - 1)) == -1 && errno == EINTR)
-		;
-	rs.reason[n > 0 ? n : 0] = '\0';
-	close(efd[0]);
 
 	while (!done) {
 		if (sigwaitinfo(&set, &si) == -1)
@@ -299,6 +408,11 @@ shim_shim(struct shim_spec *s)
 		}
 	}
 	rs.ended_at = shim_now();
+	/* why it could not start, if it could not: written before it exited, small */
+	while ((n = read(efd[0], rs.reason, sizeof(rs.reason) - 1)) == -1 && errno == EINTR)
+		;
+	rs.reason[n > 0 ? n : 0] = '\0';
+	close(efd[0]);
 	/*
 	 * The job is over: what it left behind goes too, so that its GPUs are
 	 * free: its group and cgroup, then, if any orphan reparented to us is
@@ -320,7 +434,7 @@ shim_shim(struct shim_spec *s)
 	}
 	if (*s->cgroup != '\0')
 		rmdir(s->cgroup);
-	shim_write_status(s->status_path, &rs);
+	shim_write_status(sfd, s->status_path, &rs);
 	_exit(0);
 }
 
@@ -352,7 +466,7 @@ main(int argc, char **argv)
 	int c;
 
 	s.umask = 022;
-	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:")) != -1) {
+	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:n:E")) != -1) {
 		switch (c) {
 		case 's': s.status_path = optarg; break;
 		case 't':
@@ -397,6 +511,12 @@ main(int argc, char **argv)
 			if (shim_number(optarg, 10, &id) == -1)
 				return shim_usage("bad job id");
 			break;
+		case 'n':
+			if (shim_number(optarg, 10, &v) == -1 || v > 1UL << 30)
+				return shim_usage("bad process limit");
+			s.max_procs = (long long)v;
+			break;
+		case 'E': s.env_on_stdin = 1; break;
 		default:
 			return shim_usage("unknown option");
 		}

@@ -3,6 +3,43 @@
 # job's end or a cancel; an environment is deleted as soon as its job can
 # no longer start, and the private database gives the room back.
 
+t_disk_full_records() {	# the disk filled by a job: ends and cancels still recorded, submits refused
+	if [ "$(id -u)" != 0 ] || ! mkdir -p "$T/fs" || ! mount -t tmpfs -o size=24m tmpfs "$T/fs"; then
+		skip "needs root and mount"
+		return
+	fi
+	write_config
+	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
+	start_nvqd || { umount "$T/fs"; return; }
+	local five long filler out rc i
+	five=$(submit -g 0 sh -c 'sleep 3; exit 5')
+	long=$(submit -g 0 sleep 300)
+	wait_state "$five" RUNNING; wait_state "$long" RUNNING
+	# a job writes until the disk is full, as `yes` does, and ends (write error)
+	filler=$(submit -g 0 -o "$T/fs/yes.out" yes)
+	wait_state "$filler" FAILED 10
+	expect_eq "it took the disk" "$(( $(stat -c %s "$T/fs/yes.out") > 15000000 ))" 1
+	expect_eq "and its end is recorded as the write error it was" "$(field "$filler" exit_code)" 1
+	out=$(nvq submit -g 0 true 2>&1); rc=$?
+	expect_eq "a submit on a full disk is refused" "$rc" 1
+	expect_match "with the reason" "$out" "cannot store the job: .*(disk is full|database or disk is full).*; nothing was queued"
+	out=$(nvq cancel "$long" 2>&1); rc=$?
+	expect_eq "root's cancel works on a full disk" "$rc" 0
+	expect_eq "and says nothing wrong" "$out" ""
+	wait_state "$long" CANCELLED 10
+	wait_state "$five" FAILED 10
+	expect_eq "a job that ended while the disk was full has its exit code" "$(field "$five" exit_code)" 5
+	expect_eq "nvqd still serves" "$(nvq list > /dev/null 2>&1; echo $?)" 0
+	rm -f "$T/fs/yes.out"
+	expect_match "submits work again once there is room" "$(submit -g 0 true)" "^[0-9]+$"
+	stop_nvqd
+	expect_eq "integrity" "$(sqlite3 "$T/fs/nvq.db" "PRAGMA integrity_check")" ok
+	expect_eq "the ends are in the history" \
+	    "$(sqlite3 "$T/fs/nvq.db" "SELECT group_concat(state || ':' || coalesce(exit_code, '-'), ' ') FROM jobs WHERE id IN ($five, $long)")" \
+	    "FAILED:5 CANCELLED:-"
+	umount "$T/fs"
+}
+
 env_rows() {	# IDS: how many of these jobs' environments the private database holds
 	sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM job_env WHERE job_id IN ($1)"
 }
