@@ -78,7 +78,8 @@ client_io(int fd, void *p, size_t n, int writing)
 	ssize_t r;
 
 	while (n > 0) {
-		r = writing ? write(fd, b, n) : read(fd, b, n);
+		/* no SIGPIPE: nvqd may refuse a frame before its end, with a reply */
+		r = writing ? send(fd, b, n, MSG_NOSIGNAL) : read(fd, b, n);
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -121,8 +122,9 @@ client_call(const char *given, struct proto_buf *req, struct proto_msg *rep)
 		    "  or point nvq at it with -s SOCKET or NVQ_SOCKET", path, strerror(errno));
 		goto out;
 	}
-	if (client_io(fd, req->data, req->len, 1) == -1 ||
-	    client_io(fd, hdr, sizeof(hdr), 0) == -1) {
+	/* a request cut short may still have its refusal to read */
+	if ((client_io(fd, req->data, req->len, 1) == -1 && errno != EPIPE &&
+	    errno != ECONNRESET) || client_io(fd, hdr, sizeof(hdr), 0) == -1) {
 		nvq_err("nvqd at %s closed the connection", path);
 		goto out;
 	}
@@ -139,7 +141,7 @@ client_call(const char *given, struct proto_buf *req, struct proto_msg *rep)
 		goto out;
 	}
 	if (type == MSG_ERROR) {
-		nvq_err("%s", proto_str(rep, "error") ? proto_str(rep, "error") : "error");
+		nvq_err("%s", proto_str(rep, "error") ? fmt_safe(proto_str(rep, "error")) : "error");
 		proto_msg_free(rep);
 		goto out;
 	}

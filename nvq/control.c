@@ -107,9 +107,11 @@ control_suspended(int64_t id, const struct proto_msg *m, const struct nvq_row *j
 		return 0;
 	}
 	if (state != NULL && strcmp(state, "RUNNING") == 0 && err != NULL)
-		nvq_err("job %lld: the suspend failed: %s; it runs on", (long long)id, err);
+		nvq_err("job %lld: the suspend failed: %s; it runs on", (long long)id,
+		    fmt_safe(err));
 	else
-		nvq_err("job %lld: not suspended (%s)", (long long)id, state ? state : "gone");
+		nvq_err("job %lld: not suspended (%s)", (long long)id,
+		    state ? fmt_safe(state) : "gone");
 	return 1;
 }
 

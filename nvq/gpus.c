@@ -39,12 +39,14 @@ cmd_gpus(struct nvq_args *a)
 			fmt_size((uint64_t)row_int(&m, &rows[i], "queue_used", 0), u, sizeof(u));
 			printf("%-3lld %-40s %-24.24s %-6s %7s %7s %8s %7s %7s  %s\n",
 			    (long long)row_int(&m, &rows[i], "index", 0),
-			    row_str(&m, &rows[i], "uuid"), row_str(&m, &rows[i], "name"),
-			    row_str(&m, &rows[i], "mode"), t, bu, d, u, o, row_str(&m, &rows[i], "jobs"));
+			    fmt_safe(row_str(&m, &rows[i], "uuid")),
+			    fmt_safe(row_str(&m, &rows[i], "name")),
+			    fmt_safe(row_str(&m, &rows[i], "mode")), t, bu, d, u, o,
+			    fmt_safe(row_str(&m, &rows[i], "jobs")));
 		}
 		if (n == 0)
-			printf("(no GPUs: %s)\n", proto_str(&m, "source") ? proto_str(&m, "source") :
-			    "?");
+			printf("(no GPUs: %s)\n", proto_str(&m, "source") ?
+			    fmt_safe(proto_str(&m, "source")) : "?");
 	}
 	free(rows);
 	proto_msg_free(&m);

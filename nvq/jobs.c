@@ -1,6 +1,6 @@
 /*
  * jobs.c: `nvq list`, `nvq show` and `nvq history`: tables for people,
- * JSON for programs.
+ * JSON for programs.  Every string from nvqd goes to people through fmt_safe().
  */
 #include <stdlib.h>
 #include <string.h>
@@ -148,21 +148,22 @@ jobs_table(struct nvq_args *a, int type)
 		    "GPUS", "MEM", "ELAPSED", type == MSG_HISTORY ? "ENDED  REASON" : "REASON");
 		for (i = 0; i < n; i++) {
 			const char *nm = row_str(&m, &rows[i], "name");
+			const char *user = row_str(&m, &rows[i], "user");
 			char ended[32];
 
-			snprintf(name, sizeof(name), "%s", nm ? nm : "");
+			snprintf(name, sizeof(name), "%s", fmt_safe(nm));
 			jobs_mem(&m, &rows[i], mem, sizeof(mem));
 			jobs_elapsed(&m, &rows[i], now, el, sizeof(el));
 			printf("%-7lld %-10s %-20s %-9s %4lld %11s %10s  ",
 			    (long long)row_int(&m, &rows[i], "id", 0),
-			    row_str(&m, &rows[i], "user") ? row_str(&m, &rows[i], "user") : "?",
-			    name, row_str(&m, &rows[i], "state"),
+			    user ? fmt_safe(user) : "?",
+			    name, fmt_safe(row_str(&m, &rows[i], "state")),
 			    (long long)row_int(&m, &rows[i], "gpus", 0), mem, el);
 			if (type == MSG_HISTORY) {
 				fmt_time(row_real(&m, &rows[i], "ended_at"), ended, sizeof(ended));
 				printf("%s  ", ended);
 			}
-			printf("%s\n", jobs_reason(&m, &rows[i]));
+			printf("%s\n", fmt_safe(jobs_reason(&m, &rows[i])));
 		}
 	}
 	free(rows);
@@ -259,40 +260,41 @@ cmd_show(struct nvq_args *a)
 			if (strcmp(f->key, "now") == 0)
 				continue;
 			if (f->kind == 'i')
-				printf("%-13s %lld\n", f->key, (long long)f->i);
+				printf("%-13s %lld\n", fmt_safe(f->key), (long long)f->i);
 			else if (strstr(f->key, "_at") != NULL) {
 				fmt_time(strtod(f->s, NULL), t, sizeof(t));
-				printf("%-13s %s\n", f->key, t);
+				printf("%-13s %s\n", fmt_safe(f->key), t);
 			} else
-				printf("%-13s %s\n", f->key, f->s);
+				printf("%-13s %s\n", fmt_safe(f->key), fmt_safe(f->s));
 		}
 		for (i = 0; i < nruns; i++) {
 			printf("run %lld:", (long long)row_int(&m, &runs[i], "run", 0));
 			for (k = runs[i].start + 1; k < runs[i].end; k++) {
 				const struct proto_field *f = &m.fields[k];
 				if (f->kind == 'i')
-					printf(" %s=%lld", f->key, (long long)f->i);
+					printf(" %s=%lld", fmt_safe(f->key), (long long)f->i);
 				else
-					printf(" %s=%s", f->key, f->s);
+					printf(" %s=%s", fmt_safe(f->key), fmt_safe(f->s));
 			}
 			printf("\n");
 		}
 		for (i = 0; i < nevents; i++) {
 			const char *r = row_str(&m, &events[i], "reason");
 			fmt_time(row_real(&m, &events[i], "at"), t, sizeof(t));
-			printf("event %s %-9s %s\n", t, row_str(&m, &events[i], "state"), r ? r : "");
+			printf("event %s %-9s %s\n", t, fmt_safe(row_str(&m, &events[i], "state")),
+			    fmt_safe(r));
 		}
 		for (i = 0; i < nsw; i++) {
-			printf("switch %s:", row_str(&m, &sws[i], "kind"));
+			printf("switch %s:", fmt_safe(row_str(&m, &sws[i], "kind")));
 			for (k = sws[i].start + 1; k < sws[i].end; k++) {
 				const struct proto_field *f = &m.fields[k];
 				if (f->kind == 'i')
-					printf(" %s=%lld", f->key, (long long)f->i);
+					printf(" %s=%lld", fmt_safe(f->key), (long long)f->i);
 				else if (strcmp(f->key, "started_at") == 0) {
 					fmt_time(strtod(f->s, NULL), t, sizeof(t));
-					printf(" %s=%s", f->key, t);
+					printf(" %s=%s", fmt_safe(f->key), t);
 				} else
-					printf(" %s=%s", f->key, f->s);
+					printf(" %s=%s", fmt_safe(f->key), fmt_safe(f->s));
 			}
 			printf("\n");
 		}

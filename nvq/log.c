@@ -54,7 +54,8 @@ cmd_log(struct nvq_args *a)
 					nvq_err("job %lld is PENDING: no output yet (use -f to wait "
 					    "for it)", (long long)id);
 				else
-					nvq_err("cannot read %s: %s", path, strerror(errno));
+					nvq_err("cannot read %s: %s", fmt_safe(path),
+					    strerror(errno));
 				return 1;
 			}
 		}

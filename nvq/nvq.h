@@ -51,6 +51,12 @@ double		row_real(const struct proto_msg *, const struct nvq_row *, const char *k
 void		nvq_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void		fmt_json_row(FILE *, const struct proto_msg *, const struct nvq_row *);
 void		fmt_json_str(FILE *, const char *);
+/*
+ * s for a terminal: control characters, DEL, C1 controls and bytes that
+ * are not UTF-8 become \e, \n, \t, \r, \xHH or \u0080 to \u009f.  The text
+ * is borrowed, valid for 8 more calls (enough for one printf); NULL gives "".
+ */
+const char	*fmt_safe(const char *s);
 void		fmt_time(double, char *, size_t);
 int		fmt_state_ok(const char *);
 /* Whether a job in this state has yet to end (PENDING, RUNNING, SUSPENDED). */

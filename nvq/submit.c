@@ -46,6 +46,11 @@ cmd_submit(struct nvq_args *a)
 		    "or 45s, 30m, 2h, 1d)", a->time);
 		return 2;
 	}
+	if (secs > PARSE_MAX_LIMIT) {
+		nvq_err("-t %s: over the longest time limit, %lld days", a->time,
+		    PARSE_MAX_LIMIT / 86400);
+		return 2;
+	}
 	if (a->prio != NULL && parse_int(a->prio, -1000000, 1000000, &prio) == -1) {
 		nvq_err("-p %s: not a priority (a whole number, higher runs first)", a->prio);
 		return 2;

@@ -198,6 +198,23 @@ ctl_env(const struct proto_msg *m, int *lenp)
 	return buf;
 }
 
+/* The refusal of an environment of len bytes over [limits] max_env; big is its largest entry. */
+static int
+ctl_error_env(struct ctl_req *r, size_t len, const char *big, size_t biglen)
+{
+	char total[16], max[16], bigsz[16];
+	const char *eq = big != NULL ? strchr(big, '=') : NULL;
+	int namelen = big == NULL ? 0 : eq != NULL ? (int)(eq - big) : (int)biglen;
+
+	fmt_size(len, total, sizeof(total));
+	fmt_size(r->e->cfg.max_env, max, sizeof(max));
+	fmt_size(biglen, bigsz, sizeof(bigsz));
+	return ctl_error(r, "the environment is %s (%zu bytes; the largest variable, %.*s%s, is "
+	    "%s), over [limits] max_env (%s); nothing was queued", total, len,
+	    namelen > 40 ? 40 : namelen, big != NULL ? big : "", namelen > 40 ? "..." : "",
+	    bigsz, max);
+}
+
 static int
 ctl_submit(struct ctl_req *r, struct proto_buf *out)
 {
@@ -206,9 +223,9 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	int64_t after[PARSE_MAX_IDS], id;
 	char user[64], name[CTL_MAX_NAME + 1], state[16], why[256], *argv = NULL, *cmd = NULL;
 	char afterbuf[PARSE_MAX_IDS * 21], *env = NULL, *groups = NULL;
-	const char *s;
-	size_t argvlen = 0, off = 0, cmdlen = 8192;
-	int i, nargs = 0, nafter = 0, rc = -1;
+	const char *s, *bigvar = NULL;
+	size_t argvlen = 0, off = 0, cmdlen = 8192, envlen = 0, biglen = 0;
+	int i, nargs = 0, nafter = 0, rc = -1, npending;
 	int64_t gpus = proto_int(m, "gpus", 1), prio = proto_int(m, "priority", 0);
 	int64_t limit = proto_int(m, "time", 0), mem = proto_int(m, "mem", 0);
 
@@ -222,6 +239,12 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 			if (nafter == PARSE_MAX_IDS)
 				return ctl_error(r, "at most %d --after jobs", PARSE_MAX_IDS);
 			after[nafter++] = m->fields[i].i;
+		} else if (strcmp(m->fields[i].key, "env") == 0 && m->fields[i].kind == 's') {
+			envlen += m->fields[i].slen + 1;
+			if (m->fields[i].slen >= biglen) {
+				biglen = m->fields[i].slen;
+				bigvar = m->fields[i].s;
+			}
 		}
 	}
 	if (nargs == 0)
@@ -232,6 +255,10 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		return ctl_error(r, "the working directory must be an absolute path");
 	if (gpus < 0 || gpus > SCHED_MAX_GPUS)
 		return ctl_error(r, "GPUs must be from 0 to %d", SCHED_MAX_GPUS);
+	/* the scheduler holds everyone to it, root too: such a job would wait for ever */
+	if (r->e->cfg.sched.max_gpus > 0 && gpus > r->e->cfg.sched.max_gpus)
+		return ctl_error(r, "this job could never run: it asks for %lld GPUs and "
+		    "[limits] max_gpus is %d per user", (long long)gpus, r->e->cfg.sched.max_gpus);
 	if (mem < 0)
 		return ctl_error(r, "memory must not be negative");
 	if (prio < -CTL_MAX_PRIO || prio > CTL_MAX_PRIO)
@@ -243,6 +270,11 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		    r->e->cfg.has_admin_gid ? " and members of " : "", r->e->cfg.admin_group);
 	if (limit < 0)
 		return ctl_error(r, "the time limit must not be negative");
+	if (limit > PARSE_MAX_LIMIT)
+		return ctl_error(r, "the time limit (%lld seconds) is over the longest, %lld days",
+		    (long long)limit, PARSE_MAX_LIMIT / 86400);
+	if (r->e->cfg.max_env > 0 && envlen > r->e->cfg.max_env)
+		return ctl_error_env(r, envlen, bigvar, biglen);
 	if ((s = proto_str(m, "stdout")) != NULL && *s != '/')
 		return ctl_error(r, "the output file \"%s\" is not an absolute path", s);
 	if ((s = proto_str(m, "stderr")) != NULL && *s != '/')
@@ -275,6 +307,12 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		const char *a = proto_str(m, "arg"), *base = strrchr(a, '/');
 		snprintf(name, sizeof(name), "%s", base ? base + 1 : a);
 	}
+	ctl_user_name(r->uid, user, sizeof(user));
+	/* root is exempt: whoever cleans up after a flood must still be able to queue */
+	if (r->uid != 0 && r->e->cfg.max_pending > 0 &&
+	    (npending = engine_pending(r->e, r->uid)) >= r->e->cfg.max_pending)
+		return ctl_error(r, "%s has %d pending jobs: [limits] max_pending is %lld; "
+		    "nothing was queued", user, npending, r->e->cfg.max_pending);
 
 	if (ctl_user_dir(r) == -1) {
 		log_warn("%s/%u", r->e->cfg.spool, (unsigned)r->uid);
@@ -295,7 +333,6 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		ctl_quote(cmd, cmdlen, &off, m->fields[i].s);
 	}
 	cmd[off] = '\0';
-	ctl_user_name(r->uid, user, sizeof(user));
 	j.uid = r->uid;
 	j.gid = r->gid;
 	j.user = user;

@@ -30,6 +30,7 @@
 
 #define ENGINE_MAX_ENV	(1 << 20)
 #define ENGINE_MAX_GROUPS 1024
+#define ENGINE_MAX_ARM_MS 3.2e12	/* about a century: no timer waits longer */
 
 static void engine_job_ended(struct engine *, struct job *);
 
@@ -65,9 +66,56 @@ engine_find(struct engine *e, int64_t id)
 	return NULL;
 }
 
+int
+engine_pending(const struct engine *e, uint32_t uid)
+{
+	int i;
+
+	for (i = 0; i < e->nusers; i++)
+		if (e->users[i].uid == uid)
+			return e->users[i].pending;
+	return 0;
+}
+
+/* Counts a job in (d = 1) or out (-1) of its user's pending jobs; few users, a short array. */
+static void
+engine_count_pending(struct engine *e, const struct job *j, int d)
+{
+	void *n;
+	int i;
+
+	if (j->state != JOB_PENDING)
+		return;
+	for (i = 0; i < e->nusers && e->users[i].uid != j->uid; i++)
+		;
+	if (i == e->nusers) {
+		if ((n = realloc(e->users, (size_t)(i + 1) * sizeof(*e->users))) == NULL) {
+			log_warnx("out of memory: uid %u's pending jobs go uncounted",
+			    (unsigned)j->uid);
+			return;
+		}
+		e->users = n;
+		e->users[i].uid = j->uid;
+		e->users[i].pending = 0;
+		e->nusers++;
+	}
+	if ((e->users[i].pending += d) < 0)
+		e->users[i].pending = 0;
+}
+
+/* Every change of a linked job's state goes through here, for the counts above. */
+static void
+engine_state(struct engine *e, struct job *j, int state)
+{
+	engine_count_pending(e, j, -1);
+	j->state = state;
+	engine_count_pending(e, j, 1);
+}
+
 static void
 engine_link(struct engine *e, struct job *j)
 {
+	engine_count_pending(e, j, 1);
 	j->next = e->jobs;
 	if (e->jobs != NULL)
 		e->jobs->prev = j;
@@ -110,6 +158,7 @@ engine_drop(struct engine *e, struct job *j)
 	if (j->next != NULL)
 		j->next->prev = j->prev;
 	e->njobs--;
+	engine_count_pending(e, j, -1);
 	j->gone = 1;
 	e->deps_dirty = 1;	/* whoever runs --after it may be ready, or never */
 	if (j->poll != NULL)
@@ -512,9 +561,12 @@ engine_watch(struct engine *e, struct job *j)
 
 static void engine_timer_cb(uv_timer_t *);
 
+/* Fires the job's timer in secs; a century or more saturates (no double-to-int overflow). */
 static void
 engine_arm(struct engine *e, struct job *j, double secs)
 {
+	double ms = secs * 1000;
+
 	if (j->timer == NULL) {
 		if ((j->timer = calloc(1, sizeof(*j->timer))) == NULL)
 			return;
@@ -522,7 +574,8 @@ engine_arm(struct engine *e, struct job *j, double secs)
 		j->timer->data = j;
 		j->handles++;
 	}
-	uv_timer_start(j->timer, engine_timer_cb, secs > 0 ? (uint64_t)(secs * 1000) : 0, 0);
+	uv_timer_start(j->timer, engine_timer_cb, !(ms > 0) ? 0 :
+	    ms < ENGINE_MAX_ARM_MS ? (uint64_t)ms : (uint64_t)ENGINE_MAX_ARM_MS, 0);
 }
 
 void
@@ -706,7 +759,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	int rc = -1;
 	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
 
-	j->state = JOB_RUNNING;
+	engine_state(e, j, JOB_RUNNING);
 	j->gpumask = mask;
 	j->granted = granted;
 	j->started_at = now;
@@ -1244,7 +1297,7 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 		return 1;
 	j = e->jobs;
 	if (c[4].s != NULL && strcmp(c[4].s, "PENDING") != 0) {
-		j->state = strcmp(c[4].s, "SUSPENDED") == 0 ? JOB_SUSPENDED : JOB_RUNNING;
+		engine_state(e, j, strcmp(c[4].s, "SUSPENDED") == 0 ? JOB_SUSPENDED : JOB_RUNNING);
 		j->started_at = c[9].r;
 		j->slice_start = engine_now();	/* a restart: a full turn */
 		j->suspended_at = c[21].type == STORE_NULL ? 0 : c[21].r;
@@ -1339,7 +1392,7 @@ engine_adopt(struct engine *e, struct job *j)
 	if (store_job_unstart(e->store, j->id, engine_now()) == -1)
 		return 0;	/* FAILED as having no supervisor, below */
 	log_info("job %lld: never started; pending again", (long long)j->id);
-	j->state = JOB_PENDING;
+	engine_state(e, j, JOB_PENDING);
 	j->gpumask = 0;
 	j->granted = 0;
 	j->started_at = 0;
@@ -1610,4 +1663,5 @@ engine_free(struct engine *e)
 	free(e->order);
 	free(e->map);
 	free(e->started);
+	free(e->users);
 }

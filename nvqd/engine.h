@@ -107,6 +107,11 @@ struct engine {
 	struct gpu_set	gpus;
 	struct job	*jobs;		/* the active jobs */
 	int		njobs;
+	struct {			/* PENDING jobs per uid, for [limits] max_pending: */
+		uint32_t uid;		/* kept by engine_state, engine_link, engine_drop */
+		int	pending;
+	}		*users;
+	int		nusers;
 	int		is_root;
 	char		shim[PATH_MAX];	/* nvq-shim */
 	char		hook[PATH_MAX];	/* libnvq-hook.so, or "" */
@@ -156,6 +161,8 @@ void	engine_shutdown(struct engine *);
 /* Frees what engine_init made, once the loop has ended. */
 void	engine_free(struct engine *);
 struct job *engine_find(struct engine *, int64_t);
+/* How many PENDING jobs uid has, counted as they come and go, not scanned. */
+int	engine_pending(const struct engine *, uint32_t uid);
 /* Adds a job that store_job_insert just committed; it becomes the head of e->jobs. */
 int	engine_add(struct engine *, int64_t id, uint32_t uid, uint32_t gid, const char *user,
 	    int ngpus, uint64_t mem, int priority, double now, int64_t limit,

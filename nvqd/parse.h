@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #define PARSE_MAX_IDS	64
+/* The longest time limit a job may have (-t), checked by nvq and by nvqd: 365 days. */
+#define PARSE_MAX_LIMIT	(365LL * 86400)
 
 /* Bytes from "20G", "1.5T", "512MiB"; a bare number means MiB, as in Slurm. */
 int	parse_size(const char *, uint64_t *);

@@ -10,6 +10,15 @@
  * connections, so that one user who opens thousands and goes silent cannot
  * take the file descriptors everyone else needs.  Connections are freed in
  * their close callback.
+ *
+ * Memory: the bytes held for a connection are its read buffer's capacity
+ * and the replies queued to it, not yet written.  A read buffer past
+ * SERVER_BUF_SMALL may grow only while its uid holds under
+ * SERVER_MAX_UID_BYTES and everyone under SERVER_MAX_BYTES, and a request
+ * is answered only while its uid holds under SERVER_MAX_UID_BYTES (replies
+ * nobody reads); else the connection gets an error frame and closes.  So
+ * partial 4 MB frames on hundreds of connections, or pipelined requests
+ * whose replies are never read, cost at most that much.
  */
 #include <errno.h>
 #include <limits.h>
@@ -30,6 +39,11 @@
 #define SERVER_IDLE_MS	30000
 /* Connections one uid may hold open at once (its nvq calls and its jobs' hooks). */
 #define SERVER_MAX_PER_UID	256
+/* A read buffer this small is always granted: nvq's own requests fit. */
+#define SERVER_BUF_SMALL	65536
+/* Bytes held for one uid's connections, and for all (read buffers and unread replies). */
+#define SERVER_MAX_UID_BYTES	((size_t)64 << 20)
+#define SERVER_MAX_BYTES	((size_t)512 << 20)
 
 struct conn {
 	uv_pipe_t	pipe;
@@ -42,9 +56,12 @@ struct conn {
 	int		ngroups;
 	uint8_t		*buf;
 	size_t		len, cap;
+	size_t		queued;		/* replies handed to uv_write, not yet written: bytes */
+	int		refused;	/* server_alloc_cb: why the buffer may not grow */
 	int		closing;
 	int		nclosed;
 	struct hook_sess *hook;		/* a hook's connection, after its hello */
+	int64_t		pid_start;	/* pid's start time at accept (no SO_PEERPIDFD) */
 	struct conn	*next, *prev;
 };
 
@@ -54,12 +71,15 @@ struct server {
 	struct conn	*conns;
 	char		path[PATH_MAX];
 	uint64_t	warned_at;	/* last "too many connections", uv_now() */
+	size_t		bytes;		/* every open connection's cap + queued */
+	uint64_t	mem_warned_at;	/* last "holds too many bytes", uv_now() */
 };
 
 struct server_write {
 	uv_write_t	req;
 	struct conn	*c;
 	uint8_t		*data;
+	size_t		held;		/* what it costs: the buffer's capacity and this */
 	int		close_after;
 };
 
@@ -81,6 +101,8 @@ server_close(struct conn *c)
 	if (c->closing)
 		return;
 	c->closing = 1;
+	/* what it holds is freed in the close callback, but no longer counted */
+	c->srv->bytes -= c->cap + c->queued;
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -99,6 +121,10 @@ server_written_cb(uv_write_t *req, int status)
 {
 	struct server_write *w = (struct server_write *)req;
 
+	if (!w->c->closing) {
+		w->c->queued -= w->held;
+		w->c->srv->bytes -= w->held;
+	}
 	if (status < 0 || w->close_after)
 		server_close(w->c);
 	free(w->data);
@@ -118,6 +144,7 @@ server_send(struct conn *c, struct proto_buf *b, int close_after)
 	}
 	w->c = c;
 	w->data = b->data;
+	w->held = b->cap + sizeof(*w);
 	w->close_after = close_after;
 	ub = uv_buf_init((char *)b->data, (unsigned)b->len);
 	b->data = NULL;
@@ -126,7 +153,10 @@ server_send(struct conn *c, struct proto_buf *b, int close_after)
 		free(w->data);
 		free(w);
 		server_close(c);
+		return;
 	}
+	c->queued += w->held;
+	c->srv->bytes += w->held;
 }
 
 /* For hooks.c: a frame to a hook's connection, unasked. */
@@ -198,6 +228,71 @@ server_request(struct conn *c, int type, const uint8_t *body, uint32_t len)
 	proto_msg_free(&m);
 }
 
+/* What uid's open connections hold: read buffers and unwritten replies. */
+static size_t
+server_uid_bytes(struct server *srv, uid_t uid)
+{
+	struct conn *c;
+	size_t n = 0;
+
+	for (c = srv->conns; c != NULL; c = c->next)
+		if (c->uid == uid)
+			n += c->cap + c->queued;
+	return n;
+}
+
+enum { SERVER_FITS, SERVER_OVER_UID, SERVER_OVER_ALL, SERVER_OVER_FRAME };
+
+/*
+ * Whether c may hold more bytes: SERVER_FITS, or why not.  The sum over
+ * the uid is taken only when everyone's total could put it over.
+ */
+static int
+server_over(struct conn *c, size_t more)
+{
+	struct server *srv = c->srv;
+
+	if (srv->bytes + more > SERVER_MAX_BYTES)
+		return SERVER_OVER_ALL;
+	if (srv->bytes + more > SERVER_MAX_UID_BYTES &&
+	    server_uid_bytes(srv, c->uid) + more > SERVER_MAX_UID_BYTES)
+		return SERVER_OVER_UID;
+	return SERVER_FITS;
+}
+
+/* The error frame for a connection that may not hold more; it closes after it. */
+static void
+server_refuse(struct conn *c, int why)
+{
+	char msg[256];
+	uint64_t now = uv_now(c->pipe.loop);
+
+	if (why == SERVER_OVER_FRAME) {
+		server_error(c, "frame too large", 1);
+		return;
+	}
+	/* at most every 10 s, not once per connection of a flood */
+	if (c->srv->mem_warned_at == 0 || now - c->srv->mem_warned_at >= 10000) {
+		c->srv->mem_warned_at = now;
+		log_warnx("uid %u: its connections hold %zu bytes, all clients %zu; closing those "
+		    "that want more", (unsigned)c->uid, server_uid_bytes(c->srv, c->uid),
+		    c->srv->bytes);
+	}
+	/* an error behind replies it does not read would never leave: close now */
+	if (c->queued > 0) {
+		server_close(c);
+		return;
+	}
+	if (why == SERVER_OVER_UID)
+		snprintf(msg, sizeof(msg), "your user's connections hold %zu MiB in nvqd (frames "
+		    "not yet whole, replies not yet read), the most it keeps for one user; "
+		    "close some and try again", SERVER_MAX_UID_BYTES >> 20);
+	else
+		snprintf(msg, sizeof(msg), "nvqd holds %zu MiB for its clients' connections, the "
+		    "most it keeps; try again later", SERVER_MAX_BYTES >> 20);
+	server_error(c, msg, 1);
+}
+
 /* Handles every whole frame in the buffer. */
 static void
 server_frames(struct conn *c)
@@ -216,11 +311,25 @@ server_frames(struct conn *c)
 		}
 		if (c->len - used - PROTO_HEADER < len)
 			break;
+		/* no more replies for a uid that does not read those it has */
+		if (c->srv->bytes > SERVER_MAX_UID_BYTES &&
+		    server_uid_bytes(c->srv, c->uid) > SERVER_MAX_UID_BYTES) {
+			server_refuse(c, SERVER_OVER_UID);
+			c->len = 0;
+			return;
+		}
 		server_request(c, type, c->buf + used + PROTO_HEADER, len);
 		used += PROTO_HEADER + len;
 	}
 	memmove(c->buf, c->buf + used, c->len - used);
 	c->len -= used;
+	/* a large frame's buffer goes once it is handled */
+	if (c->len == 0 && c->cap > SERVER_BUF_SMALL && !c->closing) {
+		free(c->buf);
+		c->buf = NULL;
+		c->srv->bytes -= c->cap;
+		c->cap = 0;
+	}
 }
 
 static void
@@ -231,14 +340,20 @@ server_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *b)
 	uint8_t *n;
 
 	if (want > c->cap) {
-		size_t cap = c->cap ? c->cap : 4096;
+		size_t cap = c->cap ? c->cap : 4096, most = PROTO_HEADER + PROTO_MAX_BODY + 65536;
 		while (cap < want)
 			cap *= 2;
-		if (cap > PROTO_HEADER + PROTO_MAX_BODY + 65536 ||
-		    (n = realloc(c->buf, cap)) == NULL) {
+		if (cap > most && want <= most)
+			cap = most;	/* a whole frame of the largest size fits */
+		if (cap > most)
+			c->refused = SERVER_OVER_FRAME;
+		else if (cap > SERVER_BUF_SMALL)
+			c->refused = server_over(c, cap - c->cap);
+		if (c->refused != SERVER_FITS || (n = realloc(c->buf, cap)) == NULL) {
 			*b = uv_buf_init(NULL, 0);
 			return;
 		}
+		c->srv->bytes += cap - c->cap;
 		c->buf = n;
 		c->cap = cap;
 	}
@@ -262,6 +377,11 @@ server_read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	struct conn *c = s->data;
 
 	(void)b;
+	if (n == UV_ENOBUFS && !c->closing) {
+		uv_read_stop(s);
+		server_refuse(c, c->refused != SERVER_FITS ? c->refused : SERVER_OVER_FRAME);
+		return;
+	}
 	if (n < 0) {
 		if (n == UV_EOF && c->len > 0 && !c->closing) {
 			uv_read_stop(s);
@@ -273,10 +393,6 @@ server_read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	}
 	if (n == 0)
 		return;
-	if (b->base == NULL) {
-		server_error(c, "frame too large", 1);
-		return;
-	}
 	c->len += (size_t)n;
 	if (c->hook == NULL)
 		uv_timer_start(&c->idle, server_idle_cb, SERVER_IDLE_MS, 0);

@@ -49,6 +49,11 @@ test_durations(void **state)
 		{ "", -1, 0 }, { "s", -1, 0 }, { "1:60", -1, 0 }, { "1:2:3:4", -1, 0 },
 		{ "-5", -1, 0 }, { "5x", -1, 0 }, { "1-", -1, 0 }, { "1.5h", -1, 0 },
 		{ "1-02:60", -1, 0 }, { "::", -1, 0 },
+		/* the longest time limit; absurd ones parse exactly, for callers to refuse */
+		{ "365d", 0, PARSE_MAX_LIMIT }, { "365-00:00:00", 0, PARSE_MAX_LIMIT },
+		{ "300000000000d", 0, 300000000000LL * 86400 },
+		{ "999999999999-23:59:59", 0, 999999999999LL * 86400 + 86399 },
+		{ "1000000000000d", -1, 0 },
 	};
 	int64_t v;
 	size_t i;
@@ -105,7 +110,7 @@ test_reserve(void **state)
 static void
 test_format(void **state)
 {
-	char b[24];
+	char b[32];
 
 	(void)state;
 	fmt_size(20 * G, b, sizeof(b));
@@ -122,6 +127,10 @@ test_format(void **state)
 	assert_string_equal(b, "1:01:01");
 	fmt_elapsed(90061, b, sizeof(b));
 	assert_string_equal(b, "1-01:01:01");
+	fmt_elapsed(PARSE_MAX_LIMIT, b, sizeof(b));
+	assert_string_equal(b, "365-00:00:00");
+	fmt_elapsed(INT64_MAX, b, sizeof(b));
+	assert_string_equal(b, "106751991167300-15:30:07");
 }
 
 int
