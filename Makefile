@@ -47,7 +47,7 @@ SQL_LIBS = -lsqlite3
 endif
 
 COMMON	= nvqd/proto.c nvqd/parse.c
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/hooks.c nvqd/suspend.c nvqd/server.c nvqd/ctl.c nvqd/store.c nvqd/sched.c nvqd/preempt.c \
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/hooks.c nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c nvqd/ctl.c nvqd/store.c nvqd/sched.c nvqd/preempt.c \
 	   nvqd/gpu.c nvqd/runner.c nvqd/config.c nvqd/log.c nvqd/rlimits.c nvqd/cgroup.c $(COMMON)
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \
 	  nvq/log.c nvq/gpus.c $(COMMON)
@@ -81,7 +81,7 @@ $(BUILD)/nvq-shim: $(call obj,nvqd/shim.c nvqd/rlimits.c nvqd/cgroup.c nvqd/runn
 
 # suspend and resume through the driver's checkpoint API: libcuda by dlopen
 $(BUILD)/obj/nvqd/ckpt.o: CPPFLAGS += -iquote hook
-$(BUILD)/nvq-ckpt: $(call obj,nvqd/ckpt.c)
+$(BUILD)/nvq-ckpt: $(call obj,nvqd/ckpt.c nvqd/runner.c)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The hook: position-independent, everything hidden but hook.map's names.
@@ -172,10 +172,11 @@ FUZZ_SECONDS ?= 30
 FUZZ_DIR = build-fuzz
 FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
 	     -fno-sanitize-recover=undefined $(CPPFLAGS)
-FUZZ	= proto config parse status
+FUZZ	= proto config parse status hook
 $(FUZZ_DIR)/fuzz_proto: tests/fuzz/fuzz_proto.c nvqd/proto.c
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c nvqd/parse.c nvqd/rlimits.c
 $(FUZZ_DIR)/fuzz_parse: tests/fuzz/fuzz_parse.c nvqd/parse.c
+$(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/hookmsg.c nvqd/proto.c
 $(FUZZ_DIR)/fuzz_status: tests/fuzz/fuzz_status.c nvqd/runner.c
 $(FUZZ_DIR)/fuzz_%:
 	@mkdir -p $(dir $@)

@@ -13,7 +13,15 @@
  * Either is idempotent: a process already in the state asked for is left
  * as it is.  A PID written ?PID is one that may not be a CUDA process at
  * all (it maps libcuda without the hook): if the driver will not lock it,
- * it is left out ("skip PID CODE TEXT") instead of failing the suspend.  Each step is reported on stdout, one line each:
+ * it is left out ("skip PID CODE TEXT") instead of failing the suspend.
+ * PID@START names the process that had that pid and that start time (in
+ * clock ticks since boot, /proc/PID/stat's 22nd field) when nvqd checked
+ * it was the job's: nvq-ckpt runs as root, and a pid may have gone to
+ * another user's process since.  It takes a pidfd of each, then reads the
+ * start time again while the pidfd shows the process alive; one that is
+ * not the same, or is gone, is left out ("skip PID 0 TEXT"), and each
+ * driver call is made only while its pidfd shows it alive.  Each step is
+ * reported on stdout, one line each:
  *   lock PID SECONDS | checkpoint PID SECONDS | restore PID SECONDS |
  *   unlock PID SECONDS | skip PID CODE TEXT | ok SECONDS | error STEP PID CODE TEXT
  * and the exit status is 0 (ok), 1 (error, undone) or 2 (bad usage).
@@ -25,8 +33,10 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +44,7 @@
 #include <unistd.h>
 
 #include "cuda_decls.h"
+#include "runner.h"
 
 #define CKPT_MAX_PIDS	256
 
@@ -41,6 +52,14 @@ typedef int (*init_fn)(unsigned int);
 typedef int (*state_fn)(int, int *);
 typedef int (*step_fn)(int, void *);
 typedef int (*errstr_fn)(int, const char **);
+
+/* A process to act on. */
+struct ckpt_proc {
+	int		pid;
+	int		opt;		/* ?PID: maybe not a CUDA process */
+	long long	start;		/* @START; -1: not given (not checked) */
+	int		pidfd;		/* -1 if none */
+};
 
 static struct {
 	init_fn		init;
@@ -89,14 +108,57 @@ ckpt_step(const char *name, step_fn fn, int pid, void *args)
 	return rc;
 }
 
+/* The driver's state of a process, or -1 (gone, or no CUDA). */
 static int
-ckpt_state(int pid)
+ckpt_state(const struct ckpt_proc *p)
 {
+	struct pollfd pf = { .fd = p->pidfd, .events = POLLIN };
 	int st = -1;
 
-	if (cu.state(pid, &st) != 0)
+	/* its pid is the one checked only while it runs */
+	if (p->pidfd >= 0 && poll(&pf, 1, 0) != 0)
+		return -1;
+	if (cu.state(p->pid, &st) != 0)
 		return -1;
 	return st;
+}
+
+/*
+ * Takes a pidfd of each process given with its start time and keeps those
+ * that are still the same process; says "skip" for the others.  Returns how
+ * many are left, first in procs.
+ */
+static int
+ckpt_pin(struct ckpt_proc *procs, int n)
+{
+	struct pollfd pf;
+	long long now;
+	int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		struct ckpt_proc p = procs[i];
+
+		if (p.start >= 0) {
+			if ((p.pidfd = (int)syscall(SYS_pidfd_open, p.pid, 0)) == -1) {
+				printf("skip %d 0 the process is gone\n", p.pid);
+				continue;
+			}
+			now = runner_start_time(p.pid);
+			pf.fd = p.pidfd;
+			pf.events = POLLIN;
+			/* alive after the read: the read was of the pidfd's process */
+			if (now != p.start || poll(&pf, 1, 0) != 0) {
+				printf("skip %d 0 %s\n", p.pid, now >= 0 && now != p.start ?
+				    "not the job's process (its pid was reused)" :
+				    "the process is gone");
+				close(p.pidfd);
+				continue;
+			}
+		}
+		procs[k++] = p;
+	}
+	fflush(stdout);
+	return k;
 }
 
 static int
@@ -128,9 +190,9 @@ ckpt_load(const char *lib)
 	return 0;
 }
 
-/* Puts pids[0..n-1] back to running from wherever they got to. */
+/* Puts procs[0..n-1] back to running from wherever they got to. */
 static void
-ckpt_undo(const int *pids, int n)
+ckpt_undo(const struct ckpt_proc *procs, int n)
 {
 	struct nvq_cu_checkpoint_restore_args ra;
 	struct nvq_cu_checkpoint_args ua;
@@ -139,50 +201,52 @@ ckpt_undo(const int *pids, int n)
 	for (i = 0; i < n; i++) {
 		memset(&ra, 0, sizeof(ra));
 		memset(&ua, 0, sizeof(ua));
-		st = ckpt_state(pids[i]);
+		st = ckpt_state(&procs[i]);
 		if (st == NVQ_CU_PROCESS_STATE_CHECKPOINTED &&
-		    ckpt_step("restore", cu.restore, pids[i], &ra) == 0)
+		    ckpt_step("restore", cu.restore, procs[i].pid, &ra) == 0)
 			st = NVQ_CU_PROCESS_STATE_LOCKED;
 		if (st == NVQ_CU_PROCESS_STATE_LOCKED)
-			ckpt_step("unlock", cu.unlock, pids[i], &ua);
+			ckpt_step("unlock", cu.unlock, procs[i].pid, &ua);
 	}
 }
 
 static int
-ckpt_suspend(int *pids, int *opt, int n, unsigned timeout_ms)
+ckpt_suspend(struct ckpt_proc *procs, int n, unsigned timeout_ms)
 {
 	struct nvq_cu_checkpoint_lock_args la;
 	struct nvq_cu_checkpoint_args ca;
+	struct ckpt_proc skipped;
 	int i, rc, st;
 
 	/* every process quiet first: one that still runs could wait on another */
 	for (i = 0; i < n; i++) {
-		st = ckpt_state(pids[i]);
+		st = ckpt_state(&procs[i]);
 		if (st != NVQ_CU_PROCESS_STATE_RUNNING)
 			continue;
 		memset(&la, 0, sizeof(la));
 		la.timeoutMs = timeout_ms;
-		if ((rc = ckpt_step("lock", cu.lock, pids[i], &la)) != 0 && opt[i]) {
-			printf("skip %d %d %s\n", pids[i], rc, ckpt_errstr(rc));
+		if ((rc = ckpt_step("lock", cu.lock, procs[i].pid, &la)) != 0 && procs[i].opt) {
+			printf("skip %d %d %s\n", procs[i].pid, rc, ckpt_errstr(rc));
 			n--;	/* not a CUDA process: left as it is */
-			pids[i] = pids[n];
-			opt[i] = opt[n];
+			skipped = procs[i];
+			procs[i] = procs[n];
+			procs[n] = skipped;
 			i--;
 			continue;
 		}
 		if (rc != 0) {
-			ckpt_error("lock", pids[i], rc);
-			ckpt_undo(pids, n);
+			ckpt_error("lock", procs[i].pid, rc);
+			ckpt_undo(procs, n);
 			return 1;
 		}
 	}
 	for (i = 0; i < n; i++) {
-		if (ckpt_state(pids[i]) != NVQ_CU_PROCESS_STATE_LOCKED)
+		if (ckpt_state(&procs[i]) != NVQ_CU_PROCESS_STATE_LOCKED)
 			continue;
 		memset(&ca, 0, sizeof(ca));
-		if ((rc = ckpt_step("checkpoint", cu.checkpoint, pids[i], &ca)) != 0) {
-			ckpt_error("checkpoint", pids[i], rc);
-			ckpt_undo(pids, n);
+		if ((rc = ckpt_step("checkpoint", cu.checkpoint, procs[i].pid, &ca)) != 0) {
+			ckpt_error("checkpoint", procs[i].pid, rc);
+			ckpt_undo(procs, n);
 			return 1;
 		}
 	}
@@ -190,27 +254,27 @@ ckpt_suspend(int *pids, int *opt, int n, unsigned timeout_ms)
 }
 
 static int
-ckpt_resume(const int *pids, int n)
+ckpt_resume(const struct ckpt_proc *procs, int n)
 {
 	struct nvq_cu_checkpoint_restore_args ra;
 	struct nvq_cu_checkpoint_args ua;
 	int i, rc;
 
 	for (i = 0; i < n; i++) {
-		if (ckpt_state(pids[i]) != NVQ_CU_PROCESS_STATE_CHECKPOINTED)
+		if (ckpt_state(&procs[i]) != NVQ_CU_PROCESS_STATE_CHECKPOINTED)
 			continue;
 		memset(&ra, 0, sizeof(ra));
-		if ((rc = ckpt_step("restore", cu.restore, pids[i], &ra)) != 0) {
-			ckpt_error("restore", pids[i], rc);
+		if ((rc = ckpt_step("restore", cu.restore, procs[i].pid, &ra)) != 0) {
+			ckpt_error("restore", procs[i].pid, rc);
 			return 1;
 		}
 	}
 	for (i = 0; i < n; i++) {
-		if (ckpt_state(pids[i]) != NVQ_CU_PROCESS_STATE_LOCKED)
+		if (ckpt_state(&procs[i]) != NVQ_CU_PROCESS_STATE_LOCKED)
 			continue;
 		memset(&ua, 0, sizeof(ua));
-		if ((rc = ckpt_step("unlock", cu.unlock, pids[i], &ua)) != 0) {
-			ckpt_error("unlock", pids[i], rc);
+		if ((rc = ckpt_step("unlock", cu.unlock, procs[i].pid, &ua)) != 0) {
+			ckpt_error("unlock", procs[i].pid, rc);
 			return 1;
 		}
 	}
@@ -221,7 +285,7 @@ static int
 ckpt_usage(void)
 {
 	fprintf(stderr, "usage: nvq-ckpt [-l LIBCUDA] [-t LOCK_TIMEOUT_MS] [-d PARENT] "
-	    "suspend|resume [?]PID...\n");
+	    "suspend|resume [?]PID[@START]...\n");
 	return 2;
 }
 
@@ -230,7 +294,8 @@ main(int argc, char **argv)
 {
 	const char *lib = "libcuda.so.1";
 	unsigned long timeout = 30000;
-	int pids[CKPT_MAX_PIDS], opt[CKPT_MAX_PIDS], n = 0, c, i, rc;
+	struct ckpt_proc procs[CKPT_MAX_PIDS];
+	int n = 0, c, i, rc;
 	double t0 = ckpt_now();
 	char *end;
 	long v;
@@ -261,21 +326,33 @@ main(int argc, char **argv)
 	if (argc - optind < 2 || argc - optind - 1 > CKPT_MAX_PIDS)
 		return ckpt_usage();
 	for (i = optind + 1; i < argc; i++) {
+		struct ckpt_proc *p = &procs[n++];
+
 		errno = 0;
-		opt[n] = argv[i][0] == '?';
-		v = strtol(argv[i] + opt[n], &end, 10);
-		if (errno != 0 || *end != '\0' || v <= 0 || v > 0x3fffffff)
+		p->opt = argv[i][0] == '?';
+		p->start = -1;
+		p->pidfd = -1;
+		v = strtol(argv[i] + p->opt, &end, 10);
+		if (errno != 0 || (*end != '\0' && *end != '@') || v <= 0 || v > 0x3fffffff)
 			return ckpt_usage();
-		pids[n++] = (int)v;
+		p->pid = (int)v;
+		if (*end == '@') {
+			const char *digits = end + 1;
+
+			p->start = strtoll(digits, &end, 10);
+			if (errno != 0 || *end != '\0' || end == digits || p->start < 0)
+				return ckpt_usage();
+		}
 	}
 	if (strcmp(argv[optind], "suspend") != 0 && strcmp(argv[optind], "resume") != 0)
 		return ckpt_usage();
 	if (ckpt_load(lib) == -1)
 		return 1;
+	n = ckpt_pin(procs, n);
 	if (strcmp(argv[optind], "suspend") == 0)
-		rc = ckpt_suspend(pids, opt, n, (unsigned)timeout);
+		rc = ckpt_suspend(procs, n, (unsigned)timeout);
 	else
-		rc = ckpt_resume(pids, n);
+		rc = ckpt_resume(procs, n);
 	if (rc == 0)
 		printf("ok %.3f\n", ckpt_now() - t0);
 	return rc;

@@ -428,7 +428,7 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 	if (j != NULL && (j->state == JOB_RUNNING || j->state == JOB_SUSPENDED)) {
 		char pids[256];
 
-		hooks_pids(rows->r->e, j, pids, sizeof(pids));
+		hooks_pids(rows->r->e, j, 0, pids, sizeof(pids));
 		if (pids[0] != '\0')
 			proto_put_str(rows->out, "hook_pids", pids);
 	}

@@ -1,11 +1,24 @@
 /*
  * hooks.c: the hook sessions and the GPU locks (see hooks.h).
+ *
+ * A session is tied to the process that connected, not to its pid: nvqd
+ * takes a pidfd of the peer at hello (SO_PEERPIDFD), checks through it that
+ * the process is the job's, watches it, and closes the connection when the
+ * process ends, whoever holds the socket by then (a child may hand it to
+ * its parent and exit, and its pid go to another user's process).  Signals
+ * go through the pidfd only.
  */
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "cgroup.h"
+#include "hookmsg.h"
 #include "hooks.h"
 #include "log.h"
 #include "runner.h"
@@ -13,10 +26,19 @@
 
 #define HOOKS_MAX_PIDS	64
 
+/* The pidfd a session watches; freed in its close callback. */
+struct hook_watch {
+	uv_poll_t	poll;
+	int		pidfd;
+};
+
 struct hook_sess {
 	void		*conn;
 	struct job	*job;		/* NULL once the job ended */
 	pid_t		pid;
+	int64_t		start;		/* its start time (/proc), for nvq-ckpt */
+	struct hook_watch *watch;
+	int		warned;		/* a report claimed more than the job may hold */
 	int64_t		acked;		/* the last revoke seq it acknowledged */
 	int64_t		move_asked;	/* the last move it was asked, */
 	int64_t		move_done;	/* and the last it answered */
@@ -27,6 +49,8 @@ struct hook_sess {
 
 /* the server's, for the sessions' connections */
 void	server_push(void *conn, struct proto_buf *);
+int	server_peer_pidfd(void *conn);
+void	server_end(void *conn);
 
 static int
 hooks_in(const struct job *j, int g)
@@ -72,15 +96,17 @@ hooks_broadcast(struct engine *e, struct job *j)
 			hooks_send_state(e, s);
 }
 
-/* Signals the job's hooked processes (SIGSTOP, SIGCONT). */
+/* Signals the job's hooked processes (SIGSTOP, SIGCONT), through their pidfds. */
 static void
 hooks_signal(struct engine *e, struct job *j, int sig)
 {
 	struct hook_sess *s;
 
 	for (s = e->sessions; s != NULL; s = s->next)
-		if (s->job == j && s->pid > 0)
-			kill(s->pid, sig);
+		if (s->job == j && s->watch != NULL &&
+		    syscall(SYS_pidfd_send_signal, s->watch->pidfd, sig, NULL, 0) == -1)
+			log_debug("job %lld: process %d: signal %d: %s", (long long)j->id,
+			    (int)s->pid, sig, strerror(errno));
 }
 
 /* Whether every process of j acknowledged its last revoke. */
@@ -270,6 +296,20 @@ hooks_timer_cb(uv_timer_t *t)
 	hooks_update(t->loop->data);
 }
 
+/*
+ * The most a report of j may count for on GPU g: what its hooks were told
+ * they may hold there (NVQ_GPU_MEM), or for a whole-GPU job the GPU.
+ */
+static uint64_t
+hooks_bound(struct engine *e, const struct job *j, int g)
+{
+	uint64_t total = e->gpus.gpus[g].total;
+
+	if (j->mem != 0 && j->granted != 0)
+		return j->granted;
+	return j->granted > total ? j->granted : total;
+}
+
 /* The job's use per GPU: the sum of its processes', and its peak. */
 static void
 hooks_sum(struct engine *e, struct job *j)
@@ -283,7 +323,8 @@ hooks_sum(struct engine *e, struct job *j)
 	for (s = e->sessions; s != NULL; s = s->next)
 		if (s->job == j)
 			for (g = 0; g < e->gpus.n; g++) {
-				j->hook_used[g] += s->used[g];
+				j->hook_used[g] = hookmsg_add(j->hook_used[g], s->used[g],
+				    hooks_bound(e, j, g));
 				if (s->peak[g] > j->hook_peak[g])
 					j->hook_peak[g] = s->peak[g];
 			}
@@ -405,62 +446,214 @@ hooks_moved(struct engine *e, struct hook_sess *s, const struct proto_msg *m)
 		suspend_moved(e, j);
 }
 
-static void
-hooks_report(struct engine *e, struct hook_sess *s, const struct proto_msg *m)
+/* A process's use per GPU: claims, each counted as at most the job may hold. */
+static int
+hooks_report(struct engine *e, struct hook_sess *s, const struct proto_msg *m, char *err,
+    size_t errlen)
 {
-	const char *uuid = NULL;
-	int i, g = -1;
+	struct hookmsg_row rows[HOOKMSG_MAX_ROWS];
+	struct job *j = s->job;
+	uint64_t bound;
+	int n, k, g, over;
 
-	for (i = 0; i < m->nfields; i++) {
-		const struct proto_field *f = &m->fields[i];
-
-		if (strcmp(f->key, "uuid") == 0 && f->kind == 's') {
-			uuid = f->s;
-			g = hooks_gpu(e, uuid);
-		} else if (g >= 0 && f->kind == 'i' && f->i >= 0 && hooks_in(s->job, g)) {
-			if (strcmp(f->key, "used") == 0)
-				s->used[g] = (uint64_t)f->i;
-			else if (strcmp(f->key, "peak") == 0)
-				s->peak[g] = (uint64_t)f->i;
+	if ((n = hookmsg_report(m, rows, HOOKMSG_MAX_ROWS, err, errlen)) == -1)
+		return -1;
+	for (k = 0; k < n; k++) {
+		if ((g = hooks_gpu(e, rows[k].uuid)) < 0 || !hooks_in(j, g))
+			continue;
+		bound = hooks_bound(e, j, g);
+		over = 0;
+		if (rows[k].used >= 0)
+			s->used[g] = hookmsg_bound((uint64_t)rows[k].used, bound, &over);
+		if (rows[k].peak >= 0)
+			s->peak[g] = hookmsg_bound((uint64_t)rows[k].peak, bound, &over);
+		if (over && !s->warned) {
+			s->warned = 1;
+			log_warnx("job %lld: process %d reports %lld bytes used (peak %lld) on GPU "
+			    "%d, more than the job may hold there (%llu): counted as %llu",
+			    (long long)j->id, (int)s->pid, (long long)rows[k].used,
+			    (long long)rows[k].peak, g, (unsigned long long)bound,
+			    (unsigned long long)bound);
 		}
 	}
-	hooks_sum(e, s->job);
-	hooks_caps(e, s->job);
+	hooks_sum(e, j);
+	hooks_caps(e, j);
+	return 0;
+}
+
+/* Whether the process a pidfd refers to has not ended. */
+static int
+hooks_alive(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 0;
+}
+
+/* The pid of a pidfd's process, from /proc; -1 once it ended. */
+static pid_t
+hooks_pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	FILE *fp;
+	int pid = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	fclose(fp);
+	return pid > 0 ? (pid_t)pid : -1;
+}
+
+/* The real and effective uids of pid, from /proc; -1 if it is gone. */
+static int
+hooks_uids(pid_t pid, uid_t *ruid, uid_t *euid)
+{
+	char path[64], line[256];
+	unsigned r, u;
+	FILE *fp;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "Uid: %u %u", &r, &u) == 2) {
+			*ruid = r;
+			*euid = u;
+			rc = 0;
+			break;
+		}
+	fclose(fp);
+	return rc;
+}
+
+int
+hooks_member(const struct job *j, pid_t pid)
+{
+	if (j->pid <= 0 || pid <= 0 || pid == j->pid)
+		return 0;
+	if (runner_session(pid) == j->pid)
+		return 1;
+	return j->cgroup != NULL && cgroup_holds(j->cgroup, pid);
+}
+
+static void
+hooks_watch_closed_cb(uv_handle_t *h)
+{
+	struct hook_watch *w = (struct hook_watch *)h;
+
+	close(w->pidfd);
+	free(w);
+}
+
+/* The process of a session ended: the session ends with it, whoever holds its socket. */
+static void
+hooks_exited_cb(uv_poll_t *p, int status, int events)
+{
+	struct hook_sess *s = p->data;
+
+	(void)status;
+	(void)events;
+	log_debug("job %lld: process %d ended: its link closes",
+	    s->job != NULL ? (long long)s->job->id : 0LL, (int)s->pid);
+	uv_poll_stop(p);
+	server_end(s->conn);	/* hooks_closed() follows */
+}
+
+/*
+ * The process behind a hello: its pidfd (the peer of the connection, even
+ * if its pid was since given to another process), checked to be the job's
+ * while it is known to be alive.  Returns the pidfd, or -1 with err.
+ */
+static int
+hooks_peer(struct engine *e, void *conn, const struct job *j, uid_t uid, pid_t *pid,
+    int64_t *start, char *err, size_t errlen)
+{
+	int pidfd = server_peer_pidfd(conn);
+	uid_t ruid = (uid_t)-1, euid = (uid_t)-1;
+
+	if (pidfd == -1) {
+		snprintf(err, errlen, "cannot identify the process (pidfd: %s)", strerror(errno));
+		return -1;
+	}
+	if ((*pid = hooks_pidfd_pid(pidfd)) <= 0) {
+		snprintf(err, errlen, "the process that connected has ended");
+		goto fail;
+	}
+	*start = runner_start_time(*pid);
+	/* a job's process: its user, in its session or cgroup */
+	if (!hooks_member(j, *pid) ||
+	    (e->is_root && (uid != j->uid || hooks_uids(*pid, &ruid, &euid) == -1 ||
+	    ruid != j->uid || euid != j->uid))) {
+		snprintf(err, errlen, "process %d is not part of job %lld", (int)*pid,
+		    (long long)j->id);
+		goto fail;
+	}
+	/* alive after the checks: /proc spoke of it, not of a later holder of its pid */
+	if (*start < 0 || !hooks_alive(pidfd)) {
+		snprintf(err, errlen, "process %d has ended", (int)*pid);
+		goto fail;
+	}
+	return pidfd;
+fail:
+	close(pidfd);
+	return -1;
 }
 
 static struct hook_sess *
 hooks_hello(struct engine *e, void *conn, const struct proto_msg *m, pid_t pid, uid_t uid,
     char *err, size_t errlen)
 {
-	int64_t id = proto_int(m, "job", 0);
-	struct job *j = engine_find(e, id);
+	struct hookmsg_hello h;
+	struct job *j;
 	struct hook_sess *s;
-	pid_t sid = runner_session(pid);
+	int64_t start;
+	int pidfd;
 
-	if (j == NULL || j->state == JOB_PENDING) {
-		snprintf(err, errlen, "job %lld is not running", (long long)id);
+	if (hookmsg_hello(m, &h, err, errlen) == -1)
+		return NULL;
+	if ((j = engine_find(e, h.job)) == NULL || j->state == JOB_PENDING) {
+		snprintf(err, errlen, "job %lld is not running", (long long)h.job);
 		return NULL;
 	}
-	/* a job's process: its user, in the session of the job's supervisor */
-	if ((e->is_root && uid != j->uid) || j->pid <= 0 || sid != j->pid) {
-		snprintf(err, errlen, "process %d is not part of job %lld", (int)pid, (long long)id);
+	if ((pidfd = hooks_peer(e, conn, j, uid, &pid, &start, err, errlen)) == -1)
 		return NULL;
-	}
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    (s->watch = calloc(1, sizeof(*s->watch))) == NULL ||
 	    (s->used = calloc((size_t)e->gpus.n + 1, sizeof(uint64_t))) == NULL ||
 	    (s->peak = calloc((size_t)e->gpus.n + 1, sizeof(uint64_t))) == NULL ||
 	    (s->cap = calloc((size_t)e->gpus.n + 1, sizeof(uint64_t))) == NULL) {
 		if (s != NULL) {
+			free(s->watch);
 			free(s->used);
 			free(s->peak);
 		}
 		free(s);
+		close(pidfd);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	s->watch->pidfd = pidfd;
+	if (uv_poll_init(e->loop, &s->watch->poll, pidfd) != 0) {
+		free(s->watch);
+		free(s->used);
+		free(s->peak);
+		free(s->cap);
+		free(s);
+		close(pidfd);
+		snprintf(err, errlen, "cannot watch process %d", (int)pid);
+		return NULL;
+	}
+	s->watch->poll.data = s;
+	uv_poll_start(&s->watch->poll, UV_READABLE, hooks_exited_cb);
 	s->conn = conn;
 	s->job = j;
 	s->pid = pid;
+	s->start = start;
 	s->acked = j->lock_seq;	/* nothing of its own is in flight */
 	s->next = e->sessions;
 	if (e->sessions != NULL)
@@ -471,7 +664,10 @@ hooks_hello(struct engine *e, void *conn, const struct proto_msg *m, pid_t pid, 
 		j->wants = 1;	/* a CUDA process: it will launch */
 		j->want_since = engine_now();
 	}
-	log_debug("job %lld: process %d linked", (long long)id, (int)pid);
+	if (h.pid != 0 && h.pid != pid)
+		log_debug("job %lld: process %d says it is %lld (another pid namespace?)",
+		    (long long)j->id, (int)pid, (long long)h.pid);
+	log_debug("job %lld: process %d linked", (long long)j->id, (int)pid);
 	if (j->relink_until > 0) {
 		j->relink_until = 0;	/* may give way again: schedule */
 		engine_kick(e);
@@ -502,7 +698,8 @@ hooks_frame(struct engine *e, void *conn, struct hook_sess *s, const struct prot
 		return s;	/* the job ended; its last words do not matter */
 	switch (m->type) {
 	case MSG_HOOK_REPORT:
-		hooks_report(e, s, m);
+		if (hooks_report(e, s, m, err, errlen) == -1)
+			return NULL;
 		break;
 	case MSG_HOOK_ACK:
 		log_debug("job %lld: process %d acknowledged seq %lld", (long long)s->job->id,
@@ -552,6 +749,7 @@ hooks_closed(struct engine *e, struct hook_sess *s)
 		hooks_sum(e, j);
 		hooks_caps(e, j);
 	}
+	uv_close((uv_handle_t *)&s->watch->poll, hooks_watch_closed_cb);
 	free(s->used);
 	free(s->peak);
 	free(s->cap);
@@ -622,18 +820,25 @@ hooks_linked(struct engine *e, const struct job *j, pid_t pid)
 }
 
 void
-hooks_pids(struct engine *e, const struct job *j, char *buf, size_t len)
+hooks_pids(struct engine *e, const struct job *j, int starts, char *buf, size_t len)
 {
 	struct hook_sess *s;
 	size_t n = 0;
 	int k = 0;
 
 	buf[0] = '\0';
-	for (s = e->sessions; s != NULL && k < HOOKS_MAX_PIDS && n < len; s = s->next)
-		if (s->job == j) {
+	for (s = e->sessions; s != NULL && k < HOOKS_MAX_PIDS && n < len; s = s->next) {
+		if (s->job != j)
+			continue;
+		if (!starts)
 			n += (size_t)snprintf(buf + n, len - n, "%s%d", k ? "," : "", (int)s->pid);
-			k++;
-		}
+		else if (hooks_alive(s->watch->pidfd))
+			n += (size_t)snprintf(buf + n, len - n, "%s%d@%lld", k ? "," : "",
+			    (int)s->pid, (long long)s->start);
+		else
+			continue;
+		k++;
+	}
 }
 
 void

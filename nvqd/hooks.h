@@ -2,18 +2,22 @@
  * hooks.h: nvqd's side of the hook (hook/link.c): one session per CUDA
  * process of a running job, and the GPU locks.
  *
- * A process says hello with its job id; nvqd takes its pid and uid from
- * the socket and accepts it only if it runs as the job's user in the job's
- * session.  Its reports add up, per GPU, into the job's use and peak; when
- * a job has several processes, each is told how much of the job's budget
- * the others leave it (MSG_HOOK_LIMIT).
+ * A process says hello with its job id; nvqd takes a pidfd of the peer of
+ * the socket and accepts it only if that process runs as the job's user in
+ * the job's session or cgroup.  The session lasts as long as that process:
+ * when it ends, nvqd closes the connection, whoever holds it then, so a
+ * pid that has gone to another process is never acted on.  Its reports
+ * are claims: each figure counts for at most what the job may hold on that
+ * GPU (hookmsg.h), and they add up, per GPU, into the job's use and peak;
+ * when a job has several processes, each is told how much of the job's
+ * budget the others leave it (MSG_HOOK_LIMIT).
  *
  * Locks: a job holds the locks of its GPUs unless it is held (nvq hold) or
  * one of its GPUs is a timeslice GPU that another job holds now.  Taking a
  * lock back sends granted=0 with a new seq; the job has it back in hand
  * when every process acknowledged that seq.  A job that does not answer
  * within [scheduler] revoke_timeout is stopped with SIGSTOP (SIGCONT when
- * it gets the lock again).  The decisions are made in hooks_update(), after
+ * it gets the lock again), sent through each process's pidfd.  The decisions are made in hooks_update(), after
  * every event that can change them, and by a timer for deadlines and
  * quanta.
  */
@@ -29,8 +33,10 @@
 struct hook_sess;
 
 /*
- * A hook's frame on a connection (conn is the server's).  sess is what an
- * earlier hello on it returned (NULL before).  Returns the session, or
+ * A hook's frame on a connection (conn is the server's; pid and uid are its
+ * SO_PEERCRED, the process itself is taken by pidfd at hello).  sess is
+ * what an earlier hello on it returned (NULL before).  A malformed hello
+ * or report is an error.  Returns the session, or
  * NULL with a sentence in err: the server replies with it and closes.
  */
 struct hook_sess *hooks_frame(struct engine *, void *conn, struct hook_sess *,
@@ -61,8 +67,17 @@ int		 hooks_move(struct engine *, struct job *, int out);
 int		 hooks_moving(struct engine *, const struct job *);
 /* Whether pid is one of the job's hooked processes. */
 int		 hooks_linked(struct engine *, const struct job *, pid_t);
-/* The pids of the job's hooked processes, comma-separated. */
-void		 hooks_pids(struct engine *, const struct job *, char *, size_t);
+/*
+ * The pids of the job's hooked processes, comma-separated; with starts, for
+ * nvq-ckpt, those alive now, each PID@STARTTIME (see runner_start_time).
+ */
+void		 hooks_pids(struct engine *, const struct job *, int starts, char *, size_t);
+/*
+ * Whether pid is one of the job's processes now: in its supervisor's
+ * session or its cgroup (not the supervisor itself).  Reads /proc: the
+ * caller makes sure pid still names the process it means.
+ */
+int		 hooks_member(const struct job *, pid_t);
 void		 hooks_init(struct engine *);
 void		 hooks_shutdown(struct engine *);
 

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -34,6 +35,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "proto.h"
+#include "runner.h"
 #include "server.h"
 
 #define SERVER_IDLE_MS	30000
@@ -411,6 +413,50 @@ server_count_uid(struct server *srv, uid_t uid)
 	return n;
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD	77	/* Linux 6.5 */
+#endif
+
+/*
+ * For hooks.c: a pidfd of the process that connected (the caller's to
+ * close), or -1 with errno.  Before Linux 6.5, one of the process with the
+ * peer's pid, if it is the one that was there at accept.
+ */
+int	server_peer_pidfd(void *);
+int
+server_peer_pidfd(void *conn)
+{
+	struct conn *c = conn;
+	socklen_t len = sizeof(int);
+	uv_os_fd_t fd;
+	int pidfd = -1;
+
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0) {
+		errno = EBADF;
+		return -1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0)
+		return pidfd;
+	if (errno != ENOPROTOOPT && errno != EINVAL)
+		return -1;
+	if ((pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0)) == -1)
+		return -1;
+	if (c->pid_start < 0 || runner_start_time(c->pid) != c->pid_start) {
+		close(pidfd);
+		errno = ESRCH;
+		return -1;
+	}
+	return pidfd;
+}
+
+/* For hooks.c: closes a connection (its process ended). */
+void	server_end(void *);
+void
+server_end(void *conn)
+{
+	server_close(conn);
+}
+
 static void
 server_accept_cb(uv_stream_t *l, int status)
 {
@@ -446,6 +492,7 @@ server_accept_cb(uv_stream_t *l, int status)
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
+	c->pid_start = runner_start_time(cred.pid);
 	if ((n = server_count_uid(srv, cred.uid)) > SERVER_MAX_PER_UID) {
 		char msg[128];
 

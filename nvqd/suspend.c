@@ -58,13 +58,41 @@ susp_host_available(void)
 	return r;
 }
 
-/* What the job holds on its GPUs now: the hook's reports, else NVML's; -1 if unknown. */
+/*
+ * What the job holds on its GPUs now; -1 if unknown.  Per GPU, NVML's figure
+ * where NVML sees its processes there (a measure); else its hooks' reports,
+ * claims that hooks.c counts as at most what the job may hold there.
+ */
 static int64_t
 susp_bytes(struct engine *e, const struct job *j)
 {
-	uint64_t used = engine_job_used(e, j);
+	int nvml = !e->gpus.is_virtual && e->gpus.lib != NULL && j->gpu_used != NULL;
+	uint64_t used = 0;
+	int g;
 
+	for (g = 0; g < e->gpus.n; g++) {
+		if (!(j->gpumask & (1ULL << g)))
+			continue;
+		if (nvml && j->gpu_used[g] > 0)
+			used += j->gpu_used[g];
+		else if (j->hook_used != NULL)
+			used += j->hook_used[g];
+	}
 	return j->nsess > 0 || used > 0 ? (int64_t)used : -1;
+}
+
+/*
+ * Whether pid is a process of the job now, and its start time then: read
+ * before and after the check, the same both times, so that the check was
+ * of the process that start time names.  0, or -1 if it is not the job's.
+ */
+static int
+susp_verify(const struct job *j, pid_t pid, int64_t *start)
+{
+	*start = runner_start_time(pid);
+	if (*start < 0 || !hooks_member(j, pid) || runner_start_time(pid) != *start)
+		return -1;
+	return 0;
 }
 
 int
@@ -103,7 +131,7 @@ susp_read(const char *path, double *driver, char *err, size_t errlen)
 {
 	char line[512], step[32];
 	double secs;
-	int pid, ok = -1;
+	int pid, code, ok = -1;
 	FILE *fp = fopen(path, "r");
 
 	*driver = 0;
@@ -112,7 +140,9 @@ susp_read(const char *path, double *driver, char *err, size_t errlen)
 		return -1;
 	while (fgets(line, sizeof(line), fp) != NULL) {
 		line[strcspn(line, "\n")] = '\0';
-		if (strncmp(line, "skip ", 5) == 0)
+		if (sscanf(line, "skip %d %d", &pid, &code) == 2 && code == 0)
+			log_warnx("nvq-ckpt: %s: left out", line);	/* not the job's now */
+		else if (strncmp(line, "skip ", 5) == 0)
 			log_info("nvq-ckpt: %s (not a CUDA process: left running)", line);
 		else if (strncmp(line, "error ", 6) == 0) {
 			snprintf(err, errlen, "%s", line + 6);
@@ -143,6 +173,46 @@ susp_move(struct engine *e, struct job *j, int out)
 		    out ? "out" : "back");
 }
 
+/*
+ * j->ckpt_pids for nvq-ckpt, each [?]PID@START.  A PID without its start
+ * time (recorded by an nvqd before start times were) is given the one of
+ * the process that has it now if that is the job's, and left out if not.
+ * Returns a string to free, or NULL.
+ */
+static char *
+susp_ckpt_list(const struct job *j)
+{
+	size_t len = strlen(j->ckpt_pids), n = 0;
+	char *in = strdup(j->ckpt_pids), *out = malloc(2 * len + 64), *tok, *save, *end;
+	int64_t start;
+	long v;
+	int opt;
+
+	if (in == NULL || out == NULL) {
+		free(in);
+		free(out);
+		return NULL;
+	}
+	out[0] = '\0';
+	for (tok = strtok_r(in, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		if (strchr(tok, '@') != NULL) {
+			n += (size_t)snprintf(out + n, 2 * len + 64 - n, "%s%s", n ? "," : "", tok);
+			continue;
+		}
+		opt = tok[0] == '?';
+		v = strtol(tok + opt, &end, 10);
+		if (*end != '\0' || v <= 0 || v > 0x3fffffff || susp_verify(j, (pid_t)v, &start) == -1) {
+			log_warnx("job %lld: process %s of its last switch is no longer the job's: "
+			    "left out", (long long)j->id, tok);
+			continue;
+		}
+		n += (size_t)snprintf(out + n, 2 * len + 64 - n, "%s%s%ld@%lld", n ? "," : "",
+		    opt ? "?" : "", v, (long long)start);
+	}
+	free(in);
+	return out;
+}
+
 /* Runs nvq-ckpt VERB on the job's pids; its end comes to susp_exit_cb. */
 static int
 susp_spawn(struct engine *e, struct job *j, int resume, char *err, size_t errlen)
@@ -153,7 +223,7 @@ susp_spawn(struct engine *e, struct job *j, int resume, char *err, size_t errlen
 	struct susp_op *op;
 	int n = 0, fd, r;
 
-	if ((op = calloc(1, sizeof(*op))) == NULL || (pids = strdup(j->ckpt_pids)) == NULL) {
+	if ((op = calloc(1, sizeof(*op))) == NULL || (pids = susp_ckpt_list(j)) == NULL) {
 		free(op);
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -366,24 +436,29 @@ susp_exit_cb(uv_process_t *p, int64_t status, int sig)
 }
 
 /*
- * The processes to checkpoint: the job's hooked ones, then, written ?PID,
- * those that map libcuda without the hook (the job cleared LD_PRELOAD, or a
- * process that has not called CUDA yet): nvq-ckpt leaves them out if the
- * driver finds no CUDA state in them.
+ * The processes to checkpoint, each PID@START so that nvq-ckpt acts only on
+ * the process that had the pid now: the job's hooked ones, then, written
+ * ?PID@START, those that map libcuda without the hook (the job cleared
+ * LD_PRELOAD, or a process that has not called CUDA yet), checked again to
+ * be the job's: nvq-ckpt leaves them out if the driver finds no CUDA state
+ * in them.
  */
 static void
 susp_pids(struct engine *e, const struct job *j, char *buf, size_t len)
 {
 	pid_t procs[SUSPEND_MAX_PROCS];
 	int k, count = runner_cuda_procs(j->pid, j->cgroup, procs, SUSPEND_MAX_PROCS);
+	int64_t start;
 	size_t n;
 
-	hooks_pids(e, j, buf, len);
+	hooks_pids(e, j, 1, buf, len);
 	for (k = 0; k < count; k++) {
 		n = strlen(buf);
 		/* not hooked: maybe not CUDA at all */
-		if (!hooks_linked(e, j, procs[k]) && n + 16 < len)
-			snprintf(buf + n, len - n, "%s?%d", n ? "," : "", (int)procs[k]);
+		if (!hooks_linked(e, j, procs[k]) && n + 40 < len &&
+		    susp_verify(j, procs[k], &start) == 0)
+			snprintf(buf + n, len - n, "%s?%d@%lld", n ? "," : "", (int)procs[k],
+			    (long long)start);
 	}
 }
 
@@ -391,7 +466,7 @@ int
 suspend_job(struct engine *e, struct job *j, int why, int64_t for_job, char *err,
     size_t errlen)
 {
-	char pids[1024];
+	char pids[4096];	/* HOOKS_MAX_PIDS and more, each PID@START */
 	int64_t bytes, avail;
 
 	if (j->state != JOB_RUNNING) {
@@ -501,6 +576,9 @@ suspend_drained(struct engine *e)
 			susp_move(e, j, 1);
 		else
 			susp_checkpoint(e, j);
+		/* the move's deadline, for hooks_update's timer: its hooks may never answer */
+		if (j->move_until > 0 && (next == 0 || j->move_until < next))
+			next = j->move_until;
 	}
 	return next;
 }

@@ -6,7 +6,12 @@
  * with [scheduler] offload = on, asks each hooked process to move its own
  * large allocations to host memory (hook/offload.c, MSG_HOOK_MOVE); then
  * runs nvq-ckpt, which locks and checkpoints every hooked process of the
- * job: the driver moves the rest of their GPU memory to host memory.  Only
+ * job: the driver moves the rest of their GPU memory to host memory.  Each
+ * process goes to nvq-ckpt as PID@START, checked to be the job's when the
+ * list is made, so that nvq-ckpt (root) leaves alone a pid reused since;
+ * the list is kept in jobs.ckpt_pids (bare PIDs of an older nvqd are
+ * checked again before use).  The host memory a suspend needs is NVML's
+ * figure where NVML sees the job, else its hooks' reports, bounded.  Only
  * then is the job SUSPENDED and its memory free for others.  A resume, once
  * the scheduler finds its memory free again on its own GPUs, runs nvq-ckpt
  * to restore and unlock them, asks the hooks to bring their allocations

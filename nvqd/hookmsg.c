@@ -1,0 +1,105 @@
+/*
+ * hookmsg.c: the hook's hello and reports, checked and bounded (see
+ * hookmsg.h).  Shared by nvqd (hooks.c) and the fuzzer.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "hookmsg.h"
+
+int
+hookmsg_hello(const struct proto_msg *m, struct hookmsg_hello *h, char *err, size_t errlen)
+{
+	const struct proto_field *job = proto_get(m, "job"), *pid = proto_get(m, "pid");
+
+	memset(h, 0, sizeof(*h));
+	if (m->type != MSG_HOOK_HELLO) {
+		snprintf(err, errlen, "%s is not a hello", proto_type_name(m->type));
+		return -1;
+	}
+	if (job == NULL || job->kind != 'i' || job->i <= 0) {
+		snprintf(err, errlen, "a hello needs a job id");
+		return -1;
+	}
+	if (pid != NULL && (pid->kind != 'i' || pid->i <= 0 || pid->i > INT32_MAX)) {
+		snprintf(err, errlen, "a hello's pid must be a positive integer");
+		return -1;
+	}
+	h->job = job->i;
+	h->pid = pid != NULL ? pid->i : 0;
+	return 0;
+}
+
+int
+hookmsg_report(const struct proto_msg *m, struct hookmsg_row *rows, int max, char *err,
+    size_t errlen)
+{
+	struct hookmsg_row *r = NULL;
+	int i, k, n = 0;
+
+	if (m->type != MSG_HOOK_REPORT) {
+		snprintf(err, errlen, "%s is not a report", proto_type_name(m->type));
+		return -1;
+	}
+	for (i = 0; i < m->nfields; i++) {
+		const struct proto_field *f = &m->fields[i];
+		int64_t *v;
+
+		if (strcmp(f->key, "uuid") == 0) {
+			if (f->kind != 's' || f->slen == 0) {
+				snprintf(err, errlen, "a report's uuid must be a string");
+				return -1;
+			}
+			for (k = 0; k < n; k++)
+				if (strcmp(rows[k].uuid, f->s) == 0) {
+					snprintf(err, errlen, "a report names GPU %.64s twice", f->s);
+					return -1;
+				}
+			if (n == max) {
+				snprintf(err, errlen, "a report of more than %d GPUs", max);
+				return -1;
+			}
+			r = &rows[n++];
+			r->uuid = f->s;
+			r->used = r->peak = -1;
+			continue;
+		}
+		if (strcmp(f->key, "used") == 0)
+			v = r != NULL ? &r->used : NULL;
+		else if (strcmp(f->key, "peak") == 0)
+			v = r != NULL ? &r->peak : NULL;
+		else
+			continue;	/* "id", the hook's device number; or a newer hook's */
+		if (v == NULL) {
+			snprintf(err, errlen, "a report's %s before any uuid", f->key);
+			return -1;
+		}
+		if (f->kind != 'i' || f->i < 0) {
+			snprintf(err, errlen, "a report's %s must be a byte count, 0 or more", f->key);
+			return -1;
+		}
+		if (*v != -1) {
+			snprintf(err, errlen, "a report's row has %s twice", f->key);
+			return -1;
+		}
+		*v = f->i;
+	}
+	return n;
+}
+
+uint64_t
+hookmsg_bound(uint64_t claim, uint64_t bound, int *over)
+{
+	if (claim <= bound)
+		return claim;
+	*over = 1;
+	return bound;
+}
+
+uint64_t
+hookmsg_add(uint64_t sum, uint64_t claim, uint64_t bound)
+{
+	if (sum >= bound || claim >= bound - sum)
+		return bound;
+	return sum + claim;
+}

@@ -1,0 +1,128 @@
+# t_hook_claims.sh: what nvqd believes of a job's hooked processes.  A
+# session is the process that connected, not its pid (a pid may go to
+# another user's process); a report is a claim, counted as at most what the
+# job may hold.  Sourced by run.sh.
+
+HOOKPEER=$HELPERS/hookpeer
+$CC -O1 -std=c11 -D_GNU_SOURCE -iquote nvqd -o "$HOOKPEER" tests/system/hookpeer.c \
+    nvqd/proto.c || exit 1
+
+hc_can_steal() {	# root, two users, and a writable ns_last_pid
+	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && command -v useradd > /dev/null &&
+	    [ -w /proc/sys/kernel/ns_last_pid ] && make_users
+}
+
+# steal_pid PID: starts nvqtb's `sleep 3190` with pid PID (sets STOLEN), or fails.
+steal_pid() {
+	local want=$1 gid i
+	gid=$(id -g nvqtb)
+	STOLEN=""
+	for i in $(seq 40); do
+		echo $((want - 1)) > /proc/sys/kernel/ns_last_pid
+		setpriv --reuid=nvqtb --regid="$gid" --init-groups -- sleep 3190 &
+		if [ "$!" = "$want" ]; then
+			STOLEN=$!
+			sleep 0.2	# setpriv has become sleep
+			return 0
+		fi
+		kill "$!" 2> /dev/null; wait "$!" 2> /dev/null
+	done
+	return 1
+}
+
+# hc_handoff_job [submit options]: nvqta's job whose child says hello, hands
+# its socket to its parent and exits; sets JOB and CHILD.
+hc_handoff_job() {
+	local i
+	chmod 755 "$T"; mkdir -m 1777 "$T/pub"
+	JOB=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable "$@" \
+	    "$HOOKPEER" handoff "$T/pub/child" "$T/pub/eof")
+	for i in $(seq 100); do [ -s "$T/pub/child" ] && break; sleep 0.05; done
+	CHILD=$(cat "$T/pub/child" 2> /dev/null)
+	[ -n "$CHILD" ] || { fail "the job's child never handed its socket over"; return 1; }
+}
+
+t_hook_claims_pid_reuse() {	# a hold never stops another user's process that got a job's old pid
+	hc_can_steal || { skip "needs root, setpriv, useradd and ns_last_pid"; return; }
+	write_config "[scheduler]" "revoke_timeout = 1s"
+	start_nvqd || return
+	local out
+	hc_handoff_job -m 1G || return
+	steal_pid "$CHILD" || { skip "could not start a process with pid $CHILD"; return; }
+	expect_eq "nvqtb's sleep has the child's old pid" "$(stat -c %U /proc/"$STOLEN")" nvqtb
+	out=$(nvq hold "$JOB")
+	sleep 2
+	expect_match "nvqtb's process is not stopped" "$(awk '{print $3}' /proc/"$STOLEN"/stat)" "^[RSD]$"
+	expect_eq "nvqd closed the link of the process that ended" "$(cat "$T/pub/eof" 2> /dev/null)" eof
+	expect_eq "no session is left for it" "$(field "$JOB" hook_pids)" ""
+	expect_match "hold had nobody to stop" "$out" "job $JOB held: its GPU work has drained"
+	nvq release "$JOB" > /dev/null
+	kill -9 "$STOLEN"; wait "$STOLEN" 2> /dev/null
+	nvq cancel "$JOB" > /dev/null
+}
+
+t_hook_claims_ckpt() {	# nvq-ckpt is never given a pid that is no longer the job's
+	hc_can_steal || { skip "needs root, setpriv, useradd and ns_last_pid"; return; }
+	ckpt_config "[scheduler]" "revoke_timeout = 1s" "offload = off"
+	chmod 755 "$FAKE_CKPT_DIR"
+	start_nvqd || return
+	local out pids rc
+	hc_handoff_job -m 1G || return
+	steal_pid "$CHILD" || { skip "could not start a process with pid $CHILD"; return; }
+	out=$(timeout 20 "$NVQ_BIN" -s "$T/sock" suspend "$JOB" 2>&1)
+	expect_eq "suspended" "$out" "job $JOB suspended"
+	expect_eq "nvqtb's process was not checkpointed" "$(ckpt_state "$STOLEN")" 0
+	expect_match "nor stopped" "$(awk '{print $3}' /proc/"$STOLEN"/stat)" "^[RSD]$"
+	pids=$(sqlite3 "$T/nvq.db" "SELECT coalesce(pids, '') FROM switches WHERE job_id = $JOB")
+	[[ ",$pids," =~ [,?]$STOLEN[,@] ]] && fail "nvq-ckpt was given pid $STOLEN ($pids)"
+	nvq resume "$JOB" > /dev/null; wait_state "$JOB" RUNNING
+	# nvq-ckpt itself: a pid whose start time is not the one nvqd checked is left alone
+	echo 2 > "$FAKE_CKPT_DIR/$STOLEN"
+	out=$("$ROOT/$BUILD/nvq-ckpt" -l "$FAKE_LIB/libcuda.so.1" resume "$STOLEN@1" 2>&1); rc=$?
+	expect_eq "nvq-ckpt ends well" "$rc" 0
+	expect_match "and says why it left it" "$out" "skip $STOLEN 0 not the job's process"
+	expect_eq "the process was not restored" "$(ckpt_state "$STOLEN")" 2
+	out=$("$ROOT/$BUILD/nvq-ckpt" -l "$FAKE_LIB/libcuda.so.1" resume \
+	    "$STOLEN@$(awk '{ sub(/.*\) /, ""); print $20 }' /proc/"$STOLEN"/stat)" 2>&1)
+	expect_eq "the same process is" "$(ckpt_state "$STOLEN")" 0
+	kill -9 "$STOLEN"; wait "$STOLEN" 2> /dev/null
+	nvq cancel "$JOB" > /dev/null
+}
+
+t_hook_claims_report() {	# a report of 2^62 bytes counts as at most the job's -m
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config
+	start_nvqd || return
+	local a out
+	a=$(fsubmit -m 1G "$HOOKPEER" claim $((1 << 62)) 60)
+	wait_field "$a" hook_pids '^[0-9]+$' || return
+	wait_field "$a" gpu_used '^1073741824$'
+	expect_match "nvq gpus shows no more" "$(nvq gpus)" " 1G +"
+	expect_match "the claim is logged" "$(cat "$T/nvqd.log")" \
+	    "job $a: process [0-9]+ reports 4611686018427387904 bytes used .* counted as 1073741824"
+	out=$(nvq suspend "$a" 2>&1)
+	expect_eq "nvq suspend is not refused for the claim" "$out" "job $a suspended"
+	nvq resume "$a" > /dev/null; wait_state "$a" RUNNING
+	nvq cancel "$a" > /dev/null
+}
+
+t_hook_claims_preempt() {	# a job that claims 2^62 bytes still gives way to another user's higher job
+	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && make_users ||
+	    { skip "needs root, setpriv and useradd"; return; }
+	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s"
+	chmod 755 "$T" "$FAKE_CKPT_DIR"
+	start_nvqd || return
+	local low high v
+	low=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -m 4G -p 0 \
+	    "$HOOKPEER" claim $((1 << 62)) 60)
+	wait_field "$low" hook_pids '^[0-9]+$' || return
+	wait_field "$low" gpu_used '^[0-9]+$'
+	high=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 75G -p 10 sleep 1)
+	wait_state "$low" SUSPENDED 10
+	wait_state "$high" COMPLETED 10
+	wait_state "$low" RUNNING 10
+	v=$(field "$low" gpu_used)
+	expect_eq "nvq show: at most its 4G" "$(( ${v:-0} <= 4294967296 ))" 1
+	expect_match "nvq gpus: at most 4G" "$(nvq gpus --json)" '"queue_used": (4294967296|[0-9]{1,9}),'
+	nvq cancel "$low" > /dev/null
+}
