@@ -21,73 +21,95 @@
 #include "rlimits.h"
 
 enum config_type {
-	CT_PATH, CT_LEVEL, CT_SYNC, CT_SECONDS, CT_VIRTUAL, CT_MODE, CT_RESERVE,
-	CT_DOUBLE, CT_INT, CT_COMPUTE, CT_GROUP, CT_UMASK, CT_RLIMITS, CT_SWITCH, CT_PREEMPT,
-	CT_TURN, CT_PERCENT, CT_ONOFF, CT_SIZE
+	CT_PATH, CT_LIBRARY, CT_NAME, CT_SECONDS, CT_VIRTUAL, CT_MODE, CT_RESERVE, CT_DOUBLE,
+	CT_INT, CT_COMPUTE, CT_GROUP, CT_UMASK, CT_RLIMITS, CT_TURN, CT_PERCENT, CT_SIZE
 };
 
+/* The names of CT_NAME keys' values; a value is its name's index. */
+static const char *const config_level_names[] = { "error", "warn", "info", "debug", NULL };
+static const char *const config_switch_names[] = { "off", "auto", NULL };
+static const char *const config_sync_names[] = { "normal", "full", NULL };
+static const char *const config_onoff_names[] = { "off", "on", NULL };
+/* enum sched_mode, enum sched_preempt_mode and enum compute_mode, in their order */
+static const char *const config_mode_names[] = { "auto", "serial", "timeslice", NULL };
+static const char *const config_preempt_names[] = { "off", "suspend", "requeue", NULL };
+static const char *const config_compute_names[] = { "shared", "timeslice", NULL };
+
+/*
+ * A key.  Its value goes to off in struct config (size bytes: a string, or
+ * an integer of 4 or 8 bytes, or with real a double), so that adding a key
+ * is one row; AT_OWN marks the few types whose value spans several fields,
+ * each written by a function of its own (one key each).
+ */
 struct config_key {
 	const char	*section;
 	const char	*key;
 	int		type;
+	size_t		off, size;
+	int		real;
+	const char *const *names;	/* CT_NAME */
 	long long	min, max;
 	const char	*dflt;		/* as it would be written in the file */
 	const char	*help;
 };
 
+#define AT(f)		offsetof(struct config, f), sizeof(((struct config *)0)->f), 0
+#define AT_REAL(f)	offsetof(struct config, f), sizeof(((struct config *)0)->f), 1
+#define AT_OWN		0, 0, 0
+
 static const struct config_key config_keys[] = {
-	{ "daemon", "socket", CT_PATH, 0, 0, "",
+	{ "daemon", "socket", CT_PATH, AT(socket), NULL, 0, 0, "",
 	  "Unix socket nvq talks to. Empty: /run/nvq/nvqd.sock as root,\n"
 	  "$XDG_RUNTIME_DIR/nvq/nvqd.sock otherwise (restart to change)." },
-	{ "daemon", "database", CT_PATH, 0, 0, "",
+	{ "daemon", "database", CT_PATH, AT(database), NULL, 0, 0, "",
 	  "SQLite database of jobs and runs (environments: FILE.private, 0600).\n"
 	  "Empty: /var/lib/nvq/nvq.db as root,\n"
 	  "$XDG_STATE_HOME/nvq/nvq.db otherwise (restart to change)." },
-	{ "daemon", "spool", CT_PATH, 0, 0, "",
+	{ "daemon", "spool", CT_PATH, AT(spool), NULL, 0, 0, "",
 	  "Job files: <uid>/<id>.out and <uid>/<id>.err (default output),\n"
 	  ".status/<id> (exit status).\n"
 	  "Empty: /var/spool/nvq as root, $XDG_STATE_HOME/nvq/spool otherwise." },
-	{ "daemon", "log_level", CT_LEVEL, 0, 0, "info",
+	{ "daemon", "log_level", CT_NAME, AT(log_level), config_level_names, 0, 0, "info",
 	  "error, warn, info or debug; nvqd logs to stderr." },
-	{ "daemon", "cgroups", CT_SWITCH, 0, 0, "auto",
+	{ "daemon", "cgroups", CT_NAME, AT(cgroups), config_switch_names, 0, 0, "auto",
 	  "auto: each job runs in a cgroup v2 of its own, under nvqd's, so that\n"
 	  "ending it ends every process it started, also those that left its\n"
 	  "process group (as root, where cgroup v2 is mounted); off: process groups." },
-	{ "daemon", "sync", CT_SYNC, 0, 0, "full",
+	{ "daemon", "sync", CT_NAME, AT(sync_full), config_sync_names, 0, 0, "full",
 	  "full: every commit is on disk before it is acknowledged (survives power\n"
 	  "loss); normal: survives a crash of nvqd, may lose the last commits on power loss." },
-	{ "gpus", "virtual", CT_VIRTUAL, 0, 0, "",
+	{ "gpus", "virtual", CT_VIRTUAL, AT_OWN, NULL, 0, 0, "",
 	  "Virtual GPUs instead of NVML, e.g. 2x80G or 80G,40G. Empty: the GPUs\n"
 	  "NVML finds (none where there is no NVML)." },
-	{ "gpus", "nvml_library", CT_PATH, 0, 0, "libnvidia-ml.so.1",
+	{ "gpus", "nvml_library", CT_LIBRARY, AT(nvml_library), NULL, 0, 0, "libnvidia-ml.so.1",
 	  "The NVML library nvqd opens with dlopen." },
-	{ "gpus", "cuda_library", CT_PATH, 0, 0, "libcuda.so.1",
+	{ "gpus", "cuda_library", CT_LIBRARY, AT(cuda_library), NULL, 0, 0, "libcuda.so.1",
 	  "The CUDA driver nvq-ckpt opens with dlopen to suspend and resume jobs\n"
 	  "(its checkpoint API needs driver 570 or later)." },
-	{ "gpus", "poll", CT_SECONDS, 1, 3600, "5s",
+	{ "gpus", "poll", CT_SECONDS, AT(gpu_poll), NULL, 1, 3600, "5s",
 	  "How often memory used outside the queue is read again." },
-	{ "scheduler", "mode", CT_MODE, 0, 0, "auto",
+	{ "scheduler", "mode", CT_MODE, AT_OWN, NULL, 0, 0, "auto",
 	  "auto: jobs share a GPU while their memory fits; serial: one job per GPU;\n"
 	  "timeslice: they share while they fit, else take turns: at the end of\n"
 	  "its turn a job is suspended (its GPU memory moved to host memory) and\n"
 	  "the one that waited longest runs. Per GPU: a default, then INDEX:MODE,\n"
 	  "e.g. auto,1:serial." },
-	{ "scheduler", "preempt", CT_PREEMPT, 0, 0, "suspend",
+	{ "scheduler", "preempt", CT_NAME, AT(sched.preempt), config_preempt_names, 0, 0, "suspend",
 	  "When a pending job cannot fit and running jobs of lower priority hold\n"
 	  "the memory: off (it waits), suspend (the fewest, lowest-priority, most\n"
 	  "recently started of them are suspended, and resume on their own when\n"
 	  "they fit again) or requeue (they are stopped, SIGTERM then SIGKILL after\n"
 	  "kill_grace, and queued again; only jobs submitted with --requeue)." },
-	{ "scheduler", "preempt_min_runtime", CT_SECONDS, 0, 86400, "1m",
+	{ "scheduler", "preempt_min_runtime", CT_SECONDS, AT_REAL(sched.preempt_min_runtime), NULL, 0, 86400, "1m",
 	  "How long a job runs, after it starts or resumes, before it may be preempted." },
-	{ "scheduler", "turn", CT_TURN, 0, 0, "auto",
+	{ "scheduler", "turn", CT_TURN, AT_REAL(turn), NULL, 0, 0, "auto",
 	  "How long a job runs on a timeslice GPU before another takes its turn:\n"
 	  "auto (long enough that switching costs at most switch_overhead of the\n"
 	  "time, from the switches measured) or a duration (e.g. 30s)." },
-	{ "scheduler", "switch_overhead", CT_PERCENT, 1, 50, "5%",
+	{ "scheduler", "switch_overhead", CT_PERCENT, AT_REAL(switch_overhead), NULL, 1, 50, "5%",
 	  "The share of time a timeslice GPU may lose to suspending and resuming\n"
 	  "jobs, with turn = auto." },
-	{ "scheduler", "offload", CT_ONOFF, 0, 0, "on",
+	{ "scheduler", "offload", CT_NAME, AT(offload), config_onoff_names, 0, 0, "on",
 	  "on: the hook makes a job's large allocations through the CUDA VMM API,\n"
 	  "and on a suspend copies them to page-locked host memory itself and\n"
 	  "back to the same addresses (about 20x faster than the driver's\n"
@@ -95,47 +117,47 @@ static const struct config_key config_keys[] = {
 	  "checkpoint moves everything. Off for jobs that pass their memory to\n"
 	  "other processes with CUDA IPC (cuIpcGetMemHandle), which VMM memory\n"
 	  "does not support." },
-	{ "scheduler", "compute", CT_COMPUTE, 0, 0, "shared",
+	{ "scheduler", "compute", CT_COMPUTE, AT_OWN, NULL, 0, 0, "shared",
 	  "Who may launch work on a GPU. shared: every job on it, at once;\n"
 	  "timeslice: one job at a time for quantum, passed on early when the\n"
 	  "holder launches nothing for half a second (no interference between\n"
 	  "jobs; jobs must run with the hook). Per GPU like mode, e.g. shared,0:timeslice." },
-	{ "scheduler", "quantum", CT_SECONDS, 1, 3600, "30s",
+	{ "scheduler", "quantum", CT_SECONDS, AT(quantum), NULL, 1, 3600, "30s",
 	  "How long a job holds a timeslice GPU while others wait for it." },
-	{ "scheduler", "revoke_timeout", CT_SECONDS, 1, 3600, "10s",
+	{ "scheduler", "revoke_timeout", CT_SECONDS, AT(revoke_timeout), NULL, 1, 3600, "10s",
 	  "How long a job has to acknowledge that its GPU lock was taken back\n"
 	  "(nvq hold, timeslice) before nvqd stops its processes with SIGSTOP." },
-	{ "scheduler", "reserve", CT_RESERVE, 0, 0, "5%",
+	{ "scheduler", "reserve", CT_RESERVE, AT_OWN, NULL, 0, 0, "5%",
 	  "Memory kept free on each GPU, as a percentage (5%) or a size (2G)." },
-	{ "scheduler", "aging", CT_DOUBLE, 0, 1000000, "1",
+	{ "scheduler", "aging", CT_DOUBLE, AT_REAL(sched.aging), NULL, 0, 1000000, "1",
 	  "Priority points a pending job gains per hour it waits, so that\n"
 	  "nothing starves. 0 turns aging off." },
-	{ "scheduler", "kill_grace", CT_SECONDS, 0, 3600, "30s",
+	{ "scheduler", "kill_grace", CT_SECONDS, AT(kill_grace), NULL, 0, 3600, "30s",
 	  "Between SIGTERM and SIGKILL when a job is cancelled or times out." },
-	{ "limits", "max_running_jobs", CT_INT, 0, 1000000, "0",
+	{ "limits", "max_running_jobs", CT_INT, AT(sched.max_running_jobs), NULL, 0, 1000000, "0",
 	  "Running jobs per user; 0 for no limit." },
-	{ "limits", "max_gpus", CT_INT, 0, SCHED_MAX_GPUS, "0",
+	{ "limits", "max_gpus", CT_INT, AT(sched.max_gpus), NULL, 0, SCHED_MAX_GPUS, "0",
 	  "GPUs held at once per user; 0 for no limit." },
-	{ "limits", "max_pending", CT_INT, 0, 100000000, "10000",
+	{ "limits", "max_pending", CT_INT, AT(max_pending), NULL, 0, 100000000, "10000",
 	  "Pending jobs per user; a submit past it is refused. 0 for no limit." },
-	{ "limits", "max_procs", CT_INT, 0, 4194304, "8192",
+	{ "limits", "max_procs", CT_INT, AT(max_procs), NULL, 0, 4194304, "8192",
 	  "Processes and threads per job (its cgroup's pids.max; without cgroups,\n"
 	  "RLIMIT_NPROC, which counts all of the user's processes), so that a fork\n"
 	  "bomb in a job cannot take the machine. 0 for no limit." },
-	{ "limits", "max_env", CT_SIZE, 0, 0, "1M",
+	{ "limits", "max_env", CT_SIZE, AT(max_env), NULL, 0, 0, "1M",
 	  "The largest environment a job may be submitted with (its variables\n"
 	  "and values together); 0 for no limit." },
-	{ "limits", "max_priority", CT_INT, 0, 1000000, "100",
+	{ "limits", "max_priority", CT_INT, AT(max_priority), NULL, 0, 1000000, "100",
 	  "The highest priority (-p) a user may give a job; root and members of\n"
 	  "[security] admin_group may go to 1000000. Anyone may go down to -1000000." },
-	{ "limits", "umask", CT_UMASK, 0, 0777, "022",
+	{ "limits", "umask", CT_UMASK, AT(job_umask), NULL, 0, 0777, "022",
 	  "The umask jobs start with (octal), whatever nvqd's own is." },
-	{ "limits", "rlimits", CT_RLIMITS, 0, 0, "core=0,nofile=1024:524288",
+	{ "limits", "rlimits", CT_RLIMITS, AT(rlimits), NULL, 0, 0, "core=0,nofile=1024:524288",
 	  "Resource limits jobs start with, as NAME=SOFT[:HARD] entries: as, core,\n"
 	  "cpu, data, fsize, memlock, nofile, nproc, stack; numbers, sizes (4G)\n"
 	  "or unlimited (a hard limit above what nvqd may set is lowered to that).\n"
 	  "Limits not named are those nvqd was started with." },
-	{ "security", "admin_group", CT_GROUP, 0, 0, "",
+	{ "security", "admin_group", CT_GROUP, AT_OWN, NULL, 0, 0, "",
 	  "Members of this group may cancel, hold and release anyone's jobs and\n"
 	  "give priorities above max_priority, as root may. Empty: root alone." },
 };
@@ -183,11 +205,6 @@ config_virtual(struct config *c, const char *v)
 	return c->nvirtual > 0 ? 0 : -1;
 }
 
-/* The names of enum sched_mode and enum compute_mode, in their order. */
-static const char *const config_mode_names[] = { "auto", "serial", "timeslice", NULL };
-static const char *const config_preempt_names[] = { "off", "suspend", "requeue", NULL };
-static const char *const config_compute_names[] = { "shared", "timeslice", NULL };
-
 /* *m = the index of s among names; -1 if it is not one of them. */
 static int
 config_name(const char *const *names, const char *s, int *m)
@@ -231,12 +248,81 @@ config_modes(const char *v, int *dflt, int *per, const char *const *names)
 	return first ? -1 : 0;
 }
 
+/* Stores a number where k's value goes: n, or d where that is a double. */
+static void
+config_put(struct config *c, const struct config_key *k, long long n, double d)
+{
+	char *dst = (char *)c + k->off;
+	int32_t i32 = (int32_t)n;
+	int64_t i64 = n;
+
+	if (k->real)
+		memcpy(dst, &d, sizeof(d));
+	else if (k->size == sizeof(i32))
+		memcpy(dst, &i32, sizeof(i32));
+	else
+		memcpy(dst, &i64, sizeof(i64));
+}
+
+/* "A, B or C" from a list of names. */
+static void
+config_list(const char *const *names, char *out, size_t len)
+{
+	size_t off = 0;
+	int i;
+
+	out[0] = '\0';
+	for (i = 0; names[i] != NULL && off < len; i++)
+		off += (size_t)snprintf(out + off, len - off, "%s%s", i == 0 ? "" :
+		    names[i + 1] == NULL ? " or " : ", ", names[i]);
+}
+
+/*
+ * Whether the table holds together: each value the right size for its
+ * type, and no two keys writing the same bytes.  0, or -1 with msg.
+ */
+static int
+config_check_table(char *msg, size_t len)
+{
+	const struct config_key *k, *o;
+	size_t i, j;
+	int bad;
+
+	for (i = 0; i < CONFIG_NKEYS; i++) {
+		k = &config_keys[i];
+		if (k->size == 0)
+			continue;	/* AT_OWN */
+		switch (k->type) {
+		case CT_PATH: case CT_LIBRARY: case CT_RLIMITS:
+			bad = k->real || k->size < 2;
+			break;
+		default:
+			bad = k->real ? k->size != sizeof(double) :
+			    k->size != sizeof(int32_t) && k->size != sizeof(int64_t);
+			break;
+		}
+		if (bad || (k->type == CT_NAME) != (k->names != NULL)) {
+			snprintf(msg, len, "key %s: its field does not fit its type", k->key);
+			return -1;
+		}
+		for (j = 0; j < i; j++) {
+			o = &config_keys[j];
+			if (o->size != 0 && k->off < o->off + o->size && o->off < k->off + k->size) {
+				snprintf(msg, len, "keys %s and %s write the same field", o->key,
+				    k->key);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Sets one key from its text; returns 0 or -1 with a message in msg. */
 static int
 config_set(struct config *c, const struct config_key *k, const char *v, char *msg,
     size_t len)
 {
-	static const char *levels[] = { "error", "warn", "info", "debug" };
+	char *dst = (char *)c + k->off, list[128];
 	long long n;
 	int64_t secs;
 	char *end;
@@ -244,37 +330,27 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 	int i;
 
 	switch (k->type) {
-	case CT_PATH: {
-		char *dst = strcmp(k->key, "socket") == 0 ? c->socket :
-		    strcmp(k->key, "database") == 0 ? c->database :
-		    strcmp(k->key, "spool") == 0 ? c->spool :
-		    strcmp(k->key, "cuda_library") == 0 ? c->cuda_library : c->nvml_library;
-		if (strlen(v) >= PATH_MAX) {
+	case CT_PATH:
+	case CT_LIBRARY:
+		if (strlen(v) >= k->size) {
 			snprintf(msg, len, "%s: path too long", k->key);
 			return -1;
 		}
-		if (*v != '\0' && *v != '/' && strcmp(k->key, "nvml_library") != 0 &&
-		    strcmp(k->key, "cuda_library") != 0) {
+		/* a library may be a name the loader searches for */
+		if (k->type == CT_PATH && *v != '\0' && *v != '/') {
 			snprintf(msg, len, "%s: \"%s\" is not an absolute path", k->key, v);
 			return -1;
 		}
 		strcpy(dst, v);
 		return 0;
-	}
-	case CT_LEVEL:
-		for (i = 0; i < 4; i++)
-			if (strcmp(v, levels[i]) == 0) {
-				c->log_level = i;
+	case CT_NAME:
+		for (i = 0; k->names[i] != NULL; i++)
+			if (strcmp(v, k->names[i]) == 0) {
+				config_put(c, k, i, 0);
 				return 0;
 			}
-		snprintf(msg, len, "%s: \"%s\" is not one of error, warn, info, debug", k->key, v);
-		return -1;
-	case CT_SYNC:
-		if (strcmp(v, "full") == 0 || strcmp(v, "normal") == 0) {
-			c->sync_full = strcmp(v, "full") == 0;
-			return 0;
-		}
-		snprintf(msg, len, "%s: \"%s\" is not full or normal", k->key, v);
+		config_list(k->names, list, sizeof(list));
+		snprintf(msg, len, "%s: \"%s\" is not %s", k->key, v, list);
 		return -1;
 	case CT_SECONDS:
 		if (parse_duration(v, &secs) == -1 || secs < k->min || secs > k->max) {
@@ -282,16 +358,7 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 			    "(e.g. 30s, 5m)", k->key, v, k->min, k->max);
 			return -1;
 		}
-		if (strcmp(k->key, "poll") == 0)
-			c->gpu_poll = secs;
-		else if (strcmp(k->key, "quantum") == 0)
-			c->quantum = secs;
-		else if (strcmp(k->key, "revoke_timeout") == 0)
-			c->revoke_timeout = secs;
-		else if (strcmp(k->key, "preempt_min_runtime") == 0)
-			c->sched.preempt_min_runtime = (double)secs;
-		else
-			c->kill_grace = secs;
+		config_put(c, k, secs, (double)secs);
 		return 0;
 	case CT_VIRTUAL:
 		if (config_virtual(c, v) == -1) {
@@ -330,7 +397,7 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 			    v, k->min, k->max);
 			return -1;
 		}
-		c->sched.aging = d;
+		config_put(c, k, 0, d);
 		return 0;
 	case CT_INT:
 		if (parse_int(v, k->min, k->max, &n) == -1) {
@@ -338,25 +405,16 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 			    k->key, v, k->min, k->max);
 			return -1;
 		}
-		if (strcmp(k->key, "max_running_jobs") == 0)
-			c->sched.max_running_jobs = (int)n;
-		else if (strcmp(k->key, "max_pending") == 0)
-			c->max_pending = n;
-		else if (strcmp(k->key, "max_procs") == 0)
-			c->max_procs = n;
-		else if (strcmp(k->key, "max_priority") == 0)
-			c->max_priority = (int)n;
-		else
-			c->sched.max_gpus = (int)n;
+		config_put(c, k, n, (double)n);
 		return 0;
 	case CT_SIZE: {
 		uint64_t bytes;
 
-		if (parse_size(v, &bytes) == -1) {
+		if (parse_size(v, &bytes) == -1 || bytes > INT64_MAX) {
 			snprintf(msg, len, "%s: \"%s\" is not a size (e.g. 64K, 1M)", k->key, v);
 			return -1;
 		}
-		c->max_env = bytes;
+		config_put(c, k, (long long)bytes, (double)bytes);
 		return 0;
 	}
 	case CT_UMASK:
@@ -367,19 +425,17 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 			    k->key, v);
 			return -1;
 		}
-		c->job_umask = (int)n;
+		config_put(c, k, n, (double)n);
 		return 0;
 	case CT_RLIMITS: {
 		struct rlimits_entry r[RLIMITS_MAX];
 		char why[200];
 
-		if (strlen(v) >= sizeof(c->rlimits) ||
-		    rlimits_parse(v, r, why, sizeof(why)) == -1) {
-			snprintf(msg, len, "%s: %s", k->key, strlen(v) >= sizeof(c->rlimits) ?
-			    "too long" : why);
+		if (strlen(v) >= k->size || rlimits_parse(v, r, why, sizeof(why)) == -1) {
+			snprintf(msg, len, "%s: %s", k->key, strlen(v) >= k->size ? "too long" : why);
 			return -1;
 		}
-		strcpy(c->rlimits, v);
+		strcpy(dst, v);
 		return 0;
 	}
 	case CT_GROUP: {
@@ -401,15 +457,9 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 		c->has_admin_gid = 1;
 		return 0;
 	}
-	case CT_PREEMPT:
-		if (config_name(config_preempt_names, v, &c->sched.preempt) == -1) {
-			snprintf(msg, len, "%s: \"%s\" is not off, suspend or requeue", k->key, v);
-			return -1;
-		}
-		return 0;
 	case CT_TURN:
 		if (strcmp(v, "auto") == 0) {
-			c->turn = 0;
+			config_put(c, k, 0, 0);
 			return 0;
 		}
 		if (parse_duration(v, &secs) == -1 || secs < 1 || secs > 86400) {
@@ -417,7 +467,7 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 			    "(e.g. 30s, 5m)", k->key, v);
 			return -1;
 		}
-		c->turn = (double)secs;
+		config_put(c, k, secs, (double)secs);
 		return 0;
 	case CT_PERCENT:
 		errno = 0;
@@ -428,22 +478,8 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 			    k->key, v, k->min, k->max);
 			return -1;
 		}
-		c->switch_overhead = d / 100;
+		config_put(c, k, 0, d / 100);
 		return 0;
-	case CT_ONOFF:
-		if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0) {
-			c->offload = strcmp(v, "on") == 0;
-			return 0;
-		}
-		snprintf(msg, len, "%s: \"%s\" is not on or off", k->key, v);
-		return -1;
-	case CT_SWITCH:
-		if (strcmp(v, "auto") == 0 || strcmp(v, "off") == 0) {
-			c->cgroups = strcmp(v, "auto") == 0;
-			return 0;
-		}
-		snprintf(msg, len, "%s: \"%s\" is not auto or off", k->key, v);
-		return -1;
 	}
 	return -1;
 }
@@ -550,6 +586,10 @@ config_load(struct config *c, const char *path, char *err, size_t errlen)
 	int r;
 
 	memset(c, 0, sizeof(*c));
+	if (config_check_table(msg, sizeof(msg)) == -1) {
+		snprintf(err, errlen, "built-in key table: %s", msg);
+		return -1;
+	}
 	for (i = 0; i < CONFIG_NKEYS; i++)
 		if (config_set(c, &config_keys[i], config_keys[i].dflt, msg, sizeof(msg)) == -1) {
 			snprintf(err, errlen, "built-in default: %s", msg);

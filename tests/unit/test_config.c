@@ -206,12 +206,57 @@ teardown(void **state)
 	return 0;
 }
 
+/*
+ * Each key's value lands in its own field and nowhere else: keys of one
+ * type were once told apart by a strcmp chain whose last branch took any
+ * key it did not name.
+ */
+static void
+test_each_key_its_field(void **state)
+{
+	struct config c, d;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(config_load(&d, NULL, err, sizeof(err)), 0);
+	write_file("[gpus]\npoll = 7s\n[scheduler]\nquantum = 11s\nrevoke_timeout = 13s\n"
+	    "kill_grace = 17s\npreempt_min_runtime = 19s\nturn = 23s\nswitch_overhead = 29%\n"
+	    "offload = off\n[daemon]\ncgroups = off\n[limits]\nmax_running_jobs = 31\n"
+	    "max_gpus = 3\nmax_pending = 37\nmax_procs = 41\nmax_priority = 43\n"
+	    "max_env = 47K\numask = 053\n");
+	assert_int_equal(config_load(&c, path, err, sizeof(err)), 0);
+	assert_int_equal(c.gpu_poll, 7);
+	assert_int_equal(c.quantum, 11);
+	assert_int_equal(c.revoke_timeout, 13);
+	assert_int_equal(c.kill_grace, 17);
+	assert_true(c.sched.preempt_min_runtime == 19.0);
+	assert_true(c.turn == 23.0);
+	assert_true(c.switch_overhead > 0.289 && c.switch_overhead < 0.291);
+	assert_int_equal(c.offload, 0);
+	assert_int_equal(c.cgroups, 0);
+	assert_int_equal(c.sched.max_running_jobs, 31);
+	assert_int_equal(c.sched.max_gpus, 3);
+	assert_int_equal(c.max_pending, 37);
+	assert_int_equal(c.max_procs, 41);
+	assert_int_equal(c.max_priority, 43);
+	assert_int_equal(c.max_env, 47 * 1024);
+	assert_int_equal(c.job_umask, 053);
+	/* and the keys not named kept their defaults */
+	assert_true(c.sched.aging == d.sched.aging);
+	assert_int_equal(c.sync_full, d.sync_full);
+	assert_int_equal(c.log_level, d.log_level);
+	assert_int_equal(c.sched.preempt, d.sched.preempt);
+	assert_int_equal(c.sched.reserve_pct, d.sched.reserve_pct);
+	assert_string_equal(c.nvml_library, d.nvml_library);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_each_key_its_field),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_print_loads),
 		cmocka_unit_test(test_rlimits),
