@@ -72,3 +72,72 @@ t_env_gone() {	# environments go once a job cannot start; the private database s
 	wait_state "$id" CANCELLED 5
 	expect_eq "a job cancelled by its dependency: gone too" "$(env_rows "$id")" 0
 }
+
+# The file system under the database turns read-only while nvqd runs, as
+# ext4 does after an error (remount,abort); the admin repairs it and
+# restarts nvqd.
+check_read_only_fs() {
+	truncate -s 32M "$T/ext.img" && mkfs.ext4 -q "$T/ext.img" 2>/dev/null &&
+	    mkdir -p "$T/ro" && mount -o loop "$T/ext.img" "$T/ro" || {
+		skip "needs loop devices and ext4"
+		return
+	}
+	# sync = full: what is acknowledged is on the disk, as a repair keeps no more
+	sed -i "s#^database = .*#database = $T/ro/nvq.db#; s#^sync = .*#sync = full#" "$T/nvq.ini"
+	start_nvqd || { umount "$T/ro"; return; }
+	local run out rc acked
+	run=$(submit -g 0 sh -c 'sleep 1; exit 5'); wait_state "$run" RUNNING
+	acked=$(sqlite3 "$T/ro/nvq.db" "SELECT count(*) FROM jobs")
+	mount -o remount,abort "$T/ro" 2> /dev/null
+	expect_match "the file system is read-only" "$(awk -v m="$T/ro" '$2 == m { print $4 }' /proc/mounts)" "(^ro,|emergency_ro)"
+	out=$(nvq submit -g 0 true 2>&1); rc=$?
+	expect_eq "a submit to a read-only database fails" "$rc" 1
+	expect_match "and says why" "$out" "cannot store the job: .*(readonly|I/O).*; nothing was queued"
+	sleep 1.5	# the running job ends meanwhile
+	expect_eq "still serving" "$(nvq list > /dev/null 2>&1; echo $?)" 0
+	expect_eq "its end waits" "$(state "$run")" RUNNING
+	kill -TERM "$NVQD_PID"; wait "$NVQD_PID"; NVQD_PID=""
+	umount "$T/ro" || fail "cannot unmount the file system"
+	mount -o loop "$T/ext.img" "$T/ro" || fail "cannot mount it again"
+	start_nvqd || { umount "$T/ro"; return; }
+	wait_state "$run" FAILED 5
+	expect_eq "its exit code, recorded after the repair" "$(field "$run" exit_code)" 5
+	expect_eq "nothing acknowledged was lost" "$(sqlite3 "$T/ro/nvq.db" "SELECT count(*) FROM jobs")" "$acked"
+	stop_nvqd
+	expect_eq "integrity" "$(sqlite3 "$T/ro/nvq.db" "PRAGMA integrity_check")" ok
+	umount "$T/ro"
+}
+
+t_disk_trouble() {	# a full disk or a read-only database: submits refused, jobs run on, nothing lost
+	if [ "$(id -u)" != 0 ] || ! mkdir -p "$T/db" || ! mount -t tmpfs -o size=3m tmpfs "$T/db"; then
+		skip "needs root and mount"
+		return
+	fi
+	write_config
+	sed -i "s#^database = .*#database = $T/db/nvq.db#" "$T/nvq.ini"
+	start_nvqd || { umount "$T/db"; return; }
+	local run ok out rc i
+	run=$(submit -g 0 sh -c 'sleep 1.5; exit 7')
+	ok=$(submit -g 0 true); wait_state "$ok" COMPLETED
+	wait_state "$run" RUNNING
+	# fill the file system the database is on
+	dd if=/dev/zero of="$T/db/filler" bs=64k 2> /dev/null
+	for i in $(seq 50); do
+		out=$(nvq submit -g 0 true 2>&1); rc=$?
+		[ $rc != 0 ] && break
+	done
+	expect_eq "a submit on a full disk fails" "$rc" 1
+	expect_match "and says why" "$out" "cannot store the job: database or disk is full; nothing was queued"
+	local acked; acked=$(sqlite3 "$T/db/nvq.db" "SELECT count(*) FROM jobs" 2>/dev/null)
+	sleep 1.5	# the running job ends while the disk is full
+	expect_eq "nvqd runs on" "$(nvq list > /dev/null 2>&1; echo $?)" 0
+	rm -f "$T/db/filler"
+	wait_state "$run" FAILED 5
+	expect_eq "its end is recorded once there is room" "$(field "$run" exit_code)" 7
+	expect_eq "nothing acknowledged was lost" "$(sqlite3 "$T/db/nvq.db" "SELECT count(*) FROM jobs")" "$acked"
+	expect_match "submits work again" "$(submit -g 0 true)" "^[0-9]+$"
+	stop_nvqd
+	expect_eq "integrity" "$(sqlite3 "$T/db/nvq.db" "PRAGMA integrity_check")" ok
+	umount "$T/db"
+	check_read_only_fs
+}

@@ -2,7 +2,7 @@
 # submitter: nothing of the user's environment reaches the shim, which runs
 # as root; no stage of a job blocks its cancel; nothing a user controls
 # forges the status record; the record survives a full disk; [limits]
-# max_procs holds a fork bomb.  Sourced by run.sh, whose helpers it uses.
+# max_procs holds a fork bomb.  Sourced by run.sh (helpers in lib.sh).
 
 sup_root() {	# whether the tests that need root and test users can run
 	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && command -v useradd > /dev/null &&

@@ -1,0 +1,207 @@
+# lib.sh: what the system tests share: where the binaries are, the test
+# helpers they are built with, the checks (expect_eq, expect_match, fail,
+# skip), a private nvqd per test (write_config, start_nvqd, stop_nvqd) and
+# the ways to reach it (nvq, submit, field, state, wait_state).  Sourced by
+# run.sh from the root of the tree; each tests/system/t_TOPIC.sh holds the
+# tests of one topic as t_ functions.
+
+ROOT=$PWD
+BUILD=${NVQ_BUILD:-build}
+NVQD=$ROOT/$BUILD/nvqd
+NVQ_BIN=$ROOT/$BUILD/nvq
+HELPERS=$ROOT/$BUILD/tests
+CC=${CC:-cc}
+mkdir -p "$HELPERS"
+$CC -O1 -o "$HELPERS/rawsend" tests/system/rawsend.c || exit 1
+$CC -O1 -o "$HELPERS/flood" tests/system/flood.c || exit 1
+$CC -O2 -std=c11 -D_GNU_SOURCE -iquote nvqd -iquote nvq -o "$HELPERS/load" bench/load.c \
+    nvq/client.c nvq/fmt.c nvqd/proto.c nvqd/parse.c -linih || exit 1
+$CC -O1 -shared -fPIC -o "$HELPERS/libfake-nvml.so.1" tests/system/fake_nvml.c || exit 1
+
+PASSED=0
+FAILED=0
+SKIPPED=0
+SKIPS=()
+FAILS=()
+T=""		# this test's folder
+NVQD_PID=""
+
+skip() {	# WHY: this test cannot run here; it is counted as skipped, not passed
+	echo "    SKIPPED: $*"
+	CUR_SKIPPED=1
+}
+fail() {
+	echo "    FAIL: $*"
+	CUR_FAILED=1
+}
+expect_eq() {	# WHAT GOT WANT
+	[ "$2" == "$3" ] || fail "$1: got '$2', wanted '$3'"
+}
+expect_match() {	# WHAT GOT REGEX
+	[[ "$2" =~ $3 ]] || fail "$1: got '$2', wanted /$3/"
+}
+nvq() { "$NVQ_BIN" -s "$T/sock" "$@"; }
+
+# write_config [extra INI lines...]: a config with 2x16G virtual GPUs unless
+# the extra lines say otherwise.
+write_config() {
+	{
+		echo "[daemon]"
+		echo "socket = $T/sock"
+		echo "database = $T/nvq.db"
+		echo "spool = $T/spool"
+		echo "log_level = debug"
+		echo "sync = normal"
+		local have_gpus=0 line
+		for line in "$@"; do [[ $line == "[gpus]" ]] && have_gpus=1; done
+		if [ $have_gpus = 0 ]; then
+			echo "[gpus]"
+			echo "virtual = 2x16G"
+		fi
+		for line in "$@"; do echo "$line"; done
+	} > "$T/nvq.ini"
+}
+
+start_nvqd() {
+	"$NVQD" -c "$T/nvq.ini" >> "$T/nvqd.log" 2>&1 &
+	NVQD_PID=$!
+	local i
+	for i in $(seq 100); do
+		[ -S "$T/sock" ] && nvq list > /dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	fail "nvqd did not start"; cat "$T/nvqd.log"
+	return 1
+}
+
+stop_nvqd() {	# SIGTERM, and check the loop closed cleanly
+	[ -n "$NVQD_PID" ] || return 0
+	kill -TERM "$NVQD_PID" 2>/dev/null
+	wait "$NVQD_PID" 2>/dev/null
+	local rc=$?
+	NVQD_PID=""
+	[ $rc = 0 ] || fail "nvqd exited with $rc"
+	grep -q "still had open handles" "$T/nvqd.log" && fail "nvqd left libuv handles open"
+	if grep -qE "AddressSanitizer|runtime error|LeakSanitizer" "$T/nvqd.log"; then
+		fail "sanitizer report in nvqd's log"
+		grep -A5 -E "AddressSanitizer|runtime error|LeakSanitizer" "$T/nvqd.log" | head -30
+	fi
+	return 0
+}
+
+field() {	# ID KEY: one field of `nvq show --json`
+	nvq show --json "$1" 2>/dev/null | head -1 |
+	    grep -o "\"$2\": \(\"[^\"]*\"\|[-0-9.]*\)" | head -1 | sed 's/^[^:]*: //; s/^"//; s/"$//'
+}
+state() { field "$1" state; }
+
+wait_state() {	# ID STATE [SECONDS]
+	local i n=$(( ${3:-10} * 20 ))
+	for i in $(seq $n); do
+		[ "$(state "$1")" == "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "job $1 is $(state "$1"), not $2, after ${3:-10}s"
+	return 1
+}
+
+submit() { nvq submit --parsable "$@"; }
+
+run_test() {
+	local name=$1
+	T=$(mktemp -d /tmp/nvq-systest.XXXXXX)
+	CUR_FAILED=0
+	CUR_SKIPPED=0
+	echo "== $name"
+	if ! declare -F "$name" > /dev/null; then
+		fail "no such test"
+	else
+		"$name"
+	fi
+	stop_nvqd
+	if [ $CUR_FAILED = 0 ] && [ $CUR_SKIPPED = 1 ]; then
+		SKIPPED=$((SKIPPED + 1))
+		SKIPS+=("$name")
+		rm -rf "$T"
+	elif [ $CUR_FAILED = 0 ]; then
+		PASSED=$((PASSED + 1))
+		rm -rf "$T"
+	else
+		FAILED=$((FAILED + 1))
+		FAILS+=("$name")
+		echo "    (kept $T; nvqd's log follows)"
+		tail -n 30 "$T/nvqd.log" | sed 's/^/    | /'
+	fi
+}
+
+# ---------------------------------------------------------------- helpers shared by topics
+
+alive() {	# PID: "alive" if it runs (a zombie does not)
+	local st
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ] && echo alive
+}
+
+shim_pid() { sqlite3 "$T/nvq.db" "SELECT pid FROM jobs WHERE id = $1"; }
+
+# Two unprivileged users made for the test, and a group for admins.
+make_users() {
+	getent group nvqtadm > /dev/null || groupadd nvqtadm || return 1
+	getent group nvqtx > /dev/null || groupadd nvqtx || return 1
+	id nvqta > /dev/null 2>&1 || useradd -M -N -g nogroup -G nvqtx -s /bin/sh nvqta || return 1
+	id nvqtb > /dev/null 2>&1 || useradd -M -N -g nogroup -G nvqtadm -s /bin/sh nvqtb || return 1
+}
+
+as_user() {	# USER COMMAND...: run as USER with the user's groups, from /tmp
+	local u=$1; shift
+	(cd /tmp && setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@")
+}
+
+# ---- the hook's link: locks, reports, reconnection (fake libcuda jobs)
+FAKE_JOB=$ROOT/$BUILD/tests/fake_job
+
+FAKE_LIB=$ROOT/$BUILD/tests/fake
+
+fsubmit() { LD_LIBRARY_PATH=$FAKE_LIB submit "$@"; }
+
+count() { cat "$1" 2>/dev/null || echo 0; }
+
+wait_count() {	# FILE: until it exists and grows
+	local i
+	for i in $(seq 100); do
+		[ "$(count "$1")" -gt 10 ] 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "$1 never counted launches"; return 1
+}
+
+wait_field() {	# ID KEY REGEX [SECONDS]
+	local i v
+	for i in $(seq $(( ${4:-5} * 20 ))); do
+		v=$(field "$1" "$2")
+		[[ $v =~ $3 ]] && return 0
+		sleep 0.05
+	done
+	fail "job $1: $2 is '$v', not /$3/"; return 1
+}
+
+growing() {	# FILE SECONDS: prints "grows" or "still"
+	local a b; a=$(count "$1"); sleep "$2"; b=$(count "$1")
+	[ "$b" -gt "$a" ] && echo grows || echo still
+}
+
+# ---- suspend, resume, preemption and turns, against the fake checkpoint API
+ckpt_config() {	# the fake libcuda's checkpoint API for nvq-ckpt and the jobs
+	export FAKE_CKPT_DIR=$T/ckpt
+	mkdir -p "$FAKE_CKPT_DIR"
+	write_config "[gpus]" "virtual = 1x80G" "cuda_library = $FAKE_LIB/libcuda.so.1" "$@"
+}
+
+ckpt_state() {	# PID: 0 running, 1 locked, 2 checkpointed (the fake driver's view)
+	cat "$FAKE_CKPT_DIR/$1" 2>/dev/null || echo 0
+}
+
+switches() {	# ID: its switches, one per line
+	sqlite3 "$T/nvq.db" "SELECT kind, why, ok FROM switches WHERE job_id = $1 ORDER BY id" |
+	    tr '\n' ' '
+}

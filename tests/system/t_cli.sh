@@ -1,0 +1,127 @@
+# t_cli.sh: nvq as a user meets it: bad input, no daemon, the socket from
+# the configuration, the README's queries, the sqlite3 shell beside nvqd.
+# Sourced by run.sh (helpers in lib.sh).
+
+t_sqlite_reader() {	# the sqlite3 shell reads while nvqd writes
+	write_config; start_nvqd || return
+	( for i in $(seq 150); do nvq submit -g 0 true > /dev/null; done ) &
+	local w=$! bad=0 n out
+	while kill -0 $w 2>/dev/null; do
+		out=$(sqlite3 -readonly "$T/nvq.db" "SELECT count(*) FROM jobs; SELECT count(*) FROM events;" 2>&1) || bad=$((bad + 1))
+		[[ $out =~ ^[0-9]+$'\n'[0-9]+$ ]] || { bad=$((bad + 1)); echo "    reader: $out"; }
+	done
+	wait $w
+	expect_eq "failed reads" "$bad" 0
+	sleep 0.5
+	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")
+	expect_eq "completed jobs" "$n" 150
+	expect_eq "journal mode" "$(sqlite3 "$T/nvq.db" "PRAGMA journal_mode")" wal
+	expect_eq "schema version" "$(sqlite3 "$T/nvq.db" "PRAGMA user_version")" "$(ls schema/[0-9]*.sql | wc -l)"
+	expect_eq "events per job" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM events")" 450
+}
+
+t_bad_input() {	# clear errors, non-zero exits, nothing stored lost
+	write_config; start_nvqd || return
+	local keep out rc
+	keep=$(submit -m 1G sleep 30); wait_state "$keep" RUNNING
+	out=$(nvq submit -m 20Q true 2>&1); rc=$?
+	expect_eq "bad size exit" "$rc" 2; expect_match "bad size" "$out" "-m 20Q: not a memory size"
+	out=$(nvq submit -t 1:99 true 2>&1); rc=$?
+	expect_eq "bad time exit" "$rc" 2; expect_match "bad time" "$out" "-t 1:99: not a time limit"
+	out=$(nvq submit --bogus true 2>&1); rc=$?
+	expect_eq "unknown option exit" "$rc" 2; expect_match "unknown option" "$out" "unknown or incomplete option --bogus"
+	out=$(nvq submit -p high true 2>&1); rc=$?
+	expect_eq "bad priority exit" "$rc" 2
+	out=$(nvq submit --after 1,,2 true 2>&1); expect_match "bad --after" "$out" "not a list of job ids"
+	out=$(nvq submit 2>&1); rc=$?
+	expect_eq "no command exit" "$rc" 2; expect_match "no command" "$out" "missing arguments"
+	out=$(nvq show 4242 2>&1); rc=$?
+	expect_eq "unknown job exit" "$rc" 1; expect_match "unknown job" "$out" "no such job 4242"
+	out=$(nvq cancel 4242 2>&1); expect_match "cancel unknown" "$out" "no such job 4242"
+	out=$(nvq show abc 2>&1); expect_match "not an id" "$out" "\"abc\" is not a job id"
+	out=$(nvq list --state DONE 2>&1); expect_match "bad state" "$out" "--state DONE"
+	out=$(nvq frobnicate 2>&1); rc=$?
+	expect_eq "unknown command exit" "$rc" 2; expect_match "unknown command" "$out" "unknown command"
+	out=$(nvq history --since yesterday 2>&1); expect_match "bad --since" "$out" "not a date"
+	# garbage on the socket
+	out=$(printf 'GET / HTTP/1.0\r\n\r\n' | "$HELPERS/rawsend" "$T/sock")
+	expect_match "garbage" "$out" "type 2 error: protocol version"
+	out=$(printf '\xff\xff\xff\xff\x00\x02\x00\x04' | "$HELPERS/rawsend" "$T/sock")
+	expect_match "oversized frame" "$out" "over the maximum"
+	out=$(printf '\x00\x00\x00\x64\x00\x02\x00\x04abc' | "$HELPERS/rawsend" "$T/sock")
+	expect_match "truncated frame" "$out" "error: truncated"
+	out=$(printf '\x00\x00\x00\x03\x00\x02\x00\x04abc' | "$HELPERS/rawsend" "$T/sock")
+	expect_match "malformed body" "$out" "error: (malformed|truncated)"
+	out=$(printf '\x00\x00\x00\x00\x00\x02\x00\x01' | "$HELPERS/rawsend" "$T/sock")
+	expect_match "a reply type sent as a request" "$out" "not a request"
+	head -c 3000 /dev/urandom | "$HELPERS/rawsend" "$T/sock" > /dev/null
+	# a client that sends half a header and goes silent does not block others
+	( printf '\x00\x00' | "$HELPERS/rawsend" "$T/sock" 3 > /dev/null ) &
+	local slow=$!
+	sleep 0.2
+	expect_eq "serving while a client stalls" "$(state "$keep")" RUNNING
+	wait $slow
+	# a job whose command does not exist
+	local nx; nx=$(submit -g 0 /nonexistent/cmd)
+	wait_state "$nx" FAILED
+	expect_match "its reason" "$(field "$nx" reason)" "cannot execute /nonexistent/cmd: No such file"
+	expect_eq "its exit code" "$(field "$nx" exit_code)" 127
+	# a working directory that is gone by the time it runs
+	mkdir "$T/wd"; local wd
+	wd=$(cd "$T/wd" && nvq submit --parsable -g 0 --after "$keep" pwd)
+	rmdir "$T/wd"
+	nvq cancel "$keep"
+	wait_state "$wd" CANCELLED
+	# the daemon is still there, and nothing stored was lost
+	expect_eq "still serving" "$(state "$keep")" CANCELLED
+	expect_eq "jobs stored" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" 3
+	# a bad configuration line stops start-up with FILE:LINE
+	printf '[scheduler]\nreserve = 5%%\nmode = turbo\n' > "$T/bad.ini"
+	out=$("$NVQD" -n -c "$T/bad.ini" 2>&1); rc=$?
+	expect_eq "bad config exit" "$rc" 1
+	expect_eq "bad config message" "$out" "nvqd: $T/bad.ini:3: mode: \"turbo\" is not auto, serial or timeslice, optionally followed by INDEX:MODE entries (e.g. auto,1:serial)"
+	out=$("$NVQD" -n -c "$T/nvq.ini" 2>&1); expect_eq "good config" "$out" "$T/nvq.ini: ok"
+	# a second nvqd on the same socket refuses to start
+	out=$("$NVQD" -c "$T/nvq.ini" 2>&1); rc=$?
+	expect_eq "second nvqd exit" "$rc" 1; expect_match "second nvqd" "$out" "another nvqd is listening"
+}
+
+t_no_daemon() {	# nvq without a daemon says so and how to start one
+	local out rc
+	out=$("$NVQ_BIN" -s "$T/none.sock" list 2>&1); rc=$?
+	expect_eq "exit" "$rc" 1
+	expect_match "message" "$out" "cannot reach nvqd at $T/none.sock.*start it with"
+}
+
+t_readme_queries() {	# the README's history queries run and answer
+	write_config; start_nvqd || return
+	local a b q out n=0
+	a=$(submit -m 1G sleep 0.3); b=$(submit -g 0 false)
+	nvq wait "$a" "$b"
+	# a switch to find: one row as nvqd writes them
+	sqlite3 "$T/nvq.db" "INSERT INTO switches (job_id, kind, why, gpu_uuids, started_at, ended_at,
+	    seconds, bytes, ok) VALUES ($a, 'suspend', 'user', '', 1, 3.5, 2.5, 3221225472, 1)"
+	while IFS= read -r q; do
+		n=$((n + 1))
+		q=${q//\/var\/lib\/nvq\/nvq.db/$T/nvq.db}
+		q=${q//job_id = 42/job_id = $a}
+		out=$(eval "$q" 2>&1) || fail "README query $n failed: $out"
+		case $q in
+		*switches*) expect_match "switches" "$out" "$a +suspend +user +2.5 +3072 +1" ;;
+		*gpu_hours*) expect_match "GPU-hours per user" "$out" "$(id -un) +[0-9.]+ +2" ;;
+		*avg_wait_s*) expect_match "waits per day" "$out" "$(date -u +%Y-%m-%d) +2 +[0-9.]+ +1" ;;
+		*events*) expect_match "what happened" "$out" "PENDING +submitted.*RUNNING.*COMPLETED" ;;
+		*) fail "a README query this test does not know: $q" ;;
+		esac
+	done < <(grep '^sqlite3 -readonly' README.md)
+	expect_eq "queries found in the README" "$n" 4
+}
+
+t_socket_from_config() {	# nvq finds the socket in the configuration file
+	write_config; start_nvqd || return
+	local out
+	out=$(NVQ_CONFIG=$T/nvq.ini "$NVQ_BIN" list 2>&1)
+	expect_match "socket from NVQ_CONFIG" "$out" "^ID +USER"
+	out=$(NVQ_CONFIG=$T/nvq.ini NVQ_SOCKET=$T/nope "$NVQ_BIN" list 2>&1)
+	expect_match "NVQ_SOCKET comes first" "$out" "cannot reach nvqd at $T/nope"
+}

@@ -1,0 +1,175 @@
+# t_hook.sh: the hook against the fake libcuda: budgets, reports, GPU locks
+# (hold, escalation, timeslice), reconnection, fork.  Sourced by run.sh
+# (helpers in lib.sh).
+
+t_hook() {	# every job gets the hook, which holds it to its -m
+	write_config; start_nvqd || return
+	local fake="$ROOT/$BUILD/tests/fake" a b c
+	[ -x "$ROOT/$BUILD/tests/test_hook" ] || { fail "build tests/test_hook first (make hooktest)"; return; }
+	# nvqd sets CUDA_VISIBLE_DEVICES to its own (virtual) GPUs' UUIDs: the
+	# test's NVML check expects the fake NVML's GPU 1, so use fake-NVML GPUs
+	stop_nvqd
+	# test_hook counts cuMemAlloc calls one by one: without offload's VMM path
+	# (test_offload and t_offload test that one)
+	write_config "[gpus]" "nvml_library = $fake/libnvidia-ml.so.1" "[scheduler]" "offload = off"
+	export FAKE_NVML_GPUS=2x16G
+	start_nvqd || return
+	a=$(LD_LIBRARY_PATH=$fake submit -m 1G "$ROOT/$BUILD/tests/test_hook")
+	b=$(LD_LIBRARY_PATH=$fake submit -m 512M "$ROOT/$BUILD/tests/test_hook")
+	# (an ASan-built nvq would refuse to start with a foreign LD_PRELOAD first)
+	c=$(ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 \
+	    submit -g 0 sh -c 'echo "$LD_PRELOAD"')
+	nvq wait "$a"; expect_eq "the hook's own tests pass inside a -m 1G job" "$?" 0
+	nvq wait "$b"; expect_match "and fail with a budget of 512M (failed tests)" "$?" "^[1-9]"
+	expect_match "the 512M job's allocations were refused" "$(nvq log "$b")" "FAILED"
+	nvq wait "$c"
+	expect_match "the hook goes first, the job's own preload after" "$(nvq log "$c")" \
+	    "libnvq-hook.so /lib/x86_64-linux-gnu/libc.so.6$"
+	unset FAKE_NVML_GPUS
+}
+
+t_lock_hold() {	# nvq hold stops a job's launches within a second; release resumes them
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	write_config "[scheduler]" "revoke_timeout = 2s"
+	start_nvqd || return
+	local a b out t0 t1
+	# 10G each: one per GPU
+	a=$(fsubmit -m 10G "$FAKE_JOB" launch 20 "$T/a")
+	b=$(fsubmit -m 10G "$FAKE_JOB" launch 20 "$T/b")
+	wait_count "$T/a" && wait_count "$T/b" || return
+	wait_field "$a" hook_pids '^[0-9]+$'
+	expect_eq "on different GPUs" "$(field "$a" gpu_uuids | tail -c 2)$(field "$b" gpu_uuids |
+	    tail -c 2)" 01
+	expect_eq "lock at start" "$(field "$a" lock)" granted
+	t0=$(date +%s.%N)
+	out=$(nvq hold "$a"); t1=$(date +%s.%N)
+	expect_eq "nvq hold waits for the drain" "$out" "job $a held: its GPU work has drained"
+	expect_eq "within a second" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a < 1) }')" 1
+	expect_eq "held job launches nothing" "$(growing "$T/a" 0.6)" still
+	expect_eq "the other GPU's job goes on" "$(growing "$T/b" 0.3)" grows
+	expect_match "list says why" "$(nvq list)" "lock held"
+	expect_eq "stored" "$(sqlite3 "$T/nvq.db" "SELECT held FROM jobs WHERE id = $a")" 1
+	out=$(nvq hold "$a" 2>&1); expect_match "twice" "$out" "held already"
+	out=$(nvq release "$b" 2>&1); expect_match "release a job not held" "$out" "not held"
+	# held across a restart of nvqd: the process reconnects and stays held
+	stop_nvqd; start_nvqd || return
+	wait_field "$a" hook_pids '^[0-9]+$'
+	expect_eq "still held after restart" "$(growing "$T/a" 0.6)" still
+	expect_eq "release" "$(nvq release "$a")" "job $a released"
+	expect_eq "launches again" "$(growing "$T/a" 0.4)" grows
+	expect_eq "events" "$(sqlite3 "$T/nvq.db" "SELECT group_concat(state, ' ') FROM events
+	    WHERE job_id = $a")" "PENDING RUNNING HELD RELEASED"
+	out=$(nvq hold 999 2>&1); expect_match "unknown job" "$out" "no such job 999"
+	nvq cancel "$a" "$b"
+}
+
+t_lock_escalate() {	# no acknowledgement within revoke_timeout: SIGSTOP, SIGCONT on release
+	write_config "[scheduler]" "revoke_timeout = 1s"
+	start_nvqd || return
+	local a pid out
+	a=$(FAKE_LAUNCH_HANG=$T/hang fsubmit -m 1G "$FAKE_JOB" launch 20 "$T/a")
+	wait_count "$T/a" || return
+	wait_field "$a" hook_pids '^[0-9]+$'; pid=$(field "$a" hook_pids)
+	touch "$T/hang"	# the next launch never returns: its work never drains
+	sleep 0.2
+	out=$(nvq hold "$a")
+	expect_eq "hold reports the escalation" "$out" \
+	    "job $a held: it did not answer in time and was stopped (SIGSTOP)"
+	expect_eq "the process is stopped" "$(awk '{print $3}' /proc/"$pid"/stat)" T
+	rm -f "$T/hang"
+	nvq release "$a" > /dev/null
+	sleep 0.2
+	expect_match "SIGCONT on release" "$(awk '{print $3}' /proc/"$pid"/stat)" "^[RSD]$"
+	expect_eq "launches again" "$(growing "$T/a" 0.4)" grows
+	expect_match "logged" "$(cat "$T/nvqd.log")" "no acknowledgement of the lock in 1s"
+	nvq cancel "$a"
+}
+
+t_hook_report() {	# reports add up per job; the job's processes share one budget
+	write_config
+	start_nvqd || return
+	local a b
+	a=$(fsubmit -m 1G "$FAKE_JOB" alloc 629145600 3)
+	wait_field "$a" gpu_used '^629145600$'
+	expect_match "gpus shows the job's use" "$(nvq gpus)" "600M"
+	# two processes of one job: the second gets what the first left
+	b=$(fsubmit -m 1G sh -c "$FAKE_JOB alloc 734003200 3 & sleep 1;
+	    $FAKE_JOB alloc 734003200 0; $FAKE_JOB alloc 209715200 0; wait")
+	nvq wait "$a" "$b"
+	expect_eq "peak per GPU in run_gpus" "$(sqlite3 "$T/nvq.db" "SELECT run_gpus.peak_gpu_mem
+	    FROM run_gpus JOIN runs ON runs.id = run_id WHERE job_id = $a")" 629145600
+	expect_eq "runs.peak_gpu_mem" "$(sqlite3 "$T/nvq.db" "SELECT peak_gpu_mem FROM runs
+	    WHERE job_id = $a")" 629145600
+	expect_eq "700M, then 700M refused, 200M allowed" "$(nvq log "$b" | tr '\n' ' ')" \
+	    "alloc ok alloc oom alloc ok "
+	expect_eq "the job's peak is the sum" "$(sqlite3 "$T/nvq.db" "SELECT peak_gpu_mem FROM
+	    runs WHERE job_id = $b")" 943718400
+}
+
+t_hook_reconnect() {	# jobs run on while nvqd is away (run) or wait for it (wait)
+	write_config
+	start_nvqd || return
+	local a b
+	a=$(fsubmit -m 1G "$FAKE_JOB" launch 20 "$T/a")
+	b=$(NVQ_HOOK_ON_DISCONNECT=wait fsubmit -m 1G "$FAKE_JOB" launch 20 "$T/b")
+	wait_count "$T/a" && wait_count "$T/b" || return
+	wait_field "$b" hook_pids '^[0-9]+$'
+	kill -9 "$NVQD_PID"; wait "$NVQD_PID" 2>/dev/null; NVQD_PID=""
+	sleep 0.3
+	expect_eq "run: goes on without nvqd" "$(growing "$T/a" 0.5)" grows
+	expect_eq "wait: stops without nvqd" "$(growing "$T/b" 0.5)" still
+	start_nvqd || return
+	wait_field "$a" hook_pids '^[0-9]+$'
+	wait_field "$b" hook_pids '^[0-9]+$'
+	expect_eq "wait: resumes once nvqd is back" "$(growing "$T/b" 0.4)" grows
+	nvq hold "$a" > /dev/null
+	expect_eq "the reconnected job obeys a hold" "$(growing "$T/a" 0.5)" still
+	nvq cancel "$a" "$b"
+}
+
+t_hook_fork() {	# a job's forked child links on its own, with its own pid
+	write_config
+	start_nvqd || return
+	local a
+	a=$(fsubmit -m 1G "$FAKE_JOB" fork 2)
+	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$'
+	nvq wait "$a"
+	expect_eq "both ran" "$(nvq log "$a" | tr '\n' ' ')" \
+	    "parent alloc ok child alloc ok child exited 0 "
+	expect_eq "the job's peak adds both" "$(sqlite3 "$T/nvq.db" "SELECT peak_gpu_mem FROM
+	    runs WHERE job_id = $a")" 3145728
+}
+
+t_timeslice() {	# compute = timeslice: one job at a time, turns each quantum, idle gives way
+	write_config "[scheduler]" "compute = shared,0:timeslice" "quantum = 1s"
+	start_nvqd || return
+	local a b c ga gb both=0 i switches
+	expect_match "gpus shows it" "$(nvq gpus --json)" '"compute": "timeslice"'
+	a=$(fsubmit -m 1G "$FAKE_JOB" launch 30 "$T/a")
+	wait_count "$T/a" || return
+	b=$(fsubmit -m 1G "$FAKE_JOB" launch 30 "$T/b")
+	wait_field "$b" hook_pids '^[0-9]+$'
+	# over 3 s both advance, but never in the same 100 ms
+	for i in $(seq 30); do
+		ga=$(count "$T/a"); gb=$(count "$T/b")
+		sleep 0.1
+		[ "$(count "$T/a")" -gt "$ga" ] && [ "$(count "$T/b")" -gt "$gb" ] && both=$((both + 1))
+	done
+	expect_match "both made progress" "$(count "$T/a") $(count "$T/b")" "^[0-9]{2,} [0-9]{2,}$"
+	# a switch can straddle a sample: allow one per switch
+	switches=$(grep -c "lock granted" "$T/nvqd.log")
+	[ "$both" -le "$switches" ] || fail "both launched in $both of 30 samples ($switches switches)"
+	[ "$switches" -le 6 ] || fail "$switches switches in 3s with a 1s quantum"
+	expect_match "one waits at a time" "$(nvq list)" "lock waiting"
+	# an idle holder gives way at once: c sleeps, then launches
+	nvq cancel "$a" "$b"; wait_state "$a" CANCELLED; wait_state "$b" CANCELLED
+	a=$(fsubmit -m 1G sh -c "$FAKE_JOB alloc 1048576 30")
+	wait_field "$a" lock granted
+	c=$(fsubmit -m 1G "$FAKE_JOB" launch 5 "$T/c")
+	wait_count "$T/c" || return
+	expect_eq "idle holder gave way" "$(field "$a" lock)" waiting
+	# the shared GPU 1 is not timesliced
+	b=$(fsubmit -m 15G "$FAKE_JOB" launch 5 "$T/d"); wait_count "$T/d"
+	expect_eq "shared GPU: granted" "$(field "$b" lock)" granted
+	nvq cancel "$a" "$b" "$c"
+}

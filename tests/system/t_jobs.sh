@@ -1,0 +1,232 @@
+# t_jobs.sh: a job's life: cancel, time limits, wait and log, restarts of
+# nvqd, NODE_FAIL, start tickets, pids checked before signals, cgroups, job
+# policy.  Sourced by run.sh (helpers in lib.sh).
+
+cgroup_base() {	# where nvqd makes job cgroups as root, or nothing
+	[ "$(id -u)" = 0 ] || return 0
+	local m
+	m=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$m" ] && [ -w "$m" ] && echo "$m"
+}
+
+t_cancel_tree() {	# cancel reaches every process of a job that forked
+	write_config "[scheduler]" "kill_grace = 2s"
+	start_nvqd || return
+	local a pids
+	a=$(submit -g 0 sh -c 'sleep 3171 & sleep 3172 & (sleep 3173; true) & wait')
+	wait_state "$a" RUNNING; sleep 0.3
+	expect_eq "the job's processes are there" "$(pgrep -fc '^sleep 317[123]$')" 3
+	nvq cancel "$a"
+	wait_state "$a" CANCELLED
+	pids=$(pgrep -f '^sleep 317[123]$')
+	expect_eq "processes left after cancel" "$pids" ""
+	[ -n "$pids" ] && kill -9 $pids
+	expect_match "reason" "$(field "$a" reason)" "cancelled by"
+	expect_match "cancel an ended job" "$(nvq cancel "$a" 2>&1)" "already ended \(CANCELLED\)"
+}
+
+t_timeout() {	# -t ends a job as TIMEOUT; SIGKILL after kill_grace if it resists
+	write_config "[scheduler]" "kill_grace = 1s"
+	start_nvqd || return
+	local a b
+	a=$(submit -g 0 -t 1s sleep 30)
+	b=$(submit -g 0 -t 1s sh -c 'trap "" TERM; sleep 3181; sleep 3181')
+	wait_state "$a" TIMEOUT 5
+	expect_match "reason" "$(field "$a" reason)" "time limit 00:01 reached"
+	wait_state "$b" TIMEOUT 6
+	expect_eq "the TERM-proof job was killed" "$(pgrep -fc 'sleep 3181')" 0
+	expect_match "the log says SIGKILL" "$(cat "$T/nvqd.log")" "job $b: still running after 1s, sending SIGKILL"
+	local el; el=$(awk -v s="$(field "$b" started_at)" -v e="$(field "$b" ended_at)" 'BEGIN{print e - s}')
+	expect_eq "ended within limit + grace + 1s" "$(awk -v x="$el" 'BEGIN{print (x >= 1.9 && x < 3.5)}')" 1
+}
+
+t_restart() {	# queued and running jobs survive a restart of nvqd
+	write_config "[gpus]" "virtual = 1x16G"
+	start_nvqd || return
+	local run q1 q2 ends
+	run=$(submit -m 10G sh -c 'sleep 1.5; exit 3')
+	wait_state "$run" RUNNING
+	q1=$(submit -m 10G sh -c 'echo q1'); q2=$(submit -g 0 --after "$q1" true)
+	ends=$(submit -g 0 sh -c 'sleep 0.8; exit 0')
+	wait_state "$ends" RUNNING
+	stop_nvqd
+	sleep 1.7	# the running jobs end while nvqd is away
+	start_nvqd || return
+	wait_state "$run" FAILED
+	expect_eq "exit code recorded while nvqd was away" "$(field "$run" exit_code)" 3
+	wait_state "$ends" COMPLETED
+	wait_state "$q1" COMPLETED
+	wait_state "$q2" COMPLETED
+	expect_eq "q1's output" "$(nvq log "$q1")" q1
+	# a job still running across the restart is reattached
+	run=$(submit -g 0 sh -c 'sleep 1; exit 4')
+	wait_state "$run" RUNNING
+	stop_nvqd; start_nvqd || return
+	expect_match "reattached" "$(cat "$T/nvqd.log")" "job $run: still running .*reattached"
+	wait_state "$run" FAILED 5
+	expect_eq "its exit code" "$(field "$run" exit_code)" 4
+	expect_eq "ran once" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM runs WHERE job_id = $run")" 1
+}
+
+t_wait_log() {	# nvq wait's exit status, nvq log and -f, --err, -o
+	write_config; start_nvqd || return
+	local a b c d out
+	a=$(submit -g 0 sh -c 'echo out; echo err >&2; exit 3')
+	nvq wait "$a"; expect_eq "wait exits with the job's code" "$?" 3
+	expect_eq "log" "$(nvq log "$a")" out
+	expect_eq "log --err" "$(nvq log --err "$a")" err
+	b=$(submit -g 0 sh -c 'for i in 1 2 3; do echo line$i; sleep 0.2; done')
+	out=$(nvq log -f "$b")
+	expect_eq "log -f follows to the end" "$out" "line1
+line2
+line3"
+	c=$(cd "$T" && nvq submit --parsable -g 0 -o out.txt sh -c 'echo both; echo two >&2')
+	nvq wait "$c"; expect_eq "wait 0" "$?" 0
+	expect_eq "-o relative to the cwd, stderr follows stdout" "$(cat "$T/out.txt")" "both
+two"
+	d=$(submit -g 0 sh -c 'kill -9 $$')
+	nvq wait "$d"; expect_eq "wait after SIGKILL" "$?" 137
+	expect_match "reason" "$(field "$d" reason)" "killed by signal 9"
+	local e; e=$(submit -m 3G sh -c 'echo $NVQ_JOB_ID $NVQ_GPU_MEM $CUDA_DEVICE_ORDER; echo $CUDA_VISIBLE_DEVICES')
+	nvq wait "$e"
+	expect_eq "the job's environment" "$(nvq log "$e")" "$e 3221225472 PCI_BUS_ID
+GPU-00000000-0000-0000-0000-000000000000"
+	local e0; e0=$(cd / && env -i "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 /bin/sh -c 'echo "[$HOME]"')
+	nvq wait "$e0"; expect_eq "a job submitted with an empty environment runs" "$(nvq log "$e0")" "[]"
+	MYVAR=hello nvq submit -g 0 --parsable sh -c 'echo $MYVAR' > "$T/id"
+	nvq wait "$(cat "$T/id")"
+	expect_eq "the submitted environment" "$(nvq log "$(cat "$T/id")")" hello
+	expect_eq "the private database is private" "$(stat -c %a "$T/nvq.db.private")" 600
+	expect_eq "the environment is not in the public database" \
+	    "$(grep -c MYVAR=hello "$T/nvq.db" "$T/nvq.db-wal" 2>/dev/null | awk -F: '{s += $2} END {print s}')" 0
+	expect_eq "nor kept after the job ended" \
+	    "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM job_env")" 0
+	expect_eq "the user's spool folder is private" "$(stat -c %a "$T/spool/$(id -u)")" 700
+	out=$(nvq history --since 1h | wc -l)
+	expect_eq "history lines (header + 7 jobs)" "$out" 8
+	expect_match "history --json" "$(nvq history --state FAILED --json)" "\"exit_code\": 3"
+	expect_match "list -u" "$(nvq list -a -u nobody)" "^ID +USER"
+	expect_eq "list -u nobody is empty" "$(nvq list -a -u nobody | wc -l)" 1
+}
+
+t_node_fail() {	# a job that ran when the machine restarted: NODE_FAIL, or PENDING with --requeue
+	write_config; start_nvqd || return
+	local a b apid bpid
+	a=$(submit -g 0 --requeue sh -c 'echo run; sleep 3100')
+	b=$(submit -g 0 sleep 3101)
+	wait_state "$a" RUNNING; wait_state "$b" RUNNING
+	apid=$(shim_pid "$a"); bpid=$(shim_pid "$b")
+	stop_nvqd
+	# what a reboot does: every process gone, and another boot id
+	kill -9 "$apid" "$bpid"; pkill -9 -f 'sleep 310[01]'; sleep 0.3
+	sqlite3 "$T/nvq.db" "UPDATE jobs SET boot_id = 'an-earlier-boot' WHERE state = 'RUNNING'"
+	start_nvqd || return
+	wait_state "$b" NODE_FAIL
+	expect_match "its reason" "$(field "$b" reason)" "the machine restarted while it ran"
+	wait_state "$a" RUNNING
+	expect_eq "requeued once" "$(field "$a" restarts)" 1
+	expect_eq "its events" "$(sqlite3 "$T/nvq.db" "SELECT group_concat(state, ' ') FROM
+	    (SELECT state FROM events WHERE job_id = $a ORDER BY id)")" "PENDING RUNNING NODE_FAIL PENDING RUNNING"
+	expect_eq "its runs" "$(sqlite3 "$T/nvq.db" "SELECT group_concat(coalesce(state, 'open'), ' ')
+	    FROM (SELECT state FROM runs WHERE job_id = $a ORDER BY id)")" "NODE_FAIL open"
+	expect_eq "listed as NODE_FAIL" "$(nvq list -a --state NODE_FAIL --json | grep -o '"id": [0-9]*')" "\"id\": $b"
+	nvq cancel "$a"; wait_state "$a" CANCELLED
+}
+
+t_ticket() {	# a shim runs its job only if it takes its own start's ticket
+	local shim="$ROOT/$BUILD/nvq-shim" d="$T/st"
+	mkdir -p "$d"
+	touch "$d/7.new.ticket"
+	# the shim of a start nvqd voided, slow to begin: the next start's ticket is not its own
+	"$shim" -s "$d/7" -t old -o "$d/out" -e "$d/err" -d / -u root -U 0 -G 0 -- \
+	    sh -c "echo ran >> '$d/ran'"
+	expect_eq "a voided start exits quietly" "$?" 0
+	expect_eq "and runs nothing" "$(cat "$d/ran" 2> /dev/null)" ""
+	expect_eq "nor records an end" "$([ -e "$d/7" ] && echo yes)" ""
+	expect_eq "the next start's ticket stays" "$(ls "$d")" "7.new.ticket"
+	"$shim" -s "$d/7" -t new -o "$d/out" -e "$d/err" -d / -u root -U 0 -G 0 -- \
+	    sh -c "echo ran >> '$d/ran'; exit 3"
+	expect_eq "its own ticket: it runs once" "$(cat "$d/ran")" ran
+	expect_match "and records the end" "$(cat "$d/7")" "exit 3"
+	expect_eq "having taken the ticket" "$([ -e "$d/7.new.ticket" ] && echo yes)" ""
+	"$shim" -s "$d/7" -o "$d/out" -e "$d/err" -d / -u root -U 0 -G 0 -- true 2> "$d/usage"
+	expect_eq "a shim without a ticket is refused" "$?" 2
+}
+
+t_same_process() {	# a pid from the database is signalled only if it is still the shim
+	write_config; start_nvqd || return
+	local a shim decoy
+	a=$(submit -g 0 sh -c 'echo $$ > '"$T"'/jobpid; sleep 3102')
+	wait_state "$a" RUNNING; shim=$(shim_pid "$a")
+	stop_nvqd
+	kill -9 "$shim"
+	sleep 3103 & decoy=$!
+	# the shim's pid now names another process (as after pid reuse)
+	sqlite3 "$T/nvq.db" "UPDATE jobs SET pid = $decoy WHERE id = $a"
+	start_nvqd || return
+	wait_state "$a" FAILED
+	expect_match "its reason" "$(field "$a" reason)" "its supervisor ended without recording"
+	expect_eq "the other process was not signalled" "$(alive $decoy)" alive
+	kill "$decoy"; wait "$decoy" 2>/dev/null
+	if [ -n "$(cgroup_base)" ]; then
+		sleep 0.2
+		expect_eq "what the job left without its shim was killed" \
+		    "$(alive "$(cat "$T/jobpid")")" ""
+	else
+		pkill -f 'sleep 3102'
+	fi
+}
+
+t_cgroup() {	# a job is all its processes: one that left its process group is signalled too
+	if [ -z "$(cgroup_base)" ]; then
+		skip "needs root and a writable cgroup2 mount"
+		return
+	fi
+	write_config; start_nvqd || return
+	local a cg pid
+	a=$(submit -g 0 sh -c 'setsid sh -c "trap \"echo got-term > '"$T"'/esc; exit 0\" TERM;
+	    echo \$\$ > '"$T"'/escpid; while :; do sleep 0.1; done" & sleep 3104')
+	wait_state "$a" RUNNING
+	for i in $(seq 50); do [ -s "$T/escpid" ] && break; sleep 0.05; done
+	pid=$(cat "$T/escpid")
+	cg=$(sqlite3 "$T/nvq.db" "SELECT cgroup FROM jobs WHERE id = $a")
+	expect_match "its cgroup" "$cg" "/nvq/job-$a-[0-9]+$"
+	expect_match "the escaped process is in it" "$(cat /proc/$pid/cgroup)" "0::.*/nvq/job-$a-"
+	expect_eq "in another process group" "$(( $(ps -o pgid= -p "$pid") != $(shim_pid "$a") ))" 1
+	nvq cancel "$a"; wait_state "$a" CANCELLED
+	expect_eq "it got SIGTERM too" "$(cat "$T/esc" 2>/dev/null)" got-term
+	expect_eq "nothing of it is left" "$(alive "$pid")" ""
+	expect_eq "its cgroup is gone" "$([ -d "$cg" ] && echo there)" ""
+	# kill -9 escapes nothing either: SIGKILL for a job that ignores SIGTERM
+	write_config "[scheduler]" "kill_grace = 1s"; stop_nvqd; start_nvqd || return
+	a=$(submit -g 0 sh -c 'setsid sh -c "trap \"\" TERM; echo \$\$ > '"$T"'/escpid2;
+	    while :; do sleep 0.1; done" & trap "" TERM; sleep 3105; sleep 3105')
+	wait_state "$a" RUNNING
+	for i in $(seq 50); do [ -s "$T/escpid2" ] && break; sleep 0.05; done
+	nvq cancel "$a"; wait_state "$a" CANCELLED 5
+	expect_eq "killed after the grace" "$(alive "$(cat "$T/escpid2")")" ""
+}
+
+t_job_policy() {	# umask, rlimits and max_priority come from the configuration
+	write_config "[limits]" "umask = 077" "rlimits = core=0, nofile=64:128" "max_priority = 10"
+	umask 002
+	start_nvqd || return
+	umask 022
+	local a out
+	a=$(submit -g 0 sh -c 'umask; ulimit -Sn; ulimit -Hn; ulimit -c; echo x > '"$T"'/made')
+	wait_state "$a" COMPLETED
+	expect_eq "umask and limits" "$(nvq log "$a" | tr '\n' ' ')" "0077 64 128 0 "
+	expect_eq "files it makes" "$(stat -c %a "$T/made")" 600
+	if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+		chmod 755 "$T"
+		out=$(cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		    "$NVQ_BIN" -s "$T/sock" submit -g 0 -p 11 true 2>&1)
+		expect_eq "above max_priority: refused" "$?" 1
+		expect_match "and why" "$out" "priority 11 is above \[limits\] max_priority \(10\)"
+		out=$(cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		    "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 -p 10 true 2>&1)
+		expect_match "at max_priority: queued" "$out" "^[0-9]+$"
+	fi
+	expect_match "root may go higher" "$(submit -g 0 -p 500 true)" "^[0-9]+$"
+	nvq submit -g 0 -p 1000001 true 2>/dev/null; expect_eq "out of range" "$?" 2
+}

@@ -1,0 +1,126 @@
+# t_sched.sh: how jobs are admitted: packing, serial GPUs, all-or-nothing
+# placement, priority and aging, user limits, --after.  Sourced by run.sh
+# (helpers in lib.sh).
+
+t_packing() {	# 2x16G: three 10G jobs, two run; a 2-GPU 4G job runs beside
+	write_config; start_nvqd || return
+	local a b c d
+	a=$(submit -m 10G sleep 30); b=$(submit -m 10G sleep 30); c=$(submit -m 10G sleep 30)
+	d=$(submit -g 2 -m 4G sleep 30)
+	wait_state "$a" RUNNING; wait_state "$b" RUNNING; wait_state "$d" RUNNING
+	expect_eq "third 10G job" "$(state "$c")" PENDING
+	expect_match "pending reason" "$(nvq list | awk -v id="$c" '$1 == id')" \
+	    "needs 10G on 1 GPU, largest free 5.2G"
+	expect_match "the two 10G jobs on different GPUs" \
+	    "$(field "$a" gpu_uuids) $(field "$b" gpu_uuids)" "0000000000(00|01) .*0000000000(01|00)$"
+	local gpus; gpus=$(nvq gpus)
+	expect_match "nvq gpus demanded" "$gpus" "16G +15.2G +14G"
+	nvq cancel "$a"
+	wait_state "$c" RUNNING
+	expect_eq "job took the freed GPU" "$(field "$c" gpu_uuids)" "$(field "$a" gpu_uuids)"
+	nvq cancel "$b" "$c" "$d"
+}
+
+t_serial() {	# mode = serial: one job per GPU whatever its size
+	write_config "[gpus]" "virtual = 1x80G" "[scheduler]" "mode = serial"
+	start_nvqd || return
+	local a b
+	a=$(submit -m 1G sleep 30); b=$(submit -m 1G sleep 0)
+	wait_state "$a" RUNNING
+	sleep 0.3
+	expect_eq "second job on a serial GPU" "$(state "$b")" PENDING
+	expect_match "gpus shows serial" "$(nvq gpus)" " serial "
+	nvq cancel "$a"
+	wait_state "$b" COMPLETED
+	# and per GPU: GPU 1 serial, GPU 0 shared
+	stop_nvqd
+	write_config "[gpus]" "virtual = 2x80G" "[scheduler]" "mode = auto,1:serial"
+	start_nvqd || return
+	a=$(submit -m 1G sleep 30); b=$(submit -m 1G sleep 30)
+	wait_state "$a" RUNNING; wait_state "$b" RUNNING
+	expect_eq "auto GPU 0 packs both" "$(field "$a" gpu_uuids)" "$(field "$b" gpu_uuids)"
+	nvq cancel "$a" "$b"
+}
+
+t_all_or_nothing() {	# an N-GPU job gets all N at once or waits
+	write_config; start_nvqd || return
+	local a b
+	a=$(submit -m 10G sleep 30)
+	wait_state "$a" RUNNING
+	b=$(submit -g 2 -m 8G sleep 0)
+	sleep 0.3
+	expect_eq "2-GPU job while one GPU lacks room" "$(state "$b")" PENDING
+	expect_eq "it holds no GPU" "$(field "$b" gpu_uuids)" ""
+	expect_match "gpus: nothing demanded of the free GPU" "$(nvq gpus | tail -1)" " 0B +0B +$"
+	nvq cancel "$a"
+	wait_state "$b" COMPLETED
+	expect_match "it ran on both" "$(field "$b" gpu_uuids)" "^GPU-.*,GPU-"
+	expect_match "could never fit: too many GPUs" "$(nvq submit -g 3 true 2>&1)" \
+	    "could never run: needs 3 GPUs, this server has 2"
+	expect_match "could never fit: too much memory" "$(nvq submit -m 17G true 2>&1)" \
+	    "could never run: needs 17G on 1 GPU, the largest budget is 15.2G"
+}
+
+t_priority_aging() {	# higher priority first; aging lets a long wait win
+	write_config "[gpus]" "virtual = 1x16G"
+	start_nvqd || return
+	local blk low high
+	blk=$(submit -m 10G sleep 30); wait_state "$blk" RUNNING
+	low=$(submit -m 10G sleep 30); high=$(submit -m 10G -p 5 sleep 30)
+	nvq cancel "$blk"
+	wait_state "$high" RUNNING
+	expect_eq "low priority waits" "$(state "$low")" PENDING
+	expect_match "its reason" "$(nvq list | awk -v id="$low" '$1 == id')" "largest free"
+	nvq cancel "$high"; wait_state "$low" RUNNING; nvq cancel "$low"
+	stop_nvqd
+	# aging of 36000 points an hour: 10 a second
+	write_config "[gpus]" "virtual = 1x16G" "[scheduler]" "aging = 36000"
+	start_nvqd || return
+	blk=$(submit -m 10G sleep 30); wait_state "$blk" RUNNING
+	low=$(submit -m 10G sleep 30)
+	sleep 1.2
+	high=$(submit -m 10G -p 5 sleep 30)
+	nvq cancel "$blk"
+	wait_state "$low" RUNNING
+	expect_eq "with aging, the long-waiting job went first" "$(state "$high")" PENDING
+	nvq cancel "$low" "$high"
+}
+
+t_user_limits() {	# [limits] max_running_jobs and max_gpus
+	write_config "[limits]" "max_running_jobs = 1"
+	start_nvqd || return
+	local a b
+	a=$(submit -m 1G sleep 30); b=$(submit -m 1G sleep 0)
+	wait_state "$a" RUNNING
+	sleep 0.3
+	expect_eq "second job of the same user" "$(state "$b")" PENDING
+	expect_match "its reason" "$(nvq list | awk -v id="$b" '$1 == id')" "user limit"
+	nvq cancel "$a"; wait_state "$b" COMPLETED
+	stop_nvqd
+	write_config "[limits]" "max_gpus = 1"
+	start_nvqd || return
+	a=$(submit -m 1G sleep 30); b=$(submit -g 0 sleep 0); local c; c=$(submit -m 1G sleep 0)
+	wait_state "$a" RUNNING; wait_state "$b" COMPLETED
+	sleep 0.3
+	expect_eq "a second GPU over max_gpus" "$(state "$c")" PENDING
+	nvq cancel "$a"; wait_state "$c" COMPLETED
+}
+
+t_after() {	# --after: runs once they COMPLETED; cancelled if one did not
+	write_config; start_nvqd || return
+	local a b c d
+	a=$(submit -g 0 sleep 2); b=$(submit -g 0 --after "$a" true)
+	c=$(submit -g 0 false); d=$(submit -g 0 --after "$a,$c" true)
+	sleep 0.2
+	expect_match "b waits" "$(nvq list | awk -v id="$b" '$1 == id')" "PENDING.*dependency"
+	wait_state "$b" COMPLETED
+	expect_eq "b started after a ended" \
+	    "$(awk -v s="$(field "$b" started_at)" -v e="$(field "$a" ended_at)" 'BEGIN{print (s >= e)}')" 1
+	local e2; e2=$(submit -g 0 --after "$d" true)
+	wait_state "$d" CANCELLED
+	expect_eq "d's reason" "$(field "$d" reason)" "dependency $c ended FAILED"
+	wait_state "$e2" CANCELLED
+	expect_eq "a chain is cancelled link by link" "$(field "$e2" reason)" \
+	    "dependency $d ended CANCELLED"
+	expect_match "unknown dependency" "$(nvq submit --after 999 true 2>&1)" "no such job 999"
+}
