@@ -16,7 +16,8 @@ CFLAGS	?= -O2 -g
 # snprintf truncation is checked where it matters; the warning fires on every path join
 WARN	= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation
 WERROR	?=
-CPPFLAGS += -D_GNU_SOURCE -iquote nvqd -DNVQ_LIBEXECDIR='"$(LIBEXECDIR)"'
+# Each program's folder sees its own headers and common/'s, nothing of another program's.
+CPPFLAGS += -D_GNU_SOURCE -iquote common -DNVQ_LIBEXECDIR='"$(LIBEXECDIR)"'
 ALL_CFLAGS = -std=c11 $(WARN) $(WERROR) $(CFLAGS) -MMD -MP
 
 ifeq ($(SAN),1)
@@ -46,11 +47,12 @@ INI_LIBS = -linih
 SQL_LIBS = -lsqlite3
 endif
 
-COMMON	= nvqd/proto.c nvqd/parse.c
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/hooks.c nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c nvqd/ctl.c nvqd/store.c nvqd/sched.c nvqd/preempt.c \
-	   nvqd/gpu.c nvqd/runner.c nvqd/config.c nvqd/log.c nvqd/rlimits.c nvqd/cgroup.c $(COMMON)
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/hooks.c nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c \
+	   nvqd/ctl.c nvqd/store.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c \
+	   nvqd/config.c nvqd/log.c common/proto.c common/parse.c common/paths.c \
+	   common/rlimits.c common/cgroup.c common/status.c common/proc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \
-	  nvq/log.c nvq/gpus.c $(COMMON)
+	  nvq/output.c nvq/gpus.c common/proto.c common/parse.c common/paths.c
 SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
 
 obj	= $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -60,6 +62,11 @@ all: $(BUILD)/nvqd $(BUILD)/nvq $(BUILD)/nvq-shim $(BUILD)/nvq-ckpt $(BUILD)/lib
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+$(BUILD)/obj/nvqd/%.o: CPPFLAGS += -iquote nvqd
+$(BUILD)/obj/nvq/%.o: CPPFLAGS += -iquote nvq
+$(BUILD)/obj/hook/%.o: CPPFLAGS += -iquote hook
+# tests reach into the program they test
+$(BUILD)/obj/tests/%.o: CPPFLAGS += -iquote nvqd -iquote hook
 
 $(BUILD)/gen/schema_sql.c: $(SCHEMA) schema/gen.sh
 	@mkdir -p $(dir $@)
@@ -76,16 +83,15 @@ $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ $(INI_LIBS) -lm
 
 # the per-job supervisor: libc only, small, started with posix_spawn
-$(BUILD)/nvq-shim: $(call obj,nvqd/shim.c nvqd/rlimits.c nvqd/cgroup.c nvqd/runner.c)
+$(BUILD)/nvq-shim: $(call obj,nvq-shim/shim.c common/rlimits.c common/cgroup.c common/status.c)
 	$(CC) $(LDFLAGS) -o $@ $^
 
 # suspend and resume through the driver's checkpoint API: libcuda by dlopen
-$(BUILD)/obj/nvqd/ckpt.o: CPPFLAGS += -iquote hook
-$(BUILD)/nvq-ckpt: $(call obj,nvqd/ckpt.c nvqd/runner.c)
+$(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The hook: position-independent, everything hidden but hook.map's names.
-HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c nvqd/proto.c
+HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c common/proto.c
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
@@ -99,16 +105,15 @@ UNIT	= sched preempt proto config parse budget offload status
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
-$(BUILD)/tests/test_sched: $(call obj,tests/unit/test_sched.c nvqd/sched.c nvqd/parse.c)
+$(BUILD)/tests/test_sched: $(call obj,tests/unit/test_sched.c nvqd/sched.c common/parse.c)
 $(BUILD)/tests/test_preempt: $(call obj,tests/unit/test_preempt.c nvqd/preempt.c nvqd/sched.c \
-	    nvqd/parse.c)
-$(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c nvqd/proto.c)
-$(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nvqd/parse.c \
-	    nvqd/rlimits.c)
-$(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c nvqd/parse.c)
-$(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c nvqd/runner.c)
+	    common/parse.c)
+$(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c common/proto.c)
+$(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c common/parse.c \
+	    common/paths.c common/rlimits.c)
+$(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
+$(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
-$(BUILD)/obj/tests/unit/test_budget.o: CPPFLAGS += -iquote hook
 # its tables name the fields they test, in order
 $(BUILD)/obj/tests/unit/test_sched.o: CFLAGS += -Wno-missing-field-initializers
 $(BUILD)/tests/test_config: TEST_LIBS += $(INI_LIBS)
@@ -118,14 +123,13 @@ $(UNIT_BIN):
 
 # The hook, preloaded into a test linked with a fake libcuda.so.1.
 FAKE_CUDA = $(BUILD)/tests/fake/libcuda.so.1
-$(FAKE_CUDA): tests/hook/fake_cuda.c hook/cuda_decls.h
+$(FAKE_CUDA): tests/hook/fake_cuda.c common/cuda_decls.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -Wno-missing-prototypes -fPIC -shared \
 	    -Wl,-soname,libcuda.so.1 \
 	    -o $@ $< $(HOOK_LDFLAGS)
 # offload.c against the fake libcuda's VMM API (real memory)
 $(BUILD)/tests/test_offload: $(call obj,tests/unit/test_offload.c hook/offload.c) $(FAKE_CUDA)
-$(BUILD)/obj/tests/unit/test_offload.o $(BUILD)/obj/hook/offload.o: CPPFLAGS += -iquote hook
 # pieces of 4 MiB, so that the test's copies cross their edges
 $(BUILD)/obj/hook/offload.o: CPPFLAGS += -DOFF_CHUNK='(4ull << 20)'
 $(BUILD)/tests/test_offload: TEST_LIBS += -Wl,-rpath,$(abspath $(dir $(FAKE_CUDA))) -ldl -lpthread
@@ -148,7 +152,7 @@ CUDA_H = $(wildcard /usr/local/cuda/include/cuda.h)
 hooktest: $(BUILD)/libnvq-hook.so $(BUILD)/tests/test_hook
 ifneq ($(CUDA_H),)
 	$(CC) $(CPPFLAGS) -iquote hook -I$(dir $(CUDA_H)) $(HOOK_CFLAGS) -o $(BUILD)/tests/check_decls \
-	    tests/hook/check_decls.c && echo "== hook/cuda_decls.h agrees with $(CUDA_H)"
+	    tests/hook/check_decls.c && echo "== common/cuda_decls.h agrees with $(CUDA_H)"
 endif
 	@echo "== $(BUILD)/tests/test_hook (preloaded hook, fake libcuda)"
 	LD_LIBRARY_PATH=$(abspath $(dir $(FAKE_CUDA))) LD_PRELOAD="$(HOOK_PRELOAD)" \
@@ -171,13 +175,14 @@ FUZZ_CC	?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_DIR = build-fuzz
 FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
-	     -fno-sanitize-recover=undefined $(CPPFLAGS)
+	     -fno-sanitize-recover=undefined $(CPPFLAGS) -iquote nvqd
 FUZZ	= proto config parse status hook
-$(FUZZ_DIR)/fuzz_proto: tests/fuzz/fuzz_proto.c nvqd/proto.c
-$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c nvqd/parse.c nvqd/rlimits.c
-$(FUZZ_DIR)/fuzz_parse: tests/fuzz/fuzz_parse.c nvqd/parse.c
-$(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/hookmsg.c nvqd/proto.c
-$(FUZZ_DIR)/fuzz_status: tests/fuzz/fuzz_status.c nvqd/runner.c
+$(FUZZ_DIR)/fuzz_proto: tests/fuzz/fuzz_proto.c common/proto.c
+$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c common/parse.c common/paths.c \
+	    common/rlimits.c
+$(FUZZ_DIR)/fuzz_parse: tests/fuzz/fuzz_parse.c common/parse.c
+$(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/hookmsg.c common/proto.c
+$(FUZZ_DIR)/fuzz_status: tests/fuzz/fuzz_status.c common/status.c
 $(FUZZ_DIR)/fuzz_%:
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(if $(findstring config,$@),$(INI_LIBS))

@@ -12,8 +12,8 @@ CLIENTS=${1:-50}
 SUBMITS=${2:-200}
 ROUNDS=${3:-3}
 make -s
-cc -O2 -std=c11 -D_GNU_SOURCE -iquote nvqd -iquote nvq -o build/load bench/load.c \
-    nvq/client.c nvq/fmt.c nvqd/proto.c nvqd/parse.c -linih
+cc -O2 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o build/load bench/load.c \
+    nvq/client.c nvq/fmt.c common/proto.c common/parse.c common/paths.c -linih
 W=$(mktemp -d /tmp/nvq-load.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }

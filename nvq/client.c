@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "nvq.h"
+#include "paths.h"
 
 void
 nvq_err(const char *fmt, ...)
@@ -47,7 +48,7 @@ client_ini_cb(void *arg, const char *section, const char *name, const char *valu
 static const char *
 client_socket(const char *given, char *buf, size_t len)
 {
-	const char *env = getenv("NVQ_SOCKET"), *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *env = getenv("NVQ_SOCKET");
 	const char *cfg = getenv("NVQ_CONFIG");
 	struct client_ini c = { buf, len };
 
@@ -61,14 +62,11 @@ client_socket(const char *given, char *buf, size_t len)
 	if (buf[0] != '\0')
 		return buf;
 	if (geteuid() != 0) {
-		if (xdg != NULL && *xdg == '/')
-			snprintf(buf, len, "%s/nvq/nvqd.sock", xdg);
-		else
-			snprintf(buf, len, "/tmp/nvq-%u/nvqd.sock", (unsigned)geteuid());
+		paths_user_socket(buf, len);
 		if (access(buf, F_OK) == 0)
 			return buf;
 	}
-	return "/run/nvq/nvqd.sock";
+	return PATHS_SYSTEM_SOCKET;
 }
 
 static int

@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "parse.h"
+#include "paths.h"
 #include "rlimits.h"
 
 enum config_type {
@@ -492,20 +493,15 @@ config_default_paths(struct config *c)
 
 	if (geteuid() == 0) {
 		if (!*c->socket)
-			strcpy(c->socket, "/run/nvq/nvqd.sock");
+			strcpy(c->socket, PATHS_SYSTEM_SOCKET);
 		if (!*c->database)
 			strcpy(c->database, "/var/lib/nvq/nvq.db");
 		if (!*c->spool)
 			strcpy(c->spool, "/var/spool/nvq");
 		return;
 	}
-	if (!*c->socket) {
-		if ((xdg = getenv("XDG_RUNTIME_DIR")) != NULL && *xdg == '/')
-			snprintf(c->socket, sizeof(c->socket), "%.*s/nvq/nvqd.sock", PATH_MAX - 32, xdg);
-		else
-			snprintf(c->socket, sizeof(c->socket), "/tmp/nvq-%u/nvqd.sock",
-			    (unsigned)geteuid());
-	}
+	if (!*c->socket)
+		paths_user_socket(c->socket, sizeof(c->socket));
 	if ((xdg = getenv("XDG_STATE_HOME")) != NULL && *xdg == '/')
 		snprintf(state, sizeof(state), "%.*s/nvq", PATH_MAX - 128, xdg);
 	else

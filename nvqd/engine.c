@@ -25,7 +25,9 @@
 #include "engine.h"
 #include "hooks.h"
 #include "log.h"
+#include "proc.h"
 #include "runner.h"
+#include "status.h"
 #include "suspend.h"
 
 #define ENGINE_MAX_ENV	(1 << 20)
@@ -834,7 +836,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 		engine_fail(e, j, err);
 		goto out;
 	}
-	j->pid_start = runner_start_time(j->pid);
+	j->pid_start = proc_start_time(j->pid);
 	if (rs.cgroup_base != NULL) {
 		char cg[PATH_MAX];
 
@@ -872,14 +874,14 @@ engine_job_ended(struct engine *e, struct job *j)
 static void
 engine_final(struct engine *e, struct job *j, struct store_end *end)
 {
-	struct runner_status rs;
+	struct status_record rs;
 	char status[PATH_MAX];
 
 	engine_status_path(e, j->id, status, sizeof(status));
 	memset(end, 0, sizeof(*end));
 	end->now = engine_now();
 	j->final_reason[0] = '\0';
-	if (runner_status_read(status, &rs) == -1) {
+	if (status_read(status, &rs) == -1) {
 		snprintf(j->final_state, sizeof(j->final_state), "%s",
 		    j->node_fail ? "NODE_FAIL" : j->ending[0] ? j->ending : "FAILED");
 		end->exit_code = -1;
@@ -1218,7 +1220,7 @@ engine_owner_cb(pid_t pid, int gpu, uint64_t bytes, void *arg)
 {
 	struct engine *e = arg;
 	struct job *j;
-	pid_t sid = runner_session(pid);
+	pid_t sid = proc_session(pid);
 
 	if (sid <= 0)
 		return 0;
@@ -1358,12 +1360,12 @@ static int
 engine_adopt(struct engine *e, struct job *j)
 {
 	char status[PATH_MAX], cg[PATH_MAX];
-	struct runner_status rs;
+	struct status_record rs;
 	pid_t pid = -1;
 	int i;
 
 	engine_status_path(e, j->id, status, sizeof(status));
-	if (runner_status_read(status, &rs) == 0)
+	if (status_read(status, &rs) == 0)
 		return 0;
 	if (!runner_void_start(status)) {
 		/*
@@ -1371,7 +1373,7 @@ engine_adopt(struct engine *e, struct job *j)
 		 * says how) or is to be found.
 		 */
 		for (i = 0; i < 100; i++) {
-			if (runner_status_read(status, &rs) == 0)
+			if (status_read(status, &rs) == 0)
 				return 0;
 			if ((pid = runner_find_shim(status)) > 0)
 				break;
@@ -1380,7 +1382,7 @@ engine_adopt(struct engine *e, struct job *j)
 		if (pid <= 0)
 			return 0;
 		j->pid = pid;
-		j->pid_start = runner_start_time(pid);
+		j->pid_start = proc_start_time(pid);
 		if (e->cgroup_base[0] != '\0' && j->cgroup == NULL) {
 			cgroup_name(e->cgroup_base, (long long)j->id, pid, cg, sizeof(cg));
 			j->cgroup = strdup(cg);
@@ -1440,7 +1442,7 @@ engine_reconcile(struct engine *e)
 			continue;	/* it never started: pending again */
 		if (j->pid > 0) {
 			j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
-			if (runner_start_time(j->pid) != j->pid_start) {
+			if (proc_start_time(j->pid) != j->pid_start) {
 				if (j->pidfd >= 0)
 					close(j->pidfd);
 				j->pidfd = -1;

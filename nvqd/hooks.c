@@ -21,7 +21,8 @@
 #include "hookmsg.h"
 #include "hooks.h"
 #include "log.h"
-#include "runner.h"
+#include "proc.h"
+#include "server.h"
 #include "suspend.h"
 
 #define HOOKS_MAX_PIDS	64
@@ -536,7 +537,7 @@ hooks_member(const struct job *j, pid_t pid)
 {
 	if (j->pid <= 0 || pid <= 0 || pid == j->pid)
 		return 0;
-	if (runner_session(pid) == j->pid)
+	if (proc_session(pid) == j->pid)
 		return 1;
 	return j->cgroup != NULL && cgroup_holds(j->cgroup, pid);
 }
@@ -584,7 +585,7 @@ hooks_peer(struct engine *e, void *conn, const struct job *j, uid_t uid, pid_t *
 		snprintf(err, errlen, "the process that connected has ended");
 		goto fail;
 	}
-	*start = runner_start_time(*pid);
+	*start = proc_start_time(*pid);
 	/* a job's process: its user, in its session or cgroup */
 	if (!hooks_member(j, *pid) ||
 	    (e->is_root && (uid != j->uid || hooks_uids(*pid, &ruid, &euid) == -1 ||

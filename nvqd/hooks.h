@@ -69,7 +69,7 @@ int		 hooks_moving(struct engine *, const struct job *);
 int		 hooks_linked(struct engine *, const struct job *, pid_t);
 /*
  * The pids of the job's hooked processes, comma-separated; with starts, for
- * nvq-ckpt, those alive now, each PID@STARTTIME (see runner_start_time).
+ * nvq-ckpt, those alive now, each PID@STARTTIME (see proc_start_time).
  */
 void		 hooks_pids(struct engine *, const struct job *, int starts, char *, size_t);
 /*

@@ -1,7 +1,6 @@
 /*
- * runner.c: starting a job's supervisor (nvq-shim, see shim.c) with
- * posix_spawn, signalling it, and the status record it writes: its format
- * and its parser live here together, and shim.c links this file for them.
+ * runner.c: starting a job's supervisor (nvq-shim, see nvq-shim/shim.c) with
+ * posix_spawn, signalling it, and finding it and its processes again.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "runner.h"
 
 /*
@@ -163,240 +163,6 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 	return pid;
 }
 
-/* The fields of a record, in the order they must come. */
-enum {
-	RUNNER_F_EXIT, RUNNER_F_SIGNAL, RUNNER_F_CPU, RUNNER_F_RSS, RUNNER_F_ENDED,
-	RUNNER_F_REASON, RUNNER_F_END, RUNNER_NFIELDS
-};
-static const char *const runner_fields[RUNNER_NFIELDS] = {
-	"exit", "signal", "cpu", "rss", "ended", "reason", "end"
-};
-
-/* Whether c may stand in a reason as it is: no control character. */
-static int
-runner_printable(unsigned char c)
-{
-	return c >= 0x20 && c != 0x7f;
-}
-
-/*
- * A number of a record: -?DIGITS, with .DIGITS where frac, nothing else
- * (no blanks, signs, exponents, hex, inf or nan that strtod would take).
- */
-static int
-runner_number(const char *v, size_t len, int frac, double *d, long long *ll)
-{
-	char buf[40], *end;
-	size_t i = 0, digits = 0;
-
-	if (len == 0 || len >= sizeof(buf))
-		return -1;
-	if (v[0] == '-')
-		i++;
-	for (; i < len && v[i] >= '0' && v[i] <= '9'; i++)
-		digits++;
-	if (digits == 0)
-		return -1;
-	if (frac && i < len && v[i] == '.') {
-		for (digits = 0, i++; i < len && v[i] >= '0' && v[i] <= '9'; i++)
-			digits++;
-		if (digits == 0)
-			return -1;
-	}
-	if (i != len)
-		return -1;
-	memcpy(buf, v, len);
-	buf[len] = '\0';
-	errno = 0;
-	if (frac) {
-		*d = strtod(buf, &end);
-		return errno != 0 || !isfinite(*d) ? -1 : 0;
-	}
-	*ll = strtoll(buf, &end, 10);
-	return errno != 0 ? -1 : 0;
-}
-
-/* One field's value (v, len bytes, no newline) into rs; 0 or -1 if out of range. */
-static int
-runner_field(int f, const char *v, size_t len, struct runner_status *rs)
-{
-	long long ll = 0;
-	double d = 0;
-	size_t i;
-
-	switch (f) {
-	case RUNNER_F_EXIT:
-		if (runner_number(v, len, 0, &d, &ll) == -1 || ll < -1 || ll > 255)
-			return -1;
-		rs->exit_code = (int)ll;
-		return 0;
-	case RUNNER_F_SIGNAL:
-		if (runner_number(v, len, 0, &d, &ll) == -1 || ll < 0 || ll > 127)
-			return -1;
-		rs->signal = (int)ll;
-		return 0;
-	case RUNNER_F_CPU:
-		/* -1: not known (it never started) */
-		if (runner_number(v, len, 1, &d, &ll) == -1 || (d < 0 && d != -1) || d > 1e12)
-			return -1;
-		rs->cpu_time = d;
-		return 0;
-	case RUNNER_F_RSS:
-		if (runner_number(v, len, 0, &d, &ll) == -1 || ll < -1)
-			return -1;
-		rs->max_rss = (int64_t)ll;
-		return 0;
-	case RUNNER_F_ENDED:
-		if (runner_number(v, len, 1, &d, &ll) == -1 || d <= 0 || d > 1e11)
-			return -1;
-		rs->ended_at = d;
-		return 0;
-	case RUNNER_F_REASON:
-		if (len >= sizeof(rs->reason))
-			return -1;
-		for (i = 0; i < len; i++)
-			if (!runner_printable((unsigned char)v[i]))
-				return -1;
-		memcpy(rs->reason, v, len);
-		rs->reason[len] = '\0';
-		return 0;
-	default:	/* "end" has no value */
-		return len == 0 ? 0 : -1;
-	}
-}
-
-/* An rs that says nothing is known; returns -1, for the callers' returns. */
-static int
-runner_status_none(struct runner_status *rs)
-{
-	memset(rs, 0, sizeof(*rs));
-	rs->exit_code = -1;
-	rs->cpu_time = -1;
-	rs->max_rss = -1;
-	return -1;
-}
-
-int
-runner_status_parse(const char *buf, size_t len, struct runner_status *rs)
-{
-	const char *p = buf, *end = buf + len, *nl, *v;
-	size_t klen;
-	int f;
-
-	memset(rs, 0, sizeof(*rs));
-	if (buf == NULL || len == 0)
-		goto bad;
-	for (f = 0; f < RUNNER_NFIELDS; f++) {
-		klen = strlen(runner_fields[f]);
-		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL ||
-		    (size_t)(nl - p) < klen || memcmp(p, runner_fields[f], klen) != 0)
-			goto bad;
-		/* "KEY VALUE", or "end" alone */
-		v = p + klen;
-		if (f == RUNNER_F_END ? v != nl : *v != ' ')
-			goto bad;
-		if (v < nl)
-			v++;
-		if (runner_field(f, v, (size_t)(nl - v), rs) == -1)
-			goto bad;
-		p = nl + 1;
-	}
-	/* the rest of the reserved space is as fallocate left it */
-	for (; p < end; p++)
-		if (*p != '\0')
-			goto bad;
-	/* an exit status or a signal, never both */
-	if ((rs->exit_code == -1) != (rs->signal > 0))
-		goto bad;
-	return 0;
-bad:
-	return runner_status_none(rs);
-}
-
-int
-runner_status_format(const struct runner_status *rs, char *buf, size_t len)
-{
-	char reason[sizeof(rs->reason)], esc[8];
-	const unsigned char *c;
-	size_t r = 0, k;
-	int n;
-
-	/*
-	 * Control characters as \n, \t, \r or \xHH, so that the reason stays
-	 * on its line; cut where the next would not fit, as the parser takes
-	 * no longer reason than struct runner_status holds.  It is shown to
-	 * people, never read back into bytes: a backslash stays as it is.
-	 */
-	for (c = (const unsigned char *)rs->reason; c < (const unsigned char *)rs->reason +
-	    sizeof(rs->reason) && *c != '\0'; c++) {
-		if (runner_printable(*c)) {
-			esc[0] = (char)*c;
-			esc[1] = '\0';
-		} else if (*c == '\n' || *c == '\t' || *c == '\r')
-			snprintf(esc, sizeof(esc), "\\%c", *c == '\n' ? 'n' : *c == '\t' ? 't' : 'r');
-		else
-			snprintf(esc, sizeof(esc), "\\x%02x", *c);
-		if (r + (k = strlen(esc)) >= sizeof(reason))
-			break;
-		memcpy(reason + r, esc, k);
-		r += k;
-	}
-	reason[r] = '\0';
-	n = snprintf(buf, len, "exit %d\nsignal %d\ncpu %.3f\nrss %lld\nended %.3f\nreason %s\nend\n",
-	    rs->exit_code, rs->signal, rs->cpu_time, (long long)rs->max_rss, rs->ended_at, reason);
-	return n < 0 || (size_t)n >= len ? -1 : n;
-}
-
-int
-runner_status_read(const char *path, struct runner_status *rs)
-{
-	char buf[RUNNER_STATUS_SIZE * 2];
-	size_t len = 0;
-	ssize_t n;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		return runner_status_none(rs);
-	while (len < sizeof(buf) && ((n = read(fd, buf + len, sizeof(buf) - len)) > 0 ||
-	    (n == -1 && errno == EINTR)))
-		len += n > 0 ? (size_t)n : 0;
-	close(fd);
-	/* a file that fills the buffer is no record of ours */
-	if (len == sizeof(buf))
-		return runner_status_none(rs);
-	return runner_status_parse(buf, len, rs);
-}
-
-/* Reads field n (1-based, n >= 3) of /proc/pid/stat as a number. */
-static long long
-runner_stat_field(pid_t pid, int n)
-{
-	char path[64], buf[1024], *p, *tok, *save;
-	long long v = -1;
-	FILE *fp;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fp = fopen(path, "r")) == NULL)
-		return -1;
-	p = fgets(buf, sizeof(buf), fp);
-	fclose(fp);
-	if (p == NULL || (p = strrchr(buf, ')')) == NULL)
-		return -1;
-	/* after ") " comes field 3 */
-	for (i = 3, tok = strtok_r(p + 2, " ", &save); tok; tok = strtok_r(NULL, " ", &save), i++)
-		if (i == n) {
-			v = atoll(tok);
-			break;
-		}
-	return v;
-}
-
-int64_t
-runner_start_time(pid_t pid)
-{
-	return pid > 0 ? runner_stat_field(pid, 22) : -1;
-}
 
 int
 runner_ticket(const char *status_path, const char *token)
@@ -476,8 +242,8 @@ runner_find_shim(const char *status_path)
 				 * The shim leads its session; a child it forked for the
 				 * job has its command line until exec, not its session.
 				 */
-				if (runner_session(pid) == pid &&
-				    (t = runner_start_time(pid)) > youngest) {
+				if (proc_session(pid) == pid &&
+				    (t = proc_start_time(pid)) > youngest) {
 					youngest = t;
 					found = pid;
 				}
@@ -489,11 +255,6 @@ runner_find_shim(const char *status_path)
 	return found;
 }
 
-pid_t
-runner_session(pid_t pid)
-{
-	return (pid_t)runner_stat_field(pid, 6);
-}
 
 /* Whether pid has libcuda mapped. */
 static int
@@ -537,7 +298,7 @@ runner_cuda_procs(pid_t shim, const char *cgroup, pid_t *out, int max)
 	while (n < max && (de = readdir(dir)) != NULL) {
 		if ((v = strtol(de->d_name, NULL, 10)) <= 0 || (pid_t)v == shim)
 			continue;
-		if (runner_session((pid_t)v) == shim && runner_maps_cuda((pid_t)v))
+		if (proc_session((pid_t)v) == shim && runner_maps_cuda((pid_t)v))
 			out[n++] = (pid_t)v;
 	}
 	closedir(dir);

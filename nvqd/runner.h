@@ -1,23 +1,15 @@
 /*
  * runner.h: starting a job under its supervisor, signalling it, and
- * reading what the supervisor recorded when it ended.
+ * finding it again.
  *
- * nvqd starts a supervisor, nvq-shim (shim.c), for each job, with
+ * nvqd starts a supervisor, nvq-shim (nvq-shim/shim.c), for each job, with
  * posix_spawn: no copy of nvqd's memory, and a program of its own that
  * outlives nvqd.  The shim runs as root with an environment of nvqd's own
  * (PATH alone): the job's, which the submitter wrote, reaches it through a
  * memfd on its standard input and is applied only in the job's process,
  * after it dropped privileges, so that no LD_PRELOAD of a user's is loaded
  * by root.  The shim drops privileges, runs the job in a process group of
- * its own, and records how it ended in a status file, a record of fixed
- * lines in a fixed order:
- *   exit N / signal N / cpu SECONDS / rss BYTES / ended EPOCH / reason TEXT / end
- * The reason (which may quote a user's path) has its control characters
- * escaped, so that nothing a user controls can add a line; a record without
- * its "end" line is torn or not written yet, and is no record.  The shim
- * makes the file and reserves RUNNER_STATUS_SIZE bytes for it when it
- * starts, and writes the record in place with one pwrite when the job
- * ends: recording the end needs no new blocks on a full disk.
+ * its own, and records how it ended in a status file (common/status.h).
  * Beside it, STATUS.TOKEN.ticket exists from before the start
  * is committed until the shim takes it, so that a start nvqd may have crashed
  * in is either run once or voided, never both.  TOKEN is new for each start:
@@ -53,18 +45,6 @@ struct runner_spec {
 	long long	max_procs;	/* processes per job ([limits] max_procs); 0: none */
 };
 
-/* The bytes a status file reserves, and the most a record takes. */
-#define RUNNER_STATUS_SIZE	4096
-
-struct runner_status {
-	int		exit_code;	/* -1 if a signal ended it */
-	int		signal;		/* 0 if it exited */
-	double		cpu_time;
-	int64_t		max_rss;	/* bytes */
-	double		ended_at;
-	char		reason[256];	/* why it could not start, or "" */
-};
-
 /*
  * Makes the ticket of a start (see above), before the start is committed;
  * removes an old status file.  0 or -1 with errno.
@@ -72,21 +52,6 @@ struct runner_status {
 int	runner_ticket(const char *status_path, const char *token);
 /* Forks the shim (runner_ticket first); returns its pid, or -1 with a sentence in err. */
 pid_t	runner_spawn(const struct runner_spec *, char *err, size_t errlen);
-/* Reads a status file; 0, or -1 if there is none (yet), or it is not a whole record. */
-int	runner_status_read(const char *path, struct runner_status *);
-/*
- * Parses a status record (len bytes, NUL bytes after it allowed: the rest of
- * the reserved space) into rs; 0, or -1 if it is not exactly the fields
- * above, in order, with values in range and an end line.  Pure.
- */
-int	runner_status_parse(const char *buf, size_t len, struct runner_status *rs);
-/*
- * Writes rs as a record into buf (len >= RUNNER_STATUS_SIZE), the reason
- * escaped and cut to fit; returns its length, or -1.  Pure.
- */
-int	runner_status_format(const struct runner_status *rs, char *buf, size_t len);
-/* The start time of pid in clock ticks since boot, or -1 if it is gone. */
-int64_t	runner_start_time(pid_t);
 /*
  * The shim that records into status_path, found among the running
  * processes (for a job whose shim's pid never reached the database); or -1.
@@ -101,8 +66,6 @@ pid_t	runner_find_shim(const char *status_path);
  * Every ticket of the job goes, whatever its token.
  */
 int	runner_void_start(const char *status_path);
-/* The session of pid, or -1. */
-pid_t	runner_session(pid_t);
 /*
  * The job's processes that have the CUDA driver mapped (so may hold GPU
  * memory), but the shim: those in its cgroup v2 folder where it has one,

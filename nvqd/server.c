@@ -34,8 +34,8 @@
 #include "ctl.h"
 #include "hooks.h"
 #include "log.h"
+#include "proc.h"
 #include "proto.h"
-#include "runner.h"
 #include "server.h"
 
 #define SERVER_IDLE_MS	30000
@@ -441,7 +441,7 @@ server_peer_pidfd(void *conn)
 		return -1;
 	if ((pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0)) == -1)
 		return -1;
-	if (c->pid_start < 0 || runner_start_time(c->pid) != c->pid_start) {
+	if (c->pid_start < 0 || proc_start_time(c->pid) != c->pid_start) {
 		close(pidfd);
 		errno = ESRCH;
 		return -1;
@@ -492,7 +492,7 @@ server_accept_cb(uv_stream_t *l, int status)
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
-	c->pid_start = runner_start_time(cred.pid);
+	c->pid_start = proc_start_time(cred.pid);
 	if ((n = server_count_uid(srv, cred.uid)) > SERVER_MAX_PER_UID) {
 		char msg[128];
 

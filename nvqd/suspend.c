@@ -10,6 +10,7 @@
 
 #include "hooks.h"
 #include "log.h"
+#include "proc.h"
 #include "runner.h"
 #include "store.h"
 #include "suspend.h"
@@ -89,8 +90,8 @@ susp_bytes(struct engine *e, const struct job *j)
 static int
 susp_verify(const struct job *j, pid_t pid, int64_t *start)
 {
-	*start = runner_start_time(pid);
-	if (*start < 0 || !hooks_member(j, pid) || runner_start_time(pid) != *start)
+	*start = proc_start_time(pid);
+	if (*start < 0 || !hooks_member(j, pid) || proc_start_time(pid) != *start)
 		return -1;
 	return 0;
 }

@@ -1,6 +1,6 @@
 /*
  * fuzz_config.c: libFuzzer harness for nvqd's configuration parser
- * (nvqd/config.c through inih, and the rlimits policy in nvqd/rlimits.c).
+ * (nvqd/config.c through inih, and the rlimits policy in common/rlimits.c).
  *
  * The input is the INI file, handed to config_load through a memfd.  A
  * file is either loaded or refused with "FILE:LINE: message" (or

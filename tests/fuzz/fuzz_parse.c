@@ -1,6 +1,6 @@
 /*
  * fuzz_parse.c: libFuzzer harness for the parsers of what users type
- * (nvqd/parse.c): sizes (-m), durations (-t), reserves, job ids and
+ * (common/parse.c): sizes (-m), durations (-t), reserves, job ids and
  * --after lists, bounded integers (-p, -g).
  *
  * Besides not crashing: what parses stays within its bounds, and a size

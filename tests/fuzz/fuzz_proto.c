@@ -1,6 +1,6 @@
 /*
  * fuzz_proto.c: libFuzzer harness for the frame decoder that nvqd runs on
- * every byte a client or a job's hook sends (nvqd/proto.c).
+ * every byte a client or a job's hook sends (common/proto.c).
  *
  * The input is read as a stream of frames, as server.c reads a connection:
  * header first, the body only if the header passes.  Every message that

@@ -13,13 +13,13 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "runner.h"
+#include "status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Values a parsed record may hold, and no control character in its reason. */
 static void
-fuzz_check(const struct runner_status *rs)
+fuzz_check(const struct status_record *rs)
 {
 	const unsigned char *c;
 
@@ -37,15 +37,15 @@ fuzz_check(const struct runner_status *rs)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char buf[RUNNER_STATUS_SIZE];
-	struct runner_status rs, back;
+	char buf[STATUS_SIZE];
+	struct status_record rs, back;
 	size_t n;
 	int len;
 
-	if (runner_status_parse((const char *)data, size, &rs) == 0) {
+	if (status_parse((const char *)data, size, &rs) == 0) {
 		fuzz_check(&rs);
-		if ((len = runner_status_format(&rs, buf, sizeof(buf))) <= 0 ||
-		    runner_status_parse(buf, (size_t)len, &back) == -1 ||
+		if ((len = status_format(&rs, buf, sizeof(buf))) <= 0 ||
+		    status_parse(buf, (size_t)len, &back) == -1 ||
 		    back.exit_code != rs.exit_code || back.signal != rs.signal ||
 		    back.max_rss != rs.max_rss || strcmp(back.reason, rs.reason) != 0)
 			abort();
@@ -57,8 +57,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rs.ended_at = 1700000000.5;
 	n = size < sizeof(rs.reason) - 1 ? size : sizeof(rs.reason) - 1;
 	memcpy(rs.reason, data, n);
-	if ((len = runner_status_format(&rs, buf, sizeof(buf))) <= 0 ||
-	    runner_status_parse(buf, (size_t)len, &back) == -1)
+	if ((len = status_format(&rs, buf, sizeof(buf))) <= 0 ||
+	    status_parse(buf, (size_t)len, &back) == -1)
 		abort();
 	fuzz_check(&back);
 	if (back.exit_code != 126 || back.signal != 0 || back.cpu_time != -1 ||

@@ -1,5 +1,5 @@
 /*
- * check_decls.c: the hook's own declarations (hook/cuda_decls.h) against
+ * check_decls.c: the hook's own declarations (common/cuda_decls.h) against
  * the real cuda.h, where the CUDA toolkit is installed: it compiles only if
  * they agree.  Built by `make unit` when /usr/local/cuda/include/cuda.h
  * exists.

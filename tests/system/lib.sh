@@ -14,8 +14,8 @@ CC=${CC:-cc}
 mkdir -p "$HELPERS"
 $CC -O1 -o "$HELPERS/rawsend" tests/system/rawsend.c || exit 1
 $CC -O1 -o "$HELPERS/flood" tests/system/flood.c || exit 1
-$CC -O2 -std=c11 -D_GNU_SOURCE -iquote nvqd -iquote nvq -o "$HELPERS/load" bench/load.c \
-    nvq/client.c nvq/fmt.c nvqd/proto.c nvqd/parse.c -linih || exit 1
+$CC -O2 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o "$HELPERS/load" bench/load.c \
+    nvq/client.c nvq/fmt.c common/proto.c common/parse.c common/paths.c -linih || exit 1
 $CC -O1 -shared -fPIC -o "$HELPERS/libfake-nvml.so.1" tests/system/fake_nvml.c || exit 1
 
 PASSED=0

@@ -4,8 +4,8 @@
 # job may hold.  Sourced by run.sh.
 
 HOOKPEER=$HELPERS/hookpeer
-$CC -O1 -std=c11 -D_GNU_SOURCE -iquote nvqd -o "$HOOKPEER" tests/system/hookpeer.c \
-    nvqd/proto.c || exit 1
+$CC -O1 -std=c11 -D_GNU_SOURCE -iquote common -o "$HOOKPEER" tests/system/hookpeer.c \
+    common/proto.c || exit 1
 
 hc_can_steal() {	# root, two users, and a writable ns_last_pid
 	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && command -v useradd > /dev/null &&

@@ -1,6 +1,6 @@
 /*
  * test_status.c: the status record a job's shim writes (runner.c's
- * runner_status_format and runner_status_parse), table-driven: what is a
+ * status_format and status_parse), table-driven: what is a
  * whole record, and that no reason, whatever bytes it holds, adds a field.
  */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 #include <sys/types.h>
 #include <cmocka.h>
 
-#include "runner.h"
+#include "status.h"
 
 #define OK	"exit 5\nsignal 0\ncpu 1.250\nrss 4096\nended 1700000000.500\nreason \nend\n"
 
@@ -48,15 +48,15 @@ test_parse_table(void **state)
 		{ "exit 5\nsignal 0\ncpu 1\nrss 1\nended 1\nreason \nend \n", -1, 0, 0 },
 		{ "exit 5\nsignal 0\ncpu 1\nrss 1\nended 1\nreason\nend\n", -1, 0, 0 },
 	};
-	struct runner_status rs;
+	struct status_record rs;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		int r = runner_status_parse(t[i].s, strlen(t[i].s), &rs);
+		int r = status_parse(t[i].s, strlen(t[i].s), &rs);
 		if (r != t[i].ok || (r == 0 && (rs.exit_code != t[i].exit ||
 		    rs.cpu_time != t[i].cpu))) {
-			print_error("runner_status_parse(\"%s\") = %d, exit %d cpu %f\n", t[i].s, r,
+			print_error("status_parse(\"%s\") = %d, exit %d cpu %f\n", t[i].s, r,
 			    rs.exit_code, rs.cpu_time);
 			fail();
 		}
@@ -67,20 +67,20 @@ test_parse_table(void **state)
 static void
 test_parse_reserved(void **state)
 {
-	char buf[RUNNER_STATUS_SIZE];
-	struct runner_status rs;
+	char buf[STATUS_SIZE];
+	struct status_record rs;
 
 	(void)state;
 	memset(buf, 0, sizeof(buf));
 	memcpy(buf, OK, strlen(OK));
-	assert_int_equal(runner_status_parse(buf, sizeof(buf), &rs), 0);
+	assert_int_equal(status_parse(buf, sizeof(buf), &rs), 0);
 	assert_int_equal(rs.exit_code, 5);
 	assert_int_equal(rs.max_rss, 4096);
 	buf[sizeof(buf) - 1] = 'x';
-	assert_int_equal(runner_status_parse(buf, sizeof(buf), &rs), -1);
+	assert_int_equal(status_parse(buf, sizeof(buf), &rs), -1);
 	/* zeros alone: the shim started, the job has not ended */
 	memset(buf, 0, sizeof(buf));
-	assert_int_equal(runner_status_parse(buf, sizeof(buf), &rs), -1);
+	assert_int_equal(status_parse(buf, sizeof(buf), &rs), -1);
 	assert_int_equal(rs.exit_code, -1);
 }
 
@@ -88,8 +88,8 @@ test_parse_reserved(void **state)
 static void
 test_format_reason(void **state)
 {
-	char buf[RUNNER_STATUS_SIZE];
-	struct runner_status rs, back;
+	char buf[STATUS_SIZE];
+	struct status_record rs, back;
 	int n, c;
 
 	(void)state;
@@ -100,9 +100,9 @@ test_format_reason(void **state)
 	rs.ended_at = 1700000000;
 	snprintf(rs.reason, sizeof(rs.reason), "cannot open /nonexistent/x\nexit 0\ncpu 99999\n"
 	    "rss 99999999999\nend\n");
-	n = runner_status_format(&rs, buf, sizeof(buf));
+	n = status_format(&rs, buf, sizeof(buf));
 	assert_true(n > 0);
-	assert_int_equal(runner_status_parse(buf, (size_t)n, &back), 0);
+	assert_int_equal(status_parse(buf, (size_t)n, &back), 0);
 	assert_int_equal(back.exit_code, 126);
 	assert_true(back.cpu_time == -1);
 	assert_int_equal(back.max_rss, -1);
@@ -112,8 +112,8 @@ test_format_reason(void **state)
 	for (c = 1; c < 256; c++)
 		rs.reason[c - 1] = (char)c;
 	rs.reason[255] = '\0';
-	n = runner_status_format(&rs, buf, sizeof(buf));
-	assert_int_equal(runner_status_parse(buf, (size_t)n, &back), 0);
+	n = status_format(&rs, buf, sizeof(buf));
+	assert_int_equal(status_parse(buf, (size_t)n, &back), 0);
 	assert_true(strlen(back.reason) < sizeof(back.reason));
 	assert_null(strchr(back.reason, '\n'));
 	assert_null(strchr(back.reason, 0x7f));

@@ -1,5 +1,5 @@
 /*
- * log.c: `nvq log [-f] [--err] ID`: prints a job's output file, and with
+ * output.c: `nvq log [-f] [--err] ID`: prints a job's output file, and with
  * -f follows it until the job has ended.  nvq reads the file itself, with
  * the caller's own permissions.
  */

@@ -44,7 +44,7 @@
 #include <unistd.h>
 
 #include "cuda_decls.h"
-#include "runner.h"
+#include "proc.h"
 
 #define CKPT_MAX_PIDS	256
 
@@ -143,7 +143,7 @@ ckpt_pin(struct ckpt_proc *procs, int n)
 				printf("skip %d 0 the process is gone\n", p.pid);
 				continue;
 			}
-			now = runner_start_time(p.pid);
+			now = proc_start_time(p.pid);
 			pf.fd = p.pidfd;
 			pf.events = POLLIN;
 			/* alive after the read: the read was of the pidfd's process */

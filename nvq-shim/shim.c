@@ -48,7 +48,7 @@
 
 #include "cgroup.h"
 #include "rlimits.h"
-#include "runner.h"
+#include "status.h"
 
 #define SHIM_MAX_GROUPS	1024
 #define SHIM_LEFTOVER_GRACE_MS	1000	/* between SIGTERM and SIGKILL for what a job left */
@@ -257,23 +257,23 @@ shim_status_open(const char *path)
 	/*
 	 * Blocks past its end, so that it stays empty (no record) until the
 	 * record is written into them; where that is not supported, zeros,
-	 * which runner_status_parse also takes for no record.
+	 * which status_parse also takes for no record.
 	 */
-	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, RUNNER_STATUS_SIZE) == -1)
-		posix_fallocate(fd, 0, RUNNER_STATUS_SIZE);
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, STATUS_SIZE) == -1)
+		posix_fallocate(fd, 0, STATUS_SIZE);
 	return fd;
 }
 
 /* The record, in place, with one write, its end line last (runner.h). */
 static void
-shim_write_status(int fd, const char *path, const struct runner_status *rs)
+shim_write_status(int fd, const char *path, const struct status_record *rs)
 {
-	char buf[RUNNER_STATUS_SIZE];
+	char buf[STATUS_SIZE];
 	int n;
 
 	if (fd == -1 && (fd = shim_status_open(path)) == -1)
 		return;
-	if ((n = runner_status_format(rs, buf, sizeof(buf))) > 0)
+	if ((n = status_format(rs, buf, sizeof(buf))) > 0)
 		while (pwrite(fd, buf, (size_t)n, 0) == -1 && errno == EINTR)
 			;
 	/* no fsync: this must outlive nvqd, not a power cut (which ends the job too) */
@@ -323,7 +323,7 @@ fail:
 static void __attribute__((noreturn))
 shim_shim(struct shim_spec *s)
 {
-	struct runner_status rs;
+	struct status_record rs;
 	struct rusage ru;
 	sigset_t set;
 	siginfo_t si;
