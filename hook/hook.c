@@ -60,7 +60,18 @@ static struct {
 
 static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
 
-void
+/* What link.c may ask of the hook (link.h). */
+static void	hook_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int	hook_usage(uint64_t *used, uint64_t *peak, int max);
+static int	hook_uuid(int dev, char *buf, size_t len);
+static void	hook_sync(int ndev);
+static void	hook_set_cap(int dev, uint64_t cap);
+static const struct link_ops hook_link_ops = {
+	.log = hook_log, .usage = hook_usage, .uuid = hook_uuid, .sync = hook_sync,
+	.set_cap = hook_set_cap,
+};
+
+static void
 hook_log(const char *fmt, ...)
 {
 	va_list ap;
@@ -99,7 +110,7 @@ hook_init_cb(void)
 	snprintf(hook.visible, sizeof(hook.visible), "%s", v ? v : "");
 	pthread_atfork(NULL, NULL, hook_child_cb);
 	hook_log("budget %llu bytes per GPU", limit);
-	link_start();
+	link_start(&hook_link_ops);
 }
 
 static void
@@ -157,7 +168,7 @@ hook_cuda(void)
 		/* nvqd's [scheduler] offload; read here, once, as libcuda opens */
 		off = getenv("NVQ_HOOK_OFFLOAD");
 		hook_cuda_opened = h;
-		offload_init(off != NULL && strcmp(off, "1") == 0, hook_cuda_sym);
+		offload_init(off != NULL && strcmp(off, "1") == 0, hook_cuda_sym, hook_log);
 	}
 	__atomic_store_n(&hook.cuda, h, __ATOMIC_RELEASE);
 	return h;
@@ -869,7 +880,7 @@ HOOK_GATED(HOOK_GATE_FN)
 
 /* ---- for link.c ---- */
 
-int
+static int
 hook_usage(uint64_t *used, uint64_t *peak, int max)
 {
 	int d, n = 0;
@@ -885,7 +896,7 @@ hook_usage(uint64_t *used, uint64_t *peak, int max)
 	return n;
 }
 
-int
+static int
 hook_uuid(int dev, char *buf, size_t len)
 {
 	unsigned char u[16];
@@ -900,7 +911,7 @@ hook_uuid(int dev, char *buf, size_t len)
 	return 0;
 }
 
-void
+static void
 hook_sync(int ndev)
 {
 	unsigned int flags;
@@ -928,7 +939,7 @@ hook_sync(int ndev)
 	}
 }
 
-void
+static void
 hook_set_cap(int dev, uint64_t cap)
 {
 	if (dev < 0 || dev >= BUDGET_MAX_DEV)

@@ -54,6 +54,7 @@ static pthread_mutex_t link_send_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t link_report_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
+	const struct link_ops *ops;	/* the hook's, from link_start */
 	pthread_mutex_t	mu;
 	pthread_cond_t	cv;		/* gate opened, or the first word came */
 	int		started;
@@ -107,7 +108,7 @@ link_open(void)
 	struct offload_stats st;
 
 	if (!offload_resident() && offload_in(&st) == -1) {
-		hook_log("the gate stays shut: %s", st.error);
+		L.ops->log("the gate stays shut: %s", st.error);
 		link_gate(GATE_SHUT);
 		return;
 	}
@@ -207,12 +208,12 @@ link_revoke(int64_t seq)
 	link_gate(GATE_SHUT);
 	while (__atomic_load_n(&nvq_gate.inflight, __ATOMIC_SEQ_CST) != 0)
 		nanosleep(&ts, NULL);
-	n = hook_usage(used, peak, BUDGET_MAX_DEV);
-	hook_sync(n);
+	n = L.ops->usage(used, peak, BUDGET_MAX_DEV);
+	L.ops->sync(n);
 	proto_begin(&b, MSG_HOOK_ACK);
 	proto_put_int(&b, "seq", seq);
 	link_send(&b);
-	hook_log("lock taken back (seq %lld): drained and acknowledged", (long long)seq);
+	L.ops->log("lock taken back (seq %lld): drained and acknowledged", (long long)seq);
 }
 
 /* Moves the job's memory out (the gate shut) or back, and says what moved. */
@@ -256,11 +257,11 @@ link_limit(const struct proto_msg *m)
 			/* the UUIDs of the devices not seen yet */
 			for (d = 0; d < BUDGET_MAX_DEV; d++)
 				if (L.uuid[d][0] == '\0' &&
-				    hook_uuid(d, L.uuid[d], sizeof(L.uuid[d])) == -1)
+				    L.ops->uuid(d, L.uuid[d], sizeof(L.uuid[d])) == -1)
 					break;
 			for (d = 0; d < BUDGET_MAX_DEV; d++)
 				if (strcmp(L.uuid[d], uuid) == 0)
-					hook_set_cap(d, f->i > 0 ? (uint64_t)f->i : 1);
+					L.ops->set_cap(d, f->i > 0 ? (uint64_t)f->i : 1);
 			uuid = NULL;
 		}
 	}
@@ -290,7 +291,7 @@ link_message(const struct proto_msg *m)
 		link_move(proto_int(m, "seq", 0), (int)proto_int(m, "out", 1));
 		break;
 	case MSG_ERROR:
-		hook_log("nvqd refused the link: %s", proto_str(m, "error") ?
+		L.ops->log("nvqd refused the link: %s", proto_str(m, "error") ?
 		    proto_str(m, "error") : "?");
 		break;
 	default:
@@ -346,7 +347,7 @@ link_report_locked(void)
 {
 	uint64_t used[BUDGET_MAX_DEV], peak[BUDGET_MAX_DEV];
 	struct proto_buf b = { 0 };
-	int n = hook_usage(used, peak, BUDGET_MAX_DEV), d, rows = 0;
+	int n = L.ops->usage(used, peak, BUDGET_MAX_DEV), d, rows = 0;
 
 	if (n == L.sent_n && memcmp(used, L.sent_used, sizeof(used[0]) * (size_t)n) == 0 &&
 	    memcmp(peak, L.sent_peak, sizeof(peak[0]) * (size_t)n) == 0)
@@ -355,7 +356,7 @@ link_report_locked(void)
 	for (d = 0; d < n; d++) {
 		if (used[d] == 0 && peak[d] == 0)
 			continue;
-		if (L.uuid[d][0] == '\0' && hook_uuid(d, L.uuid[d], sizeof(L.uuid[d])) == -1)
+		if (L.uuid[d][0] == '\0' && L.ops->uuid(d, L.uuid[d], sizeof(L.uuid[d])) == -1)
 			continue;
 		proto_put_int(&b, "id", d);
 		proto_put_str(&b, "uuid", L.uuid[d]);
@@ -419,7 +420,7 @@ link_main(void *arg)
 		if (poll(p, 2, LINK_TICK_MS) < 0 && errno != EINTR)
 			continue;
 		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && link_read() == -1) {
-			hook_log("lost nvqd; reconnecting");
+			L.ops->log("lost nvqd; reconnecting");
 			link_lost();
 			continue;
 		}
@@ -450,7 +451,7 @@ link_main(void *arg)
 }
 
 void
-link_start(void)
+link_start(const struct link_ops *ops)
 {
 	const char *path = getenv("NVQ_HOOK_SOCKET"), *job = getenv("NVQ_JOB_ID");
 	const char *pol = getenv("NVQ_HOOK_ON_DISCONNECT");
@@ -460,7 +461,9 @@ link_start(void)
 	char *end;
 
 	pthread_mutex_lock(&L.mu);
-	if (L.started) {
+	if (ops != NULL)
+		L.ops = ops;
+	if (L.started || L.ops == NULL) {
 		pthread_mutex_unlock(&L.mu);
 		return;
 	}
@@ -508,7 +511,7 @@ link_wait_gate(void)
 	char c = 1;
 
 	if (__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) == GATE_INIT) {
-		link_start();
+		link_start(NULL);
 		return;
 	}
 	pthread_mutex_lock(&L.mu);

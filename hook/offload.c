@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "budget.h"
-#include "link.h"
 #include "offload.h"
 
 #define OFF_TOUCHERS	8	/* threads that fault the staging memory in */
@@ -58,6 +57,7 @@ static struct {
 	CUresult (*host_unregister)(void *);
 	CUresult (*dev_count)(int *);
 	CUresult (*can_peer)(int *, CUdevice, CUdevice);
+	void	(*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 } O = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static double
@@ -70,9 +70,11 @@ off_now(void)
 }
 
 void
-offload_init(int on, void *(*sym)(const char *))
+offload_init(int on, void *(*sym)(const char *),
+    void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2))))
 {
 #define SYM(field, name) (*(void **)&O.field = sym(name)) != NULL
+	O.log = log;
 	if (!on)
 		return;
 	O.on = SYM(ctx_get, "cuCtxGetCurrent") && SYM(ctx_push, "cuCtxPushCurrent_v2") &&
@@ -87,7 +89,7 @@ offload_init(int on, void *(*sym)(const char *))
 	    SYM(host_unregister, "cuMemHostUnregister") &&
 	    SYM(dev_count, "cuDeviceGetCount") && SYM(can_peer, "cuDeviceCanAccessPeer");
 #undef SYM
-	hook_log("offload %s", O.on ? "on: large allocations through the VMM API" :
+	O.log("offload %s", O.on ? "on: large allocations through the VMM API" :
 	    "off: this libcuda lacks the VMM API");
 }
 
@@ -238,7 +240,7 @@ offload_alloc(CUdeviceptr *p, size_t size, int dev)
 			/* not a granularity offload_size rounds to: leave it to the driver */
 			O.on = 0;
 			pthread_mutex_unlock(&O.mu);
-			hook_log("offload off: device %d's allocation granularity does not divide "
+			O.log("offload off: device %d's allocation granularity does not divide "
 			    "2 MiB", dev);
 			return OFFLOAD_PASS;
 		}
@@ -370,7 +372,7 @@ off_worker(void *arg)
 	if (pushed)
 		O.ctx_pop(&old);
 	if (r != CUDA_SUCCESS)
-		hook_log("offload: cuMemHostRegister: CUDA error %d", (int)r);
+		O.log("offload: cuMemHostRegister: CUDA error %d", (int)r);
 	return NULL;
 }
 
@@ -420,7 +422,7 @@ off_stage(size_t len, CUcontext ctx)
 	for (c = 0; c < S.nchunks; c++)
 		unlocked += !S.locked[c];
 	if (unlocked > 0)
-		hook_log("offload: cannot page-lock %zu of %zu pieces of staging memory: "
+		O.log("offload: cannot page-lock %zu of %zu pieces of staging memory: "
 		    "copying through pageable memory there", unlocked, S.nchunks);
 	return 0;
 }
@@ -571,7 +573,7 @@ offload_out(struct offload_stats *st)
 		}
 		/* unmapped: the handle goes, and with it the device memory */
 		if (O.release(r->h) != CUDA_SUCCESS)
-			hook_log("cannot release the handle of 0x%llx", (unsigned long long)r->va);
+			O.log("cannot release the handle of 0x%llx", (unsigned long long)r->va);
 		r->off = off;
 		r->state = REC_OUT;
 		off += r->size;
@@ -579,7 +581,7 @@ offload_out(struct offload_stats *st)
 	}
 	pthread_mutex_unlock(&O.mu);
 	st->seconds = off_now() - t0;
-	hook_log("offload out: %llu bytes in %.3f s%s%s", (unsigned long long)st->bytes,
+	O.log("offload out: %llu bytes in %.3f s%s%s", (unsigned long long)st->bytes,
 	    st->seconds, step ? ": " : "", step ? st->error : "");
 	return step == NULL ? 0 : -1;
 }
@@ -632,7 +634,7 @@ offload_in(struct offload_stats *st)
 	pthread_mutex_unlock(&O.mu);
 	st->seconds = off_now() - t0;
 	if (st->bytes > 0 || step != NULL)
-		hook_log("offload in: %llu bytes in %.3f s%s%s", (unsigned long long)st->bytes,
+		O.log("offload in: %llu bytes in %.3f s%s%s", (unsigned long long)st->bytes,
 		    st->seconds, step ? ": " : "", step ? st->error : "");
 	return step == NULL ? 0 : -1;
 }

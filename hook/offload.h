@@ -37,8 +37,12 @@ struct offload_stats {
 	char		error[160];	/* "" when every step worked */
 };
 
-/* Turns offloading on, with the real libcuda's lookup; once, at init. */
-void	offload_init(int on, void *(*sym)(const char *));
+/*
+ * Turns offloading on, with the real libcuda's lookup and the hook's log
+ * (all offload.c needs of the rest of the hook); once, at init.
+ */
+void	offload_init(int on, void *(*sym)(const char *),
+	    void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2))));
 /* Bytes an allocation of n takes through the VMM path; 0: not through it. */
 size_t	offload_size(size_t n);
 /*

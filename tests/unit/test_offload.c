@@ -25,8 +25,9 @@ int	fake_calls(const char *);
 size_t	fake_mapped_bytes(void);
 CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
 
-void
-hook_log(const char *fmt, ...)
+static void test_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void
+test_log(const char *fmt, ...)
 {
 	(void)fmt;
 }
@@ -67,7 +68,7 @@ setup(void **state)
 
 	(void)state;
 	if (!once)
-		offload_init(1, sym);
+		offload_init(1, sym, test_log);
 	once = 1;
 	return 0;
 }
