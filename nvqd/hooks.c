@@ -48,10 +48,6 @@ struct hook_sess {
 	struct hook_sess *next, *prev;
 };
 
-/* the server's, for the sessions' connections */
-void	server_push(void *conn, struct proto_buf *);
-int	server_peer_pidfd(void *conn);
-void	server_end(void *conn);
 
 static int
 hooks_in(const struct job *j, int g)

@@ -161,8 +161,6 @@ server_send(struct conn *c, struct proto_buf *b, int close_after)
 	c->srv->bytes += w->held;
 }
 
-/* For hooks.c: a frame to a hook's connection, unasked. */
-void	server_push(void *, struct proto_buf *);
 void
 server_push(void *conn, struct proto_buf *b)
 {
@@ -422,7 +420,6 @@ server_count_uid(struct server *srv, uid_t uid)
  * close), or -1 with errno.  Before Linux 6.5, one of the process with the
  * peer's pid, if it is the one that was there at accept.
  */
-int	server_peer_pidfd(void *);
 int
 server_peer_pidfd(void *conn)
 {
@@ -450,7 +447,6 @@ server_peer_pidfd(void *conn)
 }
 
 /* For hooks.c: closes a connection (its process ended). */
-void	server_end(void *);
 void
 server_end(void *conn)
 {
