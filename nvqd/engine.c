@@ -490,40 +490,37 @@ struct engine_exec {
 };
 
 static int
-engine_exec_cb(void *arg, const struct store_col *c, int n)
+engine_exec_cb(void *arg, const struct store_job_exec *r)
 {
 	struct engine_exec *x = arg;
 	int count = 0, i = 0, k;
 	char *p;
 
-	if (n < 7 || c[0].type != STORE_BLOB || c[0].len <= 0)
+	if (r->argv == NULL || r->argv_len <= 0)
 		return 1;
-	if ((x->argvbuf = malloc((size_t)c[0].len + 1)) == NULL)
+	if ((x->argvbuf = malloc((size_t)r->argv_len + 1)) == NULL)
 		return 1;
-	memcpy(x->argvbuf, c[0].s, (size_t)c[0].len);
-	x->argvbuf[c[0].len] = '\0';
-	for (k = 0; k < c[0].len; k++)
+	memcpy(x->argvbuf, r->argv, (size_t)r->argv_len);
+	x->argvbuf[r->argv_len] = '\0';
+	for (k = 0; k < r->argv_len; k++)
 		count += x->argvbuf[k] == '\0';
 	if ((x->argv = calloc((size_t)count + 1, sizeof(char *))) == NULL)
 		return 1;
-	for (p = x->argvbuf; p < x->argvbuf + c[0].len; p += strlen(p) + 1)
+	for (p = x->argvbuf; p < x->argvbuf + r->argv_len; p += strlen(p) + 1)
 		x->argv[i++] = p;
-	snprintf(x->cwd, sizeof(x->cwd), "%s", c[1].s ? c[1].s : "/");
-	snprintf(x->out, sizeof(x->out), "%s", c[2].s ? c[2].s : "/dev/null");
-	snprintf(x->err, sizeof(x->err), "%s", c[3].s ? c[3].s : "/dev/null");
-	x->uid = (uint32_t)c[4].i;
-	x->gid = (uint32_t)c[5].i;
-	snprintf(x->user, sizeof(x->user), "%s", c[6].s ? c[6].s : "");
-	if (n > 7 && c[7].type == STORE_BLOB && (x->envbuf = malloc((size_t)c[7].len + 1))) {
-		if (c[7].len > 0)	/* an empty blob comes back as NULL */
-			memcpy(x->envbuf, c[7].s, (size_t)c[7].len);
-		x->envbuf[c[7].len] = '\0';
-		x->envlen = c[7].len;
-	} else if (n > 7 && c[7].type == STORE_TEXT && c[7].len == 0 &&
-	    (x->envbuf = calloc(1, 1)) != NULL)
-		x->envlen = 0;	/* an empty environment */
-	snprintf(x->groups, sizeof(x->groups), "%s", n > 8 && c[8].s ? c[8].s : "");
-	x->has_groups = n > 8 && c[8].type == STORE_TEXT;
+	snprintf(x->cwd, sizeof(x->cwd), "%s", r->cwd ? r->cwd : "/");
+	snprintf(x->out, sizeof(x->out), "%s", r->stdout_path ? r->stdout_path : "/dev/null");
+	snprintf(x->err, sizeof(x->err), "%s", r->stderr_path ? r->stderr_path : "/dev/null");
+	x->uid = r->uid;
+	x->gid = r->gid;
+	snprintf(x->user, sizeof(x->user), "%s", r->user ? r->user : "");
+	if (r->env != NULL && (x->envbuf = malloc((size_t)r->env_len + 1)) != NULL) {
+		memcpy(x->envbuf, r->env, (size_t)r->env_len);
+		x->envbuf[r->env_len] = '\0';
+		x->envlen = r->env_len;
+	}
+	snprintf(x->groups, sizeof(x->groups), "%s", r->groups ? r->groups : "");
+	x->has_groups = r->groups != NULL;
 	x->found = 1;
 	return 1;
 }
@@ -1282,7 +1279,7 @@ struct engine_load {
 };
 
 static int
-engine_load_cb(void *arg, const struct store_col *c, int n)
+engine_load_cb(void *arg, const struct store_active_job *a)
 {
 	struct engine_load *l = arg;
 	struct engine *e = l->e;
@@ -1290,53 +1287,49 @@ engine_load_cb(void *arg, const struct store_col *c, int n)
 	struct job *j;
 	int nafter;
 
-	if (n < 25)
-		return 1;
-	nafter = engine_parse_after(c[11].s, after);
-	if (engine_add(e, c[0].i, (uint32_t)c[1].i, (uint32_t)c[2].i, c[3].s ? c[3].s : "?",
-	    (int)c[5].i, c[6].type == STORE_NULL ? 0 : (uint64_t)c[6].i, (int)c[7].i, c[8].r,
-	    c[10].type == STORE_NULL ? 0 : c[10].i, after, nafter) == -1)
+	nafter = engine_parse_after(a->after, after);
+	if (engine_add(e, a->id, a->uid, a->gid, a->user ? a->user : "?", a->gpus,
+	    a->mem_per_gpu, a->priority, a->submitted_at, a->time_limit, after, nafter) == -1)
 		return 1;
 	j = e->jobs;
-	if (c[4].s != NULL && strcmp(c[4].s, "PENDING") != 0) {
-		engine_state(e, j, strcmp(c[4].s, "SUSPENDED") == 0 ? JOB_SUSPENDED : JOB_RUNNING);
-		j->started_at = c[9].r;
+	if (a->state != NULL && strcmp(a->state, "PENDING") != 0) {
+		engine_state(e, j, strcmp(a->state, "SUSPENDED") == 0 ? JOB_SUSPENDED : JOB_RUNNING);
+		j->started_at = a->started_at;
 		j->slice_start = engine_now();	/* a restart: a full turn */
-		j->suspended_at = c[21].type == STORE_NULL ? 0 : c[21].r;
-		j->suspend_hold = (int)c[22].i;
-		if (c[23].s != NULL)
-			j->ckpt_pids = strdup(c[23].s);
-		j->susp_total = c[24].r;
-		j->pid = c[13].type == STORE_NULL ? 0 : (pid_t)c[13].i;
-		/* pid_start is in c[14]; ending in c[15] */
-		if (c[15].s != NULL) {
-			snprintf(j->ending, sizeof(j->ending), "%s", c[15].s);
+		j->suspended_at = a->suspended_at;
+		j->suspend_hold = a->suspend_hold;
+		if (a->ckpt_pids != NULL)
+			j->ckpt_pids = strdup(a->ckpt_pids);
+		j->susp_total = a->run_suspended;
+		j->pid = (pid_t)a->pid;
+		if (a->ending != NULL) {
+			snprintf(j->ending, sizeof(j->ending), "%s", a->ending);
 			snprintf(j->end_reason, sizeof(j->end_reason), "%s",
-			    c[16].s ? c[16].s : "");
+			    a->reason ? a->reason : "");
 		}
-		if (c[17].i) {
+		if (a->held) {
 			j->held = 1;	/* its processes get the lock back on release */
 			j->lock_granted = 0;
 		}
 		if (j->state == JOB_SUSPENDED)
 			j->lock_granted = 0;	/* its hooks, linking again, wait for its resume */
 		/* engine_reconcile checks that it is still the same process */
-		j->pid_start = c[14].type == STORE_NULL ? -2 : c[14].i;
-		if (c[20].s != NULL)
-			j->cgroup = strdup(c[20].s);
+		j->pid_start = a->has_pid_start ? a->pid_start : -2;
+		if (a->cgroup != NULL)
+			j->cgroup = strdup(a->cgroup);
 		/* started before the machine's last boot: nothing of it is left */
-		if (c[18].s != NULL && strcmp(c[18].s, e->boot_id) != 0) {
+		if (a->boot_id != NULL && strcmp(a->boot_id, e->boot_id) != 0) {
 			j->node_fail = 1;
 			j->pid = -j->pid;
 		}
 	}
-	j->requeue = c[19].i != 0;
+	j->requeue = a->requeue;
 	/* the GPUs it holds, from the UUIDs recorded at its start */
-	if (j->state != JOB_PENDING && c[12].s != NULL) {
+	if (j->state != JOB_PENDING && a->gpu_uuids != NULL) {
 		char buf[SCHED_MAX_GPUS * 97], *tok, *save;
 		int g;
 
-		snprintf(buf, sizeof(buf), "%s", c[12].s);
+		snprintf(buf, sizeof(buf), "%s", a->gpu_uuids);
 		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 			for (g = 0; g < e->gpus.n; g++)
 				if (strcmp(e->gpus.gpus[g].uuid, tok) == 0)

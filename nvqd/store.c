@@ -1117,15 +1117,61 @@ store_job_state(struct store *st, int64_t id, char *buf, size_t len)
 	return r;
 }
 
-int
-store_active(struct store *st, store_row_cb cb, void *arg)
+struct store_active_ctx {
+	store_active_cb	cb;
+	void		*arg;
+};
+
+/* The row of store_active's SELECT, column by column, into a struct. */
+static int
+store_active_row_cb(void *arg, const struct store_col *c, int n)
 {
+	struct store_active_ctx *x = arg;
+	struct store_active_job a;
+
+	if (n < 25)
+		return 1;
+	memset(&a, 0, sizeof(a));
+	a.id = c[0].i;
+	a.uid = (uint32_t)c[1].i;
+	a.gid = (uint32_t)c[2].i;
+	a.user = c[3].s;
+	a.state = c[4].s;
+	a.gpus = (int)c[5].i;
+	a.mem_per_gpu = c[6].type == STORE_NULL ? 0 : (uint64_t)c[6].i;
+	a.priority = (int)c[7].i;
+	a.submitted_at = c[8].r;
+	a.started_at = c[9].r;
+	a.time_limit = c[10].type == STORE_NULL ? 0 : c[10].i;
+	a.after = c[11].s;
+	a.gpu_uuids = c[12].s;
+	a.pid = c[13].type == STORE_NULL ? 0 : c[13].i;
+	a.has_pid_start = c[14].type != STORE_NULL;
+	a.pid_start = c[14].i;
+	a.ending = c[15].s;
+	a.reason = c[16].s;
+	a.held = c[17].i != 0;
+	a.boot_id = c[18].s;
+	a.requeue = c[19].i != 0;
+	a.cgroup = c[20].s;
+	a.suspended_at = c[21].type == STORE_NULL ? 0 : c[21].r;
+	a.suspend_hold = (int)c[22].i;
+	a.ckpt_pids = c[23].s;
+	a.run_suspended = c[24].r;
+	return x->cb(x->arg, &a);
+}
+
+int
+store_active(struct store *st, store_active_cb cb, void *arg)
+{
+	struct store_active_ctx x = { cb, arg };
+
 	return store_rows(st, store_prepare(st, "SELECT id, uid, gid, user, state, gpus, "
 	    "mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, "
 	    "pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, "
 	    "suspended_at, suspend_hold, ckpt_pids, run_suspended "
 	    "FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED') "
-	    "ORDER BY id"), cb, arg);
+	    "ORDER BY id"), store_active_row_cb, &x);
 }
 
 int
@@ -1169,10 +1215,44 @@ store_events(struct store *st, int64_t id, store_row_cb cb, void *arg)
 	    "WHERE job_id = ? ORDER BY id", id, cb, arg);
 }
 
-int
-store_job_exec(struct store *st, int64_t id, store_row_cb cb, void *arg)
+struct store_exec_ctx {
+	store_exec_cb	cb;
+	void		*arg;
+};
+
+/* The row of store_job_exec's SELECT into a struct. */
+static int
+store_exec_row_cb(void *arg, const struct store_col *c, int n)
 {
+	struct store_exec_ctx *x = arg;
+	struct store_job_exec r;
+
+	if (n < 9)
+		return 1;
+	memset(&r, 0, sizeof(r));
+	r.argv = c[0].type == STORE_BLOB ? c[0].s : NULL;
+	r.argv_len = c[0].type == STORE_BLOB ? c[0].len : 0;
+	r.cwd = c[1].s;
+	r.stdout_path = c[2].s;
+	r.stderr_path = c[3].s;
+	r.uid = (uint32_t)c[4].i;
+	r.gid = (uint32_t)c[5].i;
+	r.user = c[6].s;
+	/* an empty blob comes back as NULL bytes, an empty text as "" */
+	if (c[7].type == STORE_BLOB || (c[7].type == STORE_TEXT && c[7].len == 0)) {
+		r.env = c[7].s != NULL ? c[7].s : "";
+		r.env_len = c[7].len;
+	}
+	r.groups = c[8].type == STORE_TEXT ? c[8].s : NULL;
+	return x->cb(x->arg, &r);
+}
+
+int
+store_job_exec(struct store *st, int64_t id, store_exec_cb cb, void *arg)
+{
+	struct store_exec_ctx x = { cb, arg };
+
 	return store_rows_of(st, "SELECT argv, cwd, stdout_path, stderr_path, uid, "
 	    "gid, user, (SELECT env FROM private.job_env WHERE job_id = jobs.id) AS env, "
-	    "groups FROM jobs WHERE id = ?", id, cb, arg);
+	    "groups FROM jobs WHERE id = ?", id, store_exec_row_cb, &x);
 }

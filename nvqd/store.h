@@ -157,12 +157,61 @@ int		 store_switches(struct store *, int64_t id, store_row_cb, void *);
 /* Copies the job's state into buf; returns 0, or -1 if there is no such job. */
 int		 store_job_state(struct store *, int64_t id, char *buf, size_t len);
 
-/* Rows of jobs: the active ones at start-up, or lists for clients. */
-int		 store_active(struct store *, store_row_cb, void *);
+/*
+ * A job nvqd follows (PENDING, RUNNING or SUSPENDED) as stored, read at
+ * start-up.  Strings are NULL where the column is, and valid during the
+ * callback only; has_* say whether a nullable number was there.
+ */
+struct store_active_job {
+	int64_t		id;
+	uint32_t	uid, gid;
+	const char	*user;
+	const char	*state;
+	int		gpus;
+	uint64_t	mem_per_gpu;	/* 0: whole GPUs */
+	int		priority;
+	double		submitted_at, started_at;
+	int64_t		time_limit;	/* 0: none */
+	const char	*after, *gpu_uuids;
+	int64_t		pid;		/* 0: none recorded */
+	int		has_pid_start;
+	int64_t		pid_start;
+	const char	*ending, *reason;
+	int		held, requeue;
+	const char	*boot_id, *cgroup;
+	double		suspended_at;	/* 0: not suspended */
+	int		suspend_hold;
+	const char	*ckpt_pids;
+	double		run_suspended;
+};
+
+/*
+ * What a job's start needs.  argv and env are NUL-terminated strings back
+ * to back (argv_len, env_len bytes); env is NULL where the job's
+ * environment is gone, groups NULL where none was recorded.  Valid during
+ * the callback only.
+ */
+struct store_job_exec {
+	const char	*argv;
+	int		argv_len;
+	const char	*cwd, *stdout_path, *stderr_path, *user;
+	uint32_t	uid, gid;
+	const char	*env;
+	int		env_len;
+	const char	*groups;
+};
+
+/* Called once per row; a non-zero return stops the query. */
+typedef int (*store_active_cb)(void *arg, const struct store_active_job *);
+typedef int (*store_exec_cb)(void *arg, const struct store_job_exec *);
+
+/* The active jobs, by id, for start-up. */
+int		 store_active(struct store *, store_active_cb, void *);
+/* Rows of jobs for clients: each column by name, as nvq lists them. */
 int		 store_jobs(struct store *, const struct store_filter *, store_row_cb, void *);
 int		 store_runs(struct store *, int64_t id, store_row_cb, void *);
 int		 store_events(struct store *, int64_t id, store_row_cb, void *);
-/* What running job id needs: argv, cwd, stdout_path, stderr_path, uid, gid, user, env, groups. */
-int		 store_job_exec(struct store *, int64_t id, store_row_cb, void *);
+/* What job id's start needs; cb is not called if there is no such job. */
+int		 store_job_exec(struct store *, int64_t id, store_exec_cb, void *);
 
 #endif
