@@ -96,7 +96,11 @@ status_field(int f, const char *v, size_t len, struct status_record *rs)
 		rs->max_rss = (int64_t)ll;
 		return 0;
 	case STATUS_F_ENDED:
-		if (status_number(v, len, 1, &d, &ll) == -1 || d <= 0 || d > 1e11)
+		/*
+		 * An epoch time: under 1 s is none, and would not survive being
+		 * written again with three decimals (0.0004 becomes 0.000)
+		 */
+		if (status_number(v, len, 1, &d, &ll) == -1 || d < 1 || d > 1e11)
 			return -1;
 		rs->ended_at = d;
 		return 0;

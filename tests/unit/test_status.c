@@ -42,6 +42,9 @@ test_parse_table(void **state)
 		{ "exit  5\nsignal 0\ncpu 1\nrss 1\nended 1\nreason \nend\n", -1, 0, 0 },
 		{ "exit 5\nsignal 0\ncpu -2\nrss 1\nended 1\nreason \nend\n", -1, 0, 0 },
 		{ "exit 5\nsignal 0\ncpu 1\nrss 1\nended 0\nreason \nend\n", -1, 0, 0 },
+		/* fuzz_status: 0.0000250 would be written back as 0.000, which is no time */
+		{ "exit 5\nsignal 0\ncpu 1\nrss 1\nended 00.0000250\nreason \nend\n", -1, 0, 0 },
+		{ "exit 5\nsignal 0\ncpu 1\nrss 1\nended 0.999\nreason \nend\n", -1, 0, 0 },
 		{ "exit 5\nsignal 3\ncpu 1\nrss 1\nended 1\nreason \nend\n", -1, 0, 0 },
 		{ "exit -1\nsignal 0\ncpu 1\nrss 1\nended 1\nreason \nend\n", -1, 0, 0 },
 		{ "exit 5\nsignal 0\ncpu 1\nrss 1\nended 1\nreason a\tb\nend\n", -1, 0, 0 },
