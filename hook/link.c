@@ -463,7 +463,17 @@ link_start(const struct link_ops *ops)
 	pthread_mutex_lock(&L.mu);
 	if (ops != NULL)
 		L.ops = ops;
-	if (L.started || L.ops == NULL) {
+	if (L.ops == NULL) {
+		/*
+		 * A gated call before the hook's init gave the ops: the gate
+		 * opens (gate_enter would spin on it), the link starts at init.
+		 */
+		if (__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) == GATE_INIT)
+			__atomic_store_n(&nvq_gate.state, GATE_OPEN, __ATOMIC_SEQ_CST);
+		pthread_mutex_unlock(&L.mu);
+		return;
+	}
+	if (L.started) {
 		pthread_mutex_unlock(&L.mu);
 		return;
 	}
