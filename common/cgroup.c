@@ -114,8 +114,14 @@ cgroup_signal(const char *dir, int sig)
 		 * it is held: the pid read may have ended and gone to another
 		 * process since (the shim runs as root).
 		 */
-		if (pid <= 0 || (pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) == -1)
+		if (pid <= 0)
 			continue;
+		if ((pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) == -1) {
+			/* before Linux 5.3 the bare pid, as cgroup.procs just named it */
+			if (errno == ENOSYS && kill((pid_t)pid, sig) == 0)
+				n++;
+			continue;
+		}
 		if (cgroup_holds(dir, (pid_t)pid) &&
 		    syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0)
 			n++;
