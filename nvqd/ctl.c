@@ -666,6 +666,33 @@ static const struct ctl_entry ctl_table[] = {
 	{ MSG_RESUME, ctl_suspend },
 };
 
+/* server.h's frame function for a new connection: a request, or a hook's hello. */
+static int
+ctl_frame(void *arg, struct server_conn *conn, const struct server_peer *p,
+    const struct proto_msg *m, struct proto_buf *out, char *err, size_t errlen)
+{
+	struct engine *e = arg;
+	struct ctl_req req;
+
+	if (proto_is_hook(m->type))
+		return hooks_accept(e, conn, p, m, err, errlen);
+	memset(&req, 0, sizeof(req));
+	req.e = e;
+	req.msg = m;
+	req.uid = p->uid;
+	req.gid = p->gid;
+	req.pid = p->pid;
+	req.groups = p->groups;
+	req.ngroups = p->ngroups;
+	if (ctl_dispatch(&req, out) == -1) {
+		snprintf(err, errlen, "%s", req.err);
+		return SERVER_ERROR;
+	}
+	return SERVER_REPLY;
+}
+
+const struct server_handler ctl_handler = { .frame = ctl_frame };
+
 int
 ctl_dispatch(struct ctl_req *r, struct proto_buf *out)
 {

@@ -1,7 +1,9 @@
 /*
  * ctl.h: what nvqd does for each request, and who may ask for it.
- * The server decodes a frame into a ctl_req and calls ctl_dispatch(); the
- * handler writes its reply fields into the reply buffer, or an error.
+ * ctl_handler answers every new connection (server.h): a request becomes a
+ * ctl_req for ctl_dispatch(), whose handler writes its reply fields into
+ * the reply buffer, or an error; a hook's hello goes to hooks.c, which
+ * takes the connection.
  */
 #ifndef NVQ_CTL_H
 #define NVQ_CTL_H
@@ -10,6 +12,7 @@
 
 #include "engine.h"
 #include "proto.h"
+#include "server.h"
 
 struct ctl_req {
 	struct engine		*e;
@@ -24,6 +27,8 @@ struct ctl_req {
 
 /* Handles req; returns 0 with a MSG_OK reply in out, or -1 with req->err set. */
 int	ctl_dispatch(struct ctl_req *, struct proto_buf *out);
+/* The handler of new connections; its arg is the engine. */
+extern const struct server_handler ctl_handler;
 /* Forgets the user names it remembers (on SIGHUP). */
 void	ctl_forget_names(void);
 

@@ -34,7 +34,8 @@ struct hook_watch {
 };
 
 struct hook_sess {
-	void		*conn;
+	struct engine	*e;
+	struct server_conn *conn;
 	struct job	*job;		/* NULL once the job ended */
 	pid_t		pid;
 	int64_t		start;		/* its start time (/proc), for nvq-ckpt */
@@ -567,7 +568,7 @@ hooks_exited_cb(uv_poll_t *p, int status, int events)
  * while it is known to be alive.  Returns the pidfd, or -1 with err.
  */
 static int
-hooks_peer(struct engine *e, void *conn, const struct job *j, uid_t uid, pid_t *pid,
+hooks_peer(struct engine *e, struct server_conn *conn, const struct job *j, uid_t uid, pid_t *pid,
     int64_t *start, char *err, size_t errlen)
 {
 	int pidfd = server_peer_pidfd(conn);
@@ -602,7 +603,7 @@ fail:
 }
 
 static struct hook_sess *
-hooks_hello(struct engine *e, void *conn, const struct proto_msg *m, pid_t pid, uid_t uid,
+hooks_hello(struct engine *e, struct server_conn *conn, const struct proto_msg *m, pid_t pid, uid_t uid,
     char *err, size_t errlen)
 {
 	struct hookmsg_hello h;
@@ -647,6 +648,7 @@ hooks_hello(struct engine *e, void *conn, const struct proto_msg *m, pid_t pid, 
 	}
 	s->watch->poll.data = s;
 	uv_poll_start(&s->watch->poll, UV_READABLE, hooks_exited_cb);
+	s->e = e;
 	s->conn = conn;
 	s->job = j;
 	s->pid = pid;
@@ -676,27 +678,28 @@ hooks_hello(struct engine *e, void *conn, const struct proto_msg *m, pid_t pid, 
 	return s;
 }
 
-struct hook_sess *
-hooks_frame(struct engine *e, void *conn, struct hook_sess *s, const struct proto_msg *m,
-    pid_t pid, uid_t uid, char *err, size_t errlen)
+static void	hooks_closed(struct engine *, struct hook_sess *);
+
+/* A frame on a linked hook's connection (server.h's handler, arg its session). */
+static int
+hooks_conn_frame(void *arg, struct server_conn *conn, const struct server_peer *p,
+    const struct proto_msg *m, struct proto_buf *out, char *err, size_t errlen)
 {
+	struct hook_sess *s = arg;
+	struct engine *e = s->e;
+
+	(void)conn;
+	(void)out;	/* the hook's link has no replies, only errors */
 	if (m->type == MSG_HOOK_HELLO) {
-		if (s != NULL) {
-			snprintf(err, errlen, "this connection said hello already");
-			return NULL;
-		}
-		return hooks_hello(e, conn, m, pid, uid, err, errlen);
-	}
-	if (s == NULL) {
-		snprintf(err, errlen, "%s before hello", proto_type_name(m->type));
-		return NULL;
+		snprintf(err, errlen, "this connection said hello already");
+		goto fail;
 	}
 	if (s->job == NULL)
-		return s;	/* the job ended; its last words do not matter */
+		return SERVER_REPLY;	/* the job ended; its last words do not matter */
 	switch (m->type) {
 	case MSG_HOOK_REPORT:
 		if (hooks_report(e, s, m, err, errlen) == -1)
-			return NULL;
+			goto fail;
 		break;
 	case MSG_HOOK_ACK:
 		log_debug("job %lld: process %d acknowledged seq %lld", (long long)s->job->id,
@@ -723,12 +726,45 @@ hooks_frame(struct engine *e, void *conn, struct hook_sess *s, const struct prot
 		break;
 	default:
 		snprintf(err, errlen, "%s is not a hook's message", proto_type_name(m->type));
-		return NULL;
+		goto fail;
 	}
-	return s;
+	return SERVER_REPLY;
+fail:
+	log_warnx("hook pid %d uid %u: %s", (int)p->pid, (unsigned)p->uid, err);
+	return SERVER_ERROR_CLOSE;
 }
 
-void
+static void
+hooks_conn_closed(void *arg, struct server_conn *conn)
+{
+	struct hook_sess *s = arg;
+
+	(void)conn;
+	hooks_closed(s->e, s);
+}
+
+static const struct server_handler hooks_handler = {
+	.frame = hooks_conn_frame, .closed = hooks_conn_closed, .lasting = 1,
+};
+
+int
+hooks_accept(struct engine *e, struct server_conn *conn, const struct server_peer *p,
+    const struct proto_msg *m, char *err, size_t errlen)
+{
+	struct hook_sess *s;
+
+	if (m->type != MSG_HOOK_HELLO)
+		snprintf(err, errlen, "%s before hello", proto_type_name(m->type));
+	else if ((s = hooks_hello(e, conn, m, p->pid, p->uid, err, errlen)) != NULL) {
+		server_handoff(conn, &hooks_handler, s);
+		return SERVER_REPLY;
+	}
+	log_warnx("hook pid %d uid %u: %s", (int)p->pid, (unsigned)p->uid, err);
+	return SERVER_ERROR_CLOSE;
+}
+
+/* The connection of s closed: the session ends. */
+static void
 hooks_closed(struct engine *e, struct hook_sess *s)
 {
 	struct job *j = s->job;

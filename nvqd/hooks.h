@@ -29,20 +29,20 @@
 
 #include "engine.h"
 #include "proto.h"
+#include "server.h"
 
 struct hook_sess;
 
 /*
- * A hook's frame on a connection (conn is the server's; pid and uid are its
- * SO_PEERCRED, the process itself is taken by pidfd at hello).  sess is
- * what an earlier hello on it returned (NULL before).  A malformed hello
- * or report is an error.  Returns the session, or
- * NULL with a sentence in err: the server replies with it and closes.
+ * The first frame of a hook's connection (conn and p are the server's; the
+ * process itself is taken by pidfd at hello): a hello, checked, makes the
+ * process's session, which then answers the connection's frames until it
+ * closes (server_handoff).  Returns SERVER_REPLY, or SERVER_ERROR_CLOSE
+ * with a sentence in err.
  */
-struct hook_sess *hooks_frame(struct engine *, void *conn, struct hook_sess *,
-		    const struct proto_msg *, pid_t, uid_t, char *err, size_t errlen);
-/* The connection of sess closed. */
-void		 hooks_closed(struct engine *, struct hook_sess *);
+int		 hooks_accept(struct engine *, struct server_conn *conn,
+		    const struct server_peer *p, const struct proto_msg *, char *err,
+		    size_t errlen);
 /*
  * The job is ending: its sessions no longer speak for it.  Returns 1 if
  * that can change another job's lock (it had processes or a timeslice GPU):

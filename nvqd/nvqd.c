@@ -153,7 +153,7 @@ main(int argc, char **argv)
 	log_info("starting (protocol %d, configuration %s)", PROTO_VERSION,
 	    path ? path : "built-in defaults");
 	engine_init(&d.engine, &loop);
-	d.server = server_start(&d.engine, d.engine.cfg.socket);
+	d.server = server_start(&loop, d.engine.cfg.socket, &ctl_handler, &d.engine);
 	uv_signal_init(&loop, &d.sigterm);
 	uv_signal_init(&loop, &d.sigint);
 	uv_signal_init(&loop, &d.sighup);

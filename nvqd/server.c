@@ -3,7 +3,7 @@
  *
  * A connection reads into a buffer until a whole frame is there, checks
  * its header (version, type, size) before waiting for the body, and hands
- * the decoded message to ctl_dispatch().  A bad frame gets a MSG_ERROR
+ * the decoded message to the connection's handler (server.h).  A bad frame gets a MSG_ERROR
  * reply and the connection closes after it is written; other clients are
  * not affected.  A connection idle for SERVER_IDLE_MS with a partial frame,
  * or for long with none, is closed; a uid holds at most SERVER_MAX_PER_UID
@@ -31,8 +31,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ctl.h"
-#include "hooks.h"
 #include "log.h"
 #include "proc.h"
 #include "proto.h"
@@ -47,7 +45,7 @@
 #define SERVER_MAX_UID_BYTES	((size_t)64 << 20)
 #define SERVER_MAX_BYTES	((size_t)512 << 20)
 
-struct conn {
+struct server_conn {
 	uv_pipe_t	pipe;
 	uv_timer_t	idle;
 	struct server	*srv;
@@ -62,15 +60,17 @@ struct conn {
 	int		refused;	/* server_alloc_cb: why the buffer may not grow */
 	int		closing;
 	int		nclosed;
-	struct hook_sess *hook;		/* a hook's connection, after its hello */
+	const struct server_handler *h;	/* who answers it, */
+	void		*harg;		/* with this */
 	int64_t		pid_start;	/* pid's start time at accept (no SO_PEERPIDFD) */
-	struct conn	*next, *prev;
+	struct server_conn	*next, *prev;
 };
 
 struct server {
 	uv_pipe_t	listen;
-	struct engine	*e;
-	struct conn	*conns;
+	const struct server_handler *h;	/* for new connections, */
+	void		*harg;		/* with this */
+	struct server_conn	*conns;
 	char		path[PATH_MAX];
 	uint64_t	warned_at;	/* last "too many connections", uv_now() */
 	size_t		bytes;		/* every open connection's cap + queued */
@@ -79,7 +79,7 @@ struct server {
 
 struct server_write {
 	uv_write_t	req;
-	struct conn	*c;
+	struct server_conn	*c;
 	uint8_t		*data;
 	size_t		held;		/* what it costs: the buffer's capacity and this */
 	int		close_after;
@@ -88,7 +88,7 @@ struct server_write {
 static void
 server_conn_closed_cb(uv_handle_t *h)
 {
-	struct conn *c = h->data;
+	struct server_conn *c = h->data;
 
 	if (++c->nclosed < 2)
 		return;
@@ -98,7 +98,7 @@ server_conn_closed_cb(uv_handle_t *h)
 }
 
 static void
-server_close(struct conn *c)
+server_close(struct server_conn *c)
 {
 	if (c->closing)
 		return;
@@ -111,9 +111,8 @@ server_close(struct conn *c)
 		c->srv->conns = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
-	if (c->hook != NULL)
-		hooks_closed(c->srv->e, c->hook);
-	c->hook = NULL;
+	if (c->h->closed != NULL)
+		c->h->closed(c->harg, c);
 	uv_close((uv_handle_t *)&c->pipe, server_conn_closed_cb);
 	uv_close((uv_handle_t *)&c->idle, server_conn_closed_cb);
 }
@@ -135,7 +134,7 @@ server_written_cb(uv_write_t *req, int status)
 
 /* Sends a frame; the buffer's data now belongs to the write. */
 static void
-server_send(struct conn *c, struct proto_buf *b, int close_after)
+server_send(struct server_conn *c, struct proto_buf *b, int close_after)
 {
 	struct server_write *w;
 	uv_buf_t ub;
@@ -162,13 +161,13 @@ server_send(struct conn *c, struct proto_buf *b, int close_after)
 }
 
 void
-server_push(void *conn, struct proto_buf *b)
+server_push(struct server_conn *c, struct proto_buf *b)
 {
-	server_send(conn, b, 0);
+	server_send(c, b, 0);
 }
 
 static void
-server_error(struct conn *c, const char *msg, int close_after)
+server_error(struct server_conn *c, const char *msg, int close_after)
 {
 	struct proto_buf b = { 0 };
 
@@ -185,54 +184,45 @@ server_error(struct conn *c, const char *msg, int close_after)
 }
 
 static void
-server_request(struct conn *c, int type, const uint8_t *body, uint32_t len)
+server_request(struct server_conn *c, int type, const uint8_t *body, uint32_t len)
 {
-	struct proto_msg m;
-	struct ctl_req req;
+	struct server_peer peer = { c->uid, c->gid, c->pid, c->groups, c->ngroups };
 	struct proto_buf out = { 0 };
-	char err[256];
+	struct proto_msg m;
+	char err[512];
+	int r;
 
 	if (proto_decode(type, body, len, &m, err, sizeof(err)) == -1) {
 		log_warnx("client pid %d uid %u: bad frame: %s", (int)c->pid, (unsigned)c->uid, err);
 		server_error(c, err, 1);
 		return;
 	}
-	if (proto_is_hook(type)) {
-		/* the hook's link: no reply but errors; the connection stays */
-		struct hook_sess *s = hooks_frame(c->srv->e, c, c->hook, &m, c->pid, c->uid,
-		    err, sizeof(err));
-
-		if (s == NULL) {
-			log_warnx("hook pid %d uid %u: %s", (int)c->pid, (unsigned)c->uid, err);
-			server_error(c, err, 1);
-		} else {
-			c->hook = s;
-			uv_timer_stop(&c->idle);
-		}
-		proto_msg_free(&m);
-		return;
-	}
-	memset(&req, 0, sizeof(req));
-	req.e = c->srv->e;
-	req.msg = &m;
-	req.uid = c->uid;
-	req.gid = c->gid;
-	req.pid = c->pid;
-	req.groups = c->groups;
-	req.ngroups = c->ngroups;
-	if (ctl_dispatch(&req, &out) == -1) {
-		proto_buf_free(&out);
-		server_error(c, req.err, 0);
-	} else
+	err[0] = '\0';
+	r = c->h->frame(c->harg, c, &peer, &m, &out, err, sizeof(err));
+	if (r == SERVER_REPLY && out.len > 0)
 		server_send(c, &out, 0);
+	else {
+		proto_buf_free(&out);
+		if (r != SERVER_REPLY)
+			server_error(c, err, r == SERVER_ERROR_CLOSE);
+	}
 	proto_msg_free(&m);
+}
+
+void
+server_handoff(struct server_conn *c, const struct server_handler *h, void *arg)
+{
+	c->h = h;
+	c->harg = arg;
+	if (h->lasting)
+		uv_timer_stop(&c->idle);
 }
 
 /* What uid's open connections hold: read buffers and unwritten replies. */
 static size_t
 server_uid_bytes(struct server *srv, uid_t uid)
 {
-	struct conn *c;
+	struct server_conn *c;
 	size_t n = 0;
 
 	for (c = srv->conns; c != NULL; c = c->next)
@@ -248,7 +238,7 @@ enum { SERVER_FITS, SERVER_OVER_UID, SERVER_OVER_ALL, SERVER_OVER_FRAME };
  * the uid is taken only when everyone's total could put it over.
  */
 static int
-server_over(struct conn *c, size_t more)
+server_over(struct server_conn *c, size_t more)
 {
 	struct server *srv = c->srv;
 
@@ -262,7 +252,7 @@ server_over(struct conn *c, size_t more)
 
 /* The error frame for a connection that may not hold more; it closes after it. */
 static void
-server_refuse(struct conn *c, int why)
+server_refuse(struct server_conn *c, int why)
 {
 	char msg[256];
 	uint64_t now = uv_now(c->pipe.loop);
@@ -295,7 +285,7 @@ server_refuse(struct conn *c, int why)
 
 /* Handles every whole frame in the buffer. */
 static void
-server_frames(struct conn *c)
+server_frames(struct server_conn *c)
 {
 	char err[256];
 	uint32_t len;
@@ -335,7 +325,7 @@ server_frames(struct conn *c)
 static void
 server_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *b)
 {
-	struct conn *c = h->data;
+	struct server_conn *c = h->data;
 	size_t want = c->len + (hint < 65536 ? hint : 65536);
 	uint8_t *n;
 
@@ -363,7 +353,7 @@ server_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *b)
 static void
 server_idle_cb(uv_timer_t *t)
 {
-	struct conn *c = t->data;
+	struct server_conn *c = t->data;
 
 	if (c->len > 0)
 		server_error(c, "truncated frame: the rest never came", 1);
@@ -374,7 +364,7 @@ server_idle_cb(uv_timer_t *t)
 static void
 server_read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 {
-	struct conn *c = s->data;
+	struct server_conn *c = s->data;
 
 	(void)b;
 	if (n == UV_ENOBUFS && !c->closing) {
@@ -394,7 +384,7 @@ server_read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	if (n == 0)
 		return;
 	c->len += (size_t)n;
-	if (c->hook == NULL)
+	if (!c->h->lasting)
 		uv_timer_start(&c->idle, server_idle_cb, SERVER_IDLE_MS, 0);
 	server_frames(c);
 }
@@ -403,7 +393,7 @@ server_read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 static int
 server_count_uid(struct server *srv, uid_t uid)
 {
-	struct conn *c;
+	struct server_conn *c;
 	int n = 0;
 
 	for (c = srv->conns; c != NULL; c = c->next)
@@ -415,15 +405,9 @@ server_count_uid(struct server *srv, uid_t uid)
 #define SO_PEERPIDFD	77	/* Linux 6.5 */
 #endif
 
-/*
- * For hooks.c: a pidfd of the process that connected (the caller's to
- * close), or -1 with errno.  Before Linux 6.5, one of the process with the
- * peer's pid, if it is the one that was there at accept.
- */
 int
-server_peer_pidfd(void *conn)
+server_peer_pidfd(struct server_conn *c)
 {
-	struct conn *c = conn;
 	socklen_t len = sizeof(int);
 	uv_os_fd_t fd;
 	int pidfd = -1;
@@ -446,11 +430,10 @@ server_peer_pidfd(void *conn)
 	return pidfd;
 }
 
-/* For hooks.c: closes a connection (its process ended). */
 void
-server_end(void *conn)
+server_end(struct server_conn *c)
 {
-	server_close(conn);
+	server_close(c);
 }
 
 static void
@@ -459,7 +442,7 @@ server_accept_cb(uv_stream_t *l, int status)
 	struct server *srv = l->data;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	struct conn *c;
+	struct server_conn *c;
 	uv_os_fd_t fd;
 	int n;
 
@@ -470,6 +453,8 @@ server_accept_cb(uv_stream_t *l, int status)
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return;
 	c->srv = srv;
+	c->h = srv->h;
+	c->harg = srv->harg;
 	uv_pipe_init(l->loop, &c->pipe, 0);
 	uv_timer_init(l->loop, &c->idle);
 	c->pipe.data = c;
@@ -541,30 +526,31 @@ server_stale(const char *path)
 }
 
 struct server *
-server_start(struct engine *e, const char *path)
+server_start(uv_loop_t *loop, const char *path, const struct server_handler *h, void *arg)
 {
 	struct server *srv;
 	char dir[PATH_MAX], *slash;
-	int r;
+	int r, root = geteuid() == 0;
 
 	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		log_fatalx("%s: socket path too long", path);
 	snprintf(dir, sizeof(dir), "%s", path);
 	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, e->is_root ? 0755 : 0700) == -1 && errno != EEXIST)
+		if (mkdir(dir, root ? 0755 : 0700) == -1 && errno != EEXIST)
 			log_fatal("%s", dir);
 	}
 	server_stale(path);
 	if ((srv = calloc(1, sizeof(*srv))) == NULL)
 		log_fatal("calloc");
-	srv->e = e;
+	srv->h = h;
+	srv->harg = arg;
 	snprintf(srv->path, sizeof(srv->path), "%s", path);
-	uv_pipe_init(e->loop, &srv->listen, 0);
+	uv_pipe_init(loop, &srv->listen, 0);
 	srv->listen.data = srv;
 	if ((r = uv_pipe_bind(&srv->listen, path)) != 0)
 		log_fatalx("%s: %s", path, uv_strerror(r));
-	if (chmod(path, e->is_root ? 0666 : 0600) == -1)
+	if (chmod(path, root ? 0666 : 0600) == -1)
 		log_fatal("%s", path);
 	if ((r = uv_listen((uv_stream_t *)&srv->listen, 1024, server_accept_cb)) != 0)
 		log_fatalx("%s: listen: %s", path, uv_strerror(r));

@@ -1,31 +1,66 @@
 /*
- * server.h: nvqd's Unix socket.  Moves frames between clients and
- * ctl_dispatch(); identifies every caller with SO_PEERCRED.
+ * server.h: nvqd's Unix socket.  It moves frames and knows nothing of what
+ * they mean: every connection has a handler, which gets each decoded frame
+ * with the caller's identity from the socket (SO_PEERCRED), never from the
+ * frame.  A new connection gets the handler given to server_start (ctl.c's
+ * requests); the handler may hand the connection to another (hooks.c takes
+ * a hook's connection at its hello) for the rest of its life.
  */
 #ifndef NVQ_SERVER_H
 #define NVQ_SERVER_H
 
+#include <stddef.h>
+#include <sys/types.h>
 #include <uv.h>
 
-#include "engine.h"
 #include "proto.h"
 
 struct server;
+struct server_conn;		/* opaque: a connection, valid until its handler's closed */
 
-/* Listens on path (made 0666 as root, 0600 otherwise); fatal on failure. */
-struct server	*server_start(struct engine *, const char *path);
-/* Stops listening and closes every connection; frees itself when closed. */
-void		 server_stop(struct server *);
+/* Who is at the other end, from the socket. */
+struct server_peer {
+	uid_t		uid;
+	gid_t		gid;
+	pid_t		pid;
+	const gid_t	*groups;	/* SO_PEERGROUPS; NULL if unknown */
+	int		ngroups;
+};
+
+/* What a handler's frame function returns. */
+enum {
+	SERVER_REPLY = 0,		/* out is sent, unless it is empty */
+	SERVER_ERROR = -1,		/* err is sent as a MSG_ERROR */
+	SERVER_ERROR_CLOSE = -2		/* err is sent, then the connection closes */
+};
+
+struct server_handler {
+	int	(*frame)(void *arg, struct server_conn *, const struct server_peer *,
+		    const struct proto_msg *, struct proto_buf *out, char *err, size_t errlen);
+	/* The connection closed (either end); NULL: nothing to do. */
+	void	(*closed)(void *arg, struct server_conn *);
+	int	lasting;		/* no idle timeout: a job's link to nvqd */
+};
 
 /*
- * For the module that answers a connection (conn is the server's, as
- * handed to ctl_dispatch or hooks_frame): a frame to it, unasked (b's
- * bytes are taken); a pidfd of the process that connected (the caller's to
- * close; before Linux 6.5 one of the process with the peer's pid, if it is
- * the one that was there at accept), or -1 with errno; and closing it.
+ * Listens on path (made 0666 as root, 0600 otherwise); new connections go
+ * to h with arg.  Fatal on failure.
  */
-void		 server_push(void *conn, struct proto_buf *b);
-int		 server_peer_pidfd(void *conn);
-void		 server_end(void *conn);
+struct server	*server_start(uv_loop_t *, const char *path, const struct server_handler *h,
+		    void *arg);
+/* Stops listening and closes every connection; frees itself when closed. */
+void		 server_stop(struct server *);
+/* From the next frame on, and for its close, conn is h's with arg. */
+void		 server_handoff(struct server_conn *, const struct server_handler *h, void *arg);
+/* A frame to conn, unasked (b's bytes are taken). */
+void		 server_push(struct server_conn *, struct proto_buf *b);
+/*
+ * A pidfd of the process that connected (the caller's to close), or -1
+ * with errno.  Before Linux 6.5, one of the process with the peer's pid,
+ * if it is the one that was there at accept.
+ */
+int		 server_peer_pidfd(struct server_conn *);
+/* Closes conn; its handler's closed follows. */
+void		 server_end(struct server_conn *);
 
 #endif
