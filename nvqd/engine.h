@@ -131,6 +131,8 @@ struct engine {
 	/* the hook sessions and locks (hooks.c) */
 	struct hook_sess *sessions;
 	uv_timer_t	locks;
+	int		locks_busy;	/* hooks_update is in a pass */
+	int		locks_again;	/* and was asked for another */
 	int64_t		ts_holder[SCHED_MAX_GPUS];	/* timeslice: who has GPU i */
 	double		ts_since[SCHED_MAX_GPUS];
 	/* scratch for the scheduler, grown as needed */

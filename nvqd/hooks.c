@@ -197,8 +197,14 @@ hooks_assign(struct engine *e, double now)
 
 static void hooks_timer_cb(uv_timer_t *);
 
-void
-hooks_update(struct engine *e)
+/*
+ * One pass over the locks (hooks_update's body); returns the next deadline
+ * it found (0: none).  It may re-enter hooks_update through suspend_drained
+ * (a switch that fails or ends at once): that call only asks for another
+ * pass.
+ */
+static double
+hooks_pass(struct engine *e)
 {
 	double now = engine_now(), next = 0, t;
 	struct job *j;
@@ -281,6 +287,32 @@ hooks_update(struct engine *e)
 	t = suspend_drained(e);
 	if (t > 0 && (next == 0 || t < next))
 		next = t;
+	return next;
+}
+
+/*
+ * Never re-entered: a call made while a pass runs (from inside it) asks for
+ * another pass, and the timer is armed once, from the last pass, so that a
+ * deadline an inner call found is not overwritten by the outer call's
+ * older one.
+ */
+void
+hooks_update(struct engine *e)
+{
+	double next, now;
+
+	if (e->locks_busy) {
+		e->locks_again = 1;
+		log_debug("locks: asked again during a pass; another pass follows");
+		return;
+	}
+	e->locks_busy = 1;
+	do {
+		e->locks_again = 0;
+		next = hooks_pass(e);
+	} while (e->locks_again);
+	e->locks_busy = 0;
+	now = engine_now();
 	if (next > 0)
 		uv_timer_start(&e->locks, hooks_timer_cb,
 		    (uint64_t)((next - now) * 1000 > 0 ? (next - now) * 1000 : 0) + 1, 0);

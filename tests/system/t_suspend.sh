@@ -190,3 +190,28 @@ t_suspend_unhooked() {	# processes that map libcuda without the hook are checkpo
 	expect_eq "launching again" "$(growing "$T/u" 0.5)" grows
 	nvq cancel "$a" > /dev/null
 }
+
+t_suspend_failed_turn() {	# a suspend that fails inside a lock pass loses no timeslice deadline
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config "[scheduler]" "compute = timeslice" "quantum = 1s" "offload = off" \
+	    "preempt = off"
+	start_nvqd || return
+	local a b ga out
+	a=$(fsubmit -m 1G "$FAKE_JOB" launch 40 "$T/a")
+	wait_count "$T/a" || return
+	b=$(fsubmit -m 1G "$FAKE_JOB" launch 40 "$T/b")
+	wait_count "$T/b" || return
+	# nvq-ckpt's output cannot be made: the suspend fails as soon as a's
+	# work has drained, inside the pass over the locks, which is asked again
+	mkdir -p "$T/spool/.status/$a.ckpt"
+	out=$(nvq suspend "$a" 2>&1)
+	expect_match "the suspend failed" "$out" "cannot|failed"
+	expect_eq "a runs on" "$(state "$a")" RUNNING
+	expect_match "the pass was asked again from inside itself" "$(cat "$T/nvqd.log")" \
+	    "locks: asked again during a pass"
+	# b's turn still ends: a launches again within a few quanta
+	ga=$(count "$T/a")
+	sleep 4
+	expect_eq "a had a turn after the failed suspend" "$(( $(count "$T/a") > ga ))" 1
+	nvq cancel "$a" "$b" > /dev/null
+}
