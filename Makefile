@@ -48,7 +48,7 @@ SQL_LIBS = -lsqlite3
 endif
 
 NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/hooks.c nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c \
-	   nvqd/ctl.c nvqd/store.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c \
+	   nvqd/ctl.c nvqd/store.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/start.c \
 	   nvqd/config.c nvqd/log.c common/proto.c common/parse.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/status.c common/proc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \

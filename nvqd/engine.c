@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,11 +26,11 @@
 #include "log.h"
 #include "proc.h"
 #include "runner.h"
+#include "start.h"
 #include "status.h"
 #include "suspend.h"
 
 #define ENGINE_MAX_ENV	(1 << 20)
-#define ENGINE_MAX_GROUPS 1024
 #define ENGINE_MAX_ARM_MS 3.2e12	/* about a century: no timer waits longer */
 
 static void engine_job_ended(struct engine *, struct job *);
@@ -445,86 +444,6 @@ engine_grow(struct engine *e, int n)
 	return 0;
 }
 
-/* The job's environment (NUL-separated) as a vector with room for extra. */
-static char **
-engine_env_vector(char *buf, int len, int extra)
-{
-	char **env, *p;
-	int count = 0, i = 0;
-
-	for (p = buf; p < buf + len; p += strlen(p) + 1)
-		count++;
-	if ((env = calloc((size_t)(count + extra + 1), sizeof(*env))) == NULL)
-		return NULL;
-	for (p = buf; p < buf + len; p += strlen(p) + 1)
-		env[i++] = p;
-	return env;
-}
-
-/* Sets name=value in env (which has room), replacing an entry of that name. */
-static void
-engine_setenv(char **env, char *entry)
-{
-	size_t n = strchr(entry, '=') - entry + 1;
-	int i;
-
-	for (i = 0; env[i] != NULL; i++)
-		if (strncmp(env[i], entry, n) == 0) {
-			env[i] = entry;
-			return;
-		}
-	env[i] = entry;
-	env[i + 1] = NULL;
-}
-
-struct engine_exec {
-	char		**argv;
-	char		*argvbuf;
-	char		*envbuf;	/* NULL if the environment is missing */
-	int		envlen;
-	char		cwd[PATH_MAX], out[PATH_MAX], err[PATH_MAX], user[64];
-	char		groups[ENGINE_MAX_GROUPS * 11];
-	int		has_groups;	/* recorded at submit ("" is none) */
-	uint32_t	uid, gid;
-	int		found;
-};
-
-static int
-engine_exec_cb(void *arg, const struct store_job_exec *r)
-{
-	struct engine_exec *x = arg;
-	int count = 0, i = 0, k;
-	char *p;
-
-	if (r->argv == NULL || r->argv_len <= 0)
-		return 1;
-	if ((x->argvbuf = malloc((size_t)r->argv_len + 1)) == NULL)
-		return 1;
-	memcpy(x->argvbuf, r->argv, (size_t)r->argv_len);
-	x->argvbuf[r->argv_len] = '\0';
-	for (k = 0; k < r->argv_len; k++)
-		count += x->argvbuf[k] == '\0';
-	if ((x->argv = calloc((size_t)count + 1, sizeof(char *))) == NULL)
-		return 1;
-	for (p = x->argvbuf; p < x->argvbuf + r->argv_len; p += strlen(p) + 1)
-		x->argv[i++] = p;
-	snprintf(x->cwd, sizeof(x->cwd), "%s", r->cwd ? r->cwd : "/");
-	snprintf(x->out, sizeof(x->out), "%s", r->stdout_path ? r->stdout_path : "/dev/null");
-	snprintf(x->err, sizeof(x->err), "%s", r->stderr_path ? r->stderr_path : "/dev/null");
-	x->uid = r->uid;
-	x->gid = r->gid;
-	snprintf(x->user, sizeof(x->user), "%s", r->user ? r->user : "");
-	if (r->env != NULL && (x->envbuf = malloc((size_t)r->env_len + 1)) != NULL) {
-		memcpy(x->envbuf, r->env, (size_t)r->env_len);
-		x->envbuf[r->env_len] = '\0';
-		x->envlen = r->env_len;
-	}
-	snprintf(x->groups, sizeof(x->groups), "%s", r->groups ? r->groups : "");
-	x->has_groups = r->groups != NULL;
-	x->found = 1;
-	return 1;
-}
-
 static void
 engine_poll_cb(uv_poll_t *h, int status, int events)
 {
@@ -748,14 +667,7 @@ engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 static int
 engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 {
-	struct engine_exec x;
-	struct runner_spec rs;
-	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX];
-	char cvd[sizeof(uuids) + 32], jid[48], gmem[48], order[] = "CUDA_DEVICE_ORDER=PCI_BUS_ID";
-	char offload[] = "NVQ_HOOK_OFFLOAD=1";
-	char err[256], **env = NULL, hsock[PATH_MAX + 32];
-	gid_t groups[ENGINE_MAX_GROUPS];
-	int rc = -1;
+	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX], err[256];
 	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
 
 	engine_state(e, j, JOB_RUNNING);
@@ -764,93 +676,24 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	j->started_at = now;
 	j->slice_start = now;
 	engine_track(e, j);
-
-	memset(&x, 0, sizeof(x));
-	if (store_job_exec(e->store, j->id, engine_exec_cb, &x) == -1 || !x.found) {
-		engine_fail(e, j, "cannot read its command from the database");
-		goto out;
-	}
-	if (x.envbuf == NULL || (env = engine_env_vector(x.envbuf, x.envlen, 6)) == NULL) {
-		engine_fail(e, j, "its environment is missing from the private database");
-		goto out;
-	}
-	snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%s", uuids);
-	snprintf(jid, sizeof(jid), "NVQ_JOB_ID=%lld", (long long)j->id);
-	snprintf(gmem, sizeof(gmem), "NVQ_GPU_MEM=%llu", (unsigned long long)granted);
-	engine_setenv(env, cvd);
-	engine_setenv(env, order);
-	engine_setenv(env, jid);
-	engine_setenv(env, gmem);
-	/* where the hook registers, reports and gets its lock */
-	snprintf(hsock, sizeof(hsock), "NVQ_HOOK_SOCKET=%s", e->cfg.socket);
-	engine_setenv(env, hsock);
-	/* the hook's allocations movable by itself on a suspend ([scheduler] offload) */
-	if (e->cfg.offload)
-		engine_setenv(env, offload);
 	engine_status_path(e, j->id, status, sizeof(status));
-
-	memset(&rs, 0, sizeof(rs));
-	rs.id = j->id;
-	rs.argv = x.argv;
-	rs.envp = env;
-	rs.cwd = x.cwd;
-	rs.out = x.out;
-	rs.err = x.err;
-	rs.status_path = status;
-	rs.ticket = j->ticket;
-	rs.user = x.user;
-	rs.uid = x.uid;
-	rs.gid = x.gid;
-	rs.drop = e->is_root;
-	rs.shim = e->shim;
-	/* the shim puts the hook into LD_PRELOAD for the job, not for itself */
-	rs.preload = e->hook[0] != '\0' ? e->hook : NULL;
-	rs.umask = e->cfg.job_umask;
-	rs.rlimits = e->cfg.rlimits;
-	rs.cgroup_base = e->cgroup_base[0] != '\0' ? e->cgroup_base : NULL;
-	rs.max_procs = e->cfg.max_procs;
-	if (rs.drop && x.has_groups) {
-		/* the groups the submitting process had */
-		char *tok, *save;
-
-		rs.groups = groups;
-		for (tok = strtok_r(x.groups, ",", &save); tok && rs.ngroups < ENGINE_MAX_GROUPS;
-		    tok = strtok_r(NULL, ",", &save))
-			groups[rs.ngroups++] = (gid_t)strtoul(tok, NULL, 10);
-	} else if (rs.drop) {
-		/* submitted before they were recorded: the user's, resolved here,
-		 * where NSS is loaded once, not in every job */
-		rs.groups = groups;
-		rs.ngroups = ENGINE_MAX_GROUPS;
-		if (getgrouplist(x.user, x.gid, groups, &rs.ngroups) == -1) {
-			engine_fail(e, j, "cannot read the submitter's groups (over "
-			    "ENGINE_MAX_GROUPS, or the user is gone)");
-			goto out;
-		}
-	}
-	if ((j->pid = runner_spawn(&rs, err, sizeof(err))) == -1) {
+	if ((j->pid = start_shim(e, j, uuids, granted, status, err, sizeof(err))) == -1) {
 		j->pid = 0;
 		engine_fail(e, j, err);
-		goto out;
+		return -1;
 	}
 	j->pid_start = proc_start_time(j->pid);
-	if (rs.cgroup_base != NULL) {
+	if (e->cgroup_base[0] != '\0') {
 		char cg[PATH_MAX];
 
-		cgroup_name(rs.cgroup_base, (long long)j->id, j->pid, cg, sizeof(cg));
+		cgroup_name(e->cgroup_base, (long long)j->id, j->pid, cg, sizeof(cg));
 		j->cgroup = strdup(cg);
 	}
 	log_info("job %lld started (pid %d) on %s", (long long)j->id, (int)j->pid,
 	    *uuids ? uuids : "no GPU");
 	engine_watch(e, j);
 	engine_limit(e, j);
-	rc = 0;
-out:
-	free(env);
-	free(x.envbuf);
-	free(x.argv);
-	free(x.argvbuf);
-	return rc;
+	return 0;
 }
 
 /* The shim is gone: reap it; the next pass records how the job ended. */

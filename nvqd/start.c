@@ -1,0 +1,180 @@
+/*
+ * start.c: a job's command, environment and groups made into its
+ * supervisor's spawn (see start.h).
+ */
+#include <grp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+#include "start.h"
+#include "store.h"
+
+#define START_MAX_GROUPS 1024
+
+/* The job's environment (NUL-separated) as a vector with room for extra. */
+static char **
+start_env_vector(char *buf, int len, int extra)
+{
+	char **env, *p;
+	int count = 0, i = 0;
+
+	for (p = buf; p < buf + len; p += strlen(p) + 1)
+		count++;
+	if ((env = calloc((size_t)(count + extra + 1), sizeof(*env))) == NULL)
+		return NULL;
+	for (p = buf; p < buf + len; p += strlen(p) + 1)
+		env[i++] = p;
+	return env;
+}
+
+/* Sets name=value in env (which has room), replacing an entry of that name. */
+static void
+start_setenv(char **env, char *entry)
+{
+	size_t n = strchr(entry, '=') - entry + 1;
+	int i;
+
+	for (i = 0; env[i] != NULL; i++)
+		if (strncmp(env[i], entry, n) == 0) {
+			env[i] = entry;
+			return;
+		}
+	env[i] = entry;
+	env[i + 1] = NULL;
+}
+
+/* The job's command, environment and identity, copied out of the store's row. */
+struct start_exec {
+	char		**argv;
+	char		*argvbuf;
+	char		*envbuf;	/* NULL if the environment is missing */
+	int		envlen;
+	char		cwd[PATH_MAX], out[PATH_MAX], err[PATH_MAX], user[64];
+	char		groups[START_MAX_GROUPS * 11];
+	int		has_groups;	/* recorded at submit ("" is none) */
+	uint32_t	uid, gid;
+	int		found;
+};
+
+/* store_job_exec's row into x: found is set once it is whole. */
+static int
+start_exec_cb(void *arg, const struct store_job_exec *r)
+{
+	struct start_exec *x = arg;
+	int count = 0, i = 0, k;
+	char *p;
+
+	if (r->argv == NULL || r->argv_len <= 0)
+		return 1;
+	if ((x->argvbuf = malloc((size_t)r->argv_len + 1)) == NULL)
+		return 1;
+	memcpy(x->argvbuf, r->argv, (size_t)r->argv_len);
+	x->argvbuf[r->argv_len] = '\0';
+	for (k = 0; k < r->argv_len; k++)
+		count += x->argvbuf[k] == '\0';
+	if ((x->argv = calloc((size_t)count + 1, sizeof(char *))) == NULL)
+		return 1;
+	for (p = x->argvbuf; p < x->argvbuf + r->argv_len; p += strlen(p) + 1)
+		x->argv[i++] = p;
+	snprintf(x->cwd, sizeof(x->cwd), "%s", r->cwd ? r->cwd : "/");
+	snprintf(x->out, sizeof(x->out), "%s", r->stdout_path ? r->stdout_path : "/dev/null");
+	snprintf(x->err, sizeof(x->err), "%s", r->stderr_path ? r->stderr_path : "/dev/null");
+	x->uid = r->uid;
+	x->gid = r->gid;
+	snprintf(x->user, sizeof(x->user), "%s", r->user ? r->user : "");
+	if (r->env != NULL && (x->envbuf = malloc((size_t)r->env_len + 1)) != NULL) {
+		memcpy(x->envbuf, r->env, (size_t)r->env_len);
+		x->envbuf[r->env_len] = '\0';
+		x->envlen = r->env_len;
+	}
+	snprintf(x->groups, sizeof(x->groups), "%s", r->groups ? r->groups : "");
+	x->has_groups = r->groups != NULL;
+	x->found = 1;
+	return 1;
+}
+
+pid_t
+start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t granted,
+    const char *status_path, char *err, size_t errlen)
+{
+	struct start_exec x;
+	struct runner_spec rs;
+	char cvd[SCHED_MAX_GPUS * 97 + 32], jid[48], gmem[48];
+	char order[] = "CUDA_DEVICE_ORDER=PCI_BUS_ID", offload[] = "NVQ_HOOK_OFFLOAD=1";
+	char **env = NULL, hsock[PATH_MAX + 32];
+	gid_t groups[START_MAX_GROUPS];
+	pid_t pid = -1;
+
+	memset(&x, 0, sizeof(x));
+	if (store_job_exec(e->store, j->id, start_exec_cb, &x) == -1 || !x.found) {
+		snprintf(err, errlen, "cannot read its command from the database");
+		goto out;
+	}
+	if (x.envbuf == NULL || (env = start_env_vector(x.envbuf, x.envlen, 6)) == NULL) {
+		snprintf(err, errlen, "its environment is missing from the private database");
+		goto out;
+	}
+	snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%s", uuids);
+	snprintf(jid, sizeof(jid), "NVQ_JOB_ID=%lld", (long long)j->id);
+	snprintf(gmem, sizeof(gmem), "NVQ_GPU_MEM=%llu", (unsigned long long)granted);
+	start_setenv(env, cvd);
+	start_setenv(env, order);
+	start_setenv(env, jid);
+	start_setenv(env, gmem);
+	/* where the hook registers, reports and gets its lock */
+	snprintf(hsock, sizeof(hsock), "NVQ_HOOK_SOCKET=%s", e->cfg.socket);
+	start_setenv(env, hsock);
+	/* the hook's allocations movable by itself on a suspend ([scheduler] offload) */
+	if (e->cfg.offload)
+		start_setenv(env, offload);
+
+	memset(&rs, 0, sizeof(rs));
+	rs.id = j->id;
+	rs.argv = x.argv;
+	rs.envp = env;
+	rs.cwd = x.cwd;
+	rs.out = x.out;
+	rs.err = x.err;
+	rs.status_path = status_path;
+	rs.ticket = j->ticket;
+	rs.user = x.user;
+	rs.uid = x.uid;
+	rs.gid = x.gid;
+	rs.drop = e->is_root;
+	rs.shim = e->shim;
+	/* the shim puts the hook into LD_PRELOAD for the job, not for itself */
+	rs.preload = e->hook[0] != '\0' ? e->hook : NULL;
+	rs.umask = e->cfg.job_umask;
+	rs.rlimits = e->cfg.rlimits;
+	rs.cgroup_base = e->cgroup_base[0] != '\0' ? e->cgroup_base : NULL;
+	rs.max_procs = e->cfg.max_procs;
+	if (rs.drop && x.has_groups) {
+		/* the groups the submitting process had */
+		char *tok, *save;
+
+		rs.groups = groups;
+		for (tok = strtok_r(x.groups, ",", &save); tok && rs.ngroups < START_MAX_GROUPS;
+		    tok = strtok_r(NULL, ",", &save))
+			groups[rs.ngroups++] = (gid_t)strtoul(tok, NULL, 10);
+	} else if (rs.drop) {
+		/* submitted before they were recorded: the user's, resolved here,
+		 * where NSS is loaded once, not in every job */
+		rs.groups = groups;
+		rs.ngroups = START_MAX_GROUPS;
+		if (getgrouplist(x.user, x.gid, groups, &rs.ngroups) == -1) {
+			snprintf(err, errlen, "cannot read the submitter's groups (over "
+			    "START_MAX_GROUPS, or the user is gone)");
+			goto out;
+		}
+	}
+	pid = runner_spawn(&rs, err, errlen);
+out:
+	free(env);
+	free(x.envbuf);
+	free(x.argv);
+	free(x.argvbuf);
+	return pid;
+}

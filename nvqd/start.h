@@ -1,0 +1,25 @@
+/*
+ * start.h: what a job's start needs besides the engine's bookkeeping: its
+ * command, environment and groups from the store, nvq's variables added
+ * (CUDA_VISIBLE_DEVICES, NVQ_JOB_ID, NVQ_GPU_MEM, the hook's socket), and
+ * its supervisor spawned (runner.h).  It reads the engine and the job and
+ * writes neither: engine.c commits the start, records the pid and watches it.
+ */
+#ifndef NVQ_START_H
+#define NVQ_START_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine.h"
+
+/*
+ * Spawns job j's supervisor for the GPUs uuids (comma-separated, "" for
+ * none), granted bytes on each, recording into status_path.  Returns the
+ * supervisor's pid, or -1 with a sentence in err.
+ */
+pid_t	start_shim(struct engine *, const struct job *j, const char *uuids, uint64_t granted,
+	    const char *status_path, char *err, size_t errlen);
+
+#endif
