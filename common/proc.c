@@ -43,3 +43,42 @@ proc_session(pid_t pid)
 {
 	return (pid_t)proc_stat_field(pid, 6);
 }
+
+pid_t
+proc_pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	FILE *fp;
+	int pid = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	fclose(fp);
+	return pid > 0 ? (pid_t)pid : -1;
+}
+
+int
+proc_uids(pid_t pid, uid_t *ruid, uid_t *euid)
+{
+	char path[64], line[256];
+	unsigned r, u;
+	FILE *fp;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "Uid: %u %u", &r, &u) == 2) {
+			*ruid = r;
+			*euid = u;
+			rc = 0;
+			break;
+		}
+	fclose(fp);
+	return rc;
+}

@@ -520,47 +520,6 @@ hooks_alive(int pidfd)
 	return poll(&p, 1, 0) == 0;
 }
 
-/* The pid of a pidfd's process, from /proc; -1 once it ended. */
-static pid_t
-hooks_pidfd_pid(int pidfd)
-{
-	char path[64], line[128];
-	FILE *fp;
-	int pid = -1;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	if ((fp = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), fp) != NULL)
-		if (sscanf(line, "Pid: %d", &pid) == 1)
-			break;
-	fclose(fp);
-	return pid > 0 ? (pid_t)pid : -1;
-}
-
-/* The real and effective uids of pid, from /proc; -1 if it is gone. */
-static int
-hooks_uids(pid_t pid, uid_t *ruid, uid_t *euid)
-{
-	char path[64], line[256];
-	unsigned r, u;
-	FILE *fp;
-	int rc = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((fp = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), fp) != NULL)
-		if (sscanf(line, "Uid: %u %u", &r, &u) == 2) {
-			*ruid = r;
-			*euid = u;
-			rc = 0;
-			break;
-		}
-	fclose(fp);
-	return rc;
-}
-
 int
 hooks_member(const struct job *j, pid_t pid)
 {
@@ -610,14 +569,14 @@ hooks_peer(struct engine *e, struct server_conn *conn, const struct job *j, uid_
 		snprintf(err, errlen, "cannot identify the process (pidfd: %s)", strerror(errno));
 		return -1;
 	}
-	if ((*pid = hooks_pidfd_pid(pidfd)) <= 0) {
+	if ((*pid = proc_pidfd_pid(pidfd)) <= 0) {
 		snprintf(err, errlen, "the process that connected has ended");
 		goto fail;
 	}
 	*start = proc_start_time(*pid);
 	/* a job's process: its user, in its session or cgroup */
 	if (!hooks_member(j, *pid) ||
-	    (e->is_root && (uid != j->uid || hooks_uids(*pid, &ruid, &euid) == -1 ||
+	    (e->is_root && (uid != j->uid || proc_uids(*pid, &ruid, &euid) == -1 ||
 	    ruid != j->uid || euid != j->uid))) {
 		snprintf(err, errlen, "process %d is not part of job %lld", (int)*pid,
 		    (long long)j->id);

@@ -205,3 +205,12 @@ switches() {	# ID: its switches, one per line
 	sqlite3 "$T/nvq.db" "SELECT kind, why, ok FROM switches WHERE job_id = $1 ORDER BY id" |
 	    tr '\n' ' '
 }
+
+# small_fs DIR SIZE: a tmpfs of SIZE mounted at $T/DIR, for a full disk;
+# skips the test (returns 1) where that cannot be done (not root, no mount)
+small_fs() {
+	if [ "$(id -u)" != 0 ] || ! mkdir -p "$T/$1" || ! mount -t tmpfs -o size="$2" tmpfs "$T/$1"; then
+		skip "needs root and mount"
+		return 1
+	fi
+}

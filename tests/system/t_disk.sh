@@ -4,10 +4,7 @@
 # no longer start, and the private database gives the room back.
 
 t_disk_full_records() {	# the disk filled by a job: ends and cancels still recorded, submits refused
-	if [ "$(id -u)" != 0 ] || ! mkdir -p "$T/fs" || ! mount -t tmpfs -o size=24m tmpfs "$T/fs"; then
-		skip "needs root and mount"
-		return
-	fi
+	small_fs fs 24m || return
 	write_config
 	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
 	start_nvqd || { umount "$T/fs"; return; }
@@ -109,10 +106,7 @@ check_read_only_fs() {
 }
 
 t_disk_trouble() {	# a full disk or a read-only database: submits refused, jobs run on, nothing lost
-	if [ "$(id -u)" != 0 ] || ! mkdir -p "$T/db" || ! mount -t tmpfs -o size=3m tmpfs "$T/db"; then
-		skip "needs root and mount"
-		return
-	fi
+	small_fs db 3m || return
 	write_config
 	sed -i "s#^database = .*#database = $T/db/nvq.db#" "$T/nvq.ini"
 	start_nvqd || { umount "$T/db"; return; }
