@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# multiproc_check.sh: jobs of several processes.
+#   (m1) torchrun --nproc_per_node=2 (DDP, each worker in a session of its
+#        own) under -m 8G: over NCCL on two GPUs (-g 2), or over gloo with
+#        both workers on the one GPU where there is one: it completes; how many of its
+#        processes' hooks nvqd took or refused, what nvq gpus calls outside
+#        use, and whether nvq hold stops both ranks;
+#   (m2) torch.multiprocessing passing a CUDA tensor to a spawned child
+#        (CUDA IPC), with [scheduler] offload on and off.
+# Checks what must hold now; prints as "issue 13:" the figures of what
+# issue 13 is to fix.  Usage: tests/gpu/multiproc_check.sh [BUILD_DIR]
+set -u
+cd "$(dirname "$0")/../.."
+B=${1:-build}
+. tests/gpu/lib.sh
+gpu_nvqd mproc "log_level = debug" "[gpus]" "poll = 1s"
+ngpus=$("$NVQ" gpus --json | grep -c '"uuid"')
+check "a GPU found" test "$ngpus" -ge 1
+[ "$ngpus" -ge 2 ] && { g=2; backend=nccl; } || { g=1; backend=gloo; }
+echo "(m1) $g GPU(s), backend $backend"
+
+cat > "$T/ddp.py" <<'PY'
+import os, sys, time, torch, torch.distributed as dist
+dist.init_process_group(sys.argv[3])
+r = dist.get_rank(); torch.cuda.set_device(r % torch.cuda.device_count())
+m = torch.nn.parallel.DistributedDataParallel(
+    torch.nn.Sequential(*[torch.nn.Linear(2048, 2048) for _ in range(8)]).cuda())
+opt = torch.optim.SGD(m.parameters(), lr=1e-5)
+x = torch.randn(256, 2048, device="cuda")
+f = open("%s/rank%d" % (sys.argv[1], r), "w", buffering=1)
+end = time.time() + float(sys.argv[2])
+while time.time() < end:
+    loss = m(x).pow(2).mean(); opt.zero_grad(); loss.backward(); opt.step()
+    torch.cuda.synchronize(); f.write("s\n")
+dist.destroy_process_group()
+PY
+TORCHRUN=$(command -v torchrun || echo "python3 -m torch.distributed.run")
+# shellcheck disable=SC2086
+a=$("$NVQ" submit --parsable -g $g -m 8G -n ddp -- $TORCHRUN --standalone --nproc_per_node=2 \
+    "$T/ddp.py" "$T" 25 $backend)
+wait_steps "$T/rank0" 20; wait_steps "$T/rank1" 20
+sleep 2
+echo "issue 13: nvq gpus while torchrun runs:"; "$NVQ" gpus | sed 's/^/    /'
+linked=$(grep -c "job $a: process [0-9]* linked" "$T/nvqd.log")
+refused=$(grep -c "not part of job $a" "$T/nvqd.log")
+echo "issue 13: hooks linked $linked, refused $refused (nvq show: hook_pids $("$NVQ" show "$a" | awk '$1 == "hook_pids" {print $2}'))"
+"$NVQ" hold "$a" | sed 's/^/    /'
+r0=$(lines "$T/rank0"); r1=$(lines "$T/rank1"); sleep 3
+echo "issue 13: steps in the 3 s after nvq hold returned: rank 0 $(( $(lines "$T/rank0") - r0 )), rank 1 $(( $(lines "$T/rank1") - r1 ))"
+"$NVQ" release "$a" > /dev/null
+"$NVQ" wait "$a" > /dev/null 2>&1
+check "(m1) the torchrun job completed" test "$("$NVQ" show "$a" | awk '$1 == "state" {print $2}')" = COMPLETED
+check "(m1) both ranks stepped" test "$(lines "$T/rank0")" -ge 20 -a "$(lines "$T/rank1")" -ge 20
+
+cat > "$T/ipc.py" <<'PY'
+import torch, torch.multiprocessing as mp
+def child(t, q):
+    q.put(float(t.sum()))
+if __name__ == "__main__":
+    mp.set_start_method("spawn")
+    t = torch.full((1 << 20,), 2.0, device="cuda")
+    q = mp.Queue()
+    p = mp.Process(target=child, args=(t, q)); p.start()
+    print("child sum", q.get(timeout=60)); p.join()
+PY
+for off in on off; do
+	if [ $off = off ]; then
+		kill $NVQD_PID; wait $NVQD_PID 2> /dev/null
+		printf '[scheduler]\noffload = off\n' >> "$T/nvq.ini"
+		"$NVQD" -c "$T/nvq.ini" 2>> "$T/nvqd.log" &
+		NVQD_PID=$!
+		for _ in $(seq 100); do "$NVQ" list > /dev/null 2>&1 && break; sleep 0.1; done
+	fi
+	b=$("$NVQ" submit --parsable -m 4G -n ipc-$off -o "$T/ipc-$off.out" -- python3 "$T/ipc.py")
+	"$NVQ" wait "$b" > /dev/null 2>&1
+	st=$("$NVQ" show "$b" | awk '$1 == "state" {print $2}')
+	echo "(m2) offload $off: $st; $(grep -m1 'child sum' "$T/ipc-$off.out" || tail -n 1 "$T/ipc-$off.out")"
+	[ $off = off ] && check "(m2) CUDA IPC to a spawned child with offload off" test "$st" = COMPLETED
+done
+echo "multiproc check: $fails failed"
+[ "$fails" = 0 ]
