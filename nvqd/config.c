@@ -566,6 +566,17 @@ config_compute(const struct config *c, int i)
 }
 
 int
+config_timesliced(const struct config *c, uint64_t mask, int ngpus)
+{
+	int g;
+
+	for (g = 0; g < ngpus && g < 64; g++)
+		if ((mask & (1ULL << g)) && config_compute(c, g) == COMPUTE_TIMESLICE)
+			return 1;
+	return 0;
+}
+
+int
 config_mode(const struct config *c, int i)
 {
 	if (i >= 0 && i < SCHED_MAX_GPUS && c->mode[i] != -1)

@@ -64,6 +64,8 @@ int	config_load(struct config *, const char *path, char *err, size_t errlen);
 int	config_mode(const struct config *, int i);
 /* The compute mode of GPU index i (enum compute_mode). */
 int	config_compute(const struct config *, int i);
+/* Whether one of the first ngpus GPUs in mask is a timeslice GPU (compute). */
+int	config_timesliced(const struct config *, uint64_t mask, int ngpus);
 /* Writes the commented example configuration: every key with its default. */
 void	config_print(FILE *);
 

@@ -18,7 +18,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "parse.h"
-#include "suspend.h"
+#include "gpuctl.h"
 
 #define CTL_MAX_ARGS	4096
 #define CTL_MAX_PRIO	1000000
@@ -413,18 +413,18 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 		if (strcmp(c[i].name, "id") == 0)
 			j = engine_find(rows->r->e, c[i].i);
 	}
-	if (j != NULL && (j->state == JOB_PENDING || (j->state == JOB_SUSPENDED && !j->susp))) {
+	if (j != NULL && (j->state == JOB_PENDING || (j->state == JOB_SUSPENDED && !j->gc.phase))) {
 		char why[256];
 		engine_reason(rows->r->e, j, why, sizeof(why));
 		proto_put_str(rows->out, "wait", why);
 	}
 	if (j != NULL && j->ending[0] != '\0')
 		proto_put_str(rows->out, "ending", j->ending);
-	if (j != NULL && j->susp != 0)
-		proto_put_str(rows->out, "switch", j->susp == SUSP_RESTORE ||
-		    j->susp == SUSP_MOVE_IN ? "resuming" : "suspending");
-	if (j != NULL && j->susp_error[0] != '\0')
-		proto_put_str(rows->out, "switch_error", j->susp_error);
+	if (j != NULL && j->gc.phase != GC_NONE)
+		proto_put_str(rows->out, "switch", j->gc.phase == GC_RESTORE ||
+		    j->gc.phase == GC_MOVE_IN ? "resuming" : "suspending");
+	if (j != NULL && j->gc.error[0] != '\0')
+		proto_put_str(rows->out, "switch_error", j->gc.error);
 	if (j != NULL && (j->state == JOB_RUNNING || j->state == JOB_SUSPENDED)) {
 		char pids[256];
 
@@ -434,7 +434,7 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 	}
 	if (j != NULL && j->state == JOB_RUNNING) {
 		proto_put_int(rows->out, "granted", (int64_t)j->granted);
-		proto_put_str(rows->out, "lock", hooks_lock_state(j));
+		proto_put_str(rows->out, "lock", gpuctl_lock_state(j));
 		if (j->gpu_used != NULL && (!rows->r->e->gpus.is_virtual ||
 		    engine_job_peak(rows->r->e, j) > 0)) {
 			proto_put_int(rows->out, "gpu_used", (int64_t)engine_job_used(rows->r->e, j));
@@ -565,6 +565,7 @@ static int
 ctl_hold(struct ctl_req *r, struct proto_buf *out)
 {
 	int held = r->msg->type == MSG_HOLD;
+	struct gc_event ev = { .type = GC_EV_HOLD };
 	const char *verb = held ? "hold" : "release";
 	char by[64], why[128];
 	struct job *j;
@@ -575,7 +576,7 @@ ctl_hold(struct ctl_req *r, struct proto_buf *out)
 	if (j->state != JOB_RUNNING)
 		return ctl_error(r, "job %lld is pending; only a running job can be %s",
 		    (long long)id, held ? "held" : "released");
-	if (j->held == held)
+	if (j->gc.held == held)
 		return ctl_error(r, "job %lld is %s", (long long)id,
 		    held ? "held already" : "not held");
 	ctl_user_name(r->uid, by, sizeof(by));
@@ -583,10 +584,12 @@ ctl_hold(struct ctl_req *r, struct proto_buf *out)
 	if (store_job_held(r->e->store, id, held, engine_now(), why) == -1)
 		return ctl_error(r, "cannot record the %s of job %lld (see nvqd's log)", verb,
 		    (long long)id);
-	hooks_hold(r->e, j, held);
+	ev.job = id;
+	ev.n = held;
+	engine_gpu(r->e, &ev, NULL, 0);
 	log_info("job %lld %s", (long long)id, why);
 	proto_put_int(out, "id", id);
-	proto_put_str(out, "lock", hooks_lock_state(j));
+	proto_put_str(out, "lock", gpuctl_lock_state(j));
 	return 0;
 }
 
@@ -595,6 +598,7 @@ static int
 ctl_suspend(struct ctl_req *r, struct proto_buf *out)
 {
 	int suspend = r->msg->type == MSG_SUSPEND;
+	struct gc_event ev = { 0 };
 	char by[64], err[256];
 	struct job *j;
 	int64_t id = proto_int(r->msg, "id", 0);
@@ -602,12 +606,13 @@ ctl_suspend(struct ctl_req *r, struct proto_buf *out)
 	if ((j = ctl_job_to(r, suspend ? "suspend" : "resume")) == NULL)
 		return -1;
 	ctl_user_name(r->uid, by, sizeof(by));
-	if (suspend) {
-		snprintf(j->susp_by, sizeof(j->susp_by), "%s", by);
-		if (suspend_job(r->e, j, SUSP_USER, 0, err, sizeof(err)) == -1)
-			return ctl_error(r, "cannot suspend job %lld: %s", (long long)id, err);
-	} else if (suspend_release(r->e, j, by, err, sizeof(err)) == -1)
-		return ctl_error(r, "cannot resume job %lld: %s", (long long)id, err);
+	ev.type = suspend ? GC_EV_SUSPEND : GC_EV_RELEASE;
+	ev.job = id;
+	ev.n = GC_USER;
+	snprintf(ev.by, sizeof(ev.by), "%s", by);
+	if (engine_gpu(r->e, &ev, err, sizeof(err)) == -1)
+		return ctl_error(r, "cannot %s job %lld: %s", suspend ? "suspend" : "resume",
+		    (long long)id, err);
 	proto_put_int(out, "id", id);
 	return 0;
 }
@@ -628,7 +633,7 @@ ctl_gpus(struct ctl_req *r, struct proto_buf *out)
 		proto_put_str(out, "mode", config_mode(&e->cfg, i) == SCHED_SERIAL ? "serial" :
 		    config_mode(&e->cfg, i) == SCHED_TIMESLICE ? "timeslice" : "auto");
 		if (config_mode(&e->cfg, i) == SCHED_TIMESLICE)
-			proto_put_int(out, "turn_ms", (int64_t)(suspend_turn(e, i) * 1000));
+			proto_put_int(out, "turn_ms", (int64_t)(gpuctl_turn(e, i) * 1000));
 		proto_put_str(out, "compute", config_compute(&e->cfg, i) == COMPUTE_TIMESLICE ?
 		    "timeslice" : "shared");
 		proto_put_int(out, "total", (int64_t)g->total);

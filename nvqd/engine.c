@@ -22,18 +22,20 @@
 
 #include "cgroup.h"
 #include "engine.h"
+#include "gpuctl.h"
 #include "hooks.h"
+#include "jobtab.h"
 #include "log.h"
 #include "proc.h"
 #include "runner.h"
 #include "start.h"
 #include "status.h"
-#include "suspend.h"
 
 #define ENGINE_MAX_ENV	(1 << 20)
 #define ENGINE_MAX_ARM_MS 3.2e12	/* about a century: no timer waits longer */
 
-static void engine_job_ended(struct engine *, struct job *);
+static int engine_gpu_job(struct engine *, struct job *, const struct gc_event *, char *,
+    size_t);
 
 double
 engine_now(void)
@@ -50,7 +52,7 @@ engine_user_dir(struct engine *e, uint32_t uid, char *buf, size_t len)
 	snprintf(buf, len, "%s/%u", e->cfg.spool, (unsigned)uid);
 }
 
-static void
+void
 engine_status_path(struct engine *e, int64_t id, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/.status/%lld", e->cfg.spool, (long long)id);
@@ -59,12 +61,7 @@ engine_status_path(struct engine *e, int64_t id, char *buf, size_t len)
 struct job *
 engine_find(struct engine *e, int64_t id)
 {
-	struct job *j;
-
-	for (j = e->jobs; j != NULL; j = j->next)
-		if (j->id == id)
-			return j;
-	return NULL;
+	return jobtab_find(&e->jobtab, id);
 }
 
 int
@@ -105,7 +102,7 @@ engine_count_pending(struct engine *e, const struct job *j, int d)
 }
 
 /* Every change of a linked job's state goes through here, for the counts above. */
-static void
+void
 engine_state(struct engine *e, struct job *j, int state)
 {
 	engine_count_pending(e, j, -1);
@@ -113,15 +110,18 @@ engine_state(struct engine *e, struct job *j, int state)
 	engine_count_pending(e, j, 1);
 }
 
-static void
+static int
 engine_link(struct engine *e, struct job *j)
 {
+	if (jobtab_put(&e->jobtab, j) == -1)
+		return -1;
 	engine_count_pending(e, j, 1);
 	j->next = e->jobs;
 	if (e->jobs != NULL)
 		e->jobs->prev = j;
 	e->jobs = j;
 	e->njobs++;
+	return 0;
 }
 
 static void
@@ -150,8 +150,10 @@ engine_untrack(struct job *j)
 static void
 engine_drop(struct engine *e, struct job *j)
 {
-	int locks;
+	struct gc_event ev = { .type = GC_EV_GONE, .job = j->id };
+	char err[8];
 
+	jobtab_del(&e->jobtab, j);
 	if (j->prev != NULL)
 		j->prev->next = j->next;
 	else
@@ -172,11 +174,12 @@ engine_drop(struct engine *e, struct job *j)
 		close(j->pidfd);
 	j->pidfd = -1;
 	free(j->cgroup);
-	free(j->ckpt_pids);
-	j->ckpt_pids = NULL;
 	j->cgroup = NULL;
 	/* its locks decide nothing now; others may take its timeslice GPUs */
-	locks = hooks_job_gone(e, j);
+	hooks_job_gone(e, j);
+	if (!e->stopping)
+		engine_gpu_job(e, j, &ev, err, sizeof(err));
+	gpuctl_free(j);
 	engine_untrack(j);
 	free(j->end_peaks);
 	free(j->end_uuids);
@@ -184,8 +187,6 @@ engine_drop(struct engine *e, struct job *j)
 	j->end_uuids = NULL;
 	if (j->handles == 0)
 		free(j);
-	if (locks && !e->stopping)
-		hooks_update(e);
 }
 
 /* What the job held of GPU g at most: NVML's figure or the hook's. */
@@ -242,7 +243,7 @@ engine_queue_used(struct engine *e, int i)
 }
 
 /* Room to follow a running job's use of each GPU. */
-static void
+void
 engine_track(struct engine *e, struct job *j)
 {
 	if (e->gpus.n == 0 || j->gpu_used != NULL)
@@ -255,17 +256,6 @@ engine_track(struct engine *e, struct job *j)
 	if (j->gpu_used == NULL || j->gpu_peak == NULL || j->gpu_acc == NULL ||
 	    j->hook_used == NULL || j->hook_peak == NULL)
 		engine_untrack(j);
-}
-
-static int
-engine_parse_after(const char *s, int64_t *ids)
-{
-	int n;
-
-	if (s == NULL || *s == '\0')
-		return 0;
-	n = parse_id_list(s, ids, PARSE_MAX_IDS);
-	return n < 0 ? 0 : n;
 }
 
 int
@@ -288,13 +278,16 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 	j->submitted_at = now;
 	j->time_limit = limit;
 	j->pidfd = -1;
-	j->lock_granted = 1;
+	gpuctl_init(j);
 	if (nafter > PARSE_MAX_IDS)
 		nafter = PARSE_MAX_IDS;
 	memcpy(j->after, after, sizeof(*after) * (size_t)nafter);
 	j->nafter = nafter;
 	j->dep_wait = nafter > 0;
-	engine_link(e, j);
+	if (engine_link(e, j) == -1) {
+		free(j);
+		return -1;
+	}
 	e->deps_dirty |= nafter > 0;
 	return 0;
 }
@@ -311,6 +304,124 @@ engine_kick(struct engine *e)
 	uv_idle_start(&e->kick, engine_kick_cb);
 }
 
+/* What gpuctl asked of the engine for the jobs of e->gca.fx. */
+static void
+engine_gpu_fx(struct engine *e)
+{
+	struct job *j;
+	int fx;
+
+	while ((j = e->gca.fx) != NULL) {
+		e->gca.fx = j->gc.fx_next;
+		fx = j->gc.fx;
+		j->gc.fx = 0;
+		j->gc.fx_next = NULL;
+		if ((fx & GC_FX_LIMIT) && !j->gone)
+			engine_limit(e, j);
+		if (fx & GC_FX_KICK)
+			engine_kick(e);
+	}
+}
+
+static void
+engine_gpu_timer_cb(uv_timer_t *t)
+{
+	struct gc_event ev = { .type = GC_EV_TIMER };
+
+	engine_gpu(t->loop->data, &ev, NULL, 0);
+}
+
+/* Handles one event; j is its job if the caller has it (GONE: no longer findable). */
+static int
+engine_gpu_one(struct engine *e, struct job *j, const struct gc_event *ev, char *err,
+    size_t errlen)
+{
+	if (j == NULL && ev->job != 0 && (j = engine_find(e, ev->job)) == NULL) {
+		log_debug("gpu: %s for job %lld, which has ended: nothing to do",
+		    gpuctl_ev_name(ev->type), (long long)ev->job);
+		if (err != NULL)
+			snprintf(err, errlen, "job %lld has ended", (long long)ev->job);
+		return ev->type >= GC_EV_SUSPEND && ev->type <= GC_EV_HOLD ? -1 : 0;
+	}
+	return gpuctl_event(e, j, ev, engine_now(), err != NULL ? err : (char[1]){ 0 },
+	    err != NULL ? errlen : 1);
+}
+
+static int
+engine_gpu_job(struct engine *e, struct job *j, const struct gc_event *ev, char *err,
+    size_t errlen)
+{
+	struct gc_event *q;
+	double next, now;
+	int r, k;
+
+	if (e->gc_busy) {
+		/* from inside a dispatch (a fact hooks.c or suspend.c reported) */
+		if (ev->type == GC_EV_GONE)
+			return 0;	/* the pass frees what a job that is not found held */
+		if (ev->type >= GC_EV_SUSPEND) {
+			log_warnx("gpu: request %s for job %lld during a dispatch: refused",
+			    gpuctl_ev_name(ev->type), (long long)ev->job);
+			if (err != NULL)
+				snprintf(err, errlen, "nvqd is busy; try again");
+			return -1;
+		}
+		if (e->gcq_n == e->gcq_cap) {
+			q = realloc(e->gcq, (size_t)(e->gcq_cap ? 2 * e->gcq_cap : 8) * sizeof(*q));
+			if (q == NULL) {
+				log_warnx("gpu: out of memory: %s for job %lld lost",
+				    gpuctl_ev_name(ev->type), (long long)ev->job);
+				return 0;
+			}
+			e->gcq = q;
+			e->gcq_cap = e->gcq_cap ? 2 * e->gcq_cap : 8;
+		}
+		e->gcq[e->gcq_n++] = *ev;
+		log_debug("gpu: %s for job %lld came during a dispatch: queued",
+		    gpuctl_ev_name(ev->type), (long long)ev->job);
+		return 0;
+	}
+	if (e->stopping)
+		return 0;
+	e->gc_busy = 1;
+	r = engine_gpu_one(e, j, ev, err, errlen);
+	do {
+		/* handled in order; one handled may queue more, at the end */
+		for (k = 0; k < e->gcq_n; k++) {
+			struct gc_event x = e->gcq[k];
+
+			engine_gpu_one(e, NULL, &x, NULL, 0);
+		}
+		e->gcq_n = 0;
+		now = engine_now();
+		next = gpuctl_pass(e, now);
+		engine_gpu_fx(e);
+	} while (e->gcq_n > 0);
+	/* armed once, from the last pass: no deadline it found is overwritten */
+	if (next > 0)
+		uv_timer_start(&e->locks, engine_gpu_timer_cb,
+		    (uint64_t)((next - now) * 1000 > 0 ? (next - now) * 1000 : 0) + 1, 0);
+	else
+		uv_timer_stop(&e->locks);
+	log_debug("gpu: %s handled; lock timer %s%.3fs", gpuctl_ev_name(ev->type),
+	    next > 0 ? "in " : "stopped ", next > 0 ? next - now : 0.0);
+	e->gc_busy = 0;
+	return r;
+}
+
+int
+engine_gpu(struct engine *e, const struct gc_event *ev, char *err, size_t errlen)
+{
+	return engine_gpu_job(e, NULL, ev, err, errlen);
+}
+
+/* How hooks.c and suspend.c report their facts (e->report). */
+static void
+engine_report(struct engine *e, const struct gc_event *ev)
+{
+	engine_gpu(e, ev, NULL, 0);
+}
+
 uint64_t
 engine_budget(struct engine *e, int i)
 {
@@ -325,7 +436,7 @@ engine_budget(struct engine *e, int i)
 int
 engine_holds(const struct job *j)
 {
-	return j->state == JOB_RUNNING || (j->state == JOB_SUSPENDED && j->susp == SUSP_RESTORE);
+	return j->state == JOB_RUNNING || (j->state == JOB_SUSPENDED && j->gc.phase == GC_RESTORE);
 }
 
 uint64_t
@@ -385,8 +496,8 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 		snprintf(buf, len, "priority (behind job %lld)", (long long)j->dec.behind);
 		break;
 	case SCHED_SUSPENDED:
-		snprintf(buf, len, "suspended by %s; nvq resume %lld", j->susp_by[0] ?
-		    j->susp_by : "a user", (long long)j->id);
+		snprintf(buf, len, "suspended by %s; nvq resume %lld", j->gc.by[0] ?
+		    j->gc.by : "a user", (long long)j->id);
 		break;
 	default:
 		snprintf(buf, len, "%s", j->state == JOB_PENDING ? "starting" : "");
@@ -456,7 +567,7 @@ engine_poll_cb(uv_poll_t *h, int status, int events)
 }
 
 /* Watches the shim through a pidfd (opened here unless it already is). */
-static void
+void
 engine_watch(struct engine *e, struct job *j)
 {
 	if (j->pidfd == -1)
@@ -480,7 +591,7 @@ engine_watch(struct engine *e, struct job *j)
 static void engine_timer_cb(uv_timer_t *);
 
 /* Fires the job's timer in secs; a century or more saturates (no double-to-int overflow). */
-static void
+void
 engine_arm(struct engine *e, struct job *j, double secs)
 {
 	double ms = secs * 1000;
@@ -508,7 +619,7 @@ engine_limit(struct engine *e, struct job *j)
 			uv_timer_stop(j->timer);
 		return;
 	}
-	left = j->started_at + (double)j->time_limit + j->susp_total - engine_now();
+	left = j->started_at + (double)j->time_limit + j->gc.susp_total - engine_now();
 	engine_arm(e, j, left > 0 ? left : 0);
 }
 
@@ -578,19 +689,6 @@ engine_fail(struct engine *e, struct job *j, const char *why)
 	engine_drop(e, j);
 }
 
-void
-engine_uuids(const struct engine *e, uint64_t mask, char *uuids, size_t len)
-{
-	size_t off = 0;
-	int g;
-
-	uuids[0] = '\0';
-	for (g = 0; g < e->gpus.n && off < len; g++)
-		if (mask & (1ULL << g))
-			off += (size_t)snprintf(uuids + off, len - off, "%s%s", off ? "," : "",
-			    e->gpus.gpus[g].uuid);
-}
-
 /* The UUIDs of the GPUs in mask, and the memory each may give a job. */
 static uint64_t
 engine_gpus_of(struct engine *e, const struct job *j, uint64_t mask, char *uuids, size_t len)
@@ -598,7 +696,7 @@ engine_gpus_of(struct engine *e, const struct job *j, uint64_t mask, char *uuids
 	uint64_t granted = 0, b;
 	int g;
 
-	engine_uuids(e, mask, uuids, len);
+	gpu_uuids(&e->gpus, mask, uuids, len);
 	for (g = 0; g < e->gpus.n; g++) {
 		if (!(mask & (1ULL << g)))
 			continue;
@@ -615,6 +713,7 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
     struct sched_plan *plan)
 {
 	struct sched_preemption pr;
+	struct gc_event ev = { .type = GC_EV_SUSPEND };
 	struct job *b, *v;
 	char err[256], why[128];
 	int k;
@@ -631,14 +730,16 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 			snprintf(why, sizeof(why), "preempted by job %lld (priority %d); requeued",
 			    (long long)b->id, b->priority);
 			if (engine_stop(e, v, "PREEMPTED", why) == -1)
-				v->pinned_until = now + 60;
+				gpuctl_pin(v, now + 60);
 			continue;
 		}
-		if (suspend_job(e, v, pr.rotation ? SUSP_TURN : SUSP_PREEMPT, b->id, err,
-		    sizeof(err)) == -1) {
+		ev.job = v->id;
+		ev.n = pr.rotation ? GC_TURN : GC_PREEMPT;
+		ev.for_job = b->id;
+		if (engine_gpu(e, &ev, err, sizeof(err)) == -1) {
 			log_warnx("job %lld cannot give way to job %lld: %s", (long long)v->id,
 			    (long long)b->id, err);
-			v->pinned_until = now + 60;
+			gpuctl_pin(v, now + 60);
 		}
 	}
 }
@@ -674,7 +775,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	j->gpumask = mask;
 	j->granted = granted;
 	j->started_at = now;
-	j->slice_start = now;
+	gpuctl_started(j, now);
 	engine_track(e, j);
 	engine_status_path(e, j->id, status, sizeof(status));
 	if ((j->pid = start_shim(e, j, uuids, granted, status, err, sizeof(err))) == -1) {
@@ -697,7 +798,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 }
 
 /* The shim is gone: reap it; the next pass records how the job ended. */
-static void
+void
 engine_job_ended(struct engine *e, struct job *j)
 {
 	int st;
@@ -959,7 +1060,7 @@ engine_pass(struct engine *e)
 		gpus[i].total = e->gpus.gpus[i].total;
 		gpus[i].outside = e->gpus.gpus[i].outside;
 		gpus[i].mode = config_mode(&e->cfg, i);
-		gpus[i].quantum = gpus[i].mode == SCHED_TIMESLICE ? suspend_turn(e, i) : 0;
+		gpus[i].quantum = gpus[i].mode == SCHED_TIMESLICE ? gpuctl_turn(e, i) : 0;
 	}
 	for (j = e->jobs; j != NULL; j = j->next) {
 		/* a job whose end is not recorded yet still holds its GPUs */
@@ -971,17 +1072,17 @@ engine_pass(struct engine *e)
 		e->sj[n].ngpus = j->ngpus;
 		e->sj[n].mem = j->mem;
 		e->sj[n].priority = j->priority;
-		e->sj[n].submitted_at = j->state == JOB_SUSPENDED ? j->suspended_at :
+		e->sj[n].submitted_at = j->state == JOB_SUSPENDED ? j->gc.suspended_at :
 		    j->submitted_at;
 		e->sj[n].dep_wait = j->dep_wait;
 		e->sj[n].gpumask = j->gpumask;
 		e->sj[n].suspended = j->state == JOB_SUSPENDED;
-		e->sj[n].may_resume = !j->suspend_hold;
+		e->sj[n].may_resume = !j->gc.hold;
 		/* a job that is switching or ending stays, and so does its GPU */
-		e->sj[n].busy = j->susp != SUSP_NONE || j->ending[0] != '\0' || j->exited;
-		e->sj[n].pinned = suspend_pinned(j, now);
+		e->sj[n].busy = j->gc.phase != GC_NONE || j->ending[0] != '\0' || j->exited;
+		e->sj[n].pinned = gpuctl_pinned(j, now);
 		e->sj[n].requeue = j->requeue;
-		e->sj[n].slice_start = j->slice_start;
+		e->sj[n].slice_start = j->gc.slice_start;
 		n++;
 	}
 	plan.dec = e->dec;
@@ -990,8 +1091,11 @@ engine_pass(struct engine *e)
 	for (i = 0; i < n; i++)
 		e->map[i]->dec = plan.dec[i];
 	for (i = 0; i < n; i++)
-		if (plan.dec[i].why == SCHED_RESUME)
-			suspend_resume(e, e->map[i]);
+		if (plan.dec[i].why == SCHED_RESUME) {
+			struct gc_event ev = { .type = GC_EV_RESUME, .job = e->map[i]->id };
+
+			engine_gpu(e, &ev, NULL, 0);
+		}
 	engine_preempt(e, gpus, n, now, &plan);
 	if (plan.nstart > 0) {
 		/*
@@ -1116,200 +1220,6 @@ engine_poll_gpus_cb(uv_timer_t *h)
 	}
 }
 
-struct engine_load {
-	struct engine	*e;
-	int		count;
-};
-
-static int
-engine_load_cb(void *arg, const struct store_active_job *a)
-{
-	struct engine_load *l = arg;
-	struct engine *e = l->e;
-	int64_t after[PARSE_MAX_IDS];
-	struct job *j;
-	int nafter;
-
-	nafter = engine_parse_after(a->after, after);
-	if (engine_add(e, a->id, a->uid, a->gid, a->user ? a->user : "?", a->gpus,
-	    a->mem_per_gpu, a->priority, a->submitted_at, a->time_limit, after, nafter) == -1)
-		return 1;
-	j = e->jobs;
-	if (a->state != NULL && strcmp(a->state, "PENDING") != 0) {
-		engine_state(e, j, strcmp(a->state, "SUSPENDED") == 0 ? JOB_SUSPENDED : JOB_RUNNING);
-		j->started_at = a->started_at;
-		j->slice_start = engine_now();	/* a restart: a full turn */
-		j->suspended_at = a->suspended_at;
-		j->suspend_hold = a->suspend_hold;
-		if (a->ckpt_pids != NULL)
-			j->ckpt_pids = strdup(a->ckpt_pids);
-		j->susp_total = a->run_suspended;
-		j->pid = (pid_t)a->pid;
-		if (a->ending != NULL) {
-			snprintf(j->ending, sizeof(j->ending), "%s", a->ending);
-			snprintf(j->end_reason, sizeof(j->end_reason), "%s",
-			    a->reason ? a->reason : "");
-		}
-		if (a->held) {
-			j->held = 1;	/* its processes get the lock back on release */
-			j->lock_granted = 0;
-		}
-		if (j->state == JOB_SUSPENDED)
-			j->lock_granted = 0;	/* its hooks, linking again, wait for its resume */
-		/* engine_reconcile checks that it is still the same process */
-		j->pid_start = a->has_pid_start ? a->pid_start : -2;
-		if (a->cgroup != NULL)
-			j->cgroup = strdup(a->cgroup);
-		/* started before the machine's last boot: nothing of it is left */
-		if (a->boot_id != NULL && strcmp(a->boot_id, e->boot_id) != 0) {
-			j->node_fail = 1;
-			j->pid = -j->pid;
-		}
-	}
-	j->requeue = a->requeue;
-	/* the GPUs it holds, from the UUIDs recorded at its start */
-	if (j->state != JOB_PENDING && a->gpu_uuids != NULL) {
-		char buf[SCHED_MAX_GPUS * 97], *tok, *save;
-		int g;
-
-		snprintf(buf, sizeof(buf), "%s", a->gpu_uuids);
-		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			for (g = 0; g < e->gpus.n; g++)
-				if (strcmp(e->gpus.gpus[g].uuid, tok) == 0)
-					j->gpumask |= 1ULL << g;
-		j->granted = j->mem;
-		for (g = 0; g < e->gpus.n && j->mem == 0; g++)
-			if (j->gpumask & (1ULL << g))
-				j->granted = engine_budget(e, g);
-	}
-	l->count++;
-	return 0;
-}
-
-/*
- * A RUNNING job without a pid in the database: nvqd stopped between
- * committing its start and recording its shim's pid.  If its shim runs,
- * it is adopted; if the shim recorded an end, that is used; if neither,
- * the job never started and goes back to PENDING (returns 1).
- */
-static int
-engine_adopt(struct engine *e, struct job *j)
-{
-	char status[PATH_MAX], cg[PATH_MAX];
-	struct status_record rs;
-	pid_t pid = -1;
-	int i;
-
-	engine_status_path(e, j->id, status, sizeof(status));
-	if (status_read(status, &rs) == 0)
-		return 0;
-	if (!runner_void_start(status)) {
-		/*
-		 * Its shim took the ticket: it started, and has ended (its status
-		 * says how) or is to be found.
-		 */
-		for (i = 0; i < 100; i++) {
-			if (status_read(status, &rs) == 0)
-				return 0;
-			if ((pid = runner_find_shim(status)) > 0)
-				break;
-			usleep(10000);
-		}
-		if (pid <= 0)
-			return 0;
-		j->pid = pid;
-		j->pid_start = proc_start_time(pid);
-		if (e->cgroup_base[0] != '\0' && j->cgroup == NULL) {
-			cgroup_name(e->cgroup_base, (long long)j->id, pid, cg, sizeof(cg));
-			j->cgroup = strdup(cg);
-		}
-		log_info("job %lld: found its supervisor (pid %d)", (long long)j->id, (int)pid);
-		store_job_set_pid(e->store, j->id, pid, j->pid_start, e->boot_id, j->cgroup);
-		return 0;
-	}
-	if (store_job_unstart(e->store, j->id, engine_now()) == -1)
-		return 0;	/* FAILED as having no supervisor, below */
-	log_info("job %lld: never started; pending again", (long long)j->id);
-	engine_state(e, j, JOB_PENDING);
-	j->gpumask = 0;
-	j->granted = 0;
-	j->started_at = 0;
-	j->held = 0;
-	j->lock_granted = 1;
-	free(j->cgroup);
-	j->cgroup = NULL;
-	return 1;
-}
-
-/* Kills what is in a job's cgroup (its shim is gone) and removes it; waits up to 1 s. */
-static void
-engine_cgroup_end(const char *cg)
-{
-	int i;
-
-	if (cgroup_kill(cg) == -1 && errno != ENOENT)
-		log_warn("%s", cg);
-	for (i = 0; i < 100 && !cgroup_empty(cg); i++)
-		usleep(10000);
-	if (rmdir(cg) == -1 && errno != ENOENT)
-		log_warn("cannot remove %s", cg);
-}
-
-/* Start-up: reattach running jobs whose supervisor lives, finalize the rest. */
-static void
-engine_reconcile(struct engine *e)
-{
-	struct engine_load l = { e, 0 };
-	struct job *j, *next;
-
-	if (store_active(e->store, engine_load_cb, &l) == -1)
-		log_fatalx("cannot load the jobs from the database");
-	for (j = e->jobs; j != NULL; j = next) {
-		next = j->next;
-		if (j->state == JOB_PENDING)
-			continue;
-		/*
-		 * A pid read back from the database is the shim only if it is the
-		 * same process: open a pidfd first, then compare start times, so
-		 * that a pid reused in between cannot pass; every signal then goes
-		 * through that pidfd.
-		 */
-		if (j->pid == 0 && !j->node_fail && engine_adopt(e, j) == 1)
-			continue;	/* it never started: pending again */
-		if (j->pid > 0) {
-			j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
-			if (proc_start_time(j->pid) != j->pid_start) {
-				if (j->pidfd >= 0)
-					close(j->pidfd);
-				j->pidfd = -1;
-				j->pid = 0;
-			}
-		}
-		if (j->pid <= 0) {
-			j->pid = 0;
-			log_info("job %lld: its supervisor is gone%s", (long long)j->id,
-			    j->node_fail ? " (the machine restarted since it started)" : "");
-			/* whatever of it outlived its shim ends with it */
-			if (j->cgroup != NULL)
-				engine_cgroup_end(j->cgroup);
-			engine_job_ended(e, j);
-			continue;
-		}
-		log_info("job %lld: still %s (pid %d), reattached", (long long)j->id,
-		    j->state == JOB_SUSPENDED ? "suspended" : "running", (int)j->pid);
-		engine_track(e, j);
-		engine_watch(e, j);
-		j->relink_until = engine_now() + SUSPEND_RELINK;
-		suspend_recover(e, j);
-		if (j->ending[0] != '\0') {
-			runner_stop(j->pid, j->pidfd, 0);
-			engine_arm(e, j, (double)e->cfg.kill_grace);
-		} else
-			engine_limit(e, j);
-	}
-	log_info("%d active jobs loaded", l.count);
-}
-
 /* The kernel's id of this boot: a job that started under another one is gone. */
 static void
 engine_boot_id(char *buf, size_t len)
@@ -1427,19 +1337,25 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	uv_idle_init(loop, &e->kick);
 	uv_timer_init(loop, &e->wake);
 	uv_timer_init(loop, &e->poll);
-	hooks_init(e);
-	engine_reconcile(e);
+	uv_timer_init(loop, &e->locks);
+	e->report = engine_report;
+	return 0;
+}
+
+void
+engine_run(struct engine *e)
+{
 	/* outside use was read before the jobs were known: read it again */
 	engine_refresh(e);
 	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,
 	    (uint64_t)e->cfg.gpu_poll * 1000);
 	engine_kick(e);
-	return 0;
 }
 
 void
 engine_reload(struct engine *e)
 {
+	struct gc_event changed = { .type = GC_EV_CHANGED };
 	struct config c;
 	char err[512];
 
@@ -1468,7 +1384,7 @@ engine_reload(struct engine *e)
 	    (uint64_t)e->cfg.gpu_poll * 1000);
 	log_info("configuration reloaded");
 	engine_kick(e);
-	hooks_update(e);
+	engine_gpu(e, &changed, NULL, 0);
 }
 
 static void
@@ -1487,7 +1403,7 @@ engine_shutdown(struct engine *e)
 	uv_close((uv_handle_t *)&e->kick, engine_noop_close_cb);
 	uv_close((uv_handle_t *)&e->wake, engine_noop_close_cb);
 	uv_close((uv_handle_t *)&e->poll, engine_noop_close_cb);
-	hooks_shutdown(e);
+	uv_timer_stop(&e->locks);
 	uv_close((uv_handle_t *)&e->locks, engine_noop_close_cb);
 }
 
@@ -1502,4 +1418,6 @@ engine_free(struct engine *e)
 	free(e->map);
 	free(e->started);
 	free(e->users);
+	free(e->gcq);
+	jobtab_free(&e->jobtab);
 }

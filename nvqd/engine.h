@@ -14,6 +14,8 @@
 
 #include "config.h"
 #include "gpu.h"
+#include "gpuctl.h"
+#include "jobtab.h"
 #include "parse.h"
 #include "sched.h"
 #include "store.h"
@@ -59,44 +61,12 @@ struct job {
 	uint64_t	*hook_peak;	/* over the job's processes, and the most seen */
 	int64_t		*end_peaks;	/* engine_final: per GPU of the run, for run_gpus */
 	const char	**end_uuids;
-	/* the GPU locks (hooks.c) */
-	int		held;		/* nvq hold */
-	int		lock_granted;	/* what its processes were told last */
-	int64_t		lock_seq;
-	double		revoke_at;	/* asked back then, not acknowledged yet; 0: no */
-	int		lock_stopped;	/* SIGSTOPped for not acknowledging */
-	int		yielding;	/* timeslice: giving its GPU to the next job */
-	int		wants;		/* timeslice: one of its launches waits */
-	double		want_since;
-	int		idle;		/* timeslice: it launches nothing */
-	int		nsess;		/* its processes linked to nvqd */
-	/* suspend and resume (suspend.c) */
-	int		susp;		/* enum susp_phase: a switch under way */
-	int		susp_why;	/* enum susp_why */
-	int64_t		susp_for;	/* the job it gives way to; 0: none */
-	char		susp_by[64];	/* nvq suspend: who */
-	double		susp_t0;	/* when the switch was asked */
-	double		suspended_at;
-	double		last_suspend;	/* seconds its last suspend took */
-	double		slice_start;	/* when it started or last resumed */
-	double		pinned_until;	/* a switch of it failed: not asked again before */
-	int		suspend_hold;	/* suspended by a user: waits for nvq resume */
-	char		*ckpt_pids;	/* the processes checkpointed, comma-separated */
-	int64_t		ckpt_bytes;	/* GPU memory moved; -1: unknown */
-	char		susp_error[256];	/* the last switch that failed, why */
-	int64_t		move_seq;	/* the hooks' last move (offload), asked */
-	double		move_until;	/* when nvqd stops waiting for their answers */
-	int64_t		move_bytes;	/* what they moved, summed; -1: no move */
-	int64_t		move_left;	/* what they could not move */
-	double		move_secs;	/* the slowest process's seconds */
-	char		move_error[160];
-	double		driver_secs;	/* nvq-ckpt's seconds in this switch */
-	double		susp_total;	/* seconds suspended in this run (time limit) */
-	double		relink_until;	/* reattached by a restarted nvqd: its hooks may
-					   not have linked again before then */
+	int		nsess;		/* its processes linked to nvqd (hooks.c) */
+	struct gpuctl	gc;		/* its GPU lock and switch: gpuctl.c's alone */
 	int		handles;	/* open libuv handles; freed at 0 */
 	int		gone;
 	struct job	*next, *prev;
+	struct job	*hnext;		/* jobtab.c */
 };
 
 struct engine {
@@ -106,6 +76,7 @@ struct engine {
 	struct store	*store;
 	struct gpu_set	gpus;
 	struct job	*jobs;		/* the active jobs */
+	struct jobtab	jobtab;		/* and by id */
 	int		njobs;
 	struct {			/* PENDING jobs per uid, for [limits] max_pending: */
 		uint32_t uid;		/* kept by engine_state, engine_link, engine_drop */
@@ -128,13 +99,16 @@ struct engine {
 	int		deps_dirty;	/* a job ended or came: check --after again */
 	int		stopping;
 	int		retry;		/* a commit failed: pass again within a second */
-	/* the hook sessions and locks (hooks.c) */
+	/* the hook sessions (hooks.c) */
 	struct hook_sess *sessions;
-	uv_timer_t	locks;
-	int		locks_busy;	/* hooks_update is in a pass */
-	int		locks_again;	/* and was asked for another */
-	int64_t		ts_holder[SCHED_MAX_GPUS];	/* timeslice: who has GPU i */
-	double		ts_since[SCHED_MAX_GPUS];
+	/* GPU control (gpuctl.h): its state across jobs, and engine_gpu's */
+	struct gpuctl_all gca;
+	uv_timer_t	locks;		/* the next deadline gpuctl_pass found */
+	int		gc_busy;	/* engine_gpu is dispatching */
+	struct gc_event	*gcq;		/* events reported meanwhile, handled next */
+	int		gcq_n, gcq_cap;
+	/* how hooks.c and suspend.c report events: engine_gpu, set by engine_init */
+	void		(*report)(struct engine *, const struct gc_event *);
 	/* scratch for the scheduler, grown as needed */
 	struct sched_job *sj;
 	struct sched_decision *dec;
@@ -156,13 +130,36 @@ double	engine_now(void);
  */
 void	engine_limit(struct engine *, struct job *);
 int	engine_init(struct engine *, uv_loop_t *);
+/* After engine_init and recover_jobs: GPU use read again, its poll, a first pass. */
+void	engine_run(struct engine *);
+/*
+ * For recover.c, a job's life as start-up finds it: its state changed
+ * (keeping the per-user counts), room to follow its GPU use, its
+ * supervisor watched through a pidfd, its timer armed in secs, its end
+ * noticed (the next pass records it), its supervisor's status file.
+ */
+void	engine_state(struct engine *, struct job *, int state);
+void	engine_track(struct engine *, struct job *);
+void	engine_watch(struct engine *, struct job *);
+void	engine_arm(struct engine *, struct job *, double secs);
+void	engine_job_ended(struct engine *, struct job *);
+void	engine_status_path(struct engine *, int64_t id, char *, size_t);
 /* Asks for a scheduling pass in this loop turn. */
 void	engine_kick(struct engine *);
 void	engine_reload(struct engine *);
 void	engine_shutdown(struct engine *);
 /* Frees what engine_init made, once the loop has ended. */
 void	engine_free(struct engine *);
+/* The active job id, or NULL. */
 struct job *engine_find(struct engine *, int64_t);
+/*
+ * The one place a GPU-control event is handled (gpuctl.h): an event that
+ * comes while one is being handled is queued and handled in the same
+ * dispatch, then gpuctl's pass runs, its timer is armed once, and what
+ * gpuctl asked of the engine is done.  Returns gpuctl_event's answer to a
+ * request (0, or -1 with a sentence in err).
+ */
+int	engine_gpu(struct engine *, const struct gc_event *, char *err, size_t errlen);
 /* How many PENDING jobs uid has, counted as they come and go, not scanned. */
 int	engine_pending(const struct engine *, uint32_t uid);
 /* Adds a job that store_job_insert just committed; it becomes the head of e->jobs. */
@@ -175,8 +172,6 @@ int	engine_cancel(struct engine *, struct job *, const char *by);
 void	engine_reason(struct engine *, const struct job *, char *, size_t);
 /* The memory demanded on GPU i by running jobs, and their ids. */
 uint64_t engine_demanded(struct engine *, int i, char *ids, size_t len);
-/* The UUIDs of the GPUs in mask, comma-separated. */
-void	engine_uuids(const struct engine *, uint64_t mask, char *uuids, size_t len);
 /* Whether the job holds its GPUs' memory now (running, or being resumed). */
 int	engine_holds(const struct job *);
 /* What the queue's processes use of GPU i (NVML's figures). */

@@ -190,6 +190,19 @@ gpu_refresh(struct gpu_set *gs, gpu_owner_cb owner, void *arg)
 }
 
 void
+gpu_uuids(const struct gpu_set *gs, uint64_t mask, char *uuids, size_t len)
+{
+	size_t off = 0;
+	int g;
+
+	uuids[0] = '\0';
+	for (g = 0; g < gs->n && off < len; g++)
+		if (mask & (1ULL << g))
+			off += (size_t)snprintf(uuids + off, len - off, "%s%s", off ? "," : "",
+			    gs->gpus[g].uuid);
+}
+
+void
 gpu_close(struct gpu_set *gs)
 {
 	if (gs->lib != NULL) {

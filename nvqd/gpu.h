@@ -43,6 +43,8 @@ typedef int (*gpu_owner_cb)(pid_t, int gpu, uint64_t bytes, void *);
 int	gpu_open(struct gpu_set *, const struct config *);
 /* Reads memory use again; returns 1 if any GPU's outside use changed, else 0. */
 int	gpu_refresh(struct gpu_set *, gpu_owner_cb, void *);
+/* The UUIDs of the GPUs in mask, comma-separated. */
+void	gpu_uuids(const struct gpu_set *, uint64_t mask, char *uuids, size_t len);
 void	gpu_close(struct gpu_set *);
 
 #endif

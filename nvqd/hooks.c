@@ -20,10 +20,11 @@
 #include "cgroup.h"
 #include "hookmsg.h"
 #include "hooks.h"
+#include "jobtab.h"
 #include "log.h"
 #include "proc.h"
+#include "member.h"
 #include "server.h"
-#include "suspend.h"
 
 #define HOOKS_MAX_PIDS	64
 
@@ -56,15 +57,13 @@ hooks_in(const struct job *j, int g)
 	return (j->gpumask & (1ULL << g)) != 0;
 }
 
-static int
-hooks_timesliced(struct engine *e, const struct job *j)
+/* Reports a fact about j to GPU control (engine_gpu, through e->report). */
+static void
+hooks_report_ev(struct engine *e, int type, struct job *j, int64_t n)
 {
-	int g;
+	struct gc_event ev = { .type = type, .job = j->id, .n = n };
 
-	for (g = 0; g < e->gpus.n; g++)
-		if (hooks_in(j, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE)
-			return 1;
-	return 0;
+	e->report(e, &ev);
 }
 
 static void
@@ -74,9 +73,9 @@ hooks_send_state(struct engine *e, struct hook_sess *s)
 	struct job *j = s->job;
 
 	proto_begin(&b, MSG_HOOK_STATE);
-	proto_put_int(&b, "granted", j->lock_granted);
-	proto_put_int(&b, "seq", j->lock_seq);
-	proto_put_int(&b, "timeslice", hooks_timesliced(e, j));
+	proto_put_int(&b, "granted", j->gc.lock == GC_GRANTED);
+	proto_put_int(&b, "seq", j->gc.seq);
+	proto_put_int(&b, "timeslice", config_timesliced(&e->cfg, j->gpumask, e->gpus.n));
 	if (proto_end(&b) == -1) {
 		proto_buf_free(&b);
 		return;
@@ -84,18 +83,20 @@ hooks_send_state(struct engine *e, struct hook_sess *s)
 	server_push(s->conn, &b);
 }
 
-static void
-hooks_broadcast(struct engine *e, struct job *j)
+void
+hooks_send_lock(struct engine *e, struct job *j)
 {
-	struct hook_sess *s;
+	struct hook_sess *s, *next;
 
-	for (s = e->sessions; s != NULL; s = s->next)
+	/* a send that fails at once closes that session (server_close): go on from the next */
+	for (s = e->sessions; s != NULL; s = next) {
+		next = s->next;
 		if (s->job == j)
 			hooks_send_state(e, s);
+	}
 }
 
-/* Signals the job's hooked processes (SIGSTOP, SIGCONT), through their pidfds. */
-static void
+void
 hooks_signal(struct engine *e, struct job *j, int sig)
 {
 	struct hook_sess *s;
@@ -107,223 +108,15 @@ hooks_signal(struct engine *e, struct job *j, int sig)
 			    (int)s->pid, sig, strerror(errno));
 }
 
-/* Whether every process of j acknowledged its last revoke. */
-static int
-hooks_drained(struct engine *e, const struct job *j)
+int
+hooks_acked(struct engine *e, const struct job *j, int64_t seq)
 {
 	struct hook_sess *s;
 
 	for (s = e->sessions; s != NULL; s = s->next)
-		if (s->job == j && s->acked < j->lock_seq)
+		if (s->job == j && s->acked < seq)
 			return 0;
 	return 1;
-}
-
-/* Frees the timeslice GPUs j holds. */
-static void
-hooks_release_slices(struct engine *e, struct job *j)
-{
-	int g;
-
-	for (g = 0; g < e->gpus.n; g++)
-		if (e->ts_holder[g] == j->id)
-			e->ts_holder[g] = 0;
-	j->yielding = 0;
-	j->wants = 0;
-	j->idle = 0;
-}
-
-/* Whether j should hold its locks now. */
-static int
-hooks_desired(struct engine *e, const struct job *j)
-{
-	int g;
-
-	if (j->held || j->yielding || j->susp != 0 || j->state != JOB_RUNNING)
-		return 0;
-	for (g = 0; g < e->gpus.n; g++)
-		if (hooks_in(j, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE &&
-		    e->ts_holder[g] != j->id)
-			return 0;
-	return 1;
-}
-
-/* Whether a job other than h waits for timeslice GPU g. */
-static int
-hooks_waiter(struct engine *e, int g, int64_t h)
-{
-	struct job *j;
-
-	for (j = e->jobs; j != NULL; j = j->next)
-		if (j->id != h && j->state == JOB_RUNNING && j->wants && !j->held &&
-		    j->nsess > 0 && hooks_in(j, g))
-			return 1;
-	return 0;
-}
-
-/* Gives free timeslice GPUs to waiting jobs, longest waiting first. */
-static void
-hooks_assign(struct engine *e, double now)
-{
-	struct job *j, *best;
-	int g, ok;
-
-	for (;;) {
-		best = NULL;
-		for (j = e->jobs; j != NULL; j = j->next) {
-			if (j->state != JOB_RUNNING || j->held || j->yielding || j->nsess == 0 ||
-			    !j->wants || !hooks_timesliced(e, j))
-				continue;
-			ok = 1;
-			for (g = 0; g < e->gpus.n && ok; g++)
-				if (hooks_in(j, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE &&
-				    e->ts_holder[g] != 0 && e->ts_holder[g] != j->id)
-					ok = 0;
-			if (!ok || hooks_desired(e, j))
-				continue;	/* it has them all already, or cannot have them */
-			if (best == NULL || j->want_since < best->want_since)
-				best = j;
-		}
-		if (best == NULL)
-			return;
-		for (g = 0; g < e->gpus.n; g++)
-			if (hooks_in(best, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE) {
-				e->ts_holder[g] = best->id;
-				e->ts_since[g] = now;
-			}
-		best->idle = 0;
-	}
-}
-
-static void hooks_timer_cb(uv_timer_t *);
-
-/*
- * One pass over the locks (hooks_update's body); returns the next deadline
- * it found (0: none).  It may re-enter hooks_update through suspend_drained
- * (a switch that fails or ends at once): that call only asks for another
- * pass.
- */
-static double
-hooks_pass(struct engine *e)
-{
-	double now = engine_now(), next = 0, t;
-	struct job *j;
-	int g, round, changed;
-	int64_t h;
-
-	for (g = 0; g < e->gpus.n; g++) {
-		if ((h = e->ts_holder[g]) == 0)
-			continue;
-		j = engine_find(e, h);
-		if (j == NULL || j->state != JOB_RUNNING || !hooks_in(j, g) || j->nsess == 0 ||
-		    config_compute(&e->cfg, g) != COMPUTE_TIMESLICE)
-			e->ts_holder[g] = 0;
-	}
-	for (round = 0; round < 4; round++) {
-		changed = 0;
-		hooks_assign(e, now);
-		/* a holder yields at the end of its quantum, or when idle, if others wait */
-		for (g = 0; g < e->gpus.n; g++) {
-			if ((h = e->ts_holder[g]) == 0 || !hooks_waiter(e, g, h))
-				continue;
-			j = engine_find(e, h);
-			if (j->yielding || !j->lock_granted)
-				continue;
-			if (j->idle || now - e->ts_since[g] >= (double)e->cfg.quantum) {
-				log_debug("job %lld yields GPU %d (%s)", (long long)h, g,
-				    j->idle ? "idle" : "quantum over");
-				j->yielding = 1;
-			} else if (next == 0 || e->ts_since[g] + (double)e->cfg.quantum < next)
-				next = e->ts_since[g] + (double)e->cfg.quantum;
-		}
-		for (j = e->jobs; j != NULL; j = j->next) {
-			if (j->state != JOB_RUNNING)
-				continue;
-			if (hooks_desired(e, j) && !j->lock_granted) {
-				j->lock_granted = 1;
-				j->lock_seq++;
-				j->revoke_at = 0;
-				if (j->lock_stopped) {
-					hooks_signal(e, j, SIGCONT);
-					j->lock_stopped = 0;
-				}
-				hooks_broadcast(e, j);
-				log_debug("job %lld: lock granted (seq %lld)", (long long)j->id,
-				    (long long)j->lock_seq);
-				changed = 1;
-			} else if (!hooks_desired(e, j) && j->lock_granted) {
-				j->lock_granted = 0;
-				j->lock_seq++;
-				j->revoke_at = now;
-				hooks_broadcast(e, j);
-				log_debug("job %lld: lock asked back (seq %lld)", (long long)j->id,
-				    (long long)j->lock_seq);
-				changed = 1;
-			}
-			if (j->lock_granted || j->revoke_at == 0)
-				continue;
-			if (hooks_drained(e, j)) {
-				j->revoke_at = 0;
-				hooks_release_slices(e, j);
-				changed = 1;
-			} else if (now - j->revoke_at >= (double)e->cfg.revoke_timeout) {
-				log_warnx("job %lld: no acknowledgement of the lock in %llds: "
-				    "stopping its processes (SIGSTOP)", (long long)j->id,
-				    (long long)e->cfg.revoke_timeout);
-				hooks_signal(e, j, SIGSTOP);
-				j->lock_stopped = 1;
-				j->revoke_at = 0;
-				hooks_release_slices(e, j);
-				changed = 1;
-			} else {
-				t = j->revoke_at + (double)e->cfg.revoke_timeout;
-				if (next == 0 || t < next)
-					next = t;
-			}
-		}
-		if (!changed)
-			break;
-	}
-	t = suspend_drained(e);
-	if (t > 0 && (next == 0 || t < next))
-		next = t;
-	return next;
-}
-
-/*
- * Never re-entered: a call made while a pass runs (from inside it) asks for
- * another pass, and the timer is armed once, from the last pass, so that a
- * deadline an inner call found is not overwritten by the outer call's
- * older one.
- */
-void
-hooks_update(struct engine *e)
-{
-	double next, now;
-
-	if (e->locks_busy) {
-		e->locks_again = 1;
-		log_debug("locks: asked again during a pass; another pass follows");
-		return;
-	}
-	e->locks_busy = 1;
-	do {
-		e->locks_again = 0;
-		next = hooks_pass(e);
-	} while (e->locks_again);
-	e->locks_busy = 0;
-	now = engine_now();
-	if (next > 0)
-		uv_timer_start(&e->locks, hooks_timer_cb,
-		    (uint64_t)((next - now) * 1000 > 0 ? (next - now) * 1000 : 0) + 1, 0);
-	else
-		uv_timer_stop(&e->locks);
-}
-
-static void
-hooks_timer_cb(uv_timer_t *t)
-{
-	hooks_update(t->loop->data);
 }
 
 /*
@@ -367,14 +160,15 @@ hooks_sum(struct engine *e, struct job *j)
 static void
 hooks_caps(struct engine *e, struct job *j)
 {
-	struct hook_sess *s;
+	struct hook_sess *s, *next;
 	struct proto_buf b;
 	uint64_t others, cap;
 	int g, rows;
 
 	if (j->granted == 0 || j->hook_used == NULL)
 		return;
-	for (s = e->sessions; s != NULL; s = s->next) {
+	for (s = e->sessions; s != NULL; s = next) {
+		next = s->next;	/* a failed send closes s at once */
 		if (s->job != j)
 			continue;
 		memset(&b, 0, sizeof(b));
@@ -412,28 +206,25 @@ hooks_gpu(struct engine *e, const char *uuid)
 }
 
 int
-hooks_move(struct engine *e, struct job *j, int out)
+hooks_move(struct engine *e, struct job *j, int64_t seq, int out)
 {
-	struct hook_sess *s;
+	struct hook_sess *s, *next;
 	struct proto_buf b;
 	int n = 0;
 
-	j->move_seq++;
-	j->move_bytes = j->move_left = 0;
-	j->move_secs = 0;
-	j->move_error[0] = '\0';
-	for (s = e->sessions; s != NULL; s = s->next) {
+	for (s = e->sessions; s != NULL; s = next) {
+		next = s->next;	/* a failed send closes s at once */
 		if (s->job != j)
 			continue;
 		memset(&b, 0, sizeof(b));
 		proto_begin(&b, MSG_HOOK_MOVE);
-		proto_put_int(&b, "seq", j->move_seq);
+		proto_put_int(&b, "seq", seq);
 		proto_put_int(&b, "out", out);
 		if (proto_end(&b) == -1) {
 			proto_buf_free(&b);
 			continue;
 		}
-		s->move_asked = j->move_seq;
+		s->move_asked = seq;
 		server_push(s->conn, &b);
 		n++;
 	}
@@ -451,29 +242,27 @@ hooks_moving(struct engine *e, const struct job *j)
 	return 0;
 }
 
-/* A process's answer to a move: added up; the last one lets the switch go on. */
+/* A process's answer to the move it was asked last: reported (gpuctl adds them up). */
 static void
 hooks_moved(struct engine *e, struct hook_sess *s, const struct proto_msg *m)
 {
-	struct job *j = s->job;
+	struct gc_event ev = { .type = GC_EV_MOVED, .job = s->job->id };
 	int64_t seq = proto_int(m, "seq", 0);
-	double secs = (double)proto_int(m, "us", 0) / 1e6;
 	const char *err = proto_str(m, "error");
 
 	if (seq != s->move_asked || seq <= s->move_done)
 		return;	/* an old move's: that switch went on without it */
 	s->move_done = seq;
-	j->move_bytes += proto_int(m, "bytes", 0);
-	j->move_left += proto_int(m, "left", 0);
-	if (secs > j->move_secs)
-		j->move_secs = secs;
-	if (err != NULL && j->move_error[0] == '\0')
-		snprintf(j->move_error, sizeof(j->move_error), "process %d: %s", (int)s->pid, err);
-	log_debug("job %lld: process %d moved %lld bytes %s in %.3fs%s%s", (long long)j->id,
-	    (int)s->pid, (long long)proto_int(m, "bytes", 0), proto_int(m, "out", 1) ? "out" :
-	    "back", secs, err ? ": " : "", err ? err : "");
-	if ((j->susp == SUSP_MOVE_OUT || j->susp == SUSP_MOVE_IN) && !hooks_moving(e, j))
-		suspend_moved(e, j);
+	ev.n = seq;
+	ev.bytes = proto_int(m, "bytes", 0);
+	ev.left = proto_int(m, "left", 0);
+	ev.secs = (double)proto_int(m, "us", 0) / 1e6;
+	if (err != NULL)
+		snprintf(ev.error, sizeof(ev.error), "process %d: %s", (int)s->pid, err);
+	log_debug("job %lld: process %d moved %lld bytes %s in %.3fs%s%s", (long long)ev.job,
+	    (int)s->pid, (long long)ev.bytes, proto_int(m, "out", 1) ? "out" : "back", ev.secs,
+	    err ? ": " : "", err ? err : "");
+	e->report(e, &ev);
 }
 
 /* A process's use per GPU: claims, each counted as at most the job may hold. */
@@ -518,16 +307,6 @@ hooks_alive(int pidfd)
 	struct pollfd p = { .fd = pidfd, .events = POLLIN };
 
 	return poll(&p, 1, 0) == 0;
-}
-
-int
-hooks_member(const struct job *j, pid_t pid)
-{
-	if (j->pid <= 0 || pid <= 0 || pid == j->pid)
-		return 0;
-	if (proc_session(pid) == j->pid)
-		return 1;
-	return j->cgroup != NULL && cgroup_holds(j->cgroup, pid);
 }
 
 static void
@@ -575,7 +354,7 @@ hooks_peer(struct engine *e, struct server_conn *conn, const struct job *j, uid_
 	}
 	*start = proc_start_time(*pid);
 	/* a job's process: its user, in its session or cgroup */
-	if (!hooks_member(j, *pid) ||
+	if (!member_of(j, *pid) ||
 	    (e->is_root && (uid != j->uid || proc_uids(*pid, &ruid, &euid) == -1 ||
 	    ruid != j->uid || euid != j->uid))) {
 		snprintf(err, errlen, "process %d is not part of job %lld", (int)*pid,
@@ -605,7 +384,7 @@ hooks_hello(struct engine *e, struct server_conn *conn, const struct proto_msg *
 
 	if (hookmsg_hello(m, &h, err, errlen) == -1)
 		return NULL;
-	if ((j = engine_find(e, h.job)) == NULL || j->state == JOB_PENDING) {
+	if ((j = jobtab_find(&e->jobtab, h.job)) == NULL || j->state == JOB_PENDING) {
 		snprintf(err, errlen, "job %lld is not running", (long long)h.job);
 		return NULL;
 	}
@@ -644,27 +423,19 @@ hooks_hello(struct engine *e, struct server_conn *conn, const struct proto_msg *
 	s->job = j;
 	s->pid = pid;
 	s->start = start;
-	s->acked = j->lock_seq;	/* nothing of its own is in flight */
+	s->acked = j->gc.seq;	/* nothing of its own is in flight */
 	s->next = e->sessions;
 	if (e->sessions != NULL)
 		e->sessions->prev = s;
 	e->sessions = s;
 	j->nsess++;
-	if (hooks_timesliced(e, j) && !j->wants) {
-		j->wants = 1;	/* a CUDA process: it will launch */
-		j->want_since = engine_now();
-	}
 	if (h.pid != 0 && h.pid != pid)
 		log_debug("job %lld: process %d says it is %lld (another pid namespace?)",
 		    (long long)j->id, (int)pid, (long long)h.pid);
 	log_debug("job %lld: process %d linked", (long long)j->id, (int)pid);
-	if (j->relink_until > 0) {
-		j->relink_until = 0;	/* may give way again: schedule */
-		engine_kick(e);
-	}
 	/* its cap first: the hook lets the process go on at the first state */
 	hooks_caps(e, j);
-	hooks_update(e);
+	hooks_report_ev(e, GC_EV_LINKED, j, 0);
 	hooks_send_state(e, s);
 	return s;
 }
@@ -697,20 +468,15 @@ hooks_conn_frame(void *arg, struct server_conn *conn, const struct server_peer *
 		    (int)s->pid, (long long)proto_int(m, "seq", 0));
 		if (proto_int(m, "seq", 0) > s->acked)
 			s->acked = proto_int(m, "seq", 0);
-		hooks_update(e);
+		hooks_report_ev(e, GC_EV_ACK, s->job, s->acked);
 		break;
 	case MSG_HOOK_WANT:
 		log_debug("job %lld: process %d waits for the lock", (long long)s->job->id,
 		    (int)s->pid);
-		if (!s->job->wants) {
-			s->job->wants = 1;
-			s->job->want_since = engine_now();
-		}
-		hooks_update(e);
+		hooks_report_ev(e, GC_EV_WANT, s->job, 0);
 		break;
 	case MSG_HOOK_IDLE:
-		s->job->idle = (int)proto_int(m, "idle", 1);
-		hooks_update(e);
+		hooks_report_ev(e, GC_EV_IDLE, s->job, proto_int(m, "idle", 1) != 0);
 		break;
 	case MSG_HOOK_MOVED:
 		hooks_moved(e, s, m);
@@ -768,8 +534,6 @@ hooks_closed(struct engine *e, struct hook_sess *s)
 		s->next->prev = s->prev;
 	if (j != NULL) {
 		j->nsess--;
-		if (j->nsess == 0)
-			j->wants = j->idle = 0;
 		hooks_sum(e, j);
 		hooks_caps(e, j);
 	}
@@ -778,69 +542,19 @@ hooks_closed(struct engine *e, struct hook_sess *s)
 	free(s->peak);
 	free(s->cap);
 	free(s);
-	/* a process that ends in the middle of a move has nothing left to move */
-	if (j != NULL && (j->susp == SUSP_MOVE_OUT || j->susp == SUSP_MOVE_IN) &&
-	    !hooks_moving(e, j))
-		suspend_moved(e, j);
 	if (j != NULL)
-		hooks_update(e);
+		hooks_report_ev(e, GC_EV_UNLINKED, j, 0);
 }
 
-int
+void
 hooks_job_gone(struct engine *e, struct job *j)
 {
 	struct hook_sess *s;
-	int g, changed = j->nsess > 0;
 
 	for (s = e->sessions; s != NULL; s = s->next)
 		if (s->job == j)
 			s->job = NULL;
 	j->nsess = 0;
-	for (g = 0; g < e->gpus.n; g++)
-		if (e->ts_holder[g] == j->id) {
-			e->ts_holder[g] = 0;
-			changed = 1;
-		}
-	return changed;
-}
-
-void
-hooks_continue(struct engine *e, struct job *j)
-{
-	hooks_signal(e, j, SIGCONT);
-	j->lock_stopped = 0;
-}
-
-void
-hooks_hold(struct engine *e, struct job *j, int held)
-{
-	j->held = held;
-	if (!held)
-		j->wants = j->nsess > 0;
-	hooks_update(e);
-}
-
-const char *
-hooks_lock_state(const struct job *j)
-{
-	if (j->lock_stopped)
-		return "stopped";
-	if (j->lock_granted)
-		return "granted";
-	if (j->revoke_at > 0)
-		return "holding";	/* asked back, not acknowledged yet */
-	return j->held ? "held" : "waiting";
-}
-
-int
-hooks_linked(struct engine *e, const struct job *j, pid_t pid)
-{
-	struct hook_sess *s;
-
-	for (s = e->sessions; s != NULL; s = s->next)
-		if (s->job == j && s->pid == pid)
-			return 1;
-	return 0;
 }
 
 void
@@ -863,16 +577,4 @@ hooks_pids(struct engine *e, const struct job *j, int starts, char *buf, size_t 
 			continue;
 		k++;
 	}
-}
-
-void
-hooks_init(struct engine *e)
-{
-	uv_timer_init(e->loop, &e->locks);
-}
-
-void
-hooks_shutdown(struct engine *e)
-{
-	uv_timer_stop(&e->locks);
 }

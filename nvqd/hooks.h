@@ -12,19 +12,17 @@
  * when a job has several processes, each is told how much of the job's
  * budget the others leave it (MSG_HOOK_LIMIT).
  *
- * Locks: a job holds the locks of its GPUs unless it is held (nvq hold) or
- * one of its GPUs is a timeslice GPU that another job holds now.  Taking a
- * lock back sends granted=0 with a new seq; the job has it back in hand
- * when every process acknowledged that seq.  A job that does not answer
- * within [scheduler] revoke_timeout is stopped with SIGSTOP (SIGCONT when
- * it gets the lock again), sent through each process's pidfd.  The decisions are made in hooks_update(), after
- * every event that can change them, and by a timer for deadlines and
- * quanta.
+ * Locks and moves are gpuctl.c's to decide: hooks.c tells the processes
+ * what it decided (hooks_send_lock, hooks_move), signals them through their
+ * pidfds (hooks_signal), and reports each fact to GPU control through
+ * e->report: a process linked, went away, acknowledged a lock, waits for
+ * one, is idle, answered a move.  It calls neither gpuctl.c nor suspend.c.
  */
 #ifndef NVQ_HOOKS_H
 #define NVQ_HOOKS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "engine.h"
@@ -43,42 +41,25 @@ struct hook_sess;
 int		 hooks_accept(struct engine *, struct server_conn *conn,
 		    const struct server_peer *p, const struct proto_msg *, char *err,
 		    size_t errlen);
+/* The job is ending: its sessions no longer speak for it. */
+void		 hooks_job_gone(struct engine *, struct job *);
+/* Tells every process of j its lock as j->gc says (granted, seq). */
+void		 hooks_send_lock(struct engine *, struct job *);
+/* Signals j's hooked processes (SIGSTOP, SIGCONT), through their pidfds. */
+void		 hooks_signal(struct engine *, struct job *, int sig);
+/* Whether every process of j acknowledged lock seq. */
+int		 hooks_acked(struct engine *, const struct job *, int64_t seq);
 /*
- * The job is ending: its sessions no longer speak for it.  Returns 1 if
- * that can change another job's lock (it had processes or a timeslice GPU):
- * then call hooks_update().
+ * Asks every process of j to move its memory out (1) or back (0), as move
+ * seq; each answer is reported as GC_EV_MOVED.  Returns how many were asked.
  */
-int		 hooks_job_gone(struct engine *, struct job *);
-/* nvq hold (held 1) / nvq release (0) of a running job (ctl.c checks). */
-void		 hooks_hold(struct engine *, struct job *, int held);
-/* SIGCONT to a job's processes stopped for not acknowledging a revoke. */
-void		 hooks_continue(struct engine *, struct job *);
-/* Applies the lock decisions now (after a change of jobs or settings). */
-void		 hooks_update(struct engine *);
-/* What the job's lock is now: "granted", "held", "holding", "waiting", "stopped". */
-const char	*hooks_lock_state(const struct job *);
-/*
- * Asks every process of j to move its memory out (1) or back (0); their
- * answers add up in j->move_*, and suspend_moved() follows the last one.
- * Returns how many were asked.
- */
-int		 hooks_move(struct engine *, struct job *, int out);
+int		 hooks_move(struct engine *, struct job *, int64_t seq, int out);
 /* Whether a process of j has not answered its move yet. */
 int		 hooks_moving(struct engine *, const struct job *);
-/* Whether pid is one of the job's hooked processes. */
-int		 hooks_linked(struct engine *, const struct job *, pid_t);
 /*
  * The pids of the job's hooked processes, comma-separated; with starts, for
  * nvq-ckpt, those alive now, each PID@STARTTIME (see proc_start_time).
  */
 void		 hooks_pids(struct engine *, const struct job *, int starts, char *, size_t);
-/*
- * Whether pid is one of the job's processes now: in its supervisor's
- * session or its cgroup (not the supervisor itself).  Reads /proc: the
- * caller makes sure pid still names the process it means.
- */
-int		 hooks_member(const struct job *, pid_t);
-void		 hooks_init(struct engine *);
-void		 hooks_shutdown(struct engine *);
 
 #endif

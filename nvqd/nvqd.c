@@ -17,6 +17,7 @@
 #include "ctl.h"
 #include "engine.h"
 #include "log.h"
+#include "recover.h"
 #include "proto.h"
 #include "server.h"
 
@@ -153,6 +154,8 @@ main(int argc, char **argv)
 	log_info("starting (protocol %d, configuration %s)", PROTO_VERSION,
 	    path ? path : "built-in defaults");
 	engine_init(&d.engine, &loop);
+	recover_jobs(&d.engine);
+	engine_run(&d.engine);
 	d.server = server_start(&loop, d.engine.cfg.socket, &ctl_handler, &d.engine);
 	uv_signal_init(&loop, &d.sigterm);
 	uv_signal_init(&loop, &d.sigint);

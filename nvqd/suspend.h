@@ -1,22 +1,21 @@
 /*
- * suspend.h: suspending and resuming jobs (nvq suspend and resume,
- * preemption, timeslice turns) through nvq-ckpt.
+ * suspend.h: the steps of a switch that run nvq-ckpt, for gpuctl.c.
  *
- * A suspend takes the job's GPU locks back (its launches wait in the hook);
- * with [scheduler] offload = on, asks each hooked process to move its own
- * large allocations to host memory (hook/offload.c, MSG_HOOK_MOVE); then
- * runs nvq-ckpt, which locks and checkpoints every hooked process of the
- * job: the driver moves the rest of their GPU memory to host memory.  Each
- * process goes to nvq-ckpt as PID@START, checked to be the job's when the
- * list is made, so that nvq-ckpt (root) leaves alone a pid reused since;
- * the list is kept in jobs.ckpt_pids (bare PIDs of an older nvqd are
- * checked again before use).  The host memory a suspend needs is NVML's
- * figure where NVML sees the job, else its hooks' reports, bounded.  Only
- * then is the job SUSPENDED and its memory free for others.  A resume, once
- * the scheduler finds its memory free again on its own GPUs, runs nvq-ckpt
- * to restore and unlock them, asks the hooks to bring their allocations
- * back, then gives the locks back.  A step that fails leaves the job as it
- * was, running or suspended: it is never killed.
+ * A suspend (gpuctl.c's table) takes the job's GPU lock back (its launches
+ * wait in the hook); with [scheduler] offload = on, asks each hooked
+ * process to move its own large allocations to host memory
+ * (hook/offload.c); then runs nvq-ckpt, which locks and checkpoints every
+ * listed process of the job: the driver moves the rest of their GPU memory
+ * to host memory.  Each process goes to nvq-ckpt as PID@START, checked to
+ * be the job's when the list is made, so that nvq-ckpt (root) leaves alone
+ * a pid reused since; the list is kept in jobs.ckpt_pids (bare PIDs of an
+ * older nvqd are checked again before use).  The host memory a suspend
+ * needs is NVML's figure where NVML sees the job, else its hooks' reports,
+ * bounded.  A resume runs nvq-ckpt to restore and unlock them.
+ *
+ * This file runs nvq-ckpt and reads what it says; it decides nothing: when
+ * nvq-ckpt ends it reports GC_EV_HELPER through e->report.  It calls
+ * neither gpuctl.c nor hooks.c.
  */
 #ifndef NVQ_SUSPEND_H
 #define NVQ_SUSPEND_H
@@ -26,47 +25,28 @@
 
 #include "engine.h"
 
-enum susp_phase {
-	SUSP_NONE = 0,
-	SUSP_DRAINING,		/* its locks are being taken back */
-	SUSP_MOVE_OUT,		/* its hooks move their allocations out */
-	SUSP_CHECKPOINT,	/* nvq-ckpt suspend runs */
-	SUSP_RESTORE,		/* nvq-ckpt resume runs */
-	SUSP_MOVE_IN		/* its hooks bring their allocations back */
-};
-
-enum susp_why { SUSP_USER, SUSP_PREEMPT, SUSP_TURN, SUSP_RESTART };
-
-/* Seconds a restarted nvqd gives a job's hooks to link again (they retry
- * every half second) before it may be suspended: until then nvqd does not
- * know which of its processes hold GPU memory. */
-#define SUSPEND_RELINK	3.0
-
+/* Host memory free for what a suspend moves out, from /proc/meminfo; -1 if unknown. */
+int64_t	suspend_host_available(void);
 /*
- * Begins suspending a running job; for_job is the job it gives way to (0:
- * none).  Returns 0, or -1 with a sentence in err (nothing changed).
+ * What the job holds on its GPUs now; -1 if unknown.  Per GPU, NVML's figure
+ * where NVML sees its processes there (a measure); else its hooks' reports,
+ * claims that hooks.c counts as at most what the job may hold there.
  */
-int	suspend_job(struct engine *, struct job *, int why, int64_t for_job, char *err,
-	    size_t errlen);
+int64_t	suspend_bytes(struct engine *, const struct job *);
 /*
- * After the locks moved (hooks_update): goes on with the jobs whose locks
- * are back, and with moves whose answers are overdue.  Returns the next
- * deadline of a move (0: none), for hooks_update's timer.
+ * The processes to checkpoint: buf holds the job's hooked ones, each
+ * PID@START (hooks_pids); this adds, written ?PID@START, those that map
+ * libcuda without the hook (the job cleared LD_PRELOAD, or a process that
+ * has not called CUDA yet), checked to be the job's: nvq-ckpt leaves them
+ * out if the driver finds no CUDA state in them.
  */
-double	suspend_drained(struct engine *);
-/* Every process of the job answered its move (hooks.c), or went away. */
-void	suspend_moved(struct engine *, struct job *);
-/* Resumes a suspended job the scheduler found room for. */
-void	suspend_resume(struct engine *, struct job *);
-/* nvq resume: a job suspended by a user may resume once it fits. 0 or -1 with err. */
-int	suspend_release(struct engine *, struct job *, const char *by, char *err,
-	    size_t errlen);
-/* After a restart: a running job nvqd had begun to suspend or resume runs on. */
-void	suspend_recover(struct engine *, struct job *);
-/* The turn on timeslice GPU g, in seconds. */
-double	suspend_turn(struct engine *, int g);
-/* Whether the job may not be asked to give way now: a switch of it failed
- * lately, or nvqd restarted and its hooks have not linked again yet. */
-int	suspend_pinned(const struct job *, double now);
+void	suspend_pids(const struct job *, char *buf, size_t len);
+/*
+ * Runs nvq-ckpt suspend (resume 0) or resume (1) on list, the job's
+ * [?]PID@START,...; its end is reported as GC_EV_HELPER.  Returns 0, or -1
+ * with a sentence in err (nothing runs, nothing is reported).
+ */
+int	suspend_spawn(struct engine *, const struct job *, int resume, const char *list,
+	    char *err, size_t errlen);
 
 #endif

@@ -191,7 +191,7 @@ t_suspend_unhooked() {	# processes that map libcuda without the hook are checkpo
 	nvq cancel "$a" > /dev/null
 }
 
-t_suspend_failed_turn() {	# a suspend that fails inside a lock pass loses no timeslice deadline
+t_suspend_failed_turn() {	# a suspend that fails inside the GPU dispatch loses no lock deadline
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	ckpt_config "[scheduler]" "compute = timeslice" "quantum = 1s" "offload = off" \
 	    "preempt = off"
@@ -202,13 +202,17 @@ t_suspend_failed_turn() {	# a suspend that fails inside a lock pass loses no tim
 	b=$(fsubmit -m 1G "$FAKE_JOB" launch 40 "$T/b")
 	wait_count "$T/b" || return
 	# nvq-ckpt's output cannot be made: the suspend fails as soon as a's
-	# work has drained, inside the pass over the locks, which is asked again
+	# work has drained, inside the pass over the locks (the old shape
+	# re-entered the pass there and armed its timer twice)
 	mkdir -p "$T/spool/.status/$a.ckpt"
 	out=$(nvq suspend "$a" 2>&1)
 	expect_match "the suspend failed" "$out" "cannot|failed"
 	expect_eq "a runs on" "$(state "$a")" RUNNING
-	expect_match "the pass was asked again from inside itself" "$(cat "$T/nvqd.log")" \
-	    "locks: asked again during a pass"
+	# the failure came inside a dispatch, and the lock timer was armed after
+	# it, once, by that dispatch: the next line of GPU control is its end
+	expect_match "the dispatch that failed the suspend armed the timer after it" \
+	    "$(grep -A40 "job $a: cannot suspend it" "$T/nvqd.log" | grep -m1 "gpu: ")" \
+	    "gpu: (ack|unlinked|timer|changed|suspend|want|idle) handled; lock timer"
 	# b's turn still ends: a launches again within a few quanta
 	ga=$(count "$T/a")
 	sleep 4

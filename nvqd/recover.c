@@ -1,0 +1,213 @@
+/*
+ * recover.c: a restarted nvqd takes its jobs back (see recover.h).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "engine.h"
+#include "gpuctl.h"
+#include "log.h"
+#include "proc.h"
+#include "recover.h"
+#include "runner.h"
+#include "status.h"
+
+static int
+recover_after(const char *s, int64_t *ids)
+{
+	int n;
+
+	if (s == NULL || *s == '\0')
+		return 0;
+	n = parse_id_list(s, ids, PARSE_MAX_IDS);
+	return n < 0 ? 0 : n;
+}
+
+struct recover_load {
+	struct engine	*e;
+	int		count;
+};
+
+static int
+recover_load_cb(void *arg, const struct store_active_job *a)
+{
+	struct recover_load *l = arg;
+	struct engine *e = l->e;
+	int64_t after[PARSE_MAX_IDS];
+	struct job *j;
+	int nafter;
+
+	nafter = recover_after(a->after, after);
+	if (engine_add(e, a->id, a->uid, a->gid, a->user ? a->user : "?", a->gpus,
+	    a->mem_per_gpu, a->priority, a->submitted_at, a->time_limit, after, nafter) == -1)
+		return 1;
+	j = e->jobs;
+	if (a->state != NULL && strcmp(a->state, "PENDING") != 0) {
+		engine_state(e, j, strcmp(a->state, "SUSPENDED") == 0 ? JOB_SUSPENDED : JOB_RUNNING);
+		j->started_at = a->started_at;
+		gpuctl_loaded(j, j->state == JOB_RUNNING, a->held, a->suspended_at,
+		    a->suspend_hold, a->ckpt_pids, a->run_suspended, engine_now());
+		j->pid = (pid_t)a->pid;
+		if (a->ending != NULL) {
+			snprintf(j->ending, sizeof(j->ending), "%s", a->ending);
+			snprintf(j->end_reason, sizeof(j->end_reason), "%s",
+			    a->reason ? a->reason : "");
+		}
+		/* recover_jobs checks that it is still the same process */
+		j->pid_start = a->has_pid_start ? a->pid_start : -2;
+		if (a->cgroup != NULL)
+			j->cgroup = strdup(a->cgroup);
+		/* started before the machine's last boot: nothing of it is left */
+		if (a->boot_id != NULL && strcmp(a->boot_id, e->boot_id) != 0) {
+			j->node_fail = 1;
+			j->pid = -j->pid;
+		}
+	}
+	j->requeue = a->requeue;
+	/* the GPUs it holds, from the UUIDs recorded at its start */
+	if (j->state != JOB_PENDING && a->gpu_uuids != NULL) {
+		char buf[SCHED_MAX_GPUS * 97], *tok, *save;
+		int g;
+
+		snprintf(buf, sizeof(buf), "%s", a->gpu_uuids);
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			for (g = 0; g < e->gpus.n; g++)
+				if (strcmp(e->gpus.gpus[g].uuid, tok) == 0)
+					j->gpumask |= 1ULL << g;
+		j->granted = j->mem;
+		for (g = 0; g < e->gpus.n && j->mem == 0; g++)
+			if (j->gpumask & (1ULL << g))
+				j->granted = engine_budget(e, g);
+	}
+	l->count++;
+	return 0;
+}
+
+/*
+ * A RUNNING job without a pid in the database: nvqd stopped between
+ * committing its start and recording its shim's pid.  If its shim runs,
+ * it is adopted; if the shim recorded an end, that is used; if neither,
+ * the job never started and goes back to PENDING (returns 1).
+ */
+static int
+recover_adopt(struct engine *e, struct job *j)
+{
+	char status[PATH_MAX], cg[PATH_MAX];
+	struct status_record rs;
+	pid_t pid = -1;
+	int i;
+
+	engine_status_path(e, j->id, status, sizeof(status));
+	if (status_read(status, &rs) == 0)
+		return 0;
+	if (!runner_void_start(status)) {
+		/*
+		 * Its shim took the ticket: it started, and has ended (its status
+		 * says how) or is to be found.
+		 */
+		for (i = 0; i < 100; i++) {
+			if (status_read(status, &rs) == 0)
+				return 0;
+			if ((pid = runner_find_shim(status)) > 0)
+				break;
+			usleep(10000);
+		}
+		if (pid <= 0)
+			return 0;
+		j->pid = pid;
+		j->pid_start = proc_start_time(pid);
+		if (e->cgroup_base[0] != '\0' && j->cgroup == NULL) {
+			cgroup_name(e->cgroup_base, (long long)j->id, pid, cg, sizeof(cg));
+			j->cgroup = strdup(cg);
+		}
+		log_info("job %lld: found its supervisor (pid %d)", (long long)j->id, (int)pid);
+		store_job_set_pid(e->store, j->id, pid, j->pid_start, e->boot_id, j->cgroup);
+		return 0;
+	}
+	if (store_job_unstart(e->store, j->id, engine_now()) == -1)
+		return 0;	/* FAILED as having no supervisor, below */
+	log_info("job %lld: never started; pending again", (long long)j->id);
+	engine_state(e, j, JOB_PENDING);
+	j->gpumask = 0;
+	j->granted = 0;
+	j->started_at = 0;
+	gpuctl_init(j);
+	free(j->cgroup);
+	j->cgroup = NULL;
+	return 1;
+}
+
+/* Kills what is in a job's cgroup (its shim is gone) and removes it; waits up to 1 s. */
+static void
+recover_cgroup_end(const char *cg)
+{
+	int i;
+
+	if (cgroup_kill(cg) == -1 && errno != ENOENT)
+		log_warn("%s", cg);
+	for (i = 0; i < 100 && !cgroup_empty(cg); i++)
+		usleep(10000);
+	if (rmdir(cg) == -1 && errno != ENOENT)
+		log_warn("cannot remove %s", cg);
+}
+
+void
+recover_jobs(struct engine *e)
+{
+	struct recover_load l = { e, 0 };
+	struct gc_event ev = { .type = GC_EV_RECOVER };
+	struct job *j, *next;
+
+	if (store_active(e->store, recover_load_cb, &l) == -1)
+		log_fatalx("cannot load the jobs from the database");
+	for (j = e->jobs; j != NULL; j = next) {
+		next = j->next;
+		if (j->state == JOB_PENDING)
+			continue;
+		/*
+		 * A pid read back from the database is the shim only if it is the
+		 * same process: open a pidfd first, then compare start times, so
+		 * that a pid reused in between cannot pass; every signal then goes
+		 * through that pidfd.
+		 */
+		if (j->pid == 0 && !j->node_fail && recover_adopt(e, j) == 1)
+			continue;	/* it never started: pending again */
+		if (j->pid > 0) {
+			j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
+			if (proc_start_time(j->pid) != j->pid_start) {
+				if (j->pidfd >= 0)
+					close(j->pidfd);
+				j->pidfd = -1;
+				j->pid = 0;
+			}
+		}
+		if (j->pid <= 0) {
+			j->pid = 0;
+			log_info("job %lld: its supervisor is gone%s", (long long)j->id,
+			    j->node_fail ? " (the machine restarted since it started)" : "");
+			/* whatever of it outlived its shim ends with it */
+			if (j->cgroup != NULL)
+				recover_cgroup_end(j->cgroup);
+			engine_job_ended(e, j);
+			continue;
+		}
+		log_info("job %lld: still %s (pid %d), reattached", (long long)j->id,
+		    j->state == JOB_SUSPENDED ? "suspended" : "running", (int)j->pid);
+		engine_track(e, j);
+		engine_watch(e, j);
+		ev.job = j->id;
+		engine_gpu(e, &ev, NULL, 0);	/* GC_EV_RECOVER */
+		if (j->ending[0] != '\0') {
+			runner_stop(j->pid, j->pidfd, 0);
+			engine_arm(e, j, (double)e->cfg.kill_grace);
+		} else
+			engine_limit(e, j);
+	}
+	log_info("%d active jobs loaded", l.count);
+}
