@@ -39,6 +39,12 @@ proc_start_time(pid_t pid)
 }
 
 pid_t
+proc_parent(pid_t pid)
+{
+	return (pid_t)proc_stat_field(pid, 4);
+}
+
+pid_t
 proc_session(pid_t pid)
 {
 	return (pid_t)proc_stat_field(pid, 6);

@@ -12,6 +12,8 @@
 
 /* The start time of pid in clock ticks since boot, or -1 if it is gone. */
 int64_t	proc_start_time(pid_t);
+/* The parent of pid, or -1. */
+pid_t	proc_parent(pid_t);
 /* The session of pid, or -1. */
 pid_t	proc_session(pid_t);
 /* The pid of a pidfd's process, from /proc/self/fdinfo; -1 once it ended. */

@@ -68,6 +68,7 @@ static struct {
 	int		waiting;	/* launches waiting at the gate */
 	int		want_sent;
 	int		idle_sent;
+	int		refused_said;	/* the refusal was written to stderr */
 	double		idle_since;	/* the last launch seen, or the last grant */
 	uint8_t		*buf;		/* what was read and not yet handled */
 	size_t		len, cap;
@@ -291,8 +292,14 @@ link_message(const struct proto_msg *m)
 		link_move(proto_int(m, "seq", 0), (int)proto_int(m, "out", 1));
 		break;
 	case MSG_ERROR:
-		L.ops->log("nvqd refused the link: %s", proto_str(m, "error") ?
-		    proto_str(m, "error") : "?");
+		/* once, whatever the debug setting: the job's owner must know */
+		if (!L.refused_said) {
+			L.refused_said = 1;
+			fprintf(stderr, "nvq-hook: nvqd refused this process's link (pid %d): %s; "
+			    "its GPU use is not counted as the job's, and nvq hold and suspend "
+			    "do not reach it\n", (int)getpid(), proto_str(m, "error") ?
+			    proto_str(m, "error") : "?");
+		}
 		break;
 	default:
 		break;

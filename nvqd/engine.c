@@ -26,6 +26,7 @@
 #include "hooks.h"
 #include "jobtab.h"
 #include "log.h"
+#include "member.h"
 #include "proc.h"
 #include "runner.h"
 #include "start.h"
@@ -1158,23 +1159,51 @@ engine_kick_cb(uv_idle_t *h)
 		engine_pass(e);
 }
 
-/* Whether pid belongs to a running job: it is in the session of a job's shim. */
+/* The running jobs' supervisors, by pid, while NVML's processes are counted. */
+struct engine_owners {
+	struct engine	*e;
+	pid_t		*pids;		/* sorted */
+	struct job	**jobs;		/* in the same order */
+	int		n;
+};
+
+static int
+engine_owner_cmp(const void *a, const void *b)
+{
+	const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/*
+ * Whether pid belongs to a running job, by member.h's rule (its supervisor
+ * among its ancestors, or its session): a job's processes are never
+ * outside use, whatever session they made for themselves.
+ */
 static int
 engine_owner_cb(pid_t pid, int gpu, uint64_t bytes, void *arg)
 {
-	struct engine *e = arg;
+	struct engine_owners *o = arg;
 	struct job *j;
-	pid_t sid = proc_session(pid);
+	pid_t root = member_root(pid, o->pids, o->n);
+	int lo = 0, hi = o->n - 1, mid;
 
-	if (sid <= 0)
+	if (root <= 0)
 		return 0;
-	for (j = e->jobs; j != NULL; j = j->next)
-		if (j->state != JOB_PENDING && j->pid == sid) {
+	while (lo <= hi) {
+		mid = (lo + hi) / 2;
+		if (o->pids[mid] == root) {
+			j = o->jobs[mid];
 			/* a job is all of its processes: add them up */
-			if (j->gpu_acc != NULL && gpu >= 0 && gpu < e->gpus.n)
+			if (j->gpu_acc != NULL && gpu >= 0 && gpu < o->e->gpus.n)
 				j->gpu_acc[gpu] += bytes;
 			return 1;
 		}
+		if (o->pids[mid] < root)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
 	return 0;
 }
 
@@ -1182,13 +1211,27 @@ engine_owner_cb(pid_t pid, int gpu, uint64_t bytes, void *arg)
 static int
 engine_refresh(struct engine *e)
 {
+	struct engine_owners o = { e, NULL, NULL, 0 };
 	struct job *j;
-	int g, changed;
+	int g, k, changed;
 
 	for (j = e->jobs; j != NULL; j = j->next)
 		if (j->gpu_acc != NULL)
 			memset(j->gpu_acc, 0, (size_t)e->gpus.n * sizeof(uint64_t));
-	changed = gpu_refresh(&e->gpus, engine_owner_cb, e);
+	if (!e->gpus.is_virtual && e->gpus.lib != NULL) {
+		o.jobs = calloc((size_t)e->njobs + 1, sizeof(*o.jobs));
+		o.pids = calloc((size_t)e->njobs + 1, sizeof(*o.pids));
+		for (j = e->jobs; j != NULL && o.jobs != NULL && o.pids != NULL; j = j->next)
+			if (j->state != JOB_PENDING && j->pid > 0)
+				o.jobs[o.n++] = j;
+		if (o.n > 0)
+			qsort(o.jobs, (size_t)o.n, sizeof(*o.jobs), engine_owner_cmp);
+		for (k = 0; k < o.n; k++)
+			o.pids[k] = o.jobs[k]->pid;
+	}
+	changed = gpu_refresh(&e->gpus, engine_owner_cb, &o);
+	free(o.jobs);
+	free(o.pids);
 	if (e->gpus.is_virtual || e->gpus.lib == NULL)
 		return changed;
 	for (j = e->jobs; j != NULL; j = j->next) {

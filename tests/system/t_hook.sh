@@ -106,6 +106,40 @@ t_hook_report() {	# reports add up per job; the job's processes share one budget
 	    runs WHERE job_id = $b")" 943718400
 }
 
+t_hook_setsid() {	# a process in a session of its own (torchrun's workers) is the job's; one outside is not
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	# cgroups off: only its ancestry makes a process in its own session the job's
+	write_config "[daemon]" "cgroups = off" "[scheduler]" "revoke_timeout = 2s"
+	start_nvqd || return
+	local a b pid out
+	a=$(fsubmit -m 1G -e "$T/a.err" setsid -w "$FAKE_JOB" launch 30 "$T/a")
+	wait_count "$T/a" || return
+	wait_field "$a" hook_pids '^[0-9]+$' || return
+	pid=$(field "$a" hook_pids)
+	expect_eq "the linked process leads a session of its own" \
+	    "$(ps -o sid= -p "$pid" | tr -d ' ')" "$pid"
+	wait_field "$a" gpu_used '^67108864$'
+	out=$(nvq hold "$a")
+	expect_eq "nvq hold waits for its drain" "$out" "job $a held: its GPU work has drained"
+	expect_eq "it launches nothing while held" "$(growing "$T/a" 0.6)" still
+	nvq release "$a" > /dev/null
+	expect_eq "and again once released" "$(growing "$T/a" 0.4)" grows
+	# two processes, each in a session of its own, share the job's 1G
+	b=$(fsubmit -m 1G -e "$T/b.err" sh -c "setsid -w $FAKE_JOB alloc 734003200 3 & sleep 1;
+	    setsid -w $FAKE_JOB alloc 734003200 0; wait")
+	nvq wait "$b"
+	expect_eq "700M, then 700M refused" "$(nvq log "$b" | tr '\n' ' ')" "alloc ok alloc oom "
+	expect_eq "no refusal on the jobs' stderr" "$(cat "$T/a.err" "$T/b.err" | grep -c refused)" 0
+	# a process of the same user outside the job, posing as one of its processes
+	LD_PRELOAD=$ROOT/$BUILD/libnvq-hook.so NVQ_HOOK_SOCKET=$T/sock NVQ_JOB_ID=$a \
+	    LD_LIBRARY_PATH=$FAKE_LIB "$FAKE_JOB" alloc 1048576 2 > /dev/null 2> "$T/out.err"
+	expect_eq "one line says it was refused" "$(grep -c "nvqd refused this process's link" \
+	    "$T/out.err")" 1
+	expect_match "why" "$(cat "$T/out.err")" "is not part of job $a"
+	expect_eq "only the job's process is linked" "$(field "$a" hook_pids)" "$pid"
+	nvq cancel "$a" > /dev/null
+}
+
 t_hook_reconnect() {	# jobs run on while nvqd is away (run) or wait for it (wait)
 	write_config
 	start_nvqd || return
