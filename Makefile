@@ -84,7 +84,8 @@ $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ $(INI_LIBS) -lm
 
 # the per-job supervisor: libc only, small, started with posix_spawn
-$(BUILD)/nvq-shim: $(call obj,nvq-shim/shim.c common/rlimits.c common/cgroup.c common/status.c)
+$(BUILD)/nvq-shim: $(call obj,nvq-shim/shim.c common/rlimits.c common/cgroup.c common/status.c \
+	    common/share.c common/proc.c)
 	$(CC) $(LDFLAGS) -o $@ $^
 
 # suspend and resume through the driver's checkpoint API: libcuda by dlopen
@@ -92,7 +93,8 @@ $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The hook: position-independent, everything hidden but hook.map's names.
-HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c common/proto.c
+HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c common/proto.c common/share.c \
+	   common/proc.c
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
@@ -102,7 +104,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 	    $(filter %.o,$^) -ldl -lpthread
 
 # Unit tests: cmocka, pure logic only.
-UNIT	= sched preempt proto config parse budget offload status
+UNIT	= sched preempt proto config parse budget offload status share
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -115,6 +117,7 @@ $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c co
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
+$(BUILD)/tests/test_share: $(call obj,tests/unit/test_share.c common/share.c common/proc.c)
 # its tables name the fields they test, in order
 $(BUILD)/obj/tests/unit/test_sched.o: CFLAGS += -Wno-missing-field-initializers
 $(BUILD)/tests/test_config: TEST_LIBS += $(INI_LIBS)

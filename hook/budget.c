@@ -120,6 +120,15 @@ budget_commit(struct budget *b, int kind, uint64_t key, int dev, uint64_t size)
 int
 budget_release(struct budget *b, int kind, uint64_t key)
 {
+	int dev;
+	uint64_t size;
+
+	return budget_take(b, kind, key, &dev, &size);
+}
+
+int
+budget_take(struct budget *b, int kind, uint64_t key, int *dev, uint64_t *size)
+{
 	struct budget_entry *e;
 	uint64_t h;
 
@@ -132,6 +141,8 @@ budget_release(struct budget *b, int kind, uint64_t key)
 		if (e->kind != kind || e->key != key)
 			continue;
 		budget_unreserve(b, e->dev, e->size);
+		*dev = e->dev;
+		*size = e->size;
 		e->kind = -1;
 		b->count--;
 		b->tombs++;

@@ -44,6 +44,8 @@ void	budget_unreserve(struct budget *, int dev, uint64_t size);
 int	budget_commit(struct budget *, int kind, uint64_t key, int dev, uint64_t size);
 /* Gives back what (kind, key) holds; -1 if it is not known (not ours). */
 int	budget_release(struct budget *, int kind, uint64_t key);
+/* The same, with the device and size it held. */
+int	budget_take(struct budget *, int kind, uint64_t key, int *dev, uint64_t *size);
 /* What dev may still allocate: under the limit and the cap (0 if none). */
 uint64_t budget_left(const struct budget *, int dev);
 

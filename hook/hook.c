@@ -31,6 +31,7 @@
 #include "cuda_decls.h"
 #include "gate.h"
 #include "link.h"
+#include "share.h"
 #include "offload.h"
 
 #define EXPORT	__attribute__((visibility("default")))
@@ -92,6 +93,7 @@ hook_child_cb(void)
 	pthread_mutex_init(&hook.lock, NULL);
 	budget_free(&hook.budget);
 	budget_init(&hook.budget, hook.budget.limit);
+	share_child();
 	offload_child();
 	link_child();
 }
@@ -107,6 +109,9 @@ hook_init_cb(void)
 	if (mem != NULL && sscanf(mem, "%llu", &limit) != 1)
 		limit = 0;
 	budget_init(&hook.budget, limit);
+	/* the job's account, shared by all its processes */
+	if (limit > 0 && share_open(getenv("NVQ_SHARE")) == 0)
+		hook_log("one account with the job's other processes (%s)", getenv("NVQ_SHARE"));
 	snprintf(hook.visible, sizeof(hook.visible), "%s", v ? v : "");
 	pthread_atfork(NULL, NULL, hook_child_cb);
 	hook_log("budget %llu bytes per GPU", limit);
@@ -382,6 +387,11 @@ hook_reserve(size_t size, int dev)
 	hook_init();
 	pthread_mutex_lock(&hook.lock);
 	r = budget_reserve(&hook.budget, dev, size);
+	/* then the job's: this and its other processes together stay within -m */
+	if (r == 0 && share_reserve(dev, size, hook.budget.limit) == -1) {
+		budget_unreserve(&hook.budget, dev, size);
+		r = -1;
+	}
 	pthread_mutex_unlock(&hook.lock);
 	if (r == -1) {
 		hook_log("refused %zu bytes on device %d: over the budget of %llu", size, dev,
@@ -396,10 +406,11 @@ static CUresult
 hook_settle(CUresult r, int kind, uint64_t key, int dev, size_t size)
 {
 	pthread_mutex_lock(&hook.lock);
-	if (r != CUDA_SUCCESS)
+	if (r != CUDA_SUCCESS || budget_commit(&hook.budget, kind, key, dev, size) == -1) {
+		/* failed; or untracked, not charged */
 		budget_unreserve(&hook.budget, dev, size);
-	else if (budget_commit(&hook.budget, kind, key, dev, size) == -1)
-		budget_unreserve(&hook.budget, dev, size);	/* untracked, not charged */
+		share_release(dev, size);
+	}
 	pthread_mutex_unlock(&hook.lock);
 	return r;
 }
@@ -408,8 +419,12 @@ static void
 hook_forget(int kind, uint64_t key)
 {
 	hook_init();
+	int dev;
+	uint64_t size;
+
 	pthread_mutex_lock(&hook.lock);
-	budget_release(&hook.budget, kind, key);
+	if (budget_take(&hook.budget, kind, key, &dev, &size) == 0)
+		share_release(dev, size);
 	pthread_mutex_unlock(&hook.lock);
 }
 
@@ -724,6 +739,13 @@ cuMemGetInfo_v2(size_t *freep, size_t *totalp)
 		pthread_mutex_lock(&hook.lock);
 		left = budget_left(&hook.budget, dev);
 		pthread_mutex_unlock(&hook.lock);
+		/* what the job's other processes hold counts too (those that ended, not) */
+		share_tidy();
+		if (share_active() && share_total(dev) < hook.budget.limit &&
+		    hook.budget.limit - share_total(dev) < left)
+			left = hook.budget.limit - share_total(dev);
+		else if (share_active() && share_total(dev) >= hook.budget.limit)
+			left = 0;
 		t = hook.budget.limit;
 		/* what is left of the budget, unless the GPU itself has less */
 		f = left < f ? left : f;
@@ -942,7 +964,8 @@ hook_sync(int ndev)
 static void
 hook_set_cap(int dev, uint64_t cap)
 {
-	if (dev < 0 || dev >= BUDGET_MAX_DEV)
+	/* the job's shared account is exact: nvqd's cap, from reports, would lag it */
+	if (dev < 0 || dev >= BUDGET_MAX_DEV || share_active())
 		return;
 	pthread_mutex_lock(&hook.lock);
 	hook.budget.ceiling[dev] = cap;

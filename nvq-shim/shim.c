@@ -48,6 +48,7 @@
 
 #include "cgroup.h"
 #include "rlimits.h"
+#include "share.h"
 #include "status.h"
 
 #define SHIM_MAX_GROUPS	1024
@@ -71,6 +72,7 @@ struct shim_spec {
 	char		**env;		/* the job's environment, or NULL: the shim's */
 	long long	max_procs;	/* 0: no limit */
 	int		procs_by_cgroup;	/* max_procs is the cgroup's pids.max */
+	char		share[PATH_MAX];	/* the job's memory account (share.h); "": none */
 };
 
 extern char **environ;
@@ -140,6 +142,9 @@ shim_job_env(const struct shim_spec *s, int efd)
 	snprintf(v, len, "%s%s%s", s->preload, old && *old ? " " : "", old ? old : "");
 	if (setenv("LD_PRELOAD", v, 1) == -1)
 		shim_fail(efd, 126, "cannot set LD_PRELOAD: %s", strerror(errno));
+	/* the hook's account shared by every process of the job; without it each counts alone */
+	if (*s->share != '\0' && setenv("NVQ_SHARE", s->share, 1) == -1)
+		shim_fail(efd, 126, "cannot set NVQ_SHARE: %s", strerror(errno));
 }
 
 /* In the job's process, after the shim's fork: never returns. */
@@ -365,6 +370,10 @@ shim_shim(struct shim_spec *s)
 		s->cgroup[0] = '\0';	/* a process group, as without cgroups */
 	s->procs_by_cgroup = s->max_procs > 0 && *s->cgroup != '\0' &&
 	    cgroup_pids_max(s->cgroup, s->max_procs) == 0;
+	/* the job's memory account, for the hook in each of its processes */
+	if (s->preload != NULL && share_create(s->share, sizeof(s->share), s->drop ? s->uid :
+	    getuid(), s->drop ? s->gid : getgid()) == -1)
+		s->share[0] = '\0';
 	/* the read end never blocks the shim: it is read once the job's process ended */
 	if (env_errno != 0 || pipe2(efd, O_CLOEXEC) == -1 ||
 	    fcntl(efd[0], F_SETFL, O_NONBLOCK) == -1 || (job = fork()) == -1) {
@@ -373,6 +382,8 @@ shim_shim(struct shim_spec *s)
 		    "cannot read its environment" : "cannot start",
 		    strerror(env_errno ? env_errno : errno));
 		rs.ended_at = shim_now();
+		if (*s->share != '\0')
+			unlink(s->share);
 		shim_write_status(sfd, s->status_path, &rs);
 		_exit(0);
 	}
@@ -434,6 +445,8 @@ shim_shim(struct shim_spec *s)
 	}
 	if (*s->cgroup != '\0')
 		rmdir(s->cgroup);
+	if (*s->share != '\0')
+		unlink(s->share);
 	shim_write_status(sfd, s->status_path, &rs);
 	_exit(0);
 }

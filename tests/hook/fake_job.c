@@ -12,6 +12,10 @@
  *   fake_job fork SECONDS
  *	allocates and launches, forks a child that does the same with its
  *	own budget, both hold on SECONDS, and prints what each got;
+ *   fake_job race BYTES ROUNDS
+ *	forks a child that makes a session of its own (as torchrun's
+ *	workers do); in each round both allocate BYTES at the same instant,
+ *	then free them; prints how many rounds one, both or none succeeded;
  *   fake_job data SECONDS FILE BYTES
  *	allocates BYTES and fills them with a pattern, then launches for
  *	SECONDS; after each launch its "kernel" reads a 2 MiB block of the
@@ -156,6 +160,65 @@ do_alloc(size_t bytes)
 	return ((alloc_fn)resolve("cuMemAlloc"))(&p, bytes) == CUDA_SUCCESS ? 0 : -1;
 }
 
+typedef CUresult (*free_fn)(CUdeviceptr);
+
+/* Two processes of one job allocate at the same instant, rounds times. */
+static int
+do_race(size_t bytes, int rounds)
+{
+	alloc_fn alloc = (alloc_fn)resolve("cuMemAlloc");
+	free_fn release = (free_fn)resolve("cuMemFree");
+	int go[2], res[2], r, one = 0, both = 0, none = 0;
+	CUdeviceptr p;
+	char mine, theirs, c;
+	pid_t pid;
+
+	if (pipe(go) == -1 || pipe(res) == -1)
+		return 1;
+	if ((pid = fork()) == -1)
+		return 1;
+	if (pid == 0) {
+		setsid();
+		for (r = 0; r < rounds; r++) {
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			if (c == 'a') {
+				mine = alloc(&p, bytes) == CUDA_SUCCESS ? 'y' : 'n';
+				if (write(res[1], &mine, 1) != 1)
+					_exit(1);
+				if (read(go[0], &c, 1) != 1)
+					_exit(1);
+				if (mine == 'y')
+					release(p);
+				if (write(res[1], "f", 1) != 1)
+					_exit(1);
+			}
+		}
+		_exit(0);
+	}
+	for (r = 0; r < rounds; r++) {
+		/* the child wakes as the parent allocates */
+		if (write(go[1], "a", 1) != 1)
+			return 1;
+		mine = alloc(&p, bytes) == CUDA_SUCCESS ? 'y' : 'n';
+		if (read(res[0], &theirs, 1) != 1)
+			return 1;
+		if (mine == 'y' && theirs == 'y')
+			both++;
+		else if (mine == 'y' || theirs == 'y')
+			one++;
+		else
+			none++;
+		if (mine == 'y')
+			release(p);
+		if (write(go[1], "f", 1) != 1 || read(res[0], &c, 1) != 1)
+			return 1;
+	}
+	waitpid(pid, NULL, 0);
+	printf("race rounds %d one %d both %d none %d\n", rounds, one, both, none);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -185,6 +248,8 @@ main(int argc, char **argv)
 		printf("launched %ld\n", n);
 		return 0;
 	}
+	if (argc == 4 && strcmp(argv[1], "race") == 0)
+		return do_race(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	if (argc == 5 && strcmp(argv[1], "data") == 0)
 		return do_data(atof(argv[2]), argv[3], strtoull(argv[4], NULL, 10));
 	if (argc == 4 && strcmp(argv[1], "alloc") == 0) {
@@ -214,6 +279,6 @@ main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: fake_job launch SECONDS FILE [BYTES] | alloc BYTES SECONDS | "
-	    "fork SECONDS | data SECONDS FILE BYTES\n");
+	    "fork SECONDS | race BYTES ROUNDS | data SECONDS FILE BYTES\n");
 	return 2;
 }

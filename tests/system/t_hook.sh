@@ -106,6 +106,21 @@ t_hook_report() {	# reports add up per job; the job's processes share one budget
 	    runs WHERE job_id = $b")" 943718400
 }
 
+t_hook_race() {	# two processes of a 1G job allocating 600M at the same instant: one succeeds, every round
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	write_config
+	start_nvqd || return
+	local a shim
+	# the second process makes a session of its own, as torchrun's workers do
+	a=$(fsubmit -m 1G "$FAKE_JOB" race 629145600 30)
+	nvq wait "$a"
+	expect_eq "exactly one success in each of 30 rounds" "$(nvq log "$a")" \
+	    "race rounds 30 one 30 both 0 none 0"
+	shim=$(shim_pid "$a")
+	expect_eq "the job's account is removed with it" \
+	    "$(ls /dev/shm/nvq-share-"$shim"-* 2> /dev/null | wc -l)" 0
+}
+
 t_hook_setsid() {	# a process in a session of its own (torchrun's workers) is the job's; one outside is not
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	# cgroups off: only its ancestry makes a process in its own session the job's
