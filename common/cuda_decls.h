@@ -22,6 +22,9 @@ typedef unsigned long long nvq_CUmemGenericAllocationHandle;
 #define NVQ_CU_MEM_ACCESS_FLAGS_PROT_READWRITE	3
 #define NVQ_CU_MEM_ALLOC_GRANULARITY_MINIMUM	0
 #define NVQ_CU_MEMHOSTREGISTER_PORTABLE		0x01
+/* CUDA IPC of offload.c's allocations (ipc.c) */
+#define NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR	0x1
+#define NVQ_CU_IPC_HANDLE_SIZE			64
 
 #ifndef NVQ_CUDA_DECLS_ONLY_STRUCTS
 typedef int CUresult;
@@ -39,6 +42,10 @@ typedef int CUdriverProcAddressQueryResult;
 #define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM	NVQ_CU_PER_THREAD
 #define CU_MEM_LOCATION_TYPE_DEVICE	NVQ_CU_MEM_LOCATION_TYPE_DEVICE
 #endif
+
+struct nvq_cu_ipc_mem_handle {
+	char		reserved[NVQ_CU_IPC_HANDLE_SIZE];
+};
 
 struct nvq_cu_mem_location {
 	int		type;

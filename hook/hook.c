@@ -30,6 +30,7 @@
 #include "budget.h"
 #include "cuda_decls.h"
 #include "gate.h"
+#include "ipc.h"
 #include "link.h"
 #include "share.h"
 #include "offload.h"
@@ -95,6 +96,7 @@ hook_child_cb(void)
 	budget_init(&hook.budget, hook.budget.limit);
 	share_child();
 	offload_child();
+	ipc_child();
 	link_child();
 }
 
@@ -102,7 +104,7 @@ hook_child_cb(void)
 static void
 hook_init_cb(void)
 {
-	const char *mem = getenv("NVQ_GPU_MEM"), *v = getenv("CUDA_VISIBLE_DEVICES");
+	const char *mem = getenv("NVQ_GPU_MEM"), *v = getenv("CUDA_VISIBLE_DEVICES"), *sup;
 	unsigned long long limit = 0;
 
 	hook.debug = getenv("NVQ_DEBUG") != NULL && *getenv("NVQ_DEBUG") != '\0';
@@ -113,6 +115,8 @@ hook_init_cb(void)
 	if (limit > 0 && share_open(getenv("NVQ_SHARE")) == 0)
 		hook_log("one account with the job's other processes (%s)", getenv("NVQ_SHARE"));
 	snprintf(hook.visible, sizeof(hook.visible), "%s", v ? v : "");
+	sup = getenv("NVQ_SUPERVISOR");
+	ipc_init(sup != NULL ? (pid_t)atoi(sup) : 0, hook_log);
 	pthread_atfork(NULL, NULL, hook_child_cb);
 	hook_log("budget %llu bytes per GPU", limit);
 	link_start(&hook_link_ops);
@@ -321,6 +325,7 @@ enum hook_fn {
 	F_ARRAY_CREATE, F_ARRAY3D_CREATE, F_ARRAY_DESTROY,
 	F_MEM_GET_INFO, F_DEVICE_TOTAL_MEM,
 	F_GET_PROC, F_GET_PROC_V2,
+	F_IPC_GET, F_IPC_OPEN, F_IPC_OPEN_V2, F_IPC_CLOSE,
 #define HOOK_ENUM(name, params, args) F_##name,
 	HOOK_GATED(HOOK_ENUM)
 #undef HOOK_ENUM
@@ -640,6 +645,65 @@ cuMemRelease(CUmemGenericAllocationHandle h)
 	if ((r = real(h)) == CUDA_SUCCESS)
 		hook_forget(BUDGET_HANDLE, h);
 	return r;
+}
+
+/*
+ * CUDA IPC: the hook's VMM allocations get handles of the hook's own
+ * (ipc.h), which the driver could not make; every other handle and
+ * pointer goes to the driver.
+ */
+typedef CUresult (*ipc_open_fn)(CUdeviceptr *, struct nvq_cu_ipc_mem_handle, unsigned int);
+
+EXPORT CUresult cuIpcGetMemHandle(struct nvq_cu_ipc_mem_handle *, CUdeviceptr);
+EXPORT CUresult
+cuIpcGetMemHandle(struct nvq_cu_ipc_mem_handle *h, CUdeviceptr p)
+{
+	CUresult (*real)(struct nvq_cu_ipc_mem_handle *, CUdeviceptr) = hook_real(F_IPC_GET);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	hook_init();
+	return (r = ipc_get(h, p)) != IPC_PASS ? r : real(h, p);
+}
+
+static CUresult
+hook_ipc_open(enum hook_fn f, CUdeviceptr *p, struct nvq_cu_ipc_mem_handle h, unsigned int fl)
+{
+	ipc_open_fn real = REAL(f, ipc_open_fn);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	hook_init();
+	return (r = ipc_open(p, &h)) != IPC_PASS ? r : real(p, h, fl);
+}
+
+EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *, struct nvq_cu_ipc_mem_handle, unsigned int);
+EXPORT CUresult
+cuIpcOpenMemHandle(CUdeviceptr *p, struct nvq_cu_ipc_mem_handle h, unsigned int flags)
+{
+	return hook_ipc_open(F_IPC_OPEN, p, h, flags);
+}
+
+EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *, struct nvq_cu_ipc_mem_handle, unsigned int);
+EXPORT CUresult
+cuIpcOpenMemHandle_v2(CUdeviceptr *p, struct nvq_cu_ipc_mem_handle h, unsigned int flags)
+{
+	return hook_ipc_open(F_IPC_OPEN_V2, p, h, flags);
+}
+
+EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr);
+EXPORT CUresult
+cuIpcCloseMemHandle(CUdeviceptr p)
+{
+	CUresult (*real)(CUdeviceptr) = hook_real(F_IPC_CLOSE);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	hook_init();
+	return (r = ipc_close(p)) != IPC_PASS ? r : real(p);
 }
 
 /* Bytes per element of an array format (its low nibble mostly tells). */
@@ -996,6 +1060,10 @@ static struct hook_entry hook_table[F_NFUNCS] = {
 	[F_DEVICE_TOTAL_MEM] = { "cuDeviceTotalMem_v2", (void *)cuDeviceTotalMem_v2, NULL, 0 },
 	[F_GET_PROC] = { "cuGetProcAddress", (void *)cuGetProcAddress, NULL, 0 },
 	[F_GET_PROC_V2] = { "cuGetProcAddress_v2", (void *)cuGetProcAddress_v2, NULL, 0 },
+	[F_IPC_GET] = { "cuIpcGetMemHandle", (void *)cuIpcGetMemHandle, NULL, 0 },
+	[F_IPC_OPEN] = { "cuIpcOpenMemHandle", (void *)cuIpcOpenMemHandle, NULL, 0 },
+	[F_IPC_OPEN_V2] = { "cuIpcOpenMemHandle_v2", (void *)cuIpcOpenMemHandle_v2, NULL, 0 },
+	[F_IPC_CLOSE] = { "cuIpcCloseMemHandle", (void *)cuIpcCloseMemHandle, NULL, 0 },
 #define HOOK_ROW(name, params, args) [F_##name] = { #name, (void *)name, NULL, 0 },
 	HOOK_GATED(HOOK_ROW)
 #undef HOOK_ROW

@@ -73,6 +73,7 @@ static struct {
 	uint8_t		*buf;		/* what was read and not yet handled */
 	size_t		len, cap;
 	uint64_t	sent_used[BUDGET_MAX_DEV], sent_peak[BUDGET_MAX_DEV];
+	uint64_t	sent_shared;	/* offload_shared() as last reported */
 	int		sent_n;
 	char		uuid[BUDGET_MAX_DEV][64];
 } L = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1,
@@ -355,11 +356,16 @@ link_report_locked(void)
 	uint64_t used[BUDGET_MAX_DEV], peak[BUDGET_MAX_DEV];
 	struct proto_buf b = { 0 };
 	int n = L.ops->usage(used, peak, BUDGET_MAX_DEV), d, rows = 0;
+	uint64_t shared = offload_shared();
 
 	if (n == L.sent_n && memcmp(used, L.sent_used, sizeof(used[0]) * (size_t)n) == 0 &&
-	    memcmp(peak, L.sent_peak, sizeof(peak[0]) * (size_t)n) == 0)
+	    memcmp(peak, L.sent_peak, sizeof(peak[0]) * (size_t)n) == 0 &&
+	    shared == L.sent_shared)
 		return;
 	proto_begin(&b, MSG_HOOK_REPORT);
+	/* memory other processes map too: nvqd cannot suspend the job while there is any */
+	if (shared > 0 || L.sent_shared > 0)
+		proto_put_int(&b, "shared", (int64_t)shared);
 	for (d = 0; d < n; d++) {
 		if (used[d] == 0 && peak[d] == 0)
 			continue;
@@ -371,7 +377,7 @@ link_report_locked(void)
 		proto_put_int(&b, "peak", (int64_t)peak[d]);
 		rows++;
 	}
-	if (rows == 0 && L.sent_n == -1 && n == 0) {
+	if (rows == 0 && L.sent_n == -1 && n == 0 && shared == 0) {
 		proto_buf_free(&b);
 		return;
 	}
@@ -379,6 +385,7 @@ link_report_locked(void)
 		memcpy(L.sent_used, used, sizeof(used[0]) * (size_t)n);
 		memcpy(L.sent_peak, peak, sizeof(peak[0]) * (size_t)n);
 		L.sent_n = n;
+		L.sent_shared = shared;
 	}
 }
 

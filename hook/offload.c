@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +19,9 @@
 
 typedef void *CUcontext;
 
-enum { REC_EMPTY = 0, REC_TOMB, REC_IN, REC_OUT };
+/* REC_IMPORT: another process's allocation, mapped here (offload_import) */
+enum { REC_EMPTY = 0, REC_TOMB, REC_IN, REC_OUT, REC_IMPORT };
+#define REC_LIVE(st)	((st) >= REC_IN)
 
 struct rec {
 	CUdeviceptr	va;
@@ -28,11 +31,14 @@ struct rec {
 	size_t		off;		/* in the staging area, while REC_OUT */
 	int		dev;
 	int		state;
+	int		exported;	/* a descriptor of h was made (fd): it stays put */
+	int		fd;		/* while exported, else -1 */
 };
 
 static struct {
 	pthread_mutex_t	mu;
 	int		on;
+	int		no_fd;		/* cuMemCreate refused exportable memory once */
 	struct rec	*tab;
 	size_t		cap, used, live;	/* slots, used (live + tombs), live */
 	size_t		gran[BUDGET_MAX_DEV];
@@ -57,6 +63,8 @@ static struct {
 	CUresult (*host_unregister)(void *);
 	CUresult (*dev_count)(int *);
 	CUresult (*can_peer)(int *, CUdevice, CUdevice);
+	CUresult (*export)(void *, CUmemGenericAllocationHandle, int, unsigned long long);
+	CUresult (*import)(CUmemGenericAllocationHandle *, void *, int);
 	void	(*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 } O = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -88,6 +96,10 @@ offload_init(int on, void *(*sym)(const char *),
 	    SYM(host_register, "cuMemHostRegister_v2") &&
 	    SYM(host_unregister, "cuMemHostUnregister") &&
 	    SYM(dev_count, "cuDeviceGetCount") && SYM(can_peer, "cuDeviceCanAccessPeer");
+	/* CUDA IPC of these allocations (ipc.c) needs these two; the rest works without */
+	if (!(SYM(export, "cuMemExportToShareableHandle")) ||
+	    !(SYM(import, "cuMemImportFromShareableHandle")))
+		O.export = NULL;
 #undef SYM
 	O.log("offload %s", O.on ? "on: large allocations through the VMM API" :
 	    "off: this libcuda lacks the VMM API");
@@ -133,7 +145,7 @@ off_grow(void)
 	if ((nt = calloc(nc, sizeof(*nt))) == NULL)
 		return -1;
 	for (i = 0; i < oc; i++)
-		if (old[i].state == REC_IN || old[i].state == REC_OUT) {
+		if (REC_LIVE(old[i].state)) {
 			for (k = off_slot(old[i].va, nc); nt[k].state != REC_EMPTY;
 			    k = (k + 1) & (nc - 1))
 				;
@@ -153,7 +165,7 @@ off_insert(const struct rec *r)
 
 	if ((O.used + 1) * 2 > O.cap && off_grow() == -1)
 		return -1;
-	for (k = off_slot(r->va, O.cap); O.tab[k].state == REC_IN || O.tab[k].state == REC_OUT;
+	for (k = off_slot(r->va, O.cap); REC_LIVE(O.tab[k].state);
 	    k = (k + 1) & (O.cap - 1))
 		;
 	if (O.tab[k].state == REC_EMPTY)
@@ -179,6 +191,27 @@ off_prop(struct nvq_cu_mem_allocation_prop *p, int dev)
 	p->type = NVQ_CU_MEM_ALLOCATION_TYPE_PINNED;
 	p->location.type = NVQ_CU_MEM_LOCATION_TYPE_DEVICE;
 	p->location.id = dev;
+	/* exportable, so that CUDA IPC works on it (offload_export) */
+	if (!O.no_fd && O.export != NULL)
+		p->requestedHandleTypes = NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+}
+
+/* cuMemCreate with prop; again without a shareable handle type if that was refused. */
+static CUresult
+off_create(CUmemGenericAllocationHandle *h, size_t size,
+    struct nvq_cu_mem_allocation_prop *prop)
+{
+	CUresult r = O.create(h, size, prop, 0);
+
+	if (r != CUDA_SUCCESS && r != CUDA_ERROR_OUT_OF_MEMORY && prop->requestedHandleTypes) {
+		prop->requestedHandleTypes = 0;
+		if ((r = O.create(h, size, prop, 0)) == CUDA_SUCCESS) {
+			O.no_fd = 1;
+			O.log("offload: this driver makes no exportable memory: CUDA IPC of "
+			    "large allocations is off");
+		}
+	}
+	return r;
 }
 
 size_t
@@ -222,6 +255,26 @@ off_map(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h, int dev)
 	return r;
 }
 
+/*
+ * Maps r's handle over its reserved range and records it; if either fails,
+ * releases the handle and the range.  Under O.mu.
+ */
+static CUresult
+off_place(struct rec *r)
+{
+	CUresult res;
+
+	if ((res = off_map(r->va, r->size, r->h, r->dev)) == CUDA_SUCCESS && off_insert(r) == 0)
+		return CUDA_SUCCESS;
+	if (res == CUDA_SUCCESS) {
+		O.unmap(r->va, r->size);
+		res = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	O.release(r->h);
+	O.addr_free(r->va, r->size);
+	return res;
+}
+
 CUresult
 offload_alloc(CUdeviceptr *p, size_t size, int dev)
 {
@@ -250,6 +303,7 @@ offload_alloc(CUdeviceptr *p, size_t size, int dev)
 	r.size = size;
 	r.dev = dev;
 	r.state = REC_IN;
+	r.fd = -1;
 	if (O.ctx_get(&r.ctx) != CUDA_SUCCESS || r.ctx == NULL) {
 		pthread_mutex_unlock(&O.mu);
 		return OFFLOAD_PASS;	/* no context: let the driver answer */
@@ -258,24 +312,16 @@ offload_alloc(CUdeviceptr *p, size_t size, int dev)
 		pthread_mutex_unlock(&O.mu);
 		return res;
 	}
-	if ((res = O.create(&r.h, size, &prop, 0)) != CUDA_SUCCESS) {
+	if ((res = off_create(&r.h, size, &prop)) != CUDA_SUCCESS) {
 		O.addr_free(r.va, size);
 		pthread_mutex_unlock(&O.mu);
 		return res;
 	}
-	if ((res = off_map(r.va, size, r.h, dev)) != CUDA_SUCCESS || off_insert(&r) == -1) {
-		if (res == CUDA_SUCCESS) {
-			O.unmap(r.va, size);
-			res = CUDA_ERROR_OUT_OF_MEMORY;
-		}
-		O.release(r.h);
-		O.addr_free(r.va, size);
-		pthread_mutex_unlock(&O.mu);
-		return res;
-	}
+	res = off_place(&r);
 	pthread_mutex_unlock(&O.mu);
-	*p = r.va;
-	return CUDA_SUCCESS;
+	if (res == CUDA_SUCCESS)
+		*p = r.va;
+	return res;
 }
 
 /* Waits for the work submitted in ctx. */
@@ -298,7 +344,8 @@ offload_free(CUdeviceptr p, CUresult *res)
 	if (!O.on && O.live == 0)
 		return 0;
 	pthread_mutex_lock(&O.mu);
-	if ((r = off_find(p)) == NULL) {
+	if ((r = off_find(p)) == NULL || r->state == REC_IMPORT) {
+		/* an imported one is the driver's to refuse, as without the hook */
 		pthread_mutex_unlock(&O.mu);
 		return 0;
 	}
@@ -310,6 +357,8 @@ offload_free(CUdeviceptr p, CUresult *res)
 	}
 	if (*res == CUDA_SUCCESS) {
 		O.addr_free(r->va, r->size);
+		if (r->exported)
+			close(r->fd);
 		off_remove(r);
 	}
 	pthread_mutex_unlock(&O.mu);
@@ -531,7 +580,9 @@ offload_out(struct offload_stats *st)
 			pthread_mutex_unlock(&O.mu);
 			return -1;
 		}
-		if (O.tab[i].state == REC_IN)
+		if (O.tab[i].state == REC_IN && O.tab[i].exported)
+			st->left += O.tab[i].size;	/* other processes map it: it stays */
+		else if (O.tab[i].state == REC_IN)
 			total += O.tab[i].size;
 	}
 	if (total == 0) {
@@ -539,7 +590,7 @@ offload_out(struct offload_stats *st)
 		return 0;
 	}
 	off_free_stage(&S);	/* an earlier offload_in's, not dropped yet */
-	for (i = 0; i < O.cap && O.tab[i].state != REC_IN; i++)
+	for (i = 0; i < O.cap && (O.tab[i].state != REC_IN || O.tab[i].exported); i++)
 		;
 	if (off_stage(total, O.tab[i].ctx) == -1) {
 		snprintf(st->error, sizeof(st->error), "no host memory for %zu bytes of staging",
@@ -553,6 +604,8 @@ offload_out(struct offload_stats *st)
 		r = &O.tab[i];
 		if (r->state != REC_IN)
 			continue;
+		if (r->exported)
+			continue;	/* counted in st->left above */
 		if (step != NULL) {
 			st->left += r->size;
 			continue;
@@ -611,7 +664,7 @@ offload_in(struct offload_stats *st)
 		if ((res = O.ctx_push(r->ctx)) != CUDA_SUCCESS)
 			step = "entering its context";
 		else {
-			if ((res = O.create(&r->h, r->size, &prop, 0)) != CUDA_SUCCESS)
+			if ((res = off_create(&r->h, r->size, &prop)) != CUDA_SUCCESS)
 				step = "creating";
 			else if ((res = off_map(r->va, r->size, r->h, r->dev)) != CUDA_SUCCESS) {
 				O.release(r->h);
@@ -660,4 +713,123 @@ offload_child(void)
 	O.tab = NULL;
 	O.cap = O.used = O.live = 0;
 	memset(&S, 0, sizeof(S));
+}
+
+/* ---- CUDA IPC (ipc.c) ---- */
+
+/* The allocation that holds p, or NULL; a scan, as exports are rare. */
+static struct rec *
+off_holding(CUdeviceptr p)
+{
+	struct rec *r = off_find(p);
+	size_t i;
+
+	for (i = 0; r == NULL && i < O.cap; i++)
+		if (O.tab[i].state == REC_IN && p >= O.tab[i].va &&
+		    p - O.tab[i].va < O.tab[i].size)
+			r = &O.tab[i];
+	return r;
+}
+
+int
+offload_export(CUdeviceptr p, struct offload_export *x, CUresult *res)
+{
+	struct rec *r;
+	int fd = -1;
+
+	if (!O.on && O.live == 0)
+		return 0;
+	pthread_mutex_lock(&O.mu);
+	if ((r = off_holding(p)) == NULL || r->state != REC_IN) {
+		pthread_mutex_unlock(&O.mu);
+		return 0;
+	}
+	*res = CUDA_SUCCESS;
+	if (!r->exported) {
+		if (O.export == NULL || O.no_fd)
+			*res = 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+		else if ((*res = O.export(&fd, r->h, NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+		    0)) == CUDA_SUCCESS) {
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+			r->fd = fd;
+			r->exported = 1;
+			O.log("offload: 0x%llx (%zu bytes) exported for CUDA IPC: it stays on its "
+			    "device", (unsigned long long)r->va, r->size);
+		}
+	}
+	if (*res == CUDA_SUCCESS) {
+		x->fd = r->fd;
+		x->base = r->va;
+		x->size = r->size;
+		x->dev = r->dev;
+	}
+	pthread_mutex_unlock(&O.mu);
+	return 1;
+}
+
+CUresult
+offload_import(int fd, size_t size, int dev, CUdeviceptr *p)
+{
+	struct rec r;
+	CUresult res;
+
+	if (O.import == NULL || dev < 0 || dev >= BUDGET_MAX_DEV || size == 0)
+		return 1;	/* CUDA_ERROR_INVALID_VALUE */
+	memset(&r, 0, sizeof(r));
+	r.size = size;
+	r.dev = dev;
+	r.state = REC_IMPORT;
+	r.fd = -1;
+	pthread_mutex_lock(&O.mu);
+	if ((res = O.import(&r.h, (void *)(intptr_t)fd,
+	    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) != CUDA_SUCCESS) {
+		pthread_mutex_unlock(&O.mu);
+		return res;
+	}
+	if ((res = O.reserve(&r.va, size, 0, 0, 0)) != CUDA_SUCCESS) {
+		O.release(r.h);
+		pthread_mutex_unlock(&O.mu);
+		return res;
+	}
+	res = off_place(&r);
+	pthread_mutex_unlock(&O.mu);
+	if (res == CUDA_SUCCESS)
+		*p = r.va;
+	return res;
+}
+
+int
+offload_unimport(CUdeviceptr p, CUresult *res)
+{
+	struct rec *r;
+
+	if (O.live == 0)
+		return 0;
+	pthread_mutex_lock(&O.mu);
+	if ((r = off_find(p)) == NULL || r->state != REC_IMPORT) {
+		pthread_mutex_unlock(&O.mu);
+		return 0;
+	}
+	O.ctx_sync();	/* its work on this memory first, as cuMemFree waits */
+	if ((*res = O.unmap(r->va, r->size)) == CUDA_SUCCESS) {
+		O.release(r->h);
+		O.addr_free(r->va, r->size);
+		off_remove(r);
+	}
+	pthread_mutex_unlock(&O.mu);
+	return 1;
+}
+
+uint64_t
+offload_shared(void)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	pthread_mutex_lock(&O.mu);
+	for (i = 0; i < O.cap; i++)
+		if (O.tab[i].state == REC_IMPORT || (O.tab[i].state == REC_IN && O.tab[i].exported))
+			n += O.tab[i].size;
+	pthread_mutex_unlock(&O.mu);
+	return n;
 }

@@ -62,6 +62,27 @@ int	offload_in(struct offload_stats *);
 void	offload_drop_staging(void);
 /* Whether every allocation is on its device (the gate may open). */
 int	offload_resident(void);
+/*
+ * CUDA IPC (ipc.c).  The driver's legacy IPC handles cannot name VMM
+ * memory, so these allocations are made exportable and shared as POSIX
+ * descriptors.  An exported allocation stays on its device from then on:
+ * other processes map it, so moving it out would not free it, and memory
+ * made again on the way back would no longer be theirs.
+ */
+struct offload_export {
+	int		fd;		/* the allocation's descriptor (offload.c keeps it) */
+	CUdeviceptr	base;
+	size_t		size;
+	int		dev;
+};
+/* Exports the allocation holding p: 1 with *r the result, 0 if none holds p. */
+int	offload_export(CUdeviceptr p, struct offload_export *, CUresult *r);
+/* Maps another process's allocation (fd, size, its device) here: CUDA result. */
+CUresult offload_import(int fd, size_t size, int dev, CUdeviceptr *p);
+/* Unmaps what offload_import mapped at p: 1 with *r the result, 0 if not one. */
+int	offload_unimport(CUdeviceptr p, CUresult *r);
+/* Bytes this process shares with others (exported or imported). */
+uint64_t offload_shared(void);
 /* In a forked child: the parent's allocations are not its own. */
 void	offload_child(void);
 

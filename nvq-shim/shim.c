@@ -128,7 +128,7 @@ shim_job_env(const struct shim_spec *s, int efd)
 {
 	const char *old;
 	size_t len;
-	char *v;
+	char *v, sup[24];
 
 	if (s->env != NULL)
 		environ = s->env;
@@ -145,6 +145,10 @@ shim_job_env(const struct shim_spec *s, int efd)
 	/* the hook's account shared by every process of the job; without it each counts alone */
 	if (*s->share != '\0' && setenv("NVQ_SHARE", s->share, 1) == -1)
 		shim_fail(efd, 126, "cannot set NVQ_SHARE: %s", strerror(errno));
+	/* the job's processes are the shim's descendants: for the hook's CUDA IPC */
+	snprintf(sup, sizeof(sup), "%d", (int)getppid());
+	if (setenv("NVQ_SUPERVISOR", sup, 1) == -1)
+		shim_fail(efd, 126, "cannot set NVQ_SUPERVISOR: %s", strerror(errno));
 }
 
 /* In the job's process, after the shim's fork: never returns. */

@@ -80,6 +80,7 @@
 #include "hooks.h"
 #include "jobtab.h"
 #include "log.h"
+#include "parse.h"
 #include "suspend.h"
 
 #define GPUCTL_PIN	60.0	/* seconds a job that failed to switch is left alone */
@@ -408,6 +409,7 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
     size_t errlen)
 {
 	char pids[4096];	/* HOOKS_MAX_PIDS and more, each PID@START */
+	char shared[32];
 	int64_t bytes, avail;
 
 	if (j->state != JOB_RUNNING) {
@@ -432,6 +434,14 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 	if (j->nsess == 0 && j->gc.relink_until > now) {
 		snprintf(err, errlen, "job %lld's processes have not linked to nvqd again since "
 		    "it restarted; try again in a few seconds", (long long)j->id);
+		return -1;
+	}
+	if (j->hook_shared > 0) {
+		/* moved out by one process, it would stay mapped by the others */
+		fmt_size(j->hook_shared, shared, sizeof(shared));
+		snprintf(err, errlen, "job %lld's processes share GPU memory through CUDA IPC "
+		    "(%s mapped, counted in each process), which nvq cannot move out yet; "
+		    "nothing was touched and it runs on", (long long)j->id, shared);
 		return -1;
 	}
 	hooks_pids(e, j, 1, pids, sizeof(pids));

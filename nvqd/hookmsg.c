@@ -31,12 +31,13 @@ hookmsg_hello(const struct proto_msg *m, struct hookmsg_hello *h, char *err, siz
 }
 
 int
-hookmsg_report(const struct proto_msg *m, struct hookmsg_row *rows, int max, char *err,
-    size_t errlen)
+hookmsg_report(const struct proto_msg *m, struct hookmsg_row *rows, int max, int64_t *shared,
+    char *err, size_t errlen)
 {
 	struct hookmsg_row *r = NULL;
 	int i, k, n = 0;
 
+	*shared = 0;
 	if (m->type != MSG_HOOK_REPORT) {
 		snprintf(err, errlen, "%s is not a report", proto_type_name(m->type));
 		return -1;
@@ -62,6 +63,15 @@ hookmsg_report(const struct proto_msg *m, struct hookmsg_row *rows, int max, cha
 			r = &rows[n++];
 			r->uuid = f->s;
 			r->used = r->peak = -1;
+			continue;
+		}
+		if (strcmp(f->key, "shared") == 0) {
+			if (r != NULL || f->kind != 'i' || f->i < 0) {
+				snprintf(err, errlen, "a report's shared must be a byte count, 0 or "
+				    "more, before its rows");
+				return -1;
+			}
+			*shared = f->i;
 			continue;
 		}
 		if (strcmp(f->key, "used") == 0)

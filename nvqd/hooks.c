@@ -47,6 +47,7 @@ struct hook_sess {
 	int64_t		move_done;	/* and the last it answered */
 	uint64_t	*used, *peak;	/* per GPU index, as it reported */
 	uint64_t	*cap;		/* the cap it was sent; 0: none */
+	uint64_t	shared;		/* bytes it shares through CUDA IPC, as it reported */
 	struct hook_sess *next, *prev;
 };
 
@@ -143,14 +144,17 @@ hooks_sum(struct engine *e, struct job *j)
 	if (j->hook_used == NULL)
 		return;
 	memset(j->hook_used, 0, (size_t)e->gpus.n * sizeof(uint64_t));
+	j->hook_shared = 0;
 	for (s = e->sessions; s != NULL; s = s->next)
-		if (s->job == j)
+		if (s->job == j) {
+			j->hook_shared = hookmsg_add(j->hook_shared, s->shared, UINT64_MAX);
 			for (g = 0; g < e->gpus.n; g++) {
 				j->hook_used[g] = hookmsg_add(j->hook_used[g], s->used[g],
 				    hooks_bound(e, j, g));
 				if (s->peak[g] > j->hook_peak[g])
 					j->hook_peak[g] = s->peak[g];
 			}
+		}
 	for (g = 0; g < e->gpus.n; g++)
 		if (j->hook_used[g] > j->hook_peak[g])
 			j->hook_peak[g] = j->hook_used[g];
@@ -273,10 +277,12 @@ hooks_report(struct engine *e, struct hook_sess *s, const struct proto_msg *m, c
 	struct hookmsg_row rows[HOOKMSG_MAX_ROWS];
 	struct job *j = s->job;
 	uint64_t bound;
+	int64_t shared;
 	int n, k, g, over;
 
-	if ((n = hookmsg_report(m, rows, HOOKMSG_MAX_ROWS, err, errlen)) == -1)
+	if ((n = hookmsg_report(m, rows, HOOKMSG_MAX_ROWS, &shared, err, errlen)) == -1)
 		return -1;
+	s->shared = (uint64_t)shared;
 	for (k = 0; k < n; k++) {
 		if ((g = hooks_gpu(e, rows[k].uuid)) < 0 || !hooks_in(j, g))
 			continue;

@@ -6,7 +6,8 @@
 #        processes' hooks nvqd took or refused, what nvq gpus calls outside
 #        use, and whether nvq hold stops both ranks;
 #   (m2) torch.multiprocessing passing a CUDA tensor to a spawned child
-#        (CUDA IPC), with [scheduler] offload on and off.
+#        (CUDA IPC), with [scheduler] offload on and off: both complete
+#        (tests/gpu/ipc_check.sh goes further).
 # Checks what must hold now; prints as "issue 13:" the figures of what
 # issue 13 is to fix.  Usage: tests/gpu/multiproc_check.sh [BUILD_DIR]
 set -u
@@ -75,7 +76,8 @@ for off in on off; do
 	"$NVQ" wait "$b" > /dev/null 2>&1
 	st=$("$NVQ" show "$b" | awk '$1 == "state" {print $2}')
 	echo "(m2) offload $off: $st; $(grep -m1 'child sum' "$T/ipc-$off.out" || tail -n 1 "$T/ipc-$off.out")"
-	[ $off = off ] && check "(m2) CUDA IPC to a spawned child with offload off" test "$st" = COMPLETED
+	check "(m2) CUDA IPC to a spawned child with offload $off" test "$st" = COMPLETED
+	check "(m2) the child read the parent's tensor (offload $off)" grep -q "^child sum 2097152.0$" "$T/ipc-$off.out"
 done
 echo "multiproc check: $fails failed"
 [ "$fails" = 0 ]

@@ -44,6 +44,10 @@ _Static_assert(CU_MEM_ALLOC_GRANULARITY_MINIMUM == NVQ_CU_MEM_ALLOC_GRANULARITY_
     "minimum granularity");
 _Static_assert(CU_MEMHOSTREGISTER_PORTABLE == NVQ_CU_MEMHOSTREGISTER_PORTABLE, "portable");
 _Static_assert(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM == NVQ_CU_PER_THREAD, "per-thread flag");
+SAME(struct nvq_cu_ipc_mem_handle, CUipcMemHandle);
+_Static_assert(CU_IPC_HANDLE_SIZE == NVQ_CU_IPC_HANDLE_SIZE, "IPC handle size");
+_Static_assert(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR == NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    "POSIX file descriptor handles");
 _Static_assert(CUDA_ERROR_OUT_OF_MEMORY == NVQ_CUDA_ERROR_OUT_OF_MEMORY, "out of memory");
 _Static_assert(CUDA_ERROR_NOT_INITIALIZED == NVQ_CUDA_ERROR_NOT_INITIALIZED, "not initialized");
 

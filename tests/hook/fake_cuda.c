@@ -19,6 +19,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cuda_decls.h"
@@ -98,7 +99,8 @@ fake_free(const char *fn, CUdeviceptr p)
 /* ---- the VMM API ---- */
 #define FAKE_MAX_RANGES	4096
 #define FAKE_HANDLE_MAGIC 0xfa4e4d4d
-struct fake_handle { uint32_t magic; int fd; size_t size; };
+/* fdok: made exportable (POSIX descriptors); imported: another's memory */
+struct fake_handle { uint32_t magic; int fd; size_t size; int fdok, imported; };
 static struct { uintptr_t va; size_t size; int mapped; } ranges[FAKE_MAX_RANGES];
 static size_t mapped_bytes;
 
@@ -127,7 +129,7 @@ fake_vmm_fail(const char *step)
 }
 
 static CUresult
-fake_vmm_create(CUmemGenericAllocationHandle *h, size_t n)
+fake_vmm_create(CUmemGenericAllocationHandle *h, size_t n, int fdok)
 {
 	struct fake_handle *fh;
 
@@ -137,6 +139,7 @@ fake_vmm_create(CUmemGenericAllocationHandle *h, size_t n)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	fh->magic = FAKE_HANDLE_MAGIC;
 	fh->size = n;
+	fh->fdok = fdok;
 	if ((fh->fd = memfd_create("fake-vmm", MFD_CLOEXEC)) == -1 ||
 	    ftruncate(fh->fd, (off_t)n) == -1) {
 		free(fh);
@@ -158,10 +161,59 @@ fake_vmm_release(CUmemGenericAllocationHandle h)
 	count("cuMemRelease");
 	fh->magic = 0;
 	close(fh->fd);
-	allocated -= fh->size;
+	if (!fh->imported)
+		allocated -= fh->size;
 	free(fh);
 	return 1;
 }
+
+/*
+ * Sharing: a handle made with POSIX descriptors requested exports a
+ * descriptor of its memfd; an import maps the same memory.  Legacy IPC
+ * handles cannot name VMM memory, as with the real driver; the fake makes
+ * none for any memory.
+ */
+E CUresult
+cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle h, int type,
+    unsigned long long f)
+{
+	struct fake_handle *fh = (struct fake_handle *)(uintptr_t)h;
+
+	(void)f;
+	count("cuMemExportToShareableHandle");
+	if (fh == NULL || fh->magic != FAKE_HANDLE_MAGIC || type != 1 || !fh->fdok)
+		return 1;	/* CUDA_ERROR_INVALID_VALUE */
+	*(int *)out = dup(fh->fd);
+	return *(int *)out == -1 ? 304 : 0;
+}
+
+E CUresult
+cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *os, int type)
+{
+	struct fake_handle *fh;
+	struct stat st;
+	int fd = (int)(intptr_t)os;
+
+	count("cuMemImportFromShareableHandle");
+	if (type != 1 || fstat(fd, &st) == -1 || (fh = calloc(1, sizeof(*fh))) == NULL)
+		return 1;
+	fh->magic = FAKE_HANDLE_MAGIC;
+	fh->size = (size_t)st.st_size;
+	fh->imported = 1;
+	if ((fh->fd = dup(fd)) == -1) {
+		free(fh);
+		return 304;
+	}
+	*h = (CUmemGenericAllocationHandle)(uintptr_t)fh;
+	return 0;
+}
+
+E CUresult cuIpcGetMemHandle(void *, CUdeviceptr);
+E CUresult cuIpcGetMemHandle(void *h, CUdeviceptr p) { (void)h; (void)p; count("cuIpcGetMemHandle"); return 1; }
+E CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *, struct nvq_cu_ipc_mem_handle, unsigned int);
+E CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, struct nvq_cu_ipc_mem_handle h, unsigned int f) { (void)p; (void)h; (void)f; count("cuIpcOpenMemHandle_v2"); return 400; }
+E CUresult cuIpcCloseMemHandle(CUdeviceptr);
+E CUresult cuIpcCloseMemHandle(CUdeviceptr p) { (void)p; count("cuIpcCloseMemHandle"); return 1; }
 
 static int
 fake_range(uintptr_t p, size_t n)
@@ -323,7 +375,7 @@ cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const struct nvq_cu_mem_a
 
 	(void)f;
 	if (prop != NULL && prop->type == 1)	/* CU_MEM_ALLOCATION_TYPE_PINNED */
-		return fake_vmm_create(h, n);
+		return fake_vmm_create(h, n, (prop->requestedHandleTypes & 1) != 0);
 	if ((r = fake_alloc("cuMemCreate", &p, n)) == 0)
 		*h = p;
 	return r;
@@ -517,6 +569,11 @@ static const struct { const char *name; void *fn; } fake_syms[] = {
 	{ "cuMemUnmap", (void *)cuMemUnmap }, { "cuMemSetAccess", (void *)cuMemSetAccess },
 	{ "cuMemGetAllocationGranularity", (void *)cuMemGetAllocationGranularity },
 	{ "cuCtxGetCurrent", (void *)cuCtxGetCurrent },
+	{ "cuIpcGetMemHandle", (void *)cuIpcGetMemHandle },
+	{ "cuIpcOpenMemHandle_v2", (void *)cuIpcOpenMemHandle_v2 },
+	{ "cuIpcCloseMemHandle", (void *)cuIpcCloseMemHandle },
+	{ "cuMemExportToShareableHandle", (void *)cuMemExportToShareableHandle },
+	{ "cuMemImportFromShareableHandle", (void *)cuMemImportFromShareableHandle },
 };
 
 static void *
@@ -536,7 +593,7 @@ fake_resolve(const char *sym, void **pfn, int version, cuuint64_t flags)
 {
 	static const char *const v2[] = { "cuMemAlloc", "cuMemFree", "cuMemAllocPitch",
 	    "cuMemGetInfo", "cuDeviceTotalMem", "cuArrayCreate", "cuArray3DCreate",
-	    "cuGetProcAddress", "cuMemcpyHtoD", "cuMemcpyDtoH", NULL };
+	    "cuGetProcAddress", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuIpcOpenMemHandle", NULL };
 	static const char *const ptsz[] = { "cuMemAllocAsync", "cuMemAllocFromPoolAsync",
 	    "cuMemFreeAsync", "cuLaunchKernel", "cuGraphLaunch", NULL };
 	static const char *const ptds[] = { "cuMemcpyHtoD", NULL };
@@ -547,7 +604,8 @@ fake_resolve(const char *sym, void **pfn, int version, cuuint64_t flags)
 	strncpy(name, sym, sizeof(name) - 16);
 	name[sizeof(name) - 16] = '\0';
 	for (i = 0; v2[i]; i++)
-		if (strcmp(sym, v2[i]) == 0 && version >= (strcmp(sym, "cuGetProcAddress") ? 3020 : 12000))
+		if (strcmp(sym, v2[i]) == 0 && version >= (strcmp(sym, "cuGetProcAddress") == 0 ?
+		    12000 : strcmp(sym, "cuIpcOpenMemHandle") == 0 ? 11000 : 3020))
 			strcat(name, "_v2");
 	for (i = 0; ptsz[i]; i++)
 		if (strcmp(sym, ptsz[i]) == 0 && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))

@@ -23,6 +23,15 @@
  *	first word of every block: memory moved away and not back would
  *	fault, memory back but wrong is reported ("data bad at OFFSET",
  *	exit 1).  At the end every word is checked: "data ok LAUNCHES".
+ *   fake_job ipc BYTES [SECONDS]
+ *	allocates BYTES, fills them, makes a CUDA IPC handle of them and
+ *	starts itself again (exec, in a session of its own, as spawned
+ *	workers are) with the handle; that process opens it twice (one
+ *	mapping), checks what it reads, writes another pattern and closes
+ *	it; then the first checks that pattern.  Prints "handle HEX", then
+ *	"child read ok" and "ipc ok BYTES",
+ *	or what failed.  With SECONDS, the child holds the mapping that long
+ *	before it writes (for a suspend in between).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +228,118 @@ do_race(size_t bytes, int rounds)
 	return 0;
 }
 
+typedef CUresult (*copy_fn)(void *, CUdeviceptr, size_t);
+typedef CUresult (*htod_fn)(CUdeviceptr, const void *, size_t);
+typedef CUresult (*ipc_get_fn)(struct nvq_cu_ipc_mem_handle *, CUdeviceptr);
+typedef CUresult (*ipc_open_fn)(CUdeviceptr *, struct nvq_cu_ipc_mem_handle, unsigned int);
+typedef CUresult (*ipc_close_fn)(CUdeviceptr);
+
+/* Writes (pattern(i) ^ flip) into p, or checks it there: -1 on a mismatch or error. */
+static int
+ipc_words(CUdeviceptr p, size_t bytes, uint64_t flip, int check)
+{
+	size_t i, words = bytes / 8;
+	uint64_t *host = malloc(bytes);
+	CUresult r;
+	int bad = 0;
+
+	if (host == NULL)
+		return -1;
+	if (check) {
+		r = ((copy_fn)resolve("cuMemcpyDtoH"))(host, p, bytes);
+		for (i = 0; r == CUDA_SUCCESS && i < words && !bad; i++)
+			bad = host[i] != (pattern(i) ^ flip);
+	} else {
+		for (i = 0; i < words; i++)
+			host[i] = pattern(i) ^ flip;
+		r = ((htod_fn)resolve("cuMemcpyHtoD"))(p, host, bytes);
+	}
+	free(host);
+	if (r != CUDA_SUCCESS)
+		printf("copy failed: CUDA error %d\n", (int)r);
+	return r != CUDA_SUCCESS || bad ? -1 : 0;
+}
+
+static int
+do_ipc(size_t bytes, const char *self, const char *hold)
+{
+	struct nvq_cu_ipc_mem_handle h;
+	char hex[2 * sizeof(h) + 1], size[32];
+	CUdeviceptr p;
+	CUresult r;
+	size_t i;
+	pid_t pid;
+	int st;
+
+	if (((alloc_fn)resolve("cuMemAlloc"))(&p, bytes) != CUDA_SUCCESS) {
+		printf("alloc oom\n");
+		return 1;
+	}
+	if (ipc_words(p, bytes, 0, 0) == -1)
+		return 1;
+	if ((r = ((ipc_get_fn)resolve("cuIpcGetMemHandle"))(&h, p)) != CUDA_SUCCESS) {
+		printf("cuIpcGetMemHandle: CUDA error %d\n", (int)r);
+		return 1;
+	}
+	for (i = 0; i < sizeof(h); i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)h.reserved[i]);
+	snprintf(size, sizeof(size), "%zu", bytes);
+	printf("handle %s\n", hex);
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		setsid();
+		execl(self, self, "ipc-child", hex, size, hold, (char *)NULL);
+		_exit(127);
+	}
+	if (pid == -1 || waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		printf("the other process failed\n");
+		return 1;
+	}
+	if (ipc_words(p, bytes, 1, 1) == -1) {
+		printf("the other process's writes are not here\n");
+		return 1;
+	}
+	printf("ipc ok %zu\n", bytes);
+	return 0;
+}
+
+static int
+do_ipc_child(const char *hex, size_t bytes, const char *hold)
+{
+	ipc_open_fn open_ = (ipc_open_fn)resolve("cuIpcOpenMemHandle");
+	ipc_close_fn close_ = (ipc_close_fn)resolve("cuIpcCloseMemHandle");
+	struct nvq_cu_ipc_mem_handle h;
+	CUdeviceptr p, q;
+	unsigned int b;
+	CUresult r;
+	size_t i;
+
+	memset(&h, 0, sizeof(h));
+	for (i = 0; i < sizeof(h) && sscanf(hex + 2 * i, "%2x", &b) == 1; i++)
+		h.reserved[i] = (char)b;
+	if ((r = open_(&p, h, 1)) != CUDA_SUCCESS || (r = open_(&q, h, 1)) != CUDA_SUCCESS) {
+		printf("cuIpcOpenMemHandle: CUDA error %d\n", (int)r);
+		return 1;
+	}
+	if (p != q) {
+		printf("one handle opened twice gave two mappings\n");
+		return 1;
+	}
+	if (ipc_words(p, bytes, 0, 1) == -1) {
+		printf("the memory read through the handle is not the other process's\n");
+		return 1;
+	}
+	if (hold != NULL)
+		sleep((unsigned)atoi(hold));
+	if (ipc_words(p, bytes, 1, 0) == -1 || close_(p) != CUDA_SUCCESS ||
+	    close_(q) != CUDA_SUCCESS) {
+		printf("writing or closing failed\n");
+		return 1;
+	}
+	printf("child read ok\n");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -250,6 +371,10 @@ main(int argc, char **argv)
 	}
 	if (argc == 4 && strcmp(argv[1], "race") == 0)
 		return do_race(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "ipc") == 0)
+		return do_ipc(strtoull(argv[2], NULL, 10), argv[0], argc == 4 ? argv[3] : NULL);
+	if ((argc == 4 || argc == 5) && strcmp(argv[1], "ipc-child") == 0)
+		return do_ipc_child(argv[2], strtoull(argv[3], NULL, 10), argc == 5 ? argv[4] : NULL);
 	if (argc == 5 && strcmp(argv[1], "data") == 0)
 		return do_data(atof(argv[2]), argv[3], strtoull(argv[4], NULL, 10));
 	if (argc == 4 && strcmp(argv[1], "alloc") == 0) {
@@ -279,6 +404,6 @@ main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: fake_job launch SECONDS FILE [BYTES] | alloc BYTES SECONDS | "
-	    "fork SECONDS | race BYTES ROUNDS | data SECONDS FILE BYTES\n");
+	    "fork SECONDS | race BYTES ROUNDS | data SECONDS FILE BYTES | ipc BYTES [SECONDS]\n");
 	return 2;
 }

@@ -121,6 +121,37 @@ t_hook_race() {	# two processes of a 1G job allocating 600M at the same instant:
 	    "$(ls /dev/shm/nvq-share-"$shim"-* 2> /dev/null | wc -l)" 0
 }
 
+t_hook_ipc() {	# a CUDA IPC handle of one process of a job opens in another, with offload on
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	write_config	# offload = on, the default: large allocations are VMM memory
+	start_nvqd || return
+	local a
+	a=$(fsubmit -m 1G "$FAKE_JOB" ipc 8388608)
+	nvq wait "$a"
+	expect_match "the other process read the memory, wrote it, and the first saw it" \
+	    "$(nvq log "$a" | tr '\n' ' ')" "^handle [0-9a-f]{128} child read ok ipc ok 8388608 $"
+	expect_eq "it completed" "$(field "$a" state)" COMPLETED
+}
+
+t_hook_ipc_suspend() {	# a job whose processes share memory through CUDA IPC is not suspended: nothing is touched
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config
+	start_nvqd || return
+	local a out
+	# the second process holds the first's memory for 3 s
+	a=$(fsubmit -m 1G "$FAKE_JOB" ipc 8388608 3)
+	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
+	sleep 0.5	# the report that says so: at most one link tick behind
+	out=$(nvq suspend "$a" 2>&1)
+	expect_match "nvq suspend is refused, and says why" "$out" \
+	    "job $a's processes share GPU memory through CUDA IPC \\(16M mapped, counted in each process\\), which nvq cannot move out yet; nothing was touched and it runs on"
+	expect_eq "it runs on" "$(field "$a" state)" RUNNING
+	nvq wait "$a"
+	expect_match "and shared its memory to the end" "$(nvq log "$a" | tr '\n' ' ')" \
+	    "child read ok ipc ok 8388608 $"
+	expect_eq "nothing was checkpointed" "$(switches "$a")" ""
+}
+
 t_hook_setsid() {	# a process in a session of its own (torchrun's workers) is the job's; one outside is not
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	# cgroups off: only its ancestry makes a process in its own session the job's

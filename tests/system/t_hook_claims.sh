@@ -126,3 +126,28 @@ t_hook_claims_preempt() {	# a job that claims 2^62 bytes still gives way to anot
 	expect_match "nvq gpus: at most 4G" "$(nvq gpus --json)" '"queue_used": (4294967296|[0-9]{1,9}),'
 	nvq cancel "$low" > /dev/null
 }
+
+t_hook_claims_ipc() {	# another user's process cannot open a job's CUDA IPC handle
+	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && make_users ||
+	    { skip "needs root, setpriv and useradd"; return; }
+	write_config
+	chmod 755 "$T"
+	start_nvqd || return
+	local a h i out
+	a=$(as_user nvqta env LD_LIBRARY_PATH="$FAKE_LIB" "$NVQ_BIN" -s "$T/sock" submit \
+	    --parsable -m 1G "$FAKE_JOB" ipc 4194304 4)
+	for i in $(seq 100); do
+		h=$(nvq log "$a" 2> /dev/null | awk '/^handle/ {print $2}')
+		[ -n "$h" ] && break
+		sleep 0.05
+	done
+	[ -n "$h" ] || { fail "the job printed no handle"; return; }
+	out=$(as_user nvqtb env LD_PRELOAD="$ROOT/$BUILD/libnvq-hook.so" NVQ_HOOK_OFFLOAD=1 \
+	    NVQ_DEBUG=1 LD_LIBRARY_PATH="$FAKE_LIB" "$FAKE_JOB" ipc-child "$h" 4194304 2>&1)
+	expect_match "nvqtb's process is refused the job's memory" "$out" \
+	    "cuIpcOpenMemHandle: CUDA error 400"
+	expect_match "why" "$out" "cannot open a handle: taking descriptor [0-9]+ of process [0-9]+: Operation not permitted"
+	nvq wait "$a"
+	expect_match "the job's own processes shared it" "$(nvq log "$a" | tr '\n' ' ')" \
+	    "child read ok ipc ok 4194304 $"
+}
