@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,4 +251,30 @@ fmt_elapsed(int64_t s, char *buf, size_t len)
 		    (long long)(s % 3600 / 60), (long long)(s % 60));
 	else
 		snprintf(buf, len, "%02lld:%02lld", (long long)(s / 60), (long long)(s % 60));
+}
+
+int
+parse_signal(const char *s, int *out)
+{
+	long long n;
+	const char *name;
+	int sig;
+
+	if (s == NULL)
+		return -1;
+	if (parse_int(s, 1, 64, &n) == 0)
+		sig = (int)n;
+	else {
+		if (strncasecmp(s, "SIG", 3) == 0)
+			s += 3;
+		for (sig = 1; sig <= 64; sig++)
+			if ((name = sigabbrev_np(sig)) != NULL && strcasecmp(name, s) == 0)
+				break;
+		if (sig > 64)
+			return -1;
+	}
+	if (sig == SIGKILL || sig == SIGSTOP)
+		return -1;
+	*out = sig;
+	return 0;
 }

@@ -27,6 +27,11 @@ int	parse_id(const char *, int64_t *);
 int	parse_id_list(const char *, int64_t *ids, int max);
 /* A decimal integer in [min, max]. */
 int	parse_int(const char *, long long min, long long max, long long *);
+/*
+ * A signal a job may be sent first (--signal): "USR1", "SIGUSR1", "usr1" or
+ * its number, 1 to 64, but never KILL or STOP (it could not act on them).
+ */
+int	parse_signal(const char *, int *);
 
 /* "20G", "1.5G", "512M", "0"; buf of at least 16 bytes. */
 void	fmt_size(uint64_t, char *buf, size_t len);

@@ -22,7 +22,7 @@ _nvq() {
 	-g|-m|-p|-n|-t|--after|--since) return ;;
 	esac
 	case $cmd in
-	submit) COMPREPLY=($(compgen -W "-g -m -p -n -t -o -e --after --requeue --parsable" -- "$cur")
+	submit) COMPREPLY=($(compgen -W "-g -m -p -n -t -o -e --after --requeue --signal --parsable" -- "$cur")
 		[ ${#COMPREPLY[@]} = 0 ] && COMPREPLY=($(compgen -c -- "$cur")) ;;
 	list) COMPREPLY=($(compgen -W "-a -u --state --json" -- "$cur")) ;;
 	history) COMPREPLY=($(compgen -W "--since -u --state --json" -- "$cur")) ;;

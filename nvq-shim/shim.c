@@ -4,7 +4,7 @@
  * nvqd starts it with posix_spawn (no copy of nvqd's memory), as
  *   nvq-shim -s STATUS -o OUT -e ERR -d CWD -u USER -U UID -G GID [-g GROUPS]
  *            [-D] [-P PRELOAD] [-m UMASK] [-r RLIMITS] [-c CGBASE -i ID]
- *            [-n MAXPROCS] [-E] -- COMMAND [ARG...]
+ *            [-n MAXPROCS] [-S SIG] [-E] -- COMMAND [ARG...]
  * with an environment of nvqd's own: -E says the job's is on its standard
  * input (a memfd, NUL-terminated strings), read at once and applied only in
  * the job's process once it dropped privileges (runner.h says why); without
@@ -17,8 +17,9 @@
  * cgroup's pids.max, or without one the job's RLIMIT_NPROC.
  * It starts a session, becomes a child subreaper, and forks the job into a
  * process group (and cgroup) of its own, then drops privileges.  It
- * forwards SIGTERM (and SIGINT, SIGHUP) to everything in the job and turns
- * SIGUSR2 into SIGKILL for it, waits for the job, kills what the job left
+ * forwards SIGTERM (and SIGINT, SIGHUP) to everything in the job, turns
+ * SIGUSR2 into SIGKILL for it and SIGUSR1 into SIG (-S, the job's --signal
+ * when it is preempted; SIGUSR1 by default), waits for the job, kills what the job left
  * behind, and writes the exit status, CPU time and peak RSS to STATUS
  * (format in runner.h), so that they survive a restart of nvqd.  Failures
  * before exec reach the shim through a close-on-exec pipe and become the
@@ -69,6 +70,7 @@ struct shim_spec {
 	int		nrlimits;
 	char		cgroup[PATH_MAX];	/* "": none */
 	int		env_on_stdin;	/* -E */
+	int		preempt_sig;	/* -S: what SIGUSR1 from nvqd becomes (SIGUSR1) */
 	char		**env;		/* the job's environment, or NULL: the shim's */
 	long long	max_procs;	/* 0: no limit */
 	int		procs_by_cgroup;	/* max_procs is the cgroup's pids.max */
@@ -350,6 +352,7 @@ shim_shim(struct shim_spec *s)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR2);
+	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_SETMASK, &set, NULL);
 	/* a memfd: reading it never blocks */
 	if (s->env_on_stdin && shim_read_env(s) == -1)
@@ -409,6 +412,8 @@ shim_shim(struct shim_spec *s)
 			shim_signal(s, job, SIGTERM);
 		else if (si.si_signo == SIGUSR2)
 			shim_signal(s, job, SIGKILL);
+		else if (si.si_signo == SIGUSR1)
+			shim_signal(s, job, s->preempt_sig);	/* preempted: the job's --signal */
 		while ((p = wait4(-1, &st, WNOHANG, &ru)) > 0) {
 			if (p != job)
 				continue;
@@ -483,7 +488,8 @@ main(int argc, char **argv)
 	int c;
 
 	s.umask = 022;
-	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:n:E")) != -1) {
+	s.preempt_sig = SIGUSR1;
+	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:n:ES:")) != -1) {
 		switch (c) {
 		case 's': s.status_path = optarg; break;
 		case 't':
@@ -534,6 +540,11 @@ main(int argc, char **argv)
 			s.max_procs = (long long)v;
 			break;
 		case 'E': s.env_on_stdin = 1; break;
+		case 'S':
+			s.preempt_sig = atoi(optarg);
+			if (s.preempt_sig < 1 || s.preempt_sig > 64)
+				return shim_usage("bad signal");
+			break;
 		default:
 			return shim_usage("unknown option");
 		}

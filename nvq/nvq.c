@@ -10,7 +10,8 @@
 
 #include "nvq.h"
 
-enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE };
+enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
+	OPT_SIGNAL };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
@@ -23,6 +24,7 @@ static const struct option nvq_longs[] = {
 	{ "after", required_argument, NULL, OPT_AFTER },
 	{ "parsable", no_argument, NULL, OPT_PARSABLE },
 	{ "requeue", no_argument, NULL, OPT_REQUEUE },
+	{ "signal", required_argument, NULL, OPT_SIGNAL },
 	{ "all", no_argument, NULL, 'a' },
 	{ "user", required_argument, NULL, 'u' },
 	{ "state", required_argument, NULL, OPT_STATE },
@@ -35,8 +37,9 @@ static const struct option nvq_longs[] = {
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-o FILE] [-e FILE] [--requeue] [--parsable] [--] COMMAND [ARG...]",
-	  "+g:m:p:n:t:o:e:", "gpus mem priority name time output error after parsable requeue",
+	  "[-o FILE] [-e FILE] [--requeue] [--signal SIG] [--parsable] [--] COMMAND [ARG...]",
+	  "+g:m:p:n:t:o:e:", "gpus mem priority name time output error after parsable requeue "
+	  "signal",
 	  1, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "list", "[-a] [-u USER] [--state STATE] [--json]", "au:", "all user state json",
 	  0, 0, cmd_list, "pending and running jobs; -a adds finished ones" },
@@ -123,6 +126,7 @@ nvq_run(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv)
 		case OPT_AFTER: a->after = optarg; break;
 		case OPT_PARSABLE: a->parsable = 1; break;
 		case OPT_REQUEUE: a->requeue = 1; break;
+		case OPT_SIGNAL: a->signal = optarg; break;
 		case OPT_JSON: a->json = 1; break;
 		case OPT_STATE: a->state = optarg; break;
 		case OPT_ERR: a->stderr_log = 1; break;

@@ -18,7 +18,7 @@ struct nvq_args {
 	int		gpus;		/* -1: not given */
 	const char	*mem, *prio, *name, *time, *after, *out, *err;
 	int		parsable, all, json, follow, stderr_log, requeue;
-	const char	*user, *state, *since;
+	const char	*user, *state, *since, *signal;
 	int		argc;		/* positional arguments */
 	char		**argv;
 };

@@ -31,7 +31,7 @@ cmd_submit(struct nvq_args *a)
 	int64_t ids[PARSE_MAX_IDS], secs = 0;
 	uint64_t mem = 0;
 	long long prio = 0;
-	int i, n = 0, gpus = a->gpus < 0 ? 1 : a->gpus;
+	int i, n = 0, gpus = a->gpus < 0 ? 1 : a->gpus, sig = 0;
 
 	if (a->mem != NULL && (parse_size(a->mem, &mem) == -1 || mem == 0)) {
 		nvq_err("-m %s: not a memory size (e.g. 512M, 20G, 1.5T)", a->mem);
@@ -55,6 +55,11 @@ cmd_submit(struct nvq_args *a)
 		nvq_err("-p %s: not a priority (a whole number, higher runs first)", a->prio);
 		return 2;
 	}
+	if (a->signal != NULL && parse_signal(a->signal, &sig) == -1) {
+		nvq_err("--signal %s: not a signal a job can act on (USR1, SIGTERM, 12, ...; "
+		    "not KILL or STOP)", a->signal);
+		return 2;
+	}
 	if (a->after != NULL && (n = parse_id_list(a->after, ids, PARSE_MAX_IDS)) == -1) {
 		nvq_err("--after %s: not a list of job ids (e.g. 12 or 12,13)", a->after);
 		return 2;
@@ -75,6 +80,8 @@ cmd_submit(struct nvq_args *a)
 	proto_put_int(&b, "time", secs);
 	if (a->requeue)
 		proto_put_int(&b, "requeue", 1);
+	if (sig > 0)
+		proto_put_int(&b, "signal", sig);
 	if (a->name != NULL)
 		proto_put_str(&b, "name", a->name);
 	for (i = 0; i < n; i++)

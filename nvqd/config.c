@@ -99,8 +99,11 @@ static const struct config_key config_keys[] = {
 	  "When a pending job cannot fit and running jobs of lower priority hold\n"
 	  "the memory: off (it waits), suspend (the fewest, lowest-priority, most\n"
 	  "recently started of them are suspended, and resume on their own when\n"
-	  "they fit again) or requeue (they are stopped, SIGTERM then SIGKILL after\n"
-	  "kill_grace, and queued again; only jobs submitted with --requeue)." },
+	  "they fit again) or requeue (they are stopped, with the job's --signal,\n"
+	  "SIGUSR1 unless it said, then SIGKILL after kill_grace, and queued again;\n"
+	  "only jobs submitted with --requeue).  A job that cannot be suspended (its\n"
+	  "processes share memory through CUDA IPC) gives way as with requeue if it\n"
+	  "was submitted with --requeue, and is never chosen otherwise." },
 	{ "scheduler", "preempt_min_runtime", CT_SECONDS, AT_REAL(sched.preempt_min_runtime), NULL, 0, 86400, "1m",
 	  "How long a job runs, after it starts or resumes, before it may be preempted." },
 	{ "scheduler", "turn", CT_TURN, AT_REAL(turn), NULL, 0, 0, "auto",

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,7 +227,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	const char *s, *bigvar = NULL;
 	size_t argvlen = 0, off = 0, cmdlen = 8192, envlen = 0, biglen = 0;
 	int i, nargs = 0, nafter = 0, rc = -1, npending;
-	int64_t gpus = proto_int(m, "gpus", 1), prio = proto_int(m, "priority", 0);
+	int64_t gpus = proto_int(m, "gpus", 1), prio = proto_int(m, "priority", 0), sig;
 	int64_t limit = proto_int(m, "time", 0), mem = proto_int(m, "mem", 0);
 
 	memset(&j, 0, sizeof(j));
@@ -296,6 +297,10 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		off += (size_t)snprintf(afterbuf + off, sizeof(afterbuf) - off, "%s%lld",
 		    i ? "," : "", (long long)after[i]);
 	}
+	sig = proto_int(m, "signal", 0);
+	if (sig != 0 && (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP))
+		return ctl_error(r, "--signal must be a signal from 1 to 64 other than KILL and "
+		    "STOP; nothing was queued");
 	if ((s = proto_str(m, "name")) != NULL && *s != '\0') {
 		if (strlen(s) > CTL_MAX_NAME)
 			return ctl_error(r, "the name is longer than %d characters", CTL_MAX_NAME);
@@ -352,6 +357,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		j.stderr_path = j.stdout_path;
 	j.spool = r->e->cfg.spool;
 	j.requeue = proto_int(m, "requeue", 0) != 0;
+	j.preempt_signal = (int)sig;
 	j.now = engine_now();
 	if (r->groups != NULL && (groups = malloc((size_t)r->ngroups * 12 + 1)) != NULL) {
 		for (i = 0, off = 0, groups[0] = '\0'; i < r->ngroups; i++)
@@ -370,6 +376,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		goto out;
 	}
 	r->e->jobs->requeue = j.requeue;
+	r->e->jobs->preempt_signal = j.preempt_signal;
 	log_debug("job %lld submitted by %s", (long long)id, user);
 	proto_put_int(out, "id", id);
 	engine_kick(r->e);

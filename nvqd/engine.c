@@ -628,15 +628,21 @@ engine_limit(struct engine *e, struct job *j)
 static int
 engine_stop(struct engine *e, struct job *j, const char *state, const char *reason)
 {
+	int preempt, sig;
+
 	if (j->ending[0] != '\0')
 		return 0;
 	if (store_job_ending(e->store, j->id, state, reason, engine_now()) == -1)
 		return -1;
 	snprintf(j->ending, sizeof(j->ending), "%s", state);
 	snprintf(j->end_reason, sizeof(j->end_reason), "%s", reason);
-	log_info("job %lld: %s, sending SIGTERM", (long long)j->id, reason);
+	/* preempted: the job's --signal (SIGUSR1), to save what it can within kill_grace */
+	preempt = strcmp(state, "PREEMPTED") == 0;
+	sig = preempt ? (j->preempt_signal ? j->preempt_signal : SIGUSR1) : SIGTERM;
+	log_info("job %lld: %s, sending SIG%s", (long long)j->id, reason,
+	    sigabbrev_np(sig) ? sigabbrev_np(sig) : "RTMIN+?");
 	if (j->pid > 0 && !j->exited)
-		runner_stop(j->pid, j->pidfd, 0);
+		runner_stop(j->pid, j->pidfd, preempt ? RUNNER_PREEMPT : RUNNER_TERM);
 	engine_arm(e, j, (double)e->cfg.kill_grace);
 	return 0;
 }
@@ -659,7 +665,7 @@ engine_timer_cb(uv_timer_t *h)
 	if (!j->killed_hard && j->pid > 0 && !j->exited) {
 		log_info("job %lld: still running after %llds, sending SIGKILL",
 		    (long long)j->id, (long long)e->cfg.kill_grace);
-		runner_stop(j->pid, j->pidfd, 1);
+		runner_stop(j->pid, j->pidfd, RUNNER_KILL);
 		j->killed_hard = 1;
 	}
 }
@@ -727,9 +733,12 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 	b = e->map[pr.beneficiary];
 	for (k = 0; k < pr.nvictims; k++) {
 		v = e->map[pr.victims[k]];
-		if (!pr.rotation && e->cfg.sched.preempt == SCHED_PREEMPT_REQUEUE) {
-			snprintf(why, sizeof(why), "preempted by job %lld (priority %d); requeued",
-			    (long long)b->id, b->priority);
+		/* stopped and queued again (--requeue): by setting, or as it cannot be suspended */
+		if (!pr.rotation && (e->cfg.sched.preempt == SCHED_PREEMPT_REQUEUE ||
+		    v->hook_shared > 0)) {
+			snprintf(why, sizeof(why), "preempted by job %lld (priority %d); requeued%s",
+			    (long long)b->id, b->priority, v->hook_shared > 0 ? " (its memory is "
+			    "shared through CUDA IPC: it cannot be suspended)" : "");
 			if (engine_stop(e, v, "PREEMPTED", why) == -1)
 				gpuctl_pin(v, now + 60);
 			continue;
@@ -1083,6 +1092,8 @@ engine_pass(struct engine *e)
 		e->sj[n].busy = j->gc.phase != GC_NONE || j->ending[0] != '\0' || j->exited;
 		e->sj[n].pinned = gpuctl_pinned(j, now);
 		e->sj[n].requeue = j->requeue;
+		/* memory its processes share cannot be moved out (gpuctl refuses) */
+		e->sj[n].unsuspendable = j->hook_shared > 0;
 		e->sj[n].slice_start = j->gc.slice_start;
 		n++;
 	}

@@ -47,6 +47,7 @@ struct job {
 	int		pidfd;
 	char		*cgroup;	/* running: its cgroup v2 folder, or NULL */
 	int		requeue;	/* --requeue: NODE_FAIL sends it back to PENDING */
+	int		preempt_signal;	/* --signal: sent first when preempted by a stop; 0: SIGUSR1 */
 	int		node_fail;	/* it ran when the machine restarted */
 	uv_poll_t	*poll;
 	uv_timer_t	*timer;		/* time limit, then kill grace */

@@ -9,10 +9,11 @@
  * suspended or resumed, and either
  *   - priority: [scheduler] preempt is not off, its priority is below J's,
  *     it has run preempt_min_runtime since it started or resumed, J is a
- *     pending job (resumes never preempt), and, for preempt = requeue, it was
- *     submitted with --requeue; or
- *   - turns: g is a SCHED_TIMESLICE GPU, its quantum there is over, and its
- *     priority is not above J's.
+ *     pending job (resumes never preempt), and, for preempt = requeue or a
+ *     job that cannot be suspended (unsuspendable), it was submitted with
+ *     --requeue (then it is stopped and queued again); or
+ *   - turns: g is a SCHED_TIMESLICE GPU, its quantum there is over, its
+ *     priority is not above J's, and it can be suspended.
  * On each GPU the set that gives way is the one that makes J fit with the
  * fewest jobs, then the lowest priorities, then the most recently started.
  * A job needing N GPUs takes the N GPUs where that set is smallest.
@@ -63,9 +64,10 @@ preempt_when(const struct sched_gpu *gpu, const struct sched_job *v, const struc
 	if (v->busy || v->pinned)
 		return -1;
 	if (s->preempt != SCHED_PREEMPT_OFF && !j->suspended && v->priority < j->priority &&
-	    (s->preempt != SCHED_PREEMPT_REQUEUE || v->requeue))
+	    (s->preempt != SCHED_PREEMPT_REQUEUE || v->requeue) &&
+	    (!v->unsuspendable || v->requeue))
 		t = v->slice_start + s->preempt_min_runtime;
-	if (gpu->mode == SCHED_TIMESLICE && v->priority <= j->priority) {
+	if (gpu->mode == SCHED_TIMESLICE && v->priority <= j->priority && !v->unsuspendable) {
 		r = v->slice_start + gpu->quantum;
 		if (t < 0 || r < t)
 			t = r;

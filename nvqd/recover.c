@@ -70,6 +70,7 @@ recover_load_cb(void *arg, const struct store_active_job *a)
 		}
 	}
 	j->requeue = a->requeue;
+	j->preempt_signal = a->preempt_signal;
 	/* the GPUs it holds, from the UUIDs recorded at its start */
 	if (j->state != JOB_PENDING && a->gpu_uuids != NULL) {
 		char buf[SCHED_MAX_GPUS * 97], *tok, *save;
@@ -204,7 +205,7 @@ recover_jobs(struct engine *e)
 		ev.job = j->id;
 		engine_gpu(e, &ev, NULL, 0);	/* GC_EV_RECOVER */
 		if (j->ending[0] != '\0') {
-			runner_stop(j->pid, j->pidfd, 0);
+			runner_stop(j->pid, j->pidfd, RUNNER_TERM);
 			engine_arm(e, j, (double)e->cfg.kill_grace);
 		} else
 			engine_limit(e, j);

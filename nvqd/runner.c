@@ -68,14 +68,14 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
-	char uid[24], gid[24], mask[16], id[24], procs[24], *groups, **argv;
+	char uid[24], gid[24], mask[16], id[24], procs[24], sig[16], *groups, **argv;
 	size_t off = 0;
 	pid_t pid = -1;
 	int i, n, r, a = 0, envfd;
 
 	for (n = 0; s->argv[n] != NULL; n++)
 		;
-	/* the shim's options and their values: 36 at most, and a NULL */
+	/* the shim's options and their values: 38 at most, and a NULL */
 	if ((argv = calloc((size_t)n + 48, sizeof(*argv))) == NULL ||
 	    (groups = malloc(2 + (size_t)s->ngroups * 12)) == NULL) {
 		free(argv);
@@ -123,6 +123,11 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 		snprintf(procs, sizeof(procs), "%lld", s->max_procs);
 		argv[a++] = "-n";
 		argv[a++] = procs;
+	}
+	if (s->preempt_signal > 0) {
+		snprintf(sig, sizeof(sig), "%d", s->preempt_signal);
+		argv[a++] = "-S";
+		argv[a++] = sig;
 	}
 	argv[a++] = "-E";	/* the job's environment is on its standard input */
 	argv[a++] = "--";
@@ -306,9 +311,10 @@ runner_cuda_procs(pid_t shim, const char *cgroup, pid_t *out, int max)
 }
 
 int
-runner_stop(pid_t shim, int pidfd, int hard)
+runner_stop(pid_t shim, int pidfd, int how)
 {
-	int sig = hard ? SIGUSR2 : SIGTERM;
+	/* what the shim turns into SIGKILL, and into the job's --signal */
+	int sig = how == RUNNER_KILL ? SIGUSR2 : how == RUNNER_PREEMPT ? SIGUSR1 : SIGTERM;
 
 	if (pidfd >= 0)
 		return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);

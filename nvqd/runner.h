@@ -43,6 +43,7 @@ struct runner_spec {
 	const char	*rlimits;	/* rlimits.h's text, or NULL */
 	const char	*cgroup_base;	/* cgroup.h's base, or NULL: no cgroup */
 	long long	max_procs;	/* processes per job ([limits] max_procs); 0: none */
+	int		preempt_signal;	/* RUNNER_PREEMPT's signal (--signal); 0: SIGUSR1 */
 };
 
 /*
@@ -73,9 +74,11 @@ int	runner_void_start(const char *status_path);
  */
 int	runner_cuda_procs(pid_t shim, const char *cgroup, pid_t *out, int max);
 /*
- * Asks the shim to end its job: SIGTERM, or with hard set, SIGKILL.  Through
- * pidfd (a process nvqd knows to be the shim) where it is not -1.
+ * Asks the shim to signal its job: RUNNER_TERM (SIGTERM), RUNNER_KILL
+ * (SIGKILL) or RUNNER_PREEMPT (the job's --signal, SIGUSR1 unless it said).
+ * Through pidfd (a process nvqd knows to be the shim) where it is not -1.
  */
-int	runner_stop(pid_t shim, int pidfd, int hard);
+enum { RUNNER_TERM = 0, RUNNER_KILL = 1, RUNNER_PREEMPT = 2 };
+int	runner_stop(pid_t shim, int pidfd, int how);
 
 #endif

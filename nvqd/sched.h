@@ -51,6 +51,8 @@ struct sched_job {
 	int		busy;		/* being suspended or resumed: holds its memory, stays */
 	int		pinned;		/* may not give way now (a switch of it failed lately) */
 	int		requeue;	/* --requeue: preempt = requeue may stop it */
+	int		unsuspendable;	/* running, cannot be suspended now: gives way only by
+					   being stopped and requeued (--requeue), never by turns */
 	double		slice_start;	/* running: when it started or last resumed */
 };
 

@@ -151,6 +151,7 @@ start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t gr
 	rs.rlimits = e->cfg.rlimits;
 	rs.cgroup_base = e->cgroup_base[0] != '\0' ? e->cgroup_base : NULL;
 	rs.max_procs = e->cfg.max_procs;
+	rs.preempt_signal = j->preempt_signal;
 	if (rs.drop && x.has_groups) {
 		/* the groups the submitting process had */
 		char *tok, *save;

@@ -585,8 +585,8 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 		goto unenv;
 	s = store_prepare(st, "INSERT INTO jobs (id, uid, gid, user, name, command, argv, cwd, "
 	    "state, gpus, mem_per_gpu, priority, time_limit, after, stdout_path, stderr_path, "
-	    "submitted_at, groups, requeue) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?)");
+	    "submitted_at, groups, requeue, preempt_signal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+	    "'PENDING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	if (s == NULL)
 		goto fail2;
 	sqlite3_bind_int64(s, 1, id);
@@ -619,6 +619,8 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 	sqlite3_bind_double(s, 16, j->now);
 	sqlite3_bind_text(s, 17, j->groups, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 18, j->requeue != 0);
+	if (j->preempt_signal > 0)
+		sqlite3_bind_int(s, 19, j->preempt_signal);
 	if (store_done(st, s) == -1 || store_event(st, id, j->now, "PENDING", "submitted") == -1)
 		goto fail2;
 	if (store_commit(st) == -1)
@@ -1129,7 +1131,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 25)
+	if (n < 26)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -1158,6 +1160,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.suspend_hold = (int)c[22].i;
 	a.ckpt_pids = c[23].s;
 	a.run_suspended = c[24].r;
+	a.preempt_signal = c[25].type == STORE_NULL ? 0 : (int)c[25].i;
 	return x->cb(x->arg, &a);
 }
 
@@ -1169,7 +1172,7 @@ store_active(struct store *st, store_active_cb cb, void *arg)
 	return store_rows(st, store_prepare(st, "SELECT id, uid, gid, user, state, gpus, "
 	    "mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, "
 	    "pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, "
-	    "suspended_at, suspend_hold, ckpt_pids, run_suspended "
+	    "suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal "
 	    "FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED') "
 	    "ORDER BY id"), store_active_row_cb, &x);
 }

@@ -48,6 +48,7 @@ struct store_job_new {
 	const char	*stderr_path;	/* NULL: <spool>/<uid>/<id>.err */
 	const char	*spool;
 	int		requeue;	/* --requeue: back to PENDING after NODE_FAIL */
+	int		preempt_signal;	/* --signal; 0: the default (SIGUSR1) */
 	double		now;
 };
 
@@ -183,6 +184,7 @@ struct store_active_job {
 	int		suspend_hold;
 	const char	*ckpt_pids;
 	double		run_suspended;
+	int		preempt_signal;	/* 0: the default */
 };
 
 /*

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
@@ -133,6 +134,32 @@ test_format(void **state)
 	assert_string_equal(b, "106751991167300-15:30:07");
 }
 
+static void
+test_signals(void **state)
+{
+	int s = 0;
+
+	(void)state;
+	assert_int_equal(parse_signal("USR1", &s), 0);
+	assert_int_equal(s, SIGUSR1);
+	assert_int_equal(parse_signal("SIGUSR2", &s), 0);
+	assert_int_equal(s, SIGUSR2);
+	assert_int_equal(parse_signal("term", &s), 0);
+	assert_int_equal(s, SIGTERM);
+	assert_int_equal(parse_signal("2", &s), 0);
+	assert_int_equal(s, SIGINT);
+	s = 0;
+	assert_int_equal(parse_signal("KILL", &s), -1);
+	assert_int_equal(parse_signal("9", &s), -1);
+	assert_int_equal(parse_signal("SIGSTOP", &s), -1);
+	assert_int_equal(parse_signal("0", &s), -1);
+	assert_int_equal(parse_signal("65", &s), -1);
+	assert_int_equal(parse_signal("USR", &s), -1);
+	assert_int_equal(parse_signal("", &s), -1);
+	assert_int_equal(parse_signal("SIG", &s), -1);
+	assert_int_equal(s, 0);
+}
+
 int
 main(void)
 {
@@ -142,6 +169,7 @@ main(void)
 		cmocka_unit_test(test_ids),
 		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_signals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

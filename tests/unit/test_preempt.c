@@ -44,6 +44,9 @@ struct pcase {
 	.priority = p, .gpumask = mask, .pinned = 1 }
 #define PEND(i, m, p, t) { .id = i, .uid = 1, .ngpus = 1, .mem = m, .priority = p, \
 	.submitted_at = t }
+/* cannot be suspended (memory shared through CUDA IPC); q: --requeue */
+#define UNSUSP(i, m, p, mask, q) { .id = i, .uid = 1, .running = 1, .ngpus = 1, .mem = m, \
+	.priority = p, .gpumask = mask, .unsuspendable = 1, .requeue = q }
 /* suspended at t; r: it may resume */
 #define SUSP(i, m, p, mask, t, r) { .id = i, .uid = 1, .ngpus = 1, .mem = m, .priority = p, \
 	.submitted_at = t, .gpumask = mask, .suspended = 1, .may_resume = r }
@@ -55,6 +58,18 @@ static const struct pcase cases[] = {
 	{ "suspend: the lower job gives way", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
 	  { RUN(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 2, { 1 }, 0,
 	  { SCHED_RUNNING, SCHED_WAIT_MEM } },
+	{ "a job that cannot be suspended, without --requeue, is not chosen: another is",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { UNSUSP(1, 40 * G, 0, 1, 0), RUN(2, 40 * G, 1, 1, 0), PEND(3, 40 * G, 10, 1) },
+	  3, { 2 }, 0, { X, X, X } },
+	{ "nor when it alone would make room", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { UNSUSP(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0, { X, X } },
+	{ "with --requeue it gives way (it is stopped and queued again)",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { UNSUSP(1, 50 * G, 0, 1, 1), PEND(2, 50 * G, 10, 1) }, 2, { 1 }, 0, { X, X } },
+	{ "it never takes turns on a timeslice GPU", 1, { 80 * G }, { SCHED_TIMESLICE }, 30,
+	  SCHED_PREEMPT_OFF, 0, 2,
+	  { UNSUSP(1, 50 * G, 0, 1, 1), PEND(2, 50 * G, 0, 1) }, 0, { 0 }, 0, { X, X } },
 	{ "equal priorities never preempt", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
 	  { RUN(1, 50 * G, 5, 1, 0), PEND(2, 50 * G, 5, 1) }, 0, { 0 }, 0, { X, X } },
 	{ "preempt_min_runtime protects a job that just started; wake when it is over",
