@@ -98,7 +98,7 @@ cgroup_enter(const char *dir)
 }
 
 int
-cgroup_signal(const char *dir, int sig)
+cgroup_signal(const char *dir, int sig, pid_t pgid_done)
 {
 	char path[PATH_MAX];
 	FILE *fp;
@@ -114,7 +114,7 @@ cgroup_signal(const char *dir, int sig)
 		 * it is held: the pid read may have ended and gone to another
 		 * process since (the shim runs as root).
 		 */
-		if (pid <= 0)
+		if (pid <= 0 || (pgid_done > 0 && getpgid((pid_t)pid) == pgid_done))
 			continue;
 		if ((pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) == -1) {
 			/* before Linux 5.3 the bare pid, as cgroup.procs just named it */
@@ -159,7 +159,7 @@ cgroup_kill(const char *dir)
 {
 	if (cgroup_write(dir, "cgroup.kill", "1") == 0)
 		return 0;
-	return cgroup_signal(dir, SIGKILL) == -1 ? -1 : 0;
+	return cgroup_signal(dir, SIGKILL, 0) == -1 ? -1 : 0;
 }
 
 int

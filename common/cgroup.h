@@ -22,8 +22,12 @@ int	cgroup_base(char *out, size_t len);
 void	cgroup_name(const char *base, long long id, pid_t shim, char *out, size_t len);
 /* Moves the calling process into dir. */
 int	cgroup_enter(const char *dir);
-/* Sends sig to every process in dir; returns how many, or -1. */
-int	cgroup_signal(const char *dir, int sig);
+/*
+ * Sends sig to every process in dir but those in process group pgid_done
+ * (signalled already; 0: none), so that each gets it once; returns how
+ * many, or -1.
+ */
+int	cgroup_signal(const char *dir, int sig, pid_t pgid_done);
 /* SIGKILLs everything in dir at once (cgroup.kill; one by one before Linux 5.14). */
 int	cgroup_kill(const char *dir);
 /*

@@ -242,7 +242,7 @@ shim_signal(const struct shim_spec *s, pid_t job, int sig)
 	if (sig == SIGKILL)
 		cgroup_kill(s->cgroup);
 	else
-		cgroup_signal(s->cgroup, sig);
+		cgroup_signal(s->cgroup, sig, job);	/* those not in its process group */
 }
 
 static double
