@@ -107,45 +107,59 @@ jobs_reason(const struct proto_msg *m, const struct nvq_row *r)
 	return row_str(m, r, "reason") ? row_str(m, r, "reason") : "";
 }
 
+/* One page's rows of a JSON array; *done counts the rows before them. */
 static void
-jobs_json(const struct proto_msg *m, struct nvq_row *rows, int n)
+jobs_json(const struct proto_msg *m, struct nvq_row *rows, int n, long *done)
 {
 	int i;
 
-	printf("[");
 	for (i = 0; i < n; i++) {
-		printf(i ? ",\n " : "\n ");
+		printf(*done + i ? ",\n " : "\n ");
 		fmt_json_row(stdout, m, &rows[i]);
 	}
-	printf("%s]\n", n ? "\n" : "");
+	*done += n;
 }
 
+/*
+ * One page of the listing (nvqd's ctl.c says how they go), printed; *after
+ * becomes the next page's cursor, 0 after the last.  0, or -1.
+ */
 static int
-jobs_table(struct nvq_args *a, int type)
+jobs_page(struct nvq_args *a, int type, int64_t *after, double *now, long *done)
 {
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
 	struct nvq_row *rows = NULL;
 	char mem[40], el[24], name[21];
-	double now;
 	int i, n;
 
 	if (jobs_filter(a, &b, type) == -1) {
 		proto_buf_free(&b);
-		return 2;
+		return -2;
 	}
+	if (*after > 0)
+		proto_put_int(&b, "after", *after);
 	if (client_call(a->socket, &b, &m) == -1) {
 		proto_buf_free(&b);
-		return 1;
+		return -1;
 	}
 	proto_buf_free(&b);
-	now = proto_str(&m, "now") ? strtod(proto_str(&m, "now"), NULL) : (double)time(NULL);
+	if (*done == 0 && *after == 0) {
+		/* one clock for every page: the first's */
+		*now = proto_str(&m, "now") ? strtod(proto_str(&m, "now"), NULL) :
+		    (double)time(NULL);
+		if (a->json)
+			printf("[");
+		else
+			printf("%-7s %-10s %-20s %-9s %4s %11s %10s  %s\n", "ID", "USER", "NAME",
+			    "STATE", "GPUS", "MEM", "ELAPSED",
+			    type == MSG_HISTORY ? "ENDED  REASON" : "REASON");
+	}
 	n = client_rows(&m, "id", 0, &rows);
 	if (a->json)
-		jobs_json(&m, rows, n);
+		jobs_json(&m, rows, n, done);
 	else {
-		printf("%-7s %-10s %-20s %-9s %4s %11s %10s  %s\n", "ID", "USER", "NAME", "STATE",
-		    "GPUS", "MEM", "ELAPSED", type == MSG_HISTORY ? "ENDED  REASON" : "REASON");
+		*done += n;
 		for (i = 0; i < n; i++) {
 			const char *nm = row_str(&m, &rows[i], "name");
 			const char *user = row_str(&m, &rows[i], "user");
@@ -153,7 +167,7 @@ jobs_table(struct nvq_args *a, int type)
 
 			snprintf(name, sizeof(name), "%s", fmt_safe(nm));
 			jobs_mem(&m, &rows[i], mem, sizeof(mem));
-			jobs_elapsed(&m, &rows[i], now, el, sizeof(el));
+			jobs_elapsed(&m, &rows[i], *now, el, sizeof(el));
 			printf("%-7lld %-10s %-20s %-9s %4lld %11s %10s  ",
 			    (long long)row_int(&m, &rows[i], "id", 0),
 			    user ? fmt_safe(user) : "?",
@@ -166,8 +180,32 @@ jobs_table(struct nvq_args *a, int type)
 			printf("%s\n", fmt_safe(jobs_reason(&m, &rows[i])));
 		}
 	}
+	/* an nvqd without pages sends everything at once, and no "more" */
+	*after = proto_int(&m, "more", 0) && proto_int(&m, "next", 0) > *after ?
+	    proto_int(&m, "next", 0) : 0;
 	free(rows);
 	proto_msg_free(&m);
+	fflush(stdout);
+	return 0;
+}
+
+static int
+jobs_table(struct nvq_args *a, int type)
+{
+	int64_t after = 0;
+	double now = 0;
+	long done = 0;
+	int r;
+
+	do {
+		if ((r = jobs_page(a, type, &after, &now, &done)) < 0) {
+			if (a->json && done + after > 0)
+				printf("\n]\n");	/* what came is still valid JSON */
+			return r == -2 ? 2 : 1;
+		}
+	} while (after > 0);
+	if (a->json)
+		printf("%s]\n", done ? "\n" : "");
 	return 0;
 }
 

@@ -389,10 +389,24 @@ out:
 	return rc;
 }
 
+/*
+ * Listings come in pages: a reply ends after CTL_PAGE_ROWS rows or
+ * CTL_PAGE_BYTES bytes, with "more" and "next" (the cursor: the last id);
+ * the client asks again with "after" = next.  So a list of any length
+ * works, every reply stays far below a frame's limit, and the loop serves
+ * other clients between pages.  Rows come from the database in id order;
+ * each page is read as it stands then.
+ */
+#define CTL_PAGE_ROWS	1000
+#define CTL_PAGE_BYTES	(512u << 10)
+
 struct ctl_rows {
 	struct ctl_req		*r;
 	struct proto_buf	*out;
 	int			count;
+	int			paged;		/* stop at a page's end */
+	int			full;		/* it did */
+	int64_t			last;		/* the last row's id */
 };
 
 /* Copies a row into the reply; REAL columns go as "%.3f" strings. */
@@ -417,8 +431,10 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 			proto_put_str(rows->out, c[i].name, c[i].s);
 			break;
 		}
-		if (strcmp(c[i].name, "id") == 0)
+		if (strcmp(c[i].name, "id") == 0) {
 			j = engine_find(rows->r->e, c[i].i);
+			rows->last = c[i].i;
+		}
 	}
 	if (j != NULL && (j->state == JOB_PENDING || (j->state == JOB_SUSPENDED && !j->gc.phase))) {
 		char why[256];
@@ -449,7 +465,9 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 		}
 	}
 	rows->count++;
-	return rows->out->failed;
+	if (rows->paged && (rows->count >= CTL_PAGE_ROWS || rows->out->len >= CTL_PAGE_BYTES))
+		rows->full = 1;
+	return rows->out->failed || rows->full;
 }
 
 /* The daemon's clock, so that nvq computes elapsed times against it. */
@@ -460,6 +478,28 @@ ctl_now(struct proto_buf *out)
 
 	snprintf(buf, sizeof(buf), "%.3f", engine_now());
 	proto_put_str(out, "now", buf);
+}
+
+/* A page of a listing: its rows, then "more" and "next" if it is full. */
+static int
+ctl_page(struct ctl_req *r, struct proto_buf *out, struct store_filter *f, const char *what)
+{
+	struct ctl_rows rows = { r, out, 0, 1, 0, 0 };
+
+	f->after = proto_int(r->msg, "after", 0);
+	if (f->after < 0)
+		return ctl_error(r, "a page's cursor must be a job id");
+	ctl_now(out);
+	if (store_jobs(r->e->store, f, ctl_row_cb, &rows) == -1)
+		return ctl_error(r, "the database could not be read (see nvqd's log)");
+	if (out->failed)
+		return ctl_error(r, "job %lld's row is too long for a reply of the %s",
+		    (long long)rows.last, what);
+	if (rows.full) {
+		proto_put_int(out, "more", 1);
+		proto_put_int(out, "next", rows.last);
+	}
+	return 0;
 }
 
 static int
@@ -477,41 +517,29 @@ static int
 ctl_list(struct ctl_req *r, struct proto_buf *out)
 {
 	struct store_filter f;
-	struct ctl_rows rows = { r, out, 0 };
 
 	if (ctl_filter(r, &f) == -1)
 		return -1;
-	ctl_now(out);
-	if (store_jobs(r->e->store, &f, ctl_row_cb, &rows) == -1)
-		return ctl_error(r, "the database could not be read (see nvqd's log)");
-	if (out->failed)
-		return ctl_error(r, "the list is too long for one reply; filter it");
-	return 0;
+	return ctl_page(r, out, &f, "list");
 }
 
 static int
 ctl_history(struct ctl_req *r, struct proto_buf *out)
 {
 	struct store_filter f;
-	struct ctl_rows rows = { r, out, 0 };
 
 	if (ctl_filter(r, &f) == -1)
 		return -1;
-	ctl_now(out);
 	f.finished = 1;
 	f.all = 1;
-	if (store_jobs(r->e->store, &f, ctl_row_cb, &rows) == -1)
-		return ctl_error(r, "the database could not be read (see nvqd's log)");
-	if (out->failed)
-		return ctl_error(r, "the history is too long for one reply; use --since");
-	return 0;
+	return ctl_page(r, out, &f, "history");
 }
 
 static int
 ctl_show(struct ctl_req *r, struct proto_buf *out)
 {
 	struct store_filter f;
-	struct ctl_rows rows = { r, out, 0 };
+	struct ctl_rows rows = { r, out, 0, 0, 0, 0 };
 	int64_t id = proto_int(r->msg, "id", 0);
 
 	memset(&f, 0, sizeof(f));

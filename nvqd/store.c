@@ -1189,7 +1189,7 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR "
 	    "state IN ('PENDING', 'RUNNING', 'SUSPENDED')) "
 	    "AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')) "
-	    "AND (?6 = 0 OR ended_at >= ?6) ORDER BY id");
+	    "AND (?6 = 0 OR ended_at >= ?6) AND id > ?7 ORDER BY id");
 
 	if (s == NULL)
 		return -1;
@@ -1199,6 +1199,7 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	sqlite3_bind_int(s, 4, f->all);
 	sqlite3_bind_int(s, 5, f->finished);
 	sqlite3_bind_double(s, 6, f->since);
+	sqlite3_bind_int64(s, 7, f->after);
 	return store_rows(st, s, cb, arg);
 }
 

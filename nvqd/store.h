@@ -73,6 +73,7 @@ struct store_filter {
 	int		all;		/* include finished jobs */
 	int		finished;	/* only finished jobs */
 	double		since;		/* finished at or after; 0: any */
+	int64_t		after;		/* ids above this only (a page's cursor); 0: from the first */
 };
 
 struct store	*store_open(const char *path, int sync_full, char *err, size_t errlen);

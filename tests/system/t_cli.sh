@@ -125,3 +125,29 @@ t_socket_from_config() {	# nvq finds the socket in the configuration file
 	out=$(NVQ_CONFIG=$T/nvq.ini NVQ_SOCKET=$T/nope "$NVQ_BIN" list 2>&1)
 	expect_match "NVQ_SOCKET comes first" "$out" "cannot reach nvqd at $T/nope"
 }
+
+t_list_pages() {	# a listing of any length comes in pages: every row once, in order, JSON too
+	write_config
+	start_nvqd || return
+	local a out ids
+	a=$(submit -g 0 true)
+	nvq wait "$a"
+	stop_nvqd
+	# 2600 finished jobs, copies of that one: nvqd sends 1000 rows a page
+	sqlite3 "$T/nvq.db" "WITH RECURSIVE k(i) AS (SELECT $a + 1 UNION ALL SELECT i + 1 FROM k
+	    WHERE i < $a + 2599) INSERT INTO jobs (id, uid, gid, user, name, command, argv, cwd,
+	    state, gpus, priority, stdout_path, stderr_path, submitted_at, started_at, ended_at,
+	    exit_code) SELECT i, uid, gid, user, name || i, command, argv, cwd, state, gpus,
+	    priority, stdout_path, stderr_path, submitted_at, started_at, ended_at, exit_code
+	    FROM jobs, k WHERE id = $a"
+	start_nvqd || return
+	out=$(nvq list -a)
+	ids=$(tail -n +2 <<< "$out" | awk '{print $1}')
+	expect_eq "nvq list -a: one header" "$(grep -c '^ID ' <<< "$out")" 1
+	expect_eq "every row" "$(wc -l <<< "$ids")" 2600
+	expect_eq "each once, in order" "$(sort -n -u <<< "$ids")" "$ids"
+	expect_eq "nvq history: every row" "$(nvq history | tail -n +2 | wc -l)" 2600
+	expect_eq "nvq list --json: one array of every row" "$(nvq list -a --json |
+	    python3 -c 'import json, sys; r = json.load(sys.stdin); print(len(r), len({j["id"] for j in r}))')" \
+	    "2600 2600"
+}
