@@ -2,11 +2,13 @@
  * ckpt.c: nvq-ckpt, which moves a job's GPU state to host memory and back
  * through the CUDA driver's checkpoint API, for nvqd.
  *
- *   nvq-ckpt [-l LIBCUDA] [-t LOCK_TIMEOUT_MS] suspend PID...
+ *   nvq-ckpt [-l LIBCUDA] [-t LOCK_TIMEOUT_MS] [-n LIBNVML] suspend PID...
  *	locks every process (waiting for its submitted work), then
  *	checkpoints each: its device memory goes to host memory and the GPU
- *	is free of it.  If a step fails, what was done is undone: every
- *	process runs again as before.
+ *	is free of it.  With -n, NVML must then show none of them holding
+ *	memory on any GPU (within CKPT_VERIFY_S; "verify" fails otherwise),
+ *	so that nvqd never calls memory free that is not.  If a step fails,
+ *	what was done is undone: every process runs again as before.
  *   nvq-ckpt [-l LIBCUDA] resume PID...
  *	restores every checkpointed process on its GPUs, then unlocks them.
  *
@@ -23,7 +25,8 @@
  * driver call is made only while its pidfd shows it alive.  Each step is
  * reported on stdout, one line each:
  *   lock PID SECONDS | checkpoint PID SECONDS | restore PID SECONDS |
- *   unlock PID SECONDS | skip PID CODE TEXT | ok SECONDS | error STEP PID CODE TEXT
+ *   unlock PID SECONDS | verify 0 SECONDS | skip PID CODE TEXT | ok SECONDS |
+ *   error STEP PID CODE TEXT
  * and the exit status is 0 (ok), 1 (error, undone) or 2 (bad usage).
  *
  * A program of its own, run by nvqd for each switch: the checkpoint calls
@@ -44,9 +47,12 @@
 #include <unistd.h>
 
 #include "cuda_decls.h"
+#include "nvml_decls.h"
 #include "proc.h"
 
 #define CKPT_MAX_PIDS	256
+#define CKPT_VERIFY_S	3.0	/* for NVML to stop listing a checkpointed process */
+#define CKPT_NVML_PROCS	1024
 
 typedef int (*init_fn)(unsigned int);
 typedef int (*state_fn)(int, int *);
@@ -67,6 +73,13 @@ static struct {
 	step_fn		lock, checkpoint, restore, unlock;
 	errstr_fn	errstr;
 } cu;
+
+static struct {
+	nvml_ret	(*init)(void);
+	nvml_ret	(*count)(unsigned int *);
+	nvml_ret	(*handle)(unsigned int, void **);
+	nvml_ret	(*procs)(void *, unsigned int *, struct nvml_process *);
+} nv;
 
 static double
 ckpt_now(void)
@@ -253,6 +266,81 @@ ckpt_suspend(struct ckpt_proc *procs, int n, unsigned timeout_ms)
 	return 0;
 }
 
+/* NVML, for ckpt_verify: 0, or -1 (then there is nothing to verify with). */
+static int
+ckpt_nvml_load(const char *lib)
+{
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+
+	if (h == NULL)
+		return -1;
+	*(void **)&nv.init = dlsym(h, "nvmlInit_v2");
+	*(void **)&nv.count = dlsym(h, "nvmlDeviceGetCount_v2");
+	*(void **)&nv.handle = dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+	if ((*(void **)&nv.procs = dlsym(h, "nvmlDeviceGetComputeRunningProcesses_v3")) == NULL)
+		*(void **)&nv.procs = dlsym(h, "nvmlDeviceGetComputeRunningProcesses_v2");
+	if (nv.init == NULL || nv.count == NULL || nv.handle == NULL || nv.procs == NULL ||
+	    nv.init() != NVML_SUCCESS)
+		return -1;
+	return 0;
+}
+
+/*
+ * Whether NVML shows any of procs[0..n-1] holding device memory: 0 when none
+ * does, else 1 with the first in *pid, *gpu and *bytes; -1 if NVML cannot say.
+ */
+static int
+ckpt_holding(const struct ckpt_proc *procs, int n, int *pid, unsigned *gpu,
+    unsigned long long *bytes)
+{
+	static struct nvml_process p[CKPT_NVML_PROCS];
+	unsigned int ngpu, g, np, k;
+	void *dev;
+	int i;
+
+	if (nv.count(&ngpu) != NVML_SUCCESS)
+		return -1;
+	for (g = 0; g < ngpu; g++) {
+		np = CKPT_NVML_PROCS;
+		if (nv.handle(g, &dev) != NVML_SUCCESS || nv.procs(dev, &np, p) != NVML_SUCCESS)
+			return -1;
+		for (k = 0; k < np && k < CKPT_NVML_PROCS; k++)
+			for (i = 0; i < n; i++)
+				if ((int)p[k].pid == procs[i].pid && p[k].used > 0) {
+					/* listed, its figure hidden (a container): still there */
+					*pid = procs[i].pid;
+					*gpu = g;
+					*bytes = p[k].used == NVML_VALUE_NOT_AVAILABLE ? 0 : p[k].used;
+					return 1;
+				}
+	}
+	return 0;
+}
+
+/* After a checkpoint: 0 once NVML shows none of procs holding memory, else -1. */
+static int
+ckpt_verify(const struct ckpt_proc *procs, int n)
+{
+	double t0 = ckpt_now(), until = t0 + CKPT_VERIFY_S;
+	unsigned long long bytes = 0;
+	unsigned gpu = 0;
+	int pid = 0, r;
+
+	while ((r = ckpt_holding(procs, n, &pid, &gpu, &bytes)) == 1 && ckpt_now() < until)
+		usleep(100 * 1000);
+	if (r == -1) {
+		printf("error verify 0 0 NVML cannot list the GPUs' processes\n");
+		return -1;
+	}
+	if (r == 1) {
+		printf("error verify %d 0 NVML still shows it holding %llu MiB on GPU %u "
+		    "%.0f s after its checkpoint\n", pid, bytes >> 20, gpu, CKPT_VERIFY_S);
+		return -1;
+	}
+	printf("verify 0 %.3f\n", ckpt_now() - t0);
+	return 0;
+}
+
 static int
 ckpt_resume(const struct ckpt_proc *procs, int n)
 {
@@ -284,15 +372,15 @@ ckpt_resume(const struct ckpt_proc *procs, int n)
 static int
 ckpt_usage(void)
 {
-	fprintf(stderr, "usage: nvq-ckpt [-l LIBCUDA] [-t LOCK_TIMEOUT_MS] [-d PARENT] "
-	    "suspend|resume [?]PID[@START]...\n");
+	fprintf(stderr, "usage: nvq-ckpt [-l LIBCUDA] [-t LOCK_TIMEOUT_MS] [-n LIBNVML] "
+	    "[-d PARENT] suspend|resume [?]PID[@START]...\n");
 	return 2;
 }
 
 int
 main(int argc, char **argv)
 {
-	const char *lib = "libcuda.so.1";
+	const char *lib = "libcuda.so.1", *nvml = NULL;
 	unsigned long timeout = 30000;
 	struct ckpt_proc procs[CKPT_MAX_PIDS];
 	int n = 0, c, i, rc;
@@ -300,9 +388,10 @@ main(int argc, char **argv)
 	char *end;
 	long v;
 
-	while ((c = getopt(argc, argv, "+l:t:d:")) != -1) {
+	while ((c = getopt(argc, argv, "+l:t:d:n:")) != -1) {
 		switch (c) {
 		case 'l': lib = optarg; break;
+		case 'n': nvml = optarg; break;
 		case 'd':
 			/* dies with its parent; gone already: nothing to do */
 			v = strtol(optarg, &end, 10);
@@ -349,9 +438,15 @@ main(int argc, char **argv)
 	if (ckpt_load(lib) == -1)
 		return 1;
 	n = ckpt_pin(procs, n);
-	if (strcmp(argv[optind], "suspend") == 0)
+	if (strcmp(argv[optind], "suspend") == 0) {
 		rc = ckpt_suspend(procs, n, (unsigned)timeout);
-	else
+		/* where NVML answers: the GPUs are free of them, or all is undone */
+		if (rc == 0 && nvml != NULL && ckpt_nvml_load(nvml) == 0 &&
+		    ckpt_verify(procs, n) == -1) {
+			ckpt_undo(procs, n);
+			rc = 1;
+		}
+	} else
 		rc = ckpt_resume(procs, n);
 	if (rc == 0)
 		printf("ok %.3f\n", ckpt_now() - t0);

@@ -1,7 +1,7 @@
 /*
  * gpu.c: GPU discovery through NVML, loaded at run time.  The few NVML
- * types and signatures used are declared here (they are stable C ABI), so
- * building nvqd needs no CUDA headers.
+ * types used are in nvml_decls.h (stable C ABI), so building nvqd needs no
+ * CUDA headers.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -9,19 +9,8 @@
 
 #include "gpu.h"
 #include "log.h"
+#include "nvml_decls.h"
 
-typedef int nvml_ret;
-struct nvml_memory {
-	unsigned long long total, free, used;
-};
-struct nvml_process {	/* nvmlProcessInfo_t as of the _v2/_v3 calls */
-	unsigned int pid;
-	unsigned long long used;
-	unsigned int gpu_instance, compute_instance;
-};
-#define NVML_SUCCESS			0
-#define NVML_ERROR_INSUFFICIENT_SIZE	7
-#define NVML_VALUE_NOT_AVAILABLE	(~0ULL)
 #define GPU_MAX_PROCS			256
 
 static struct {

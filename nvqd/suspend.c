@@ -14,7 +14,7 @@
 #include "runner.h"
 #include "suspend.h"
 
-#define CKPT_ARGS	(8 + 256)	/* nvq-ckpt's options, verb and pids */
+#define CKPT_ARGS	(10 + 256)	/* nvq-ckpt's options, verb and pids */
 #define SUSPEND_MAX_PROCS 128	/* processes of a job found without the hook */
 
 struct susp_op {
@@ -185,6 +185,11 @@ suspend_spawn(struct engine *e, const struct job *j, int resume, const char *lis
 	snprintf(parent, sizeof(parent), "%d", (int)getpid());
 	args[n++] = "-d";
 	args[n++] = parent;
+	if (!resume && !e->gpus.is_virtual && e->gpus.lib != NULL) {
+		/* it checks with NVML that the GPUs are free of them before it answers */
+		args[n++] = "-n";
+		args[n++] = e->cfg.nvml_library;
+	}
 	args[n++] = resume ? "resume" : "suspend";
 	for (tok = strtok_r(pids, ",", &save); tok && n < CKPT_ARGS - 1;
 	    tok = strtok_r(NULL, ",", &save))

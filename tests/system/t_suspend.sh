@@ -219,3 +219,37 @@ t_suspend_failed_turn() {	# a suspend that fails inside the GPU dispatch loses n
 	expect_eq "a had a turn after the failed suspend" "$(( $(count "$T/a") > ga ))" 1
 	nvq cancel "$a" "$b" > /dev/null
 }
+
+t_suspend_verify() {	# SUSPENDED only once NVML shows the job's processes holding nothing: else undone
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	export FAKE_CKPT_DIR=$T/ckpt FAKE_NVML_GPUS=1x80G FAKE_NVML_PROCS=$T/procs
+	mkdir -p "$FAKE_CKPT_DIR"; : > "$T/procs"
+	write_config "[gpus]" "nvml_library = $HELPERS/libfake-nvml.so.1" \
+	    "cuda_library = $FAKE_LIB/libcuda.so.1" "poll = 1s"
+	start_nvqd || return
+	local a pid out t0 t1
+	a=$(fsubmit -m 10G "$FAKE_JOB" launch 60 "$T/a")
+	wait_count "$T/a" || return
+	wait_field "$a" hook_pids '^[0-9]+$' || return
+	pid=$(field "$a" hook_pids)
+	# the driver says it checkpointed the process, NVML still lists its memory
+	echo "0 $pid $((1 << 30))" > "$T/procs"
+	t0=$(date +%s.%N)
+	out=$(nvq suspend "$a" 2>&1)
+	t1=$(date +%s.%N)
+	expect_match "refused, with what NVML shows" "$out" \
+	    "job $a: the suspend failed: verify $pid 0 NVML still shows it holding 1024 MiB on GPU 0 3 s after its checkpoint; it runs on"
+	expect_eq "within the bound" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a < 8) }')" 1
+	expect_eq "undone: its process runs" "$(ckpt_state "$pid")" 0
+	expect_eq "the job runs on" "$(state "$a")" RUNNING
+	expect_eq "and launches" "$(growing "$T/a" 0.5)" grows
+	expect_eq "the failed suspend is recorded" "$(switches "$a")" "suspend|user|0 "
+	# NVML agrees with the driver: suspended
+	: > "$T/procs"
+	out=$(nvq suspend "$a" 2>&1)
+	expect_eq "then it is suspended" "$out" "job $a suspended"
+	expect_eq "checkpointed" "$(ckpt_state "$pid")" 2
+	nvq resume "$a" > /dev/null
+	wait_state "$a" RUNNING
+	nvq cancel "$a" > /dev/null
+}
