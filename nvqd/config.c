@@ -131,6 +131,11 @@ static const struct config_key config_keys[] = {
 	{ "scheduler", "revoke_timeout", CT_SECONDS, AT(revoke_timeout), NULL, 1, 3600, "10s",
 	  "How long a job has to acknowledge that its GPU lock was taken back\n"
 	  "(nvq hold, timeslice) before nvqd stops its processes with SIGSTOP." },
+	{ "scheduler", "switch_timeout", CT_SECONDS, AT(switch_timeout), NULL, 1, 86400, "2m",
+	  "How long the driver's checkpoint (nvq-ckpt) may take to suspend or\n"
+	  "resume a job, plus a second per 256 MiB it holds. Past it, nvq-ckpt is\n"
+	  "killed and the switch undone: a suspend's job runs on; a resume's stays\n"
+	  "suspended until nvq resume tries again." },
 	{ "scheduler", "reserve", CT_RESERVE, AT_OWN, NULL, 0, 0, "5%",
 	  "Memory kept free on each GPU, as a percentage (5%) or a size (2G)." },
 	{ "scheduler", "aging", CT_DOUBLE, AT_REAL(sched.aging), NULL, 0, 1000000, "1",

@@ -41,6 +41,7 @@ struct config {
 	double		turn;			/* mode = timeslice: seconds; 0: auto */
 	double		switch_overhead;	/* 0..1, for turn = auto */
 	int64_t		revoke_timeout;
+	int64_t		switch_timeout;		/* nvq-ckpt's run, beyond 1 s per 256 MiB */
 	int		offload;		/* [scheduler] offload = on (1) | off (0) */
 	/* [security] and [limits] for the shared server */
 	char		admin_group[64];	/* "": none */

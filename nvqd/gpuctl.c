@@ -52,6 +52,8 @@
  *   CHECKPOINT  (no CUDA process to checkpoint)    NONE (S)    record; FX_LIMIT, FX_KICK
  *   CHECKPOINT  HELPER ok                          NONE (S)    record; FX_LIMIT, FX_KICK
  *   CHECKPOINT  HELPER failed, or spawn failed     NONE (R)    record; pinned; FX_KICK
+ *   CHECKPOINT  pass: helper_until passed          CHECKPOINT  kill nvq-ckpt (switch_timeout)
+ *   CHECKPOINT  HELPER after that kill             RESTORE     undo = 1: spawn nvq-ckpt resume
  *   NONE (S)    RESUME                             RESTORE     spawn nvq-ckpt resume
  *   NONE (S)    RESUME, nothing checkpointed       MOVE_IN or NONE (R), as below
  *   NONE (R)    RECOVER (pids recorded)            RESTORE     spawn nvq-ckpt resume
@@ -59,6 +61,10 @@
  *   RESTORE     HELPER ok, else                    NONE (R)    record; FX_LIMIT, FX_KICK
  *   RESTORE     HELPER failed, or spawn failed     NONE (S)    record; hold (nvq resume
  *                                                              tries again); FX_KICK
+ *   RESTORE     pass: helper_until passed          RESTORE     kill nvq-ckpt (switch_timeout)
+ *   RESTORE     HELPER after that kill, not undo   NONE (S)    failed, as the row above
+ *   RESTORE     HELPER, undo (whatever its end)    NONE (R)    the suspend failed: record,
+ *                                                              with how the undo went; pinned
  *   MOVE_IN     MOVED or UNLINKED: none moving,    NONE (R)    record; FX_LIMIT, FX_KICK
  *               or pass: move_until passed
  *   MOVE_IN     the same, some bytes left behind   NONE (S)    failed, as RESTORE's
@@ -357,6 +363,25 @@ gc_move(struct engine *e, struct job *j, int out, double now)
 		    out ? "out" : "back");
 }
 
+/*
+ * Starts nvq-ckpt for j's switch, with its deadline: switch_timeout plus a
+ * second per 256 MiB the job holds.  0, or -1 with why in err.
+ */
+static int
+gc_spawn(struct engine *e, struct job *j, int resume, double now, char *err, size_t errlen)
+{
+	int pid = suspend_spawn(e, j, resume, j->gc.ckpt_pids, err, errlen);
+
+	if (pid == -1)
+		return -1;
+	j->gc.helper_pid = pid;
+	j->gc.helper_killed = 0;
+	j->gc.helper_secs = (double)e->cfg.switch_timeout +
+	    (j->gc.ckpt_bytes > 0 ? (double)j->gc.ckpt_bytes / (256.0 * 1048576.0) : 0);
+	j->gc.helper_until = now + j->gc.helper_secs;
+	return 0;
+}
+
 /* -> CHECKPOINT: the driver's checkpoint of what the hooks did not move. */
 static void
 gc_checkpoint(struct engine *e, struct job *j, double now)
@@ -368,7 +393,7 @@ gc_checkpoint(struct engine *e, struct job *j, double now)
 		gc_suspended(e, j, now);	/* no CUDA process: nothing to move */
 		return;
 	}
-	if (suspend_spawn(e, j, 0, j->gc.ckpt_pids, err, sizeof(err)) == -1)
+	if (gc_spawn(e, j, 0, now, err, sizeof(err)) == -1)
 		gc_failed(e, j, err, now);
 }
 
@@ -509,7 +534,8 @@ gc_resume(struct engine *e, struct job *j, double now)
 		return;
 	}
 	log_info("job %lld: resuming, processes %s", (long long)j->id, j->gc.ckpt_pids);
-	if (suspend_spawn(e, j, 1, j->gc.ckpt_pids, err, sizeof(err)) == -1)
+	j->gc.undo = 0;
+	if (gc_spawn(e, j, 1, now, err, sizeof(err)) == -1)
 		gc_failed(e, j, err, now);
 }
 
@@ -530,7 +556,8 @@ gc_recover(struct engine *e, struct job *j, double now)
 	j->gc.ckpt_bytes = -1;
 	j->gc.move_bytes = -1;
 	j->gc.driver_secs = 0;
-	if (suspend_spawn(e, j, 1, j->gc.ckpt_pids, err, sizeof(err)) == -1)
+	j->gc.undo = 0;
+	if (gc_spawn(e, j, 1, now, err, sizeof(err)) == -1)
 		gc_failed(e, j, err, now);
 }
 
@@ -566,10 +593,41 @@ gc_release(struct engine *e, struct job *j, const char *by, double now, char *er
 }
 
 /* HELPER: nvq-ckpt ended. */
+/*
+ * A suspend whose nvq-ckpt was killed: undone by nvq-ckpt resume (RESTORE,
+ * undo), which puts its processes back to running from wherever they got
+ * to; then the suspend is recorded as failed and the job runs on.
+ */
+static void
+gc_undone(struct engine *e, struct job *j, const struct gc_event *ev, int killed, double now)
+{
+	char why[sizeof(j->gc.helper_why) + 300], err[256];
+
+	if (!j->gc.undo) {
+		log_warnx("job %lld: %s; putting processes %s back to running", (long long)j->id,
+		    j->gc.helper_why, j->gc.ckpt_pids);
+		j->gc.undo = 1;
+		j->gc.phase = GC_RESTORE;
+		if (gc_spawn(e, j, 1, now, err, sizeof(err)) == 0)
+			return;
+		snprintf(why, sizeof(why), "%s; and nvq-ckpt resume could not run: %s (its "
+		    "processes may stay stopped in the driver: cancel it)", j->gc.helper_why, err);
+	} else if (!ev->ok || killed)
+		snprintf(why, sizeof(why), "%s; and undoing it failed: %s (its processes may "
+		    "stay stopped in the driver: cancel it)", j->gc.helper_why,
+		    killed ? "nvq-ckpt resume was killed too" : ev->error);
+	else
+		snprintf(why, sizeof(why), "%s, and the switch was undone", j->gc.helper_why);
+	/* a failed suspend: the job runs on, its memory counted where it is */
+	j->gc.undo = 0;
+	j->gc.phase = GC_CHECKPOINT;
+	gc_failed(e, j, why, now);
+}
+
 static void
 gc_helper(struct engine *e, struct job *j, const struct gc_event *ev, double now)
 {
-	int resume = ev->n != 0;
+	int resume = ev->n != 0, killed;
 
 	if (j->exited || (resume ? j->gc.phase != GC_RESTORE : j->gc.phase != GC_CHECKPOINT)) {
 		log_info("job %lld: nvq-ckpt %s ended after the job or its switch (%s)",
@@ -578,8 +636,17 @@ gc_helper(struct engine *e, struct job *j, const struct gc_event *ev, double now
 			j->gc.phase = GC_NONE;
 		return;
 	}
+	killed = j->gc.helper_killed;
+	j->gc.helper_pid = 0;
+	j->gc.helper_killed = 0;
 	j->gc.driver_secs = ev->secs;
-	if (!ev->ok)
+	if (j->gc.undo || (killed && !resume)) {
+		gc_undone(e, j, ev, killed, now);
+		return;
+	}
+	if (killed)
+		gc_failed(e, j, j->gc.helper_why, now);	/* a resume: it stays suspended */
+	else if (!ev->ok)
 		gc_failed(e, j, ev->error, now);
 	else if (resume && e->cfg.offload && j->nsess > 0)
 		gc_move(e, j, 0, now);	/* then its hooks bring their allocations back */
@@ -852,6 +919,21 @@ gc_switches(struct engine *e, double now, double *next)
 	int ended = 0;
 
 	for (j = e->jobs; j != NULL; j = j->next) {
+		if ((j->gc.phase == GC_CHECKPOINT || j->gc.phase == GC_RESTORE) &&
+		    j->gc.helper_pid > 0) {
+			if (now < j->gc.helper_until)
+				gc_next(next, j->gc.helper_until);
+			else if (!j->gc.helper_killed) {
+				snprintf(j->gc.helper_why, sizeof(j->gc.helper_why), "nvq-ckpt %s took "
+				    "longer than %.0f s (switch_timeout): killed",
+				    j->gc.phase == GC_RESTORE ? "resume" : "suspend",
+				    j->gc.helper_secs);
+				log_warnx("job %lld: %s", (long long)j->id, j->gc.helper_why);
+				j->gc.helper_killed = 1;
+				suspend_kill(j->gc.helper_pid);	/* its end comes as HELPER */
+			}
+			continue;
+		}
 		if ((j->gc.phase == GC_MOVE_OUT || j->gc.phase == GC_MOVE_IN) &&
 		    j->gc.move_until > 0) {
 			if (now >= j->gc.move_until) {

@@ -91,6 +91,12 @@ struct gpuctl {
 	double		move_secs;	/* the slowest process's seconds */
 	char		move_error[160];
 	double		driver_secs;	/* nvq-ckpt's seconds in this switch */
+	int		helper_pid;	/* nvq-ckpt, while CHECKPOINT or RESTORE; 0: none */
+	double		helper_until;	/* when it is killed (switch_timeout) */
+	double		helper_secs;	/* the time it had */
+	int		helper_killed;	/* it was: its switch is undone */
+	int		undo;		/* RESTORE undoes a suspend whose nvq-ckpt was killed */
+	char		helper_why[128];	/* why it was killed */
 	double		susp_total;	/* seconds suspended in this run (time limit) */
 	double		relink_until;	/* reattached by a restarted nvqd: its hooks may
 					   not have linked again before then */

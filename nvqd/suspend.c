@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,7 +225,18 @@ suspend_spawn(struct engine *e, const struct job *j, int resume, const char *lis
 	}
 	log_debug("job %lld: nvq-ckpt %s %s (pid %d)", (long long)j->id,
 	    resume ? "resume" : "suspend", list, op->proc.pid);
-	return 0;
+	return op->proc.pid;
+}
+
+void
+suspend_kill(int helper)
+{
+	/*
+	 * nvqd's own child: libuv reaps it and reports its end in one go, so
+	 * until GC_EV_HELPER the pid cannot have gone to another process.
+	 */
+	if (helper > 0)
+		uv_kill(helper, SIGKILL);
 }
 
 /* nvq-ckpt ended: what it said is reported to GPU control (GC_EV_HELPER). */

@@ -43,10 +43,12 @@ int64_t	suspend_bytes(struct engine *, const struct job *);
 void	suspend_pids(const struct job *, char *buf, size_t len);
 /*
  * Runs nvq-ckpt suspend (resume 0) or resume (1) on list, the job's
- * [?]PID@START,...; its end is reported as GC_EV_HELPER.  Returns 0, or -1
- * with a sentence in err (nothing runs, nothing is reported).
+ * [?]PID@START,...; its end is reported as GC_EV_HELPER.  Returns its pid,
+ * or -1 with a sentence in err (nothing runs, nothing is reported).
  */
 int	suspend_spawn(struct engine *, const struct job *, int resume, const char *list,
 	    char *err, size_t errlen);
+/* Kills an nvq-ckpt that suspend_spawn started and whose end was not reported yet. */
+void	suspend_kill(int helper);
 
 #endif

@@ -463,6 +463,14 @@ fake_ckpt_step(const char *fn, const char *step, int pid, int from, int to)
 	}
 	if (strcmp(step, fail) == 0)
 		return 999;
+	/* FAKE_CKPT_DIR/hang names a step that never returns (a driver that hangs) */
+	snprintf(path, sizeof(path), "%s/hang", dir);
+	if ((fp = fopen(path, "r")) != NULL) {
+		if (fscanf(fp, "%31s", fail) == 1 && strcmp(step, fail) == 0)
+			for (;;)
+				pause();
+		fclose(fp);
+	}
 	snprintf(path, sizeof(path), "%s/%d", dir, pid);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if ((fp = fopen(tmp, "w")) == NULL)

@@ -253,3 +253,40 @@ t_suspend_verify() {	# SUSPENDED only once NVML shows the job's processes holdin
 	wait_state "$a" RUNNING
 	nvq cancel "$a" > /dev/null
 }
+
+t_suspend_timeout() {	# an nvq-ckpt that hangs is killed after switch_timeout, its switch undone
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config "[scheduler]" "switch_timeout = 1s"
+	start_nvqd || return
+	local a pid out t0 t1
+	a=$(fsubmit -m 10G "$FAKE_JOB" launch 60 "$T/a")
+	wait_count "$T/a" || return
+	wait_field "$a" hook_pids '^[0-9]+$' || return
+	pid=$(field "$a" hook_pids)
+	# the driver's checkpoint never returns
+	echo checkpoint > "$FAKE_CKPT_DIR/hang"
+	t0=$(date +%s.%N)
+	out=$(nvq suspend "$a" 2>&1)
+	t1=$(date +%s.%N)
+	expect_match "the suspend failed, and says why" "$out" \
+	    "job $a: the suspend failed: nvq-ckpt suspend took longer than 1 s \\(switch_timeout\\): killed, and the switch was undone; it runs on"
+	expect_eq "within the bound" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a < 6) }')" 1
+	expect_eq "undone: its process runs" "$(ckpt_state "$pid")" 0
+	expect_eq "the job runs on" "$(state "$a")" RUNNING
+	expect_eq "and launches" "$(growing "$T/a" 0.5)" grows
+	expect_eq "recorded as failed" "$(switches "$a")" "suspend|user|0 "
+	rm "$FAKE_CKPT_DIR/hang"
+	# a resume whose nvq-ckpt hangs: killed; the job stays suspended until nvq resume
+	sleep 0.5
+	expect_eq "a suspend that works" "$(nvq suspend "$a" 2>&1)" "job $a suspended"
+	echo restore > "$FAKE_CKPT_DIR/hang"
+	nvq resume "$a" > /dev/null
+	wait_field "$a" switch_error "nvq-ckpt resume took longer than 1 s" 10 || return
+	expect_eq "it stays suspended" "$(state "$a")" SUSPENDED
+	rm "$FAKE_CKPT_DIR/hang"
+	nvq resume "$a" > /dev/null
+	wait_state "$a" RUNNING 10
+	expect_eq "resumed at the second try" "$(ckpt_state "$pid")" 0
+	expect_eq "and launches" "$(growing "$T/a" 0.5)" grows
+	nvq cancel "$a" > /dev/null
+}
