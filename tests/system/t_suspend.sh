@@ -220,6 +220,23 @@ t_suspend_failed_turn() {	# a suspend that fails inside the GPU dispatch loses n
 	nvq cancel "$a" "$b" > /dev/null
 }
 
+# suspend_undone ID PID SECONDS WHY: nvq suspend fails within SECONDS saying WHY (a
+# regex); undone: PID runs, the job runs on and launches; the failure is recorded.
+suspend_undone() {
+	local t0 t1 out
+	t0=$(date +%s.%N)
+	out=$(nvq suspend "$1" 2>&1)
+	t1=$(date +%s.%N)
+	expect_match "the suspend failed, and says why" "$out" \
+	    "job $1: the suspend failed: $4; it runs on"
+	expect_eq "within the bound" "$(awk -v a="$t0" -v b="$t1" -v s="$3" \
+	    'BEGIN { print (b - a < s) }')" 1
+	expect_eq "undone: its process runs" "$(ckpt_state "$2")" 0
+	expect_eq "the job runs on" "$(state "$1")" RUNNING
+	expect_eq "and launches" "$(growing "$T/a" 0.5)" grows
+	expect_eq "recorded as failed" "$(switches "$1")" "suspend|user|0 "
+}
+
 t_suspend_verify() {	# SUSPENDED only once NVML shows the job's processes holding nothing: else undone
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	export FAKE_CKPT_DIR=$T/ckpt FAKE_NVML_GPUS=1x80G FAKE_NVML_PROCS=$T/procs
@@ -227,23 +244,15 @@ t_suspend_verify() {	# SUSPENDED only once NVML shows the job's processes holdin
 	write_config "[gpus]" "nvml_library = $HELPERS/libfake-nvml.so.1" \
 	    "cuda_library = $FAKE_LIB/libcuda.so.1" "poll = 1s"
 	start_nvqd || return
-	local a pid out t0 t1
+	local a pid out
 	a=$(fsubmit -m 10G "$FAKE_JOB" launch 60 "$T/a")
 	wait_count "$T/a" || return
 	wait_field "$a" hook_pids '^[0-9]+$' || return
 	pid=$(field "$a" hook_pids)
 	# the driver says it checkpointed the process, NVML still lists its memory
 	echo "0 $pid $((1 << 30))" > "$T/procs"
-	t0=$(date +%s.%N)
-	out=$(nvq suspend "$a" 2>&1)
-	t1=$(date +%s.%N)
-	expect_match "refused, with what NVML shows" "$out" \
-	    "job $a: the suspend failed: verify $pid 0 NVML still shows it holding 1024 MiB on GPU 0 3 s after its checkpoint; it runs on"
-	expect_eq "within the bound" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a < 8) }')" 1
-	expect_eq "undone: its process runs" "$(ckpt_state "$pid")" 0
-	expect_eq "the job runs on" "$(state "$a")" RUNNING
-	expect_eq "and launches" "$(growing "$T/a" 0.5)" grows
-	expect_eq "the failed suspend is recorded" "$(switches "$a")" "suspend|user|0 "
+	suspend_undone "$a" "$pid" 8 \
+	    "verify $pid 0 NVML still shows it holding 1024 MiB on GPU 0 3 s after its checkpoint"
 	# NVML agrees with the driver: suspended
 	: > "$T/procs"
 	out=$(nvq suspend "$a" 2>&1)
@@ -258,23 +267,15 @@ t_suspend_timeout() {	# an nvq-ckpt that hangs is killed after switch_timeout, i
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	ckpt_config "[scheduler]" "switch_timeout = 1s"
 	start_nvqd || return
-	local a pid out t0 t1
+	local a pid out
 	a=$(fsubmit -m 10G "$FAKE_JOB" launch 60 "$T/a")
 	wait_count "$T/a" || return
 	wait_field "$a" hook_pids '^[0-9]+$' || return
 	pid=$(field "$a" hook_pids)
 	# the driver's checkpoint never returns
 	echo checkpoint > "$FAKE_CKPT_DIR/hang"
-	t0=$(date +%s.%N)
-	out=$(nvq suspend "$a" 2>&1)
-	t1=$(date +%s.%N)
-	expect_match "the suspend failed, and says why" "$out" \
-	    "job $a: the suspend failed: nvq-ckpt suspend took longer than 1 s \\(switch_timeout\\): killed, and the switch was undone; it runs on"
-	expect_eq "within the bound" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a < 6) }')" 1
-	expect_eq "undone: its process runs" "$(ckpt_state "$pid")" 0
-	expect_eq "the job runs on" "$(state "$a")" RUNNING
-	expect_eq "and launches" "$(growing "$T/a" 0.5)" grows
-	expect_eq "recorded as failed" "$(switches "$a")" "suspend|user|0 "
+	suspend_undone "$a" "$pid" 6 \
+	    "nvq-ckpt suspend took longer than 1 s \\(switch_timeout\\): killed, and the switch was undone"
 	rm "$FAKE_CKPT_DIR/hang"
 	# a resume whose nvq-ckpt hangs: killed; the job stays suspended until nvq resume
 	sleep 0.5
