@@ -513,6 +513,11 @@ engine_deps(struct engine *e, struct job *j, char *why, size_t len)
 	int i, ready = 1;
 
 	for (i = 0; i < j->nafter; i++) {
+		/* an active one (pending, running, suspended) is waited for: no query */
+		if (engine_find(e, j->after[i]) != NULL) {
+			ready = 0;
+			continue;
+		}
 		if (store_job_state(e->store, j->after[i], state, sizeof(state)) == -1) {
 			snprintf(why, len, "dependency %lld does not exist", (long long)j->after[i]);
 			return -1;
@@ -1024,43 +1029,101 @@ engine_wake_cb(uv_timer_t *h)
 	engine_kick(h->loop->data);
 }
 
+/* A pending job whose --after can never be met, and why: cancelled in a group. */
+struct engine_doomed {
+	struct job	*job;
+	char		why[160];
+};
+
+/* Records the end of a job cancelled for its --after; 0 or -1. */
+static int
+engine_dep_end(struct engine *e, const struct engine_doomed *d, double now)
+{
+	struct store_end end;
+
+	memset(&end, 0, sizeof(end));
+	end.state = "CANCELLED";
+	end.now = now;
+	end.exit_code = -1;
+	end.cpu_time = -1;
+	end.max_rss = -1;
+	end.peak_gpu_mem = -1;
+	end.reason = d->why;
+	return store_job_end(e->store, d->job->id, &end);
+}
+
+/*
+ * Resolves every pending job's --after: marks whom it still waits for, and
+ * cancels those that can never run.  Their ends go in one commit (each on
+ * its own if the group fails), their environments in another: a job that
+ * 100,000 others wait for ends in seconds, not one commit per dependent.
+ */
+static void
+engine_resolve(struct engine *e, double now)
+{
+	struct engine_doomed *d = NULL, *nd;
+	struct job *j;
+	size_t n = 0, cap = 0, i;
+	char why[160];
+	int r, grouped;
+
+	for (j = e->jobs; j != NULL; j = j->next) {
+		if (j->state != JOB_PENDING || j->nafter == 0 || !j->dep_wait)
+			continue;
+		if ((r = engine_deps(e, j, why, sizeof(why))) != -1) {
+			j->dep_wait = r == 0;
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((nd = realloc(d, cap * sizeof(*d))) == NULL)
+				break;	/* the rest at the next pass */
+			d = nd;
+		}
+		d[n].job = j;
+		snprintf(d[n].why, sizeof(d[n].why), "%s", why);
+		n++;
+	}
+	if (n == 0) {
+		free(d);
+		return;
+	}
+	/* a crash before the commit: the next nvqd resolves them again */
+	grouped = store_lazy_begin(e->store) == 0;
+	for (i = 0; i < n && grouped; i++)
+		grouped = engine_dep_end(e, &d[i], now) == 0;
+	if (store_lazy_commit(e->store) == -1)
+		grouped = 0;
+	store_lazy_begin(e->store);
+	for (i = 0; i < n; i++) {
+		j = d[i].job;
+		if (!grouped && engine_dep_end(e, &d[i], now) == -1)
+			continue;	/* it stays pending; tried again at the next pass */
+		log_info("job %lld CANCELLED: %s", (long long)j->id, d[i].why);
+		store_env_delete(e->store, j->id);
+		engine_drop(e, j);
+	}
+	store_lazy_commit(e->store);
+	free(d);
+	engine_kick(e);	/* for jobs that ran --after these */
+}
+
 /* One scheduling pass: dependencies, the plan, then the starts. */
 static void
 engine_pass(struct engine *e)
 {
 	struct sched_gpu gpus[SCHED_MAX_GPUS];
 	struct sched_plan plan;
-	struct store_end end;
-	struct job *j, *next;
-	char why[160];
+	struct job *j;
 	double now = engine_now();
-	int i, k, n = 0, r, ok;
+	int i, k, n = 0, ok;
 	uint64_t wake_ms;
 
 	engine_finish(e);
 	/* --after can only change when a job ended or came: no queries otherwise */
-	for (j = e->deps_dirty ? e->jobs : NULL, e->deps_dirty = 0; j != NULL; j = next) {
-		next = j->next;
-		if (j->state != JOB_PENDING || j->nafter == 0 || !j->dep_wait)
-			continue;
-		if ((r = engine_deps(e, j, why, sizeof(why))) == -1) {
-			memset(&end, 0, sizeof(end));
-			end.state = "CANCELLED";
-			end.now = now;
-			end.exit_code = -1;
-			end.cpu_time = -1;
-			end.max_rss = -1;
-			end.peak_gpu_mem = -1;
-			end.reason = why;
-			if (store_job_end(e->store, j->id, &end) == 0) {
-				log_info("job %lld CANCELLED: %s", (long long)j->id, why);
-				engine_forget_env(e, j);
-				engine_drop(e, j);
-				engine_kick(e);	/* for jobs that ran --after this one */
-			}
-			continue;
-		}
-		j->dep_wait = r == 0;
+	if (e->deps_dirty) {
+		e->deps_dirty = 0;
+		engine_resolve(e, now);
 	}
 	if (engine_grow(e, e->njobs) == -1) {
 		log_warnx("out of memory planning %d jobs", e->njobs);

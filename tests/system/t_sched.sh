@@ -124,3 +124,47 @@ t_after() {	# --after: runs once they COMPLETED; cancelled if one did not
 	    "dependency $d ended CANCELLED"
 	expect_match "unknown dependency" "$(nvq submit --after 999 true 2>&1)" "no such job 999"
 }
+
+t_after_many() {	# a job thousands wait --after: they wait while it is suspended, end together when it fails
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config
+	start_nvqd || return
+	local a b t0 t1
+	a=$(fsubmit -m 10G "$FAKE_JOB" launch 60 "$T/a")
+	wait_count "$T/a" || return
+	wait_field "$a" hook_pids '^[0-9]+$' || return
+	b=$(submit -g 0 --after "$a" true)
+	expect_eq "a suspended job" "$(nvq suspend "$a")" "job $a suspended"
+	submit -g 0 --after "$a" true > /dev/null	# dependencies are looked at again
+	sleep 0.5
+	expect_eq "is waited for, not taken as ended" "$(state "$b")" PENDING
+	expect_match "its dependents wait" "$(nvq list | awk -v id="$b" '$1 == id')" "dependency"
+	nvq resume "$a" > /dev/null
+	wait_state "$a" RUNNING
+	stop_nvqd
+	# 3000 more waiting for it: copies of b (after the one submitted above), made
+	# while nvqd is stopped (a runs on)
+	sqlite3 "$T/nvq.db" "WITH RECURSIVE k(i) AS (SELECT $b + 2 UNION ALL SELECT i + 1 FROM k
+	    WHERE i < $b + 3001) INSERT INTO jobs (id, uid, gid, user, name, command, argv, cwd,
+	    state, gpus, priority, after, stdout_path, stderr_path, submitted_at) SELECT i, uid,
+	    gid, user, name, command, argv, cwd, state, gpus, priority, after, stdout_path,
+	    stderr_path, submitted_at FROM jobs, k WHERE id = $b"
+	start_nvqd || return
+	expect_eq "all 3002 wait" "$(nvq list --state PENDING | tail -n +2 | wc -l)" 3002
+	t0=$(date +%s.%N)
+	nvq cancel "$a" > /dev/null
+	wait_state "$b" CANCELLED 20
+	for _ in $(seq 200); do
+		[ "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'PENDING'")" = 0 ] &&
+		    break
+		sleep 0.1
+	done
+	t1=$(date +%s.%N)
+	echo "    (3002 dependents cancelled in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s)"
+	expect_eq "every one cancelled" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs
+	    WHERE state = 'CANCELLED' AND reason = 'dependency $a ended CANCELLED'")" 3002
+	expect_eq "each with its event" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM events
+	    WHERE state = 'CANCELLED' AND reason = 'dependency $a ended CANCELLED'")" 3002
+	expect_eq "no environment is left" "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM job_env")" 0
+	expect_match "nvqd answers" "$(nvq gpus)" "GPU-"
+}
