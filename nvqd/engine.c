@@ -1076,8 +1076,10 @@ engine_resolve(struct engine *e, double now)
 		}
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
-			if ((nd = realloc(d, cap * sizeof(*d))) == NULL)
-				break;	/* the rest at the next pass */
+			if ((nd = realloc(d, cap * sizeof(*d))) == NULL) {
+				e->deps_dirty = 1;	/* the rest at the next pass */
+				break;
+			}
 			d = nd;
 		}
 		d[n].job = j;
