@@ -41,6 +41,7 @@ static struct {
 	int		no_fd;		/* cuMemCreate refused exportable memory once */
 	struct rec	*tab;
 	size_t		cap, used, live;	/* slots, used (live + tombs), live */
+	uint64_t	shared;		/* bytes exported or imported (offload_shared) */
 	size_t		gran[BUDGET_MAX_DEV];
 	CUresult (*ctx_get)(CUcontext *);
 	CUresult (*ctx_push)(CUcontext);
@@ -158,6 +159,15 @@ off_grow(void)
 	return 0;
 }
 
+/* Counts r in O.shared (by +1) or takes it out (-1) if other processes map it. */
+static void
+off_share(const struct rec *r, int sign)
+{
+	if (r->state == REC_IMPORT || r->exported)
+		__atomic_store_n(&O.shared, sign > 0 ? O.shared + r->size : O.shared - r->size,
+		    __ATOMIC_RELAXED);
+}
+
 static int
 off_insert(const struct rec *r)
 {
@@ -172,12 +182,14 @@ off_insert(const struct rec *r)
 		O.used++;
 	O.tab[k] = *r;
 	O.live++;
+	off_share(r, 1);	/* an import */
 	return 0;
 }
 
 static void
 off_remove(struct rec *r)
 {
+	off_share(r, -1);
 	r->state = REC_TOMB;
 	O.live--;
 }
@@ -711,6 +723,7 @@ offload_child(void)
 	/* the parent's table and staging stay mapped in the child, unused */
 	pthread_mutex_init(&O.mu, NULL);
 	O.tab = NULL;
+	O.shared = 0;
 	O.cap = O.used = O.live = 0;
 	memset(&S, 0, sizeof(S));
 }
@@ -753,6 +766,7 @@ offload_export(CUdeviceptr p, struct offload_export *x, CUresult *res)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
 			r->fd = fd;
 			r->exported = 1;
+			off_share(r, 1);
 			O.log("offload: 0x%llx (%zu bytes) exported for CUDA IPC: it stays on its "
 			    "device", (unsigned long long)r->va, r->size);
 		}
@@ -823,13 +837,6 @@ offload_unimport(CUdeviceptr p, CUresult *res)
 uint64_t
 offload_shared(void)
 {
-	uint64_t n = 0;
-	size_t i;
-
-	pthread_mutex_lock(&O.mu);
-	for (i = 0; i < O.cap; i++)
-		if (O.tab[i].state == REC_IMPORT || (O.tab[i].state == REC_IN && O.tab[i].exported))
-			n += O.tab[i].size;
-	pthread_mutex_unlock(&O.mu);
-	return n;
+	/* read by the link thread at every tick: a counter, not a walk under O.mu */
+	return __atomic_load_n(&O.shared, __ATOMIC_RELAXED);
 }

@@ -164,6 +164,15 @@ FAKE_LIB=$ROOT/$BUILD/tests/fake
 
 fsubmit() { LD_LIBRARY_PATH=$FAKE_LIB submit "$@"; }
 
+# linked_launcher MEM: fake_job launching for 60 s under -m MEM, counting into
+# $T/a; sets JOB, and PID (its process) once it launches and its hook linked.
+linked_launcher() {
+	JOB=$(fsubmit -m "$1" "$FAKE_JOB" launch 60 "$T/a")
+	wait_count "$T/a" || return 1
+	wait_field "$JOB" hook_pids '^[0-9]+$' || return 1
+	PID=$(field "$JOB" hook_pids)
+}
+
 count() { cat "$1" 2>/dev/null || echo 0; }
 
 wait_count() {	# FILE: until it exists and grows

@@ -130,9 +130,8 @@ t_after_many() {	# a job thousands wait --after: they wait while it is suspended
 	ckpt_config
 	start_nvqd || return
 	local a b t0 t1
-	a=$(fsubmit -m 10G "$FAKE_JOB" launch 60 "$T/a")
-	wait_count "$T/a" || return
-	wait_field "$a" hook_pids '^[0-9]+$' || return
+	linked_launcher 10G || return
+	a=$JOB
 	b=$(submit -g 0 --after "$a" true)
 	expect_eq "a suspended job" "$(nvq suspend "$a")" "job $a suspended"
 	submit -g 0 --after "$a" true > /dev/null	# dependencies are looked at again

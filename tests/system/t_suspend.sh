@@ -245,10 +245,8 @@ t_suspend_verify() {	# SUSPENDED only once NVML shows the job's processes holdin
 	    "cuda_library = $FAKE_LIB/libcuda.so.1" "poll = 1s"
 	start_nvqd || return
 	local a pid out
-	a=$(fsubmit -m 10G "$FAKE_JOB" launch 60 "$T/a")
-	wait_count "$T/a" || return
-	wait_field "$a" hook_pids '^[0-9]+$' || return
-	pid=$(field "$a" hook_pids)
+	linked_launcher 10G || return
+	a=$JOB pid=$PID
 	# the driver says it checkpointed the process, NVML still lists its memory
 	echo "0 $pid $((1 << 30))" > "$T/procs"
 	suspend_undone "$a" "$pid" 8 \
@@ -268,10 +266,8 @@ t_suspend_timeout() {	# an nvq-ckpt that hangs is killed after switch_timeout, i
 	ckpt_config "[scheduler]" "switch_timeout = 1s"
 	start_nvqd || return
 	local a pid out
-	a=$(fsubmit -m 10G "$FAKE_JOB" launch 60 "$T/a")
-	wait_count "$T/a" || return
-	wait_field "$a" hook_pids '^[0-9]+$' || return
-	pid=$(field "$a" hook_pids)
+	linked_launcher 10G || return
+	a=$JOB pid=$PID
 	# the driver's checkpoint never returns
 	echo checkpoint > "$FAKE_CKPT_DIR/hang"
 	suspend_undone "$a" "$pid" 6 \
