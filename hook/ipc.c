@@ -100,9 +100,12 @@ ipc_get(struct nvq_cu_ipc_mem_handle *h, CUdeviceptr p)
 	return CUDA_SUCCESS;
 }
 
-/* A copy of the exporter's descriptor, or -1 with why in err. */
+/*
+ * A copy of the exporter's descriptor, and a pidfd of the exporter in
+ * *pidfd; or -1 with why in err.
+ */
 static int
-ipc_take(const struct ipc_handle *ih, char *err, size_t errlen)
+ipc_take(const struct ipc_handle *ih, int *pidfdp, char *err, size_t errlen)
 {
 	int pidfd, fd;
 
@@ -116,10 +119,13 @@ ipc_take(const struct ipc_handle *ih, char *err, size_t errlen)
 		close(pidfd);
 		return -1;
 	}
-	if ((fd = (int)syscall(SYS_pidfd_getfd, pidfd, ih->fd, 0)) == -1)
+	if ((fd = (int)syscall(SYS_pidfd_getfd, pidfd, ih->fd, 0)) == -1) {
 		snprintf(err, errlen, "taking descriptor %d of process %d: %s", (int)ih->fd,
 		    (int)ih->pid, strerror(errno));
-	close(pidfd);
+		close(pidfd);
+		return -1;
+	}
+	*pidfdp = pidfd;
 	return fd;
 }
 
@@ -131,7 +137,7 @@ ipc_open(CUdeviceptr *p, const struct nvq_cu_ipc_mem_handle *h)
 	char err[160];
 	CUdeviceptr base;
 	CUresult r;
-	int i, fd;
+	int i, fd, pidfd = -1;
 
 	memcpy(&ih, h->reserved, sizeof(ih));
 	if (memcmp(ih.magic, IPC_MAGIC, sizeof(ih.magic)) != 0)
@@ -154,13 +160,15 @@ ipc_open(CUdeviceptr *p, const struct nvq_cu_ipc_mem_handle *h)
 		I.log("ipc: %d handles open already", IPC_MAX_OPEN);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	if ((fd = ipc_take(&ih, err, sizeof(err))) == -1) {
+	if ((fd = ipc_take(&ih, &pidfd, err, sizeof(err))) == -1) {
 		pthread_mutex_unlock(&I.mu);
 		I.log("ipc: cannot open a handle: %s", err);
 		return CUDA_ERROR_INVALID_HANDLE;
 	}
-	r = offload_import(fd, ih.size, ih.dev, &base);
+	r = offload_import(fd, ih.size, ih.dev, pidfd, ih.fd, &base);
 	close(fd);	/* the imported handle holds the memory */
+	if (r != CUDA_SUCCESS)
+		close(pidfd);	/* else offload.c keeps it, for after a suspend */
 	if (r == CUDA_SUCCESS) {
 		o = &I.open[I.nopen++];
 		o->pid = ih.pid;

@@ -6,8 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,11 +20,18 @@
 
 #define OFF_TOUCHERS	8	/* threads that fault the staging memory in */
 #define OFF_PAGE	4096
+#define OFF_IMPORT_WAIT	60.0	/* seconds an importer waits for the exporter's memory */
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd	438
+#endif
 
 typedef void *CUcontext;
 
-/* REC_IMPORT: another process's allocation, mapped here (offload_import) */
-enum { REC_EMPTY = 0, REC_TOMB, REC_IN, REC_OUT, REC_IMPORT };
+/*
+ * REC_IMPORT: another process's allocation, mapped here (offload_import);
+ * REC_UNMAPPED: one of those while a suspend has it out (its range kept).
+ */
+enum { REC_EMPTY = 0, REC_TOMB, REC_IN, REC_OUT, REC_IMPORT, REC_UNMAPPED };
 #define REC_LIVE(st)	((st) >= REC_IN)
 
 struct rec {
@@ -31,8 +42,10 @@ struct rec {
 	size_t		off;		/* in the staging area, while REC_OUT */
 	int		dev;
 	int		state;
-	int		exported;	/* a descriptor of h was made (fd): it stays put */
-	int		fd;		/* while exported, else -1 */
+	int		exported;	/* a descriptor of h was made (fd) */
+	int		fd;		/* while exported, else -1; /dev/null's while out */
+	int		pidfd;		/* an import: its exporter, else -1 */
+	int		rfd;		/* an import: the exporter's fd */
 };
 
 static struct {
@@ -41,7 +54,8 @@ static struct {
 	int		no_fd;		/* cuMemCreate refused exportable memory once */
 	struct rec	*tab;
 	size_t		cap, used, live;	/* slots, used (live + tombs), live */
-	uint64_t	shared;		/* bytes exported or imported (offload_shared) */
+	int		imports;	/* live REC_IMPORT and REC_UNMAPPED records */
+	int		null_fd;	/* /dev/null: what an exported fd is while out */
 	size_t		gran[BUDGET_MAX_DEV];
 	CUresult (*ctx_get)(CUcontext *);
 	CUresult (*ctx_push)(CUcontext);
@@ -159,13 +173,12 @@ off_grow(void)
 	return 0;
 }
 
-/* Counts r in O.shared (by +1) or takes it out (-1) if other processes map it. */
+/* Counts r in O.imports (by +1) or takes it out (-1) if it is an import. */
 static void
 off_share(const struct rec *r, int sign)
 {
-	if (r->state == REC_IMPORT || r->exported)
-		__atomic_store_n(&O.shared, sign > 0 ? O.shared + r->size : O.shared - r->size,
-		    __ATOMIC_RELAXED);
+	if (r->state >= REC_IMPORT)
+		__atomic_store_n(&O.imports, O.imports + sign, __ATOMIC_RELAXED);
 }
 
 static int
@@ -190,6 +203,8 @@ static void
 off_remove(struct rec *r)
 {
 	off_share(r, -1);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
 	r->state = REC_TOMB;
 	O.live--;
 }
@@ -315,7 +330,7 @@ offload_alloc(CUdeviceptr *p, size_t size, int dev)
 	r.size = size;
 	r.dev = dev;
 	r.state = REC_IN;
-	r.fd = -1;
+	r.fd = r.pidfd = -1;
 	if (O.ctx_get(&r.ctx) != CUDA_SUCCESS || r.ctx == NULL) {
 		pthread_mutex_unlock(&O.mu);
 		return OFFLOAD_PASS;	/* no context: let the driver answer */
@@ -356,7 +371,7 @@ offload_free(CUdeviceptr p, CUresult *res)
 	if (!O.on && O.live == 0)
 		return 0;
 	pthread_mutex_lock(&O.mu);
-	if ((r = off_find(p)) == NULL || r->state == REC_IMPORT) {
+	if ((r = off_find(p)) == NULL || r->state >= REC_IMPORT) {
 		/* an imported one is the driver's to refuse, as without the hook */
 		pthread_mutex_unlock(&O.mu);
 		return 0;
@@ -574,75 +589,154 @@ off_sync_all(void)
 	}
 }
 
+/* /dev/null, open once: what an exported descriptor is while its memory is out. */
+static int
+off_null(void)
+{
+	if (O.null_fd == 0)
+		O.null_fd = 1 + open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return O.null_fd - 1;
+}
+
+/* Whether the process that exported an import has ended (or is unknown). */
+static int
+off_orphan(const struct rec *r)
+{
+	struct pollfd p = { .fd = r->pidfd, .events = POLLIN };
+
+	return r->pidfd < 0 || poll(&p, 1, 0) != 0;
+}
+
+/*
+ * Checks, before anything moves, that all of it can: an import whose
+ * exporter has ended is the last holder of that memory (it would be lost),
+ * and an exported descriptor needs /dev/null to stand in for it.  The bytes
+ * to stage (owned and resident), or -1 with st->error and st->left.
+ */
+static int64_t
+off_movable(struct offload_stats *st)
+{
+	size_t i, total = 0;
+	const struct rec *r;
+	int exports = 0;
+
+	for (i = 0; i < O.cap; i++) {
+		r = &O.tab[i];
+		if (r->state == REC_OUT || r->state == REC_UNMAPPED) {
+			snprintf(st->error, sizeof(st->error), "memory is out already");
+			return -1;
+		}
+		if (r->state == REC_IN) {
+			total += r->size;
+			exports += r->exported;
+		}
+	}
+	for (i = 0; i < O.cap; i++) {
+		r = &O.tab[i];
+		if (r->state == REC_IMPORT && off_orphan(r)) {
+			st->left += r->size;
+			if (st->error[0] == '\0')
+				snprintf(st->error, sizeof(st->error), "%zu bytes at 0x%llx are the "
+				    "memory of a process that has ended, mapped here: it cannot be "
+				    "moved", r->size, (unsigned long long)r->va);
+		}
+	}
+	if (st->error[0] == '\0' && exports > 0 && off_null() < 0)
+		snprintf(st->error, sizeof(st->error), "cannot open /dev/null: %s",
+		    strerror(errno));
+	return st->error[0] == '\0' ? (int64_t)total : -1;
+}
+
+/* Moves one allocation of the process's own out: the name of the step that failed. */
+static const char *
+off_out_one(struct rec *r, size_t off, CUresult *res)
+{
+	const char *step = NULL;
+	CUcontext old;
+
+	if ((*res = O.ctx_push(r->ctx)) != CUDA_SUCCESS)
+		return "entering its context";
+	if ((*res = off_copy(1, r->va, off, r->size)) != CUDA_SUCCESS)
+		step = "copying out";
+	else if ((*res = O.unmap(r->va, r->size)) != CUDA_SUCCESS)
+		step = "unmapping";
+	O.ctx_pop(&old);
+	if (step != NULL)
+		return step;
+	/* unmapped: the handle goes, and with it the device memory */
+	if (O.release(r->h) != CUDA_SUCCESS)
+		O.log("cannot release the handle of 0x%llx", (unsigned long long)r->va);
+	/* and the descriptor other processes took it by: its number stays taken */
+	if (r->exported && dup3(off_null(), r->fd, O_CLOEXEC) == -1)
+		O.log("offload: cannot put /dev/null in place of descriptor %d: %s", r->fd,
+		    strerror(errno));
+	return NULL;
+}
+
+/* Unmaps another process's memory mapped here; the exporter moves it. */
+static const char *
+off_unmap_import(struct rec *r, CUresult *res)
+{
+	off_sync(r->ctx);
+	if ((*res = O.unmap(r->va, r->size)) != CUDA_SUCCESS)
+		return "unmapping another process's memory";
+	O.release(r->h);
+	return NULL;
+}
+
 int
 offload_out(struct offload_stats *st)
 {
 	double t0 = off_now();
-	size_t i, total = 0, off = 0;
+	size_t i, off = 0;
+	int64_t total;
 	struct rec *r;
-	CUcontext old;
 	CUresult res = CUDA_SUCCESS;
 	const char *step = NULL;
 
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&O.mu);
-	for (i = 0; i < O.cap; i++) {
-		if (O.tab[i].state == REC_OUT) {
-			snprintf(st->error, sizeof(st->error), "memory is out already");
-			pthread_mutex_unlock(&O.mu);
-			return -1;
-		}
-		if (O.tab[i].state == REC_IN && O.tab[i].exported)
-			st->left += O.tab[i].size;	/* other processes map it: it stays */
-		else if (O.tab[i].state == REC_IN)
-			total += O.tab[i].size;
+	if ((total = off_movable(st)) == -1) {
+		pthread_mutex_unlock(&O.mu);
+		O.log("offload out refused: %s", st->error);
+		return -1;
 	}
-	if (total == 0) {
+	if (total == 0 && O.imports == 0) {
 		pthread_mutex_unlock(&O.mu);
 		return 0;
 	}
 	off_free_stage(&S);	/* an earlier offload_in's, not dropped yet */
-	for (i = 0; i < O.cap && (O.tab[i].state != REC_IN || O.tab[i].exported); i++)
+	for (i = 0; total > 0 && O.tab[i].state != REC_IN; i++)
 		;
-	if (off_stage(total, O.tab[i].ctx) == -1) {
-		snprintf(st->error, sizeof(st->error), "no host memory for %zu bytes of staging",
-		    total);
-		st->left = total;
+	if (total > 0 && off_stage((size_t)total, O.tab[i].ctx) == -1) {
+		snprintf(st->error, sizeof(st->error), "no host memory for %lld bytes of staging",
+		    (long long)total);
+		st->left = (uint64_t)total;
 		pthread_mutex_unlock(&O.mu);
 		return -1;
 	}
 	off_sync_all();
 	for (i = 0; i < O.cap; i++) {
 		r = &O.tab[i];
-		if (r->state != REC_IN)
+		if (r->state != REC_IN && r->state != REC_IMPORT)
 			continue;
-		if (r->exported)
-			continue;	/* counted in st->left above */
 		if (step != NULL) {
 			st->left += r->size;
 			continue;
 		}
-		if ((res = O.ctx_push(r->ctx)) != CUDA_SUCCESS)
-			step = "entering its context";
-		else {
-			if ((res = off_copy(1, r->va, off, r->size)) != CUDA_SUCCESS)
-				step = "copying out";
-			else if ((res = O.unmap(r->va, r->size)) != CUDA_SUCCESS)
-				step = "unmapping";
-			O.ctx_pop(&old);
+		if (r->state == REC_IMPORT) {
+			if ((step = off_unmap_import(r, &res)) == NULL)
+				r->state = REC_UNMAPPED;
+		} else if ((step = off_out_one(r, off, &res)) == NULL) {
+			r->off = off;
+			r->state = REC_OUT;
+			off += r->size;
+			st->bytes += r->size;
 		}
 		if (step != NULL) {
 			off_error(st, step, r, res);
 			st->left += r->size;
-			continue;
 		}
-		/* unmapped: the handle goes, and with it the device memory */
-		if (O.release(r->h) != CUDA_SUCCESS)
-			O.log("cannot release the handle of 0x%llx", (unsigned long long)r->va);
-		r->off = off;
-		r->state = REC_OUT;
-		off += r->size;
-		st->bytes += r->size;
 	}
 	pthread_mutex_unlock(&O.mu);
 	st->seconds = off_now() - t0;
@@ -651,51 +745,131 @@ offload_out(struct offload_stats *st)
 	return step == NULL ? 0 : -1;
 }
 
+/*
+ * Brings one allocation of the process's own back; if other processes took
+ * it, a new descriptor of it under the number they took the old one by.
+ */
+static const char *
+off_in_one(struct rec *r, CUresult *res)
+{
+	struct nvq_cu_mem_allocation_prop prop;
+	const char *step = NULL;
+	CUcontext old;
+	int fd = -1;
+
+	off_prop(&prop, r->dev);
+	if ((*res = O.ctx_push(r->ctx)) != CUDA_SUCCESS)
+		return "entering its context";
+	if ((*res = off_create(&r->h, r->size, &prop)) != CUDA_SUCCESS)
+		step = "creating";
+	else if ((*res = off_map(r->va, r->size, r->h, r->dev)) != CUDA_SUCCESS) {
+		O.release(r->h);
+		step = "mapping";
+	} else {
+		if ((*res = off_copy(0, r->va, r->off, r->size)) != CUDA_SUCCESS)
+			step = "copying in";
+		else if (r->exported && (*res = O.export(&fd, r->h,
+		    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) != CUDA_SUCCESS)
+			step = "exporting";
+		else if (r->exported && dup3(fd, r->fd, O_CLOEXEC) == -1) {
+			*res = 304;	/* CUDA_ERROR_OPERATING_SYSTEM */
+			step = "putting its new descriptor in place";
+		}
+		if (fd >= 0)
+			close(fd);
+		if (step != NULL) {
+			O.unmap(r->va, r->size);
+			O.release(r->h);
+		}
+	}
+	O.ctx_pop(&old);
+	return step;
+}
+
+/*
+ * A descriptor of the memory an import maps, from its exporter, once the
+ * exporter has brought it back (its descriptor is no longer /dev/null).
+ * -1 with errno if it cannot be had within OFF_IMPORT_WAIT.
+ */
+static int
+off_take(const struct rec *r)
+{
+	double until = off_now() + OFF_IMPORT_WAIT;
+	struct stat st, nul;
+	int fd;
+
+	if (fstat(off_null(), &nul) == -1)
+		return -1;
+	for (;;) {
+		if ((fd = (int)syscall(SYS_pidfd_getfd, r->pidfd, r->rfd, 0)) == -1)
+			return -1;
+		if (fstat(fd, &st) == 0 && !(S_ISCHR(st.st_mode) && st.st_rdev == nul.st_rdev))
+			return fd;
+		close(fd);
+		if (off_now() >= until) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		usleep(2000);
+	}
+}
+
+/* Maps an import again, once its exporter brought the memory back. */
+static const char *
+off_remap_import(struct rec *r, CUresult *res)
+{
+	int fd = off_take(r);
+
+	if (fd == -1) {
+		O.log("offload: the memory at 0x%llx, from another process: %s",
+		    (unsigned long long)r->va, strerror(errno));
+		*res = 304;	/* CUDA_ERROR_OPERATING_SYSTEM */
+		return "taking another process's memory back";
+	}
+	*res = O.import(&r->h, (void *)(intptr_t)fd, NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+	close(fd);
+	if (*res != CUDA_SUCCESS)
+		return "importing another process's memory";
+	if ((*res = off_map(r->va, r->size, r->h, r->dev)) != CUDA_SUCCESS) {
+		O.release(r->h);
+		return "mapping another process's memory";
+	}
+	return NULL;
+}
+
 int
 offload_in(struct offload_stats *st)
 {
 	double t0 = off_now();
-	struct nvq_cu_mem_allocation_prop prop;
 	size_t i;
+	int pass;
 	struct rec *r;
-	CUcontext old;
 	CUresult res = CUDA_SUCCESS;
 	const char *step = NULL;
 
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&O.mu);
-	for (i = 0; i < O.cap; i++) {
-		r = &O.tab[i];
-		if (r->state != REC_OUT)
-			continue;
-		if (step != NULL) {
-			st->left += r->size;
-			continue;
-		}
-		off_prop(&prop, r->dev);
-		if ((res = O.ctx_push(r->ctx)) != CUDA_SUCCESS)
-			step = "entering its context";
-		else {
-			if ((res = off_create(&r->h, r->size, &prop)) != CUDA_SUCCESS)
-				step = "creating";
-			else if ((res = off_map(r->va, r->size, r->h, r->dev)) != CUDA_SUCCESS) {
-				O.release(r->h);
-				step = "mapping";
-			} else if ((res = off_copy(0, r->va, r->off, r->size)) != CUDA_SUCCESS) {
-				O.unmap(r->va, r->size);
-				O.release(r->h);
-				step = "copying in";
+	/* its own memory first: another process may be waiting to map it again */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < O.cap; i++) {
+			r = &O.tab[i];
+			if (r->state != (pass == 0 ? REC_OUT : REC_UNMAPPED))
+				continue;
+			if (step != NULL) {
+				st->left += r->size;
+				continue;
 			}
-			O.ctx_pop(&old);
+			if (pass == 1 && (step = off_remap_import(r, &res)) == NULL)
+				r->state = REC_IMPORT;
+			else if (pass == 0 && (step = off_in_one(r, &res)) == NULL) {
+				r->state = REC_IN;
+				st->bytes += r->size;
+			}
+			if (step != NULL) {
+				off_error(st, step, r, res);
+				st->left += r->size;
+			}
 		}
-		if (step != NULL) {
-			off_error(st, step, r, res);
-			st->left += r->size;
-			continue;
-		}
-		r->state = REC_IN;
-		st->bytes += r->size;
-	}
 	pthread_mutex_unlock(&O.mu);
 	st->seconds = off_now() - t0;
 	if (st->bytes > 0 || step != NULL)
@@ -712,7 +886,7 @@ offload_resident(void)
 
 	pthread_mutex_lock(&O.mu);
 	for (i = 0; i < O.cap && !out; i++)
-		out = O.tab[i].state == REC_OUT;
+		out = O.tab[i].state == REC_OUT || O.tab[i].state == REC_UNMAPPED;
 	pthread_mutex_unlock(&O.mu);
 	return !out;
 }
@@ -723,7 +897,7 @@ offload_child(void)
 	/* the parent's table and staging stay mapped in the child, unused */
 	pthread_mutex_init(&O.mu, NULL);
 	O.tab = NULL;
-	O.shared = 0;
+	O.imports = 0;
 	O.cap = O.used = O.live = 0;
 	memset(&S, 0, sizeof(S));
 }
@@ -766,7 +940,6 @@ offload_export(CUdeviceptr p, struct offload_export *x, CUresult *res)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
 			r->fd = fd;
 			r->exported = 1;
-			off_share(r, 1);
 			O.log("offload: 0x%llx (%zu bytes) exported for CUDA IPC: it stays on its "
 			    "device", (unsigned long long)r->va, r->size);
 		}
@@ -782,18 +955,22 @@ offload_export(CUdeviceptr p, struct offload_export *x, CUresult *res)
 }
 
 CUresult
-offload_import(int fd, size_t size, int dev, CUdeviceptr *p)
+offload_import(int fd, size_t size, int dev, int pidfd, int rfd, CUdeviceptr *p)
 {
 	struct rec r;
 	CUresult res;
 
-	if (O.import == NULL || dev < 0 || dev >= BUDGET_MAX_DEV || size == 0)
+	if (O.import == NULL || dev < 0 || dev >= BUDGET_MAX_DEV || size == 0 || pidfd < 0)
 		return 1;	/* CUDA_ERROR_INVALID_VALUE */
 	memset(&r, 0, sizeof(r));
 	r.size = size;
 	r.dev = dev;
 	r.state = REC_IMPORT;
 	r.fd = -1;
+	r.pidfd = pidfd;
+	r.rfd = rfd;
+	if (O.ctx_get(&r.ctx) != CUDA_SUCCESS)
+		r.ctx = NULL;
 	pthread_mutex_lock(&O.mu);
 	if ((res = O.import(&r.h, (void *)(intptr_t)fd,
 	    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) != CUDA_SUCCESS) {
@@ -820,13 +997,17 @@ offload_unimport(CUdeviceptr p, CUresult *res)
 	if (O.live == 0)
 		return 0;
 	pthread_mutex_lock(&O.mu);
-	if ((r = off_find(p)) == NULL || r->state != REC_IMPORT) {
+	if ((r = off_find(p)) == NULL || r->state < REC_IMPORT) {
 		pthread_mutex_unlock(&O.mu);
 		return 0;
 	}
-	O.ctx_sync();	/* its work on this memory first, as cuMemFree waits */
-	if ((*res = O.unmap(r->va, r->size)) == CUDA_SUCCESS) {
-		O.release(r->h);
+	*res = CUDA_SUCCESS;
+	if (r->state == REC_IMPORT) {
+		O.ctx_sync();	/* its work on this memory first, as cuMemFree waits */
+		if ((*res = O.unmap(r->va, r->size)) == CUDA_SUCCESS)
+			O.release(r->h);
+	}
+	if (*res == CUDA_SUCCESS) {	/* (unmapped already while a suspend has it out) */
 		O.addr_free(r->va, r->size);
 		off_remove(r);
 	}
@@ -835,8 +1016,18 @@ offload_unimport(CUdeviceptr p, CUresult *res)
 }
 
 uint64_t
-offload_shared(void)
+offload_unmovable(void)
 {
-	/* read by the link thread at every tick: a counter, not a walk under O.mu */
-	return __atomic_load_n(&O.shared, __ATOMIC_RELAXED);
+	uint64_t n = 0;
+	size_t i;
+
+	/* read by the link thread at every tick: no walk unless there are imports */
+	if (__atomic_load_n(&O.imports, __ATOMIC_RELAXED) == 0)
+		return 0;
+	pthread_mutex_lock(&O.mu);
+	for (i = 0; i < O.cap; i++)
+		if (O.tab[i].state == REC_IMPORT && off_orphan(&O.tab[i]))
+			n += O.tab[i].size;
+	pthread_mutex_unlock(&O.mu);
+	return n;
 }

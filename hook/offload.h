@@ -65,9 +65,16 @@ int	offload_resident(void);
 /*
  * CUDA IPC (ipc.c).  The driver's legacy IPC handles cannot name VMM
  * memory, so these allocations are made exportable and shared as POSIX
- * descriptors.  An exported allocation stays on its device from then on:
- * other processes map it, so moving it out would not free it, and memory
- * made again on the way back would no longer be theirs.
+ * descriptors.  A suspend moves shared memory too: the process that made
+ * it (the exporter) copies it out like the rest, and in its place keeps
+ * /dev/null under the descriptor's number; the others (importers) unmap it
+ * and keep its address range.  On the way back the exporter makes it again,
+ * copies it in and puts a new descriptor under the same number, so that
+ * handles made before the suspend still open; each importer waits for that
+ * (its exporter's descriptor no longer /dev/null), takes the descriptor
+ * with its pidfd and maps it at the same address.  An import whose
+ * exporter has ended holds the last reference to that memory: it cannot be
+ * moved (offload_unmovable), and offload_out refuses before touching any.
  */
 struct offload_export {
 	int		fd;		/* the allocation's descriptor (offload.c keeps it) */
@@ -77,12 +84,16 @@ struct offload_export {
 };
 /* Exports the allocation holding p: 1 with *r the result, 0 if none holds p. */
 int	offload_export(CUdeviceptr p, struct offload_export *, CUresult *r);
-/* Maps another process's allocation (fd, size, its device) here: CUDA result. */
-CUresult offload_import(int fd, size_t size, int dev, CUdeviceptr *p);
+/*
+ * Maps another process's allocation (fd, size, its device) here: CUDA
+ * result.  pidfd is the exporter's, rfd its number of the descriptor; on
+ * success offload.c keeps pidfd (to take the memory again after a suspend).
+ */
+CUresult offload_import(int fd, size_t size, int dev, int pidfd, int rfd, CUdeviceptr *p);
 /* Unmaps what offload_import mapped at p: 1 with *r the result, 0 if not one. */
 int	offload_unimport(CUdeviceptr p, CUresult *r);
-/* Bytes this process shares with others (exported or imported). */
-uint64_t offload_shared(void);
+/* Bytes of those a suspend cannot move: imports whose exporter has ended. */
+uint64_t offload_unmovable(void);
 /* In a forked child: the parent's allocations are not its own. */
 void	offload_child(void);
 

@@ -462,11 +462,11 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 		return -1;
 	}
 	if (j->hook_shared > 0) {
-		/* moved out by one process, it would stay mapped by the others */
+		/* an import whose exporter ended: the only holder of that memory */
 		fmt_size(j->hook_shared, shared, sizeof(shared));
-		snprintf(err, errlen, "job %lld's processes share GPU memory through CUDA IPC "
-		    "(%s mapped, counted in each process), which nvq cannot move out yet; "
-		    "nothing was touched and it runs on", (long long)j->id, shared);
+		snprintf(err, errlen, "job %lld's processes map %s of GPU memory shared through "
+		    "CUDA IPC by a process that has ended, which nvq cannot move; nothing was "
+		    "touched and it runs on", (long long)j->id, shared);
 		return -1;
 	}
 	hooks_pids(e, j, 1, pids, sizeof(pids));

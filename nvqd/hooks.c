@@ -47,7 +47,7 @@ struct hook_sess {
 	int64_t		move_done;	/* and the last it answered */
 	uint64_t	*used, *peak;	/* per GPU index, as it reported */
 	uint64_t	*cap;		/* the cap it was sent; 0: none */
-	uint64_t	shared;		/* bytes it shares through CUDA IPC, as it reported */
+	uint64_t	shared;		/* shared bytes it cannot move, as it reported */
 	struct hook_sess *next, *prev;
 };
 

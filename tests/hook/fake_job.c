@@ -31,7 +31,10 @@
  *	it; then the first checks that pattern.  Prints "handle HEX", then
  *	"child read ok" and "ipc ok BYTES",
  *	or what failed.  With SECONDS, the child holds the mapping that long
- *	before it writes (for a suspend in between).
+ *	and reads it again before it writes (for a suspend in between).
+ *   fake_job ipc-orphan BYTES SECONDS
+ *	the same, but the first process ends 2 s after starting the other,
+ *	which maps its memory on: the last holder of it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,8 +263,9 @@ ipc_words(CUdeviceptr p, size_t bytes, uint64_t flip, int check)
 	return r != CUDA_SUCCESS || bad ? -1 : 0;
 }
 
+/* With orphan, the first process leaves the other 2 s after starting it. */
 static int
-do_ipc(size_t bytes, const char *self, const char *hold)
+do_ipc(size_t bytes, const char *self, const char *hold, int orphan)
 {
 	struct nvq_cu_ipc_mem_handle h;
 	char hex[2 * sizeof(h) + 1], size[32];
@@ -290,6 +294,11 @@ do_ipc(size_t bytes, const char *self, const char *hold)
 		setsid();
 		execl(self, self, "ipc-child", hex, size, hold, (char *)NULL);
 		_exit(127);
+	}
+	if (orphan && pid > 0) {
+		sleep(2);
+		printf("exporter ends\n");
+		return 0;
 	}
 	if (pid == -1 || waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		printf("the other process failed\n");
@@ -329,8 +338,14 @@ do_ipc_child(const char *hex, size_t bytes, const char *hold)
 		printf("the memory read through the handle is not the other process's\n");
 		return 1;
 	}
-	if (hold != NULL)
+	if (hold != NULL) {
 		sleep((unsigned)atoi(hold));
+		/* a suspend meanwhile moved it out and back: still the other process's */
+		if (ipc_words(p, bytes, 0, 1) == -1) {
+			printf("the memory is not the same after the wait\n");
+			return 1;
+		}
+	}
 	if (ipc_words(p, bytes, 1, 0) == -1 || close_(p) != CUDA_SUCCESS ||
 	    close_(q) != CUDA_SUCCESS) {
 		printf("writing or closing failed\n");
@@ -372,7 +387,9 @@ main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "race") == 0)
 		return do_race(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "ipc") == 0)
-		return do_ipc(strtoull(argv[2], NULL, 10), argv[0], argc == 4 ? argv[3] : NULL);
+		return do_ipc(strtoull(argv[2], NULL, 10), argv[0], argc == 4 ? argv[3] : NULL, 0);
+	if (argc == 4 && strcmp(argv[1], "ipc-orphan") == 0)
+		return do_ipc(strtoull(argv[2], NULL, 10), argv[0], argv[3], 1);
 	if ((argc == 4 || argc == 5) && strcmp(argv[1], "ipc-child") == 0)
 		return do_ipc_child(argv[2], strtoull(argv[3], NULL, 10), argc == 5 ? argv[4] : NULL);
 	if (argc == 5 && strcmp(argv[1], "data") == 0)

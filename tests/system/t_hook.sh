@@ -133,23 +133,36 @@ t_hook_ipc() {	# a CUDA IPC handle of one process of a job opens in another, wit
 	expect_eq "it completed" "$(field "$a" state)" COMPLETED
 }
 
-t_hook_ipc_suspend() {	# a job whose processes share memory through CUDA IPC is not suspended: nothing is touched
+vmm_held() {	# PID...: per process, "MAPPED,HELD": the fake driver's device memories
+	local p	# it maps, and its descriptors of them; sorted
+	for p in "$@"; do
+		echo "$(grep -c fake-vmm "/proc/$p/maps"),$(ls -l "/proc/$p/fd" | grep -c fake-vmm)"
+	done | sort | tr '\n' ' '
+}
+
+t_hook_ipc_suspend() {	# memory shared through CUDA IPC goes out of every process and comes back shared
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	ckpt_config
 	start_nvqd || return
-	local a out
-	# the second process holds the first's memory for 3 s
-	a=$(fsubmit -m 1G "$FAKE_JOB" ipc 8388608 3)
+	local a p q
+	# the second process holds the first's memory for 5 s, then reads it again
+	a=$(fsubmit -m 1G "$FAKE_JOB" ipc 8388608 5)
 	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
-	sleep 0.5	# the report that says so: at most one link tick behind
-	out=$(nvq suspend "$a" 2>&1)
-	expect_match "nvq suspend is refused, and says why" "$out" \
-	    "job $a's processes share GPU memory through CUDA IPC \\(16M mapped, counted in each process\\), which nvq cannot move out yet; nothing was touched and it runs on"
-	expect_eq "it runs on" "$(field "$a" state)" RUNNING
+	p=$(field "$a" hook_pids); q=${p#*,}; p=${p%,*}
+	# the exporter: its handle and the descriptor it exported; the importer: its handle
+	expect_eq "both processes hold the shared memory" "$(vmm_held "$p" "$q")" "1,1 1,2 "
+	expect_eq "nvq suspend" "$(nvq suspend "$a" 2>&1)" "job $a suspended"
+	expect_eq "the device memory is gone from both" "$(vmm_held "$p" "$q")" "0,0 0,0 "
+	expect_eq "resume" "$(nvq resume "$a")" "job $a resumes once its memory is free on its GPUs"
+	wait_state "$a" RUNNING
+	expect_eq "both map it again" "$(vmm_held "$p" "$q")" "1,1 1,2 "
 	nvq wait "$a"
-	expect_match "and shared its memory to the end" "$(nvq log "$a" | tr '\n' ' ')" \
+	# the child read the first's data again after the resume, wrote through its
+	# mapping, and the first saw those writes: one memory again
+	expect_match "it was shared before and after" "$(nvq log "$a" | tr '\n' ' ')" \
 	    "child read ok ipc ok 8388608 $"
-	expect_eq "nothing was checkpointed" "$(switches "$a")" ""
+	expect_eq "it completed" "$(field "$a" state)" COMPLETED
+	expect_eq "recorded" "$(switches "$a")" "suspend|user|1 resume|user|1 "
 }
 
 t_hook_setsid() {	# a process in a session of its own (torchrun's workers) is the job's; one outside is not

@@ -113,30 +113,35 @@ t_preempt_unsuspendable() {	# a job that cannot be suspended gives way only with
 	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s" "kill_grace = 3s"
 	start_nvqd || return
 	local q h low h2
-	# its two processes share memory through CUDA IPC: it cannot be suspended
+	# a process maps memory of a process that has ended (CUDA IPC): it cannot be suspended
 	q=$(fsubmit --requeue --signal usr2 -m 50G sh -c "trap 'echo got USR2 >> $T/sig' USR2
-	    $FAKE_JOB ipc 8388608 30 & wait; wait")
+	    $FAKE_JOB ipc-orphan 8388608 30; sleep 30 & wait; wait")
 	wait_field "$q" hook_pids '^[0-9]+,[0-9]+$' || return
-	sleep 0.5	# the report that says it shares memory
+	wait_field "$q" hook_pids '^[0-9]+$' || return	# the exporter ended
+	sleep 0.5	# the report that says what it maps
 	h=$(fsubmit -m 50G -p 10 "$FAKE_JOB" launch 1 "$T/h")
 	wait_state "$h" COMPLETED 15
 	expect_eq "it got its --signal, once" "$(cat "$T/sig" 2> /dev/null)" "got USR2"
 	expect_match "it was stopped and queued again, and says why" "$(nvq show "$q")" \
-	    "PREEMPTED +preempted by job $h \\(priority 10\\); requeued \\(its memory is shared through CUDA IPC: it cannot be suspended\\).*PENDING +requeued"
+	    "PREEMPTED +preempted by job $h \\(priority 10\\); requeued \\(it maps GPU memory of a process that has ended: it cannot be suspended\\).*PENDING +requeued"
 	expect_eq "nothing was suspended" "$(switches "$q")" ""
 	wait_state "$q" RUNNING 10
 	nvq cancel "$q" > /dev/null
 	wait_state "$q" CANCELLED 10
 	# without --requeue it is not chosen: the higher job waits for it
-	low=$(fsubmit -m 50G "$FAKE_JOB" ipc 8388608 4)
+	low=$(fsubmit -m 50G sh -c "$FAKE_JOB ipc-orphan 8388608 4; sleep 4")
 	wait_field "$low" hook_pids '^[0-9]+,[0-9]+$' || return
+	wait_field "$low" hook_pids '^[0-9]+$' || return
 	sleep 0.5
+	expect_eq "nor by nvq suspend, which says why" "$(nvq suspend "$low" 2>&1)" "nvq: cannot \
+suspend job $low: job $low's processes map 8M of GPU memory shared through CUDA IPC by a process \
+that has ended, which nvq cannot move; nothing was touched and it runs on"
 	h2=$(fsubmit -m 50G -p 10 "$FAKE_JOB" launch 1 "$T/h2")
 	sleep 1.5
 	expect_eq "it runs on, the higher job waits" "$(state "$low")$(state "$h2")" RUNNINGPENDING
 	wait_state "$low" COMPLETED 15
 	wait_state "$h2" COMPLETED 15
 	expect_eq "nothing was suspended or stopped" "$(switches "$low")" ""
-	expect_match "it shared its memory to the end" "$(nvq log "$low" | tr '\n' ' ')" \
-	    "child read ok ipc ok 8388608 $"
+	expect_match "it mapped the memory to the end" "$(nvq log "$low" | tr '\n' ' ')" \
+	    "exporter ends child read ok $"
 }

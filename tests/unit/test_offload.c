@@ -3,7 +3,8 @@
  * real memory (a range that is not mapped faults, as on a GPU).  The job's
  * allocations go out to host memory and come back to the same addresses
  * with every byte as it was; a step that fails leaves what did not move
- * where it was, and a later call finishes the move.
+ * where it was, and a later call finishes the move.  Memory shared by CUDA
+ * IPC goes out and comes back still shared.
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -13,6 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -214,6 +219,108 @@ test_many(void **state)
 	assert_int_equal(fake_mapped_bytes(), 0);
 }
 
+/* Whether descriptor fd is /dev/null (what an exported one is while out). */
+static int
+is_null(int fd)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat("/dev/null", &b) == 0 && S_ISCHR(a.st_mode) &&
+	    a.st_rdev == b.st_rdev;
+}
+
+/* Maps x's memory again, as a process that took it by CUDA IPC would. */
+static CUdeviceptr
+import(const struct offload_export *x, pid_t exporter)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, exporter, 0), fd = dup(x->fd);
+	CUdeviceptr p = 0;
+
+	assert_true(pidfd >= 0 && fd >= 0);
+	assert_int_equal(offload_import(fd, x->size, x->dev, pidfd, x->fd, &p), CUDA_SUCCESS);
+	close(fd);
+	return p;
+}
+
+static void
+test_shared_out_and_back(void **state)
+{
+	struct offload_export x;
+	struct offload_stats st;
+	CUdeviceptr a, b;
+	CUresult r;
+
+	(void)state;
+	assert_int_equal(offload_alloc(&a, 4 * MiB, 0), CUDA_SUCCESS);
+	fill(a, 4 * MiB, 5);
+	assert_int_equal(offload_export(a + 4096, &x, &r), 1);
+	assert_int_equal(r, CUDA_SUCCESS);
+	assert_int_equal(x.base, a);
+	b = import(&x, getpid());
+	assert_true(b != a);
+	fill(b, 4 * MiB, 6);	/* one memory, two addresses */
+	assert_true(intact(a, 4 * MiB, 6));
+	assert_int_equal(offload_unmovable(), 0);
+	assert_int_equal(fake_mapped_bytes(), 8 * MiB);
+
+	/* the exporter copies it out, the importer unmaps: no device memory left */
+	assert_int_equal(offload_out(&st), 0);
+	assert_string_equal(st.error, "");
+	assert_int_equal(st.bytes, 4 * MiB);	/* copied once */
+	assert_int_equal(st.left, 0);
+	assert_int_equal(fake_mapped_bytes(), 0);
+	assert_false(offload_resident());
+	assert_true(is_null(x.fd));	/* the number handles name stays taken */
+
+	assert_int_equal(offload_in(&st), 0);
+	assert_string_equal(st.error, "");
+	assert_int_equal(fake_mapped_bytes(), 8 * MiB);
+	assert_true(offload_resident());
+	assert_false(is_null(x.fd));
+	assert_true(intact(a, 4 * MiB, 6));
+	assert_true(intact(b, 4 * MiB, 6));
+	fill(a, 4 * MiB, 7);	/* still one memory at both addresses */
+	assert_true(intact(b, 4 * MiB, 7));
+	offload_drop_staging();
+
+	assert_int_equal(offload_unimport(b, &r), 1);
+	assert_int_equal(r, CUDA_SUCCESS);
+	assert_int_equal(offload_free(a, &r), 1);
+	assert_int_equal(fake_mapped_bytes(), 0);
+}
+
+static void
+test_orphan_import_refused(void **state)
+{
+	struct offload_export x;
+	struct offload_stats st;
+	CUdeviceptr a, b;
+	CUresult r;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(offload_alloc(&a, 2 * MiB, 0), CUDA_SUCCESS);
+	assert_int_equal(offload_export(a, &x, &r), 1);
+	if ((pid = fork()) == 0)
+		_exit(0);
+	/* as if that process, which has ended, had exported it */
+	b = import(&x, pid);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_int_equal(offload_unmovable(), 2 * MiB);
+	assert_int_equal(offload_out(&st), -1);
+	assert_non_null(strstr(st.error, "the memory of a process that has ended"));
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(st.left, 2 * MiB);
+	/* nothing was touched */
+	assert_int_equal(fake_mapped_bytes(), 4 * MiB);
+	assert_true(offload_resident());
+	assert_false(is_null(x.fd));
+	assert_int_equal(offload_unimport(b, &r), 1);
+	assert_int_equal(offload_unmovable(), 0);
+	assert_int_equal(offload_free(a, &r), 1);
+	assert_int_equal(fake_mapped_bytes(), 0);
+}
+
 int
 main(void)
 {
@@ -222,6 +329,8 @@ main(void)
 		cmocka_unit_test_setup(test_out_and_back, setup),
 		cmocka_unit_test_setup(test_failed_restore_finishes_later, setup),
 		cmocka_unit_test_setup(test_many, setup),
+		cmocka_unit_test_setup(test_shared_out_and_back, setup),
+		cmocka_unit_test_setup(test_orphan_import_refused, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
