@@ -109,6 +109,9 @@ budget_commit(struct budget *b, int kind, uint64_t key, int dev, uint64_t size)
 			b->count++;
 		else
 			budget_unreserve(b, e->dev, e->size);	/* the same key again */
+		if (e->kind > 0 && e->exported)
+			b->exported -= e->size;
+		e->exported = 0;
 		e->kind = kind;
 		e->key = key;
 		e->dev = dev;
@@ -126,28 +129,54 @@ budget_release(struct budget *b, int kind, uint64_t key)
 	return budget_take(b, kind, key, &dev, &size);
 }
 
-int
-budget_take(struct budget *b, int kind, uint64_t key, int *dev, uint64_t *size)
+/* The live entry of (kind, key), or NULL. */
+static struct budget_entry *
+budget_find(struct budget *b, int kind, uint64_t key)
 {
 	struct budget_entry *e;
 	uint64_t h;
 
 	if (b->cap == 0)
-		return -1;
+		return NULL;
 	for (h = budget_hash(kind, key) & (b->cap - 1);; h = (h + 1) & (b->cap - 1)) {
 		e = &b->table[h];
 		if (e->kind == 0)
-			return -1;
-		if (e->kind != kind || e->key != key)
-			continue;
-		budget_unreserve(b, e->dev, e->size);
-		*dev = e->dev;
-		*size = e->size;
-		e->kind = -1;
-		b->count--;
-		b->tombs++;
-		return 0;
+			return NULL;
+		if (e->kind == kind && e->key == key)
+			return e;
 	}
+}
+
+int
+budget_take(struct budget *b, int kind, uint64_t key, int *dev, uint64_t *size)
+{
+	struct budget_entry *e = budget_find(b, kind, key);
+
+	if (e == NULL)
+		return -1;
+	budget_unreserve(b, e->dev, e->size);
+	*dev = e->dev;
+	*size = e->size;
+	if (e->exported)
+		b->exported -= e->size;
+	e->exported = 0;
+	e->kind = -1;
+	b->count--;
+	b->tombs++;
+	return 0;
+}
+
+int
+budget_exported(struct budget *b, int kind, uint64_t key)
+{
+	struct budget_entry *e = budget_find(b, kind, key);
+
+	if (e == NULL)
+		return -1;
+	if (!e->exported)
+		b->exported += e->size;
+	e->exported = 1;
+	return 0;
 }
 
 uint64_t

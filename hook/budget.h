@@ -23,6 +23,7 @@ struct budget_entry {
 	uint64_t	size;
 	int		kind;	/* 0: empty slot, -1: deleted */
 	int		dev;
+	int		exported;	/* the job shared it itself (budget_exported) */
 };
 
 struct budget {
@@ -31,6 +32,7 @@ struct budget {
 	uint64_t	peak[BUDGET_MAX_DEV];
 	uint64_t	ceiling[BUDGET_MAX_DEV];	/* a lower limit nvqd set (the job's other
 					   processes hold the rest); 0: none */
+	uint64_t	exported;	/* bytes of the entries marked exported */
 	struct budget_entry *table;
 	uint64_t	cap, count, tombs;
 };
@@ -46,6 +48,12 @@ int	budget_commit(struct budget *, int kind, uint64_t key, int dev, uint64_t siz
 int	budget_release(struct budget *, int kind, uint64_t key);
 /* The same, with the device and size it held. */
 int	budget_take(struct budget *, int kind, uint64_t key, int *dev, uint64_t *size);
+/*
+ * Marks (kind, key) as shared by the job itself with other processes (a
+ * VMM handle exported to a descriptor, as NCCL does), counted in exported
+ * until it is released; -1 if it is not known.
+ */
+int	budget_exported(struct budget *, int kind, uint64_t key);
 /* What dev may still allocate: under the limit and the cap (0 if none). */
 uint64_t budget_left(const struct budget *, int dev);
 

@@ -58,6 +58,7 @@ static struct {
 	CUresult	(*ctx_push)(void *);
 	CUresult	(*ctx_pop)(void **);
 	CUresult	(*ctx_sync)(void);
+	uint64_t	drv_exported;	/* the driver's IPC handles of memory not in budget */
 } hook = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
@@ -68,9 +69,10 @@ static int	hook_usage(uint64_t *used, uint64_t *peak, int max);
 static int	hook_uuid(int dev, char *buf, size_t len);
 static void	hook_sync(int ndev);
 static void	hook_set_cap(int dev, uint64_t cap);
+static uint64_t	hook_unmovable(void);
 static const struct link_ops hook_link_ops = {
 	.log = hook_log, .usage = hook_usage, .uuid = hook_uuid, .sync = hook_sync,
-	.set_cap = hook_set_cap,
+	.set_cap = hook_set_cap, .unmovable = hook_unmovable,
 };
 
 static void
@@ -94,6 +96,7 @@ hook_child_cb(void)
 	pthread_mutex_init(&hook.lock, NULL);
 	budget_free(&hook.budget);
 	budget_init(&hook.budget, hook.budget.limit);
+	hook.drv_exported = 0;
 	share_child();
 	offload_child();
 	ipc_child();
@@ -321,7 +324,7 @@ enum hook_fn {
 	F_MEM_ALLOC_ASYNC, F_MEM_ALLOC_ASYNC_PTSZ,
 	F_MEM_ALLOC_POOL, F_MEM_ALLOC_POOL_PTSZ,
 	F_MEM_FREE_ASYNC, F_MEM_FREE_ASYNC_PTSZ,
-	F_MEM_ALLOC_MANAGED, F_MEM_CREATE, F_MEM_RELEASE,
+	F_MEM_ALLOC_MANAGED, F_MEM_CREATE, F_MEM_RELEASE, F_MEM_EXPORT,
 	F_ARRAY_CREATE, F_ARRAY3D_CREATE, F_ARRAY_DESTROY,
 	F_MEM_GET_INFO, F_DEVICE_TOTAL_MEM,
 	F_GET_PROC, F_GET_PROC_V2,
@@ -647,6 +650,44 @@ cuMemRelease(CUmemGenericAllocationHandle h)
 	return r;
 }
 
+/* The allocation that holds p (cuMemGetAddressRange): 0, or -1. */
+static int
+hook_range(CUdeviceptr p, CUdeviceptr *base, size_t *size)
+{
+	static CUresult (*range)(CUdeviceptr *, size_t *, CUdeviceptr);
+
+	if (range == NULL)
+		*(void **)&range = hook_cuda_sym("cuMemGetAddressRange_v2");
+	return range != NULL && range(base, size, p) == CUDA_SUCCESS ? 0 : -1;
+}
+
+/*
+ * The job's own exports of VMM memory (NCCL shares its buffers between
+ * ranks this way): other processes map that memory, and neither the hook
+ * nor the driver's checkpoint can move it, so the process reports it and
+ * nvqd does not suspend the job.  The hook's own exports (offload.c) call
+ * the driver directly and do not come here.
+ */
+EXPORT CUresult cuMemExportToShareableHandle(void *, CUmemGenericAllocationHandle, int,
+    unsigned long long);
+EXPORT CUresult
+cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle h, int type,
+    unsigned long long flags)
+{
+	CUresult (*real)(void *, CUmemGenericAllocationHandle, int, unsigned long long) =
+	    hook_real(F_MEM_EXPORT);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	if ((r = real(out, h, type, flags)) == CUDA_SUCCESS) {
+		pthread_mutex_lock(&hook.lock);
+		budget_exported(&hook.budget, BUDGET_HANDLE, h);	/* device memory only */
+		pthread_mutex_unlock(&hook.lock);
+	}
+	return r;
+}
+
 /*
  * CUDA IPC: the hook's VMM allocations get handles of the hook's own
  * (ipc.h), which the driver could not make; every other handle and
@@ -659,24 +700,41 @@ EXPORT CUresult
 cuIpcGetMemHandle(struct nvq_cu_ipc_mem_handle *h, CUdeviceptr p)
 {
 	CUresult (*real)(struct nvq_cu_ipc_mem_handle *, CUdeviceptr) = hook_real(F_IPC_GET);
+	CUdeviceptr base;
+	size_t size;
 	CUresult r;
 
 	if (real == NULL)
 		return NOT_LOADED;
 	hook_init();
-	return (r = ipc_get(h, p)) != IPC_PASS ? r : real(h, p);
+	if ((r = ipc_get(h, p)) != IPC_PASS || (r = real(h, p)) != CUDA_SUCCESS)
+		return r;
+	/* the driver's handle: this allocation is shared in a way nvq cannot move */
+	if (hook_range(p, &base, &size) == 0) {
+		pthread_mutex_lock(&hook.lock);
+		if (budget_exported(&hook.budget, BUDGET_PTR, base) == -1)
+			hook.drv_exported += size;	/* not the hook's to know when it goes */
+		pthread_mutex_unlock(&hook.lock);
+	}
+	return r;
 }
 
 static CUresult
 hook_ipc_open(enum hook_fn f, CUdeviceptr *p, struct nvq_cu_ipc_mem_handle h, unsigned int fl)
 {
 	ipc_open_fn real = REAL(f, ipc_open_fn);
+	CUdeviceptr base;
+	size_t size;
 	CUresult r;
 
 	if (real == NULL)
 		return NOT_LOADED;
 	hook_init();
-	return (r = ipc_open(p, &h)) != IPC_PASS ? r : real(p, h, fl);
+	if ((r = ipc_open(p, &h)) != IPC_PASS || (r = real(p, h, fl)) != CUDA_SUCCESS)
+		return r;
+	if (hook_range(*p, &base, &size) == 0)
+		ipc_driver_opened(*p, size);
+	return r;
 }
 
 EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *, struct nvq_cu_ipc_mem_handle, unsigned int);
@@ -703,7 +761,10 @@ cuIpcCloseMemHandle(CUdeviceptr p)
 	if (real == NULL)
 		return NOT_LOADED;
 	hook_init();
-	return (r = ipc_close(p)) != IPC_PASS ? r : real(p);
+	if ((r = ipc_close(p)) != IPC_PASS || (r = real(p)) != CUDA_SUCCESS)
+		return r;
+	ipc_driver_closed(p);
+	return r;
 }
 
 /* Bytes per element of an array format (its low nibble mostly tells). */
@@ -982,6 +1043,21 @@ hook_usage(uint64_t *used, uint64_t *peak, int max)
 	return n;
 }
 
+/*
+ * Shared device memory a suspend cannot move: the job's own exports, the
+ * driver's IPC handles made or opened, imports whose exporter ended.
+ */
+static uint64_t
+hook_unmovable(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&hook.lock);
+	n = hook.budget.exported + hook.drv_exported;
+	pthread_mutex_unlock(&hook.lock);
+	return n + ipc_driver_bytes() + offload_unmovable();
+}
+
 static int
 hook_uuid(int dev, char *buf, size_t len)
 {
@@ -1053,6 +1129,8 @@ static struct hook_entry hook_table[F_NFUNCS] = {
 	[F_MEM_ALLOC_MANAGED] = { "cuMemAllocManaged", (void *)cuMemAllocManaged, NULL, 0 },
 	[F_MEM_CREATE] = { "cuMemCreate", (void *)cuMemCreate, NULL, 0 },
 	[F_MEM_RELEASE] = { "cuMemRelease", (void *)cuMemRelease, NULL, 0 },
+	[F_MEM_EXPORT] = { "cuMemExportToShareableHandle", (void *)cuMemExportToShareableHandle,
+	    NULL, 0 },
 	[F_ARRAY_CREATE] = { "cuArrayCreate_v2", (void *)cuArrayCreate_v2, NULL, 0 },
 	[F_ARRAY3D_CREATE] = { "cuArray3DCreate_v2", (void *)cuArray3DCreate_v2, NULL, 0 },
 	[F_ARRAY_DESTROY] = { "cuArrayDestroy", (void *)cuArrayDestroy, NULL, 0 },

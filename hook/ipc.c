@@ -57,6 +57,9 @@ static struct {
 	int		tracer_set;
 	struct ipc_open	open[IPC_MAX_OPEN];
 	int		nopen;
+	struct { CUdeviceptr p; uint64_t size; } drv[IPC_MAX_OPEN];	/* the driver's */
+	int		ndrv;
+	uint64_t	drv_bytes;	/* of drv[] */
 	void		(*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 } I = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -210,9 +213,49 @@ ipc_close(CUdeviceptr p)
 }
 
 void
+ipc_driver_opened(CUdeviceptr p, uint64_t size)
+{
+	pthread_mutex_lock(&I.mu);
+	if (I.ndrv < IPC_MAX_OPEN) {
+		I.drv[I.ndrv].p = p;
+		I.drv[I.ndrv++].size = size;
+		I.drv_bytes += size;
+	}
+	pthread_mutex_unlock(&I.mu);
+}
+
+void
+ipc_driver_closed(CUdeviceptr p)
+{
+	int i;
+
+	pthread_mutex_lock(&I.mu);
+	for (i = 0; i < I.ndrv && I.drv[i].p != p; i++)
+		;
+	if (i < I.ndrv) {
+		I.drv_bytes -= I.drv[i].size;
+		I.drv[i] = I.drv[--I.ndrv];
+	}
+	pthread_mutex_unlock(&I.mu);
+}
+
+uint64_t
+ipc_driver_bytes(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&I.mu);
+	n = I.drv_bytes;
+	pthread_mutex_unlock(&I.mu);
+	return n;
+}
+
+void
 ipc_child(void)
 {
 	pthread_mutex_init(&I.mu, NULL);
+	I.ndrv = 0;
+	I.drv_bytes = 0;
 	I.nopen = 0;
 	I.tracer_set = 0;
 }

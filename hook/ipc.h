@@ -33,6 +33,15 @@ CUresult ipc_get(struct nvq_cu_ipc_mem_handle *h, CUdeviceptr p);
 CUresult ipc_open(CUdeviceptr *p, const struct nvq_cu_ipc_mem_handle *h);
 /* cuIpcCloseMemHandle of p: the CUDA result, or IPC_PASS. */
 CUresult ipc_close(CUdeviceptr p);
+/*
+ * The driver's own IPC handles, which the hook passes on: memory the
+ * driver's checkpoint cannot restore in the process that opened it (error
+ * 801 on the H100, tests/gpu/export_check.sh), so it is counted as memory
+ * a suspend cannot move.  Opened at p with size bytes; closed; how many.
+ */
+void	ipc_driver_opened(CUdeviceptr p, uint64_t size);
+void	ipc_driver_closed(CUdeviceptr p);
+uint64_t ipc_driver_bytes(void);
 /* In a forked child: what the parent opened is not mapped here. */
 void	ipc_child(void);
 

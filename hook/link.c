@@ -73,7 +73,7 @@ static struct {
 	uint8_t		*buf;		/* what was read and not yet handled */
 	size_t		len, cap;
 	uint64_t	sent_used[BUDGET_MAX_DEV], sent_peak[BUDGET_MAX_DEV];
-	uint64_t	sent_shared;	/* offload_unmovable() as last reported */
+	uint64_t	sent_shared;	/* ops->unmovable() as last reported */
 	int		sent_n;
 	char		uuid[BUDGET_MAX_DEV][64];
 } L = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1,
@@ -356,7 +356,7 @@ link_report_locked(void)
 	uint64_t used[BUDGET_MAX_DEV], peak[BUDGET_MAX_DEV];
 	struct proto_buf b = { 0 };
 	int n = L.ops->usage(used, peak, BUDGET_MAX_DEV), d, rows = 0;
-	uint64_t shared = offload_unmovable();
+	uint64_t shared = L.ops->unmovable();
 
 	if (n == L.sent_n && memcmp(used, L.sent_used, sizeof(used[0]) * (size_t)n) == 0 &&
 	    memcmp(peak, L.sent_peak, sizeof(peak[0]) * (size_t)n) == 0 &&

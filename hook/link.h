@@ -29,6 +29,8 @@ struct link_ops {
 	void	(*sync)(int ndev);
 	/* What this process may hold on dev, as nvqd sees the job (0: no cap). */
 	void	(*set_cap)(int dev, uint64_t cap);
+	/* Bytes of shared device memory a suspend cannot move (reported). */
+	uint64_t (*unmovable)(void);
 };
 
 /*

@@ -742,8 +742,8 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 		if (!pr.rotation && (e->cfg.sched.preempt == SCHED_PREEMPT_REQUEUE ||
 		    v->hook_shared > 0)) {
 			snprintf(why, sizeof(why), "preempted by job %lld (priority %d); requeued%s",
-			    (long long)b->id, b->priority, v->hook_shared > 0 ? " (it maps GPU "
-			    "memory of a process that has ended: it cannot be suspended)" : "");
+			    (long long)b->id, b->priority, v->hook_shared > 0 ? " (it holds "
+			    "shared GPU memory nvq cannot move: it cannot be suspended)" : "");
 			if (engine_stop(e, v, "PREEMPTED", why) == -1)
 				gpuctl_pin(v, now + 60);
 			continue;

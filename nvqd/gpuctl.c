@@ -462,11 +462,11 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 		return -1;
 	}
 	if (j->hook_shared > 0) {
-		/* an import whose exporter ended: the only holder of that memory */
+		/* what the hooks say they cannot move (hook/offload.h, hook.c) */
 		fmt_size(j->hook_shared, shared, sizeof(shared));
-		snprintf(err, errlen, "job %lld's processes map %s of GPU memory shared through "
-		    "CUDA IPC by a process that has ended, which nvq cannot move; nothing was "
-		    "touched and it runs on", (long long)j->id, shared);
+		snprintf(err, errlen, "job %lld's processes share %s of GPU memory in a way nvq cannot move (the "
+		    "driver's CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a "
+		    "process that has ended); nothing was touched and it runs on", (long long)j->id, shared);
 		return -1;
 	}
 	hooks_pids(e, j, 1, pids, sizeof(pids));

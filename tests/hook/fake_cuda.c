@@ -171,7 +171,8 @@ fake_vmm_release(CUmemGenericAllocationHandle h)
  * Sharing: a handle made with POSIX descriptors requested exports a
  * descriptor of its memfd; an import maps the same memory.  Legacy IPC
  * handles cannot name VMM memory, as with the real driver; the fake makes
- * none for any memory.
+ * them for cuMemAlloc's memory (its pointer, in the handle), but opens
+ * none: another process's memory is not in this one.
  */
 E CUresult
 cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle h, int type,
@@ -209,7 +210,37 @@ cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *os, int ty
 }
 
 E CUresult cuIpcGetMemHandle(void *, CUdeviceptr);
-E CUresult cuIpcGetMemHandle(void *h, CUdeviceptr p) { (void)h; (void)p; count("cuIpcGetMemHandle"); return 1; }
+static int fake_range(uintptr_t p, size_t n);
+E CUresult
+cuIpcGetMemHandle(void *h, CUdeviceptr p)
+{
+	count("cuIpcGetMemHandle");
+	if (h == NULL || p == 0 || fake_range((uintptr_t)p, 1) >= 0)
+		return 1;	/* CUDA_ERROR_INVALID_VALUE: VMM memory */
+	memset(h, 0, NVQ_CU_IPC_HANDLE_SIZE);
+	memcpy(h, &p, sizeof(p));
+	return 0;
+}
+
+/* A VMM range, or (anything else) a block of fake_alloc's with its size in it. */
+E CUresult cuMemGetAddressRange_v2(CUdeviceptr *, size_t *, CUdeviceptr);
+E CUresult
+cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	int i = fake_range((uintptr_t)p, 1);
+
+	count("cuMemGetAddressRange_v2");
+	if (p == 0)
+		return 1;
+	if (i >= 0) {
+		*base = (CUdeviceptr)ranges[i].va;
+		*size = ranges[i].size;
+	} else {
+		*base = p;
+		memcpy(size, (void *)(uintptr_t)p, sizeof(*size));
+	}
+	return 0;
+}
 E CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *, struct nvq_cu_ipc_mem_handle, unsigned int);
 E CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, struct nvq_cu_ipc_mem_handle h, unsigned int f) { (void)p; (void)h; (void)f; count("cuIpcOpenMemHandle_v2"); return 400; }
 E CUresult cuIpcCloseMemHandle(CUdeviceptr);
@@ -577,6 +608,7 @@ static const struct { const char *name; void *fn; } fake_syms[] = {
 	{ "cuMemUnmap", (void *)cuMemUnmap }, { "cuMemSetAccess", (void *)cuMemSetAccess },
 	{ "cuMemGetAllocationGranularity", (void *)cuMemGetAllocationGranularity },
 	{ "cuCtxGetCurrent", (void *)cuCtxGetCurrent },
+	{ "cuMemGetAddressRange_v2", (void *)cuMemGetAddressRange_v2 },
 	{ "cuIpcGetMemHandle", (void *)cuIpcGetMemHandle },
 	{ "cuIpcOpenMemHandle_v2", (void *)cuIpcOpenMemHandle_v2 },
 	{ "cuIpcCloseMemHandle", (void *)cuIpcCloseMemHandle },

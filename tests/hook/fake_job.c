@@ -32,6 +32,13 @@
  *	"child read ok" and "ipc ok BYTES",
  *	or what failed.  With SECONDS, the child holds the mapping that long
  *	and reads it again before it writes (for a suspend in between).
+ *   fake_job export BYTES SECONDS
+ *	makes BYTES of device memory with cuMemCreate, exports it to a
+ *	descriptor (as NCCL shares its buffers), holds it SECONDS, releases it;
+ *	prints "exported ok" and "released ok".
+ *   fake_job ipc-driver BYTES SECONDS
+ *	allocates BYTES (under 2 MiB: the driver's memory, not the hook's VMM
+ *	path), makes the driver's IPC handle of it and holds it SECONDS.
  *   fake_job ipc-orphan BYTES SECONDS
  *	the same, but the first process ends 2 s after starting the other,
  *	which maps its memory on: the last holder of it.
@@ -355,6 +362,62 @@ do_ipc_child(const char *hex, size_t bytes, const char *hold)
 	return 0;
 }
 
+typedef CUresult (*create_fn)(CUmemGenericAllocationHandle *, size_t,
+    const struct nvq_cu_mem_allocation_prop *, unsigned long long);
+typedef CUresult (*export_fn)(void *, CUmemGenericAllocationHandle, int, unsigned long long);
+typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
+
+/* Device memory made with the VMM API and exported to a descriptor, as NCCL does. */
+static int
+do_export(size_t bytes, unsigned hold)
+{
+	struct nvq_cu_mem_allocation_prop prop;
+	CUmemGenericAllocationHandle h;
+	CUresult r;
+	int fd = -1;
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = NVQ_CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = NVQ_CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = 0;
+	prop.requestedHandleTypes = NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	if ((r = ((create_fn)resolve("cuMemCreate"))(&h, bytes, &prop, 0)) != CUDA_SUCCESS ||
+	    (r = ((export_fn)resolve("cuMemExportToShareableHandle"))(&fd, h,
+	    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) != CUDA_SUCCESS) {
+		printf("export failed: CUDA error %d\n", (int)r);
+		return 1;
+	}
+	printf("exported ok\n");
+	fflush(stdout);
+	sleep(hold);
+	close(fd);
+	r = ((release_fn)resolve("cuMemRelease"))(h);
+	printf("released %s\n", r == CUDA_SUCCESS ? "ok" : "failed");
+	return r != CUDA_SUCCESS;
+}
+
+/* A small allocation (the driver's own, not VMM) shared by the driver's IPC handle. */
+static int
+do_ipc_driver(size_t bytes, unsigned hold)
+{
+	struct nvq_cu_ipc_mem_handle h;
+	CUdeviceptr p;
+	CUresult r;
+
+	if (((alloc_fn)resolve("cuMemAlloc"))(&p, bytes) != CUDA_SUCCESS) {
+		printf("alloc oom\n");
+		return 1;
+	}
+	if ((r = ((ipc_get_fn)resolve("cuIpcGetMemHandle"))(&h, p)) != CUDA_SUCCESS) {
+		printf("cuIpcGetMemHandle: CUDA error %d\n", (int)r);
+		return 1;
+	}
+	printf("driver handle ok\n");
+	fflush(stdout);
+	sleep(hold);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -388,6 +451,10 @@ main(int argc, char **argv)
 		return do_race(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "ipc") == 0)
 		return do_ipc(strtoull(argv[2], NULL, 10), argv[0], argc == 4 ? argv[3] : NULL, 0);
+	if (argc == 4 && strcmp(argv[1], "ipc-driver") == 0)
+		return do_ipc_driver(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]));
+	if (argc == 4 && strcmp(argv[1], "export") == 0)
+		return do_export(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]));
 	if (argc == 4 && strcmp(argv[1], "ipc-orphan") == 0)
 		return do_ipc(strtoull(argv[2], NULL, 10), argv[0], argv[3], 1);
 	if ((argc == 4 || argc == 5) && strcmp(argv[1], "ipc-child") == 0)

@@ -165,6 +165,33 @@ t_hook_ipc_suspend() {	# memory shared through CUDA IPC goes out of every proces
 	expect_eq "recorded" "$(switches "$a")" "suspend|user|1 resume|user|1 "
 }
 
+t_hook_export_refused() {	# memory the job shares by the driver's means (NCCL, legacy IPC): the suspend is refused untouched
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config
+	start_nvqd || return
+	local a b
+	a=$(fsubmit -m 1G "$FAKE_JOB" export 4194304 4)
+	wait_field "$a" hook_pids '^[0-9]+$' || return
+	sleep 0.5	# the report that says so: at most one link tick behind
+	expect_eq "nvq suspend is refused, and says why" "$(nvq suspend "$a" 2>&1)" "nvq: cannot \
+suspend job $a: job $a's processes share 4M of GPU memory in a way nvq cannot move (the \
+driver's CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
+ended); nothing was touched and it runs on"
+	expect_eq "it runs on" "$(field "$a" state)" RUNNING
+	nvq wait "$a"
+	expect_eq "and held its memory to the end" "$(nvq log "$a" | tr '\n' ' ')" "exported ok released ok "
+	expect_eq "nothing was checkpointed" "$(switches "$a")" ""
+	# the driver's own IPC handle of a small allocation: its checkpoint cannot restore that
+	b=$(fsubmit -m 1G "$FAKE_JOB" ipc-driver 1048576 3)
+	wait_field "$b" hook_pids '^[0-9]+$' || return
+	sleep 0.5
+	expect_match "refused too" "$(nvq suspend "$b" 2>&1)" \
+	    "^nvq: cannot suspend job $b: job $b's processes share 1M of GPU memory in a way"
+	nvq wait "$b"
+	expect_eq "it ran to its end" "$(nvq log "$b")" "driver handle ok"
+	expect_eq "nothing of it was checkpointed" "$(switches "$b")" ""
+}
+
 t_hook_setsid() {	# a process in a session of its own (torchrun's workers) is the job's; one outside is not
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	# cgroups off: only its ancestry makes a process in its own session the job's

@@ -123,7 +123,7 @@ t_preempt_unsuspendable() {	# a job that cannot be suspended gives way only with
 	wait_state "$h" COMPLETED 15
 	expect_eq "it got its --signal, once" "$(cat "$T/sig" 2> /dev/null)" "got USR2"
 	expect_match "it was stopped and queued again, and says why" "$(nvq show "$q")" \
-	    "PREEMPTED +preempted by job $h \\(priority 10\\); requeued \\(it maps GPU memory of a process that has ended: it cannot be suspended\\).*PENDING +requeued"
+	    "PREEMPTED +preempted by job $h \\(priority 10\\); requeued \\(it holds shared GPU memory nvq cannot move: it cannot be suspended\\).*PENDING +requeued"
 	expect_eq "nothing was suspended" "$(switches "$q")" ""
 	wait_state "$q" RUNNING 10
 	nvq cancel "$q" > /dev/null
@@ -134,8 +134,9 @@ t_preempt_unsuspendable() {	# a job that cannot be suspended gives way only with
 	wait_field "$low" hook_pids '^[0-9]+$' || return
 	sleep 0.5
 	expect_eq "nor by nvq suspend, which says why" "$(nvq suspend "$low" 2>&1)" "nvq: cannot \
-suspend job $low: job $low's processes map 8M of GPU memory shared through CUDA IPC by a process \
-that has ended, which nvq cannot move; nothing was touched and it runs on"
+suspend job $low: job $low's processes share 8M of GPU memory in a way nvq cannot move (the \
+driver's CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
+ended); nothing was touched and it runs on"
 	h2=$(fsubmit -m 50G -p 10 "$FAKE_JOB" launch 1 "$T/h2")
 	sleep 1.5
 	expect_eq "it runs on, the higher job waits" "$(state "$low")$(state "$h2")" RUNNINGPENDING

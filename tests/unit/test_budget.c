@@ -80,6 +80,47 @@ test_table(void **state)
 	free(live);
 }
 
+/* handles the job exported itself: counted once, until released or reused */
+static void
+test_exported(void **state)
+{
+	struct budget b;
+	int i;
+
+	(void)state;
+	budget_init(&b, 0);
+	assert_int_equal(budget_exported(&b, BUDGET_HANDLE, 7), -1);	/* nothing known */
+	assert_int_equal(budget_reserve(&b, 1, 4096), 0);
+	assert_int_equal(budget_commit(&b, BUDGET_HANDLE, 7, 1, 4096), 0);
+	assert_int_equal(budget_reserve(&b, 1, 1000), 0);
+	assert_int_equal(budget_commit(&b, BUDGET_HANDLE, 8, 1, 1000), 0);
+	assert_int_equal(budget_exported(&b, BUDGET_PTR, 7), -1);	/* another kind */
+	assert_int_equal(budget_exported(&b, BUDGET_HANDLE, 7), 0);
+	assert_int_equal(budget_exported(&b, BUDGET_HANDLE, 7), 0);	/* twice: once */
+	assert_int_equal(b.exported, 4096);
+	assert_int_equal(budget_exported(&b, BUDGET_HANDLE, 8), 0);
+	assert_int_equal(b.exported, 5096);
+	assert_int_equal(budget_release(&b, BUDGET_HANDLE, 7), 0);
+	assert_int_equal(b.exported, 1000);
+	/* a key recorded again is a new allocation: not exported */
+	assert_int_equal(budget_reserve(&b, 1, 2000), 0);
+	assert_int_equal(budget_commit(&b, BUDGET_HANDLE, 8, 1, 2000), 0);
+	assert_int_equal(b.exported, 0);
+	assert_int_equal(b.used[1], 2000);
+	/* marks survive the table growing */
+	for (i = 100; i < 300; i++) {
+		assert_int_equal(budget_reserve(&b, 0, 10), 0);
+		assert_int_equal(budget_commit(&b, BUDGET_HANDLE, (uint64_t)i, 0, 10), 0);
+		if (i % 2 == 0)
+			assert_int_equal(budget_exported(&b, BUDGET_HANDLE, (uint64_t)i), 0);
+	}
+	assert_int_equal(b.exported, 1000);
+	for (i = 100; i < 300; i++)
+		assert_int_equal(budget_release(&b, BUDGET_HANDLE, (uint64_t)i), 0);
+	assert_int_equal(b.exported, 0);
+	budget_free(&b);
+}
+
 /* nvqd's cap (the job's other processes hold the rest) lowers the limit */
 static void
 test_ceiling(void **state)
@@ -110,6 +151,7 @@ main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_ceiling),
+		cmocka_unit_test(test_exported),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
