@@ -49,7 +49,7 @@ endif
 
 NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
 	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c \
-	   nvqd/ctl.c nvqd/store.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/start.c \
+	   nvqd/ctl.c nvqd/submit.c nvqd/store.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/start.c \
 	   nvqd/config.c nvqd/log.c common/proto.c common/parse.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/status.c common/proc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \

@@ -11,28 +11,38 @@ cd "$(dirname "$0")/.."
 CLIENTS=${1:-50}
 SUBMITS=${2:-200}
 ROUNDS=${3:-3}
+# NVQD_BUILDS: nvqd binaries to compare, round by round in turn (default build/nvqd)
+NVQD_BUILDS=${NVQD_BUILDS:-build/nvqd}
 make -s
 cc -O2 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o build/load bench/load.c \
     nvq/client.c nvq/fmt.c common/proto.c common/parse.c common/paths.c -linih
 W=$(mktemp -d /tmp/nvq-load.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-echo "$CLIENTS clients x $SUBMITS submits, $ROUNDS rounds; $(nproc) CPUs"
+echo "$CLIENTS clients x $SUBMITS submits, $ROUNDS rounds; $(nproc) CPUs; nvqd: $NVQD_BUILDS"
 for sync in full normal; do
 	for r in $(seq "$ROUNDS"); do
-		rm -rf "$W/d"; mkdir -p "$W/d"
-		printf '[daemon]\nsocket = %s\ndatabase = %s\nspool = %s\nsync = %s\nlog_level = warn\n[gpus]\nvirtual = 2x16G\n[limits]\nmax_running_jobs = 8\n' \
-		    "$W/d/sock" "$W/d/nvq.db" "$W/d/spool" "$sync" > "$W/d/nvq.ini"
-		build/nvqd -c "$W/d/nvq.ini" 2> "$W/d/log" &
-		pid=$!
-		for i in $(seq 100); do [ -S "$W/d/sock" ] && break; sleep 0.05; done
-		build/load "$W/d/sock" "$CLIENTS" "$SUBMITS" "$W/d/ids" > "$W/d/out"
-		kill "$pid"; wait "$pid" || true
-		stored=$(sqlite3 "$W/d/nvq.db" "SELECT count(*) FROM jobs")
-		echo "sync=$sync round $r: $(grep -E '^(acknowledged|per_second|p50_ms|p99_ms)' "$W/d/out" | tr '\n' ' ')stored $stored"
-		grep '^p50_ms' "$W/d/out" | cut -d' ' -f2 >> "$W/p50.$sync"
-		grep '^p99_ms' "$W/d/out" | cut -d' ' -f2 >> "$W/p99.$sync"
-		grep '^per_second' "$W/d/out" | cut -d' ' -f2 >> "$W/rate.$sync"
+		k=0
+		for nvqd in $NVQD_BUILDS; do
+			k=$((k + 1))
+			rm -rf "$W/d"; mkdir -p "$W/d"
+			printf '[daemon]\nsocket = %s\ndatabase = %s\nspool = %s\nsync = %s\nlog_level = warn\n[gpus]\nvirtual = 2x16G\n[limits]\nmax_running_jobs = 8\n' \
+			    "$W/d/sock" "$W/d/nvq.db" "$W/d/spool" "$sync" > "$W/d/nvq.ini"
+			"$nvqd" -c "$W/d/nvq.ini" 2> "$W/d/log" &
+			pid=$!
+			for i in $(seq 100); do [ -S "$W/d/sock" ] && break; sleep 0.05; done
+			build/load "$W/d/sock" "$CLIENTS" "$SUBMITS" "$W/d/ids" > "$W/d/out"
+			kill "$pid"; wait "$pid" || true
+			stored=$(sqlite3 "$W/d/nvq.db" "SELECT count(*) FROM jobs")
+			echo "sync=$sync round $r $nvqd: $(grep -E '^(acknowledged|per_second|p50_ms|p99_ms)' "$W/d/out" | tr '\n' ' ')stored $stored"
+			grep '^p50_ms' "$W/d/out" | cut -d' ' -f2 >> "$W/p50.$sync.$k"
+			grep '^p99_ms' "$W/d/out" | cut -d' ' -f2 >> "$W/p99.$sync.$k"
+			grep '^per_second' "$W/d/out" | cut -d' ' -f2 >> "$W/rate.$sync.$k"
+		done
 	done
-	echo "sync=$sync medians: p50 $(median < "$W/p50.$sync") ms, p99 $(median < "$W/p99.$sync") ms, $(median < "$W/rate.$sync") submits/s"
+	k=0
+	for nvqd in $NVQD_BUILDS; do
+		k=$((k + 1))
+		echo "sync=$sync $nvqd medians: p50 $(median < "$W/p50.$sync.$k") ms, p99 $(median < "$W/p99.$sync.$k") ms, $(median < "$W/rate.$sync.$k") submits/s"
+	done
 done

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "parse.h"
 #include "gpuctl.h"
+#include "submit.h"
 
 #define CTL_MAX_ARGS	4096
 #define CTL_MAX_PRIO	1000000
@@ -221,7 +222,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 {
 	const struct proto_msg *m = r->msg;
 	struct store_job_new j;
-	int64_t after[PARSE_MAX_IDS], id;
+	int64_t after[PARSE_MAX_IDS];
 	char user[64], name[CTL_MAX_NAME + 1], state[16], why[256], *argv = NULL, *cmd = NULL;
 	char afterbuf[PARSE_MAX_IDS * 21], *env = NULL, *groups = NULL;
 	const char *s, *bigvar = NULL;
@@ -230,6 +231,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	int64_t gpus = proto_int(m, "gpus", 1), prio = proto_int(m, "priority", 0), sig;
 	int64_t limit = proto_int(m, "time", 0), mem = proto_int(m, "mem", 0);
 
+	(void)out;	/* answered once stored (submit.c) */
 	memset(&j, 0, sizeof(j));
 	afterbuf[0] = '\0';
 	for (i = 0; i < m->nfields; i++) {
@@ -314,8 +316,8 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	}
 	ctl_user_name(r->uid, user, sizeof(user));
 	/* root is exempt: whoever cleans up after a flood must still be able to queue */
-	if (r->uid != 0 && r->e->cfg.max_pending > 0 &&
-	    (npending = engine_pending(r->e, r->uid)) >= r->e->cfg.max_pending)
+	if (r->uid != 0 && r->e->cfg.max_pending > 0 && (npending = engine_pending(r->e, r->uid) +
+	    submit_queued(r->uid)) >= r->e->cfg.max_pending)
 		return ctl_error(r, "%s has %d pending jobs: [limits] max_pending is %lld; "
 		    "nothing was queued", user, npending, r->e->cfg.max_pending);
 
@@ -365,21 +367,12 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 			    (unsigned)r->groups[i]);
 		j.groups = groups;
 	}
-	if ((id = store_job_insert(r->e->store, &j)) == -1) {
-		snprintf(r->err, sizeof(r->err), "cannot store the job: %s; nothing was queued",
-		    store_errmsg(r->e->store));
-		goto out;
-	}
-	if (engine_add(r->e, id, r->uid, r->gid, user, (int)gpus, (uint64_t)mem, (int)prio,
-	    j.now, limit, after, nafter) == -1) {
+	/* stored with the other submits of this loop turn, then answered (submit.c) */
+	if (submit_queue(r->conn, &j, after, nafter) == -1) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		goto out;
 	}
-	r->e->jobs->requeue = j.requeue;
-	r->e->jobs->preempt_signal = j.preempt_signal;
-	log_debug("job %lld submitted by %s", (long long)id, user);
-	proto_put_int(out, "id", id);
-	engine_kick(r->e);
+	r->deferred = 1;
 	rc = 0;
 out:
 	free(argv);
@@ -724,6 +717,7 @@ ctl_frame(void *arg, struct server_conn *conn, const struct server_peer *p,
 	req.pid = p->pid;
 	req.groups = p->groups;
 	req.ngroups = p->ngroups;
+	req.conn = conn;
 	if (ctl_dispatch(&req, out) == -1) {
 		snprintf(err, errlen, "%s", req.err);
 		return SERVER_ERROR;
@@ -731,7 +725,15 @@ ctl_frame(void *arg, struct server_conn *conn, const struct server_peer *p,
 	return SERVER_REPLY;
 }
 
-const struct server_handler ctl_handler = { .frame = ctl_frame };
+/* A client that hangs up before its submit is stored: its job is stored all the same. */
+static void
+ctl_closed(void *arg, struct server_conn *conn)
+{
+	(void)arg;
+	submit_forget(conn);
+}
+
+const struct server_handler ctl_handler = { .frame = ctl_frame, .closed = ctl_closed };
 
 int
 ctl_dispatch(struct ctl_req *r, struct proto_buf *out)
@@ -745,6 +747,10 @@ ctl_dispatch(struct ctl_req *r, struct proto_buf *out)
 		proto_begin(out, MSG_OK);
 		if (ctl_table[i].fn(r, out) == -1)
 			return -1;
+		if (r->deferred) {
+			proto_buf_free(out);
+			return 0;
+		}
 		if (proto_end(out) == -1)
 			return ctl_error(r, "the reply is too large");
 		return 0;

@@ -22,10 +22,15 @@ struct ctl_req {
 	pid_t			pid;
 	const gid_t		*groups;	/* SO_PEERGROUPS; NULL if unknown */
 	int			ngroups;
+	struct server_conn	*conn;	/* the request's connection */
+	int			deferred; /* the handler replies later (submit.h) */
 	char			err[512];
 };
 
-/* Handles req; returns 0 with a MSG_OK reply in out, or -1 with req->err set. */
+/*
+ * Handles req; returns 0 with a MSG_OK reply in out (empty if the handler
+ * set deferred: the reply comes later), or -1 with req->err set.
+ */
 int	ctl_dispatch(struct ctl_req *, struct proto_buf *out);
 /* The handler of new connections; its arg is the engine. */
 extern const struct server_handler ctl_handler;

@@ -20,6 +20,7 @@
 #include "recover.h"
 #include "proto.h"
 #include "server.h"
+#include "submit.h"
 
 #define NVQD_DEFAULT_CONFIG	"/etc/nvq/nvq.ini"
 
@@ -52,6 +53,7 @@ nvqd_stop_cb(uv_signal_t *s, int signum)
 	struct nvqd *d = s->data;
 
 	log_info("%s: stopping; running jobs go on", signum == SIGTERM ? "SIGTERM" : "SIGINT");
+	submit_stop();	/* what was read is stored and answered first */
 	server_stop(d->server);
 	engine_shutdown(&d->engine);
 	uv_close((uv_handle_t *)&d->sigterm, nvqd_noop_close_cb);
@@ -156,6 +158,7 @@ main(int argc, char **argv)
 	engine_init(&d.engine, &loop);
 	recover_jobs(&d.engine);
 	engine_run(&d.engine);
+	submit_init(&loop, &d.engine);
 	d.server = server_start(&loop, d.engine.cfg.socket, &ctl_handler, &d.engine);
 	uv_signal_init(&loop, &d.sigterm);
 	uv_signal_init(&loop, &d.sigint);

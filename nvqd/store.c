@@ -543,52 +543,19 @@ store_event(struct store *st, int64_t id, double now, const char *state, const c
 	return store_done(st, s);
 }
 
-int64_t
-store_job_insert(struct store *st, const struct store_job_new *j)
+/* Binds and runs the INSERT of job j under id. */
+static int
+store_job_row(struct store *st, const struct store_job_new *j, int64_t id)
 {
 	sqlite3_stmt *s;
 	char out[PATH_MAX], errp[PATH_MAX];
-	int64_t id = -1;
 
-	/*
-	 * SQLite commits a main and an attached WAL database one after the
-	 * other, not as one: a crash between could leave a job without its
-	 * environment.  So the environment goes first, in a commit of its own,
-	 * under the id the job will get (nvqd is the only writer); a crash
-	 * before the job's own commit leaves an unused row that the next
-	 * submit overwrites and start-up removes.
-	 */
-	if ((s = store_prepare(st, "SELECT max(coalesce((SELECT seq FROM sqlite_sequence "
-	    "WHERE name = 'jobs'), 0), coalesce((SELECT max(id) FROM jobs), 0)) + 1")) == NULL)
-		return -1;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		id = sqlite3_column_int64(s, 0);
-	store_release(st, s);
-	if (!store_room(st)) {
-		snprintf(st->lasterr, sizeof(st->lasterr), "database or disk is full (its "
-		    "reserve for ends and cancels is in use)");
-		return -1;
-	}
-	if (id <= 0 || store_begin(st) == -1)
-		return -1;
-	s = store_prepare(st, "INSERT OR REPLACE INTO private.job_env (job_id, env) VALUES (?, ?)");
-	if (s == NULL)
-		goto fail;
-	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_blob(s, 2, j->env ? j->env : "", j->env_len, SQLITE_STATIC);
-	if (store_done(st, s) == -1)
-		goto fail;
-	if (store_commit(st) == -1)
-		return -1;
-
-	if (store_begin(st) == -1)
-		goto unenv;
 	s = store_prepare(st, "INSERT INTO jobs (id, uid, gid, user, name, command, argv, cwd, "
 	    "state, gpus, mem_per_gpu, priority, time_limit, after, stdout_path, stderr_path, "
 	    "submitted_at, groups, requeue, preempt_signal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
 	    "'PENDING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	if (s == NULL)
-		goto fail2;
+		return -1;
 	sqlite3_bind_int64(s, 1, id);
 	sqlite3_bind_int64(s, 2, j->uid);
 	sqlite3_bind_int64(s, 3, j->gid);
@@ -622,18 +589,80 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 	if (j->preempt_signal > 0)
 		sqlite3_bind_int(s, 19, j->preempt_signal);
 	if (store_done(st, s) == -1 || store_event(st, id, j->now, "PENDING", "submitted") == -1)
-		goto fail2;
+		return -1;
+	return 0;
+}
+
+int
+store_jobs_insert(struct store *st, const struct store_job_new *const *jobs, int n,
+    int64_t *ids)
+{
+	sqlite3_stmt *s;
+	int64_t id = -1;
+	int i;
+
+	/*
+	 * SQLite commits a main and an attached WAL database one after the
+	 * other, not as one: a crash between could leave a job without its
+	 * environment.  So the environments go first, in a commit of their
+	 * own, under the ids the jobs will get (nvqd is the only writer); a
+	 * crash before the jobs' own commit leaves unused rows that the next
+	 * submits overwrite and start-up removes.  Two commits however many
+	 * jobs: a loop turn's submits share them (submit.c).
+	 */
+	if ((s = store_prepare(st, "SELECT max(coalesce((SELECT seq FROM sqlite_sequence "
+	    "WHERE name = 'jobs'), 0), coalesce((SELECT max(id) FROM jobs), 0)) + 1")) == NULL)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		id = sqlite3_column_int64(s, 0);
+	store_release(st, s);
+	if (!store_room(st)) {
+		snprintf(st->lasterr, sizeof(st->lasterr), "database or disk is full (its "
+		    "reserve for ends and cancels is in use)");
+		return -1;
+	}
+	if (id <= 0 || n <= 0 || store_begin(st) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		ids[i] = id + i;
+		s = store_prepare(st, "INSERT OR REPLACE INTO private.job_env (job_id, env) "
+		    "VALUES (?, ?)");
+		if (s == NULL)
+			goto fail;
+		sqlite3_bind_int64(s, 1, ids[i]);
+		sqlite3_bind_blob(s, 2, jobs[i]->env ? jobs[i]->env : "", jobs[i]->env_len,
+		    SQLITE_STATIC);
+		if (store_done(st, s) == -1)
+			goto fail;
+	}
+	if (store_commit(st) == -1)
+		return -1;
+
+	if (store_begin(st) == -1)
+		goto unenv;
+	for (i = 0; i < n; i++)
+		if (store_job_row(st, jobs[i], ids[i]) == -1)
+			goto fail2;
 	if (store_commit(st) == -1)
 		goto unenv;
-	return id;
+	return 0;
 fail2:
 	store_rollback(st);
 unenv:
-	store_env_delete(st, id);
+	for (i = 0; i < n; i++)
+		store_env_delete(st, ids[i]);
 	return -1;
 fail:
 	store_rollback(st);
 	return -1;
+}
+
+int64_t
+store_job_insert(struct store *st, const struct store_job_new *j)
+{
+	int64_t id;
+
+	return store_jobs_insert(st, &j, 1, &id) == -1 ? -1 : id;
 }
 
 int

@@ -89,6 +89,9 @@ const char	*store_errmsg(struct store *);
 
 /* Inserts a PENDING job and its first event; returns the new id or -1. */
 int64_t		 store_job_insert(struct store *, const struct store_job_new *);
+/* n jobs in two commits however many (environments, then jobs): ids[n]; 0 or -1. */
+int		 store_jobs_insert(struct store *, const struct store_job_new *const *, int n,
+		    int64_t *ids);
 /* PENDING -> RUNNING with a new run row. */
 int		 store_job_start(struct store *, int64_t id, double now, const char *uuids,
 		    int gpus, uint64_t mem);

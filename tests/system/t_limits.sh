@@ -42,7 +42,15 @@ t_limits_pending() {	# [limits] max_pending: a user's pending jobs are capped; r
 	start_nvqd || return
 	local big out rc i p
 	big=$(submit -g 2 sleep 30); wait_state "$big" RUNNING
-	for i in 1 2 3; do lim_as_a -g 1 true > /dev/null; done
+	# five at once, read in one loop turn: those queued in the turn count too
+	kill -STOP "$NVQD_PID"
+	p=()
+	for i in 1 2 3 4 5; do lim_as_a -g 1 true > "$T/p.$i" 2>&1 & p+=($!); done
+	sleep 1
+	kill -CONT "$NVQD_PID"
+	wait "${p[@]}"
+	expect_eq "three of five queued" "$(cat "$T"/p.* | grep -c '^[0-9][0-9]*$')" 3
+	expect_eq "two refused" "$(cat "$T"/p.* | grep -c "max_pending is 3")" 2
 	out=$(lim_as_a -g 1 true 2>&1); rc=$?
 	expect_eq "the fourth pending job is refused" "$rc" 1
 	expect_eq "and told why" "$out" \

@@ -93,3 +93,23 @@ t_load() {	# 50 clients x 200 submits at once: every one acknowledged and stored
 	    ($(paste -sd, "$T/ids"))")" 10000
 	expect_eq "and nothing else" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" 10000
 }
+
+t_submit_batch() {	# submits read in one loop turn are stored in one commit; each client gets its own id
+	write_config
+	start_nvqd || return
+	local lp
+	# nvqd stopped: 20 clients connect and send their SUBMIT; it reads them in one turn
+	kill -STOP "$NVQD_PID"
+	"$HELPERS/load" "$T/sock" 20 1 "$T/ids" > "$T/load.out" &
+	lp=$!
+	sleep 1
+	kill -CONT "$NVQD_PID"
+	wait "$lp"
+	expect_eq "20 acknowledged" "$(grep '^acknowledged' "$T/load.out")" "acknowledged 20"
+	expect_eq "each with its own id" "$(sort -u "$T/ids" | wc -l)" 20
+	expect_match "stored together" "$(cat "$T/nvqd.log")" "([2-9]|1[0-9]|20) submits stored in one commit"
+	expect_eq "those and nothing else stored" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs
+	    WHERE id IN ($(paste -sd, "$T/ids"))"),$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" 20,20
+	local id
+	for id in $(cat "$T/ids"); do wait_state "$id" COMPLETED || return; done
+}

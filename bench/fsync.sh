@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# fsync.sh: flushes to disk (fsync and fdatasync, counted with strace -f)
+# per submitted job, with [daemon] sync = full, for CLIENTS submitting at
+# once (bench/load.c; 1 and 8 by default), for each nvqd in NVQD_BUILDS.
+# The jobs do not start (a first job of the same user holds the only slot
+# of [limits] max_running_jobs), so the count is the submits' alone.
+# Usage: bench/fsync.sh [SUBMITS_PER_CLIENT] [CLIENTS...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-200}; shift || true
+CLIENTS=${*:-1 8}
+NVQD_BUILDS=${NVQD_BUILDS:-build/nvqd}
+command -v strace > /dev/null || { echo "fsync.sh needs strace"; exit 2; }
+make -s
+cc -O2 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o build/load bench/load.c \
+    nvq/client.c nvq/fmt.c common/proto.c common/parse.c common/paths.c -linih
+W=$(mktemp -d /tmp/nvq-fsync.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; pkill -f "$W/" 2>/dev/null; rm -rf "$W"' EXIT
+echo "flushes per submitted job, sync = full, $N submits per client; $(nproc) CPUs"
+for c in $CLIENTS; do
+	for nvqd in $NVQD_BUILDS; do
+		rm -rf "$W/d"; mkdir -p "$W/d"
+		printf '[daemon]\nsocket = %s\ndatabase = %s\nspool = %s\nsync = full\nlog_level = warn\n[limits]\nmax_running_jobs = 1\n' \
+		    "$W/d/sock" "$W/d/nvq.db" "$W/d/spool" > "$W/d/nvq.ini"
+		"$nvqd" -c "$W/d/nvq.ini" 2> "$W/d/log" &
+		pid=$!
+		for i in $(seq 100); do [ -S "$W/d/sock" ] && break; sleep 0.05; done
+		build/nvq -s "$W/d/sock" submit -g 0 sleep 600 "$W/" > /dev/null
+		sleep 0.5
+		strace -f -c -e trace=fsync,fdatasync -p "$pid" -o "$W/d/strace" 2> /dev/null &
+		spid=$!
+		sleep 0.5
+		build/load "$W/d/sock" "$c" "$N" "$W/d/ids" > "$W/d/out"
+		kill -INT "$spid"; wait "$spid" 2> /dev/null || true
+		kill "$pid"; wait "$pid" || true
+		flushes=$(awk '$NF == "fsync" || $NF == "fdatasync" { n += $4 } END { print n + 0 }' "$W/d/strace")
+		acked=$(awk '$1 == "acknowledged" { print $2 }' "$W/d/out")
+		echo "$nvqd, $c client(s): $acked submits, $flushes flushes, $(awk -v f="$flushes" -v n="$acked" 'BEGIN { printf "%.2f", f / n }') per job; $(grep -E '^per_second' "$W/d/out")"
+	done
+done

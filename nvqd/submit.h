@@ -1,0 +1,38 @@
+/*
+ * submit.h: the submits of one loop turn, stored in one pair of commits.
+ *
+ * A submit's reply carries its id, which it has only once it is on disk.
+ * Each commit costs a flush (two per batch: the environments, then the
+ * jobs, store.h), so when many clients submit at once, the requests read in
+ * one turn of the loop wait for the end of that turn (a uv_check handle)
+ * and are stored together; then each goes to the engine and gets its reply,
+ * and an error, if the store fails, goes to each.  A client that hangs up
+ * meanwhile is forgotten, not its job.  ctl.c validates a request before it
+ * comes here; nothing here calls back into ctl.c.
+ */
+#ifndef NVQ_SUBMIT_H
+#define NVQ_SUBMIT_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "engine.h"
+#include "server.h"
+#include "store.h"
+
+/* Once, at start. */
+void	submit_init(uv_loop_t *, struct engine *);
+/*
+ * Queues j (copied) for conn's reply, with its --after ids; 0, or -1 if
+ * out of memory (nothing queued).
+ */
+int	submit_queue(struct server_conn *conn, const struct store_job_new *j,
+	    const int64_t *after, int nafter);
+/* How many of uid's submits wait for the end of the turn ([limits] max_pending). */
+int	submit_queued(uint32_t uid);
+/* conn closed: its job is still stored, with no one to tell. */
+void	submit_forget(struct server_conn *conn);
+/* Stores what waits, then closes the handle (nvqd is stopping). */
+void	submit_stop(void);
+
+#endif
