@@ -30,10 +30,14 @@ LDFLAGS	+= -fsanitize=address,undefined
 comma	:= ,
 HOOK_CFLAGS = $(subst -fsanitize=address$(comma)undefined,-fsanitize=undefined,$(ALL_CFLAGS))
 HOOK_LDFLAGS = -fsanitize=undefined
+SHIM_LDFLAGS =
 else
 BUILD	?= build
 HOOK_CFLAGS = $(ALL_CFLAGS)
 HOOK_LDFLAGS =
+# the shim starts once per job: static, it maps and relocates nothing at
+# start (bench/shim.sh measures it); ASan cannot link statically
+SHIM_LDFLAGS = -static
 endif
 
 ifeq ($(STATIC),1)
@@ -86,7 +90,7 @@ $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 # the per-job supervisor: libc only, small, started with posix_spawn
 $(BUILD)/nvq-shim: $(call obj,nvq-shim/shim.c common/rlimits.c common/cgroup.c common/status.c \
 	    common/share.c common/proc.c)
-	$(CC) $(LDFLAGS) -o $@ $^
+	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^
 
 # suspend and resume through the driver's checkpoint API: libcuda by dlopen
 $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
