@@ -11,20 +11,15 @@ N=${1:-200}; shift || true
 CLIENTS=${*:-1 8}
 NVQD_BUILDS=${NVQD_BUILDS:-build/nvqd}
 command -v strace > /dev/null || { echo "fsync.sh needs strace"; exit 2; }
-make -s
-cc -O2 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o build/load bench/load.c \
-    nvq/client.c nvq/fmt.c common/proto.c common/parse.c common/paths.c -linih
+. bench/lib.sh
+bench_load_helper
 W=$(mktemp -d /tmp/nvq-fsync.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; pkill -f "$W/" 2>/dev/null; rm -rf "$W"' EXIT
 echo "flushes per submitted job, sync = full, $N submits per client; $(nproc) CPUs"
 for c in $CLIENTS; do
 	for nvqd in $NVQD_BUILDS; do
-		rm -rf "$W/d"; mkdir -p "$W/d"
-		printf '[daemon]\nsocket = %s\ndatabase = %s\nspool = %s\nsync = full\nlog_level = warn\n[limits]\nmax_running_jobs = 1\n' \
-		    "$W/d/sock" "$W/d/nvq.db" "$W/d/spool" > "$W/d/nvq.ini"
-		"$nvqd" -c "$W/d/nvq.ini" 2> "$W/d/log" &
-		pid=$!
-		for i in $(seq 100); do [ -S "$W/d/sock" ] && break; sleep 0.05; done
+		bench_nvqd "$W/d" "$nvqd" "sync = full" "[limits]" "max_running_jobs = 1"
+		pid=$BENCH_PID
 		build/nvq -s "$W/d/sock" submit -g 0 sleep 600 "$W/" > /dev/null
 		sleep 0.5
 		strace -f -c -e trace=fsync,fdatasync -p "$pid" -o "$W/d/strace" 2> /dev/null &

@@ -13,24 +13,19 @@ SUBMITS=${2:-200}
 ROUNDS=${3:-3}
 # NVQD_BUILDS: nvqd binaries to compare, round by round in turn (default build/nvqd)
 NVQD_BUILDS=${NVQD_BUILDS:-build/nvqd}
-make -s
-cc -O2 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o build/load bench/load.c \
-    nvq/client.c nvq/fmt.c common/proto.c common/parse.c common/paths.c -linih
+. bench/lib.sh
+bench_load_helper
 W=$(mktemp -d /tmp/nvq-load.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 echo "$CLIENTS clients x $SUBMITS submits, $ROUNDS rounds; $(nproc) CPUs; nvqd: $NVQD_BUILDS"
 for sync in full normal; do
 	for r in $(seq "$ROUNDS"); do
 		k=0
 		for nvqd in $NVQD_BUILDS; do
 			k=$((k + 1))
-			rm -rf "$W/d"; mkdir -p "$W/d"
-			printf '[daemon]\nsocket = %s\ndatabase = %s\nspool = %s\nsync = %s\nlog_level = warn\n[gpus]\nvirtual = 2x16G\n[limits]\nmax_running_jobs = 8\n' \
-			    "$W/d/sock" "$W/d/nvq.db" "$W/d/spool" "$sync" > "$W/d/nvq.ini"
-			"$nvqd" -c "$W/d/nvq.ini" 2> "$W/d/log" &
-			pid=$!
-			for i in $(seq 100); do [ -S "$W/d/sock" ] && break; sleep 0.05; done
+			bench_nvqd "$W/d" "$nvqd" "sync = $sync" "[gpus]" "virtual = 2x16G" "[limits]" \
+			    "max_running_jobs = 8"
+			pid=$BENCH_PID
 			build/load "$W/d/sock" "$CLIENTS" "$SUBMITS" "$W/d/ids" > "$W/d/out"
 			kill "$pid"; wait "$pid" || true
 			stored=$(sqlite3 "$W/d/nvq.db" "SELECT count(*) FROM jobs")

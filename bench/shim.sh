@@ -9,23 +9,17 @@ cd "$(dirname "$0")/.."
 N=${1:-500}
 ROUNDS=${2:-5}
 DIRS=${DIRS:-build}
-make -s
-cc -O2 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o build/load bench/load.c \
-    nvq/client.c nvq/fmt.c common/proto.c common/parse.c common/paths.c -linih
+. bench/lib.sh
+bench_load_helper
 W=$(mktemp -d /tmp/nvq-shim.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 echo "$N trivial jobs end to end, $ROUNDS rounds, $(nproc) CPUs; nvqd and nvq-shim from: $DIRS"
 for r in $(seq "$ROUNDS"); do
 	k=0
 	for d in $DIRS; do
 		k=$((k + 1))
-		rm -rf "$W/d"; mkdir -p "$W/d"
-		printf '[daemon]\nsocket = %s\ndatabase = %s\nspool = %s\nsync = normal\nlog_level = warn\n[limits]\nmax_running_jobs = 16\n' \
-		    "$W/d/sock" "$W/d/nvq.db" "$W/d/spool" > "$W/d/nvq.ini"
-		"$d/nvqd" -c "$W/d/nvq.ini" 2> "$W/d/log" &
-		pid=$!
-		for i in $(seq 100); do [ -S "$W/d/sock" ] && break; sleep 0.05; done
+		bench_nvqd "$W/d" "$d/nvqd" "sync = normal" "[limits]" "max_running_jobs = 16"
+		pid=$BENCH_PID
 		t0=$(date +%s.%N)
 		build/load "$W/d/sock" 1 "$N" "$W/d/ids" > /dev/null
 		until [ "$(sqlite3 "$W/d/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")" = "$N" ]; do
