@@ -57,7 +57,7 @@ static struct {
 	int		tracer_set;
 	struct ipc_open	open[IPC_MAX_OPEN];
 	int		nopen;
-	struct { CUdeviceptr p; uint64_t size; } drv[IPC_MAX_OPEN];	/* the driver's */
+	struct { CUdeviceptr p; uint64_t size; int refs; } drv[IPC_MAX_OPEN];	/* the driver's */
 	int		ndrv;
 	uint64_t	drv_bytes;	/* of drv[] */
 	void		(*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -215,9 +215,16 @@ ipc_close(CUdeviceptr p)
 void
 ipc_driver_opened(CUdeviceptr p, uint64_t size)
 {
+	int i;
+
 	pthread_mutex_lock(&I.mu);
-	if (I.ndrv < IPC_MAX_OPEN) {
+	for (i = 0; i < I.ndrv && I.drv[i].p != p; i++)
+		;
+	if (i < I.ndrv)
+		I.drv[i].refs++;	/* the same mapping again */
+	else if (I.ndrv < IPC_MAX_OPEN) {
 		I.drv[I.ndrv].p = p;
+		I.drv[I.ndrv].refs = 1;
 		I.drv[I.ndrv++].size = size;
 		I.drv_bytes += size;
 	}
@@ -232,7 +239,7 @@ ipc_driver_closed(CUdeviceptr p)
 	pthread_mutex_lock(&I.mu);
 	for (i = 0; i < I.ndrv && I.drv[i].p != p; i++)
 		;
-	if (i < I.ndrv) {
+	if (i < I.ndrv && --I.drv[i].refs == 0) {
 		I.drv_bytes -= I.drv[i].size;
 		I.drv[i] = I.drv[--I.ndrv];
 	}
