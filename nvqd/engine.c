@@ -102,12 +102,100 @@ engine_count_pending(struct engine *e, const struct job *j, int d)
 		e->users[i].pending = 0;
 }
 
+/* A job as the scheduler sees it. */
+static void
+engine_sj(const struct job *j, double now, struct sched_job *sj)
+{
+	memset(sj, 0, sizeof(*sj));
+	sj->id = j->id;
+	sj->uid = j->uid;
+	/* a job whose end is not recorded yet still holds its GPUs */
+	sj->running = engine_holds(j);
+	sj->ngpus = j->ngpus;
+	sj->mem = j->mem;
+	sj->priority = j->priority;
+	sj->submitted_at = j->state == JOB_SUSPENDED ? j->gc.suspended_at : j->submitted_at;
+	sj->dep_wait = j->dep_wait;
+	sj->gpumask = j->gpumask;
+	sj->suspended = j->state == JOB_SUSPENDED;
+	sj->may_resume = !j->gc.hold;
+	/* a job that is switching or ending stays, and so does its GPU */
+	sj->busy = j->gc.phase != GC_NONE || j->ending[0] != '\0' || j->exited;
+	sj->pinned = gpuctl_pinned(j, now);
+	sj->requeue = j->requeue;
+	/* memory its processes share cannot be moved out (gpuctl refuses) */
+	sj->unsuspendable = j->hook_shared > 0;
+	sj->slice_start = j->gc.slice_start;
+}
+
+/* Pushes j on the front of a list of e->deps or e->held. */
+static void
+engine_list_push(struct job **head, struct job *j)
+{
+	j->lprev = NULL;
+	j->lnext = *head;
+	if (*head != NULL)
+		(*head)->lprev = j;
+	*head = j;
+}
+
+static void
+engine_list_del(struct job **head, struct job *j)
+{
+	if (j->lprev != NULL)
+		j->lprev->lnext = j->lnext;
+	else
+		*head = j->lnext;
+	if (j->lnext != NULL)
+		j->lnext->lprev = j->lprev;
+	j->lnext = j->lprev = NULL;
+}
+
+/* Files an active job where passes look for it, by its state and --after. */
+static void
+engine_queue_in(struct engine *e, struct job *j)
+{
+	struct sched_job sj;
+
+	if (j->state != JOB_PENDING) {
+		j->queue = JOB_Q_HELD;
+		engine_list_push(&e->held, j);
+	} else if (j->dep_wait) {
+		j->queue = JOB_Q_DEPS;
+		engine_list_push(&e->deps, j);
+	} else {
+		j->queue = JOB_Q_READY;
+		engine_sj(j, 0, &sj);
+		j->on.key = sched_key(&sj, &e->cfg.sched);
+		j->on.at = sj.submitted_at;
+		j->on.id = j->id;
+		order_insert(&e->ready[j->ngpus == 0], &j->on);
+	}
+}
+
+static void
+engine_queue_out(struct engine *e, struct job *j)
+{
+	if (j->queue == JOB_Q_HELD)
+		engine_list_del(&e->held, j);
+	else if (j->queue == JOB_Q_DEPS)
+		engine_list_del(&e->deps, j);
+	else if (j->queue == JOB_Q_READY)
+		order_remove(&e->ready[j->ngpus == 0], &j->on);
+	j->queue = JOB_Q_NONE;
+}
+
 /* Every change of a linked job's state goes through here, for the counts above. */
 void
 engine_state(struct engine *e, struct job *j, int state)
 {
 	engine_count_pending(e, j, -1);
-	j->state = state;
+	if ((j->state == JOB_PENDING) != (state == JOB_PENDING)) {
+		engine_queue_out(e, j);
+		j->state = state;
+		engine_queue_in(e, j);
+	} else
+		j->state = state;
 	engine_count_pending(e, j, 1);
 }
 
@@ -117,6 +205,7 @@ engine_link(struct engine *e, struct job *j)
 	if (jobtab_put(&e->jobtab, j) == -1)
 		return -1;
 	engine_count_pending(e, j, 1);
+	engine_queue_in(e, j);
 	j->next = e->jobs;
 	if (e->jobs != NULL)
 		e->jobs->prev = j;
@@ -155,6 +244,7 @@ engine_drop(struct engine *e, struct job *j)
 	char err[8];
 
 	jobtab_del(&e->jobtab, j);
+	engine_queue_out(e, j);
 	if (j->prev != NULL)
 		j->prev->next = j->next;
 	else
@@ -238,7 +328,7 @@ engine_queue_used(struct engine *e, int i)
 	struct job *j;
 	uint64_t sum = 0;
 
-	for (j = e->jobs; j != NULL; j = j->next)
+	for (j = e->held; j != NULL; j = j->lnext)
 		sum += engine_gpu_used(j, i);
 	return sum;
 }
@@ -449,7 +539,7 @@ engine_demanded(struct engine *e, int i, char *ids, size_t len)
 
 	if (len > 0)
 		ids[0] = '\0';
-	for (j = e->jobs; j != NULL; j = j->next) {
+	for (j = e->held; j != NULL; j = j->lnext) {
 		if (!engine_holds(j) || !(j->gpumask & (1ULL << i)))
 			continue;
 		sum += j->granted;
@@ -463,9 +553,16 @@ engine_demanded(struct engine *e, int i, char *ids, size_t len)
 void
 engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 {
+	struct sched_decision dec = j->dec;
+	struct sched_job sj;
 	char a[16], b[16];
 
-	switch (j->dec.why) {
+	/* not reached by the last pass (it stopped where nothing more could start) */
+	if (j->state == JOB_PENDING && j->dec_pass != e->npass && e->npass > 0) {
+		engine_sj(j, engine_now(), &sj);
+		sched_explain(&e->pass, &sj, &dec);
+	}
+	switch (dec.why) {
 	case SCHED_WAIT_DEP:
 		snprintf(buf, len, "dependency");
 		break;
@@ -479,7 +576,7 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 		snprintf(buf, len, "needs %d GPUs, %d present", j->ngpus, e->gpus.n);
 		break;
 	case SCHED_WAIT_MEM:
-		fmt_size(j->dec.largest_free, b, sizeof(b));
+		fmt_size(dec.largest_free, b, sizeof(b));
 		if (j->mem == 0)
 			snprintf(buf, len, "needs %d whole GPU%s, none free", j->ngpus,
 			    j->ngpus == 1 ? "" : "s");
@@ -494,7 +591,7 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 		}
 		break;
 	case SCHED_WAIT_PRIORITY:
-		snprintf(buf, len, "priority (behind job %lld)", (long long)j->dec.behind);
+		snprintf(buf, len, "priority (behind job %lld)", (long long)dec.behind);
 		break;
 	case SCHED_SUSPENDED:
 		snprintf(buf, len, "suspended by %s; nvq resume %lld", j->gc.by[0] ?
@@ -957,12 +1054,12 @@ engine_finish(struct engine *e)
 	struct job *j, *next;
 	int n = 0, ok, left = 0;
 
-	for (j = e->jobs; j != NULL; j = j->next)
+	for (j = e->held; j != NULL; j = j->lnext)
 		n += j->exited;
 	if (n == 0)
 		return;
 	ok = store_tx_begin(e->store) == 0;
-	for (j = e->jobs; j != NULL && ok; j = j->next) {
+	for (j = e->held; j != NULL && ok; j = j->lnext) {
 		if (!j->exited)
 			continue;
 		engine_final(e, j, &end);
@@ -970,7 +1067,7 @@ engine_finish(struct engine *e)
 	}
 	ok = ok && store_tx_commit(e->store) == 0;
 	/* each on its own, in its own synced transaction, if the batch failed */
-	for (j = e->jobs; j != NULL; j = j->next) {
+	for (j = e->held; j != NULL; j = j->lnext) {
 		if (!j->exited)
 			continue;
 		j->recorded = ok;
@@ -987,12 +1084,12 @@ engine_finish(struct engine *e)
 	}
 	/* their environments are no longer needed, and may hold secrets */
 	store_lazy_begin(e->store);
-	for (j = e->jobs; j != NULL; j = j->next)
+	for (j = e->held; j != NULL; j = j->lnext)
 		if (j->recorded && !engine_requeued(j))
 			store_env_delete(e->store, j->id);
 	store_lazy_commit(e->store);
-	for (j = e->jobs; j != NULL; j = next) {
-		next = j->next;
+	for (j = e->held; j != NULL; j = next) {
+		next = j->lnext;
 		if (!j->recorded)
 			continue;
 		if (engine_requeued(j))
@@ -1062,16 +1159,20 @@ static void
 engine_resolve(struct engine *e, double now)
 {
 	struct engine_doomed *d = NULL, *nd;
-	struct job *j;
+	struct job *j, *next;
 	size_t n = 0, cap = 0, i;
 	char why[160];
 	int r, grouped;
 
-	for (j = e->jobs; j != NULL; j = j->next) {
-		if (j->state != JOB_PENDING || j->nafter == 0 || !j->dep_wait)
-			continue;
+	for (j = e->deps; j != NULL; j = next) {
+		next = j->lnext;
 		if ((r = engine_deps(e, j, why, sizeof(why))) != -1) {
-			j->dep_wait = r == 0;
+			if (r == 1) {
+				/* ready: from the jobs waiting for --after to the order */
+				engine_queue_out(e, j);
+				j->dep_wait = 0;
+				engine_queue_in(e, j);
+			}
 			continue;
 		}
 		if (n == cap) {
@@ -1110,12 +1211,45 @@ engine_resolve(struct engine *e, double now)
 	engine_kick(e);	/* for jobs that ran --after these */
 }
 
-/* One scheduling pass: dependencies, the plan, then the starts. */
+/* The waiting jobs for sched_walk: two cursors over e->ready[]. */
+struct engine_src {
+	struct engine	*e;
+	double		now;
+	struct order_node *cur[2];
+	int		begun[2];
+};
+
+static int
+engine_src_next_cb(void *arg, int kind, struct sched_job *sj)
+{
+	struct engine_src *src = arg;
+	struct job *j;
+	int k = kind == SCHED_SRC_CPU;
+
+	if (!src->begun[k]) {
+		src->begun[k] = 1;
+		src->cur[k] = order_first(&src->e->ready[k]);
+	}
+	if (src->cur[k] == NULL)
+		return 0;
+	j = (struct job *)(void *)src->cur[k];	/* on is its first field */
+	src->cur[k] = order_next(src->cur[k]);
+	engine_sj(j, src->now, sj);
+	return 1;
+}
+
+/*
+ * One scheduling pass: dependencies, the plan, then the starts.  It looks
+ * at the running and suspended jobs and at the front of the order only
+ * (sched_walk): its cost does not grow with the queue behind.
+ */
 static void
 engine_pass(struct engine *e)
 {
 	struct sched_gpu gpus[SCHED_MAX_GPUS];
 	struct sched_plan plan;
+	struct engine_src src = { 0 };
+	struct sched_source source = { engine_src_next_cb, &src };
 	struct job *j;
 	double now = engine_now();
 	int i, k, n = 0, ok;
@@ -1137,36 +1271,24 @@ engine_pass(struct engine *e)
 		gpus[i].mode = config_mode(&e->cfg, i);
 		gpus[i].quantum = gpus[i].mode == SCHED_TIMESLICE ? gpuctl_turn(e, i) : 0;
 	}
-	for (j = e->jobs; j != NULL; j = j->next) {
-		/* a job whose end is not recorded yet still holds its GPUs */
-		memset(&e->sj[n], 0, sizeof(e->sj[n]));
-		e->map[n] = j;
-		e->sj[n].id = j->id;
-		e->sj[n].uid = j->uid;
-		e->sj[n].running = engine_holds(j);
-		e->sj[n].ngpus = j->ngpus;
-		e->sj[n].mem = j->mem;
-		e->sj[n].priority = j->priority;
-		e->sj[n].submitted_at = j->state == JOB_SUSPENDED ? j->gc.suspended_at :
-		    j->submitted_at;
-		e->sj[n].dep_wait = j->dep_wait;
-		e->sj[n].gpumask = j->gpumask;
-		e->sj[n].suspended = j->state == JOB_SUSPENDED;
-		e->sj[n].may_resume = !j->gc.hold;
-		/* a job that is switching or ending stays, and so does its GPU */
-		e->sj[n].busy = j->gc.phase != GC_NONE || j->ending[0] != '\0' || j->exited;
-		e->sj[n].pinned = gpuctl_pinned(j, now);
-		e->sj[n].requeue = j->requeue;
-		/* memory its processes share cannot be moved out (gpuctl refuses) */
-		e->sj[n].unsuspendable = j->hook_shared > 0;
-		e->sj[n].slice_start = j->gc.slice_start;
-		n++;
+	for (j = e->held; j != NULL; j = j->lnext) {
+		engine_sj(j, now, &e->sj[n]);
+		e->map[n++] = j;
 	}
+	src.e = e;
+	src.now = now;
 	plan.dec = e->dec;
 	plan.order = e->order;
-	sched_plan(gpus, e->gpus.n, e->sj, n, &e->cfg.sched, now, &plan);
-	for (i = 0; i < n; i++)
+	e->npass++;
+	k = n;
+	n = sched_walk(&e->pass, gpus, e->gpus.n, &e->cfg.sched, now, e->sj, n, e->cap,
+	    &source, &plan);
+	for (i = k; i < n; i++)
+		e->map[i] = engine_find(e, e->sj[i].id);
+	for (i = 0; i < n; i++) {
 		e->map[i]->dec = plan.dec[i];
+		e->map[i]->dec_pass = e->npass;
+	}
 	for (i = 0; i < n; i++)
 		if (plan.dec[i].why == SCHED_RESUME) {
 			struct gc_event ev = { .type = GC_EV_RESUME, .job = e->map[i]->id };
@@ -1291,13 +1413,13 @@ engine_refresh(struct engine *e)
 	struct job *j;
 	int g, k, changed;
 
-	for (j = e->jobs; j != NULL; j = j->next)
+	for (j = e->held; j != NULL; j = j->lnext)
 		if (j->gpu_acc != NULL)
 			memset(j->gpu_acc, 0, (size_t)e->gpus.n * sizeof(uint64_t));
 	if (!e->gpus.is_virtual && e->gpus.lib != NULL) {
 		o.jobs = calloc((size_t)e->njobs + 1, sizeof(*o.jobs));
 		o.pids = calloc((size_t)e->njobs + 1, sizeof(*o.pids));
-		for (j = e->jobs; j != NULL && o.jobs != NULL && o.pids != NULL; j = j->next)
+		for (j = e->held; j != NULL && o.jobs != NULL && o.pids != NULL; j = j->lnext)
 			if (j->state != JOB_PENDING && j->pid > 0)
 				o.jobs[o.n++] = j;
 		if (o.n > 0)
@@ -1310,7 +1432,7 @@ engine_refresh(struct engine *e)
 	free(o.pids);
 	if (e->gpus.is_virtual || e->gpus.lib == NULL)
 		return changed;
-	for (j = e->jobs; j != NULL; j = j->next) {
+	for (j = e->held; j != NULL; j = j->lnext) {
 		if (j->gpu_acc == NULL)
 			continue;
 		for (g = 0; g < e->gpus.n; g++) {
@@ -1331,8 +1453,8 @@ engine_poll_gpus_cb(uv_timer_t *h)
 	if (engine_refresh(e))
 		engine_kick(e);
 	/* without pidfd, notice ended supervisors here */
-	for (j = e->jobs; j != NULL; j = next) {
-		next = j->next;
+	for (j = e->held; j != NULL; j = next) {
+		next = j->lnext;
 		if (j->state != JOB_PENDING && j->pidfd == -1 && j->pid > 0 &&
 		    waitpid(j->pid, NULL, WNOHANG) != 0 && kill(j->pid, 0) == -1)
 			engine_job_ended(e, j);
@@ -1401,6 +1523,8 @@ engine_init(struct engine *e, uv_loop_t *loop)
 
 	e->loop = loop;
 	loop->data = e;
+	order_init(&e->ready[0]);
+	order_init(&e->ready[1]);
 	e->is_root = geteuid() == 0;
 	engine_boot_id(e->boot_id, sizeof(e->boot_id));
 	e->ticket_base = (unsigned long long)(engine_now() * 1e9);
@@ -1471,6 +1595,20 @@ engine_run(struct engine *e)
 	engine_kick(e);
 }
 
+/* The order's keys depend on [scheduler] aging: files every ready job again. */
+static void
+engine_rekey(struct engine *e)
+{
+	struct job *j;
+
+	for (j = e->jobs; j != NULL; j = j->next)
+		if (j->queue == JOB_Q_READY)
+			engine_queue_out(e, j);
+	for (j = e->jobs; j != NULL; j = j->next)
+		if (j->state == JOB_PENDING && j->queue == JOB_Q_NONE)
+			engine_queue_in(e, j);
+}
+
 void
 engine_reload(struct engine *e)
 {
@@ -1498,6 +1636,7 @@ engine_reload(struct engine *e)
 	c.sync_full = e->cfg.sync_full;
 	c.cgroups = e->cfg.cgroups;
 	e->cfg = c;
+	engine_rekey(e);
 	log_init(c.log_level);
 	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,
 	    (uint64_t)e->cfg.gpu_poll * 1000);

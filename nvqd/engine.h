@@ -16,13 +16,21 @@
 #include "gpu.h"
 #include "gpuctl.h"
 #include "jobtab.h"
+#include "order.h"
 #include "parse.h"
 #include "sched.h"
 #include "store.h"
 
 enum job_state { JOB_PENDING, JOB_RUNNING, JOB_SUSPENDED };
 
+/* Where an active job is kept, besides e->jobs and the table by id. */
+enum job_queue { JOB_Q_NONE, JOB_Q_READY, JOB_Q_DEPS, JOB_Q_HELD };
+
 struct job {
+	struct order_node on;		/* JOB_Q_READY: its place in e->ready[] (first) */
+	int		queue;		/* enum job_queue */
+	struct job	*lnext, *lprev;	/* JOB_Q_DEPS, JOB_Q_HELD: e->deps, e->held */
+	unsigned	dec_pass;	/* the pass that decided dec */
 	int64_t		id;
 	uint32_t	uid, gid;
 	char		user[64];
@@ -78,6 +86,16 @@ struct engine {
 	struct store	*store;
 	struct gpu_set	gpus;
 	struct job	*jobs;		/* the active jobs */
+	/*
+	 * and by what a pass needs of them: the PENDING jobs that may start, in
+	 * order, those of a GPU or more in ready[0], the others in ready[1];
+	 * the PENDING ones waiting for --after; the RUNNING and SUSPENDED ones
+	 */
+	struct order	ready[2];
+	struct job	*deps;
+	struct job	*held;
+	struct sched_pass pass;		/* the last pass, for sched_explain */
+	unsigned	npass;
 	struct jobtab	jobtab;		/* and by id */
 	int		njobs;
 	struct {			/* PENDING jobs per uid, for [limits] max_pending: */

@@ -191,7 +191,7 @@ gpuctl_turn(struct engine *e, int g)
 		return e->cfg.turn;
 	if (cost <= 0) {
 		/* nothing measured yet: guess from the largest job there */
-		for (j = e->jobs; j != NULL; j = j->next)
+		for (j = e->held; j != NULL; j = j->lnext)
 			if ((j->gpumask & (1ULL << g)) && (double)j->mem > m)
 				m = (double)j->mem;
 		cost = e->cfg.offload ? OFFLOAD_FIXED + m / OFFLOAD_RATE : 2 * m / SUSPEND_RATE;
@@ -780,7 +780,7 @@ gc_waiter(struct engine *e, int g, int64_t h)
 {
 	struct job *j;
 
-	for (j = e->jobs; j != NULL; j = j->next)
+	for (j = e->held; j != NULL; j = j->lnext)
 		if (j->id != h && j->state == JOB_RUNNING && j->gc.wants && !j->gc.held &&
 		    j->nsess > 0 && gc_in(j, g))
 			return 1;
@@ -796,7 +796,7 @@ gc_assign(struct engine *e, double now)
 
 	for (;;) {
 		best = NULL;
-		for (j = e->jobs; j != NULL; j = j->next) {
+		for (j = e->held; j != NULL; j = j->lnext) {
 			if (j->state != JOB_RUNNING || j->gc.held || j->gc.yielding || j->nsess == 0 ||
 			    !j->gc.wants || !gc_timesliced(e, j))
 				continue;
@@ -861,7 +861,7 @@ gc_locks(struct engine *e, double now, double *next)
 			} else
 				gc_next(next, e->gca.ts_since[g] + (double)e->cfg.quantum);
 		}
-		for (j = e->jobs; j != NULL; j = j->next) {
+		for (j = e->held; j != NULL; j = j->lnext) {
 			if (j->state != JOB_RUNNING)
 				continue;
 			if (gc_desired(e, j) && j->gc.lock != GC_GRANTED) {
@@ -918,7 +918,7 @@ gc_switches(struct engine *e, double now, double *next)
 	struct job *j;
 	int ended = 0;
 
-	for (j = e->jobs; j != NULL; j = j->next) {
+	for (j = e->held; j != NULL; j = j->lnext) {
 		if ((j->gc.phase == GC_CHECKPOINT || j->gc.phase == GC_RESTORE) &&
 		    j->gc.helper_pid > 0) {
 			if (now < j->gc.helper_until)

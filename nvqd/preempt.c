@@ -98,6 +98,11 @@ preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, in
 	whole = j->mem == 0 || gpu->mode == SCHED_SERIAL;
 	if (need > budget)
 		return;
+	/* a switch under way here: nothing gives way, whatever order jobs come in */
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].running && jobs[i].busy && (jobs[i].gpumask & (1ULL << g)) &&
+		    dec[i].why != SCHED_START && dec[i].why != SCHED_RESUME)
+			return;
 	for (i = 0; i < njobs; i++) {
 		const struct sched_job *v = &jobs[i];
 
@@ -117,8 +122,6 @@ preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, in
 		}
 		if (!v->running || !(v->gpumask & (1ULL << g)))
 			continue;
-		if (v->busy)
-			return;		/* a switch is under way here */
 		d = v->mem == 0 ? budget : v->mem;
 		held += d;
 		nheld++;
@@ -235,7 +238,7 @@ sched_preempt(const struct sched_gpu *gpus, int ngpus, const struct sched_job *j
     struct sched_preemption *out)
 {
 	const struct sched_job *j;
-	uint64_t taken = 0, could, timesliced = 0;
+	uint64_t taken = 0, could, timesliced = 0, all = 0;
 	double wake = 0;
 	int i, g, idx;
 
@@ -248,20 +251,17 @@ sched_preempt(const struct sched_gpu *gpus, int ngpus, const struct sched_job *j
 			timesliced |= 1ULL << g;
 	if (s->preempt == SCHED_PREEMPT_OFF && timesliced == 0)
 		return;
-	for (i = 0; i < p->nwaiting; i++) {
+	for (g = 0; g < ngpus; g++)
+		if (sched_budget(&gpus[g], s) > 0)
+			all |= 1ULL << g;
+	/* once every GPU is taken by a job before, no later job can be served */
+	for (i = 0; i < p->nwaiting && (taken & all) != all; i++) {
 		idx = p->order[i];
 		j = &jobs[idx];
 		if (p->dec[idx].why != SCHED_WAIT_MEM || j->ngpus == 0)
 			continue;
 		/* the GPUs that could ever hold it */
-		could = 0;
-		for (g = 0; g < ngpus; g++) {
-			uint64_t b = sched_budget(&gpus[g], s);
-
-			if (b > 0 && (j->mem == 0 ? 1 : j->mem <= b) &&
-			    (!j->suspended || (j->gpumask & (1ULL << g))))
-				could |= 1ULL << g;
-		}
+		could = sched_could(gpus, ngpus, s, j);
 		/* a resume waits its turn on timeslice GPUs, and never preempts */
 		if (j->suspended && (j->gpumask & ~timesliced) != 0) {
 			taken |= could;

@@ -16,37 +16,26 @@
  * found exactly for up to SCHED_MAX_SUBSET jobs on a GPU; beyond that, and
  * on serial GPUs or GPUs claimed by whole-GPU jobs, claimed GPUs take no
  * later job at all.  GPUs no blocked job could use are free for anyone.
+ *
+ * Aging as an order that holds: priority + aging * (now - submitted) / 3600
+ * orders jobs as priority - aging * submitted / 3600 does, whatever now is,
+ * so the caller may keep its waiting jobs sorted by that key between passes
+ * (a clock set back would once have given jobs "submitted later" no aging;
+ * now they simply go after).
+ *
+ * Incremental passes (sched_walk): holds and claims only grow as a pass goes
+ * down the order, so once no GPU has room a job could take (each is full,
+ * serial and in use, or closed by claims), no later job of a GPU starts or
+ * resumes, and none of them changes what the pass decides for anyone else.
+ * The walk stops there; jobs of no GPU are still walked, as they start
+ * whatever the GPUs hold.  What the rest would have been told comes from
+ * sched_explain, over the state the pass ended in.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "parse.h"
 #include "sched.h"
-
-#define SCHED_USERS	512	/* users tracked for limits; beyond, a scan */
-
-struct sched_user {
-	uint32_t	uid;
-	int		used;
-	int		nrun;		/* running jobs, and those started this pass */
-	int		ngpu;		/* GPUs they hold */
-};
-
-struct sched_state {
-	struct sched_user users[SCHED_USERS];
-	int		users_full;
-	uint64_t	budget[SCHED_MAX_GPUS];
-	uint64_t	demand[SCHED_MAX_GPUS];
-	int		njobs[SCHED_MAX_GPUS];
-	/* demands of the jobs holding each GPU, for the subset search */
-	uint64_t	held[SCHED_MAX_GPUS][SCHED_MAX_SUBSET];
-	/* claims left by blocked jobs: their demand and how much may go beside */
-	uint64_t	claim[SCHED_MAX_GPUS][SCHED_MAX_CLAIMS];
-	uint64_t	slack[SCHED_MAX_GPUS][SCHED_MAX_CLAIMS];
-	int64_t		claimer[SCHED_MAX_GPUS];
-	int		nclaims[SCHED_MAX_GPUS];
-	int		closed[SCHED_MAX_GPUS];	/* claimed beyond what we can reason about */
-};
 
 uint64_t
 sched_budget(const struct sched_gpu *g, const struct sched_settings *s)
@@ -90,151 +79,47 @@ sched_could_fit(const struct sched_gpu *gpus, int ngpus, const struct sched_sett
 	return -1;
 }
 
-/* What a job demands of a GPU: its mem, or all of the budget for a whole GPU. */
-static uint64_t
-sched_demand(const struct sched_state *st, int g, uint64_t mem)
+
+double
+sched_key(const struct sched_job *j, const struct sched_settings *s)
 {
-	return mem == 0 ? st->budget[g] : mem;
+	return (double)j->priority - s->aging * j->submitted_at / 3600.0;
 }
 
-static uint64_t
-sched_free(const struct sched_state *st, int g)
+int
+sched_goes_before(double ka, double ta, int64_t ia, double kb, double tb, int64_t ib)
 {
-	return st->demand[g] >= st->budget[g] ? 0 : st->budget[g] - st->demand[g];
-}
-
-/* Whether the job fits on GPU g now, claims aside. */
-static int
-sched_fits(const struct sched_state *st, const struct sched_gpu *gpu, int g, uint64_t mem)
-{
-	if (st->budget[g] == 0)
-		return 0;
-	if (mem == 0 || gpu->mode == SCHED_SERIAL)
-		return st->njobs[g] == 0 && sched_demand(st, g, mem) <= sched_free(st, g);
-	return mem <= sched_free(st, g);
-}
-
-/* The largest sum of the demands held on g that is at most cap. */
-static uint64_t
-sched_subset(const struct sched_state *st, int g, uint64_t cap)
-{
-	uint64_t best = 0, sum;
-	unsigned m, n = (unsigned)st->njobs[g], i;
-
-	for (m = 0; m < (1U << n); m++) {
-		sum = 0;
-		for (i = 0; i < n; i++)
-			if (m & (1U << i))
-				sum += st->held[g][i];
-		if (sum <= cap && sum > best)
-			best = sum;
-	}
-	return best;
-}
-
-static void
-sched_slack(struct sched_state *st, int g, int c)
-{
-	uint64_t cap;
-
-	if (st->claim[g][c] >= st->budget[g]) {
-		st->slack[g][c] = 0;
-		return;
-	}
-	cap = st->budget[g] - st->claim[g][c];
-	st->slack[g][c] = cap - sched_subset(st, g, cap);
-}
-
-/* Whether a job of mem bytes may go on g without delaying g's claims. */
-static int
-sched_backfill_ok(const struct sched_state *st, int g, uint64_t mem)
-{
-	int c;
-
-	if (st->nclaims[g] == 0)
-		return 1;
-	if (st->closed[g] || mem == 0)
-		return 0;
-	for (c = 0; c < st->nclaims[g]; c++)
-		if (mem > st->slack[g][c])
-			return 0;
-	return 1;
-}
-
-static void
-sched_hold(struct sched_state *st, const struct sched_gpu *gpus, int g, uint64_t mem)
-{
-	int c;
-
-	st->demand[g] += sched_demand(st, g, mem);
-	if (st->njobs[g] < SCHED_MAX_SUBSET)
-		st->held[g][st->njobs[g]] = sched_demand(st, g, mem);
-	st->njobs[g]++;
-	if (st->njobs[g] > SCHED_MAX_SUBSET || gpus[g].mode == SCHED_SERIAL) {
-		if (st->nclaims[g] > 0)
-			st->closed[g] = 1;
-		return;
-	}
-	for (c = 0; c < st->nclaims[g]; c++)
-		sched_slack(st, g, c);
-}
-
-static void
-sched_claim(struct sched_state *st, const struct sched_gpu *gpus, int g, uint64_t mem,
-    int64_t id)
-{
-	int c;
-
-	if (st->nclaims[g] == 0)
-		st->claimer[g] = id;
-	if (mem == 0 || gpus[g].mode == SCHED_SERIAL || st->nclaims[g] == SCHED_MAX_CLAIMS ||
-	    st->njobs[g] > SCHED_MAX_SUBSET) {
-		st->closed[g] = 1;
-		st->nclaims[g] += st->nclaims[g] < SCHED_MAX_CLAIMS;
-		return;
-	}
-	c = st->nclaims[g]++;
-	st->claim[g][c] = mem;
-	sched_slack(st, g, c);
-}
-
-static double
-sched_eff(const struct sched_job *j, const struct sched_settings *s, double now)
-{
-	double waited = now > j->submitted_at ? now - j->submitted_at : 0;
-
-	return j->priority + s->aging * waited / 3600.0;
+	if (ka != kb)
+		return ka > kb;
+	if (ta != tb)
+		return ta < tb;
+	return ia < ib;
 }
 
 /* Whether job a goes before job b. */
 static int
 sched_before(const struct sched_job *a, const struct sched_job *b,
-    const struct sched_settings *s, double now)
+    const struct sched_settings *s)
 {
-	double ea = sched_eff(a, s, now), eb = sched_eff(b, s, now);
-
-	if (ea != eb)
-		return ea > eb;
-	if (a->submitted_at != b->submitted_at)
-		return a->submitted_at < b->submitted_at;
-	return a->id < b->id;
+	return sched_goes_before(sched_key(a, s), a->submitted_at, a->id, sched_key(b, s),
+	    b->submitted_at, b->id);
 }
 
 /*
- * Heapsort of the pending jobs' indexes into the order they go in: the heap's
- * root is the job that goes last, so it is moved to the end each round.  No
+ * Heapsort of jobs' indexes into the order they go in: the heap's root is
+ * the job that goes last, so it is moved to the end each round.  No
  * allocation, unlike glibc's qsort.
  */
 static void
 sched_sift(int *o, int start, int end, const struct sched_job *jobs,
-    const struct sched_settings *s, double now)
+    const struct sched_settings *s)
 {
 	int root = start, child, t;
 
 	while ((child = 2 * root + 1) <= end) {
-		if (child + 1 <= end && sched_before(&jobs[o[child]], &jobs[o[child + 1]], s, now))
+		if (child + 1 <= end && sched_before(&jobs[o[child]], &jobs[o[child + 1]], s))
 			child++;
-		if (!sched_before(&jobs[o[root]], &jobs[o[child]], s, now))
+		if (!sched_before(&jobs[o[root]], &jobs[o[child]], s))
 			return;
 		t = o[root];
 		o[root] = o[child];
@@ -244,89 +129,201 @@ sched_sift(int *o, int start, int end, const struct sched_job *jobs,
 }
 
 static void
-sched_sort(int *o, int n, const struct sched_job *jobs, const struct sched_settings *s,
-    double now)
+sched_sort(int *o, int n, const struct sched_job *jobs, const struct sched_settings *s)
 {
 	int start, end, t;
 
 	for (start = n / 2 - 1; start >= 0; start--)
-		sched_sift(o, start, n - 1, jobs, s, now);
+		sched_sift(o, start, n - 1, jobs, s);
 	for (end = n - 1; end > 0; end--) {
 		t = o[0];
 		o[0] = o[end];
 		o[end] = t;
-		sched_sift(o, 0, end - 1, jobs, s, now);
+		sched_sift(o, 0, end - 1, jobs, s);
 	}
 }
 
-/* The user's slot in the table, made if need be; NULL when the table is full. */
-static struct sched_user *
-sched_user_slot(struct sched_state *st, uint32_t uid)
+/* What a job demands of a GPU: its mem, or all of the budget for a whole GPU. */
+static uint64_t
+sched_demand(const struct sched_pass *p, int g, uint64_t mem)
+{
+	return mem == 0 ? p->budget[g] : mem;
+}
+
+static uint64_t
+sched_free(const struct sched_pass *p, int g)
+{
+	return p->demand[g] >= p->budget[g] ? 0 : p->budget[g] - p->demand[g];
+}
+
+/* Whether the job fits on GPU g now, claims aside. */
+static int
+sched_fits(const struct sched_pass *p, int g, uint64_t mem)
+{
+	if (p->budget[g] == 0)
+		return 0;
+	if (mem == 0 || p->gpus[g].mode == SCHED_SERIAL)
+		return p->njobs[g] == 0 && sched_demand(p, g, mem) <= sched_free(p, g);
+	return mem <= sched_free(p, g);
+}
+
+/* The largest sum of the demands held on g that is at most cap. */
+static uint64_t
+sched_subset(const struct sched_pass *p, int g, uint64_t cap)
+{
+	uint64_t best = 0, sum;
+	unsigned m, n = (unsigned)p->njobs[g], i;
+
+	for (m = 0; m < (1U << n); m++) {
+		sum = 0;
+		for (i = 0; i < n; i++)
+			if (m & (1U << i))
+				sum += p->held[g][i];
+		if (sum <= cap && sum > best)
+			best = sum;
+	}
+	return best;
+}
+
+static void
+sched_slack(struct sched_pass *p, int g, int c)
+{
+	uint64_t cap;
+
+	if (p->claim[g][c] >= p->budget[g]) {
+		p->slack[g][c] = 0;
+		return;
+	}
+	cap = p->budget[g] - p->claim[g][c];
+	p->slack[g][c] = cap - sched_subset(p, g, cap);
+}
+
+/* Whether a job of mem bytes may go on g without delaying g's claims. */
+static int
+sched_backfill_ok(const struct sched_pass *p, int g, uint64_t mem)
+{
+	int c;
+
+	if (p->nclaims[g] == 0)
+		return 1;
+	if (p->closed[g] || mem == 0)
+		return 0;
+	for (c = 0; c < p->nclaims[g]; c++)
+		if (mem > p->slack[g][c])
+			return 0;
+	return 1;
+}
+
+static void
+sched_hold(struct sched_pass *p, int g, uint64_t mem)
+{
+	int c;
+
+	p->demand[g] += sched_demand(p, g, mem);
+	if (p->njobs[g] < SCHED_MAX_SUBSET)
+		p->held[g][p->njobs[g]] = sched_demand(p, g, mem);
+	p->njobs[g]++;
+	if (p->njobs[g] > SCHED_MAX_SUBSET || p->gpus[g].mode == SCHED_SERIAL) {
+		if (p->nclaims[g] > 0)
+			p->closed[g] = 1;
+		return;
+	}
+	for (c = 0; c < p->nclaims[g]; c++)
+		sched_slack(p, g, c);
+}
+
+static void
+sched_claim(struct sched_pass *p, int g, uint64_t mem, int64_t id)
+{
+	int c;
+
+	if (p->nclaims[g] == 0)
+		p->claimer[g] = id;
+	if (mem == 0 || p->gpus[g].mode == SCHED_SERIAL || p->nclaims[g] == SCHED_MAX_CLAIMS ||
+	    p->njobs[g] > SCHED_MAX_SUBSET) {
+		p->closed[g] = 1;
+		p->nclaims[g] += p->nclaims[g] < SCHED_MAX_CLAIMS;
+		return;
+	}
+	c = p->nclaims[g]++;
+	p->claim[g][c] = mem;
+	sched_slack(p, g, c);
+}
+
+/*
+ * The user's slot in the table, or NULL if it has none; with make, one is
+ * made where there is room.  The table is open addressing, kept at most
+ * three quarters full.
+ */
+static int
+sched_user_slot(const struct sched_pass *p, uint32_t uid, int *empty)
 {
 	unsigned h = (uid * 2654435761U) % SCHED_USERS, k;
 
 	for (k = 0; k < SCHED_USERS; k++, h = (h + 1) % SCHED_USERS) {
-		if (!st->users[h].used) {
-			st->users[h].used = 1;
-			st->users[h].uid = uid;
-			return &st->users[h];
+		if (!p->users[h].used) {
+			*empty = 1;
+			return (int)h;
 		}
-		if (st->users[h].uid == uid)
-			return &st->users[h];
+		if (p->users[h].uid == uid) {
+			*empty = 0;
+			return (int)h;
+		}
 	}
-	st->users_full = 1;
-	return NULL;
+	return -1;
 }
 
-/* Running jobs and GPUs held by a user, counting jobs started in this pass. */
-static void
-sched_user(struct sched_state *st, const struct sched_job *jobs, int njobs,
-    const struct sched_plan *p, uint32_t uid, int *nrun, int *ngpu)
+/*
+ * Running jobs and GPUs held by a user, counting jobs started in this pass;
+ * -1 if the table had no room for the user (more than SCHED_USERS * 3 / 4
+ * users running at once): then the job waits, as if at its limit.
+ */
+static int
+sched_user(const struct sched_pass *p, uint32_t uid, int *nrun, int *ngpu)
 {
-	struct sched_user *u;
-	int i;
+	int h, empty;
 
-	if (!st->users_full && (u = sched_user_slot(st, uid)) != NULL) {
-		*nrun = u->nrun;
-		*ngpu = u->ngpu;
-		return;
-	}
-	/* more users than the table holds: count them the slow way */
 	*nrun = *ngpu = 0;
-	for (i = 0; i < njobs; i++) {
-		if (jobs[i].uid != uid)
-			continue;
-		if (jobs[i].running || p->dec[i].why == SCHED_START) {
-			(*nrun)++;
-			*ngpu += jobs[i].ngpus;
-		}
-	}
+	if ((h = sched_user_slot(p, uid, &empty)) == -1)
+		return -1;
+	if (empty)
+		return p->nusers >= SCHED_USERS * 3 / 4 ? -1 : 0;
+	*nrun = p->users[h].nrun;
+	*ngpu = p->users[h].ngpu;
+	return 0;
 }
 
 static void
-sched_user_add(struct sched_state *st, const struct sched_job *j)
+sched_user_add(struct sched_pass *p, const struct sched_job *j)
 {
-	struct sched_user *u;
+	int h, empty;
 
-	if (st->users_full || (u = sched_user_slot(st, j->uid)) == NULL)
+	if (!p->limits || (h = sched_user_slot(p, j->uid, &empty)) == -1)
 		return;
-	u->nrun++;
-	u->ngpu += j->ngpus;
+	if (empty) {
+		if (p->nusers >= SCHED_USERS * 3 / 4)
+			return;
+		p->nusers++;
+		p->users[h].used = 1;
+		p->users[h].uid = j->uid;
+	}
+	p->users[h].nrun++;
+	p->users[h].ngpu += j->ngpus;
 }
 
 /* Picks the n GPUs with the least room that fit: packs, keeping big holes. */
 static uint64_t
-sched_pick(const struct sched_state *st, const uint64_t ok, int n, int ngpus)
+sched_pick(const struct sched_pass *p, const uint64_t ok, int n)
 {
 	uint64_t mask = 0;
 	int k, g, best;
 
 	for (k = 0; k < n; k++) {
 		best = -1;
-		for (g = 0; g < ngpus; g++) {
+		for (g = 0; g < p->ngpus; g++) {
 			if (!(ok & (1ULL << g)) || (mask & (1ULL << g)))
 				continue;
-			if (best == -1 || sched_free(st, g) < sched_free(st, best))
+			if (best == -1 || sched_free(p, g) < sched_free(p, best))
 				best = g;
 		}
 		mask |= 1ULL << best;
@@ -334,41 +331,42 @@ sched_pick(const struct sched_state *st, const uint64_t ok, int n, int ngpus)
 	return mask;
 }
 
+/* Places a pending job of one GPU or more; with apply, holds or claims. */
 static void
-sched_place(struct sched_state *st, const struct sched_gpu *gpus, int ngpus,
-    const struct sched_job *j, struct sched_decision *d)
+sched_place(struct sched_pass *p, const struct sched_job *j, struct sched_decision *d,
+    int apply)
 {
 	uint64_t ok = 0, fit = 0, largest = 0, f;
 	int g, nok = 0, nfit = 0;
 
-	for (g = 0; g < ngpus; g++) {
-		f = sched_free(st, g);
-		if ((j->mem == 0 || gpus[g].mode == SCHED_SERIAL) && st->njobs[g] > 0)
+	for (g = 0; g < p->ngpus; g++) {
+		f = sched_free(p, g);
+		if ((j->mem == 0 || p->gpus[g].mode == SCHED_SERIAL) && p->njobs[g] > 0)
 			f = 0;
 		if (f > largest)
 			largest = f;
-		if (!sched_fits(st, &gpus[g], g, j->mem))
+		if (!sched_fits(p, g, j->mem))
 			continue;
 		fit |= 1ULL << g;
 		nfit++;
-		if (sched_backfill_ok(st, g, j->mem)) {
+		if (sched_backfill_ok(p, g, j->mem)) {
 			ok |= 1ULL << g;
 			nok++;
 		}
 	}
 	if (nok >= j->ngpus) {
 		d->why = SCHED_START;
-		d->gpumask = sched_pick(st, ok, j->ngpus, ngpus);
-		for (g = 0; g < ngpus; g++)
+		d->gpumask = sched_pick(p, ok, j->ngpus);
+		for (g = 0; g < p->ngpus && apply; g++)
 			if (d->gpumask & (1ULL << g))
-				sched_hold(st, gpus, g, j->mem);
+				sched_hold(p, g, j->mem);
 		return;
 	}
 	if (nfit >= j->ngpus) {
 		d->why = SCHED_WAIT_PRIORITY;
-		for (g = 0; g < ngpus; g++)
-			if ((fit & (1ULL << g)) && !sched_backfill_ok(st, g, j->mem)) {
-				d->behind = st->claimer[g];
+		for (g = 0; g < p->ngpus; g++)
+			if ((fit & (1ULL << g)) && !sched_backfill_ok(p, g, j->mem)) {
+				d->behind = p->claimer[g];
 				break;
 			}
 	} else {
@@ -376,129 +374,306 @@ sched_place(struct sched_state *st, const struct sched_gpu *gpus, int ngpus,
 		d->largest_free = largest;
 	}
 	/* Blocked: claim every GPU that could ever hold it. */
-	for (g = 0; g < ngpus; g++)
-		if (st->budget[g] > 0 && sched_demand(st, g, j->mem) <= st->budget[g])
-			sched_claim(st, gpus, g, j->mem, j->id);
+	for (g = 0; g < p->ngpus && apply; g++)
+		if (p->budget[g] > 0 && sched_demand(p, g, j->mem) <= p->budget[g])
+			sched_claim(p, g, j->mem, j->id);
 }
 
 /* A suspended job resumes on its own GPUs, or waits for them. */
 static void
-sched_place_own(struct sched_state *st, const struct sched_gpu *gpus, int ngpus,
-    const struct sched_job *j, struct sched_decision *d)
+sched_place_own(struct sched_pass *p, const struct sched_job *j, struct sched_decision *d,
+    int apply)
 {
 	int g, fit = 1, ok = 1;
 
-	for (g = 0; g < ngpus; g++) {
+	for (g = 0; g < p->ngpus; g++) {
 		if (!(j->gpumask & (1ULL << g)))
 			continue;
-		if (!sched_fits(st, &gpus[g], g, j->mem))
+		if (!sched_fits(p, g, j->mem))
 			fit = 0;
-		else if (!sched_backfill_ok(st, g, j->mem)) {
+		else if (!sched_backfill_ok(p, g, j->mem)) {
 			ok = 0;
-			d->behind = st->claimer[g];
+			d->behind = p->claimer[g];
 		}
 	}
 	if (fit && ok) {
 		d->why = SCHED_RESUME;
 		d->gpumask = j->gpumask;
-		for (g = 0; g < ngpus; g++)
+		for (g = 0; g < p->ngpus && apply; g++)
 			if (j->gpumask & (1ULL << g))
-				sched_hold(st, gpus, g, j->mem);
+				sched_hold(p, g, j->mem);
 		return;
 	}
 	d->why = fit ? SCHED_WAIT_PRIORITY : SCHED_WAIT_MEM;
+	for (g = 0; g < p->ngpus && apply; g++)
+		if ((j->gpumask & (1ULL << g)) && p->budget[g] > 0 &&
+		    sched_demand(p, g, j->mem) <= p->budget[g])
+			sched_claim(p, g, j->mem, j->id);
+}
+
+/*
+ * The decision for one waiting job (pending, or suspended), in its turn;
+ * with apply, what it holds or claims is counted for the jobs after it.
+ * Without, p is only read.  Returns 1 if it starts or resumes.
+ */
+static int
+sched_decide(struct sched_pass *p, const struct sched_job *j, struct sched_decision *d,
+    int apply)
+{
+	static const struct sched_decision zero;
+	int nrun, ngpu;
+
+	*d = zero;
+	if (j->suspended) {
+		d->gpumask = j->gpumask;
+		if (!j->may_resume) {
+			d->why = SCHED_SUSPENDED;
+			return 0;
+		}
+		/* admitted once: limits and --after do not hold it back */
+		sched_place_own(p, j, d, apply);
+		return d->why == SCHED_RESUME;
+	}
+	if (j->dep_wait) {
+		d->why = SCHED_WAIT_DEP;
+		return 0;
+	}
+	if (p->limits) {
+		if (sched_user(p, j->uid, &nrun, &ngpu) == -1 ||
+		    (p->s.max_running_jobs > 0 && nrun >= p->s.max_running_jobs)) {
+			d->why = SCHED_WAIT_USER_JOBS;
+			return 0;
+		}
+		if (p->s.max_gpus > 0 && ngpu + j->ngpus > p->s.max_gpus) {
+			d->why = SCHED_WAIT_USER_GPUS;
+			return 0;
+		}
+	}
+	if (j->ngpus > p->ngpus) {
+		d->why = SCHED_WAIT_GPUS;
+		return 0;
+	}
+	if (j->ngpus == 0)
+		d->why = SCHED_START;
+	else
+		sched_place(p, j, d, apply);
+	if (d->why != SCHED_START)
+		return 0;
+	if (apply)
+		sched_user_add(p, j);
+	return 1;
+}
+
+static void
+sched_begin(struct sched_pass *p, const struct sched_gpu *gpus, int ngpus,
+    const struct sched_settings *s, double now)
+{
+	int g;
+
+	if (ngpus > SCHED_MAX_GPUS)
+		ngpus = SCHED_MAX_GPUS;
+	memset(p, 0, sizeof(*p));
+	memcpy(p->gpus, gpus, sizeof(*gpus) * (size_t)ngpus);
+	p->ngpus = ngpus;
+	p->s = *s;
+	p->now = now;
+	p->limits = s->max_running_jobs > 0 || s->max_gpus > 0;
 	for (g = 0; g < ngpus; g++)
-		if ((j->gpumask & (1ULL << g)) && st->budget[g] > 0 &&
-		    sched_demand(st, g, j->mem) <= st->budget[g])
-			sched_claim(st, gpus, g, j->mem, j->id);
+		p->budget[g] = sched_budget(&gpus[g], s);
+}
+
+/* A running job (or one being resumed): it holds its GPUs. */
+static void
+sched_running(struct sched_pass *p, const struct sched_job *j, struct sched_decision *d)
+{
+	static const struct sched_decision zero;
+	int g;
+
+	*d = zero;
+	d->why = SCHED_RUNNING;
+	d->gpumask = j->gpumask;
+	sched_user_add(p, j);
+	for (g = 0; g < p->ngpus; g++)
+		if (j->gpumask & (1ULL << g))
+			sched_hold(p, g, j->mem);
+}
+
+/* Whether no job of a GPU can start or resume anywhere, whatever its size. */
+static int
+sched_saturated(const struct sched_pass *p)
+{
+	int g;
+
+	for (g = 0; g < p->ngpus; g++) {
+		if (p->budget[g] == 0 || sched_free(p, g) == 0)
+			continue;
+		if (p->closed[g] && p->nclaims[g] > 0)
+			continue;
+		if (p->gpus[g].mode == SCHED_SERIAL && p->njobs[g] > 0)
+			continue;
+		return 0;
+	}
+	return 1;
 }
 
 int
 sched_plan(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs, int njobs,
-    const struct sched_settings *s, double now, struct sched_plan *p)
+    const struct sched_settings *s, double now, struct sched_plan *plan)
+{
+	static struct sched_pass pass;	/* too large for a thread's stack */
+	struct sched_pass *p = &pass;
+	const struct sched_job *j;
+	int i, n = 0;
+
+	sched_begin(p, gpus, ngpus, s, now);
+	plan->nstart = 0;
+	plan->next_wake = 0;
+	for (i = 0; i < njobs; i++) {
+		j = &jobs[i];
+		if (j->running)
+			sched_running(p, j, &plan->dec[i]);
+		else if (j->suspended && !j->may_resume)
+			sched_decide(p, j, &plan->dec[i], 1);	/* SCHED_SUSPENDED */
+		else
+			plan->order[n++] = i;
+	}
+	sched_sort(plan->order, n, jobs, s);
+	plan->nwaiting = n;
+	for (i = 0; i < n; i++)
+		plan->nstart += sched_decide(p, &jobs[plan->order[i]],
+		    &plan->dec[plan->order[i]], 1);
+	return plan->nstart;
+}
+
+uint64_t
+sched_could(const struct sched_gpu *gpus, int ngpus, const struct sched_settings *s,
+    const struct sched_job *j)
+{
+	uint64_t could = 0, b;
+	int g;
+
+	for (g = 0; g < ngpus && g < SCHED_MAX_GPUS; g++) {
+		b = sched_budget(&gpus[g], s);
+		if (b > 0 && (j->mem == 0 ? 1 : j->mem <= b) &&
+		    (!j->suspended || (j->gpumask & (1ULL << g))))
+			could |= 1ULL << g;
+	}
+	return could;
+}
+
+/* The source's next job of kind into *la, unless one is there already; 0 at its end. */
+static int
+sched_peek(const struct sched_source *src, int kind, struct sched_job *la, int *have,
+    int *more)
+{
+	if (!*have && *more)
+		*more = *have = src->next(src->arg, kind, la);
+	return *have;
+}
+
+void
+sched_explain(const struct sched_pass *p, const struct sched_job *j, struct sched_decision *d)
+{
+	/* without apply, sched_decide only reads the pass */
+	sched_decide((struct sched_pass *)(uintptr_t)p, j, d, 0);
+}
+
+int
+sched_walk(struct sched_pass *p, const struct sched_gpu *gpus, int ngpus,
+    const struct sched_settings *s, double now, struct sched_job *jobs, int nheld, int cap,
+    const struct sched_source *src, struct sched_plan *plan)
 {
 	static const struct sched_decision zero;
-	struct sched_state st;
-	const struct sched_job *j;
-	struct sched_decision *d;
-	int i, g, npending = 0, nrun, ngpu, blocked = 0;
+	struct sched_job lg, lc;
+	uint64_t all = 0, taken = 0;
+	int i, g, n = nheld, nw = 0, susp, top = cap, idx, preempting = 0, saturated = 0;
+	int have_g = 0, more_g = 1, have_c = 0, more_c = 1, pick;
 
-	if (ngpus > SCHED_MAX_GPUS)
-		ngpus = SCHED_MAX_GPUS;
-	memset(&st, 0, sizeof(st));
-	for (g = 0; g < ngpus; g++)
-		st.budget[g] = sched_budget(&gpus[g], s);
-	p->nstart = 0;
-	p->next_wake = 0;
-
-	for (i = 0; i < njobs; i++) {
-		p->dec[i] = zero;
-		j = &jobs[i];
-		if (j->suspended && !j->running) {
-			p->dec[i].gpumask = j->gpumask;
-			if (j->may_resume)
-				p->order[npending++] = i;
-			else
-				p->dec[i].why = SCHED_SUSPENDED;
+	sched_begin(p, gpus, ngpus, s, now);
+	plan->nstart = 0;
+	plan->next_wake = 0;
+	/* running jobs hold; suspended ones that may resume go at the top of order */
+	for (i = 0; i < nheld; i++) {
+		if (jobs[i].running) {
+			sched_running(p, &jobs[i], &plan->dec[i]);
 			continue;
 		}
-		if (!j->running) {
-			p->order[npending++] = i;
-			continue;
-		}
-		p->dec[i].why = SCHED_RUNNING;
-		p->dec[i].gpumask = j->gpumask;
-		sched_user_add(&st, j);
-		for (g = 0; g < ngpus; g++)
-			if (j->gpumask & (1ULL << g))
-				sched_hold(&st, gpus, g, j->mem);
-	}
-	sched_sort(p->order, npending, jobs, s, now);
-	p->nwaiting = npending;
-
-	for (i = 0; i < npending; i++) {
-		j = &jobs[p->order[i]];
-		d = &p->dec[p->order[i]];
-		if (j->suspended) {
-			/* admitted once: limits and --after do not hold it back */
-			sched_place_own(&st, gpus, ngpus, j, d);
-			if (d->why == SCHED_RESUME)
-				p->nstart++;
-			else
-				blocked++;
-			continue;
-		}
-		if (j->dep_wait) {
-			d->why = SCHED_WAIT_DEP;
-			continue;
-		}
-		if (s->max_running_jobs > 0 || s->max_gpus > 0) {
-			sched_user(&st, jobs, njobs, p, j->uid, &nrun, &ngpu);
-			if (s->max_running_jobs > 0 && nrun >= s->max_running_jobs) {
-				d->why = SCHED_WAIT_USER_JOBS;
-				continue;
-			}
-			if (s->max_gpus > 0 && ngpu + j->ngpus > s->max_gpus) {
-				d->why = SCHED_WAIT_USER_GPUS;
-				continue;
-			}
-		}
-		if (j->ngpus > ngpus) {
-			d->why = SCHED_WAIT_GPUS;
-			continue;
-		}
-		if (j->ngpus == 0)
-			d->why = SCHED_START;
+		plan->dec[i] = zero;
+		plan->dec[i].gpumask = jobs[i].gpumask;
+		if (jobs[i].suspended && jobs[i].may_resume)
+			plan->order[--top] = i;
 		else
-			sched_place(&st, gpus, ngpus, j, d);
-		if (d->why == SCHED_START) {
-			p->nstart++;
-			sched_user_add(&st, j);
-		} else
-			blocked++;
+			plan->dec[i].why = SCHED_SUSPENDED;
 	}
-	/* Aging may reorder the blocked jobs' claims: look again in a minute. */
-	if (blocked > 0 && s->aging > 0)
-		p->next_wake = now + 60;
-	return p->nstart;
+	sched_sort(&plan->order[top], cap - top, jobs, s);
+	susp = top;
+	for (g = 0; g < p->ngpus; g++) {
+		if (gpus[g].mode == SCHED_TIMESLICE)
+			preempting = 1;
+		if (p->budget[g] > 0)
+			all |= 1ULL << g;
+	}
+	if (s->preempt == SCHED_PREEMPT_OFF && !preempting)
+		all = 0;
+	/*
+	 * In order, from the source's two streams and the suspended jobs, until
+	 * no job of a GPU can start.  Then jobs of no GPU, which start whatever
+	 * the GPUs hold; and, where jobs may give way, the waiting jobs
+	 * sched_preempt looks at in order until every GPU is taken by one that
+	 * could use it, each in its turn so that the users' counts are those it
+	 * would have met.
+	 */
+	for (;;) {
+		struct sched_job *best = NULL;
+
+		if (!saturated && sched_saturated(p)) {
+			saturated = 1;
+			for (i = 0; i < nw; i++) {
+				idx = plan->order[i];
+				if (plan->dec[idx].why == SCHED_WAIT_MEM && jobs[idx].ngpus > 0)
+					taken |= sched_could(gpus, p->ngpus, s, &jobs[idx]);
+			}
+		}
+		/* 0: the source's job of a GPU, 1: its job of no GPU, 2: a suspended one */
+		pick = -1;
+		if (!saturated || (taken & all) != all) {
+			if (sched_peek(src, SCHED_SRC_GPU, &lg, &have_g, &more_g)) {
+				pick = 0;
+				best = &lg;
+			}
+			if (susp < cap && (best == NULL || sched_before(&jobs[plan->order[susp]],
+			    best, s))) {
+				pick = 2;
+				best = &jobs[plan->order[susp]];
+			}
+		}
+		if (sched_peek(src, SCHED_SRC_CPU, &lc, &have_c, &more_c) &&
+		    (best == NULL || sched_before(&lc, best, s)))
+			pick = 1;
+		if (pick == -1 || (pick != 2 && n == cap))
+			break;
+		if (pick == 2)
+			idx = plan->order[susp++];
+		else {
+			idx = n++;
+			jobs[idx] = pick == 0 ? lg : lc;
+			*(pick == 0 ? &have_g : &have_c) = 0;
+		}
+		plan->order[nw++] = idx;
+		if (!saturated || pick == 1) {
+			plan->nstart += sched_decide(p, &jobs[idx], &plan->dec[idx], 1);
+			continue;
+		}
+		sched_explain(p, &jobs[idx], &plan->dec[idx]);
+		if (plan->dec[idx].why == SCHED_WAIT_MEM && jobs[idx].ngpus > 0)
+			taken |= sched_could(gpus, p->ngpus, s, &jobs[idx]);
+	}
+	/* suspended jobs not reached: what they wait for */
+	while (susp < cap) {
+		idx = plan->order[susp++];
+		plan->order[nw++] = idx;
+		sched_explain(p, &jobs[idx], &plan->dec[idx]);
+	}
+	plan->nwaiting = nw;
+	return n;
 }

@@ -105,6 +105,67 @@ struct sched_preemption {
 	double		next_wake;	/* 0, or when a turn ends or a job may be preempted */
 };
 
+#define SCHED_USERS	1024	/* users counted per pass for [limits] */
+
+/*
+ * One pass's state: what each GPU holds and who claims it, and the users'
+ * counts.  The caller allocates it (it is large: keep it, do not put it on
+ * a small stack); its fields are sched.c's.  After sched_walk it stays
+ * valid for sched_explain until the next pass.
+ */
+struct sched_pass {
+	struct sched_gpu gpus[SCHED_MAX_GPUS];
+	int		ngpus;
+	struct sched_settings s;
+	double		now;
+	int		limits;		/* max_running_jobs or max_gpus set */
+	int		nusers;
+	struct {
+		uint32_t uid;
+		int	used;
+		int	nrun;		/* running jobs, and those started this pass */
+		int	ngpu;		/* GPUs they hold */
+	}		users[SCHED_USERS];
+	uint64_t	budget[SCHED_MAX_GPUS];
+	uint64_t	demand[SCHED_MAX_GPUS];
+	int		njobs[SCHED_MAX_GPUS];
+	/* demands of the jobs holding each GPU, for the subset search */
+	uint64_t	held[SCHED_MAX_GPUS][SCHED_MAX_SUBSET];
+	/* claims left by blocked jobs: their demand and how much may go beside */
+	uint64_t	claim[SCHED_MAX_GPUS][SCHED_MAX_CLAIMS];
+	uint64_t	slack[SCHED_MAX_GPUS][SCHED_MAX_CLAIMS];
+	int64_t		claimer[SCHED_MAX_GPUS];
+	int		nclaims[SCHED_MAX_GPUS];
+	int		closed[SCHED_MAX_GPUS];	/* claimed beyond what we can reason about */
+};
+
+/*
+ * The waiting jobs of an incremental pass, in the order they go in (see
+ * sched_goes_before), one at a time: next() fills *j with the next one of
+ * the kind asked (SCHED_SRC_ANY: any; SCHED_SRC_CPU: the next one of no
+ * GPU; SCHED_SRC_GPU: the next one of one GPU or more) and returns 1, or 0
+ * when there is none left of that kind.  The two kinds are two streams:
+ * taking from one does not skip the other.  Jobs waiting for --after and
+ * suspended jobs are not in them (sched_walk is given those).
+ */
+enum { SCHED_SRC_ANY, SCHED_SRC_CPU, SCHED_SRC_GPU };
+
+struct sched_source {
+	int		(*next)(void *arg, int kind, struct sched_job *j);
+	void		*arg;
+};
+
+/*
+ * A waiting job's place in the order: a higher key goes first, then the
+ * one submitted (or suspended) first, then the lower id.  The key is its
+ * priority less aging times its submit time in hours: the same order as
+ * priority plus aging times hours waited, at any time, so that an order
+ * kept between passes stays right.
+ */
+double		sched_key(const struct sched_job *, const struct sched_settings *);
+int		sched_goes_before(double ka, double ta, int64_t ia, double kb, double tb,
+		    int64_t ib);
+
 /* The memory a job may be given on a GPU: total less reserve and outside use. */
 uint64_t	sched_budget(const struct sched_gpu *, const struct sched_settings *);
 
@@ -116,9 +177,40 @@ uint64_t	sched_budget(const struct sched_gpu *, const struct sched_settings *);
 int		sched_could_fit(const struct sched_gpu *, int, const struct sched_settings *,
 		    int ngpus, uint64_t mem, char *why, int whylen);
 
-/* Plans one pass; returns the number of jobs to start or resume. */
+/*
+ * Plans one pass over every job given, in any order; returns the number of
+ * jobs to start or resume.  The reference for sched_walk.
+ */
 int		sched_plan(const struct sched_gpu *, int, const struct sched_job *, int,
 		    const struct sched_settings *, double now, struct sched_plan *);
+
+/*
+ * Plans one pass with the same decisions as sched_plan, looking only at
+ * what can change: jobs[0..nheld) are the running and suspended jobs; the
+ * waiting ones come from src in order, into jobs[nheld..], until no job of
+ * a GPU can start or resume anywhere (then only jobs of no GPU, which start
+ * whatever the GPUs hold; and, where jobs may give way, those that
+ * sched_preempt would look at).  Returns n, the jobs now in jobs[] (at most
+ * cap); plan->dec[0..n) and plan->order are filled as sched_plan fills
+ * them, plan->order needing cap entries.  The jobs the source still holds
+ * were not looked at: sched_explain says why each waits.
+ */
+int		sched_walk(struct sched_pass *, const struct sched_gpu *, int,
+		    const struct sched_settings *, double now, struct sched_job *jobs, int nheld,
+		    int cap, const struct sched_source *, struct sched_plan *);
+
+/*
+ * After sched_walk: the decision for a waiting job it did not reach (none
+ * of them starts).  Its reason is the one sched_plan gives, except that a
+ * user's count for [limits] includes jobs of no GPU started after it in
+ * the order.
+ */
+void		sched_explain(const struct sched_pass *, const struct sched_job *,
+		    struct sched_decision *);
+
+/* The GPUs that could ever hold j (outside use counted), as sched_preempt sees them. */
+uint64_t	sched_could(const struct sched_gpu *, int, const struct sched_settings *,
+		    const struct sched_job *);
 
 /*
  * After sched_plan: whether running jobs should give way to a waiting one,

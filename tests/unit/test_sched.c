@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "sched.h"
+#include "rng.h"
 
 #define G (1ULL << 30)
 #define MAXJ 64
@@ -185,16 +186,6 @@ test_budget(void **state)
 
 /* ---- the property test ---- */
 
-static uint64_t rng_state;
-
-static uint64_t
-rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
 
 static uint64_t
 demand_on(const struct sched_job *jobs, int n, const struct sched_decision *dec, int g,

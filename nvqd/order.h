@@ -1,0 +1,41 @@
+/*
+ * order.h: waiting jobs kept in the order they go in, between passes.
+ *
+ * An intrusive skip list of order_node (embedded in struct job): a node is
+ * placed by its key, its time and its id, compared as sched_goes_before
+ * compares them, so that a pass reads the queue's front without sorting
+ * it.  Insert and remove cost O(log n) expected, the first node and the
+ * next one O(1).  Levels come from a generator seeded per list: no clock,
+ * no allocation.
+ */
+#ifndef NVQ_ORDER_H
+#define NVQ_ORDER_H
+
+#include <stdint.h>
+
+#define ORDER_LEVELS	24	/* enough for 2^24 nodes at p = 1/2 */
+
+struct order_node {
+	struct order_node *next[ORDER_LEVELS];
+	double		key;		/* set by the caller before order_insert */
+	double		at;
+	int64_t		id;
+	int		level;		/* levels it is on; 0: in no list */
+};
+
+struct order {
+	struct order_node head;		/* its next[] are the list's fronts */
+	uint64_t	rng;
+	int		n;
+};
+
+void		 order_init(struct order *);
+/* Adds a node not in any list, by its key, at and id (not changed while it is in). */
+void		 order_insert(struct order *, struct order_node *);
+/* Removes a node that is in this list. */
+void		 order_remove(struct order *, struct order_node *);
+/* The first node, the next one; NULL at the end. */
+struct order_node *order_first(const struct order *);
+struct order_node *order_next(const struct order_node *);
+
+#endif
