@@ -8,7 +8,8 @@
  * connection per request, as nvq does.  Every id
  * nvqd acknowledged is written to IDS_FILE; on stdout, the count, the
  * failures, the wall time and the latency percentiles in milliseconds.
- * Exits 1 if any submit failed.
+ * Exits 1 if any submit failed.  LOAD_GPUS and LOAD_MEM (bytes per GPU)
+ * make the jobs ask for GPUs (none by default, and such jobs start at once).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -90,8 +91,8 @@ main(int argc, char **argv)
 	proto_put_str(&req, "arg", "true");
 	proto_put_str(&req, "env", "PATH=/usr/bin:/bin");
 	proto_put_str(&req, "cwd", "/");
-	proto_put_int(&req, "gpus", 0);
-	proto_put_int(&req, "mem", 0);
+	proto_put_int(&req, "gpus", getenv("LOAD_GPUS") ? atoll(getenv("LOAD_GPUS")) : 0);
+	proto_put_int(&req, "mem", getenv("LOAD_MEM") ? atoll(getenv("LOAD_MEM")) : 0);
 	proto_put_int(&req, "priority", 0);
 	proto_put_int(&req, "time", 0);
 	if (proto_end(&req) == -1)
