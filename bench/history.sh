@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# history.sh [FINISHED] [ACTIVE] [NVQD...]: how long `nvq history` takes to
+# print FINISHED (5000) finished jobs while ACTIVE (20000) jobs are pending,
+# and with none pending, for each nvqd given (build/nvqd), in one run.
+# The jobs are copies of one, made in the database while nvqd is stopped;
+# the pending ones wait behind a running job that holds the only GPU.
+# Medians of 5.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FIN=${1:-5000}; ACT=${2:-20000}; shift 2 || true
+BUILDS=("$@"); [ ${#BUILDS[@]} -gt 0 ] || BUILDS=(build/nvqd)
+. bench/lib.sh
+make -s
+W=$(mktemp -d /tmp/nvq-history.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; pkill -f "$W/" 2>/dev/null || true; rm -rf "$W"' EXIT
+NVQ=build/nvq
+ms() { local a b; a=$(date +%s%N); "$@" > /dev/null; b=$(date +%s%N); echo $(( (b - a) / 1000000 )); }
+
+for b in "${BUILDS[@]}"; do
+	for act in 0 "$ACT"; do
+		d=$W/$(echo "$b" | tr / _)
+		bench_nvqd "$d" "$b" "sync = normal" "[gpus]" "virtual = 1x80G" "[limits]" \
+		    "max_pending = 0"
+		$NVQ -s "$d/sock" submit --parsable -g 1 sh -c 'sleep 3600' "$W/" > /dev/null
+		one=$($NVQ -s "$d/sock" submit --parsable -g 1 -m 10G true)
+		kill "$BENCH_PID"; wait "$BENCH_PID" 2> /dev/null || true
+		# FIN finished copies (ids after the pending ones), ACT pending ones
+		sqlite3 "$d/nvq.db" "WITH RECURSIVE k(i) AS (SELECT $one + 1 UNION ALL SELECT i + 1
+		    FROM k WHERE i < $one + $ACT + $FIN) INSERT INTO jobs (id, uid, gid, user,
+		    name, command, argv, cwd, state, gpus, mem_per_gpu, priority, stdout_path,
+		    stderr_path, submitted_at, started_at, ended_at, exit_code)
+		    SELECT i, uid, gid, user, name, command, argv, cwd,
+		    CASE WHEN i <= $one + $ACT THEN 'PENDING' ELSE 'COMPLETED' END, gpus,
+		    mem_per_gpu, priority, stdout_path, stderr_path, submitted_at,
+		    CASE WHEN i <= $one + $ACT THEN NULL ELSE submitted_at END,
+		    CASE WHEN i <= $one + $ACT THEN NULL ELSE submitted_at + 1 END,
+		    CASE WHEN i <= $one + $ACT THEN NULL ELSE 0 END FROM jobs, k WHERE id = $one;
+		    DELETE FROM jobs WHERE id > $one AND id <= $one + $ACT AND $act = 0"
+		"$b" -c "$d/nvq.ini" 2>> "$d/log" &
+		pid=$!
+		for _ in $(seq 1200); do $NVQ -s "$d/sock" gpus > /dev/null 2>&1 && break; sleep 0.05; done
+		rows=$($NVQ -s "$d/sock" history | tail -n +2 | wc -l)
+		t=$(for _ in 1 2 3 4 5; do ms $NVQ -s "$d/sock" history; done | median)
+		echo "$b: nvq history, $rows rows, $act pending: $t ms (median of 5)"
+		kill "$pid"; wait "$pid" 2> /dev/null || true
+		pkill -9 -f "$W/" 2> /dev/null || true
+	done
+done
