@@ -14,7 +14,7 @@ command -v strace > /dev/null || { echo "fsync.sh needs strace"; exit 2; }
 . bench/lib.sh
 bench_load_helper
 W=$(mktemp -d /tmp/nvq-fsync.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; pkill -f "$W/" 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; pkill -f "$W/" 2>/dev/null || true; rm -rf "$W"' EXIT
 echo "flushes per submitted job, sync = full, $N submits per client; $(nproc) CPUs"
 for c in $CLIENTS; do
 	for nvqd in $NVQD_BUILDS; do

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 N=${1:-10000}; shift || true
 BUILDS=("$@"); [ ${#BUILDS[@]} -gt 0 ] || BUILDS=(build)
 W=$(mktemp -d /tmp/nvq-list.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; pkill -f "$W/" 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; pkill -f "$W/" 2>/dev/null || true; rm -rf "$W"' EXIT
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 ms() { local a b; a=$(date +%s%N); "$@" > /dev/null 2>&1 || true; b=$(date +%s%N); echo $(( (b - a) / 1000000 )); }
 first_ms() {

@@ -16,7 +16,7 @@ NVQD_BUILDS=${NVQD_BUILDS:-build/nvqd}
 . bench/lib.sh
 bench_load_helper
 W=$(mktemp -d /tmp/nvq-load.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$W"' EXIT
 echo "$CLIENTS clients x $SUBMITS submits, $ROUNDS rounds; $(nproc) CPUs; nvqd: $NVQD_BUILDS"
 for sync in full normal; do
 	for r in $(seq "$ROUNDS"); do

@@ -26,7 +26,7 @@ make -s
 NVQ=$ROOT/build/nvq
 NVQD=$ROOT/build/nvqd
 W=$(mktemp -d /tmp/nvq-bench.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; [ -n "${TS_SOCKET:-}" ] && tsp -K 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; [ -z "${TS_SOCKET:-}" ] || tsp -K 2>/dev/null || true; rm -rf "$W"' EXIT
 
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }

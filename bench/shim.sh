@@ -12,7 +12,7 @@ DIRS=${DIRS:-build}
 . bench/lib.sh
 bench_load_helper
 W=$(mktemp -d /tmp/nvq-shim.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$W"' EXIT
 echo "$N trivial jobs end to end, $ROUNDS rounds, $(nproc) CPUs; nvqd and nvq-shim from: $DIRS"
 for r in $(seq "$ROUNDS"); do
 	k=0
