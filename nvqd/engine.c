@@ -169,7 +169,13 @@ engine_queue_in(struct engine *e, struct job *j)
 		j->on.key = sched_key(&sj, &e->cfg.sched);
 		j->on.at = sj.submitted_at;
 		j->on.id = j->id;
-		order_insert(&e->ready[j->ngpus == 0], &j->on);
+		if (waitq_add(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU,
+		    &j->on) == -1) {
+			/* filed again at the next reload or restart */
+			log_warnx("job %lld: out of memory; it waits for nvqd's next reload",
+			    (long long)j->id);
+			j->queue = JOB_Q_NONE;
+		}
 	}
 }
 
@@ -181,7 +187,7 @@ engine_queue_out(struct engine *e, struct job *j)
 	else if (j->queue == JOB_Q_DEPS)
 		engine_list_del(&e->deps, j);
 	else if (j->queue == JOB_Q_READY)
-		order_remove(&e->ready[j->ngpus == 0], &j->on);
+		waitq_del(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU, &j->on);
 	j->queue = JOB_Q_NONE;
 }
 
@@ -1211,31 +1217,34 @@ engine_resolve(struct engine *e, double now)
 	engine_kick(e);	/* for jobs that ran --after these */
 }
 
-/* The waiting jobs for sched_walk: two cursors over e->ready[]. */
+/* The waiting jobs for sched_walk: e->wq's two kinds, merged across users. */
 struct engine_src {
 	struct engine	*e;
 	double		now;
-	struct order_node *cur[2];
-	int		begun[2];
 };
 
 static int
 engine_src_next_cb(void *arg, int kind, struct sched_job *sj)
 {
 	struct engine_src *src = arg;
-	struct job *j;
-	int k = kind == SCHED_SRC_CPU;
+	struct order_node *n;
 
-	if (!src->begun[k]) {
-		src->begun[k] = 1;
-		src->cur[k] = order_first(&src->e->ready[k]);
-	}
-	if (src->cur[k] == NULL)
+	n = waitq_next(&src->e->wq, kind == SCHED_SRC_CPU ? WAITQ_CPU : WAITQ_GPU);
+	if (n == NULL)
 		return 0;
-	j = (struct job *)(void *)src->cur[k];	/* on is its first field */
-	src->cur[k] = order_next(src->cur[k]);
-	engine_sj(j, src->now, sj);
+	/* on is its job's first field */
+	engine_sj((struct job *)(void *)n, src->now, sj);
 	return 1;
+}
+
+static void
+engine_src_drop_cb(void *arg, uint32_t uid, int kind)
+{
+	struct engine_src *src = arg;
+
+	waitq_drop(&src->e->wq, uid, WAITQ_GPU);
+	if (kind == SCHED_SRC_ANY)
+		waitq_drop(&src->e->wq, uid, WAITQ_CPU);
 }
 
 /*
@@ -1249,7 +1258,7 @@ engine_pass(struct engine *e)
 	struct sched_gpu gpus[SCHED_MAX_GPUS];
 	struct sched_plan plan;
 	struct engine_src src = { 0 };
-	struct sched_source source = { engine_src_next_cb, &src };
+	struct sched_source source = { engine_src_next_cb, engine_src_drop_cb, &src };
 	struct job *j;
 	double now = engine_now();
 	int i, k, n = 0, ok;
@@ -1277,6 +1286,7 @@ engine_pass(struct engine *e)
 	}
 	src.e = e;
 	src.now = now;
+	waitq_begin(&e->wq);
 	plan.dec = e->dec;
 	plan.order = e->order;
 	e->npass++;
@@ -1523,8 +1533,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 
 	e->loop = loop;
 	loop->data = e;
-	order_init(&e->ready[0]);
-	order_init(&e->ready[1]);
+	waitq_init(&e->wq);
 	e->is_root = geteuid() == 0;
 	engine_boot_id(e->boot_id, sizeof(e->boot_id));
 	e->ticket_base = (unsigned long long)(engine_now() * 1e9);
@@ -1678,4 +1687,5 @@ engine_free(struct engine *e)
 	free(e->users);
 	free(e->gcq);
 	jobtab_free(&e->jobtab);
+	waitq_free(&e->wq);
 }

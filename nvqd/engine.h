@@ -16,7 +16,7 @@
 #include "gpu.h"
 #include "gpuctl.h"
 #include "jobtab.h"
-#include "order.h"
+#include "waitq.h"
 #include "parse.h"
 #include "sched.h"
 #include "store.h"
@@ -27,7 +27,7 @@ enum job_state { JOB_PENDING, JOB_RUNNING, JOB_SUSPENDED };
 enum job_queue { JOB_Q_NONE, JOB_Q_READY, JOB_Q_DEPS, JOB_Q_HELD };
 
 struct job {
-	struct order_node on;		/* JOB_Q_READY: its place in e->ready[] (first) */
+	struct order_node on;		/* JOB_Q_READY: its place in e->wq (first) */
 	int		queue;		/* enum job_queue */
 	struct job	*lnext, *lprev;	/* JOB_Q_DEPS, JOB_Q_HELD: e->deps, e->held */
 	unsigned	dec_pass;	/* the pass that decided dec */
@@ -88,10 +88,10 @@ struct engine {
 	struct job	*jobs;		/* the active jobs */
 	/*
 	 * and by what a pass needs of them: the PENDING jobs that may start, in
-	 * order, those of a GPU or more in ready[0], the others in ready[1];
-	 * the PENDING ones waiting for --after; the RUNNING and SUSPENDED ones
+	 * order per user and kind (waitq.h); the PENDING ones waiting for
+	 * --after; the RUNNING and SUSPENDED ones
 	 */
-	struct order	ready[2];
+	struct waitq	wq;
 	struct job	*deps;
 	struct job	*held;
 	struct sched_pass pass;		/* the last pass, for sched_explain */

@@ -14,8 +14,7 @@ order_init(struct order *o)
 	o->rng = 0x9e3779b97f4a7c15ULL;
 }
 
-/* Whether a goes before b. */
-static int
+int
 order_before(const struct order_node *a, const struct order_node *b)
 {
 	return sched_goes_before(a->key, a->at, a->id, b->key, b->at, b->id);

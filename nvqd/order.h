@@ -37,5 +37,7 @@ void		 order_remove(struct order *, struct order_node *);
 /* The first node, the next one; NULL at the end. */
 struct order_node *order_first(const struct order *);
 struct order_node *order_next(const struct order_node *);
+/* Whether a goes before b. */
+int		 order_before(const struct order_node *, const struct order_node *);
 
 #endif

@@ -578,6 +578,24 @@ sched_explain(const struct sched_pass *p, const struct sched_job *j, struct sche
 	sched_decide((struct sched_pass *)(uintptr_t)p, j, d, 0);
 }
 
+/*
+ * Tells the source when a user can start nothing more in this pass (counts
+ * only grow down the order): at max_running_jobs, no job at all; at
+ * max_gpus, no job of a GPU.
+ */
+static void
+sched_drop(const struct sched_pass *p, const struct sched_source *src, uint32_t uid)
+{
+	int nrun, ngpu;
+
+	if (!p->limits || src->drop == NULL || sched_user(p, uid, &nrun, &ngpu) == -1)
+		return;
+	if (p->s.max_running_jobs > 0 && nrun >= p->s.max_running_jobs)
+		src->drop(src->arg, uid, SCHED_SRC_ANY);
+	else if (p->s.max_gpus > 0 && ngpu >= p->s.max_gpus)
+		src->drop(src->arg, uid, SCHED_SRC_GPU);
+}
+
 int
 sched_walk(struct sched_pass *p, const struct sched_gpu *gpus, int ngpus,
     const struct sched_settings *s, double now, struct sched_job *jobs, int nheld, int cap,
@@ -607,6 +625,9 @@ sched_walk(struct sched_pass *p, const struct sched_gpu *gpus, int ngpus,
 	}
 	sched_sort(&plan->order[top], cap - top, jobs, s);
 	susp = top;
+	for (i = 0; i < SCHED_USERS && p->limits; i++)
+		if (p->users[i].used)
+			sched_drop(p, src, p->users[i].uid);
 	for (g = 0; g < p->ngpus; g++) {
 		if (gpus[g].mode == SCHED_TIMESLICE)
 			preempting = 1;
@@ -661,7 +682,10 @@ sched_walk(struct sched_pass *p, const struct sched_gpu *gpus, int ngpus,
 		}
 		plan->order[nw++] = idx;
 		if (!saturated || pick == 1) {
-			plan->nstart += sched_decide(p, &jobs[idx], &plan->dec[idx], 1);
+			if (sched_decide(p, &jobs[idx], &plan->dec[idx], 1) == 1) {
+				plan->nstart++;
+				sched_drop(p, src, jobs[idx].uid);
+			}
 			continue;
 		}
 		sched_explain(p, &jobs[idx], &plan->dec[idx]);

@@ -152,6 +152,12 @@ enum { SCHED_SRC_ANY, SCHED_SRC_CPU, SCHED_SRC_GPU };
 
 struct sched_source {
 	int		(*next)(void *arg, int kind, struct sched_job *j);
+	/*
+	 * NULL, or: the source may leave out the rest of uid's jobs of kind
+	 * (SCHED_SRC_ANY: both kinds) for this pass; they would all wait for
+	 * [limits], and sched_explain says so.
+	 */
+	void		(*drop)(void *arg, uint32_t uid, int kind);
 	void		*arg;
 };
 

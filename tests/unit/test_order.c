@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "order.h"
+#include "waitq.h"
 #include "sched.h"
 #include "rng.h"
 
@@ -78,43 +79,44 @@ struct world {
 	struct sched_job jobs[MAXJ];
 	struct item	items[MAXJ];
 	int		n;
-	struct order	gpu, cpu;
-	struct order_node *cur[2];
-	int		started[2];
+	struct waitq	q;
 	struct sched_settings set;
 };
 
-/* The source the engine gives sched_walk: two cursors over the lists. */
+/* The source the engine gives sched_walk: the queue's two kinds, merged across users. */
 static int
 world_next(void *arg, int kind, struct sched_job *j)
 {
 	struct world *w = arg;
-	int k = kind == SCHED_SRC_CPU, i;
+	struct order_node *n;
 
-	if (!w->started[k]) {
-		w->started[k] = 1;
-		w->cur[k] = order_first(k ? &w->cpu : &w->gpu);
-	}
 	if (kind == SCHED_SRC_ANY)
 		fail();
-	if (w->cur[k] == NULL)
+	if ((n = waitq_next(&w->q, kind == SCHED_SRC_CPU ? WAITQ_CPU : WAITQ_GPU)) == NULL)
 		return 0;
-	i = ((struct item *)(void *)w->cur[k])->idx;
-	*j = w->jobs[i];
-	w->cur[k] = order_next(w->cur[k]);
+	*j = w->jobs[((struct item *)(void *)n)->idx];
 	return 1;
 }
 
-/* Puts the waiting jobs (pending, not --after) in the lists. */
+static void
+world_drop(void *arg, uint32_t uid, int kind)
+{
+	struct world *w = arg;
+
+	waitq_drop(&w->q, uid, WAITQ_GPU);
+	if (kind == SCHED_SRC_ANY)
+		waitq_drop(&w->q, uid, WAITQ_CPU);
+}
+
+/* Puts the waiting jobs (pending, not --after) in the queue. */
 static void
 world_lists(struct world *w)
 {
 	struct sched_job *j;
 	int i;
 
-	order_init(&w->gpu);
-	order_init(&w->cpu);
-	w->started[0] = w->started[1] = 0;
+	waitq_free(&w->q);
+	waitq_init(&w->q);
 	for (i = 0; i < w->n; i++) {
 		j = &w->jobs[i];
 		if (j->running || j->suspended || j->dep_wait)
@@ -123,8 +125,10 @@ world_lists(struct world *w)
 		w->items[i].node.key = sched_key(j, &w->set);
 		w->items[i].node.at = j->submitted_at;
 		w->items[i].node.id = j->id;
-		order_insert(j->ngpus == 0 ? &w->cpu : &w->gpu, &w->items[i].node);
+		assert_int_equal(waitq_add(&w->q, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU,
+		    &w->items[i].node), 0);
 	}
+	waitq_begin(&w->q);
 }
 
 static int
@@ -154,7 +158,7 @@ run_stream(uint64_t seed, int steps, int variant)
 	struct sched_decision fdec[MAXJ], wdec[MAXJ], d;
 	struct sched_plan fp, wp;
 	struct sched_preemption fpr, wpr;
-	struct sched_source src = { world_next, &w };
+	struct sched_source src = { world_next, world_drop, &w };
 	int forder[MAXJ], worder[MAXJ], ngpus = 4, step, i, k, g, nheld, nw, explained = 0;
 	int64_t next_id = 1;
 	double now = 1000;
@@ -289,6 +293,29 @@ test_walk_agrees(void **state)
 			run_stream(seed * 2654435761ULL + (uint64_t)variant, 600, variant);
 }
 
+/* A job of one GPU and mem bytes, running on GPU 0 or waiting. */
+static void
+job_of(struct sched_job *j, int64_t id, uint32_t uid, uint64_t mem, int running)
+{
+	memset(j, 0, sizeof(*j));
+	j->id = id;
+	j->uid = uid;
+	j->ngpus = 1;
+	j->mem = mem;
+	j->running = running;
+	j->gpumask = running ? 1 : 0;
+}
+
+/* An empty world for the tests of one large queue. */
+static void
+world_empty(struct world *w, const struct sched_settings *set)
+{
+	memset(w, 0, sizeof(*w));
+	w->set = *set;
+	w->n = MAXJ;
+	waitq_init(&w->q);
+}
+
 /* With the GPUs full, a pass over 100,000 waiting jobs looks at a handful. */
 static void
 test_walk_stops(void **state)
@@ -300,34 +327,25 @@ test_walk_stops(void **state)
 	struct sched_settings set = { 0, 0, 1.0, 0, 0, 0, 0 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
-	struct sched_source src = { world_next, &w };
+	struct sched_source src = { world_next, world_drop, &w };
 	static struct item items[100000];
 	struct sched_job one;
 	int i, n;
 
 	(void)state;
-	memset(&w, 0, sizeof(w));
-	w.set = set;
-	order_init(&w.gpu);
-	order_init(&w.cpu);
+	world_empty(&w, &set);
 	/* a running job holds 70G; the jobs of 20G wait behind it */
-	memset(&wj[0], 0, sizeof(wj[0]));
-	wj[0].id = 1;
-	wj[0].running = 1;
-	wj[0].ngpus = 1;
-	wj[0].mem = 70 * G;
-	wj[0].gpumask = 1;
-	w.n = MAXJ;
+	job_of(&wj[0], 1, 1000, 70 * G, 1);
 	for (i = 0; i < 100000; i++) {
 		items[i].node.key = -(double)i / 3600.0;
 		items[i].node.at = i;
 		items[i].node.id = i + 2;
 		items[i].idx = 0;
-		order_insert(&w.gpu, &items[i].node);
+		assert_int_equal(waitq_add(&w.q, 1000 + (uint32_t)(i % 7), WAITQ_GPU,
+		    &items[i].node), 0);
 	}
-	memset(&w.jobs[0], 0, sizeof(w.jobs[0]));
-	w.jobs[0].ngpus = 1;
-	w.jobs[0].mem = 20 * G;
+	waitq_begin(&w.q);
+	job_of(&w.jobs[0], 0, 1000, 20 * G, 0);
 	p.dec = dec;
 	p.order = (int[MAXJ]){ 0 };
 	n = sched_walk(&pass, &gpu, 1, &set, 1e6, wj, 1, MAXJ, &src, &p);
@@ -337,6 +355,90 @@ test_walk_stops(void **state)
 	one.id = 99999;
 	sched_explain(&pass, &one, &dec[0]);
 	assert_int_equal(dec[0].why, SCHED_WAIT_MEM);
+	waitq_free(&w.q);
+}
+
+/* One user at max_running_jobs with 100,000 jobs: the pass reads the others' only. */
+static void
+test_walk_drops(void **state)
+{
+	static struct world w;
+	static struct sched_pass pass;
+	static struct sched_job wj[MAXJ];
+	struct sched_gpu gpu = { 80 * G, 0, SCHED_AUTO, 0 };
+	struct sched_settings set = { 0, 0, 0, 2, 0, 0, 0 };
+	struct sched_decision dec[MAXJ];
+	struct sched_plan p;
+	struct sched_source src = { world_next, world_drop, &w };
+	static struct item items[100001];
+	int i, n;
+
+	(void)state;
+	world_empty(&w, &set);
+	/* user 1000 runs two jobs of 1G: at the limit; the GPU has room */
+	job_of(&wj[0], 1, 1000, G, 1);
+	job_of(&wj[1], 2, 1000, G, 1);
+	job_of(&w.jobs[0], 0, 1000, G, 0);
+	job_of(&w.jobs[1], 200000, 1001, G, 0);
+	for (i = 0; i < 100000; i++) {
+		items[i].node.at = i;
+		items[i].node.id = i + 3;
+		items[i].idx = 0;
+		assert_int_equal(waitq_add(&w.q, 1000, WAITQ_GPU, &items[i].node), 0);
+	}
+	/* the other user's job goes last of all */
+	items[i].node.at = 1e9;
+	items[i].node.id = 200000;
+	items[i].idx = 1;
+	assert_int_equal(waitq_add(&w.q, 1001, WAITQ_GPU, &items[i].node), 0);
+	waitq_begin(&w.q);
+	p.dec = dec;
+	p.order = (int[MAXJ]){ 0 };
+	n = sched_walk(&pass, &gpu, 1, &set, 1e6, wj, 2, MAXJ, &src, &p);
+	/* the other user's job starts; user 1000's were never read (at most the one peeked) */
+	assert_int_equal(p.nstart, 1);
+	assert_true(n - 2 <= 2);
+	assert_int_equal(wj[n - 1].id, 200000);
+	assert_int_equal(dec[n - 1].why, SCHED_START);
+	sched_explain(&pass, &w.jobs[0], &dec[0]);
+	assert_int_equal(dec[0].why, SCHED_WAIT_USER_JOBS);
+	waitq_free(&w.q);
+}
+
+/* The queue read without drops is the order of all its jobs, across users. */
+static void
+test_waitq_order(void **state)
+{
+	static struct item it[3000];
+	struct order_node *sorted[3000], *x;
+	uint32_t uid[3000];
+	struct waitq q;
+	int i, k, n = 0;
+
+	(void)state;
+	rng_state = 777;
+	waitq_init(&q);
+	for (i = 0; i < 3000; i++) {
+		it[i].node.key = (double)(rng() % 5);
+		it[i].node.at = (double)(rng() % 100);
+		it[i].node.id = i;
+		uid[i] = 1000 + (uint32_t)(rng() % 13);
+		assert_int_equal(waitq_add(&q, uid[i], WAITQ_GPU, &it[i].node), 0);
+	}
+	/* a third of them go again; users whose lists empty leave */
+	for (i = 0; i < 3000; i += 3)
+		waitq_del(&q, uid[i], WAITQ_GPU, &it[i].node);
+	assert_int_equal(q.n, 2000);
+	for (i = 0; i < 3000; i++)
+		if (i % 3 != 0)
+			sorted[n++] = &it[i].node;
+	qsort(sorted, (size_t)n, sizeof(*sorted), cmp_nodes);
+	waitq_begin(&q);
+	for (k = 0; (x = waitq_next(&q, WAITQ_GPU)) != NULL; k++)
+		assert_ptr_equal(x, sorted[k]);
+	assert_int_equal(k, n);
+	assert_null(waitq_next(&q, WAITQ_CPU));
+	waitq_free(&q);
 }
 
 int
@@ -346,6 +448,8 @@ main(void)
 		cmocka_unit_test(test_skiplist),
 		cmocka_unit_test(test_walk_agrees),
 		cmocka_unit_test(test_walk_stops),
+		cmocka_unit_test(test_walk_drops),
+		cmocka_unit_test(test_waitq_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,52 @@
+/*
+ * waitq.h: the jobs that may start, kept between passes in order per user,
+ * and read in one order across users during a pass.
+ *
+ * Each user has two skip lists (order.h): jobs of one GPU or more
+ * (WAITQ_GPU) and jobs of none (WAITQ_CPU).  A pass reads each kind in the
+ * order they go in, merged across users by a heap of the users' fronts,
+ * and may drop a user from a kind: the user's later jobs of that kind are
+ * then skipped without being looked at (a user at a [limits] limit).  So a
+ * pass costs O(jobs read + users), whatever the length of each user's list.
+ * Nothing may be added or removed while a pass reads.
+ */
+#ifndef NVQ_WAITQ_H
+#define NVQ_WAITQ_H
+
+#include <stdint.h>
+
+#include "order.h"
+
+enum { WAITQ_GPU, WAITQ_CPU };
+
+struct waitq_user {
+	uint32_t	uid;
+	struct order	list[2];
+	struct order_node *cur[2];	/* during a pass: the next one to read */
+	int		dropped[2];
+};
+
+struct waitq {
+	struct waitq_user *u;
+	int		nu, cap;
+	int		*heap[2];	/* indexes into u, by their cur[] */
+	int		nheap[2];
+	int		hcap;
+	int		begun[2];
+	int		n;		/* jobs in all lists */
+};
+
+void		 waitq_init(struct waitq *);
+void		 waitq_free(struct waitq *);
+/* Adds a node (its key, at and id set) for uid; 0, or -1 out of memory. */
+int		 waitq_add(struct waitq *, uint32_t uid, int kind, struct order_node *);
+/* Removes a node waitq_add added with the same uid and kind. */
+void		 waitq_del(struct waitq *, uint32_t uid, int kind, struct order_node *);
+/* Starts a pass: every user's lists read from their fronts, none dropped. */
+void		 waitq_begin(struct waitq *);
+/* The next node of kind in the order across users; NULL when none is left. */
+struct order_node *waitq_next(struct waitq *, int kind);
+/* Skips uid's later nodes of kind for the rest of the pass. */
+void		 waitq_drop(struct waitq *, uint32_t uid, int kind);
+
+#endif
