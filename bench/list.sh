@@ -23,7 +23,7 @@ first_ms() {
 	echo $(( (b - a) / 1000000 ))
 }
 for B in "${BUILDS[@]}"; do
-	D=$W/$(basename "$B"); mkdir -p "$D"
+	D=$W/$(echo "$B" | tr / _); rm -rf "$D"; mkdir -p "$D"
 	printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\nsync = normal\n[gpus]\nvirtual = 1x80G\n[limits]\nmax_pending = 0\n' \
 	    "$D" "$D" "$D" > "$D/nvq.ini"
 	"$B/nvqd" -c "$D/nvq.ini" 2> "$D/nvqd.log" &
