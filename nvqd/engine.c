@@ -169,7 +169,7 @@ engine_queue_in(struct engine *e, struct job *j)
 		j->on.key = sched_key(&sj, &e->cfg.sched);
 		j->on.at = sj.submitted_at;
 		j->on.id = j->id;
-		if (waitq_add(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU,
+		if (waitq_add(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU, j->mem,
 		    &j->on) == -1) {
 			/* filed again at the next reload or restart */
 			log_warnx("job %lld: out of memory; it waits for nvqd's next reload",
@@ -187,7 +187,8 @@ engine_queue_out(struct engine *e, struct job *j)
 	else if (j->queue == JOB_Q_DEPS)
 		engine_list_del(&e->deps, j);
 	else if (j->queue == JOB_Q_READY)
-		waitq_del(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU, &j->on);
+		waitq_del(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU, j->mem,
+		    &j->on);
 	j->queue = JOB_Q_NONE;
 }
 
@@ -1258,7 +1259,7 @@ engine_pass(struct engine *e)
 	struct sched_gpu gpus[SCHED_MAX_GPUS];
 	struct sched_plan plan;
 	struct engine_src src = { 0 };
-	struct sched_source source = { engine_src_next_cb, engine_src_drop_cb, &src };
+	struct sched_source source = { engine_src_next_cb, engine_src_drop_cb, &src, 0, 0 };
 	struct job *j;
 	double now = engine_now();
 	int i, k, n = 0, ok;
@@ -1287,6 +1288,8 @@ engine_pass(struct engine *e)
 	src.e = e;
 	src.now = now;
 	waitq_begin(&e->wq);
+	source.min_mem = waitq_min_mem(&e->wq);
+	source.whole = waitq_whole(&e->wq);
 	plan.dec = e->dec;
 	plan.order = e->order;
 	e->npass++;

@@ -251,10 +251,14 @@ sched_preempt(const struct sched_gpu *gpus, int ngpus, const struct sched_job *j
 			timesliced |= 1ULL << g;
 	if (s->preempt == SCHED_PREEMPT_OFF && timesliced == 0)
 		return;
-	for (g = 0; g < ngpus; g++)
-		if (sched_budget(&gpus[g], s) > 0)
-			all |= 1ULL << g;
-	/* once every GPU is taken by a job before, no later job can be served */
+	/* the GPUs where a job could give way: they hold one */
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].running || p->dec[i].why == SCHED_START || p->dec[i].why == SCHED_RESUME)
+			for (g = 0; g < ngpus; g++)
+				if (sched_budget(&gpus[g], s) > 0 &&
+				    ((jobs[i].running ? jobs[i].gpumask : p->dec[i].gpumask) & (1ULL << g)))
+					all |= 1ULL << g;
+	/* once every such GPU is taken by a job before, no later job can be served */
 	for (i = 0; i < p->nwaiting && (taken & all) != all; i++) {
 		idx = p->order[i];
 		j = &jobs[idx];

@@ -25,8 +25,9 @@
  *
  * Incremental passes (sched_walk): holds and claims only grow as a pass goes
  * down the order, so once no GPU has room a job could take (each is full,
- * serial and in use, or closed by claims), no later job of a GPU starts or
- * resumes, and none of them changes what the pass decides for anyone else.
+ * serial and in use, closed by claims, or has less room than the least any
+ * waiting job asks), no later job of a GPU starts or resumes, and none of
+ * them changes what the pass decides for anyone else.
  * The walk stops there; jobs of no GPU are still walked, as they start
  * whatever the GPUs hold.  What the rest would have been told comes from
  * sched_explain, over the state the pass ended in.
@@ -498,20 +499,26 @@ sched_running(struct sched_pass *p, const struct sched_job *j, struct sched_deci
 			sched_hold(p, g, j->mem);
 }
 
-/* Whether no job of a GPU can start or resume anywhere, whatever its size. */
+/*
+ * Whether no waiting job of a GPU can start or resume anywhere: each GPU is
+ * full, closed by claims, serial and in use, or has less room than any of
+ * them asks (p->min_mem, p->whole).
+ */
 static int
 sched_saturated(const struct sched_pass *p)
 {
+	uint64_t f;
 	int g;
 
 	for (g = 0; g < p->ngpus; g++) {
-		if (p->budget[g] == 0 || sched_free(p, g) == 0)
+		if (p->budget[g] == 0 || (f = sched_free(p, g)) == 0)
 			continue;
 		if (p->closed[g] && p->nclaims[g] > 0)
 			continue;
 		if (p->gpus[g].mode == SCHED_SERIAL && p->njobs[g] > 0)
 			continue;
-		return 0;
+		if (p->min_mem <= f || (p->whole && p->njobs[g] == 0))
+			return 0;
 	}
 	return 1;
 }
@@ -625,6 +632,16 @@ sched_walk(struct sched_pass *p, const struct sched_gpu *gpus, int ngpus,
 	}
 	sched_sort(&plan->order[top], cap - top, jobs, s);
 	susp = top;
+	/* the least the waiting jobs ask: the source's, and the suspended ones' */
+	p->min_mem = src->min_mem;
+	p->whole = src->whole || src->min_mem == 0;
+	for (i = top; i < cap; i++) {
+		idx = plan->order[i];
+		if (jobs[idx].mem == 0)
+			p->whole = 1;
+		else if (jobs[idx].mem < p->min_mem)
+			p->min_mem = jobs[idx].mem;
+	}
 	for (i = 0; i < SCHED_USERS && p->limits; i++)
 		if (p->users[i].used)
 			sched_drop(p, src, p->users[i].uid);
@@ -649,6 +666,10 @@ sched_walk(struct sched_pass *p, const struct sched_gpu *gpus, int ngpus,
 
 		if (!saturated && sched_saturated(p)) {
 			saturated = 1;
+			/* nothing gives way on a GPU that holds no job: no need to take it */
+			for (g = 0; g < p->ngpus; g++)
+				if (p->njobs[g] == 0)
+					all &= ~(1ULL << g);
 			for (i = 0; i < nw; i++) {
 				idx = plan->order[i];
 				if (plan->dec[idx].why == SCHED_WAIT_MEM && jobs[idx].ngpus > 0)

@@ -119,6 +119,8 @@ struct sched_pass {
 	struct sched_settings s;
 	double		now;
 	int		limits;		/* max_running_jobs or max_gpus set */
+	uint64_t	min_mem;	/* the least any waiting job asks (sched_source) */
+	int		whole;		/* a waiting job asks for whole GPUs */
 	int		nusers;
 	struct {
 		uint32_t uid;
@@ -159,6 +161,14 @@ struct sched_source {
 	 */
 	void		(*drop)(void *arg, uint32_t uid, int kind);
 	void		*arg;
+	/*
+	 * What the jobs of a GPU it holds ask, as bounds (0 and 0: unknown):
+	 * no job asks less than min_mem bytes per GPU, other than jobs of whole
+	 * GPUs, of which there are none unless whole is set.  A GPU with less
+	 * room than min_mem is as good as full for the pass.
+	 */
+	uint64_t	min_mem;
+	int		whole;
 };
 
 /*

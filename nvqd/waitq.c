@@ -17,6 +17,7 @@ void
 waitq_free(struct waitq *q)
 {
 	free(q->u);
+	free(q->mems);
 	free(q->heap[0]);
 	free(q->heap[1]);
 	memset(q, 0, sizeof(*q));
@@ -34,18 +35,74 @@ waitq_find(const struct waitq *q, uint32_t uid)
 	return -1;
 }
 
+/* Counts a job of mem in (d = 1) or out (-1); 0, or -1 out of memory. */
+static int
+waitq_count(struct waitq *q, uint64_t mem, int d)
+{
+	struct waitq_mem *m;
+	int i;
+
+	for (i = 0; i < q->nmems && q->mems[i].mem < mem; i++)
+		;
+	if (i < q->nmems && q->mems[i].mem == mem) {
+		if ((q->mems[i].n += d) == 0) {
+			memmove(&q->mems[i], &q->mems[i + 1],
+			    (size_t)(q->nmems - i - 1) * sizeof(*q->mems));
+			q->nmems--;
+		}
+		return 0;
+	}
+	if (d < 0)
+		return 0;
+	if (q->nmems == q->mcap) {
+		if ((m = realloc(q->mems, (size_t)(q->mcap ? q->mcap * 2 : 8) *
+		    sizeof(*m))) == NULL)
+			return -1;
+		q->mems = m;
+		q->mcap = q->mcap ? q->mcap * 2 : 8;
+	}
+	memmove(&q->mems[i + 1], &q->mems[i], (size_t)(q->nmems - i) * sizeof(*q->mems));
+	q->mems[i].mem = mem;
+	q->mems[i].n = 1;
+	q->nmems++;
+	return 0;
+}
+
+uint64_t
+waitq_min_mem(const struct waitq *q)
+{
+	int i;
+
+	for (i = 0; i < q->nmems; i++)
+		if (q->mems[i].mem > 0)
+			return q->mems[i].mem;
+	return UINT64_MAX;
+}
+
 int
-waitq_add(struct waitq *q, uint32_t uid, int kind, struct order_node *n)
+waitq_whole(const struct waitq *q)
+{
+	return q->nmems > 0 && q->mems[0].mem == 0;
+}
+
+int
+waitq_add(struct waitq *q, uint32_t uid, int kind, uint64_t mem, struct order_node *n)
 {
 	struct waitq_user *nu;
 	int i;
+
+	if (kind == WAITQ_GPU && waitq_count(q, mem, 1) == -1)
+		return -1;
 
 	if ((i = waitq_find(q, uid)) == -1) {
 		if (q->nu == q->cap) {
 			/* the lists' nodes never point at their heads: moving them is safe */
 			if ((nu = realloc(q->u, (size_t)(q->cap ? q->cap * 2 : 8) *
-			    sizeof(*q->u))) == NULL)
+			    sizeof(*q->u))) == NULL) {
+				if (kind == WAITQ_GPU)
+					waitq_count(q, mem, -1);
 				return -1;
+			}
 			q->u = nu;
 			q->cap = q->cap ? q->cap * 2 : 8;
 		}
@@ -61,12 +118,14 @@ waitq_add(struct waitq *q, uint32_t uid, int kind, struct order_node *n)
 }
 
 void
-waitq_del(struct waitq *q, uint32_t uid, int kind, struct order_node *n)
+waitq_del(struct waitq *q, uint32_t uid, int kind, uint64_t mem, struct order_node *n)
 {
 	int i;
 
 	if ((i = waitq_find(q, uid)) == -1)
 		return;
+	if (kind == WAITQ_GPU)
+		waitq_count(q, mem, -1);
 	order_remove(&q->u[i].list[kind], n);
 	q->n--;
 	if (q->u[i].list[0].n == 0 && q->u[i].list[1].n == 0)

@@ -26,7 +26,15 @@ struct waitq_user {
 	int		dropped[2];
 };
 
+/* How many jobs of a GPU or more ask for each size: the smallest is known. */
+struct waitq_mem {
+	uint64_t	mem;		/* per GPU; 0: whole GPUs */
+	int		n;
+};
+
 struct waitq {
+	struct waitq_mem *mems;		/* sorted by mem */
+	int		nmems, mcap;
 	struct waitq_user *u;
 	int		nu, cap;
 	int		*heap[2];	/* indexes into u, by their cur[] */
@@ -38,10 +46,21 @@ struct waitq {
 
 void		 waitq_init(struct waitq *);
 void		 waitq_free(struct waitq *);
-/* Adds a node (its key, at and id set) for uid; 0, or -1 out of memory. */
-int		 waitq_add(struct waitq *, uint32_t uid, int kind, struct order_node *);
-/* Removes a node waitq_add added with the same uid and kind. */
-void		 waitq_del(struct waitq *, uint32_t uid, int kind, struct order_node *);
+/*
+ * Adds a node (its key, at and id set) for uid, of a job asking mem bytes
+ * per GPU (WAITQ_GPU; 0: whole GPUs); 0, or -1 out of memory.
+ */
+int		 waitq_add(struct waitq *, uint32_t uid, int kind, uint64_t mem,
+		    struct order_node *);
+/* Removes a node waitq_add added with the same uid, kind and mem. */
+void		 waitq_del(struct waitq *, uint32_t uid, int kind, uint64_t mem,
+		    struct order_node *);
+/*
+ * Of the jobs of a GPU or more: the smallest mem above 0 (UINT64_MAX if
+ * none), and whether any asks for whole GPUs.
+ */
+uint64_t	 waitq_min_mem(const struct waitq *);
+int		 waitq_whole(const struct waitq *);
 /* Starts a pass: every user's lists read from their fronts, none dropped. */
 void		 waitq_begin(struct waitq *);
 /* The next node of kind in the order across users; NULL when none is left. */

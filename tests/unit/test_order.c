@@ -126,7 +126,7 @@ world_lists(struct world *w)
 		w->items[i].node.at = j->submitted_at;
 		w->items[i].node.id = j->id;
 		assert_int_equal(waitq_add(&w->q, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU,
-		    &w->items[i].node), 0);
+		    j->mem, &w->items[i].node), 0);
 	}
 	waitq_begin(&w->q);
 }
@@ -158,7 +158,7 @@ run_stream(uint64_t seed, int steps, int variant)
 	struct sched_decision fdec[MAXJ], wdec[MAXJ], d;
 	struct sched_plan fp, wp;
 	struct sched_preemption fpr, wpr;
-	struct sched_source src = { world_next, world_drop, &w };
+	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
 	int forder[MAXJ], worder[MAXJ], ngpus = 4, step, i, k, g, nheld, nw, explained = 0;
 	int64_t next_id = 1;
 	double now = 1000;
@@ -220,6 +220,8 @@ run_stream(uint64_t seed, int steps, int variant)
 			if (w.jobs[i].running || w.jobs[i].suspended)
 				wj[nheld++] = w.jobs[i];
 		world_lists(&w);
+		src.min_mem = waitq_min_mem(&w.q);
+		src.whole = waitq_whole(&w.q);
 		wp.dec = wdec;
 		wp.order = worder;
 		nw = sched_walk(&pass, gpus, ngpus, &w.set, now, wj, nheld, MAXJ, &src, &wp);
@@ -323,11 +325,11 @@ test_walk_stops(void **state)
 	static struct world w;
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
-	struct sched_gpu gpu = { 80 * G, 0, SCHED_AUTO, 0 };
+	struct sched_gpu gpus[2] = { { 80 * G, 0, SCHED_AUTO, 0 }, { 10 * G, 0, SCHED_TIMESLICE, 30 } };
 	struct sched_settings set = { 0, 0, 1.0, 0, 0, 0, 0 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
-	struct sched_source src = { world_next, world_drop, &w };
+	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
 	static struct item items[100000];
 	struct sched_job one;
 	int i, n;
@@ -341,20 +343,31 @@ test_walk_stops(void **state)
 		items[i].node.at = i;
 		items[i].node.id = i + 2;
 		items[i].idx = 0;
-		assert_int_equal(waitq_add(&w.q, 1000 + (uint32_t)(i % 7), WAITQ_GPU,
+		assert_int_equal(waitq_add(&w.q, 1000 + (uint32_t)(i % 7), WAITQ_GPU, 20 * G,
 		    &items[i].node), 0);
 	}
 	waitq_begin(&w.q);
+	src.min_mem = waitq_min_mem(&w.q);
 	job_of(&w.jobs[0], 0, 1000, 20 * G, 0);
 	p.dec = dec;
 	p.order = (int[MAXJ]){ 0 };
-	n = sched_walk(&pass, &gpu, 1, &set, 1e6, wj, 1, MAXJ, &src, &p);
+	n = sched_walk(&pass, gpus, 1, &set, 1e6, wj, 1, MAXJ, &src, &p);
 	assert_int_equal(p.nstart, 0);
 	assert_true(n - 1 <= 9);	/* 8 claims close the GPU */
 	one = w.jobs[0];
 	one.id = 99999;
 	sched_explain(&pass, &one, &dec[0]);
 	assert_int_equal(dec[0].why, SCHED_WAIT_MEM);
+	/*
+	 * With preemption on and a second GPU, empty, timesliced and too small
+	 * for them: nothing can give way there, so the walk need not go on
+	 * looking for a job to take it.
+	 */
+	set.preempt = SCHED_PREEMPT_SUSPEND;
+	waitq_begin(&w.q);
+	n = sched_walk(&pass, gpus, 2, &set, 1e6, wj, 1, MAXJ, &src, &p);
+	assert_int_equal(p.nstart, 0);
+	assert_true(n - 1 <= 10);
 	waitq_free(&w.q);
 }
 
@@ -369,7 +382,7 @@ test_walk_drops(void **state)
 	struct sched_settings set = { 0, 0, 0, 2, 0, 0, 0 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
-	struct sched_source src = { world_next, world_drop, &w };
+	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
 	static struct item items[100001];
 	int i, n;
 
@@ -384,14 +397,15 @@ test_walk_drops(void **state)
 		items[i].node.at = i;
 		items[i].node.id = i + 3;
 		items[i].idx = 0;
-		assert_int_equal(waitq_add(&w.q, 1000, WAITQ_GPU, &items[i].node), 0);
+		assert_int_equal(waitq_add(&w.q, 1000, WAITQ_GPU, G, &items[i].node), 0);
 	}
 	/* the other user's job goes last of all */
 	items[i].node.at = 1e9;
 	items[i].node.id = 200000;
 	items[i].idx = 1;
-	assert_int_equal(waitq_add(&w.q, 1001, WAITQ_GPU, &items[i].node), 0);
+	assert_int_equal(waitq_add(&w.q, 1001, WAITQ_GPU, G, &items[i].node), 0);
 	waitq_begin(&w.q);
+	src.min_mem = waitq_min_mem(&w.q);
 	p.dec = dec;
 	p.order = (int[MAXJ]){ 0 };
 	n = sched_walk(&pass, &gpu, 1, &set, 1e6, wj, 2, MAXJ, &src, &p);
@@ -412,6 +426,7 @@ test_waitq_order(void **state)
 	static struct item it[3000];
 	struct order_node *sorted[3000], *x;
 	uint32_t uid[3000];
+	uint64_t mem[3000];
 	struct waitq q;
 	int i, k, n = 0;
 
@@ -423,11 +438,12 @@ test_waitq_order(void **state)
 		it[i].node.at = (double)(rng() % 100);
 		it[i].node.id = i;
 		uid[i] = 1000 + (uint32_t)(rng() % 13);
-		assert_int_equal(waitq_add(&q, uid[i], WAITQ_GPU, &it[i].node), 0);
+		mem[i] = (1 + rng() % 3) * G;
+		assert_int_equal(waitq_add(&q, uid[i], WAITQ_GPU, mem[i], &it[i].node), 0);
 	}
 	/* a third of them go again; users whose lists empty leave */
 	for (i = 0; i < 3000; i += 3)
-		waitq_del(&q, uid[i], WAITQ_GPU, &it[i].node);
+		waitq_del(&q, uid[i], WAITQ_GPU, mem[i], &it[i].node);
 	assert_int_equal(q.n, 2000);
 	for (i = 0; i < 3000; i++)
 		if (i % 3 != 0)
