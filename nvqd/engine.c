@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1217,6 +1218,9 @@ engine_resolve(struct engine *e, double now)
 	free(d);
 	engine_kick(e);	/* for jobs that ran --after these */
 }
+
+/* e->wq holds a job's on: the job is found from it */
+_Static_assert(offsetof(struct job, on) == 0, "struct job's on must be its first field");
 
 /* The waiting jobs for sched_walk: e->wq's two kinds, merged across users. */
 struct engine_src {
