@@ -281,6 +281,7 @@ run_stream(uint64_t seed, int steps, int variant)
 	}
 	/* the walk stopped early, often: it left jobs to sched_explain */
 	assert_true(explained > steps);
+	waitq_free(&w.q);
 }
 
 static void
