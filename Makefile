@@ -51,7 +51,7 @@ INI_LIBS = -linih
 SQL_LIBS = -lsqlite3
 endif
 
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/deptab.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
 	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c \
 	   nvqd/ctl.c nvqd/submit.c nvqd/store.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/start.c \
 	   nvqd/config.c nvqd/log.c common/proto.c common/parse.c common/paths.c \
@@ -113,7 +113,8 @@ UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
 $(BUILD)/tests/test_sched: $(call obj,tests/unit/test_sched.c nvqd/sched.c common/parse.c)
-$(BUILD)/tests/test_order: $(call obj,tests/unit/test_order.c nvqd/order.c nvqd/waitq.c nvqd/sched.c \
+$(BUILD)/tests/test_order: $(call obj,tests/unit/test_order.c nvqd/order.c nvqd/waitq.c nvqd/deptab.c \
+	    nvqd/sched.c \
 	    nvqd/preempt.c common/parse.c)
 $(BUILD)/tests/test_preempt: $(call obj,tests/unit/test_preempt.c nvqd/preempt.c nvqd/sched.c \
 	    common/parse.c)

@@ -164,6 +164,8 @@ engine_queue_in(struct engine *e, struct job *j)
 	} else if (j->dep_wait) {
 		j->queue = JOB_Q_DEPS;
 		engine_list_push(&e->deps, j);
+		if (deptab_add(&e->deptab, j, j->after, j->nafter, &j->depn) == -1)
+			e->deps_all = 1;	/* found by reading every waiting job */
 	} else {
 		j->queue = JOB_Q_READY;
 		engine_sj(j, 0, &sj);
@@ -185,12 +187,33 @@ engine_queue_out(struct engine *e, struct job *j)
 {
 	if (j->queue == JOB_Q_HELD)
 		engine_list_del(&e->held, j);
-	else if (j->queue == JOB_Q_DEPS)
+	else if (j->queue == JOB_Q_DEPS) {
 		engine_list_del(&e->deps, j);
+		deptab_del(&e->deptab, j->depn, j->nafter);
+		j->depn = NULL;
+	}
 	else if (j->queue == JOB_Q_READY)
 		waitq_del(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU, j->mem,
 		    &j->on);
 	j->queue = JOB_Q_NONE;
+}
+
+/* Notes an id whose dependents (or itself, a job that came waiting) to look at. */
+static void
+engine_dep_note(struct engine *e, int64_t id)
+{
+	int64_t *n;
+
+	if (e->ndep_ids == e->dep_cap) {
+		if ((n = realloc(e->dep_ids, (e->dep_cap ? e->dep_cap * 2 : 64) *
+		    sizeof(*n))) == NULL) {
+			e->deps_all = 1;
+			return;
+		}
+		e->dep_ids = n;
+		e->dep_cap = e->dep_cap ? e->dep_cap * 2 : 64;
+	}
+	e->dep_ids[e->ndep_ids++] = id;
 }
 
 /* Every change of a linked job's state goes through here, for the counts above. */
@@ -262,7 +285,9 @@ engine_drop(struct engine *e, struct job *j)
 	e->njobs--;
 	engine_count_pending(e, j, -1);
 	j->gone = 1;
-	e->deps_dirty = 1;	/* whoever runs --after it may be ready, or never */
+	/* whoever runs --after it may be ready, or never */
+	if (deptab_count(&e->deptab, j->id) > 0)
+		engine_dep_note(e, j->id);
 	if (j->poll != NULL)
 		uv_close((uv_handle_t *)j->poll, engine_handle_closed_cb);
 	if (j->timer != NULL)
@@ -387,7 +412,8 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 		free(j);
 		return -1;
 	}
-	e->deps_dirty |= nafter > 0;
+	if (nafter > 0)
+		engine_dep_note(e, id);
 	return 0;
 }
 
@@ -1163,17 +1189,87 @@ engine_dep_end(struct engine *e, const struct engine_doomed *d, double now)
  * its own if the group fails), their environments in another: a job that
  * 100,000 others wait for ends in seconds, not one commit per dependent.
  */
+/* The jobs to look at: a growing array of distinct jobs. */
+struct engine_cands {
+	struct engine	*e;
+	struct job	**j;
+	size_t		n, cap;
+	int		failed;
+};
+
+static void
+engine_cand_cb(void *owner, void *arg)
+{
+	struct engine_cands *c = arg;
+	struct job *j = owner, **nj;
+
+	if (j->dep_seen == c->e->dep_round || j->queue != JOB_Q_DEPS)
+		return;
+	if (c->n == c->cap) {
+		if ((nj = realloc(c->j, (c->cap ? c->cap * 2 : 64) * sizeof(*nj))) == NULL) {
+			c->failed = 1;
+			return;
+		}
+		c->j = nj;
+		c->cap = c->cap ? c->cap * 2 : 64;
+	}
+	j->dep_seen = c->e->dep_round;
+	c->j[c->n++] = j;
+}
+
+/*
+ * The waiting jobs that may have changed: those that came since the last
+ * pass and the dependents of those that ended (deptab), or all of them if
+ * memory ran out on the way.  0, or -1 if even that cannot be gathered.
+ */
+static int
+engine_dep_cands(struct engine *e, struct engine_cands *c)
+{
+	struct job *j;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->e = e;
+	e->dep_round++;
+	if (!e->deps_all)
+		for (i = 0; i < e->ndep_ids; i++) {
+			if ((j = engine_find(e, e->dep_ids[i])) != NULL)
+				engine_cand_cb(j, c);
+			deptab_each(&e->deptab, e->dep_ids[i], engine_cand_cb, c);
+		}
+	if (e->deps_all || c->failed) {
+		c->n = 0;
+		c->failed = 0;
+		e->dep_round++;
+		for (j = e->deps; j != NULL; j = j->lnext)
+			engine_cand_cb(j, c);
+	}
+	if (c->failed) {
+		free(c->j);
+		return -1;	/* e->deps_all stays: tried again at the next pass */
+	}
+	e->ndep_ids = 0;
+	e->deps_all = 0;
+	return 0;
+}
+
 static void
 engine_resolve(struct engine *e, double now)
 {
 	struct engine_doomed *d = NULL, *nd;
-	struct job *j, *next;
-	size_t n = 0, cap = 0, i;
+	struct engine_cands c;
+	struct job *j;
+	size_t n = 0, cap = 0, i, k;
 	char why[160];
 	int r, grouped;
 
-	for (j = e->deps; j != NULL; j = next) {
-		next = j->lnext;
+	if (engine_dep_cands(e, &c) == -1) {
+		e->deps_all = 1;
+		log_warnx("out of memory resolving --after; trying again");
+		return;
+	}
+	for (k = 0; k < c.n; k++) {
+		j = c.j[k];
 		if ((r = engine_deps(e, j, why, sizeof(why))) != -1) {
 			if (r == 1) {
 				/* ready: from the jobs waiting for --after to the order */
@@ -1186,7 +1282,7 @@ engine_resolve(struct engine *e, double now)
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
 			if ((nd = realloc(d, cap * sizeof(*d))) == NULL) {
-				e->deps_dirty = 1;	/* the rest at the next pass */
+				e->deps_all = 1;	/* the rest at the next pass */
 				break;
 			}
 			d = nd;
@@ -1195,6 +1291,7 @@ engine_resolve(struct engine *e, double now)
 		snprintf(d[n].why, sizeof(d[n].why), "%s", why);
 		n++;
 	}
+	free(c.j);
 	if (n == 0) {
 		free(d);
 		return;
@@ -1208,8 +1305,10 @@ engine_resolve(struct engine *e, double now)
 	store_lazy_begin(e->store);
 	for (i = 0; i < n; i++) {
 		j = d[i].job;
-		if (!grouped && engine_dep_end(e, &d[i], now) == -1)
-			continue;	/* it stays pending; tried again at the next pass */
+		if (!grouped && engine_dep_end(e, &d[i], now) == -1) {
+			engine_dep_note(e, j->id);	/* it stays pending; tried again */
+			continue;
+		}
 		log_info("job %lld CANCELLED: %s", (long long)j->id, d[i].why);
 		store_env_delete(e->store, j->id);
 		engine_drop(e, j);
@@ -1271,10 +1370,8 @@ engine_pass(struct engine *e)
 
 	engine_finish(e);
 	/* --after can only change when a job ended or came: no queries otherwise */
-	if (e->deps_dirty) {
-		e->deps_dirty = 0;
+	if (e->ndep_ids > 0 || e->deps_all)
 		engine_resolve(e, now);
-	}
 	if (engine_grow(e, e->njobs) == -1) {
 		log_warnx("out of memory planning %d jobs", e->njobs);
 		return;
@@ -1695,4 +1792,6 @@ engine_free(struct engine *e)
 	free(e->gcq);
 	jobtab_free(&e->jobtab);
 	waitq_free(&e->wq);
+	deptab_free(&e->deptab);
+	free(e->dep_ids);
 }

@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "deptab.h"
 #include "gpu.h"
 #include "gpuctl.h"
 #include "jobtab.h"
@@ -31,6 +32,8 @@ struct job {
 	int		queue;		/* enum job_queue */
 	struct job	*lnext, *lprev;	/* JOB_Q_DEPS, JOB_Q_HELD: e->deps, e->held */
 	unsigned	dec_pass;	/* the pass that decided dec */
+	struct deptab_node *depn;	/* JOB_Q_DEPS: filed under each job it waits for */
+	unsigned	dep_seen;	/* engine_resolve: looked at in this round */
 	int64_t		id;
 	uint32_t	uid, gid;
 	char		user[64];
@@ -116,7 +119,16 @@ struct engine {
 	uv_timer_t	wake;
 	uv_timer_t	poll;
 	int		kicked;
-	int		deps_dirty;	/* a job ended or came: check --after again */
+	/*
+	 * --after: who waits for whom; the jobs that ended with dependents and
+	 * the jobs that came waiting, since the last pass (their ids); deps_all:
+	 * look at every waiting job (memory ran out for the above)
+	 */
+	struct deptab	deptab;
+	int64_t		*dep_ids;
+	size_t		ndep_ids, dep_cap;
+	int		deps_all;
+	unsigned	dep_round;
 	int		stopping;
 	int		retry;		/* a commit failed: pass again within a second */
 	/* the hook sessions (hooks.c) */

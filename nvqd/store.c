@@ -1218,7 +1218,7 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR "
 	    "state IN ('PENDING', 'RUNNING', 'SUSPENDED')) "
 	    "AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')) "
-	    "AND (?6 = 0 OR ended_at >= ?6) AND id > ?7 ORDER BY id");
+	    "AND (?6 = 0 OR ended_at >= ?6) AND id > ?7 AND id <= ?8 ORDER BY id");
 
 	if (s == NULL)
 		return -1;
@@ -1228,7 +1228,9 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	sqlite3_bind_int(s, 4, f->all);
 	sqlite3_bind_int(s, 5, f->finished);
 	sqlite3_bind_double(s, 6, f->since);
-	sqlite3_bind_int64(s, 7, f->after);
+	/* one job: a range of the rowid, so that it is a lookup and not a scan */
+	sqlite3_bind_int64(s, 7, f->id != 0 && f->id - 1 > f->after ? f->id - 1 : f->after);
+	sqlite3_bind_int64(s, 8, f->id != 0 ? f->id : INT64_MAX);
 	return store_rows(st, s, cb, arg);
 }
 

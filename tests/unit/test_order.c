@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "deptab.h"
 #include "order.h"
 #include "waitq.h"
 #include "sched.h"
@@ -458,6 +459,51 @@ test_waitq_order(void **state)
 	waitq_free(&q);
 }
 
+static void
+count_cb(void *owner, void *arg)
+{
+	(*(int *)arg) += *(int *)owner;
+}
+
+/* Who waits for whom: 20,000 jobs, most waiting for the same one, taken back in any order. */
+static void
+test_deptab(void **state)
+{
+	static struct deptab_node *nodes[20000];
+	static int64_t on[20000][2];
+	static int weight[20000];
+	struct deptab t = { 0 };
+	int i, sum, want;
+
+	(void)state;
+	rng_state = 4242;
+	for (i = 0; i < 20000; i++) {
+		weight[i] = 1 + i % 3;
+		on[i][0] = 7;				/* everyone waits for job 7 */
+		on[i][1] = 100 + (int64_t)(rng() % 50);	/* and for one of 50 others */
+		assert_int_equal(deptab_add(&t, &weight[i], on[i], 2, &nodes[i]), 0);
+	}
+	assert_int_equal(deptab_count(&t, 7), 20000);
+	assert_int_equal(deptab_count(&t, 8), 0);
+	/* half of them are taken back, in a scattered order */
+	for (i = 0; i < 20000; i += 2) {
+		deptab_del(&t, nodes[(i * 7919) % 20000], 2);
+		nodes[(i * 7919) % 20000] = NULL;
+	}
+	for (want = 0, i = 0; i < 20000; i++)
+		if (nodes[i] != NULL)
+			want += weight[i];
+	sum = 0;
+	deptab_each(&t, 7, count_cb, &sum);
+	assert_int_equal(sum, want);
+	assert_int_equal(deptab_count(&t, 7), 10000);
+	for (i = 0; i < 20000; i++)
+		deptab_del(&t, nodes[i], 2);
+	assert_int_equal(deptab_count(&t, 7), 0);
+	assert_int_equal(t.ngroups, 0);
+	deptab_free(&t);
+}
+
 int
 main(void)
 {
@@ -467,6 +513,7 @@ main(void)
 		cmocka_unit_test(test_walk_stops),
 		cmocka_unit_test(test_walk_drops),
 		cmocka_unit_test(test_waitq_order),
+		cmocka_unit_test(test_deptab),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
