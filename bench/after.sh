@@ -20,25 +20,23 @@ for b in "${BUILDS[@]}"; do
 	bench_nvqd "$d" "$b" "sync = normal" "[limits]" "max_pending = 0"
 	first=$($NVQ -s "$d/sock" submit --parsable -g 0 sh -c 'sleep 3600' "$W/")
 	one=$($NVQ -s "$d/sock" submit --parsable -g 0 --after "$first" true)
-	kill "$BENCH_PID"; wait "$BENCH_PID" 2> /dev/null || true
+	bench_stop
 	sqlite3 "$d/nvq.db" "WITH RECURSIVE k(i) AS (SELECT $one + 1 UNION ALL SELECT i + 1
 	    FROM k WHERE i < $one + $WAITING - 1) INSERT INTO jobs (id, uid, gid, user, name,
 	    command, argv, cwd, state, gpus, priority, after, stdout_path, stderr_path,
 	    submitted_at) SELECT i, uid, gid, user, name, command, argv, cwd, state, gpus,
 	    priority, after, stdout_path, stderr_path, submitted_at FROM jobs, k WHERE id = $one"
-	"$b" -c "$d/nvq.ini" 2>> "$d/log" &
-	pid=$!
-	for _ in $(seq 1200); do $NVQ -s "$d/sock" gpus > /dev/null 2>&1 && break; sleep 0.05; done
-	t0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+	bench_start "$d" "$b"
+	t0=$(bench_cpu_ticks)
 	a=$(date +%s%N)
 	for _ in $(seq "$JOBS"); do
 		i=$($NVQ -s "$d/sock" submit --parsable -g 0 true)
 		$NVQ -s "$d/sock" wait "$i" > /dev/null
 	done
 	z=$(date +%s%N)
-	t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+	t1=$(bench_cpu_ticks)
 	echo "$b: $WAITING waiting --after; $JOBS jobs one after another: $(( (z - a) / 1000000 / JOBS )) ms" \
 	    "each, nvqd CPU $(awk -v a="$t0" -v b="$t1" -v n="$JOBS" 'BEGIN { printf "%.2f", (b - a) * 10 / n }') ms each"
-	kill "$pid"; wait "$pid" 2> /dev/null || true
+	bench_stop
 	pkill -9 -f "$W/" 2> /dev/null || true
 done

@@ -23,7 +23,7 @@ for b in "${BUILDS[@]}"; do
 		    "max_pending = 0"
 		$NVQ -s "$d/sock" submit --parsable -g 1 sh -c 'sleep 3600' "$W/" > /dev/null
 		one=$($NVQ -s "$d/sock" submit --parsable -g 1 -m 10G true)
-		kill "$BENCH_PID"; wait "$BENCH_PID" 2> /dev/null || true
+		bench_stop
 		# FIN finished copies (ids after the pending ones), ACT pending ones
 		sqlite3 "$d/nvq.db" "WITH RECURSIVE k(i) AS (SELECT $one + 1 UNION ALL SELECT i + 1
 		    FROM k WHERE i < $one + $ACT + $FIN) INSERT INTO jobs (id, uid, gid, user,
@@ -36,13 +36,11 @@ for b in "${BUILDS[@]}"; do
 		    CASE WHEN i <= $one + $ACT THEN NULL ELSE submitted_at + 1 END,
 		    CASE WHEN i <= $one + $ACT THEN NULL ELSE 0 END FROM jobs, k WHERE id = $one;
 		    DELETE FROM jobs WHERE id > $one AND id <= $one + $ACT AND $act = 0"
-		"$b" -c "$d/nvq.ini" 2>> "$d/log" &
-		pid=$!
-		for _ in $(seq 1200); do $NVQ -s "$d/sock" gpus > /dev/null 2>&1 && break; sleep 0.05; done
+		bench_start "$d" "$b"
 		rows=$($NVQ -s "$d/sock" history | tail -n +2 | wc -l)
 		t=$(for _ in 1 2 3 4 5; do ms $NVQ -s "$d/sock" history; done | median)
 		echo "$b: nvq history, $rows rows, $act pending: $t ms (median of 5)"
-		kill "$pid"; wait "$pid" 2> /dev/null || true
+		bench_stop
 		pkill -9 -f "$W/" 2> /dev/null || true
 	done
 done

@@ -14,10 +14,9 @@ bench_load_helper() {
 
 # bench_nvqd DIR NVQD [LINE...]: a fresh DIR with a configuration (its
 # socket, database and spool in DIR, log_level = warn, then the lines
-# given, "[section]" lines too) and NVQD started on it; its pid in
-# BENCH_PID, once its socket is there.
+# given, "[section]" lines too) and NVQD started on it (bench_start).
 bench_nvqd() {
-	local dir=$1 nvqd=$2 i
+	local dir=$1 nvqd=$2
 	shift 2
 	rm -rf "$dir"; mkdir -p "$dir"
 	{
@@ -25,9 +24,30 @@ bench_nvqd() {
 		    "$dir" "$dir" "$dir"
 		printf '%s\n' "$@"
 	} > "$dir/nvq.ini"
-	"$nvqd" -c "$dir/nvq.ini" 2> "$dir/log" &
+	bench_start "$dir" "$nvqd"
+}
+
+# bench_start DIR NVQD: NVQD started on DIR's configuration (its stderr
+# added to DIR/log), its pid in BENCH_PID, once it answers (a minute at
+# most: a queue of 100,000 jobs takes seconds to load).
+bench_start() {
+	local i
+	"$2" -c "$1/nvq.ini" 2>> "$1/log" &
 	BENCH_PID=$!
-	for i in $(seq 100); do [ -S "$dir/sock" ] && return 0; sleep 0.05; done
-	echo "nvqd did not start:"; cat "$dir/log"
+	for i in $(seq 1200); do
+		build/nvq -s "$1/sock" gpus > /dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	echo "nvqd did not start:"; cat "$1/log"
 	return 1
+}
+
+# Stops the nvqd of BENCH_PID (its jobs go on).
+bench_stop() {
+	kill "$BENCH_PID"; wait "$BENCH_PID" 2> /dev/null || true
+}
+
+# nvqd's CPU time so far (user + system) in clock ticks of 10 ms.
+bench_cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$BENCH_PID/stat"
 }

@@ -26,25 +26,22 @@ W=$(mktemp -d /tmp/nvq-scale.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; pkill -f "$W/" 2>/dev/null || true; rm -rf "$W"' EXIT
 G=$((1 << 30))
 NVQ=build/nvq
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-# seed DIR NVQD N: nvqd on DIR with a holder running and N pending; its pid in PID
+# seed DIR NVQD N: nvqd on DIR with a holder running and N pending; its pid in BENCH_PID
 seed() {
 	local d=$1 nvqd=$2 n=$3 one holder
 	bench_nvqd "$d" "$nvqd" "sync = normal" "[gpus]" "virtual = 1x80G" "[limits]" \
 	    "max_pending = 0"
 	holder=$($NVQ -s "$d/sock" submit --parsable -g 1 sh -c 'sleep 3600' "$W/")
 	one=$($NVQ -s "$d/sock" submit --parsable -g 1 -m 10G true)
-	kill "$BENCH_PID"; wait "$BENCH_PID" 2> /dev/null || true
+	bench_stop
 	sqlite3 "$d/nvq.db" "WITH RECURSIVE k(i) AS (SELECT $one + 1 UNION ALL SELECT i + 1
 	    FROM k WHERE i < $one + $n - 1) INSERT INTO jobs (id, uid, gid, user, name,
 	    command, argv, cwd, state, gpus, mem_per_gpu, priority, stdout_path, stderr_path,
 	    submitted_at) SELECT i, uid, gid, user, name, command, argv, cwd, state, gpus, mem_per_gpu,
 	    priority, stdout_path, stderr_path, submitted_at + (i - $one) * 1e-6 FROM jobs, k
 	    WHERE id = $one"
-	"$nvqd" -c "$d/nvq.ini" 2>> "$d/log" &
-	PID=$!
-	for _ in $(seq 1200); do $NVQ -s "$d/sock" gpus > /dev/null 2>&1 && break; sleep 0.05; done
+	bench_start "$d" "$nvqd"
 	HOLDER=$holder
 	FIRST=$one
 }
@@ -57,10 +54,10 @@ for n in $SIZES; do
 			k=$(echo "$b" | tr / _)
 			d=$W/$k
 			seed "$d" "$b" "$n"
-			t0=$(cpu_ticks "$PID")
+			t0=$(bench_cpu_ticks)
 			LOAD_GPUS=1 LOAD_MEM=$((10 * G)) build/load "$d/sock" 1 "$SUBMITS" "$d/ids" \
 			    > "$d/one"
-			t1=$(cpu_ticks "$PID")
+			t1=$(bench_cpu_ticks)
 			# clock ticks are 10 ms: ms per submit
 			awk -v a="$t0" -v b="$t1" -v s="$SUBMITS" \
 			    'BEGIN { printf "%.3f\n", (b - a) * 10 / s }' >> "$W/$k.$n.cpu"
@@ -79,7 +76,7 @@ for n in $SIZES; do
 			done
 			z=$(date +%s%N)
 			echo $(( (z - a) / 1000000 )) >> "$W/$k.$n.admit"
-			kill "$PID"; wait "$PID" 2> /dev/null || true
+			bench_stop
 			pkill -9 -f "$W/" 2> /dev/null || true
 		done
 	done

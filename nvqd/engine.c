@@ -156,7 +156,8 @@ engine_list_del(struct job **head, struct job *j)
 static void
 engine_queue_in(struct engine *e, struct job *j)
 {
-	struct sched_job sj;
+	/* what its place in the order depends on: pending, so its submit time */
+	struct sched_job sj = { .priority = j->priority, .submitted_at = j->submitted_at };
 
 	if (j->state != JOB_PENDING) {
 		j->queue = JOB_Q_HELD;
@@ -168,7 +169,6 @@ engine_queue_in(struct engine *e, struct job *j)
 			e->deps_all = 1;	/* found by reading every waiting job */
 	} else {
 		j->queue = JOB_Q_READY;
-		engine_sj(j, 0, &sj);
 		j->on.key = sched_key(&sj, &e->cfg.sched);
 		j->on.at = sj.submitted_at;
 		j->on.id = j->id;

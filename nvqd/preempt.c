@@ -238,7 +238,7 @@ sched_preempt(const struct sched_gpu *gpus, int ngpus, const struct sched_job *j
     struct sched_preemption *out)
 {
 	const struct sched_job *j;
-	uint64_t taken = 0, could, timesliced = 0, all = 0;
+	uint64_t taken = 0, could, timesliced = 0, budgeted = 0, all = 0;
 	double wake = 0;
 	int i, g, idx;
 
@@ -246,18 +246,20 @@ sched_preempt(const struct sched_gpu *gpus, int ngpus, const struct sched_job *j
 	out->beneficiary = -1;
 	if (ngpus > SCHED_MAX_GPUS)
 		ngpus = SCHED_MAX_GPUS;
-	for (g = 0; g < ngpus; g++)
+	for (g = 0; g < ngpus; g++) {
 		if (gpus[g].mode == SCHED_TIMESLICE)
 			timesliced |= 1ULL << g;
+		if (sched_budget(&gpus[g], s) > 0)
+			budgeted |= 1ULL << g;
+	}
 	if (s->preempt == SCHED_PREEMPT_OFF && timesliced == 0)
 		return;
-	/* the GPUs where a job could give way: they hold one */
+	/* the GPUs where a job could give way: they hold one (its decision says where) */
 	for (i = 0; i < njobs; i++)
-		if (jobs[i].running || p->dec[i].why == SCHED_START || p->dec[i].why == SCHED_RESUME)
-			for (g = 0; g < ngpus; g++)
-				if (sched_budget(&gpus[g], s) > 0 &&
-				    ((jobs[i].running ? jobs[i].gpumask : p->dec[i].gpumask) & (1ULL << g)))
-					all |= 1ULL << g;
+		if (p->dec[i].why == SCHED_RUNNING || p->dec[i].why == SCHED_START ||
+		    p->dec[i].why == SCHED_RESUME)
+			all |= p->dec[i].gpumask;
+	all &= budgeted;
 	/* once every such GPU is taken by a job before, no later job can be served */
 	for (i = 0; i < p->nwaiting && (taken & all) != all; i++) {
 		idx = p->order[i];

@@ -144,9 +144,9 @@ struct sched_pass {
 /*
  * The waiting jobs of an incremental pass, in the order they go in (see
  * sched_goes_before), one at a time: next() fills *j with the next one of
- * the kind asked (SCHED_SRC_ANY: any; SCHED_SRC_CPU: the next one of no
- * GPU; SCHED_SRC_GPU: the next one of one GPU or more) and returns 1, or 0
- * when there is none left of that kind.  The two kinds are two streams:
+ * the kind asked (SCHED_SRC_CPU: the next one of no GPU; SCHED_SRC_GPU:
+ * the next one of one GPU or more) and returns 1, or 0 when there is none
+ * left of that kind.  SCHED_SRC_ANY is only ever asked of drop().  The two kinds are two streams:
  * taking from one does not skip the other.  Jobs waiting for --after and
  * suspended jobs are not in them (sched_walk is given those).
  */

@@ -1213,7 +1213,7 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	    "mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, "
 	    "reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path, "
 	    "requeue, restarts, suspended_time "
-	    "FROM jobs WHERE (?1 = 0 OR id = ?1) AND (?2 IS NULL OR user = ?2) "
+	    "FROM jobs WHERE (?2 IS NULL OR user = ?2) "
 	    "AND (?3 IS NULL OR state = ?3) "
 	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR "
 	    "state IN ('PENDING', 'RUNNING', 'SUSPENDED')) "
@@ -1228,7 +1228,7 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	sqlite3_bind_int(s, 4, f->all);
 	sqlite3_bind_int(s, 5, f->finished);
 	sqlite3_bind_double(s, 6, f->since);
-	/* one job: a range of the rowid, so that it is a lookup and not a scan */
+	/* one job (f->id): a range of the rowid, so that it is a lookup and not a scan */
 	sqlite3_bind_int64(s, 7, f->id != 0 && f->id - 1 > f->after ? f->id - 1 : f->after);
 	sqlite3_bind_int64(s, 8, f->id != 0 ? f->id : INT64_MAX);
 	return store_rows(st, s, cb, arg);
