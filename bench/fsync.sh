@@ -20,7 +20,7 @@ for c in $CLIENTS; do
 	for nvqd in $NVQD_BUILDS; do
 		bench_nvqd "$W/d" "$nvqd" "sync = full" "[limits]" "max_running_jobs = 1"
 		pid=$BENCH_PID
-		build/nvq -s "$W/d/sock" submit -g 0 sleep 600 "$W/" > /dev/null
+		build/nvq -s "$W/d/sock" submit -g 0 sh -c "sleep 600" "$W/" > /dev/null
 		sleep 0.5
 		strace -f -c -e trace=fsync,fdatasync -p "$pid" -o "$W/d/strace" 2> /dev/null &
 		spid=$!

@@ -1092,14 +1092,21 @@ engine_finish(struct engine *e)
 		n += j->exited;
 	if (n == 0)
 		return;
-	ok = store_tx_begin(e->store) == 0;
+	/*
+	 * Not synced here: the pass's next synced commit (the starts that
+	 * follow an end, as a rule) or its store_sync makes it durable, before
+	 * any client can be told.
+	 */
+	ok = store_lazy_begin(e->store) == 0;
 	for (j = e->held; j != NULL && ok; j = j->lnext) {
 		if (!j->exited)
 			continue;
 		engine_final(e, j, &end);
 		engine_record_end(e, j, &end);
 	}
-	ok = ok && store_tx_commit(e->store) == 0;
+	ok = ok && store_lazy_commit(e->store) == 0;
+	if (ok)
+		e->unsynced = 1;
 	/* each on its own, in its own synced transaction, if the batch failed */
 	for (j = e->held; j != NULL; j = j->lnext) {
 		if (!j->exited)
@@ -1356,6 +1363,18 @@ engine_src_drop_cb(void *arg, uint32_t uid, int kind)
  * at the running and suspended jobs and at the front of the order only
  * (sched_walk): its cost does not grow with the queue behind.
  */
+/* Ends recorded without a synced commit after them: on disk before anyone hears. */
+static void
+engine_sync(struct engine *e)
+{
+	if (!e->unsynced)
+		return;
+	if (store_sync(e->store) == 0)
+		e->unsynced = 0;
+	else
+		e->retry = 1;
+}
+
 static void
 engine_pass(struct engine *e)
 {
@@ -1374,6 +1393,7 @@ engine_pass(struct engine *e)
 		engine_resolve(e, now);
 	if (engine_grow(e, e->njobs) == -1) {
 		log_warnx("out of memory planning %d jobs", e->njobs);
+		engine_sync(e);
 		return;
 	}
 	for (i = 0; i < e->gpus.n; i++) {
@@ -1420,7 +1440,9 @@ engine_pass(struct engine *e)
 		for (i = 0; i < n && ok; i++)
 			if (plan.dec[i].why == SCHED_START)
 				engine_commit_start(e, e->map[i], plan.dec[i].gpumask, now);
-		if (!ok || store_tx_commit(e->store) == -1) {
+		if (ok && store_tx_commit(e->store) == 0)
+			e->unsynced = 0;	/* the ends before went with it */
+		else {
 			for (i = 0; i < n; i++) {
 				if (plan.dec[i].why != SCHED_START ||
 				    engine_commit_start(e, e->map[i], plan.dec[i].gpumask, now) == 0)
@@ -1451,6 +1473,7 @@ engine_pass(struct engine *e)
 			    e->started[i].pid_start, e->boot_id, e->started[i].cgroup);
 		store_lazy_commit(e->store);
 	}
+	engine_sync(e);
 	wake_ms = plan.next_wake > 0 ? (uint64_t)((plan.next_wake - now) * 1000) + 1 : 0;
 	/* something could not be recorded (disk full?): try again in a second */
 	if (e->retry && (wake_ms == 0 || wake_ms > 1000))

@@ -131,6 +131,7 @@ struct engine {
 	unsigned	dep_round;
 	int		stopping;
 	int		retry;		/* a commit failed: pass again within a second */
+	int		unsynced;	/* ends committed, not yet synced (engine_finish) */
 	/* the hook sessions (hooks.c) */
 	struct hook_sess *sessions;
 	/* GPU control (gpuctl.h): its state across jobs, and engine_gpu's */

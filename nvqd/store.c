@@ -26,6 +26,12 @@ extern const char *const store_schema[];
  * it is full (a job's end, a cancel): thousands of such commits.
  */
 #define STORE_RESERVE	(4 << 20)
+/* What a submit sets of a job's row (the rest has its defaults). */
+#define STORE_JOB_COLS	"id, uid, gid, user, name, command, argv, cwd, gpus, mem_per_gpu, " \
+	"priority, time_limit, after, stdout_path, stderr_path, submitted_at, groups, " \
+	"requeue, preempt_signal"
+#define STORE_JOB_VALS	"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
 /* freed pages of the private database given back once there are this many */
 #define STORE_VACUUM_PAGES	64
 
@@ -436,6 +442,43 @@ fail:
 	return -1;
 }
 
+/*
+ * Puts back the submitted jobs whose rows a power cut (or a crash between
+ * the two commits of store_jobs_insert) took from the main database, from
+ * their copies, each with its first event.  The main database's commit is
+ * synced before the private one empties the copies.
+ */
+static int
+store_restore(struct store *st)
+{
+	int n;
+
+	if (store_exec(st, "CREATE TABLE IF NOT EXISTS private.jobs_copy ("
+	    "id INTEGER PRIMARY KEY, uid, gid, user, name, command, argv, cwd, gpus, "
+	    "mem_per_gpu, priority, time_limit, after, stdout_path, stderr_path, "
+	    "submitted_at, groups, requeue, preempt_signal)") == -1 ||
+	    store_begin(st) == -1)
+		return -1;
+	if (store_exec(st, "INSERT INTO jobs (state, " STORE_JOB_COLS ") SELECT 'PENDING', "
+	    STORE_JOB_COLS " FROM private.jobs_copy WHERE id NOT IN (SELECT id FROM jobs)") == -1)
+		goto fail;
+	n = sqlite3_changes(st->db);
+	if (store_exec(st, "INSERT INTO events (job_id, at, state, reason) SELECT c.id, "
+	    "c.submitted_at, 'PENDING', 'submitted' FROM private.jobs_copy c "
+	    "WHERE NOT EXISTS (SELECT 1 FROM events WHERE job_id = c.id)") == -1 ||
+	    store_exec(st, "DELETE FROM private.jobs_copy") == -1)
+		goto fail;
+	if (store_commit(st) == -1)
+		return -1;
+	if (n > 0)
+		log_warnx("database: %d submitted job%s put back from the private database "
+		    "(the main one had lost them, as in a power cut)", n, n == 1 ? "" : "s");
+	return 0;
+fail:
+	store_rollback(st);
+	return -1;
+}
+
 struct store *
 store_open(const char *path, int sync_full, char *err, size_t errlen)
 {
@@ -474,6 +517,11 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 	}
 	if (store_private(st, path, err, errlen) == -1)
 		goto fail;
+	if (store_restore(st) == -1) {
+		snprintf(err, errlen, "%s: cannot restore submitted jobs from the private "
+		    "database: %s", path, sqlite3_errmsg(st->db));
+		goto fail;
+	}
 	snprintf(st->reserve, sizeof(st->reserve), "%s.reserve", path);
 	store_reserve_make(st);
 	if (st->reserved == 0) {
@@ -543,17 +591,19 @@ store_event(struct store *st, int64_t id, double now, const char *state, const c
 	return store_done(st, s);
 }
 
-/* Binds and runs the INSERT of job j under id. */
+/*
+ * Binds and runs the INSERT of job j under id: into jobs (with its first
+ * event), or into the private database's copy (copy 1).
+ */
 static int
-store_job_row(struct store *st, const struct store_job_new *j, int64_t id)
+store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int copy)
 {
 	sqlite3_stmt *s;
 	char out[PATH_MAX], errp[PATH_MAX];
 
-	s = store_prepare(st, "INSERT INTO jobs (id, uid, gid, user, name, command, argv, cwd, "
-	    "state, gpus, mem_per_gpu, priority, time_limit, after, stdout_path, stderr_path, "
-	    "submitted_at, groups, requeue, preempt_signal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
-	    "'PENDING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	s = store_prepare(st, copy ? "INSERT OR REPLACE INTO private.jobs_copy ("
+	    STORE_JOB_COLS ") " STORE_JOB_VALS : "INSERT INTO jobs (state, " STORE_JOB_COLS
+	    ") SELECT 'PENDING', * FROM (" STORE_JOB_VALS ")");
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
@@ -588,28 +638,31 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id)
 	sqlite3_bind_int(s, 18, j->requeue != 0);
 	if (j->preempt_signal > 0)
 		sqlite3_bind_int(s, 19, j->preempt_signal);
-	if (store_done(st, s) == -1 || store_event(st, id, j->now, "PENDING", "submitted") == -1)
+	if (store_done(st, s) == -1)
 		return -1;
-	return 0;
+	return copy ? 0 : store_event(st, id, j->now, "PENDING", "submitted");
 }
 
+/*
+ * One flush for any number of jobs.  SQLite commits a main and an attached
+ * WAL database one after the other, not as one, so the private database
+ * goes first, in a commit of its own: the environments, and with sync =
+ * full a copy of each job's row; only this commit is synced.  Then the
+ * jobs, under the ids the copies have (nvqd is the only writer), in a
+ * commit that reaches the disk with the next synced one (a start, an end, a
+ * cancel, a checkpoint).  A power cut that takes the jobs' commit leaves
+ * their copies, which start-up puts back (store_restore); a crash between
+ * the two leaves the same.  Two commits however many jobs: a loop turn's
+ * submits share them (submit.c).
+ */
 int
 store_jobs_insert(struct store *st, const struct store_job_new *const *jobs, int n,
     int64_t *ids)
 {
 	sqlite3_stmt *s;
 	int64_t id = -1;
-	int i;
+	int i, r;
 
-	/*
-	 * SQLite commits a main and an attached WAL database one after the
-	 * other, not as one: a crash between could leave a job without its
-	 * environment.  So the environments go first, in a commit of their
-	 * own, under the ids the jobs will get (nvqd is the only writer); a
-	 * crash before the jobs' own commit leaves unused rows that the next
-	 * submits overwrite and start-up removes.  Two commits however many
-	 * jobs: a loop turn's submits share them (submit.c).
-	 */
 	if ((s = store_prepare(st, "SELECT max(coalesce((SELECT seq FROM sqlite_sequence "
 	    "WHERE name = 'jobs'), 0), coalesce((SELECT max(id) FROM jobs), 0)) + 1")) == NULL)
 		return -1;
@@ -632,26 +685,28 @@ store_jobs_insert(struct store *st, const struct store_job_new *const *jobs, int
 		sqlite3_bind_int64(s, 1, ids[i]);
 		sqlite3_bind_blob(s, 2, jobs[i]->env ? jobs[i]->env : "", jobs[i]->env_len,
 		    SQLITE_STATIC);
-		if (store_done(st, s) == -1)
+		if (store_done(st, s) == -1 ||
+		    (st->sync_full && store_job_row(st, jobs[i], ids[i], 1) == -1))
 			goto fail;
 	}
 	if (store_commit(st) == -1)
 		return -1;
 
-	if (store_begin(st) == -1)
-		goto unenv;
-	for (i = 0; i < n; i++)
-		if (store_job_row(st, jobs[i], ids[i]) == -1)
-			goto fail2;
-	if (store_commit(st) == -1)
-		goto unenv;
-	return 0;
-fail2:
-	store_rollback(st);
-unenv:
-	for (i = 0; i < n; i++)
-		store_env_delete(st, ids[i]);
-	return -1;
+	if (st->sync_full && st->depth == 0)
+		store_exec(st, "PRAGMA main.synchronous = NORMAL");
+	r = store_begin(st);
+	for (i = 0; i < n && r == 0; i++)
+		r = store_job_row(st, jobs[i], ids[i], 0);
+	if (r == -1)
+		store_rollback(st);
+	else
+		r = store_commit(st);
+	if (st->sync_full && st->depth == 0)
+		store_exec(st, "PRAGMA main.synchronous = FULL");
+	if (r == -1)
+		for (i = 0; i < n; i++)
+			store_env_delete(st, ids[i]);
+	return r;
 fail:
 	store_rollback(st);
 	return -1;
@@ -728,6 +783,11 @@ store_env_delete(struct store *st, int64_t id)
 	sqlite3_bind_int64(s, 1, id);
 	if (store_done(st, s) == -1)
 		return -1;
+	if ((s = store_prepare(st, "DELETE FROM private.jobs_copy WHERE id = ?")) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if (store_done(st, s) == -1)
+		return -1;
 	/* the pages it held back to the file system, a batch at a time */
 	if ((s = store_prepare(st, "PRAGMA private.freelist_count")) == NULL)
 		return 0;
@@ -770,6 +830,32 @@ store_lazy_commit(struct store *st)
 		store_exec(st, "PRAGMA private.synchronous = FULL");
 	}
 	return r;
+}
+
+/*
+ * Makes the main database's commits so far durable: SQLite's own sync of
+ * its write-ahead log (reached through SQLITE_FCNTL_JOURNAL_POINTER), the
+ * one a synced commit would run.  Nothing to do without sync = full.
+ */
+int
+store_sync(struct store *st)
+{
+	sqlite3_file *wal = NULL;
+
+	if (!st->sync_full)
+		return 0;
+	if (sqlite3_file_control(st->db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) !=
+	    SQLITE_OK) {
+		store_warn(st, "sync", "cannot reach the write-ahead log");
+		return -1;
+	}
+	if (wal == NULL || wal->pMethods == NULL)
+		return 0;	/* not open: nothing in it */
+	if (wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL) != SQLITE_OK) {
+		store_warn(st, "sync", "the write-ahead log cannot be synced");
+		return -1;
+	}
+	return 0;
 }
 
 static int

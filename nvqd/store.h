@@ -109,6 +109,11 @@ int		 store_tx_commit(struct store *);
 /* Groups changes into one commit that is not synced on its own. */
 int		 store_lazy_begin(struct store *);
 int		 store_lazy_commit(struct store *);
+/*
+ * Syncs the main database's commits so far, lazy ones included (what the
+ * next synced commit would do); 0 without sync = full.
+ */
+int		 store_sync(struct store *);
 /* Records that a running job was asked to stop, and as what. */
 int		 store_job_ending(struct store *, int64_t id, const char *state,
 		    const char *reason, double now);

@@ -135,3 +135,67 @@ t_disk_trouble() {	# a full disk or a read-only database: submits refused, jobs 
 	umount "$T/db"
 	check_read_only_fs
 }
+
+t_flushes() {	# sync = full: one flush per submit, one per job run one after another, and an end alone synced
+	command -v strace > /dev/null || { skip "strace is not installed: the flushes cannot be counted"; return; }
+	write_config "[limits]" "max_running_jobs = 1"
+	sed -i "s/^sync = normal$/sync = full/" "$T/nvq.ini"
+	start_nvqd || return
+	local first i n spid last
+	first=$(submit -g 0 sleep 300); wait_state "$first" RUNNING
+	strace -f -y -e trace=fsync,fdatasync -p "$NVQD_PID" -o "$T/strace.submit" 2> /dev/null &
+	spid=$!; sleep 0.5
+	for i in $(seq 20); do last=$(submit -g 0 true); done
+	kill -INT "$spid"; wait "$spid" 2> /dev/null
+	n=$(grep -c 'fdatasync\|fsync' "$T/strace.submit")
+	echo "    20 submits one after another: $n flushes ($(grep -c 'private-wal' "$T/strace.submit") of the private database)"
+	expect_eq "one flush per submit" "$(( n >= 20 && n <= 22 ))" 1
+	strace -f -y -e trace=fsync,fdatasync -p "$NVQD_PID" -o "$T/strace.run" 2> /dev/null &
+	spid=$!; sleep 0.5
+	nvq cancel "$first" > /dev/null
+	wait_state "$last" COMPLETED 20
+	sleep 0.3
+	kill -INT "$spid"; wait "$spid" 2> /dev/null
+	n=$(grep -c 'fdatasync\|fsync' "$T/strace.run")
+	echo "    a cancel and 20 jobs run one after another: $n flushes"
+	expect_eq "one flush per job that ends as the next starts" "$(( n >= 21 && n <= 24 ))" 1
+	# a job alone: its start's commit, then its end with no start after it, synced on its own
+	strace -f -y -e trace=fsync,fdatasync -p "$NVQD_PID" -o "$T/strace.one" 2> /dev/null &
+	spid=$!; sleep 0.5
+	last=$(submit -g 0 true); wait_state "$last" COMPLETED
+	sleep 0.3
+	kill -INT "$spid"; wait "$spid" 2> /dev/null
+	expect_eq "a lone job: its start and its end synced" "$(grep -c 'nvq\.db-wal>' "$T/strace.one")" 2
+	stop_nvqd
+}
+
+t_power_cut() {	# sync = full: submits whose main commit a power cut took come back from the private one
+	write_config "[limits]" "max_running_jobs = 1"
+	sed -i "s/^sync = normal$/sync = full/" "$T/nvq.ini"
+	start_nvqd || return
+	local first i ids=()
+	first=$(submit -g 0 sleep 300); wait_state "$first" RUNNING
+	# the state a power cut can leave: what was synced up to here...
+	kill -STOP "$NVQD_PID"
+	cp "$T/nvq.db" "$T/snap.db"; cp "$T/nvq.db-wal" "$T/snap.db-wal"
+	kill -CONT "$NVQD_PID"
+	for i in 1 2 3; do ids+=("$(FOO="bar $i" submit -g 0 sh -c 'echo "$FOO" > '"$T"'/ran.$NVQ_JOB_ID')"); done
+	# ...and the acknowledged submits' main commit lost: only the private one was synced
+	kill -9 "$NVQD_PID"; wait "$NVQD_PID" 2> /dev/null; NVQD_PID=""
+	cp "$T/snap.db" "$T/nvq.db"; cp "$T/snap.db-wal" "$T/nvq.db-wal"; rm -f "$T/nvq.db-shm"
+	expect_eq "the main database lost them" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE id >= ${ids[0]}")" 0
+	start_nvqd || return
+	expect_match "nvqd says so" "$(cat "$T/nvqd.log")" "3 submitted jobs put back from the private database"
+	for i in 0 1 2; do
+		expect_eq "job ${ids[$i]} is back" "$(state "${ids[$i]}")" PENDING
+	done
+	expect_eq "with its first event" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM events WHERE job_id >= ${ids[0]} AND state = 'PENDING'")" 3
+	nvq cancel "$first" > /dev/null
+	for i in 0 1 2; do
+		wait_state "${ids[$i]}" COMPLETED 10
+		expect_eq "job ${ids[$i]} ran with its environment" "$(cat "$T/ran.${ids[$i]}" 2>/dev/null)" "bar $((i + 1))"
+	done
+	expect_eq "no copy left" "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM jobs_copy")" 0
+	expect_eq "integrity" "$(sqlite3 "$T/nvq.db" "PRAGMA integrity_check")" ok
+	stop_nvqd
+}

@@ -28,6 +28,7 @@ t_flood() {	# a user with a thousand silent connections does not stop nvqd servi
 
 t_chaos() {	# 50 kill -9 of nvqd during a storm of submits: nothing acknowledged lost, nothing run twice
 	write_config
+	[ "${CHAOS_SYNC:-}" = full ] && sed -i "s/^sync = normal$/sync = full/" "$T/nvq.ini"
 	start_nvqd || return
 	local rounds=${NVQ_CHAOS_ROUNDS:-50} r k stop="$T/stop" spid=()
 	# each job says it ran, and ends with an exit code it owes to its id
@@ -76,9 +77,14 @@ t_chaos() {	# 50 kill -9 of nvqd during a storm of submits: nothing acknowledged
 	sqlite3 "$T/nvq.db" "SELECT '      event ' || job_id || ' ' || state || ' ' || ifnull(reason, '') FROM events
 	    WHERE job_id IN (SELECT id FROM jobs $wrong LIMIT 5)"
 	expect_eq "integrity" "$(sqlite3 "$T/nvq.db" "PRAGMA integrity_check")" ok
+	[ "${CHAOS_SYNC:-}" = full ] && echo "    put back from the private database: $(grep -c 'put back from the private' "$T/nvqd.log") times"
 	stop_nvqd
 	sleep 0.2
 	expect_eq "no process of the test is left" "$(pgrep -f "$T" | wc -l)" 0
+}
+
+t_chaos_full() {	# the same with sync = full: a submit's main commit (not synced) may be cut off and put back
+	CHAOS_SYNC=full NVQ_CHAOS_ROUNDS=${NVQ_CHAOS_ROUNDS:-25} t_chaos
 }
 
 t_load() {	# 50 clients x 200 submits at once: every one acknowledged and stored, once
