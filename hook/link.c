@@ -74,6 +74,7 @@ static struct {
 	size_t		len, cap;
 	uint64_t	sent_used[BUDGET_MAX_DEV], sent_peak[BUDGET_MAX_DEV];
 	uint64_t	sent_shared;	/* ops->unmovable() as last reported */
+	uint64_t	sent_staged;	/* offload_staged() as last reported */
 	int		sent_n;
 	char		uuid[BUDGET_MAX_DEV][64];
 } L = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1,
@@ -272,9 +273,14 @@ link_limit(const struct proto_msg *m)
 static void
 link_message(const struct proto_msg *m)
 {
+	int64_t staging;
+
 	switch (m->type) {
 	case MSG_HOOK_STATE:
 		L.timeslice = (int)proto_int(m, "timeslice", 0);
+		/* the staging it may keep between switches (nvqd's share of [scheduler] staging) */
+		staging = proto_int(m, "staging", 0);
+		offload_keep(staging > 0 ? (size_t)staging : 0);
 		L.idle_sent = 0;
 		L.idle_since = link_now();	/* a waiting job is not an idle one */
 		if (proto_int(m, "granted", 1))
@@ -356,16 +362,19 @@ link_report_locked(void)
 	uint64_t used[BUDGET_MAX_DEV], peak[BUDGET_MAX_DEV];
 	struct proto_buf b = { 0 };
 	int n = L.ops->usage(used, peak, BUDGET_MAX_DEV), d, rows = 0;
-	uint64_t shared = L.ops->unmovable();
+	uint64_t shared = L.ops->unmovable(), staged = offload_staged();
 
 	if (n == L.sent_n && memcmp(used, L.sent_used, sizeof(used[0]) * (size_t)n) == 0 &&
 	    memcmp(peak, L.sent_peak, sizeof(peak[0]) * (size_t)n) == 0 &&
-	    shared == L.sent_shared)
+	    shared == L.sent_shared && staged == L.sent_staged)
 		return;
 	proto_begin(&b, MSG_HOOK_REPORT);
 	/* shared memory a suspend cannot move: nvqd does not suspend the job while there is any */
 	if (shared > 0 || L.sent_shared > 0)
 		proto_put_int(&b, "shared", (int64_t)shared);
+	/* host memory it holds ready for a suspend: nvqd need not find it free */
+	if (staged > 0 || L.sent_staged > 0)
+		proto_put_int(&b, "staged", (int64_t)staged);
 	for (d = 0; d < n; d++) {
 		if (used[d] == 0 && peak[d] == 0)
 			continue;
@@ -377,7 +386,7 @@ link_report_locked(void)
 		proto_put_int(&b, "peak", (int64_t)peak[d]);
 		rows++;
 	}
-	if (rows == 0 && L.sent_n == -1 && n == 0 && shared == 0) {
+	if (rows == 0 && L.sent_n == -1 && n == 0 && shared == 0 && staged == 0) {
 		proto_buf_free(&b);
 		return;
 	}
@@ -386,6 +395,7 @@ link_report_locked(void)
 		memcpy(L.sent_peak, peak, sizeof(peak[0]) * (size_t)n);
 		L.sent_n = n;
 		L.sent_shared = shared;
+		L.sent_staged = staged;
 	}
 }
 

@@ -395,166 +395,351 @@ offload_free(CUdeviceptr p, CUresult *res)
 /* ---- staging ---- */
 
 /*
- * The staging area is page-locked in pieces of OFF_CHUNK: one registration
- * of tens of GiB was refused on the H100 machine (the copies then ran at
- * the pageable rate), registrations of 1 GiB were not.  A copy never
- * crosses a piece's edge, so that each one runs from page-locked memory.
+ * The staging memory is a list of pieces of OFF_CHUNK, each mapped and
+ * page-locked on its own: one registration of tens of GiB was refused on
+ * the H100 machine (the copies then ran at the pageable rate), registrations
+ * of 1 GiB were not.  A copy never crosses a piece's edge, so each one runs
+ * from page-locked memory.  Getting the memory is what costs (30 GiB on the
+ * H100, tests/gpu/staging_probe.sh: 1.1 s to fault in from 8 threads, 0.7 s
+ * to page-lock, then 0.6 s to copy), so nvqd may let a process keep some
+ * between switches (offload_keep): it is made ahead, in the background,
+ * as the job's memory grows, and kept after a resume.  Pieces are never
+ * inherited by a child (MADV_DONTFORK): a fork would copy page-locked
+ * memory at once.
  */
 #ifndef OFF_CHUNK
 #define OFF_CHUNK	(1ull << 30)	/* test_offload makes it smaller */
 #endif
+#define OFF_ALIGN	(2ull << 20)	/* a huge page */
 
 struct off_stage {
-	char		*p;
-	size_t		len;
-	size_t		nchunks;
+	char		**piece;
 	unsigned char	*locked;	/* per piece: cuMemHostRegister took it */
+	size_t		n, cap;		/* pieces made, room for */
 };
 
+static struct off_stage S;	/* the staging; under O.mu */
+
+/* The background preparation (offload_keep); its fields under O.mu. */
+static struct {
+	size_t		keep;		/* bytes nvqd lets this process keep */
+	int		running, stop;
+	pthread_t	t;
+} K;
+
+/* One piece: mapped on a huge page's edge, faulted in, page-locked.  NULL: no memory. */
+static char *
+off_piece(CUcontext ctx, unsigned char *locked)
+{
+	size_t len = OFF_CHUNK + OFF_ALIGN, i, lead;
+	char *m, *p;
+	CUcontext old;
+
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	lead = (OFF_ALIGN - (uintptr_t)m % OFF_ALIGN) % OFF_ALIGN;
+	p = m + lead;
+	if (lead > 0)
+		munmap(m, lead);
+	munmap(p + OFF_CHUNK, OFF_ALIGN - lead);
+	madvise(p, OFF_CHUNK, MADV_HUGEPAGE);
+	madvise(p, OFF_CHUNK, MADV_DONTFORK);
+	for (i = 0; i < OFF_CHUNK; i += OFF_PAGE)
+		((volatile char *)p)[i] = 0;
+	*locked = 0;
+	if (O.ctx_push(ctx) == CUDA_SUCCESS) {
+		/* portable: pinned for every context, so for each GPU's copies */
+		*locked = O.host_register(p, OFF_CHUNK, NVQ_CU_MEMHOSTREGISTER_PORTABLE) ==
+		    CUDA_SUCCESS;
+		O.ctx_pop(&old);
+	}
+	return p;
+}
+
+static void
+off_unpiece(char *p, int locked)
+{
+	if (locked)
+		O.host_unregister(p);
+	munmap(p, OFF_CHUNK);
+}
+
+/* Room for n pieces in S.  -1: no memory. */
+static int
+off_room(size_t n)
+{
+	char **np;
+	unsigned char *nl;
+	size_t cap = S.cap ? S.cap : 16;
+
+	while (cap < n)
+		cap *= 2;
+	if (cap == S.cap)
+		return 0;
+	if ((np = realloc(S.piece, cap * sizeof(*np))) == NULL)
+		return -1;
+	S.piece = np;
+	if ((nl = realloc(S.locked, cap)) == NULL)
+		return -1;
+	S.locked = nl;
+	S.cap = cap;
+	return 0;
+}
+
 struct off_worker {
-	struct off_stage *st;
-	size_t		*next;		/* the next piece to take, shared */
-	CUcontext	ctx;		/* cuMemHostRegister needs a context */
+	size_t		*next, end;	/* pieces to make: [*next, end), taken in turn */
+	CUcontext	ctx;
 	pthread_t	t;
 };
 
-static size_t
-off_piece_len(const struct off_stage *st, size_t c)
-{
-	return c + 1 < st->nchunks ? OFF_CHUNK : st->len - c * OFF_CHUNK;
-}
-
-/* Takes pieces in turn: faults each in, then page-locks it. */
 static void *
 off_worker(void *arg)
 {
 	struct off_worker *w = arg;
-	struct off_stage *st = w->st;
-	size_t c, i, n;
-	CUcontext old;
-	CUresult r = CUDA_SUCCESS;
-	int pushed = O.ctx_push(w->ctx) == CUDA_SUCCESS;
-	char *p;
+	size_t c;
 
-	while ((c = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED)) < st->nchunks) {
-		p = st->p + c * OFF_CHUNK;
-		n = off_piece_len(st, c);
-		for (i = 0; i < n; i += OFF_PAGE)
-			((volatile char *)p)[i] = 0;
-		/* portable: pinned for every context, so for each GPU's copies */
-		r = O.host_register(p, n, NVQ_CU_MEMHOSTREGISTER_PORTABLE);
-		st->locked[c] = r == CUDA_SUCCESS;
-	}
-	if (pushed)
-		O.ctx_pop(&old);
-	if (r != CUDA_SUCCESS)
-		O.log("offload: cuMemHostRegister: CUDA error %d", (int)r);
+	while ((c = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED)) < w->end)
+		S.piece[c] = off_piece(w->ctx, &S.locked[c]);
 	return NULL;
 }
 
-static struct off_stage S;	/* the staging area; under O.mu */
-
 /*
- * A staging area of len bytes.  Fresh memory faults in at a few GB/s from
- * one thread, so several fault it in at once (with huge pages where the
- * kernel gives them) and page-lock their pieces, so that the copies run at
- * the link's speed.  A piece that cannot be locked still works, slower.
- * -1 if there is no memory.
+ * Staging for len bytes, under O.mu: the pieces there are, and the missing
+ * ones made by several threads at once (fresh memory faults in at a few
+ * GB/s from one thread).  A piece that cannot be locked still works,
+ * slower.  -1 if there is no memory.
  */
 static int
 off_stage(size_t len, CUcontext ctx)
 {
 	struct off_worker w[OFF_TOUCHERS];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t want = (len + OFF_CHUNK - 1) / OFF_CHUNK, next = S.n, c, unlocked = 0;
 	int n = cpus > OFF_TOUCHERS ? OFF_TOUCHERS : cpus > 1 ? (int)cpus : 1, i;
-	size_t next = 0, c, unlocked = 0;
-	void *p;
 
-	memset(&S, 0, sizeof(S));
-	S.len = len;
-	S.nchunks = (len + OFF_CHUNK - 1) / OFF_CHUNK;
-	if ((S.locked = calloc(S.nchunks, 1)) == NULL)
+	if (want <= S.n)
+		return 0;
+	if (off_room(want) == -1)
 		return -1;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		free(S.locked);
-		S.locked = NULL;
-		return -1;
-	}
-	S.p = p;
-	madvise(p, len, MADV_HUGEPAGE);
 	for (i = 0; i < n; i++) {
-		w[i].st = &S;
 		w[i].next = &next;
+		w[i].end = want;
 		w[i].ctx = ctx;
-		if (i > 0 && (size_t)i < S.nchunks &&
+		if (i > 0 && (size_t)i < want - S.n &&
 		    pthread_create(&w[i].t, NULL, off_worker, &w[i]) != 0)
-			w[i].st = NULL;
+			w[i].end = 0;
 	}
 	off_worker(&w[0]);
 	for (i = 1; i < n; i++)
-		if (w[i].st != NULL && (size_t)i < S.nchunks)
+		if (w[i].end != 0 && (size_t)i < want - S.n)
 			pthread_join(w[i].t, NULL);
-	for (c = 0; c < S.nchunks; c++)
+	for (c = S.n; c < want; c++) {
+		if (S.piece[c] == NULL) {
+			/* keep what was made before the hole; give back the rest */
+			S.n = c;
+			for (; c < want; c++)
+				if (S.piece[c] != NULL)
+					off_unpiece(S.piece[c], S.locked[c]);
+			return -1;
+		}
 		unlocked += !S.locked[c];
+	}
 	if (unlocked > 0)
 		O.log("offload: cannot page-lock %zu of %zu pieces of staging memory: "
-		    "copying through pageable memory there", unlocked, S.nchunks);
+		    "copying through pageable memory there", unlocked, want - S.n);
+	S.n = want;
 	return 0;
 }
 
-/* Frees a staging area taken out of S. */
-static void
-off_free_stage(struct off_stage *st)
+/* Whether memory is out (the staging holds it). */
+static int
+off_any_out(void)
 {
-	size_t c;
+	size_t i;
 
-	if (st->p == NULL)
-		return;
-	for (c = 0; c < st->nchunks; c++)
-		if (st->locked[c])
-			O.host_unregister(st->p + c * OFF_CHUNK);
-	munmap(st->p, st->len);
-	free(st->locked);
-	memset(st, 0, sizeof(*st));
+	for (i = 0; i < O.cap; i++)
+		if (O.tab[i].state == REC_OUT)
+			return 1;
+	return 0;
+}
+
+/* Takes the pieces beyond keep bytes out of S, under O.mu: *n of them, to free. */
+static char **
+off_detach(size_t keep, size_t *n, unsigned char **locked)
+{
+	size_t k = keep / OFF_CHUNK;	/* whole pieces within the share */
+	char **p;
+
+	*n = 0;
+	if (k >= S.n || (p = malloc((S.n - k) * sizeof(*p))) == NULL)
+		return NULL;
+	if ((*locked = malloc(S.n - k)) == NULL) {
+		free(p);
+		return NULL;
+	}
+	*n = S.n - k;
+	memcpy(p, S.piece + k, *n * sizeof(*p));
+	memcpy(*locked, S.locked + k, *n);
+	S.n = k;
+	return p;
 }
 
 void
 offload_drop_staging(void)
 {
-	struct off_stage old;
-	size_t i;
+	unsigned char *locked = NULL;
+	char **p = NULL;
+	size_t n = 0, i;
 
-	memset(&old, 0, sizeof(old));
 	pthread_mutex_lock(&O.mu);
-	for (i = 0; i < O.cap; i++)
-		if (O.tab[i].state == REC_OUT)
-			break;
-	if (i == O.cap) {
-		old = S;
-		memset(&S, 0, sizeof(S));
-	}
+	if (!off_any_out())
+		p = off_detach(K.keep, &n, &locked);
 	pthread_mutex_unlock(&O.mu);
 	/* outside the lock: 30 GiB take most of a second to let go of */
-	off_free_stage(&old);
+	for (i = 0; i < n; i++)
+		off_unpiece(p[i], locked[i]);
+	free(p);
+	free(locked);
+}
+
+/* MemAvailable of /proc/meminfo in bytes; 0 if unknown. */
+static size_t
+off_mem_available(void)
+{
+	char line[128];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (size_t)kb * 1024;
 }
 
 /*
- * Copies n bytes between a device allocation and the staging area at off,
+ * The preparer: while the staging is short of what the process's memory
+ * would need (up to what it may keep), one more piece, made outside the
+ * lock; it stops while memory is out, and when asked (at exit, before
+ * libcuda goes).
+ */
+static void *
+off_prepare(void *arg)
+{
+	size_t i, need, made = 0;
+	int stop = 0;
+	CUcontext ctx;
+	unsigned char locked;
+	char *p;
+
+	(void)arg;
+	while (!stop) {
+		need = 0;
+		ctx = NULL;
+		pthread_mutex_lock(&O.mu);
+		for (i = 0; i < O.cap; i++)
+			if (O.tab[i].state == REC_IN) {
+				need += O.tab[i].size;
+				ctx = O.tab[i].ctx;
+			}
+		/* whole pieces within the share: never more than nvqd let it keep */
+		if (need > K.keep / OFF_CHUNK * OFF_CHUNK)
+			need = K.keep / OFF_CHUNK * OFF_CHUNK;
+		stop = K.stop;
+		if (stop || off_any_out() || ctx == NULL || need <= S.n * OFF_CHUNK) {
+			if (made > 0 && !stop && ctx != NULL && need <= S.n * OFF_CHUNK)
+				O.log("offload: staging ready: %zu bytes made ahead, %zu held",
+				    made, (size_t)(S.n * OFF_CHUNK));
+			if (need <= S.n * OFF_CHUNK)
+				made = 0;
+			pthread_mutex_unlock(&O.mu);
+			for (i = 0; i < 10 && !stop; i++) {
+				usleep(100000);
+				stop = __atomic_load_n(&K.stop, __ATOMIC_RELAXED);
+			}
+			continue;
+		}
+		pthread_mutex_unlock(&O.mu);
+		/* never at the cost of the host: a piece only with room for four more */
+		if (off_mem_available() < 5 * OFF_CHUNK || (p = off_piece(ctx, &locked)) == NULL) {
+			sleep(1);
+			continue;
+		}
+		pthread_mutex_lock(&O.mu);
+		if ((S.n + 1) * OFF_CHUNK <= K.keep && off_room(S.n + 1) == 0) {
+			S.piece[S.n] = p;
+			S.locked[S.n++] = locked;
+			made += OFF_CHUNK;
+			p = NULL;
+		}
+		pthread_mutex_unlock(&O.mu);
+		if (p != NULL)
+			off_unpiece(p, locked);
+	}
+	return NULL;
+}
+
+static void
+off_prepare_stop(void)
+{
+	pthread_mutex_lock(&O.mu);
+	K.stop = 1;
+	pthread_mutex_unlock(&O.mu);
+	if (K.running)
+		pthread_join(K.t, NULL);
+	K.running = 0;
+}
+
+void
+offload_keep(size_t bytes)
+{
+	int start;
+
+	if (!O.on)
+		return;
+	pthread_mutex_lock(&O.mu);
+	K.keep = bytes;
+	start = bytes > 0 && !K.running && !K.stop;
+	if (start)
+		K.running = pthread_create(&K.t, NULL, off_prepare, NULL) == 0;
+	pthread_mutex_unlock(&O.mu);
+	/* registered now, after libcuda's own: run before libcuda is torn down */
+	if (start && K.running)
+		atexit(off_prepare_stop);
+}
+
+size_t
+offload_staged(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&O.mu);
+	n = S.n * OFF_CHUNK;
+	pthread_mutex_unlock(&O.mu);
+	return n;
+}
+
+/*
+ * Copies n bytes between a device allocation and the staging at off,
  * piece by piece (out: device to host).
  */
 static CUresult
 off_copy(int out, CUdeviceptr va, size_t off, size_t n)
 {
-	size_t done = 0, len;
+	size_t done = 0, len, at;
+	char *h;
 	CUresult r = CUDA_SUCCESS;
 
 	while (done < n && r == CUDA_SUCCESS) {
-		len = OFF_CHUNK - (off + done) % OFF_CHUNK;
+		at = off + done;
+		len = OFF_CHUNK - at % OFF_CHUNK;
 		if (len > n - done)
 			len = n - done;
-		r = out ? O.dtoh(S.p + off + done, va + done, len) :
-		    O.htod(va + done, S.p + off + done, len);
+		h = S.piece[at / OFF_CHUNK] + at % OFF_CHUNK;
+		r = out ? O.dtoh(h, va + done, len) : O.htod(va + done, h, len);
 		done += len;
 	}
 	return r;
@@ -705,7 +890,7 @@ offload_out(struct offload_stats *st)
 		pthread_mutex_unlock(&O.mu);
 		return 0;
 	}
-	off_free_stage(&S);	/* an earlier offload_in's, not dropped yet */
+	/* the pieces kept or made ahead serve; the missing ones are made now */
 	for (i = 0; total > 0 && O.tab[i].state != REC_IN; i++)
 		;
 	if (total > 0 && off_stage((size_t)total, O.tab[i].ctx) == -1) {
@@ -894,12 +1079,13 @@ offload_resident(void)
 void
 offload_child(void)
 {
-	/* the parent's table and staging stay mapped in the child, unused */
+	/* the parent's table stays mapped in the child, unused; the staging is not there */
 	pthread_mutex_init(&O.mu, NULL);
 	O.tab = NULL;
 	O.imports = 0;
 	O.cap = O.used = O.live = 0;
 	memset(&S, 0, sizeof(S));
+	memset(&K, 0, sizeof(K));	/* no preparer thread in the child */
 }
 
 /* ---- CUDA IPC (ipc.c) ---- */

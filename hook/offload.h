@@ -6,10 +6,11 @@
  * of OFFLOAD_MIN bytes or more through cuMemAlloc is made with the VMM API:
  * an address range reserved, physical memory created and mapped there.
  * When nvqd suspends the job (its launches and copies already held at the
- * gate), offload_out copies each such allocation into one pinned host
- * staging area (mmap with transparent huge pages, touched by several
- * threads, then cuMemHostRegister) at the link's full speed, and unmaps and
- * releases its device memory; the address range stays reserved.  Then the
+ * gate), offload_out copies each such allocation into pinned host staging
+ * (pieces of 1 GiB: mmap with transparent huge pages, touched by several
+ * threads, then cuMemHostRegister; or those made ahead, offload_keep) at
+ * the link's full speed, and unmaps and releases its device memory; the
+ * address range stays reserved.  Then the
  * driver's checkpoint moves what is left (the context, small allocations).
  * offload_in creates and maps the memory again at the same addresses and
  * copies it back, so that every pointer the job holds is valid and its
@@ -58,8 +59,17 @@ int	offload_free(CUdeviceptr p, CUresult *r);
 int	offload_out(struct offload_stats *);
 /* Brings every allocation that is out back.  0, or -1 with st->error. */
 int	offload_in(struct offload_stats *);
-/* After offload_in brought all back: frees the staging memory. */
+/* After offload_in brought all back: frees the staging memory beyond what it may keep. */
 void	offload_drop_staging(void);
+/*
+ * The staging this process may keep between switches (nvqd's [scheduler]
+ * staging, shared out among the job's processes): made ahead by a
+ * background thread as the memory grows, up to bytes, and kept after a
+ * resume.  0: made at each suspend and freed after.
+ */
+void	offload_keep(size_t bytes);
+/* The staging held now (made ahead or kept), in bytes. */
+size_t	offload_staged(void);
 /* Whether every allocation is on its device (the gate may open). */
 int	offload_resident(void);
 /*

@@ -72,6 +72,7 @@ struct job {
 	uint64_t	*hook_used;	/* per GPU index: the hook's reports, summed */
 	uint64_t	*hook_peak;	/* over the job's processes, and the most seen */
 	uint64_t	hook_shared;	/* shared memory they say a suspend cannot move */
+	uint64_t	hook_staged;	/* host staging they hold ready (bounded by their shares) */
 	int64_t		*end_peaks;	/* engine_final: per GPU of the run, for run_gpus */
 	const char	**end_uuids;
 	int		nsess;		/* its processes linked to nvqd (hooks.c) */

@@ -477,6 +477,9 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 	}
 	bytes = suspend_bytes(e, j);
 	avail = suspend_host_available();
+	/* the staging its processes hold ready is host memory the move needs no more of */
+	if (avail >= 0)
+		avail += (int64_t)(j->hook_staged < INT64_MAX / 2 ? j->hook_staged : INT64_MAX / 2);
 	if (bytes > 0 && avail >= 0 && bytes > avail) {
 		snprintf(err, errlen, "job %lld holds %.1f GiB of GPU memory and the host has "
 		    "%.1f GiB available to take it", (long long)j->id, bytes / 1073741824.0,

@@ -32,12 +32,12 @@ hookmsg_hello(const struct proto_msg *m, struct hookmsg_hello *h, char *err, siz
 
 int
 hookmsg_report(const struct proto_msg *m, struct hookmsg_row *rows, int max, int64_t *shared,
-    char *err, size_t errlen)
+    int64_t *staged, char *err, size_t errlen)
 {
 	struct hookmsg_row *r = NULL;
 	int i, k, n = 0;
 
-	*shared = 0;
+	*shared = *staged = 0;
 	if (m->type != MSG_HOOK_REPORT) {
 		snprintf(err, errlen, "%s is not a report", proto_type_name(m->type));
 		return -1;
@@ -65,13 +65,13 @@ hookmsg_report(const struct proto_msg *m, struct hookmsg_row *rows, int max, int
 			r->used = r->peak = -1;
 			continue;
 		}
-		if (strcmp(f->key, "shared") == 0) {
+		if (strcmp(f->key, "shared") == 0 || strcmp(f->key, "staged") == 0) {
 			if (r != NULL || f->kind != 'i' || f->i < 0) {
-				snprintf(err, errlen, "a report's shared must be a byte count, 0 or "
-				    "more, before its rows");
+				snprintf(err, errlen, "a report's %s must be a byte count, 0 or "
+				    "more, before its rows", f->key);
 				return -1;
 			}
-			*shared = f->i;
+			*(f->key[1] == 'h' ? shared : staged) = f->i;
 			continue;
 		}
 		if (strcmp(f->key, "used") == 0)

@@ -36,12 +36,13 @@ int	hookmsg_hello(const struct proto_msg *, struct hookmsg_hello *, char *err,
  * A MSG_HOOK_REPORT's rows, each starting at a "uuid" (an "id" before it
  * is the hook's device number, ignored): fills rows (max), returns how many.
  * A "shared" before the rows (bytes the process shares with others through
- * CUDA IPC) goes to *shared, else 0.
+ * CUDA IPC) goes to *shared, a "staged" (host staging it holds ready for a
+ * suspend) to *staged; each 0 when not said.
  * A byte count must be an integer, 0 or more; a row without a uuid, a
  * repeated uuid or more than max rows is an error.
  */
 int	hookmsg_report(const struct proto_msg *, struct hookmsg_row *, int max,
-	    int64_t *shared, char *err, size_t errlen);
+	    int64_t *shared, int64_t *staged, char *err, size_t errlen);
 /* claim, or bound if claim is beyond it (then *over is set to 1). */
 uint64_t hookmsg_bound(uint64_t claim, uint64_t bound, int *over);
 /* sum + claim, at most bound, without overflow. */

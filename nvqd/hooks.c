@@ -48,6 +48,8 @@ struct hook_sess {
 	uint64_t	*used, *peak;	/* per GPU index, as it reported */
 	uint64_t	*cap;		/* the cap it was sent; 0: none */
 	uint64_t	shared;		/* shared bytes it cannot move, as it reported */
+	uint64_t	staging;	/* host staging it may keep ([scheduler] staging) */
+	uint64_t	staged;		/* what it holds, as it reported (at most staging) */
 	struct hook_sess *next, *prev;
 };
 
@@ -77,6 +79,7 @@ hooks_send_state(struct engine *e, struct hook_sess *s)
 	proto_put_int(&b, "granted", j->gc.lock == GC_GRANTED);
 	proto_put_int(&b, "seq", j->gc.seq);
 	proto_put_int(&b, "timeslice", config_timesliced(&e->cfg, j->gpumask, e->gpus.n));
+	proto_put_int(&b, "staging", (int64_t)s->staging);
 	if (proto_end(&b) == -1) {
 		proto_buf_free(&b);
 		return;
@@ -145,9 +148,11 @@ hooks_sum(struct engine *e, struct job *j)
 		return;
 	memset(j->hook_used, 0, (size_t)e->gpus.n * sizeof(uint64_t));
 	j->hook_shared = 0;
+	j->hook_staged = 0;
 	for (s = e->sessions; s != NULL; s = s->next)
 		if (s->job == j) {
 			j->hook_shared = hookmsg_add(j->hook_shared, s->shared, UINT64_MAX);
+			j->hook_staged = hookmsg_add(j->hook_staged, s->staged, UINT64_MAX);
 			for (g = 0; g < e->gpus.n; g++) {
 				j->hook_used[g] = hookmsg_add(j->hook_used[g], s->used[g],
 				    hooks_bound(e, j, g));
@@ -277,12 +282,14 @@ hooks_report(struct engine *e, struct hook_sess *s, const struct proto_msg *m, c
 	struct hookmsg_row rows[HOOKMSG_MAX_ROWS];
 	struct job *j = s->job;
 	uint64_t bound;
-	int64_t shared;
+	int64_t shared, staged;
 	int n, k, g, over;
 
-	if ((n = hookmsg_report(m, rows, HOOKMSG_MAX_ROWS, &shared, err, errlen)) == -1)
+	if ((n = hookmsg_report(m, rows, HOOKMSG_MAX_ROWS, &shared, &staged, err, errlen)) == -1)
 		return -1;
 	s->shared = (uint64_t)shared;
+	/* a claim: counted as at most its share */
+	s->staged = (uint64_t)staged > s->staging ? s->staging : (uint64_t)staged;
 	for (k = 0; k < n; k++) {
 		if ((g = hooks_gpu(e, rows[k].uuid)) < 0 || !hooks_in(j, g))
 			continue;
@@ -378,6 +385,27 @@ fail:
 	return -1;
 }
 
+/*
+ * A new process's share of [scheduler] staging: what is left of it, up to
+ * what its job may hold on its GPUs (a suspend never stages more).
+ */
+static uint64_t
+hooks_staging(struct engine *e, const struct job *j)
+{
+	const struct hook_sess *s;
+	uint64_t left = e->cfg.staging, want = 0;
+	int g;
+
+	if (!e->cfg.offload)
+		return 0;
+	for (s = e->sessions; s != NULL; s = s->next)
+		left = s->staging < left ? left - s->staging : 0;
+	for (g = 0; g < e->gpus.n; g++)
+		if (hooks_in(j, g))
+			want = hookmsg_add(want, hooks_bound(e, j, g), UINT64_MAX);
+	return want < left ? want : left;
+}
+
 static struct hook_sess *
 hooks_hello(struct engine *e, struct server_conn *conn, const struct proto_msg *m, pid_t pid, uid_t uid,
     char *err, size_t errlen)
@@ -439,6 +467,7 @@ hooks_hello(struct engine *e, struct server_conn *conn, const struct proto_msg *
 		log_debug("job %lld: process %d says it is %lld (another pid namespace?)",
 		    (long long)j->id, (int)pid, (long long)h.pid);
 	log_debug("job %lld: process %d linked", (long long)j->id, (int)pid);
+	s->staging = hooks_staging(e, j);
 	/* its cap first: the hook lets the process go on at the first state */
 	hooks_caps(e, j);
 	hooks_report_ev(e, GC_EV_LINKED, j, 0);

@@ -42,17 +42,17 @@ fuzz_report(const struct proto_msg *m, uint64_t bound)
 {
 	struct hookmsg_row rows[HOOKMSG_MAX_ROWS];
 	uint64_t sum = 0, v;
-	int64_t shared = -1;
+	int64_t shared = -1, staged = -1;
 	char err[128] = "";
 	int n, k, i, over;
 
-	if ((n = hookmsg_report(m, rows, HOOKMSG_MAX_ROWS, &shared, err, sizeof(err))) == -1) {
+	if ((n = hookmsg_report(m, rows, HOOKMSG_MAX_ROWS, &shared, &staged, err, sizeof(err))) == -1) {
 		if (err[0] == '\0')
 			abort();
 		return;
 	}
-	if (shared < 0)
-		abort();	/* a byte count, 0 when not said */
+	if (shared < 0 || staged < 0)
+		abort();	/* byte counts, 0 when not said */
 	if (n < 0 || n > HOOKMSG_MAX_ROWS)
 		abort();
 	for (k = 0; k < n; k++) {

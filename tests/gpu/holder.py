@@ -42,7 +42,13 @@ while done < work:
     now = time.time()
     step = now - t
     if now - last >= 1.0:
-        # it was suspended (or held) in between: is everything still there?
+        # it was suspended (or held) in between: running again (said at
+        # once, so that a check times the resume, not the pattern check)...
+        it += 1
+        with open(progress + ".tmp", "w") as f:
+            f.write(f"{it}\n")
+        os.replace(progress + ".tmp", progress)
+        # ...and is everything still there?
         gaps += 1
         ok = verify() and torch.equal(y, m @ m)
         bad += not ok

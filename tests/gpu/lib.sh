@@ -18,6 +18,8 @@ gpu_nvqd() {
 		printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\n' \
 		    "$T" "$T" "$T"
 		printf '%s\n' "$@"
+		# STAGING=SIZE: every check runs with [scheduler] staging (sections may repeat)
+		[ -z "${STAGING:-}" ] || printf '[scheduler]\nstaging = %s\n' "$STAGING"
 	} > "$T/nvq.ini"
 	"$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
 	NVQD_PID=$!

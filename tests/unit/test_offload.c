@@ -321,12 +321,86 @@ test_orphan_import_refused(void **state)
 	assert_int_equal(fake_mapped_bytes(), 0);
 }
 
+/*
+ * [scheduler] staging: a process that may keep staging has it made ahead,
+ * in the background, as its memory grows; a suspend then page-locks
+ * nothing, and the staging stays after the resume until the share is taken
+ * back.  A child never inherits it.
+ */
+static void
+test_keep(void **state)
+{
+	struct offload_stats st;
+	CUdeviceptr a, b;
+	CUresult r;
+	int reg, unreg, i, status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(offload_staged(), 0);
+	assert_int_equal(offload_alloc(&a, 8 * MiB, 0), CUDA_SUCCESS);
+	assert_int_equal(offload_alloc(&b, 6 * MiB, 0), CUDA_SUCCESS);
+	fill(a, 8 * MiB, 5);
+	fill(b, 6 * MiB, 6);
+	/* made ahead up to what the memory needs (14 MiB: 4 pieces of 4 MiB), not the whole share */
+	offload_keep(64 * MiB);
+	for (i = 0; i < 500 && offload_staged() < 16 * MiB; i++)
+		usleep(10000);
+	assert_int_equal(offload_staged(), 16 * MiB);
+	usleep(300000);
+	assert_int_equal(offload_staged(), 16 * MiB);
+	/* a child has none of it */
+	if ((pid = fork()) == 0) {
+		offload_child();
+		_exit(offload_staged() == 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+
+	reg = fake_calls("cuMemHostRegister_v2");
+	unreg = fake_calls("cuMemHostUnregister");
+	assert_int_equal(offload_out(&st), 0);
+	assert_int_equal(st.bytes, 14 * MiB);
+	assert_int_equal(fake_calls("cuMemHostRegister_v2"), reg);	/* nothing to make now */
+	assert_int_equal(offload_in(&st), 0);
+	assert_true(intact(a, 8 * MiB, 5));
+	assert_true(intact(b, 6 * MiB, 6));
+	offload_drop_staging();
+	assert_int_equal(offload_staged(), 16 * MiB);	/* kept for the next switch */
+	assert_int_equal(fake_calls("cuMemHostUnregister"), unreg);
+
+	/* the memory grows: so does the staging, up to the share */
+	assert_int_equal(offload_free(b, &r), 1);
+	assert_int_equal(offload_alloc(&b, 40 * MiB, 0), CUDA_SUCCESS);
+	fill(b, 40 * MiB, 7);
+	for (i = 0; i < 500 && offload_staged() < 48 * MiB; i++)
+		usleep(10000);
+	assert_int_equal(offload_staged(), 48 * MiB);
+	assert_int_equal(offload_out(&st), 0);
+	assert_int_equal(offload_in(&st), 0);
+	assert_true(intact(a, 8 * MiB, 5));
+	assert_true(intact(b, 40 * MiB, 7));
+
+	/* a smaller share: whole pieces within it (20 MiB: 5), never more */
+	offload_keep(22 * MiB);
+	offload_drop_staging();
+	assert_int_equal(offload_staged(), 20 * MiB);
+	/* the share taken back: freed once nothing is out */
+	offload_keep(0);
+	offload_drop_staging();
+	assert_int_equal(offload_staged(), 0);
+	assert_int_equal(fake_calls("cuMemHostUnregister"), unreg + 12);
+	assert_int_equal(offload_free(a, &r), 1);
+	assert_int_equal(offload_free(b, &r), 1);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_sizes, setup),
 		cmocka_unit_test_setup(test_out_and_back, setup),
+		cmocka_unit_test_setup(test_keep, setup),
 		cmocka_unit_test_setup(test_failed_restore_finishes_later, setup),
 		cmocka_unit_test_setup(test_many, setup),
 		cmocka_unit_test_setup(test_shared_out_and_back, setup),
