@@ -4,6 +4,8 @@
 # once (bench/load.c; 1 and 8 by default), for each nvqd in NVQD_BUILDS.
 # The jobs do not start (a first job of the same user holds the only slot
 # of [limits] max_running_jobs), so the count is the submits' alone.
+# Then per finished job: 100 trivial jobs run one after another (the
+# holder cancelled), from the cancel to the last one's end.
 # Usage: bench/fsync.sh [SUBMITS_PER_CLIENT] [CLIENTS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,4 +34,22 @@ for c in $CLIENTS; do
 		acked=$(awk '$1 == "acknowledged" { print $2 }' "$W/d/out")
 		echo "$nvqd, $c client(s): $acked submits, $flushes flushes, $(awk -v f="$flushes" -v n="$acked" 'BEGIN { printf "%.2f", f / n }') per job; $(grep -E '^per_second' "$W/d/out")"
 	done
+done
+for nvqd in $NVQD_BUILDS; do
+	bench_nvqd "$W/d" "$nvqd" "sync = full" "[limits]" "max_running_jobs = 1"
+	pid=$BENCH_PID
+	h=$(build/nvq -s "$W/d/sock" submit --parsable -g 0 sh -c "sleep 600" "$W/")
+	for i in $(seq 100); do build/nvq -s "$W/d/sock" submit -g 0 true > /dev/null; done
+	strace -f -c -e trace=fsync,fdatasync -p "$pid" -o "$W/d/strace" 2> /dev/null &
+	spid=$!
+	sleep 0.5
+	build/nvq -s "$W/d/sock" cancel "$h" > /dev/null
+	until [ "$(sqlite3 "$W/d/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")" = 100 ]; do
+		sleep 0.05
+	done
+	sleep 0.5
+	kill -INT "$spid"; wait "$spid" 2> /dev/null || true
+	kill "$pid"; wait "$pid" || true
+	flushes=$(awk '$NF == "fsync" || $NF == "fdatasync" { n += $4 } END { print n + 0 }' "$W/d/strace")
+	echo "$nvqd, 100 jobs run one after another: $flushes flushes, $(awk -v f="$flushes" 'BEGIN { printf "%.2f", f / 100 }') per finished job"
 done
