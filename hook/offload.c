@@ -416,6 +416,7 @@ struct off_stage {
 	char		**piece;
 	unsigned char	*locked;	/* per piece: cuMemHostRegister took it */
 	size_t		n, cap;		/* pieces made, room for */
+	size_t		tail;		/* the last piece's length if shorter; 0: all whole */
 };
 
 static struct off_stage S;	/* the staging; under O.mu */
@@ -429,9 +430,9 @@ static struct {
 
 /* One piece: mapped on a huge page's edge, faulted in, page-locked.  NULL: no memory. */
 static char *
-off_piece(CUcontext ctx, unsigned char *locked)
+off_piece(CUcontext ctx, size_t size, unsigned char *locked)
 {
-	size_t len = OFF_CHUNK + OFF_ALIGN, i, lead;
+	size_t len = size + OFF_ALIGN, i, lead;
 	char *m, *p;
 	CUcontext old;
 
@@ -442,15 +443,15 @@ off_piece(CUcontext ctx, unsigned char *locked)
 	p = m + lead;
 	if (lead > 0)
 		munmap(m, lead);
-	munmap(p + OFF_CHUNK, OFF_ALIGN - lead);
-	madvise(p, OFF_CHUNK, MADV_HUGEPAGE);
-	madvise(p, OFF_CHUNK, MADV_DONTFORK);
-	for (i = 0; i < OFF_CHUNK; i += OFF_PAGE)
+	munmap(p + size, OFF_ALIGN - lead);
+	madvise(p, size, MADV_HUGEPAGE);
+	madvise(p, size, MADV_DONTFORK);
+	for (i = 0; i < size; i += OFF_PAGE)
 		((volatile char *)p)[i] = 0;
 	*locked = 0;
 	if (O.ctx_push(ctx) == CUDA_SUCCESS) {
 		/* portable: pinned for every context, so for each GPU's copies */
-		*locked = O.host_register(p, OFF_CHUNK, NVQ_CU_MEMHOSTREGISTER_PORTABLE) ==
+		*locked = O.host_register(p, size, NVQ_CU_MEMHOSTREGISTER_PORTABLE) ==
 		    CUDA_SUCCESS;
 		O.ctx_pop(&old);
 	}
@@ -458,11 +459,29 @@ off_piece(CUcontext ctx, unsigned char *locked)
 }
 
 static void
-off_unpiece(char *p, int locked)
+off_unpiece(char *p, size_t size, int locked)
 {
 	if (locked)
 		O.host_unregister(p);
-	munmap(p, OFF_CHUNK);
+	munmap(p, size);
+}
+
+/* Bytes the staging holds. */
+static size_t
+off_held(void)
+{
+	return S.tail ? (S.n - 1) * OFF_CHUNK + S.tail : S.n * OFF_CHUNK;
+}
+
+/* Frees a last piece shorter than the others (pieces only grow after whole ones). */
+static void
+off_untail(void)
+{
+	if (S.tail == 0)
+		return;
+	S.n--;
+	off_unpiece(S.piece[S.n], S.tail, S.locked[S.n]);
+	S.tail = 0;
 }
 
 /* Room for n pieces in S.  -1: no memory. */
@@ -489,6 +508,7 @@ off_room(size_t n)
 
 struct off_worker {
 	size_t		*next, end;	/* pieces to make: [*next, end), taken in turn */
+	size_t		last;		/* the length of piece end - 1 */
 	CUcontext	ctx;
 	pthread_t	t;
 };
@@ -500,7 +520,8 @@ off_worker(void *arg)
 	size_t c;
 
 	while ((c = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED)) < w->end)
-		S.piece[c] = off_piece(w->ctx, &S.locked[c]);
+		S.piece[c] = off_piece(w->ctx, c + 1 == w->end ? w->last : OFF_CHUNK,
+		    &S.locked[c]);
 	return NULL;
 }
 
@@ -515,16 +536,21 @@ off_stage(size_t len, CUcontext ctx)
 {
 	struct off_worker w[OFF_TOUCHERS];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t want = (len + OFF_CHUNK - 1) / OFF_CHUNK, next = S.n, c, unlocked = 0;
+	size_t want = (len + OFF_CHUNK - 1) / OFF_CHUNK, next, c, unlocked = 0;
+	size_t last = len - (want - 1) * OFF_CHUNK;
 	int n = cpus > OFF_TOUCHERS ? OFF_TOUCHERS : cpus > 1 ? (int)cpus : 1, i;
 
-	if (want <= S.n)
+	if (len <= off_held())
 		return 0;
+	/* what is made now ends where the need does: a small job pays for its size */
+	off_untail();
 	if (off_room(want) == -1)
 		return -1;
+	next = S.n;
 	for (i = 0; i < n; i++) {
 		w[i].next = &next;
 		w[i].end = want;
+		w[i].last = last;
 		w[i].ctx = ctx;
 		if (i > 0 && (size_t)i < want - S.n &&
 		    pthread_create(&w[i].t, NULL, off_worker, &w[i]) != 0)
@@ -540,7 +566,8 @@ off_stage(size_t len, CUcontext ctx)
 			S.n = c;
 			for (; c < want; c++)
 				if (S.piece[c] != NULL)
-					off_unpiece(S.piece[c], S.locked[c]);
+					off_unpiece(S.piece[c], c + 1 == want ? last : OFF_CHUNK,
+					    S.locked[c]);
 			return -1;
 		}
 		unlocked += !S.locked[c];
@@ -549,6 +576,7 @@ off_stage(size_t len, CUcontext ctx)
 		O.log("offload: cannot page-lock %zu of %zu pieces of staging memory: "
 		    "copying through pageable memory there", unlocked, want - S.n);
 	S.n = want;
+	S.tail = last < OFF_CHUNK ? last : 0;
 	return 0;
 }
 
@@ -564,14 +592,20 @@ off_any_out(void)
 	return 0;
 }
 
-/* Takes the pieces beyond keep bytes out of S, under O.mu: *n of them, to free. */
+/*
+ * Takes the pieces beyond keep bytes out of S, under O.mu: *n of them, to
+ * free (a short last piece among them, *tail its length).
+ */
 static char **
-off_detach(size_t keep, size_t *n, unsigned char **locked)
+off_detach(size_t keep, size_t *n, unsigned char **locked, size_t *tail)
 {
 	size_t k = keep / OFF_CHUNK;	/* whole pieces within the share */
 	char **p;
 
 	*n = 0;
+	*tail = 0;
+	if (S.tail && k >= S.n)
+		k = S.n - 1;	/* a short piece is never kept */
 	if (k >= S.n || (p = malloc((S.n - k) * sizeof(*p))) == NULL)
 		return NULL;
 	if ((*locked = malloc(S.n - k)) == NULL) {
@@ -581,7 +615,9 @@ off_detach(size_t keep, size_t *n, unsigned char **locked)
 	*n = S.n - k;
 	memcpy(p, S.piece + k, *n * sizeof(*p));
 	memcpy(*locked, S.locked + k, *n);
+	*tail = S.tail;
 	S.n = k;
+	S.tail = 0;
 	return p;
 }
 
@@ -590,15 +626,15 @@ offload_drop_staging(void)
 {
 	unsigned char *locked = NULL;
 	char **p = NULL;
-	size_t n = 0, i;
+	size_t n = 0, i, tail = 0;
 
 	pthread_mutex_lock(&O.mu);
 	if (!off_any_out())
-		p = off_detach(K.keep, &n, &locked);
+		p = off_detach(K.keep, &n, &locked, &tail);
 	pthread_mutex_unlock(&O.mu);
 	/* outside the lock: 30 GiB take most of a second to let go of */
 	for (i = 0; i < n; i++)
-		off_unpiece(p[i], locked[i]);
+		off_unpiece(p[i], i + 1 == n && tail ? tail : OFF_CHUNK, locked[i]);
 	free(p);
 	free(locked);
 }
@@ -649,11 +685,12 @@ off_prepare(void *arg)
 		if (need > K.keep / OFF_CHUNK * OFF_CHUNK)
 			need = K.keep / OFF_CHUNK * OFF_CHUNK;
 		stop = K.stop;
-		if (stop || off_any_out() || ctx == NULL || need <= S.n * OFF_CHUNK) {
-			if (made > 0 && !stop && ctx != NULL && need <= S.n * OFF_CHUNK)
+		/* after a short piece (a suspend's own) nothing is added: dropped first */
+		if (stop || off_any_out() || ctx == NULL || S.tail || need <= off_held()) {
+			if (made > 0 && !stop && ctx != NULL && need <= off_held())
 				O.log("offload: staging ready: %zu bytes made ahead, %zu held",
-				    made, (size_t)(S.n * OFF_CHUNK));
-			if (need <= S.n * OFF_CHUNK)
+				    made, off_held());
+			if (need <= off_held())
 				made = 0;
 			pthread_mutex_unlock(&O.mu);
 			for (i = 0; i < 10 && !stop; i++) {
@@ -664,12 +701,13 @@ off_prepare(void *arg)
 		}
 		pthread_mutex_unlock(&O.mu);
 		/* never at the cost of the host: a piece only with room for four more */
-		if (off_mem_available() < 5 * OFF_CHUNK || (p = off_piece(ctx, &locked)) == NULL) {
+		if (off_mem_available() < 5 * OFF_CHUNK ||
+		    (p = off_piece(ctx, OFF_CHUNK, &locked)) == NULL) {
 			sleep(1);
 			continue;
 		}
 		pthread_mutex_lock(&O.mu);
-		if ((S.n + 1) * OFF_CHUNK <= K.keep && off_room(S.n + 1) == 0) {
+		if (S.tail == 0 && (S.n + 1) * OFF_CHUNK <= K.keep && off_room(S.n + 1) == 0) {
 			S.piece[S.n] = p;
 			S.locked[S.n++] = locked;
 			made += OFF_CHUNK;
@@ -677,7 +715,7 @@ off_prepare(void *arg)
 		}
 		pthread_mutex_unlock(&O.mu);
 		if (p != NULL)
-			off_unpiece(p, locked);
+			off_unpiece(p, OFF_CHUNK, locked);
 	}
 	return NULL;
 }
@@ -717,7 +755,7 @@ offload_staged(void)
 	size_t n;
 
 	pthread_mutex_lock(&O.mu);
-	n = S.n * OFF_CHUNK;
+	n = off_held();
 	pthread_mutex_unlock(&O.mu);
 	return n;
 }

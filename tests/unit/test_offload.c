@@ -111,6 +111,7 @@ test_out_and_back(void **state)
 	assert_int_equal(st.left, 0);
 	assert_string_equal(st.error, "");
 	assert_int_equal(fake_mapped_bytes(), 0);	/* the device memory is gone */
+	assert_int_equal(offload_staged(), 14 * MiB);	/* what it needs, not whole pieces */
 	/* one staging area, page-locked in pieces of 4 MiB (this build's OFF_CHUNK):
 	 * b's copy crosses the edge at 12 MiB */
 	assert_int_equal(fake_calls("cuMemHostRegister_v2"), reg + 4);
