@@ -1358,11 +1358,6 @@ engine_src_drop_cb(void *arg, uint32_t uid, int kind)
 		waitq_drop(&src->e->wq, uid, WAITQ_CPU);
 }
 
-/*
- * One scheduling pass: dependencies, the plan, then the starts.  It looks
- * at the running and suspended jobs and at the front of the order only
- * (sched_walk): its cost does not grow with the queue behind.
- */
 /* Ends recorded without a synced commit after them: on disk before anyone hears. */
 static void
 engine_sync(struct engine *e)
@@ -1375,6 +1370,11 @@ engine_sync(struct engine *e)
 		e->retry = 1;
 }
 
+/*
+ * One scheduling pass: dependencies, the plan, then the starts.  It looks
+ * at the running and suspended jobs and at the front of the order only
+ * (sched_walk): its cost does not grow with the queue behind.
+ */
 static void
 engine_pass(struct engine *e)
 {

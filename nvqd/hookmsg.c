@@ -71,7 +71,7 @@ hookmsg_report(const struct proto_msg *m, struct hookmsg_row *rows, int max, int
 				    "more, before its rows", f->key);
 				return -1;
 			}
-			*(f->key[1] == 'h' ? shared : staged) = f->i;
+			*(strcmp(f->key, "shared") == 0 ? shared : staged) = f->i;
 			continue;
 		}
 		if (strcmp(f->key, "used") == 0)

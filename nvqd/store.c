@@ -26,11 +26,15 @@ extern const char *const store_schema[];
  * it is full (a job's end, a cancel): thousands of such commits.
  */
 #define STORE_RESERVE	(4 << 20)
-/* What a submit sets of a job's row (the rest has its defaults). */
-#define STORE_JOB_COLS	"id, uid, gid, user, name, command, argv, cwd, gpus, mem_per_gpu, " \
+/*
+ * What a submit sets of a job's row (the rest has its defaults), as jobs
+ * and the private database's copies (store_jobs_insert) both have it.
+ */
+#define STORE_JOB_REST	"uid, gid, user, name, command, argv, cwd, gpus, mem_per_gpu, " \
 	"priority, time_limit, after, stdout_path, stderr_path, submitted_at, groups, " \
 	"requeue, preempt_signal"
-#define STORE_JOB_VALS	"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define STORE_JOB_COLS	"id, " STORE_JOB_REST
+#define STORE_JOB_ARGS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 
 /* freed pages of the private database given back once there are this many */
 #define STORE_VACUUM_PAGES	64
@@ -454,9 +458,7 @@ store_restore(struct store *st)
 	int n;
 
 	if (store_exec(st, "CREATE TABLE IF NOT EXISTS private.jobs_copy ("
-	    "id INTEGER PRIMARY KEY, uid, gid, user, name, command, argv, cwd, gpus, "
-	    "mem_per_gpu, priority, time_limit, after, stdout_path, stderr_path, "
-	    "submitted_at, groups, requeue, preempt_signal)") == -1 ||
+	    "id INTEGER PRIMARY KEY, " STORE_JOB_REST ")") == -1 ||
 	    store_begin(st) == -1)
 		return -1;
 	if (store_exec(st, "INSERT INTO jobs (state, " STORE_JOB_COLS ") SELECT 'PENDING', "
@@ -602,8 +604,8 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	char out[PATH_MAX], errp[PATH_MAX];
 
 	s = store_prepare(st, copy ? "INSERT OR REPLACE INTO private.jobs_copy ("
-	    STORE_JOB_COLS ") " STORE_JOB_VALS : "INSERT INTO jobs (state, " STORE_JOB_COLS
-	    ") SELECT 'PENDING', * FROM (" STORE_JOB_VALS ")");
+	    STORE_JOB_COLS ") VALUES (" STORE_JOB_ARGS ")" : "INSERT INTO jobs ("
+	    STORE_JOB_COLS ", state) VALUES (" STORE_JOB_ARGS ", 'PENDING')");
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
