@@ -15,7 +15,7 @@
  * policy for the job, and CGBASE the folder where the job's cgroup v2 is made
  * (cgroup.h), named after ID and the shim's pid.  MAXPROCS becomes the
  * cgroup's pids.max, or without one the job's RLIMIT_NPROC.
- * It starts a session, becomes a child subreaper, and forks the job into a
+ * It starts a session, becomes a child subreaper, and starts the job in a
  * process group (and cgroup) of its own, then drops privileges.  It
  * forwards SIGTERM (and SIGINT, SIGHUP) to everything in the job, turns
  * SIGUSR2 into SIGKILL for it and SIGUSR1 into SIG (-S, the job's --signal
@@ -38,9 +38,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -54,6 +57,7 @@
 
 #define SHIM_MAX_GROUPS	1024
 #define SHIM_LEFTOVER_GRACE_MS	1000	/* between SIGTERM and SIGKILL for what a job left */
+#define SHIM_CHILD_STACK	(256 * 1024)	/* the job's process's, until it runs the job */
 
 struct shim_spec {
 	char		**argv;
@@ -79,7 +83,7 @@ struct shim_spec {
 
 extern char **environ;
 
-static void
+static void __attribute__((noreturn))
 shim_fail(int fd, int code, const char *fmt, ...)
 {
 	char buf[256];
@@ -121,44 +125,100 @@ shim_open_out(const char *path, int efd)
 	return fd;
 }
 
-/*
- * The job's environment, in the job's process after it dropped privileges:
- * its own (when nvqd passed it), with the hook first in its LD_PRELOAD.
- */
+/* env without name's entry (name=...), in place. */
 static void
-shim_job_env(const struct shim_spec *s, int efd)
+shim_env_drop(char **env, const char *name)
 {
-	const char *old;
-	size_t len;
-	char *v, sup[24];
+	size_t n = strlen(name);
+	int i, k = 0;
 
-	if (s->env != NULL)
-		environ = s->env;
-	if (s->preload == NULL)
-		return;
-	/* the hook first, then whatever the job preloads itself */
-	old = getenv("LD_PRELOAD");
-	len = strlen(s->preload) + (old ? strlen(old) : 0) + 2;
-	if ((v = malloc(len)) == NULL)
-		shim_fail(efd, 126, "out of memory");
-	snprintf(v, len, "%s%s%s", s->preload, old && *old ? " " : "", old ? old : "");
-	if (setenv("LD_PRELOAD", v, 1) == -1)
-		shim_fail(efd, 126, "cannot set LD_PRELOAD: %s", strerror(errno));
-	/* the hook's account shared by every process of the job; without it each counts alone */
-	if (*s->share != '\0' && setenv("NVQ_SHARE", s->share, 1) == -1)
-		shim_fail(efd, 126, "cannot set NVQ_SHARE: %s", strerror(errno));
-	/* the job's processes are the shim's descendants: for the hook's CUDA IPC */
-	snprintf(sup, sizeof(sup), "%d", (int)getppid());
-	if (setenv("NVQ_SUPERVISOR", sup, 1) == -1)
-		shim_fail(efd, 126, "cannot set NVQ_SUPERVISOR: %s", strerror(errno));
+	for (i = 0; env[i] != NULL; i++)
+		if (strncmp(env[i], name, n) != 0 || env[i][n] != '=')
+			env[k++] = env[i];
+	env[k] = NULL;
 }
 
-/* In the job's process, after the shim's fork: never returns. */
-static void
-shim_job(const struct shim_spec *s, int efd)
+/*
+ * The job's environment, made in the shim before the job's process starts
+ * (that process shares the shim's memory until it runs the job, and
+ * allocates nothing): its own (when nvqd passed it), with the hook first in
+ * its LD_PRELOAD, the job's memory account and its supervisor.  Applied in
+ * the job's process only once it dropped privileges.  0, or -1 with errno.
+ */
+static int
+shim_job_env(struct shim_spec *s)
 {
-	int in, out, err, dir;
+	char **src = s->env != NULL ? s->env : environ, **env, *v;
+	const char *old = NULL;
+	size_t count = 0, len, i;
 
+	for (count = 0; src[count] != NULL; count++)
+		if (strncmp(src[count], "LD_PRELOAD=", 11) == 0)
+			old = src[count] + 11;
+	if (s->preload == NULL) {
+		s->env = src;
+		return 0;
+	}
+	if ((env = calloc(count + 4, sizeof(*env))) == NULL)
+		return -1;
+	memcpy(env, src, count * sizeof(*env));
+	shim_env_drop(env, "LD_PRELOAD");
+	shim_env_drop(env, "NVQ_SHARE");
+	shim_env_drop(env, "NVQ_SUPERVISOR");
+	for (i = 0; env[i] != NULL; i++)
+		;
+	/* the hook first, then whatever the job preloads itself */
+	len = strlen(s->preload) + (old ? strlen(old) : 0) + 16;
+	if ((v = malloc(len)) == NULL)
+		goto fail;
+	snprintf(v, len, "LD_PRELOAD=%s%s%s", s->preload, old && *old ? " " : "", old ? old : "");
+	env[i++] = v;
+	/* the hook's account shared by every process of the job; without it each counts alone */
+	if (*s->share != '\0') {
+		len = strlen(s->share) + 16;
+		if ((v = malloc(len)) == NULL)
+			goto fail;
+		snprintf(v, len, "NVQ_SHARE=%s", s->share);
+		env[i++] = v;
+	}
+	/* the job's processes are the shim's descendants: for the hook's CUDA IPC */
+	if ((v = malloc(48)) == NULL)
+		goto fail;
+	snprintf(v, 48, "NVQ_SUPERVISOR=%d", (int)getpid());
+	env[i++] = v;
+	env[i] = NULL;
+	s->env = env;
+	return 0;
+fail:
+	free(env);
+	errno = ENOMEM;
+	return -1;
+}
+
+/*
+ * The job's process, started with CLONE_VM: until it runs the job it runs
+ * on the shim's memory (no copy of its page tables, no copy-on-write
+ * faults), beside the shim, which goes on waiting for signals (so that a
+ * job is cancelled even while its exec blocks, which CLONE_VFORK would not
+ * allow).  So it only makes system calls, allocates nothing and writes only
+ * its own stack and errno, and reads only what the shim no longer changes:
+ * never returns.  errno is the shim's too: should a signal for the job come
+ * in the instant a step fails, the reason might name the wrong error.
+ */
+struct shim_child {
+	const struct shim_spec *s;
+	int		efd;	/* the write end of the failure pipe */
+	sigset_t	mask;	/* the job's signal mask */
+};
+
+static int
+shim_job(void *arg)
+{
+	const struct shim_child *c = arg;
+	const struct shim_spec *s = c->s;
+	int in, out, err, dir, efd = c->efd;
+
+	sigprocmask(SIG_SETMASK, &c->mask, NULL);
 	setpgid(0, 0);
 	/* joined while still root: the cgroup's files are root's */
 	if (*s->cgroup != '\0' && cgroup_enter(s->cgroup) == -1)
@@ -171,17 +231,21 @@ shim_job(const struct shim_spec *s, int efd)
 	    rlimits_lower(RLIMIT_NPROC, (rlim_t)s->max_procs) == -1)
 		shim_fail(efd, 126, "cannot limit its processes to %lld: %s", s->max_procs,
 		    strerror(errno));
+	/*
+	 * The system calls themselves, for this process alone: glibc's wrappers
+	 * would set the credentials of every thread they know of.
+	 */
 	if (s->drop) {
-		if (setgroups((size_t)s->ngroups, s->groups) == -1)
+		if (syscall(SYS_setgroups, (size_t)s->ngroups, s->groups) == -1)
 			shim_fail(efd, 126, "cannot set the groups of %s: %s", s->user,
 			    strerror(errno));
-		if (setgid(s->gid) == -1)
+		if (syscall(SYS_setresgid, s->gid, s->gid, s->gid) == -1)
 			shim_fail(efd, 126, "cannot set gid %u: %s", (unsigned)s->gid,
 			    strerror(errno));
-		if (setuid(s->uid) == -1)
+		if (syscall(SYS_setresuid, s->uid, s->uid, s->uid) == -1)
 			shim_fail(efd, 126, "cannot set uid %u: %s", (unsigned)s->uid,
 			    strerror(errno));
-		if (s->uid != 0 && (setuid(0) != -1 || geteuid() == 0))
+		if (s->uid != 0 && (syscall(SYS_setresuid, 0, 0, 0) != -1 || geteuid() == 0))
 			shim_fail(efd, 126, "privileges could be regained after dropping them");
 	}
 	umask((mode_t)s->umask);
@@ -196,11 +260,12 @@ shim_job(const struct shim_spec *s, int efd)
 	close(dir);
 	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		shim_fail(efd, 126, "dup2: %s", strerror(errno));
-	/* last: execvp searches the job's PATH */
-	shim_job_env(s, efd);
+	/* last: execvp searches the job's PATH (the shim's own environ is done with) */
+	environ = s->env;
 	execvp(s->argv[0], s->argv);
 	shim_fail(efd, errno == ENOENT ? 127 : 126, "cannot execute %s: %s", s->argv[0],
 	    strerror(errno));
+	return 127;
 }
 
 /* SIGKILLs every process whose parent is this one (what the subreaper got). */
@@ -338,8 +403,10 @@ shim_shim(struct shim_spec *s)
 	struct rusage ru;
 	sigset_t set;
 	siginfo_t si;
+	struct shim_child child;
 	pid_t job, p;
 	int efd[2], st, fd, sfd, i, done = 0, env_errno = 0;
+	void *stack = MAP_FAILED;
 	char ticket[PATH_MAX + 80];
 	ssize_t n;
 
@@ -382,8 +449,17 @@ shim_shim(struct shim_spec *s)
 	    getuid(), s->drop ? s->gid : getgid()) == -1)
 		s->share[0] = '\0';
 	/* the read end never blocks the shim: it is read once the job's process ended */
+	if (env_errno == 0 && shim_job_env(s) == -1)
+		env_errno = errno;
+	child.s = s;
+	sigemptyset(&child.mask);
 	if (env_errno != 0 || pipe2(efd, O_CLOEXEC) == -1 ||
-	    fcntl(efd[0], F_SETFL, O_NONBLOCK) == -1 || (job = fork()) == -1) {
+	    fcntl(efd[0], F_SETFL, O_NONBLOCK) == -1 ||
+	    (stack = mmap(NULL, SHIM_CHILD_STACK, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)) == MAP_FAILED ||
+	    (child.efd = efd[1],
+	    job = clone(shim_job, (char *)stack + SHIM_CHILD_STACK,
+	    CLONE_VM | SIGCHLD, &child)) == -1) {
 		rs.exit_code = 126;
 		snprintf(rs.reason, sizeof(rs.reason), "%s: %s", env_errno ?
 		    "cannot read its environment" : "cannot start",
@@ -394,14 +470,7 @@ shim_shim(struct shim_spec *s)
 		shim_write_status(sfd, s->status_path, &rs);
 		_exit(0);
 	}
-	if (job == 0) {
-		sigset_t none;
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		close(efd[0]);
-		shim_job(s, efd[1]);
-	}
+	/* the stack stays: the job's process may still be on it */
 	setpgid(job, job);	/* also here, so that kill(-job) works at once */
 	close(efd[1]);
 
