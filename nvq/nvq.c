@@ -4,6 +4,7 @@
  * argument counts are checked here too; then the command's function runs.
  * Exit status: 0 done, 1 failed (the reason on stderr), 2 bad usage.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,8 @@ static const struct option nvq_longs[] = {
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-o FILE] [-e FILE] [--requeue] [--signal SIG] [--parsable] [--] COMMAND [ARG...]",
+	  "[-o FILE] [-e FILE] [--requeue] [--signal SIG] [--parsable] [--] COMMAND [ARG...]\n"
+	  "       (a script's #NVQ lines give options too; the command line's win)",
 	  "+g:m:p:n:t:o:e:", "gpus mem priority name time output error after parsable requeue "
 	  "signal",
 	  1, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
@@ -90,8 +92,12 @@ nvq_accepts(const char *list, const char *name)
 	return 0;
 }
 
+/*
+ * Parses c's options in argv into a; *first is the first operand.  0, 2
+ * for bad usage (said), or -1 once --help was printed.
+ */
 static int
-nvq_run(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv)
+nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, int *first)
 {
 	struct option longs[NVQ_NLONGS + 2];
 	long long g;
@@ -103,7 +109,7 @@ nvq_run(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv)
 			longs[n++] = nvq_longs[i];
 	longs[n++] = (struct option){ "help", no_argument, NULL, 'h' };
 	longs[n] = (struct option){ NULL, 0, NULL, 0 };
-	optind = 1;
+	optind = 0;	/* a new vector each time: getopt starts over */
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, c->opts, longs, NULL)) != -1) {
 		switch (ch) {
@@ -133,7 +139,7 @@ nvq_run(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv)
 		case OPT_SINCE: a->since = optarg; break;
 		case 'h':
 			printf("usage: nvq %s %s\n", c->name, c->usage);
-			return 0;
+			return -1;
 		default:
 			if (optopt != 0 && strchr(c->opts, optopt) != NULL)
 				nvq_err("%s: option -%c needs a value", c->name, optopt);
@@ -146,15 +152,81 @@ nvq_run(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv)
 			return 2;
 		}
 	}
+	*first = optind;
+	return 0;
+}
+
+struct nvq_directive {
+	const struct nvq_cmd *c;
+	struct nvq_args	*a;
+};
+
+/* One #NVQ line's words into the options. */
+static int
+nvq_directive(void *arg, int argc, char **argv)
+{
+	struct nvq_directive *d = arg;
+	struct submit_values v;
+	int first, rc;
+
+	if ((rc = nvq_options(d->c, d->a, argc, argv, &first)) != 0)
+		return rc == -1 ? 2 : rc;
+	if (first < argc) {
+		nvq_err("#NVQ lines take options only, not \"%s\"", argv[first]);
+		return 2;
+	}
+	/* the values too, so that the line at fault is named */
+	return submit_parse(d->a, &v);
+}
+
+/*
+ * nvq submit SCRIPT: the script's #NVQ lines into d (a's state before its
+ * options), then the command line's options over them, and the command
+ * that runs the script, into a.  Nothing changes if argv[first] is not a
+ * script.
+ */
+static int
+nvq_script(const struct nvq_cmd *c, struct nvq_args *a, struct nvq_args d, int argc,
+    char **argv, int first)
+{
+	struct nvq_directive dir = { c, &d };
+	char **v;
+	int rc, n;
+
+	if ((rc = script_directives(argv[first], nvq_directive, &dir)) == -1)
+		return 0;
+	if (rc != 0 || (rc = nvq_options(c, &d, argc, argv, &first)) != 0)
+		return rc;
+	if (script_command(argv[first], argc - first, argv + first, &v, &n) == -1) {
+		nvq_err("%s: cannot run it: %s", argv[first], strerror(errno));
+		return 1;
+	}
+	*a = d;
 	a->cmd = c->name;
-	a->argc = argc - optind;
-	a->argv = argv + optind;
+	a->argc = v != NULL ? n : argc - first;
+	a->argv = v != NULL ? v : argv + first;	/* v lives as long as nvq */
+	return 0;
+}
+
+static int
+nvq_run(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv)
+{
+	struct nvq_args before = *a;
+	int rc, first;
+
+	if ((rc = nvq_options(c, a, argc, argv, &first)) != 0)
+		return rc == -1 ? 0 : rc;
+	a->cmd = c->name;
+	a->argc = argc - first;
+	a->argv = argv + first;
 	if (a->argc < c->minargs || (c->maxargs >= 0 && a->argc > c->maxargs)) {
 		nvq_err("%s: %s", c->name, a->argc < c->minargs ? "missing arguments" :
 		    "too many arguments");
 		fprintf(stderr, "usage: nvq %s %s\n", c->name, c->usage);
 		return 2;
 	}
+	if (c->fn == cmd_submit && (rc = nvq_script(c, a, before, argc, argv, first)) != 0)
+		return rc == -1 ? 0 : rc;
 	return c->fn(a);
 }
 

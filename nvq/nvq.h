@@ -63,6 +63,18 @@ int		fmt_state_ok(const char *);
 int		fmt_state_active(const char *);
 
 int		cmd_submit(struct nvq_args *);
+/* A submit's options, checked and parsed. */
+struct submit_values {
+	int		gpus;
+	uint64_t	mem;
+	int64_t		secs;
+	long long	prio;
+	int		sig;
+	int64_t		after[PARSE_MAX_IDS];
+	int		nafter;
+};
+/* 0, or 2 after saying what is wrong. */
+int		submit_parse(const struct nvq_args *, struct submit_values *);
 int		cmd_list(struct nvq_args *);
 int		cmd_show(struct nvq_args *);
 int		cmd_history(struct nvq_args *);
@@ -72,6 +84,22 @@ int		cmd_suspend(struct nvq_args *);
 int		cmd_wait(struct nvq_args *);
 int		cmd_log(struct nvq_args *);
 int		cmd_gpus(struct nvq_args *);
+
+/*
+ * The #NVQ lines of the script at path (script.c), each given to apply as
+ * an argument vector ("#NVQ" first): -1 if path is not a script (a regular
+ * file starting with #!), 0 once every line was applied, else what apply
+ * returned (after saying which line) or 1.
+ */
+int		script_directives(const char *path, int (*apply)(void *, int, char **),
+		    void *arg);
+/*
+ * The command that runs the script path with argv[1..argc-1]: *out is NULL
+ * if argv runs it as it is, else a new vector of *outc words (./path for a
+ * bare name; through the interpreter of its #! line if it is not
+ * executable).  0, or -1 with errno.
+ */
+int		script_command(const char *path, int argc, char **argv, char ***out, int *outc);
 
 /* Fetches one job (MSG_SHOW); returns 0, or -1 after printing why. */
 int		jobs_fetch(const char *socket, int64_t id, struct proto_msg *, struct nvq_row *);

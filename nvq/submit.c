@@ -23,47 +23,56 @@ submit_abs(const char *p, const char *cwd, char *buf, size_t len)
 }
 
 int
-cmd_submit(struct nvq_args *a)
+submit_parse(const struct nvq_args *a, struct submit_values *v)
 {
-	struct proto_buf b = { 0 };
-	struct proto_msg rep;
-	char cwd[PATH_MAX], out[PATH_MAX * 2], err[PATH_MAX * 2];
-	int64_t ids[PARSE_MAX_IDS], secs = 0;
-	uint64_t mem = 0;
-	long long prio = 0;
-	int i, n = 0, gpus = a->gpus < 0 ? 1 : a->gpus, sig = 0;
-
-	if (a->mem != NULL && (parse_size(a->mem, &mem) == -1 || mem == 0)) {
+	memset(v, 0, sizeof(*v));
+	v->gpus = a->gpus < 0 ? 1 : a->gpus;
+	if (a->mem != NULL && (parse_size(a->mem, &v->mem) == -1 || v->mem == 0)) {
 		nvq_err("-m %s: not a memory size (e.g. 512M, 20G, 1.5T)", a->mem);
 		return 2;
 	}
-	if (a->mem != NULL && gpus == 0) {
+	if (a->mem != NULL && v->gpus == 0) {
 		nvq_err("-m is memory per GPU; it needs -g 1 or more");
 		return 2;
 	}
-	if (a->time != NULL && (parse_duration(a->time, &secs) == -1 || secs == 0)) {
+	if (a->time != NULL && (parse_duration(a->time, &v->secs) == -1 || v->secs == 0)) {
 		nvq_err("-t %s: not a time limit (minutes, MM:SS, HH:MM:SS, D-HH:MM:SS, "
 		    "or 45s, 30m, 2h, 1d)", a->time);
 		return 2;
 	}
-	if (secs > PARSE_MAX_LIMIT) {
+	if (v->secs > PARSE_MAX_LIMIT) {
 		nvq_err("-t %s: over the longest time limit, %lld days", a->time,
 		    PARSE_MAX_LIMIT / 86400);
 		return 2;
 	}
-	if (a->prio != NULL && parse_int(a->prio, -1000000, 1000000, &prio) == -1) {
+	if (a->prio != NULL && parse_int(a->prio, -1000000, 1000000, &v->prio) == -1) {
 		nvq_err("-p %s: not a priority (a whole number, higher runs first)", a->prio);
 		return 2;
 	}
-	if (a->signal != NULL && parse_signal(a->signal, &sig) == -1) {
+	if (a->signal != NULL && parse_signal(a->signal, &v->sig) == -1) {
 		nvq_err("--signal %s: not a signal a job can act on (USR1, SIGTERM, 12, ...; "
 		    "not KILL or STOP)", a->signal);
 		return 2;
 	}
-	if (a->after != NULL && (n = parse_id_list(a->after, ids, PARSE_MAX_IDS)) == -1) {
+	if (a->after != NULL &&
+	    (v->nafter = parse_id_list(a->after, v->after, PARSE_MAX_IDS)) == -1) {
 		nvq_err("--after %s: not a list of job ids (e.g. 12 or 12,13)", a->after);
 		return 2;
 	}
+	return 0;
+}
+
+int
+cmd_submit(struct nvq_args *a)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg rep;
+	struct submit_values v;
+	char cwd[PATH_MAX], out[PATH_MAX * 2], err[PATH_MAX * 2];
+	int i, rc;
+
+	if ((rc = submit_parse(a, &v)) != 0)
+		return rc;
 	if (getcwd(cwd, sizeof(cwd)) == NULL) {
 		nvq_err("cannot tell the current directory");
 		return 1;
@@ -74,18 +83,18 @@ cmd_submit(struct nvq_args *a)
 	for (i = 0; environ[i] != NULL; i++)
 		proto_put_str(&b, "env", environ[i]);
 	proto_put_str(&b, "cwd", cwd);
-	proto_put_int(&b, "gpus", gpus);
-	proto_put_int(&b, "mem", (int64_t)mem);
-	proto_put_int(&b, "priority", prio);
-	proto_put_int(&b, "time", secs);
+	proto_put_int(&b, "gpus", v.gpus);
+	proto_put_int(&b, "mem", (int64_t)v.mem);
+	proto_put_int(&b, "priority", v.prio);
+	proto_put_int(&b, "time", v.secs);
 	if (a->requeue)
 		proto_put_int(&b, "requeue", 1);
-	if (sig > 0)
-		proto_put_int(&b, "signal", sig);
+	if (v.sig > 0)
+		proto_put_int(&b, "signal", v.sig);
 	if (a->name != NULL)
 		proto_put_str(&b, "name", a->name);
-	for (i = 0; i < n; i++)
-		proto_put_int(&b, "after", ids[i]);
+	for (i = 0; i < v.nafter; i++)
+		proto_put_int(&b, "after", v.after[i]);
 	if (a->out != NULL) {
 		submit_abs(a->out, cwd, out, sizeof(out));
 		proto_put_str(&b, "stdout", out);

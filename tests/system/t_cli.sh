@@ -151,3 +151,49 @@ t_list_pages() {	# a listing of any length comes in pages: every row once, in or
 	    python3 -c 'import json, sys; r = json.load(sys.stdin); print(len(r), len({j["id"] for j in r}))')" \
 	    "2600 2600"
 }
+
+t_script_directives() {	# nvq submit SCRIPT reads its #NVQ lines; the command line wins
+	write_config; start_nvqd || return
+	local a b c out rc
+	mkdir -p "$T/wd"
+	cat > "$T/wd/train.sh" <<-'EOF2'
+	#!/bin/sh
+	# a sweep's script
+	#NVQ -g 0 -n "my run" -p 5   # a comment after the options
+	#NVQ -t 10m
+	#NVQ -o out.a
+	echo "args: $*"
+	#NVQ -p 99
+	EOF2
+	chmod +x "$T/wd/train.sh"
+	a=$(cd "$T/wd" && nvq submit --parsable train.sh one two)
+	wait_state "$a" COMPLETED
+	expect_eq "name from #NVQ, quoted" "$(field "$a" name)" "my run"
+	expect_eq "priority from #NVQ (the line after the first command is not read)" \
+	    "$(field "$a" priority)" 5
+	expect_eq "time limit from #NVQ" "$(field "$a" time_limit)" 600
+	expect_eq "the script's output, arguments passed" "$(cat "$T/wd/out.a")" "args: one two"
+	# the command line wins; a script that is not executable runs through its #! line
+	chmod -x "$T/wd/train.sh"
+	b=$(cd "$T/wd" && nvq submit --parsable -p 7 -o out.b train.sh x)
+	wait_state "$b" COMPLETED
+	expect_eq "-p on the command line over #NVQ" "$(field "$b" priority)" 7
+	expect_eq "not executable: run by /bin/sh" "$(cat "$T/wd/out.b")" "args: x"
+	expect_match "its command" "$(field "$b" command)" "^/bin/sh train.sh x$"
+	# bad directives: the line is named, nothing is queued
+	printf '#!/bin/sh\n#NVQ -g 0\n#NVQ -m 20Q\ntrue\n' > "$T/wd/bad.sh"
+	out=$(cd "$T/wd" && nvq submit bad.sh 2>&1); rc=$?
+	expect_eq "bad directive exit" "$rc" 2
+	expect_match "bad directive" "$out" "-m 20Q: not a memory size.*bad.sh, line 3"
+	printf '#!/bin/sh\n#NVQ -g 0 extra\ntrue\n' > "$T/wd/bad2.sh"
+	out=$(cd "$T/wd" && nvq submit bad2.sh 2>&1)
+	expect_match "operand in a directive" "$out" "options only, not \"extra\".*line 2"
+	printf '#!/bin/sh\n#NVQ -n "open\ntrue\n' > "$T/wd/bad3.sh"
+	out=$(cd "$T/wd" && nvq submit bad3.sh 2>&1)
+	expect_match "unclosed quote" "$out" "bad3.sh, line 2: an unclosed quote"
+	c=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")
+	expect_eq "nothing queued by the bad scripts" "$c" 2
+	# a command that is not a script is left alone
+	c=$(cd "$T/wd" && nvq submit --parsable -g 0 sh -c 'echo plain')
+	wait_state "$c" COMPLETED
+}

@@ -1,0 +1,179 @@
+/*
+ * script.c: `nvq submit SCRIPT`: the #NVQ lines at the top of a script,
+ * as sbatch reads #SBATCH lines, and the command that runs the script.
+ *
+ * Directives are the lines "#NVQ OPTIONS" in the script's header: from the
+ * first line up to the first that is neither blank nor a comment.  Each
+ * gives options only (those of `nvq submit`), split at blanks, with '...'
+ * and "..." quoting, and a word starting with '#' beginning a comment.
+ * Options on the command line are parsed after them, so they win.  The
+ * words stay in memory as long as nvq runs (the options point into them).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nvq.h"
+
+#define SCRIPT_MAX_HEADER	(256 * 1024)	/* bytes of header read */
+#define SCRIPT_MAX_WORDS	64		/* words on one #NVQ line */
+
+/*
+ * Splits line (changed in place) into words; returns their count, or -1 if
+ * a quote is not closed or there are too many.
+ */
+static int
+script_words(char *line, char **w, int max)
+{
+	char *p = line, *o, q;
+	int n = 0;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0' || *p == '#')
+			return n;
+		if (n == max)
+			return -1;
+		w[n++] = o = p;
+		while (*p != '\0' && *p != ' ' && *p != '\t') {
+			if (*p == '\'' || *p == '"') {
+				for (q = *p++; *p != q; *o++ = *p++)
+					if (*p == '\0')
+						return -1;
+				p++;
+			} else
+				*o++ = *p++;
+		}
+		if (*p != '\0')
+			p++;
+		*o = '\0';
+	}
+}
+
+int
+script_directives(const char *path, int (*apply)(void *, int, char **), void *arg)
+{
+	char *buf, *line, *next, *w[SCRIPT_MAX_WORDS + 1];
+	struct stat st;
+	size_t len;
+	int lineno = 0, n, rc = 0;
+	FILE *fp;
+
+	/* only a regular file, and only one that starts like a script */
+	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode) || (fp = fopen(path, "r")) == NULL)
+		return -1;
+	if ((buf = malloc(SCRIPT_MAX_HEADER + 1)) == NULL) {
+		fclose(fp);
+		nvq_err("out of memory");
+		return 1;
+	}
+	len = fread(buf, 1, SCRIPT_MAX_HEADER, fp);
+	fclose(fp);
+	buf[len] = '\0';
+	if (len < 2 || buf[0] != '#' || buf[1] != '!') {
+		free(buf);
+		return -1;
+	}
+	for (line = buf; line != NULL && rc == 0; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		lineno++;
+		line[strcspn(line, "\r")] = '\0';
+		if (line[strspn(line, " \t")] == '\0')
+			continue;
+		if (line[0] != '#')
+			break;	/* the header ends at the first command */
+		if (strncmp(line, "#NVQ", 4) != 0 || (line[4] != ' ' && line[4] != '\t' &&
+		    line[4] != '\0'))
+			continue;
+		if ((n = script_words(line + 4, w + 1, SCRIPT_MAX_WORDS)) == -1) {
+			nvq_err("%s, line %d: an unclosed quote or over %d words", path, lineno,
+			    SCRIPT_MAX_WORDS);
+			rc = 2;
+			break;
+		}
+		w[0] = "#NVQ";
+		w[n + 1] = NULL;
+		if ((rc = apply(arg, n + 1, w)) != 0)
+			nvq_err("in %s, line %d", path, lineno);
+	}
+	/* the options point into buf: it lives as long as nvq */
+	return rc;
+}
+
+int
+script_command(const char *path, int argc, char **argv, char ***out, int *outc)
+{
+	char head[512], *p, *interp, *iarg = NULL, **v;
+	size_t len;
+	int i, k = 0;
+	FILE *fp;
+
+	*out = NULL;
+	*outc = 0;
+	/* runnable as it is: only a bare name needs ./, as execvp would search PATH */
+	if (access(path, X_OK) == 0) {
+		if (strchr(path, '/') != NULL)
+			return 0;
+		if ((v = calloc((size_t)argc + 1, sizeof(*v))) == NULL ||
+		    (v[0] = malloc(strlen(path) + 3)) == NULL) {
+			free(v);
+			return -1;
+		}
+		sprintf(v[0], "./%s", path);
+		for (i = 1; i < argc; i++)
+			v[i] = argv[i];
+		*out = v;
+		*outc = argc;
+		return 0;
+	}
+	/* not executable: through the interpreter its #! line names, as the kernel would */
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	len = fread(head, 1, sizeof(head) - 1, fp);
+	fclose(fp);
+	head[len] = '\0';
+	if ((p = strchr(head, '\n')) == NULL) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	*p = '\0';
+	for (p = head + 2; *p == ' ' || *p == '\t'; p++)
+		;
+	interp = p;
+	p += strcspn(p, " \t");
+	if (*p != '\0') {
+		*p++ = '\0';
+		p += strspn(p, " \t");
+		iarg = p;
+		for (p = iarg + strlen(iarg); p > iarg && (p[-1] == ' ' || p[-1] == '\t' ||
+		    p[-1] == '\r'); p--)
+			;
+		*p = '\0';
+		if (*iarg == '\0')
+			iarg = NULL;
+	}
+	if (*interp != '/') {
+		errno = ENOEXEC;
+		return -1;
+	}
+	if ((v = calloc((size_t)argc + 3, sizeof(*v))) == NULL)
+		return -1;
+	v[k++] = strdup(interp);
+	if (iarg != NULL)
+		v[k++] = strdup(iarg);
+	v[k++] = argv[0];
+	for (i = 1; i < argc; i++)
+		v[k++] = argv[i];
+	if (v[0] == NULL || (iarg != NULL && v[1] == NULL)) {
+		free(v);
+		return -1;
+	}
+	*out = v;
+	*outc = k;
+	return 0;
+}
