@@ -214,6 +214,107 @@ parse_id_list(const char *s, int64_t *ids, int max)
 	}
 }
 
+static int
+parse_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+parse_array(const char *s, int64_t *idx, int max, int *n, int *limit, char *why,
+    size_t whylen)
+{
+	long long a, b, step, lim;
+	const char *p = s, *pct;
+	char item[64], *dash, *colon;
+	int64_t *sorted, i;
+	size_t len;
+	int k;
+
+	*n = 0;
+	*limit = 0;
+	if (s == NULL || *s == '\0') {
+		snprintf(why, whylen, "empty");
+		return -1;
+	}
+	if ((pct = strchr(s, '%')) != NULL) {
+		if (parse_int(pct + 1, 1, PARSE_MAX_TASKS, &lim) == -1) {
+			snprintf(why, whylen, "%%%s: not a number of tasks at once (1 to %d)",
+			    pct + 1, PARSE_MAX_TASKS);
+			return -1;
+		}
+		*limit = (int)lim;
+	}
+	len = pct ? (size_t)(pct - s) : strlen(s);
+	while (p < s + len) {
+		size_t il = strcspn(p, ",");
+
+		if (p + il > s + len)
+			il = (size_t)(s + len - p);
+		if (il == 0 || il >= sizeof(item)) {
+			snprintf(why, whylen, "not a list of indexes (e.g. 0-99, 1,5,7, 0-20:2, "
+			    "then %%8 for at most 8 at once)");
+			return -1;
+		}
+		memcpy(item, p, il);
+		item[il] = '\0';
+		step = 1;
+		if ((colon = strchr(item, ':')) != NULL) {
+			*colon = '\0';
+			if (parse_int(colon + 1, 1, PARSE_MAX_INDEX, &step) == -1) {
+				snprintf(why, whylen, "%s: not a step", colon + 1);
+				return -1;
+			}
+		}
+		if ((dash = strchr(item, '-')) != NULL)
+			*dash = '\0';
+		if (parse_int(item, 0, PARSE_MAX_INDEX, &a) == -1 ||
+		    (dash != NULL && parse_int(dash + 1, 0, PARSE_MAX_INDEX, &b) == -1)) {
+			snprintf(why, whylen, "\"%.*s\": indexes are whole numbers from 0 to %d",
+			    (int)il, p, PARSE_MAX_INDEX);
+			return -1;
+		}
+		if (dash == NULL)
+			b = a;
+		if (b < a || (colon != NULL && dash == NULL)) {
+			snprintf(why, whylen, "\"%.*s\": not a range (A-B with A <= B, or "
+			    "A-B:STEP)", (int)il, p);
+			return -1;
+		}
+		for (i = a; i <= b; i += step) {
+			if (*n == max) {
+				snprintf(why, whylen, "over %d tasks", max);
+				return -1;
+			}
+			idx[(*n)++] = i;
+		}
+		p += il + (p[il] == ',' ? 1 : 0);
+		if (p == s + len && p[-1] == ',') {
+			snprintf(why, whylen, "a list may not end with a comma");
+			return -1;
+		}
+	}
+	if (*n > 1) {
+		if ((sorted = malloc(sizeof(*sorted) * (size_t)*n)) == NULL) {
+			snprintf(why, whylen, "out of memory");
+			return -1;
+		}
+		memcpy(sorted, idx, sizeof(*sorted) * (size_t)*n);
+		qsort(sorted, (size_t)*n, sizeof(*sorted), parse_cmp_i64);
+		for (k = 1; k < *n && sorted[k] != sorted[k - 1]; k++)
+			;
+		if (k < *n) {
+			snprintf(why, whylen, "index %lld is given twice", (long long)sorted[k]);
+			free(sorted);
+			return -1;
+		}
+		free(sorted);
+	}
+	return 0;
+}
+
 void
 fmt_size(uint64_t v, char *buf, size_t len)
 {

@@ -25,6 +25,17 @@ int	parse_reserve(const char *, unsigned *pct, uint64_t *bytes);
 int	parse_id(const char *, int64_t *);
 /* "3,4,5" into ids (at most max); returns the count or -1. */
 int	parse_id_list(const char *, int64_t *ids, int max);
+#define PARSE_MAX_TASKS	100000		/* tasks of one array */
+#define PARSE_MAX_INDEX	10000000	/* the largest index of an array's task */
+/*
+ * An array's indexes (--array): "0-99", "1,5,7", "0-20:2", mixed with
+ * commas, then "%N" for at most N at once; or "%N" alone (no list: *n is
+ * 0).  Indexes from 0 to PARSE_MAX_INDEX, at most max of them, none twice;
+ * into idx (in the order given) and *limit (0: no %N).  0, or -1 with a
+ * sentence in why.
+ */
+int	parse_array(const char *, int64_t *idx, int max, int *n, int *limit, char *why,
+	    size_t whylen);
 /* A decimal integer in [min, max]. */
 int	parse_int(const char *, long long min, long long max, long long *);
 /*

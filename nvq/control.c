@@ -11,27 +11,111 @@
 
 #include "nvq.h"
 
+/*
+ * "A_" or "A_*": array A's active tasks, from the listing, into *ids (*n of
+ * them); 0 if name is not of that form, 1 if it is, -1 on failure (said).
+ */
+static int
+control_array(struct nvq_args *a, const char *name, int64_t **ids, int *n)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row *rows = NULL;
+	int64_t array, after = 0, *p;
+	char buf[32];
+	size_t len = strlen(name);
+	int i, k, cap = 0;
+
+	*ids = NULL;
+	*n = 0;
+	if (len < 2 || len >= sizeof(buf) || (name[len - 1] != '_' &&
+	    (len < 3 || strcmp(name + len - 2, "_*") != 0)))
+		return 0;
+	memcpy(buf, name, len);
+	buf[name[len - 1] == '_' ? len - 1 : len - 2] = '\0';
+	if (parse_id(buf, &array) == -1)
+		return 0;
+	do {
+		proto_begin(&b, MSG_LIST);
+		if (after > 0)
+			proto_put_int(&b, "after", after);
+		if (client_call(a->socket, &b, &m) == -1)
+			goto fail;
+		k = client_rows(&m, "id", 0, &rows);
+		for (i = 0; i < k; i++) {
+			if (row_int(&m, &rows[i], "array_id", 0) != array)
+				continue;
+			if (*n == cap) {
+				cap = cap ? cap * 2 : 64;
+				if ((p = realloc(*ids, sizeof(*p) * (size_t)cap)) == NULL) {
+					nvq_err("out of memory");
+					free(rows);
+					proto_msg_free(&m);
+					goto fail;
+				}
+				*ids = p;
+			}
+			(*ids)[(*n)++] = row_int(&m, &rows[i], "id", 0);
+		}
+		after = proto_int(&m, "more", 0) && proto_int(&m, "next", 0) > after ?
+		    proto_int(&m, "next", 0) : 0;
+		free(rows);
+		rows = NULL;
+		proto_msg_free(&m);
+	} while (after > 0);
+	proto_buf_free(&b);
+	if (*n == 0) {
+		nvq_err("array %lld has no pending or running task", (long long)array);
+		return -1;
+	}
+	return 1;
+fail:
+	proto_buf_free(&b);
+	free(*ids);
+	*ids = NULL;
+	*n = 0;
+	return -1;
+}
+
+/* Cancels job id: 0, or 1 (said why). */
+static int
+control_cancel(struct nvq_args *a, struct proto_buf *b, int64_t id)
+{
+	struct proto_msg m;
+
+	proto_begin(b, MSG_CANCEL);
+	proto_put_int(b, "id", id);
+	if (client_call(a->socket, b, &m) == -1)
+		return 1;
+	proto_msg_free(&m);
+	return 0;
+}
+
 int
 cmd_cancel(struct nvq_args *a)
 {
 	struct proto_buf b = { 0 };
-	struct proto_msg m;
-	int64_t id;
-	int i, rc = 0;
+	int64_t id, *ids;
+	int i, k, n, r, rc = 0;
 
 	for (i = 0; i < a->argc; i++) {
+		if ((r = control_array(a, a->argv[i], &ids, &n)) != 0) {
+			for (k = 0; k < n; k++)
+				if (control_cancel(a, &b, ids[k]) != 0)
+					rc = 1;
+			free(ids);
+			if (r == -1)
+				rc = 1;
+			continue;
+		}
 		if (parse_id(a->argv[i], &id) == -1) {
-			nvq_err("\"%s\" is not a job id", a->argv[i]);
+			nvq_err("\"%s\" is not a job id (nor A_, every task of array A)",
+			    a->argv[i]);
 			rc = rc ? rc : 2;
 			continue;
 		}
-		proto_begin(&b, MSG_CANCEL);
-		proto_put_int(&b, "id", id);
-		if (client_call(a->socket, &b, &m) == -1) {
+		if (control_cancel(a, &b, id) != 0)
 			rc = 1;
-			continue;
-		}
-		proto_msg_free(&m);
 	}
 	proto_buf_free(&b);
 	return rc;

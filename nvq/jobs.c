@@ -107,6 +107,36 @@ jobs_reason(const struct proto_msg *m, const struct nvq_row *r)
 	return row_str(m, r, "reason") ? row_str(m, r, "reason") : "";
 }
 
+/*
+ * The pending tasks of an array in a row, folded into one line of the
+ * table (unless -r): as Slurm's squeue shows them, 12_[3-99].
+ */
+static struct {
+	int64_t		array, id, first, last;
+	long		n;
+	char		line[512];	/* the row of the first, past its ID */
+	char		reason[256];
+} F;
+
+static void
+jobs_fold_flush(void)
+{
+	char id[64];
+
+	if (F.n == 0)
+		return;
+	if (F.n == 1)
+		snprintf(id, sizeof(id), "%lld", (long long)F.id);
+	else
+		snprintf(id, sizeof(id), "%lld_[%lld-%lld]", (long long)F.array,
+		    (long long)F.first, (long long)F.last);
+	printf("%-7s %s", id, F.line);
+	if (F.n > 1)
+		printf("%ld tasks: ", F.n);
+	printf("%s\n", F.reason);
+	F.n = 0;
+}
+
 /* One page's rows of a JSON array; *done counts the rows before them. */
 static void
 jobs_json(const struct proto_msg *m, struct nvq_row *rows, int n, long *done)
@@ -165,19 +195,48 @@ jobs_page(struct nvq_args *a, int type, int64_t *after, double *now, long *done)
 			const char *user = row_str(&m, &rows[i], "user");
 			char ended[32];
 
-			snprintf(name, sizeof(name), "%s", fmt_safe(nm));
+			int64_t arr = row_int(&m, &rows[i], "array_id", 0);
+			int64_t idx = row_int(&m, &rows[i], "array_index", 0);
+			const char *st = row_str(&m, &rows[i], "state");
+			char line[512], label[64];
+			int fold = !a->expand && type == MSG_LIST && arr != 0 && st != NULL &&
+			    strcmp(st, "PENDING") == 0;
+			const char *why;
+
+			/* a task of an array: its index beside its name */
+			if (arr != 0)
+				snprintf(label, sizeof(label), "%.12s[%lld]", fmt_safe(nm),
+				    (long long)idx);
+			else
+				snprintf(label, sizeof(label), "%s", fmt_safe(nm));
+			snprintf(name, sizeof(name), "%s", label);
 			jobs_mem(&m, &rows[i], mem, sizeof(mem));
 			jobs_elapsed(&m, &rows[i], *now, el, sizeof(el));
-			printf("%-7lld %-10s %-20s %-9s %4lld %11s %10s  ",
-			    (long long)row_int(&m, &rows[i], "id", 0),
-			    user ? fmt_safe(user) : "?",
-			    name, fmt_safe(row_str(&m, &rows[i], "state")),
+			snprintf(line, sizeof(line), "%-10s %-20s %-9s %4lld %11s %10s  ",
+			    user ? fmt_safe(user) : "?", fold ? fmt_safe(nm) : name, fmt_safe(st),
 			    (long long)row_int(&m, &rows[i], "gpus", 0), mem, el);
+			why = fmt_safe(jobs_reason(&m, &rows[i]));
+			if (fold && F.n > 0 && F.array == arr && strcmp(F.reason, why) == 0) {
+				F.last = idx;
+				F.n++;
+				continue;
+			}
+			jobs_fold_flush();
+			if (fold) {
+				F.array = arr;
+				F.id = row_int(&m, &rows[i], "id", 0);
+				F.first = F.last = idx;
+				F.n = 1;
+				snprintf(F.line, sizeof(F.line), "%s", line);
+				snprintf(F.reason, sizeof(F.reason), "%s", why);
+				continue;
+			}
+			printf("%-7lld %s", (long long)row_int(&m, &rows[i], "id", 0), line);
 			if (type == MSG_HISTORY) {
 				fmt_time(row_real(&m, &rows[i], "ended_at"), ended, sizeof(ended));
 				printf("%s  ", ended);
 			}
-			printf("%s\n", fmt_safe(jobs_reason(&m, &rows[i])));
+			printf("%s\n", why);
 		}
 	}
 	/* an nvqd without pages sends everything at once, and no "more" */
@@ -204,6 +263,7 @@ jobs_table(struct nvq_args *a, int type)
 			return r == -2 ? 2 : 1;
 		}
 	} while (after > 0);
+	jobs_fold_flush();
 	if (a->json)
 		printf("%s]\n", done ? "\n" : "");
 	return 0;

@@ -12,7 +12,7 @@
 #include "nvq.h"
 
 enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
-	OPT_SIGNAL };
+	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
@@ -33,20 +33,27 @@ static const struct option nvq_longs[] = {
 	{ "follow", no_argument, NULL, 'f' },
 	{ "err", no_argument, NULL, OPT_ERR },
 	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "array", required_argument, NULL, OPT_ARRAY },
+	{ "stdin", no_argument, NULL, OPT_STDIN },
+	{ "expand", no_argument, NULL, 'r' },
 };
 #define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-o FILE] [-e FILE] [--requeue] [--signal SIG] [--parsable] [--] COMMAND [ARG...]\n"
+	  "[-o FILE] [-e FILE] [--requeue] [--signal SIG] [--array SPEC] [--parsable] "
+	  "[--] COMMAND [ARG...]\n"
+	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #NVQ lines give options too; the command line's win)",
 	  "+g:m:p:n:t:o:e:", "gpus mem priority name time output error after parsable requeue "
-	  "signal",
-	  1, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
-	{ "list", "[-a] [-u USER] [--state STATE] [--json]", "au:", "all user state json",
+	  "signal array stdin",
+	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
+	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--json]", "aru:",
+	  "all expand user state json",
 	  0, 0, cmd_list, "pending and running jobs; -a adds finished ones" },
 	{ "show", "[--json] ID", "", "json", 1, 1, cmd_show, "one job, its runs and events" },
-	{ "cancel", "ID...", "", "", 1, -1, cmd_cancel, "cancel jobs (your own; root: any)" },
+	{ "cancel", "ID...   (A_: every task of array A)", "", "", 1, -1, cmd_cancel,
+	  "cancel jobs (your own; root: any)" },
 	{ "hold", "ID...", "", "", 1, -1, cmd_hold,
 	  "take running jobs' GPU locks back: their launches wait, their memory stays" },
 	{ "release", "ID...", "", "", 1, -1, cmd_hold, "give held jobs their GPU locks back" },
@@ -137,6 +144,9 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_STATE: a->state = optarg; break;
 		case OPT_ERR: a->stderr_log = 1; break;
 		case OPT_SINCE: a->since = optarg; break;
+		case OPT_ARRAY: a->array = optarg; break;
+		case OPT_STDIN: a->from_stdin = 1; break;
+		case 'r': a->expand = 1; break;
 		case 'h':
 			printf("usage: nvq %s %s\n", c->name, c->usage);
 			return -1;
@@ -225,7 +235,8 @@ nvq_run(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv)
 		fprintf(stderr, "usage: nvq %s %s\n", c->name, c->usage);
 		return 2;
 	}
-	if (c->fn == cmd_submit && (rc = nvq_script(c, a, before, argc, argv, first)) != 0)
+	if (c->fn == cmd_submit && a->argc > 0 &&
+	    (rc = nvq_script(c, a, before, argc, argv, first)) != 0)
 		return rc == -1 ? 0 : rc;
 	return c->fn(a);
 }

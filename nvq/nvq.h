@@ -18,6 +18,9 @@ struct nvq_args {
 	int		gpus;		/* -1: not given */
 	const char	*mem, *prio, *name, *time, *after, *out, *err;
 	int		parsable, all, json, follow, stderr_log, requeue;
+	const char	*array;		/* --array SPEC */
+	int		from_stdin;	/* --stdin: one task per line */
+	int		expand;		/* -r: every task of an array on its line */
 	const char	*user, *state, *since, *signal;
 	int		argc;		/* positional arguments */
 	char		**argv;

@@ -4,6 +4,7 @@
  * id nvqd committed.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +21,35 @@ submit_abs(const char *p, const char *cwd, char *buf, size_t len)
 		snprintf(buf, len, "%s", p);
 	else
 		snprintf(buf, len, "%s/%s", cwd, p);
+}
+
+/* --stdin: one task per line (blank lines skipped); 0, or the exit status. */
+static int
+submit_lines(struct proto_buf *b)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	long count = 0;
+
+	while ((n = getline(&line, &cap, stdin)) != -1) {
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (line[strspn(line, " \t")] == '\0')
+			continue;
+		if (++count > PARSE_MAX_TASKS) {
+			nvq_err("--stdin: over %d lines", PARSE_MAX_TASKS);
+			free(line);
+			return 2;
+		}
+		proto_put_str(b, "line", line);
+	}
+	free(line);
+	if (count == 0) {
+		nvq_err("--stdin: no commands on standard input");
+		return 2;
+	}
+	return 0;
 }
 
 int
@@ -59,6 +89,31 @@ submit_parse(const struct nvq_args *a, struct submit_values *v)
 		nvq_err("--after %s: not a list of job ids (e.g. 12 or 12,13)", a->after);
 		return 2;
 	}
+	if (a->array != NULL) {
+		int64_t *idx = malloc(sizeof(*idx) * PARSE_MAX_TASKS);
+		char why[128];
+		int n, limit, r;
+
+		if (idx == NULL) {
+			nvq_err("out of memory");
+			return 1;
+		}
+		r = parse_array(a->array, idx, PARSE_MAX_TASKS, &n, &limit, why, sizeof(why));
+		free(idx);
+		if (r == -1) {
+			nvq_err("--array %s: %s", a->array, why);
+			return 2;
+		}
+		if (n == 0 && !a->from_stdin) {
+			nvq_err("--array %s: no indexes (only --stdin takes %%N alone)", a->array);
+			return 2;
+		}
+		if (n > 0 && a->from_stdin) {
+			nvq_err("--stdin numbers its tasks from 0: --array may only say how many "
+			    "at once (%%N)");
+			return 2;
+		}
+	}
 	return 0;
 }
 
@@ -69,10 +124,20 @@ cmd_submit(struct nvq_args *a)
 	struct proto_msg rep;
 	struct submit_values v;
 	char cwd[PATH_MAX], out[PATH_MAX * 2], err[PATH_MAX * 2];
+	int64_t id, tasks;
 	int i, rc;
 
 	if ((rc = submit_parse(a, &v)) != 0)
 		return rc;
+	if (a->from_stdin && a->argc > 0) {
+		nvq_err("submit: --stdin reads the commands: give no command as well");
+		return 2;
+	}
+	if (!a->from_stdin && a->argc == 0) {
+		nvq_err("submit: missing arguments");
+		fprintf(stderr, "usage: nvq submit [OPTIONS] [--] COMMAND [ARG...]\n");
+		return 2;
+	}
 	if (getcwd(cwd, sizeof(cwd)) == NULL) {
 		nvq_err("cannot tell the current directory");
 		return 1;
@@ -80,6 +145,12 @@ cmd_submit(struct nvq_args *a)
 	proto_begin(&b, MSG_SUBMIT);
 	for (i = 0; i < a->argc; i++)
 		proto_put_str(&b, "arg", a->argv[i]);
+	if (a->array != NULL)
+		proto_put_str(&b, "array", a->array);
+	if (a->from_stdin && (rc = submit_lines(&b)) != 0) {
+		proto_buf_free(&b);
+		return rc;
+	}
 	for (i = 0; environ[i] != NULL; i++)
 		proto_put_str(&b, "env", environ[i]);
 	proto_put_str(&b, "cwd", cwd);
@@ -108,10 +179,16 @@ cmd_submit(struct nvq_args *a)
 		return 1;
 	}
 	proto_buf_free(&b);
+	id = proto_int(&rep, "id", 0);
+	tasks = proto_int(&rep, "tasks", 0);
 	if (a->parsable)
-		printf("%lld\n", (long long)proto_int(&rep, "id", 0));
+		printf("%lld\n", (long long)id);
+	else if (tasks > 0)
+		printf("Submitted array %lld: %lld task%s, jobs %lld to %lld\n", (long long)id,
+		    (long long)tasks, tasks == 1 ? "" : "s", (long long)id,
+		    (long long)(id + tasks - 1));
 	else
-		printf("Submitted job %lld\n", (long long)proto_int(&rep, "id", 0));
+		printf("Submitted job %lld\n", (long long)id);
 	proto_msg_free(&rep);
 	return 0;
 }

@@ -217,6 +217,33 @@ ctl_error_env(struct ctl_req *r, size_t len, const char *big, size_t biglen)
 	    bigsz, max);
 }
 
+/*
+ * --stdin's lines, each a task run as /bin/sh -c LINE: their argument
+ * vectors and lengths, and the commands shown (the lines, borrowed from m).
+ */
+static int
+ctl_lines(const struct proto_msg *m, int n, char ***argv, int **len, const char ***cmd)
+{
+	static const char sh[] = "/bin/sh\0-c";
+	int i, k = 0;
+
+	if ((*argv = calloc((size_t)n, sizeof(**argv))) == NULL ||
+	    (*len = malloc(sizeof(**len) * (size_t)n)) == NULL ||
+	    (*cmd = malloc(sizeof(**cmd) * (size_t)n)) == NULL)
+		return -1;
+	for (i = 0; i < m->nfields && k < n; i++) {
+		if (strcmp(m->fields[i].key, "line") != 0 || m->fields[i].kind != 's')
+			continue;
+		(*len)[k] = (int)(sizeof(sh) + m->fields[i].slen + 1);
+		if (((*argv)[k] = malloc((size_t)(*len)[k])) == NULL)
+			return -1;
+		memcpy((*argv)[k], sh, sizeof(sh));
+		memcpy((*argv)[k] + sizeof(sh), m->fields[i].s, m->fields[i].slen + 1);
+		(*cmd)[k++] = m->fields[i].s;
+	}
+	return 0;
+}
+
 static int
 ctl_submit(struct ctl_req *r, struct proto_buf *out)
 {
@@ -227,7 +254,12 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	char afterbuf[PARSE_MAX_IDS * 21], *env = NULL, *groups = NULL;
 	const char *s, *bigvar = NULL;
 	size_t argvlen = 0, off = 0, cmdlen = 8192, envlen = 0, biglen = 0;
-	int i, nargs = 0, nafter = 0, rc = -1, npending;
+	int i, nargs = 0, nafter = 0, rc = -1, npending, nlines = 0;
+	struct submit_array arr = { 0 }, *arrp = NULL;
+	int64_t *index = NULL;
+	char **targv = NULL;
+	const char **tcmd = NULL;
+	int *targv_len = NULL;
 	int64_t gpus = proto_int(m, "gpus", 1), prio = proto_int(m, "priority", 0), sig;
 	int64_t limit = proto_int(m, "time", 0), mem = proto_int(m, "mem", 0);
 
@@ -242,6 +274,8 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 			if (nafter == PARSE_MAX_IDS)
 				return ctl_error(r, "at most %d --after jobs", PARSE_MAX_IDS);
 			after[nafter++] = m->fields[i].i;
+		} else if (strcmp(m->fields[i].key, "line") == 0 && m->fields[i].kind == 's') {
+			nlines++;
 		} else if (strcmp(m->fields[i].key, "env") == 0 && m->fields[i].kind == 's') {
 			envlen += m->fields[i].slen + 1;
 			if (m->fields[i].slen >= biglen) {
@@ -250,8 +284,13 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 			}
 		}
 	}
-	if (nargs == 0)
+	if (nargs == 0 && nlines == 0)
 		return ctl_error(r, "no command to run");
+	if (nargs > 0 && nlines > 0)
+		return ctl_error(r, "a command and --stdin's lines: give one or the other");
+	if (nlines > PARSE_MAX_TASKS)
+		return ctl_error(r, "%d lines: at most %d tasks in one array", nlines,
+		    PARSE_MAX_TASKS);
 	if (nargs > CTL_MAX_ARGS)
 		return ctl_error(r, "too many arguments (at most %d)", CTL_MAX_ARGS);
 	if ((s = proto_str(m, "cwd")) == NULL || *s != '/')
@@ -310,16 +349,56 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 				return ctl_error(r, "the name has control characters");
 		snprintf(name, sizeof(name), "%s", s);
-	} else {
+	} else if (nargs == 0)
+		snprintf(name, sizeof(name), "stdin");	/* --stdin: commands of their own */
+	else {
 		const char *a = proto_str(m, "arg"), *base = strrchr(a, '/');
 		snprintf(name, sizeof(name), "%s", base ? base + 1 : a);
+	}
+	if ((s = proto_str(m, "array")) != NULL || nlines > 0) {
+		if ((index = malloc(sizeof(*index) * (size_t)(nlines > 0 ? nlines :
+		    PARSE_MAX_TASKS))) == NULL) {
+			snprintf(r->err, sizeof(r->err), "out of memory");
+			goto out;
+		}
+		if (s != NULL && parse_array(s, index, PARSE_MAX_TASKS, &arr.n, &arr.limit, why,
+		    sizeof(why)) == -1) {
+			rc = ctl_error(r, "--array %s: %s", s, why);
+			goto out;
+		}
+		if (nlines > 0 && arr.n > 0) {
+			rc = ctl_error(r, "--stdin numbers its tasks from 0: --array may only say "
+			    "how many at once (%%N)");
+			goto out;
+		}
+		if (nlines == 0 && arr.n == 0) {
+			rc = ctl_error(r, "--array %s: no indexes", s);
+			goto out;
+		}
+		if (nlines > 0)
+			for (arr.n = 0; arr.n < nlines; arr.n++)
+				index[arr.n] = arr.n;
+		arr.index = index;
+		arrp = &arr;
 	}
 	ctl_user_name(r->uid, user, sizeof(user));
 	/* root is exempt: whoever cleans up after a flood must still be able to queue */
 	if (r->uid != 0 && r->e->cfg.max_pending > 0 && (npending = engine_pending(r->e, r->uid) +
-	    submit_queued(r->uid)) >= r->e->cfg.max_pending)
-		return ctl_error(r, "%s has %d pending jobs: [limits] max_pending is %lld; "
-		    "nothing was queued", user, npending, r->e->cfg.max_pending);
+	    submit_queued(r->uid)) + (arrp ? arr.n - 1 : 0) >= r->e->cfg.max_pending) {
+		rc = ctl_error(r, "%s has %d pending jobs%s%s: [limits] max_pending is %lld; "
+		    "nothing was queued", user, npending, arrp ? " and asks for more" : "",
+		    "", r->e->cfg.max_pending);
+		goto out;
+	}
+	if (nlines > 0 && ctl_lines(m, nlines, &targv, &targv_len, &tcmd) == -1) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		goto out;
+	}
+	if (nlines > 0) {
+		arr.argv = (const char *const *)targv;
+		arr.argv_len = targv_len;
+		arr.cmd = tcmd;
+	}
 
 	if (ctl_user_dir(r) == -1) {
 		log_warn("%s/%u", r->e->cfg.spool, (unsigned)r->uid);
@@ -327,7 +406,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		    "nvqd's log); nothing was queued");
 		goto out;
 	}
-	if ((argv = malloc(argvlen)) == NULL || (cmd = malloc(cmdlen + 1)) == NULL ||
+	if ((argv = malloc(argvlen + 1)) == NULL || (cmd = malloc(cmdlen + 1)) == NULL ||
 	    (j.env = env = ctl_env(m, &j.env_len)) == NULL) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		goto out;
@@ -368,7 +447,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		j.groups = groups;
 	}
 	/* stored with the other submits of this loop turn, then answered (submit.c) */
-	if (submit_queue(r->conn, &j, after, nafter) == -1) {
+	if (submit_queue(r->conn, &j, after, nafter, arrp) == -1) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		goto out;
 	}
@@ -379,6 +458,12 @@ out:
 	free(cmd);
 	free(env);
 	free(groups);
+	free(index);
+	for (i = 0; targv != NULL && i < nlines; i++)
+		free(targv[i]);
+	free(targv);
+	free(targv_len);
+	free(tcmd);
 	return rc;
 }
 

@@ -160,6 +160,9 @@ engine_queue_in(struct engine *e, struct job *j)
 	struct sched_job sj = { .priority = j->priority, .submitted_at = j->submitted_at };
 
 	if (j->state != JOB_PENDING) {
+		/* running already: it holds its place, over the limit if it must */
+		if (j->array_limit > 0)
+			gates_enter(&e->gates, j->array_id, j->array_limit, &j->gn, 1);
 		j->queue = JOB_Q_HELD;
 		engine_list_push(&e->held, j);
 	} else if (j->dep_wait) {
@@ -167,6 +170,9 @@ engine_queue_in(struct engine *e, struct job *j)
 		engine_list_push(&e->deps, j);
 		if (deptab_add(&e->deptab, j, j->after, j->nafter, &j->depn) == -1)
 			e->deps_all = 1;	/* found by reading every waiting job */
+	} else if (j->array_limit > 0 &&
+	    !gates_enter(&e->gates, j->array_id, j->array_limit, &j->gn, 0)) {
+		j->queue = JOB_Q_GATED;	/* its array's places are taken: no pass sees it */
 	} else {
 		j->queue = JOB_Q_READY;
 		j->on.key = sched_key(&sj, &e->cfg.sched);
@@ -195,6 +201,8 @@ engine_queue_out(struct engine *e, struct job *j)
 	else if (j->queue == JOB_Q_READY)
 		waitq_del(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU, j->mem,
 		    &j->on);
+	else if (j->queue == JOB_Q_GATED)
+		gates_cancel(&e->gates, j->array_id, &j->gn);
 	j->queue = JOB_Q_NONE;
 }
 
@@ -267,6 +275,21 @@ engine_untrack(struct job *j)
 	j->gpu_used = j->gpu_peak = j->gpu_acc = j->hook_used = j->hook_peak = NULL;
 }
 
+/* j gives its array's place back: the next task waiting for one is filed to run. */
+static void
+engine_gate_leave(struct engine *e, struct job *j)
+{
+	struct gate_node *n;
+	struct job *next;
+
+	if (j->array_limit == 0 || (n = gates_leave(&e->gates, j->array_id, &j->gn)) == NULL)
+		return;
+	next = (struct job *)(void *)((char *)n - offsetof(struct job, gn));
+	next->queue = JOB_Q_NONE;	/* out of the gate's list already */
+	engine_queue_in(e, next);
+	engine_kick(e);
+}
+
 /* Unlinks a job that is no longer active; frees it once its handles close. */
 static void
 engine_drop(struct engine *e, struct job *j)
@@ -276,6 +299,7 @@ engine_drop(struct engine *e, struct job *j)
 
 	jobtab_del(&e->jobtab, j);
 	engine_queue_out(e, j);
+	engine_gate_leave(e, j);
 	if (j->prev != NULL)
 		j->prev->next = j->next;
 	else
@@ -385,7 +409,7 @@ engine_track(struct engine *e, struct job *j)
 int
 engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char *user,
     int ngpus, uint64_t mem, int priority, double now, int64_t limit, const int64_t *after,
-    int nafter)
+    int nafter, const struct engine_array *arr)
 {
 	struct job *j;
 
@@ -408,6 +432,11 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 	memcpy(j->after, after, sizeof(*after) * (size_t)nafter);
 	j->nafter = nafter;
 	j->dep_wait = nafter > 0;
+	if (arr != NULL) {
+		j->array_id = arr->id;
+		j->array_index = arr->index;
+		j->array_limit = arr->limit;
+	}
 	if (engine_link(e, j) == -1) {
 		free(j);
 		return -1;
@@ -591,6 +620,12 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 	struct sched_job sj;
 	char a[16], b[16];
 
+	/* outside the passes: waits for a place in its array */
+	if (j->queue == JOB_Q_GATED) {
+		snprintf(buf, len, "array limit (%d of array %lld at once)", j->array_limit,
+		    (long long)j->array_id);
+		return;
+	}
 	/* not reached by the last pass (it stopped where nothing more could start) */
 	if (j->state == JOB_PENDING && j->dec_pass != e->npass && e->npass > 0) {
 		engine_sj(j, engine_now(), &sj);
@@ -1061,13 +1096,14 @@ engine_record_end(struct engine *e, struct job *j, const struct store_end *end)
 static void
 engine_requeue(struct engine *e, struct job *j)
 {
+	struct engine_array arr = { j->array_id, j->array_index, j->array_limit };
 	char status[PATH_MAX];
 
 	log_info("job %lld %s: %s", (long long)j->id, j->final_state, j->final_reason);
 	engine_status_path(e, j->id, status, sizeof(status));
 	unlink(status);
 	if (engine_add(e, j->id, j->uid, j->gid, j->user, j->ngpus, j->mem, j->priority,
-	    j->submitted_at, j->time_limit, j->after, j->nafter) == -1)
+	    j->submitted_at, j->time_limit, j->after, j->nafter, j->array_id ? &arr : NULL) == -1)
 		log_warnx("job %lld: out of memory; it runs after a restart of nvqd",
 		    (long long)j->id);
 	else
@@ -1816,5 +1852,6 @@ engine_free(struct engine *e)
 	jobtab_free(&e->jobtab);
 	waitq_free(&e->wq);
 	deptab_free(&e->deptab);
+	gates_free(&e->gates);
 	free(e->dep_ids);
 }

@@ -17,6 +17,7 @@
 #include "gpu.h"
 #include "gpuctl.h"
 #include "jobtab.h"
+#include "gate.h"
 #include "waitq.h"
 #include "parse.h"
 #include "sched.h"
@@ -25,7 +26,7 @@
 enum job_state { JOB_PENDING, JOB_RUNNING, JOB_SUSPENDED };
 
 /* Where an active job is kept, besides e->jobs and the table by id. */
-enum job_queue { JOB_Q_NONE, JOB_Q_READY, JOB_Q_DEPS, JOB_Q_HELD };
+enum job_queue { JOB_Q_NONE, JOB_Q_READY, JOB_Q_DEPS, JOB_Q_HELD, JOB_Q_GATED };
 
 struct job {
 	struct order_node on;		/* JOB_Q_READY: its place in e->wq (first) */
@@ -33,6 +34,10 @@ struct job {
 	struct job	*lnext, *lprev;	/* JOB_Q_DEPS, JOB_Q_HELD: e->deps, e->held */
 	unsigned	dec_pass;	/* the pass that decided dec */
 	struct deptab_node *depn;	/* JOB_Q_DEPS: filed under each job it waits for */
+	struct gate_node gn;		/* JOB_Q_GATED: waits for a place in its array */
+	int64_t		array_id;	/* 0: no array */
+	int64_t		array_index;
+	int		array_limit;	/* its array's tasks at once; 0: any */
 	unsigned	dep_seen;	/* engine_resolve: looked at in this round */
 	int64_t		id;
 	uint32_t	uid, gid;
@@ -126,6 +131,7 @@ struct engine {
 	 * look at every waiting job (memory ran out for the above)
 	 */
 	struct deptab	deptab;
+	struct gates	gates;		/* arrays' limits */
 	int64_t		*dep_ids;
 	size_t		ndep_ids, dep_cap;
 	int		deps_all;
@@ -196,10 +202,19 @@ struct job *engine_find(struct engine *, int64_t);
 int	engine_gpu(struct engine *, const struct gc_event *, char *err, size_t errlen);
 /* How many PENDING jobs uid has, counted as they come and go, not scanned. */
 int	engine_pending(const struct engine *, uint32_t uid);
-/* Adds a job that store_job_insert just committed; it becomes the head of e->jobs. */
+/* A job's place in its array, for engine_add. */
+struct engine_array {
+	int64_t		id;		/* the array's: its first task's id */
+	int64_t		index;
+	int		limit;		/* its tasks at once; 0: any */
+};
+/*
+ * Adds a job that store_job_insert just committed (arr: NULL, or its
+ * array); it becomes the head of e->jobs.
+ */
 int	engine_add(struct engine *, int64_t id, uint32_t uid, uint32_t gid, const char *user,
 	    int ngpus, uint64_t mem, int priority, double now, int64_t limit,
-	    const int64_t *after, int nafter);
+	    const int64_t *after, int nafter, const struct engine_array *arr);
 /* Cancels an active job: at once if pending, by signals if running. */
 int	engine_cancel(struct engine *, struct job *, const char *by);
 /* A sentence for why a pending job waits. */

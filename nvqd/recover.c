@@ -39,13 +39,15 @@ recover_load_cb(void *arg, const struct store_active_job *a)
 {
 	struct recover_load *l = arg;
 	struct engine *e = l->e;
+	struct engine_array arr = { a->array_id, a->array_index, a->array_limit };
 	int64_t after[PARSE_MAX_IDS];
 	struct job *j;
 	int nafter;
 
 	nafter = recover_after(a->after, after);
 	if (engine_add(e, a->id, a->uid, a->gid, a->user ? a->user : "?", a->gpus,
-	    a->mem_per_gpu, a->priority, a->submitted_at, a->time_limit, after, nafter) == -1)
+	    a->mem_per_gpu, a->priority, a->submitted_at, a->time_limit, after, nafter,
+	    a->array_id ? &arr : NULL) == -1)
 		return 1;
 	j = e->jobs;
 	if (a->state != NULL && strcmp(a->state, "PENDING") != 0) {

@@ -102,7 +102,7 @@ start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t gr
 {
 	struct start_exec x;
 	struct runner_spec rs;
-	char cvd[SCHED_MAX_GPUS * 97 + 32], jid[48], gmem[48];
+	char cvd[SCHED_MAX_GPUS * 97 + 32], jid[48], gmem[48], aid[48], aidx[48];
 	char order[] = "CUDA_DEVICE_ORDER=PCI_BUS_ID", offload[] = "NVQ_HOOK_OFFLOAD=1";
 	char **env = NULL, hsock[PATH_MAX + 32];
 	gid_t groups[START_MAX_GROUPS];
@@ -113,7 +113,7 @@ start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t gr
 		snprintf(err, errlen, "cannot read its command from the database");
 		goto out;
 	}
-	if (x.envbuf == NULL || (env = start_env_vector(x.envbuf, x.envlen, 6)) == NULL) {
+	if (x.envbuf == NULL || (env = start_env_vector(x.envbuf, x.envlen, 8)) == NULL) {
 		snprintf(err, errlen, "its environment is missing from the private database");
 		goto out;
 	}
@@ -124,6 +124,13 @@ start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t gr
 	start_setenv(env, order);
 	start_setenv(env, jid);
 	start_setenv(env, gmem);
+	if (j->array_id != 0) {
+		/* a task of an array: which, as Slurm's SLURM_ARRAY_JOB_ID and _TASK_ID */
+		snprintf(aid, sizeof(aid), "NVQ_ARRAY_ID=%lld", (long long)j->array_id);
+		snprintf(aidx, sizeof(aidx), "NVQ_ARRAY_INDEX=%lld", (long long)j->array_index);
+		start_setenv(env, aid);
+		start_setenv(env, aidx);
+	}
 	/* where the hook registers, reports and gets its lock */
 	snprintf(hsock, sizeof(hsock), "NVQ_HOOK_SOCKET=%s", e->cfg.socket);
 	start_setenv(env, hsock);

@@ -32,9 +32,9 @@ extern const char *const store_schema[];
  */
 #define STORE_JOB_REST	"uid, gid, user, name, command, argv, cwd, gpus, mem_per_gpu, " \
 	"priority, time_limit, after, stdout_path, stderr_path, submitted_at, groups, " \
-	"requeue, preempt_signal"
+	"requeue, preempt_signal, array_id, array_index, array_limit"
 #define STORE_JOB_COLS	"id, " STORE_JOB_REST
-#define STORE_JOB_ARGS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+#define STORE_JOB_ARGS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 
 /* freed pages of the private database given back once there are this many */
 #define STORE_VACUUM_PAGES	64
@@ -446,6 +446,31 @@ fail:
 	return -1;
 }
 
+/* Copies made by an nvqd before arrays lack their columns: added. */
+static int
+store_copy_columns(struct store *st)
+{
+	static const char *const cols[] = { "array_id", "array_index", "array_limit" };
+	sqlite3_stmt *s;
+	char sql[128];
+	size_t i;
+	int have;
+
+	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		if ((s = store_prepare(st, "SELECT count(*) FROM pragma_table_info('jobs_copy', "
+		    "'private') WHERE name = ?")) == NULL)
+			return -1;
+		sqlite3_bind_text(s, 1, cols[i], -1, SQLITE_STATIC);
+		have = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) > 0;
+		store_release(st, s);
+		snprintf(sql, sizeof(sql), "ALTER TABLE private.jobs_copy ADD COLUMN %s INTEGER",
+		    cols[i]);
+		if (!have && store_exec(st, sql) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Puts back the submitted jobs whose rows a power cut (or a crash between
  * the two commits of store_jobs_insert) took from the main database, from
@@ -459,7 +484,7 @@ store_restore(struct store *st)
 
 	if (store_exec(st, "CREATE TABLE IF NOT EXISTS private.jobs_copy ("
 	    "id INTEGER PRIMARY KEY, " STORE_JOB_REST ")") == -1 ||
-	    store_begin(st) == -1)
+	    store_copy_columns(st) == -1 || store_begin(st) == -1)
 		return -1;
 	if (store_exec(st, "INSERT INTO jobs (state, " STORE_JOB_COLS ") SELECT 'PENDING', "
 	    STORE_JOB_COLS " FROM private.jobs_copy WHERE id NOT IN (SELECT id FROM jobs)") == -1)
@@ -594,6 +619,39 @@ store_event(struct store *st, int64_t id, double now, const char *state, const c
 }
 
 /*
+ * An output path with %j (the job's id), %A (its array's id), %a (its
+ * index in the array) and %% (a %) put in; other % stay as they are.
+ * Outside an array %A is the job's id and %a is 0.
+ */
+static void
+store_path(char *out, size_t len, const char *tmpl, int64_t id, int64_t array_id,
+    int64_t index)
+{
+	size_t o = 0;
+	const char *p;
+	int n;
+
+	for (p = tmpl; *p != '\0' && o + 1 < len; p++) {
+		n = 0;
+		if (*p == '%' && p[1] == 'j')
+			n = snprintf(out + o, len - o, "%lld", (long long)id);
+		else if (*p == '%' && p[1] == 'A')
+			n = snprintf(out + o, len - o, "%lld", (long long)(array_id ? array_id : id));
+		else if (*p == '%' && p[1] == 'a')
+			n = snprintf(out + o, len - o, "%lld", (long long)(array_id ? index : 0));
+		else if (*p == '%' && p[1] == '%')
+			n = snprintf(out + o, len - o, "%%");
+		else {
+			out[o++] = *p;
+			continue;
+		}
+		p++;
+		o += n > 0 && (size_t)n < len - o ? (size_t)n : 0;
+	}
+	out[o < len ? o : len - 1] = '\0';
+}
+
+/*
  * Binds and runs the INSERT of job j under id: into jobs (with its first
  * event), or into the private database's copy (copy 1).
  */
@@ -602,6 +660,7 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 {
 	sqlite3_stmt *s;
 	char out[PATH_MAX], errp[PATH_MAX];
+	int64_t array_id = j->array_task ? id - j->array_back : 0;
 
 	s = store_prepare(st, copy ? "INSERT OR REPLACE INTO private.jobs_copy ("
 	    STORE_JOB_COLS ") VALUES (" STORE_JOB_ARGS ")" : "INSERT INTO jobs ("
@@ -624,12 +683,12 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 		sqlite3_bind_int64(s, 12, j->time_limit);
 	sqlite3_bind_text(s, 13, j->after, -1, SQLITE_STATIC);
 	if (j->stdout_path != NULL)
-		snprintf(out, sizeof(out), "%s", j->stdout_path);
+		store_path(out, sizeof(out), j->stdout_path, id, array_id, j->array_index);
 	else
 		snprintf(out, sizeof(out), "%s/%u/%lld.out", j->spool, (unsigned)j->uid,
 		    (long long)id);
 	if (j->stderr_path != NULL)
-		snprintf(errp, sizeof(errp), "%s", j->stderr_path);
+		store_path(errp, sizeof(errp), j->stderr_path, id, array_id, j->array_index);
 	else
 		snprintf(errp, sizeof(errp), "%s/%u/%lld.err", j->spool, (unsigned)j->uid,
 		    (long long)id);
@@ -640,6 +699,12 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	sqlite3_bind_int(s, 18, j->requeue != 0);
 	if (j->preempt_signal > 0)
 		sqlite3_bind_int(s, 19, j->preempt_signal);
+	if (j->array_task) {
+		sqlite3_bind_int64(s, 20, array_id);
+		sqlite3_bind_int64(s, 21, j->array_index);
+		if (j->array_limit > 0)
+			sqlite3_bind_int(s, 22, j->array_limit);
+	}
 	if (store_done(st, s) == -1)
 		return -1;
 	return copy ? 0 : store_event(st, id, j->now, "PENDING", "submitted");
@@ -1248,7 +1313,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 26)
+	if (n < 29)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -1278,6 +1343,9 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.ckpt_pids = c[23].s;
 	a.run_suspended = c[24].r;
 	a.preempt_signal = c[25].type == STORE_NULL ? 0 : (int)c[25].i;
+	a.array_id = c[26].type == STORE_NULL ? 0 : c[26].i;
+	a.array_index = c[27].type == STORE_NULL ? -1 : c[27].i;
+	a.array_limit = c[28].type == STORE_NULL ? 0 : (int)c[28].i;
 	return x->cb(x->arg, &a);
 }
 
@@ -1289,7 +1357,8 @@ store_active(struct store *st, store_active_cb cb, void *arg)
 	return store_rows(st, store_prepare(st, "SELECT id, uid, gid, user, state, gpus, "
 	    "mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, "
 	    "pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, "
-	    "suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal "
+	    "suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, "
+	    "array_id, array_index, array_limit "
 	    "FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED') "
 	    "ORDER BY id"), store_active_row_cb, &x);
 }
@@ -1300,7 +1369,7 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	sqlite3_stmt *s = store_prepare(st, "SELECT id, user, uid, name, state, gpus, "
 	    "mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, "
 	    "reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path, "
-	    "requeue, restarts, suspended_time "
+	    "requeue, restarts, suspended_time, array_id, array_index, array_limit "
 	    "FROM jobs WHERE (?2 IS NULL OR user = ?2) "
 	    "AND (?3 IS NULL OR state = ?3) "
 	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR "

@@ -49,6 +49,15 @@ struct store_job_new {
 	const char	*spool;
 	int		requeue;	/* --requeue: back to PENDING after NODE_FAIL */
 	int		preempt_signal;	/* --signal; 0: the default (SIGUSR1) */
+	/*
+	 * array_task: a task of an array, of index array_index, whose first
+	 * task (its id is the array's) is array_back places back in the same
+	 * store_jobs_insert; array_limit: its tasks running at once (0: any).
+	 */
+	int		array_task;
+	int64_t		array_index;
+	int		array_back;
+	int		array_limit;
 	double		now;
 };
 
@@ -194,6 +203,9 @@ struct store_active_job {
 	const char	*ckpt_pids;
 	double		run_suspended;
 	int		preempt_signal;	/* 0: the default */
+	int64_t		array_id;	/* 0: no array */
+	int64_t		array_index;	/* -1: no array */
+	int		array_limit;	/* 0: none */
 };
 
 /*

@@ -15,6 +15,12 @@ struct submit_item {
 	char			*buf;
 	int64_t			after[PARSE_MAX_IDS];
 	int			nafter;
+	/* an array: its tasks' indexes and, with --stdin, their commands */
+	int			ntasks;		/* 0: one job, not an array */
+	int			limit;
+	int64_t			*index;
+	char			**targv, **tcmd;
+	int			*targv_len;
 };
 
 static struct {
@@ -57,9 +63,53 @@ submit_len(const char *s)
 	return s != NULL ? strlen(s) + 1 : 0;
 }
 
+/* The tasks' own parts of an array into it; 0 or -1. */
+static int
+submit_tasks(struct submit_item *it, const struct submit_array *arr)
+{
+	int k;
+
+	it->ntasks = arr->n;
+	it->limit = arr->limit;
+	if ((it->index = malloc(sizeof(*it->index) * (size_t)arr->n)) == NULL)
+		return -1;
+	memcpy(it->index, arr->index, sizeof(*it->index) * (size_t)arr->n);
+	if (arr->argv == NULL)
+		return 0;
+	if ((it->targv = calloc((size_t)arr->n, sizeof(*it->targv))) == NULL ||
+	    (it->tcmd = calloc((size_t)arr->n, sizeof(*it->tcmd))) == NULL ||
+	    (it->targv_len = malloc(sizeof(int) * (size_t)arr->n)) == NULL)
+		return -1;
+	for (k = 0; k < arr->n; k++) {
+		it->targv_len[k] = arr->argv_len[k];
+		if ((it->targv[k] = malloc((size_t)arr->argv_len[k])) == NULL ||
+		    (it->tcmd[k] = strdup(arr->cmd[k])) == NULL)
+			return -1;
+		memcpy(it->targv[k], arr->argv[k], (size_t)arr->argv_len[k]);
+	}
+	return 0;
+}
+
+static void
+submit_item_free(struct submit_item *it)
+{
+	int k;
+
+	for (k = 0; it->targv != NULL && k < it->ntasks; k++) {
+		free(it->targv[k]);
+		if (it->tcmd != NULL)
+			free(it->tcmd[k]);
+	}
+	free(it->targv);
+	free(it->tcmd);
+	free(it->targv_len);
+	free(it->index);
+	free(it->buf);
+}
+
 int
 submit_queue(struct server_conn *conn, const struct store_job_new *j, const int64_t *after,
-    int nafter)
+    int nafter, const struct submit_array *arr)
 {
 	struct submit_item *it;
 	size_t len, off = 0;
@@ -96,6 +146,10 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 		nafter = PARSE_MAX_IDS;
 	memcpy(it->after, after, sizeof(*after) * (size_t)nafter);
 	it->nafter = nafter;
+	if (arr != NULL && submit_tasks(it, arr) == -1) {
+		submit_item_free(it);
+		return -1;
+	}
 	if (Q.n++ == 0 && Q.open)
 		uv_check_start(&Q.check, submit_flush);
 	return 0;
@@ -107,7 +161,8 @@ submit_queued(uint32_t uid)
 	int i, n = 0;
 
 	for (i = 0; i < Q.n; i++)
-		n += Q.items[i].j.uid == uid;
+		if (Q.items[i].j.uid == uid)
+			n += Q.items[i].ntasks > 0 ? Q.items[i].ntasks : 1;
 	return n;
 }
 
@@ -121,18 +176,20 @@ submit_forget(struct server_conn *conn)
 			Q.items[i].conn = NULL;
 }
 
-/* Sends conn its reply: the id, or the error. */
+/* Sends conn its reply: the id (and for an array, its count), or the error. */
 static void
-submit_reply(struct server_conn *conn, int64_t id, const char *err)
+submit_reply(struct server_conn *conn, int64_t id, int ntasks, const char *err)
 {
 	struct proto_buf b = { 0 };
 
 	if (conn == NULL)
 		return;
 	proto_begin(&b, err == NULL ? MSG_OK : MSG_ERROR);
-	if (err == NULL)
+	if (err == NULL) {
 		proto_put_int(&b, "id", id);
-	else
+		if (ntasks > 0)
+			proto_put_int(&b, "tasks", ntasks);
+	} else
 		proto_put_str(&b, "error", err);
 	if (proto_end(&b) == -1) {
 		proto_buf_free(&b);
@@ -142,55 +199,109 @@ submit_reply(struct server_conn *conn, int64_t id, const char *err)
 	server_push(conn, &b);
 }
 
+/* Item it's jobs, from *k on in jobs (its tasks made from its job). */
+static void
+submit_expand(struct submit_item *it, struct store_job_new *copies,
+    const struct store_job_new **jobs, int *k)
+{
+	int t;
+
+	if (it->ntasks == 0) {
+		jobs[(*k)++] = &it->j;
+		return;
+	}
+	for (t = 0; t < it->ntasks; t++) {
+		copies[*k] = it->j;
+		copies[*k].array_task = 1;
+		copies[*k].array_index = it->index[t];
+		copies[*k].array_back = t;
+		copies[*k].array_limit = it->limit;
+		if (it->targv != NULL) {
+			copies[*k].argv = it->targv[t];
+			copies[*k].argv_len = it->targv_len[t];
+			copies[*k].command = it->tcmd[t];
+		}
+		jobs[*k] = &copies[*k];
+		(*k)++;
+	}
+}
+
+/* Hands item it's stored jobs, from ids[k] on, to the engine, and answers. */
+static void
+submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int k)
+{
+	struct engine_array arr = { ids[k], 0, it->limit };
+	int t, n = it->ntasks > 0 ? it->ntasks : 1, lost = 0;
+
+	for (t = 0; t < n; t++) {
+		arr.index = it->ntasks > 0 ? it->index[t] : 0;
+		if (engine_add(e, ids[k + t], it->j.uid, it->j.gid, it->j.user, it->j.gpus,
+		    it->j.mem, it->j.priority, it->j.now, it->j.time_limit, it->after,
+		    it->nafter, it->ntasks > 0 ? &arr : NULL) == -1) {
+			/* stored: the next start of nvqd finds it (recover.c) */
+			log_warnx("job %lld: out of memory: it waits for nvqd's restart",
+			    (long long)ids[k + t]);
+			lost++;
+			continue;
+		}
+		e->jobs->requeue = it->j.requeue;
+		e->jobs->preempt_signal = it->j.preempt_signal;
+	}
+	if (lost == n) {
+		submit_reply(it->conn, 0, 0, "out of memory");
+		return;
+	}
+	if (it->ntasks > 0)
+		log_debug("array %lld of %d tasks submitted by %s", (long long)ids[k], n,
+		    it->j.user);
+	else
+		log_debug("job %lld submitted by %s", (long long)ids[k], it->j.user);
+	submit_reply(it->conn, ids[k], it->ntasks, NULL);
+}
+
 static void
 submit_flush(uv_check_t *h)
 {
 	const struct store_job_new **jobs = NULL;
+	struct store_job_new *copies = NULL;
 	struct engine *e = Q.e;
-	struct submit_item *it;
 	int64_t *ids = NULL;
 	char err[512];
-	int i, n = Q.n;
+	int i, k, n = Q.n, total = 0;
 
 	(void)h;
 	uv_check_stop(&Q.check);
 	if (n == 0)
 		return;
 	err[0] = '\0';
-	if ((jobs = malloc(sizeof(*jobs) * (size_t)n)) == NULL ||
-	    (ids = malloc(sizeof(*ids) * (size_t)n)) == NULL)
+	for (i = 0; i < n; i++)
+		total += Q.items[i].ntasks > 0 ? Q.items[i].ntasks : 1;
+	if ((jobs = malloc(sizeof(*jobs) * (size_t)total)) == NULL ||
+	    (copies = malloc(sizeof(*copies) * (size_t)total)) == NULL ||
+	    (ids = malloc(sizeof(*ids) * (size_t)total)) == NULL)
 		snprintf(err, sizeof(err), "out of memory; nothing was queued");
 	else {
-		for (i = 0; i < n; i++)
-			jobs[i] = &Q.items[i].j;
-		if (store_jobs_insert(e->store, jobs, n, ids) == -1)
+		for (i = 0, k = 0; i < n; i++)
+			submit_expand(&Q.items[i], copies, jobs, &k);
+		if (store_jobs_insert(e->store, jobs, total, ids) == -1)
 			snprintf(err, sizeof(err), "cannot store the job: %s; nothing was queued",
 			    store_errmsg(e->store));
 	}
-	for (i = 0; i < n; i++) {
-		it = &Q.items[i];
-		if (err[0] == '\0' && engine_add(e, ids[i], it->j.uid, it->j.gid, it->j.user,
-		    it->j.gpus, it->j.mem, it->j.priority, it->j.now, it->j.time_limit,
-		    it->after, it->nafter) == -1) {
-			/* stored: the next start of nvqd finds it (recover.c) */
-			log_warnx("job %lld: out of memory: it waits for nvqd's restart",
-			    (long long)ids[i]);
-			submit_reply(it->conn, 0, "out of memory");
-		} else if (err[0] == '\0') {
-			e->jobs->requeue = it->j.requeue;
-			e->jobs->preempt_signal = it->j.preempt_signal;
-			log_debug("job %lld submitted by %s", (long long)ids[i], it->j.user);
-			submit_reply(it->conn, ids[i], NULL);
-		} else
-			submit_reply(it->conn, 0, err);
-		free(it->buf);
+	for (i = 0, k = 0; i < n; i++) {
+		if (err[0] == '\0')
+			submit_engine(e, &Q.items[i], ids, k);
+		else
+			submit_reply(Q.items[i].conn, 0, 0, err);
+		k += Q.items[i].ntasks > 0 ? Q.items[i].ntasks : 1;
+		submit_item_free(&Q.items[i]);
 	}
 	if (err[0] != '\0')
 		log_warnx("%d submits not stored: %s", n, err);
-	else if (n > 1)
-		log_debug("%d submits stored in one commit", n);
+	else if (total > 1)
+		log_debug("%d jobs stored in one commit", total);
 	Q.n = 0;
 	free(jobs);
+	free(copies);
 	free(ids);
 	engine_kick(e);
 }

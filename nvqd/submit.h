@@ -23,11 +23,27 @@
 /* Once, at start. */
 void	submit_init(uv_loop_t *, struct engine *);
 /*
- * Queues j (copied) for conn's reply, with its --after ids; 0, or -1 if
- * out of memory (nothing queued).
+ * The tasks of an array (--array, --stdin), all like the job given beside
+ * it but for their index and, with --stdin, their command (argv[k] of
+ * argv_len[k] bytes, shown as cmd[k]; NULL: the job's own).
+ */
+struct submit_array {
+	int		n;
+	const int64_t	*index;
+	int		limit;		/* tasks at once; 0: any */
+	const char *const *argv;
+	const int	*argv_len;
+	const char *const *cmd;
+};
+
+/*
+ * Queues j (copied), or the tasks of arr (NULL: one job) made from it, for
+ * conn's one reply (the id; for an array, its first task's, which is the
+ * array's, and the count), with its --after ids; 0, or -1 if out of memory
+ * (nothing queued).
  */
 int	submit_queue(struct server_conn *conn, const struct store_job_new *j,
-	    const int64_t *after, int nafter);
+	    const int64_t *after, int nafter, const struct submit_array *arr);
 /* How many of uid's submits wait for the end of the turn ([limits] max_pending). */
 int	submit_queued(uint32_t uid);
 /* conn closed: its job is still stored, with no one to tell. */

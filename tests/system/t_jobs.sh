@@ -230,3 +230,60 @@ t_job_policy() {	# umask, rlimits and max_priority come from the configuration
 	expect_match "root may go higher" "$(submit -g 0 -p 500 true)" "^[0-9]+$"
 	nvq submit -g 0 -p 1000001 true 2>/dev/null; expect_eq "out of range" "$?" 2
 }
+
+array_peak() {	# ARRAY N: "PEAK DONE": most of its tasks seen RUNNING at once, and how many COMPLETED (within 10 s)
+	local most=0 now done=0 i
+	for i in $(seq 100); do
+		now=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE array_id = $1 AND state = 'RUNNING'")
+		[ "$now" -gt "$most" ] && most=$now
+		done=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE array_id = $1 AND state = 'COMPLETED'")
+		[ "$done" = "$2" ] && break
+		sleep 0.1
+	done
+	echo "$most $done"
+}
+
+t_array() {	# --array and --stdin: one submit, one commit; indexes, %N, %A/%a, folding, cancel A_
+	write_config "[limits]" "max_running_jobs = 50"
+	start_nvqd || return
+	local a b c out n
+	a=$(submit -g 0 --array 0-9:3,20%2 -o "$T/o.%A_%a" sh -c 'echo "$NVQ_ARRAY_ID $NVQ_ARRAY_INDEX"; sleep 0.4')
+	expect_eq "5 tasks, consecutive ids, the array's is the first's" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT group_concat(id || ':' || array_index, ' ') FROM jobs WHERE array_id = $a")" \
+	    "$a:0 $((a + 1)):3 $((a + 2)):6 $((a + 3)):9 $((a + 4)):20"
+	# %2: never more than 2 of them at once, though 50 may run
+	expect_eq "at most 2 at once (%2), then all 5 COMPLETED" "$(array_peak "$a" 5)" "2 5"
+	expect_eq "each task's NVQ_ARRAY_ID and _INDEX, in its %A_%a file" \
+	    "$(cat "$T/o.${a}_0" "$T/o.${a}_9" "$T/o.${a}_20")" "$a 0"$'\n'"$a 9"$'\n'"$a 20"
+	# --stdin: a task per line, blank lines skipped, each run by /bin/sh -c
+	b=$(printf 'echo one > %s/s1\n\n  \necho "two  words" > %s/s2\n' "$T" "$T" | nvq submit --parsable -g 0 --stdin)
+	wait_state "$((b + 1))" COMPLETED
+	expect_eq "--stdin: two tasks" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE array_id = $b")" 2
+	expect_eq "--stdin: the lines ran" "$(cat "$T/s1" "$T/s2")" "one"$'\n'"two  words"
+	expect_eq "--stdin: the command is the line" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT command FROM jobs WHERE id = $((b + 1))")" 'echo "two  words" > '"$T"/s2
+	# pending tasks fold into one line of nvq list, -r shows each; A_ cancels them all
+	c=$(submit -g 0 --array 0-199%1 sleep 30)
+	wait_state "$c" RUNNING
+	out=$(nvq list)
+	expect_match "folded" "$out" "${c}_\[1-199\] .*199 tasks: array limit \(1 of array $c at once\)"
+	expect_eq "-r: a line per task" "$(nvq list -r | grep -c "sleep\[")" 200
+	nvq cancel "${c}_" > /dev/null
+	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE array_id = $c AND state = 'CANCELLED'")
+	expect_eq "A_ cancelled all 200" "$n" 200
+	wait_state "$c" CANCELLED
+	# bad specs: clear errors, nothing stored
+	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")
+	out=$(nvq submit --array 5-2 true 2>&1); expect_match "reversed range" "$out" "not a range"
+	out=$(nvq submit --array 1,1 true 2>&1); expect_match "twice" "$out" "index 1 is given twice"
+	out=$(nvq submit --array 0-200000 true 2>&1); expect_match "too many" "$out" "over 100000 tasks"
+	out=$(nvq submit --array 0-3%0 true 2>&1); expect_match "bad %N" "$out" "not a number of tasks at once"
+	out=$(nvq submit --stdin true < /dev/null 2>&1); expect_match "stdin and a command" "$out" "give no command"
+	out=$(nvq submit --stdin < /dev/null 2>&1); expect_match "empty stdin" "$out" "no commands"
+	expect_eq "nothing stored by the bad submits" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" "$n"
+	# nvqd restarted: the limit holds for what was stored
+	c=$(submit -g 0 --array 0-5%2 sleep 0.5)
+	stop_nvqd; start_nvqd || return
+	expect_eq "after a restart, still at most 2 at once, then all 6 COMPLETED" \
+	    "$(array_peak "$c" 6)" "2 6"
+}

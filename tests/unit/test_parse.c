@@ -160,6 +160,51 @@ test_signals(void **state)
 	assert_int_equal(s, 0);
 }
 
+static void
+test_array(void **state)
+{
+	static int64_t idx[PARSE_MAX_TASKS];
+	char why[128];
+	int n, limit;
+
+	(void)state;
+	assert_int_equal(parse_array("0-9:3,20%2", idx, PARSE_MAX_TASKS, &n, &limit, why,
+	    sizeof(why)), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(limit, 2);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[3], 9);
+	assert_int_equal(idx[4], 20);
+	assert_int_equal(parse_array("7,1,5", idx, PARSE_MAX_TASKS, &n, &limit, why,
+	    sizeof(why)), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(idx[0], 7);	/* in the order given */
+	assert_int_equal(limit, 0);
+	assert_int_equal(parse_array("%8", idx, PARSE_MAX_TASKS, &n, &limit, why,
+	    sizeof(why)), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(limit, 8);
+	assert_int_equal(parse_array("0-99999", idx, PARSE_MAX_TASKS, &n, &limit, why,
+	    sizeof(why)), 0);
+	assert_int_equal(n, 100000);
+	assert_int_equal(parse_array("0-100000", idx, PARSE_MAX_TASKS, &n, &limit, why,
+	    sizeof(why)), -1);
+	assert_non_null(strstr(why, "over 100000 tasks"));
+	assert_int_equal(parse_array("1,1", idx, 10, &n, &limit, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "twice"));
+	assert_int_equal(parse_array("0-4,3", idx, 10, &n, &limit, why, sizeof(why)), -1);
+	assert_int_equal(parse_array("5-2", idx, 10, &n, &limit, why, sizeof(why)), -1);
+	assert_int_equal(parse_array("3:2", idx, 10, &n, &limit, why, sizeof(why)), -1);
+	assert_int_equal(parse_array("1,", idx, 10, &n, &limit, why, sizeof(why)), -1);
+	assert_int_equal(parse_array(",1", idx, 10, &n, &limit, why, sizeof(why)), -1);
+	assert_int_equal(parse_array("-1", idx, 10, &n, &limit, why, sizeof(why)), -1);
+	assert_int_equal(parse_array("0-3%0", idx, 10, &n, &limit, why, sizeof(why)), -1);
+	assert_int_equal(parse_array("0-3%x", idx, 10, &n, &limit, why, sizeof(why)), -1);
+	assert_int_equal(parse_array("", idx, 10, &n, &limit, why, sizeof(why)), -1);
+	assert_int_equal(parse_array("0-9:0", idx, 10, &n, &limit, why, sizeof(why)), -1);
+	assert_int_equal(parse_array("10000001", idx, 10, &n, &limit, why, sizeof(why)), -1);
+}
+
 int
 main(void)
 {
@@ -170,6 +215,7 @@ main(void)
 		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_signals),
+		cmocka_unit_test(test_array),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
