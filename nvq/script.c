@@ -10,6 +10,7 @@
  * words stay in memory as long as nvq runs (the options point into them).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,26 +55,58 @@ script_words(char *line, char **w, int max)
 	}
 }
 
+/*
+ * Up to cap bytes of path into buf (NUL-terminated): their count, or -1 if
+ * it is not a regular file or cannot be read at once.  Without blocking:
+ * nvq must not wait on the file (a FIFO, a lease someone holds on it); a
+ * command it cannot read now is simply not a script.
+ */
+static ssize_t
+script_read(const char *path, char *buf, size_t cap)
+{
+	struct stat st;
+	ssize_t n, len = 0;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	while ((size_t)len < cap && (n = read(fd, buf + len, cap - (size_t)len)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			close(fd);
+			return -1;
+		}
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return len;
+}
+
 int
 script_directives(const char *path, int (*apply)(void *, int, char **), void *arg)
 {
 	char *buf, *line, *next, *w[SCRIPT_MAX_WORDS + 1];
 	struct stat st;
-	size_t len;
+	ssize_t len;
 	int lineno = 0, n, rc = 0;
-	FILE *fp;
 
 	/* only a regular file, and only one that starts like a script */
-	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode) || (fp = fopen(path, "r")) == NULL)
+	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode))
 		return -1;
 	if ((buf = malloc(SCRIPT_MAX_HEADER + 1)) == NULL) {
-		fclose(fp);
 		nvq_err("out of memory");
 		return 1;
 	}
-	len = fread(buf, 1, SCRIPT_MAX_HEADER, fp);
-	fclose(fp);
-	buf[len] = '\0';
+	if ((len = script_read(path, buf, SCRIPT_MAX_HEADER)) == -1) {
+		free(buf);
+		return -1;
+	}
 	if (len < 2 || buf[0] != '#' || buf[1] != '!') {
 		free(buf);
 		return -1;
@@ -109,9 +142,7 @@ int
 script_command(const char *path, int argc, char **argv, char ***out, int *outc)
 {
 	char head[512], *p, *interp, *iarg = NULL, **v;
-	size_t len;
 	int i, k = 0;
-	FILE *fp;
 
 	*out = NULL;
 	*outc = 0;
@@ -132,11 +163,8 @@ script_command(const char *path, int argc, char **argv, char ***out, int *outc)
 		return 0;
 	}
 	/* not executable: through the interpreter its #! line names, as the kernel would */
-	if ((fp = fopen(path, "r")) == NULL)
+	if (script_read(path, head, sizeof(head) - 1) == -1)
 		return -1;
-	len = fread(head, 1, sizeof(head) - 1, fp);
-	fclose(fp);
-	head[len] = '\0';
 	if ((p = strchr(head, '\n')) == NULL) {
 		errno = ENAMETOOLONG;
 		return -1;

@@ -297,8 +297,8 @@ submit_flush(uv_check_t *h)
 	}
 	if (err[0] != '\0')
 		log_warnx("%d submits not stored: %s", n, err);
-	else if (total > 1)
-		log_debug("%d jobs stored in one commit", total);
+	else if (n > 1 || total > 1)
+		log_debug("%d submits stored in one commit (%d jobs)", n, total);
 	Q.n = 0;
 	free(jobs);
 	free(copies);
