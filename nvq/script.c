@@ -22,6 +22,32 @@
 #define SCRIPT_MAX_HEADER	(256 * 1024)	/* bytes of header read */
 #define SCRIPT_MAX_WORDS	64		/* words on one #NVQ line */
 
+/* What the options and the command point into, for as long as nvq runs */
+static char	*script_header;
+static char	**script_argv;
+static int	script_owned;		/* script_argv's first words allocated here */
+
+static void
+script_cleanup(void)
+{
+	int i;
+
+	for (i = 0; script_argv != NULL && i < script_owned; i++)
+		free(script_argv[i]);
+	free(script_argv);
+	free(script_header);
+}
+
+/* Keeps v (its first owned words allocated here) until exit. */
+static void
+script_keep(char **v, int owned)
+{
+	if (script_argv == NULL && script_header == NULL)
+		atexit(script_cleanup);
+	script_argv = v;
+	script_owned = owned;
+}
+
 /*
  * Splits line (changed in place) into words; returns their count, or -1 if
  * a quote is not closed or there are too many.
@@ -107,6 +133,10 @@ script_directives(const char *path, int (*apply)(void *, int, char **), void *ar
 		free(buf);
 		return -1;
 	}
+	if (script_argv == NULL && script_header == NULL)
+		atexit(script_cleanup);
+	free(script_header);
+	script_header = buf;
 	if (len < 2 || buf[0] != '#' || buf[1] != '!') {
 		free(buf);
 		return -1;
@@ -134,7 +164,6 @@ script_directives(const char *path, int (*apply)(void *, int, char **), void *ar
 		if ((rc = apply(arg, n + 1, w)) != 0)
 			nvq_err("in %s, line %d", path, lineno);
 	}
-	/* the options point into buf: it lives as long as nvq */
 	return rc;
 }
 
@@ -158,6 +187,7 @@ script_command(const char *path, int argc, char **argv, char ***out, int *outc)
 		sprintf(v[0], "./%s", path);
 		for (i = 1; i < argc; i++)
 			v[i] = argv[i];
+		script_keep(v, 1);
 		*out = v;
 		*outc = argc;
 		return 0;
@@ -201,6 +231,7 @@ script_command(const char *path, int argc, char **argv, char ***out, int *outc)
 		free(v);
 		return -1;
 	}
+	script_keep(v, iarg != NULL ? 2 : 1);
 	*out = v;
 	*outc = k;
 	return 0;
