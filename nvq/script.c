@@ -133,14 +133,14 @@ script_directives(const char *path, int (*apply)(void *, int, char **), void *ar
 		free(buf);
 		return -1;
 	}
-	if (script_argv == NULL && script_header == NULL)
-		atexit(script_cleanup);
-	free(script_header);
-	script_header = buf;
 	if (len < 2 || buf[0] != '#' || buf[1] != '!') {
 		free(buf);
 		return -1;
 	}
+	if (script_argv == NULL && script_header == NULL)
+		atexit(script_cleanup);
+	free(script_header);
+	script_header = buf;
 	for (line = buf; line != NULL && rc == 0; line = next) {
 		if ((next = strchr(line, '\n')) != NULL)
 			*next++ = '\0';

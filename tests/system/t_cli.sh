@@ -193,7 +193,11 @@ t_script_directives() {	# nvq submit SCRIPT reads its #NVQ lines; the command li
 	expect_match "unclosed quote" "$out" "bad3.sh, line 2: an unclosed quote"
 	c=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")
 	expect_eq "nothing queued by the bad scripts" "$c" 2
-	# a command that is not a script is left alone
+	# commands that are not scripts are left alone: a program by its path, a word from PATH
+	cp /bin/true "$T/wd/prog"
+	c=$(cd "$T/wd" && nvq submit --parsable -g 0 ./prog); rc=$?
+	expect_eq "a program (a regular file, not a script) is submitted" "$rc" 0
+	wait_state "$c" COMPLETED
 	c=$(cd "$T/wd" && nvq submit --parsable -g 0 sh -c 'echo plain')
 	wait_state "$c" COMPLETED
 }
