@@ -125,19 +125,6 @@ shim_open_out(const char *path, int efd)
 	return fd;
 }
 
-/* env without name's entry (name=...), in place. */
-static void
-shim_env_drop(char **env, const char *name)
-{
-	size_t n = strlen(name);
-	int i, k = 0;
-
-	for (i = 0; env[i] != NULL; i++)
-		if (strncmp(env[i], name, n) != 0 || env[i][n] != '=')
-			env[k++] = env[i];
-	env[k] = NULL;
-}
-
 /*
  * The job's environment, made in the shim before the job's process starts
  * (that process shares the shim's memory until it runs the job, and
@@ -150,23 +137,23 @@ shim_job_env(struct shim_spec *s)
 {
 	char **src = s->env != NULL ? s->env : environ, **env, *v;
 	const char *old = NULL;
-	size_t count = 0, len, i;
+	size_t count, len, i = 0;
 
-	for (count = 0; src[count] != NULL; count++)
-		if (strncmp(src[count], "LD_PRELOAD=", 11) == 0)
-			old = src[count] + 11;
 	if (s->preload == NULL) {
 		s->env = src;
 		return 0;
 	}
+	for (count = 0; src[count] != NULL; count++)
+		;
 	if ((env = calloc(count + 4, sizeof(*env))) == NULL)
 		return -1;
-	memcpy(env, src, count * sizeof(*env));
-	shim_env_drop(env, "LD_PRELOAD");
-	shim_env_drop(env, "NVQ_SHARE");
-	shim_env_drop(env, "NVQ_SUPERVISOR");
-	for (i = 0; env[i] != NULL; i++)
-		;
+	/* the job's own, but for what the shim sets */
+	for (; *src != NULL; src++)
+		if (strncmp(*src, "LD_PRELOAD=", 11) == 0)
+			old = old != NULL ? old : *src + 11;
+		else if (strncmp(*src, "NVQ_SHARE=", 10) != 0 &&
+		    strncmp(*src, "NVQ_SUPERVISOR=", 15) != 0)
+			env[i++] = *src;
 	/* the hook first, then whatever the job preloads itself */
 	len = strlen(s->preload) + (old ? strlen(old) : 0) + 16;
 	if ((v = malloc(len)) == NULL)
@@ -208,7 +195,6 @@ fail:
 struct shim_child {
 	const struct shim_spec *s;
 	int		efd;	/* the write end of the failure pipe */
-	sigset_t	mask;	/* the job's signal mask */
 };
 
 static int
@@ -217,8 +203,10 @@ shim_job(void *arg)
 	const struct shim_child *c = arg;
 	const struct shim_spec *s = c->s;
 	int in, out, err, dir, efd = c->efd;
+	sigset_t none;
 
-	sigprocmask(SIG_SETMASK, &c->mask, NULL);
+	sigemptyset(&none);	/* the job gets every signal the shim waits for */
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	setpgid(0, 0);
 	/* joined while still root: the cgroup's files are root's */
 	if (*s->cgroup != '\0' && cgroup_enter(s->cgroup) == -1)
@@ -452,7 +440,6 @@ shim_shim(struct shim_spec *s)
 	if (env_errno == 0 && shim_job_env(s) == -1)
 		env_errno = errno;
 	child.s = s;
-	sigemptyset(&child.mask);
 	if (env_errno != 0 || pipe2(efd, O_CLOEXEC) == -1 ||
 	    fcntl(efd[0], F_SETFL, O_NONBLOCK) == -1 ||
 	    (stack = mmap(NULL, SHIM_CHILD_STACK, PROT_READ | PROT_WRITE,

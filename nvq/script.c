@@ -38,12 +38,21 @@ script_cleanup(void)
 	free(script_header);
 }
 
+/* Frees what the options and the command point into, at exit (once). */
+static void
+script_atexit(void)
+{
+	static int registered;
+
+	if (!registered)
+		registered = atexit(script_cleanup) == 0;
+}
+
 /* Keeps v (its first owned words allocated here) until exit. */
 static void
 script_keep(char **v, int owned)
 {
-	if (script_argv == NULL && script_header == NULL)
-		atexit(script_cleanup);
+	script_atexit();
 	script_argv = v;
 	script_owned = owned;
 }
@@ -137,8 +146,7 @@ script_directives(const char *path, int (*apply)(void *, int, char **), void *ar
 		free(buf);
 		return -1;
 	}
-	if (script_argv == NULL && script_header == NULL)
-		atexit(script_cleanup);
+	script_atexit();
 	free(script_header);
 	script_header = buf;
 	for (line = buf; line != NULL && rc == 0; line = next) {

@@ -385,9 +385,9 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	/* root is exempt: whoever cleans up after a flood must still be able to queue */
 	if (r->uid != 0 && r->e->cfg.max_pending > 0 && (npending = engine_pending(r->e, r->uid) +
 	    submit_queued(r->uid)) + (arrp ? arr.n - 1 : 0) >= r->e->cfg.max_pending) {
-		rc = ctl_error(r, "%s has %d pending jobs%s%s: [limits] max_pending is %lld; "
+		rc = ctl_error(r, "%s has %d pending jobs%s: [limits] max_pending is %lld; "
 		    "nothing was queued", user, npending, arrp ? " and asks for more" : "",
-		    "", r->e->cfg.max_pending);
+		    r->e->cfg.max_pending);
 		goto out;
 	}
 	if (nlines > 0 && ctl_lines(m, nlines, &targv, &targv_len, &tcmd) == -1) {
