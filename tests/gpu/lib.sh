@@ -32,6 +32,9 @@ gpu_nvqd() {
 }
 
 # Steps a job wrote to FILE, one line each; waits until there are N (60 s at most).
+# count FILE: the number a job writes into FILE, 0 while it is missing or
+# empty (a writer truncates it before each new figure)
+count() { local v; v=$(cat "$1" 2>/dev/null); echo "${v:-0}"; }
 lines() { if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi; }
 wait_steps() {
 	local i

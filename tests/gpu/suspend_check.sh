@@ -19,7 +19,6 @@ PY=${PYTHON:-python3}
 gpu_used() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0; }
 now() { date +%s.%N; }
 el() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
-count() { cat "$1" 2>/dev/null || echo 0; }
 wait_progress() {	# FILE ABOVE [PID]: until the job's count is above ABOVE (120 s at most)
 	local i
 	for i in $(seq 1200); do

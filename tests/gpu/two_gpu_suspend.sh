@@ -52,7 +52,6 @@ ok = verify()
 print("end: %d iterations, %d gaps, final check %s" % (it, gaps, "ok" if ok else "BAD"), flush=True)
 sys.exit(0 if ok and not bad else 1)
 PY
-count() { cat "$1" 2>/dev/null || echo 0; }
 id=$(NVQ_DEBUG=1 "$NVQ" submit --parsable -g 2 -m "$((GIB + 4))G" -o "$T/j.out" -e "$T/j.out" \
     python3 "$T/two.py" "$GIB" "$T/p")
 for i in $(seq 600); do [ "$(count "$T/p")" -gt 20 ] && break; sleep 0.1; done

@@ -13,7 +13,6 @@ B=${1:-build}
 gpu_nvqd unhooked "[scheduler]" "preempt = off"
 now() { date +%s.%N; }
 el() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
-count() { cat "$1" 2>/dev/null || echo 0; }
 cat > "$T/loader.py" <<'PY'
 import sys, time, torch
 from torch.utils.data import DataLoader
