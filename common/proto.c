@@ -13,7 +13,7 @@ static const char *proto_names[MSG_MAX] = {
 	NULL, "ok", "error", "submit", "list", "show", "cancel", "history",
 	"gpus", "ping", "hold", "release", "hook-hello", "hook-state", "hook-ack",
 	"hook-report", "hook-limit", "hook-want", "hook-idle", "suspend", "resume",
-	"hook-move", "hook-moved"
+	"hook-move", "hook-moved", "top", "modify", "requeue", "drain", "undrain"
 };
 
 const char *

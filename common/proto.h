@@ -48,6 +48,11 @@ enum proto_type {
 	MSG_RESUME,		/* let a job suspended by a user resume: "id" */
 	MSG_HOOK_MOVE,		/* nvqd: "seq", "out" 1 (to host memory) or 0 (back) */
 	MSG_HOOK_MOVED,		/* hook: "seq", "out", "bytes", "left", "us", ["error"] */
+	MSG_TOP,		/* a pending job first of its priority: "id" */
+	MSG_MODIFY,		/* a pending job's "priority", "mem", "time": "id" */
+	MSG_REQUEUE,		/* stop a running job and queue it again: "id" */
+	MSG_DRAIN,		/* no new jobs on a GPU: "gpu" (index or UUID), ["reason"] */
+	MSG_UNDRAIN,		/* new jobs there again: "gpu" */
 	MSG_MAX
 };
 

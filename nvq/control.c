@@ -1,5 +1,6 @@
 /*
- * control.c: `nvq cancel`, `nvq hold`, `nvq release` and `nvq wait`.
+ * control.c: `nvq cancel`, `hold`, `release`, `top`, `modify`, `requeue`,
+ * `suspend`, `resume`, `drain`, `undrain` and `wait`.
  *
  * wait exits 0 when every job COMPLETED; otherwise with the status of the
  * first job (in the order given) that did not: its exit code, 128 + the
@@ -121,11 +122,16 @@ cmd_cancel(struct nvq_args *a)
 	return rc;
 }
 
-/* Sends a request of type about the job id names: 0, or the exit status (2: bad id). */
+/*
+ * Sends a request of type about the job id names: 0, or the exit status
+ * (2: bad id).  *pending (if not NULL): whether nvqd said the job is pending.
+ */
 static int
-control_ask(struct nvq_args *a, const char *name, int type, struct proto_buf *b, int64_t *id)
+control_ask(struct nvq_args *a, const char *name, int type, struct proto_buf *b, int64_t *id,
+    int *pending)
 {
 	struct proto_msg m;
+	const char *st;
 
 	if (parse_id(name, id) == -1) {
 		nvq_err("\"%s\" is not a job id", name);
@@ -135,7 +141,134 @@ control_ask(struct nvq_args *a, const char *name, int type, struct proto_buf *b,
 	proto_put_int(b, "id", *id);
 	if (client_call(a->socket, b, &m) == -1)
 		return 1;
+	if (pending != NULL)
+		*pending = (st = proto_str(&m, "state")) != NULL && strcmp(st, "PENDING") == 0;
 	proto_msg_free(&m);
+	return 0;
+}
+
+/* Sends a request of type for each job named; says done (a format of the id) for each. */
+static int
+control_each(struct nvq_args *a, int type, const char *done)
+{
+	struct proto_buf b = { 0 };
+	int64_t id;
+	int i, k, rc = 0;
+
+	for (i = 0; i < a->argc; i++) {
+		if ((k = control_ask(a, a->argv[i], type, &b, &id, NULL)) != 0) {
+			rc = rc ? rc : k;
+			continue;
+		}
+		printf(done, (long long)id);
+	}
+	proto_buf_free(&b);
+	return rc;
+}
+
+/* nvq top ID...: each pending job first among the jobs of its priority. */
+int
+cmd_top(struct nvq_args *a)
+{
+	return control_each(a, MSG_TOP, "job %lld is first of its priority\n");
+}
+
+/* nvq requeue ID...: each running job stopped (as by cancel), then queued again. */
+int
+cmd_requeue(struct nvq_args *a)
+{
+	return control_each(a, MSG_REQUEUE,
+	    "job %lld is stopping; it then waits in the queue again\n");
+}
+
+/* nvq modify [-p PRIORITY] [-m MEM] [-t TIME] ID: a pending job's demands. */
+int
+cmd_modify(struct nvq_args *a)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	long long prio;
+	uint64_t mem;
+	int64_t id, secs;
+
+	if (parse_id(a->argv[0], &id) == -1) {
+		nvq_err("\"%s\" is not a job id", a->argv[0]);
+		return 2;
+	}
+	if (a->prio == NULL && a->mem == NULL && a->time == NULL) {
+		nvq_err("modify: nothing to change: give -p, -m or -t");
+		return 2;
+	}
+	proto_begin(&b, MSG_MODIFY);
+	proto_put_int(&b, "id", id);
+	if (a->prio != NULL) {
+		if (parse_int(a->prio, -1000000, 1000000, &prio) == -1) {
+			nvq_err("-p %s: not a priority (a whole number, higher runs first)",
+			    a->prio);
+			goto usage;
+		}
+		proto_put_int(&b, "priority", prio);
+	}
+	if (a->mem != NULL) {
+		if (strcmp(a->mem, "whole") == 0)
+			mem = 0;
+		else if (parse_size(a->mem, &mem) == -1 || mem == 0) {
+			nvq_err("-m %s: not a memory size (e.g. 512M, 20G; whole: a whole GPU)",
+			    a->mem);
+			goto usage;
+		}
+		proto_put_int(&b, "mem", (int64_t)mem);
+	}
+	if (a->time != NULL) {
+		if (strcmp(a->time, "none") == 0)
+			secs = 0;
+		else if (parse_duration(a->time, &secs) == -1 || secs == 0) {
+			nvq_err("-t %s: not a time limit (e.g. 30m, 2h, 1-00:00:00; none: no "
+			    "limit)", a->time);
+			goto usage;
+		}
+		proto_put_int(&b, "time", secs);
+	}
+	if (client_call(a->socket, &b, &m) == -1) {
+		proto_buf_free(&b);
+		return 1;
+	}
+	proto_msg_free(&m);
+	proto_buf_free(&b);
+	printf("job %lld modified\n", (long long)id);
+	return 0;
+usage:
+	proto_buf_free(&b);
+	return 2;
+}
+
+/* nvq drain GPU [REASON...] / nvq undrain GPU. */
+int
+cmd_drain(struct nvq_args *a)
+{
+	int drain = strcmp(a->cmd, "drain") == 0, i;
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	char reason[256];
+	size_t off = 0;
+
+	proto_begin(&b, drain ? MSG_DRAIN : MSG_UNDRAIN);
+	proto_put_str(&b, "gpu", a->argv[0]);
+	reason[0] = '\0';
+	for (i = 1; i < a->argc; i++)
+		off += (size_t)snprintf(reason + off, off < sizeof(reason) ? sizeof(reason) - off :
+		    0, "%s%s", i > 1 ? " " : "", a->argv[i]);
+	if (reason[0] != '\0')
+		proto_put_str(&b, "reason", reason);
+	if (client_call(a->socket, &b, &m) == -1) {
+		proto_buf_free(&b);
+		return 1;
+	}
+	printf(drain ? "GPU %lld (%s) drained: no new jobs start there; its jobs finish\n" :
+	    "GPU %lld (%s) undrained: new jobs start there again\n",
+	    (long long)proto_int(&m, "index", -1), fmt_safe(proto_str(&m, "uuid")));
+	proto_msg_free(&m);
+	proto_buf_free(&b);
 	return 0;
 }
 
@@ -210,11 +343,17 @@ cmd_hold(struct nvq_args *a)
 	int hold = strcmp(a->cmd, "hold") == 0;
 	struct proto_buf b = { 0 };
 	int64_t id;
-	int i, k, rc = 0;
+	int i, k, rc = 0, pending;
 
 	for (i = 0; i < a->argc; i++) {
-		if ((k = control_ask(a, a->argv[i], hold ? MSG_HOLD : MSG_RELEASE, &b, &id)) != 0) {
+		if ((k = control_ask(a, a->argv[i], hold ? MSG_HOLD : MSG_RELEASE, &b, &id,
+		    &pending)) != 0) {
 			rc = rc ? rc : k;
+			continue;
+		}
+		if (pending) {
+			printf(hold ? "job %lld held: it does not start until nvq release\n" :
+			    "job %lld released: it starts in its turn\n", (long long)id);
 			continue;
 		}
 		if (!hold) {
@@ -244,7 +383,7 @@ cmd_suspend(struct nvq_args *a)
 
 	for (i = 0; i < a->argc; i++) {
 		if ((k = control_ask(a, a->argv[i], suspend ? MSG_SUSPEND : MSG_RESUME, &b,
-		    &id)) != 0) {
+		    &id, NULL)) != 0) {
 			rc = rc ? rc : k;
 			continue;
 		}

@@ -37,12 +37,13 @@ cmd_gpus(struct nvq_args *a)
 			fmt_size((uint64_t)row_int(&m, &rows[i], "demanded", 0), d, sizeof(d));
 			fmt_size((uint64_t)row_int(&m, &rows[i], "outside", 0), o, sizeof(o));
 			fmt_size((uint64_t)row_int(&m, &rows[i], "queue_used", 0), u, sizeof(u));
-			printf("%-3lld %-40s %-24.24s %-6s %7s %7s %8s %7s %7s  %s\n",
+			printf("%-3lld %-40s %-24.24s %-6s %7s %7s %8s %7s %7s  %s%s\n",
 			    (long long)row_int(&m, &rows[i], "index", 0),
 			    fmt_safe(row_str(&m, &rows[i], "uuid")),
 			    fmt_safe(row_str(&m, &rows[i], "name")),
 			    fmt_safe(row_str(&m, &rows[i], "mode")), t, bu, d, u, o,
-			    fmt_safe(row_str(&m, &rows[i], "jobs")));
+			    fmt_safe(row_str(&m, &rows[i], "jobs")),
+			    row_int(&m, &rows[i], "drained", 0) ? " (drained: no new jobs)" : "");
 		}
 		if (n == 0)
 			printf("(no GPUs: %s)\n", proto_str(&m, "source") ?

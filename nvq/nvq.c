@@ -12,7 +12,7 @@
 #include "nvq.h"
 
 enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
-	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN };
+	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
@@ -36,17 +36,20 @@ static const struct option nvq_longs[] = {
 	{ "array", required_argument, NULL, OPT_ARRAY },
 	{ "stdin", no_argument, NULL, OPT_STDIN },
 	{ "expand", no_argument, NULL, 'r' },
+	{ "hold", no_argument, NULL, OPT_HOLD },
+	{ "gpu-list", required_argument, NULL, 'w' },
+	{ "exclude", required_argument, NULL, 'x' },
 };
 #define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-o FILE] [-e FILE] [--requeue] [--signal SIG] [--array SPEC] [--parsable] "
-	  "[--] COMMAND [ARG...]\n"
+	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
+	  "[--array SPEC] [--parsable] [--] COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #NVQ lines give options too; the command line's win)",
-	  "+g:m:p:n:t:o:e:", "gpus mem priority name time output error after parsable requeue "
-	  "signal array stdin",
+	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after parsable "
+	  "requeue signal array stdin hold gpu-list exclude",
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--json]", "aru:",
 	  "all expand user state json",
@@ -55,8 +58,19 @@ static const struct nvq_cmd nvq_cmds[] = {
 	{ "cancel", "ID...   (A_: every task of array A)", "", "", 1, -1, cmd_cancel,
 	  "cancel jobs (your own; root: any)" },
 	{ "hold", "ID...", "", "", 1, -1, cmd_hold,
-	  "take running jobs' GPU locks back: their launches wait, their memory stays" },
-	{ "release", "ID...", "", "", 1, -1, cmd_hold, "give held jobs their GPU locks back" },
+	  "pending jobs: not started until released; running ones: their GPU locks "
+	  "taken back" },
+	{ "release", "ID...", "", "", 1, -1, cmd_hold,
+	  "let held pending jobs start; give running ones their GPU locks back" },
+	{ "top", "ID...", "", "", 1, -1, cmd_top,
+	  "move pending jobs to the front of their priority" },
+	{ "modify", "[-p PRIORITY] [-m MEM] [-t TIME] ID", "m:p:t:", "mem priority time",
+	  1, 1, cmd_modify, "change a pending job's priority, memory or time limit" },
+	{ "requeue", "ID...", "", "", 1, -1, cmd_requeue,
+	  "stop running jobs and queue them again (a new run, the same job)" },
+	{ "drain", "GPU [REASON...]", "", "", 1, -1, cmd_drain,
+	  "no new jobs on a GPU (index or UUID); its running jobs finish (admins)" },
+	{ "undrain", "GPU", "", "", 1, 1, cmd_drain, "let new jobs start on a drained GPU" },
 	{ "suspend", "ID...", "", "", 1, -1, cmd_suspend,
 	  "move running jobs' GPU memory to host memory; their processes live on" },
 	{ "resume", "ID...", "", "", 1, -1, cmd_suspend,
@@ -146,6 +160,9 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_SINCE: a->since = optarg; break;
 		case OPT_ARRAY: a->array = optarg; break;
 		case OPT_STDIN: a->from_stdin = 1; break;
+		case OPT_HOLD: a->hold = 1; break;
+		case 'w': a->allow = optarg; break;
+		case 'x': a->deny = optarg; break;
 		case 'r': a->expand = 1; break;
 		case 'h':
 			printf("usage: nvq %s %s\n", c->name, c->usage);

@@ -22,6 +22,8 @@ struct nvq_args {
 	int		from_stdin;	/* --stdin: one task per line */
 	int		expand;		/* -r: every task of an array on its line */
 	const char	*user, *state, *since, *signal;
+	int		hold;		/* --hold: queued held, until nvq release */
+	const char	*allow, *deny;	/* -w, -x: GPUs */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };
@@ -66,6 +68,10 @@ int		fmt_state_ok(const char *);
 int		fmt_state_active(const char *);
 
 int		cmd_submit(struct nvq_args *);
+int		cmd_top(struct nvq_args *);
+int		cmd_modify(struct nvq_args *);
+int		cmd_requeue(struct nvq_args *);
+int		cmd_drain(struct nvq_args *);
 /* A submit's options, checked and parsed. */
 struct submit_values {
 	int		gpus;

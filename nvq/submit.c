@@ -160,6 +160,12 @@ cmd_submit(struct nvq_args *a)
 	proto_put_int(&b, "time", v.secs);
 	if (a->requeue)
 		proto_put_int(&b, "requeue", 1);
+	if (a->hold)
+		proto_put_int(&b, "hold", 1);
+	if (a->allow != NULL)
+		proto_put_str(&b, "allow", a->allow);
+	if (a->deny != NULL)
+		proto_put_str(&b, "deny", a->deny);
 	if (v.sig > 0)
 		proto_put_int(&b, "signal", v.sig);
 	if (a->name != NULL)

@@ -35,6 +35,7 @@ static const char *const config_onoff_names[] = { "off", "on", NULL };
 static const char *const config_mode_names[] = { "auto", "serial", "timeslice", NULL };
 static const char *const config_preempt_names[] = { "off", "suspend", "requeue", NULL };
 static const char *const config_compute_names[] = { "shared", "timeslice", NULL };
+static const char *const config_placement_names[] = { "pack", "spread", NULL };
 
 /*
  * A key.  Its value goes to off in struct config (size bytes: a string, or
@@ -106,6 +107,10 @@ static const struct config_key config_keys[] = {
 	  "only jobs submitted with --requeue).  A job that cannot be suspended (its\n"
 	  "processes share memory through CUDA IPC) gives way as with requeue if it\n"
 	  "was submitted with --requeue, and is never chosen otherwise." },
+	{ "scheduler", "placement", CT_NAME, AT(sched.spread), config_placement_names, 0, 0, "pack",
+	  "Which GPUs a job starts on, of those where it fits: pack (the ones with\n"
+	  "the least room left, keeping large holes for large jobs) or spread (the\n"
+	  "least loaded: the least memory demanded, then the fewest jobs)." },
 	{ "scheduler", "preempt_min_runtime", CT_SECONDS, AT_REAL(sched.preempt_min_runtime), NULL, 0, 86400, "1m",
 	  "How long a job runs, after it starts or resumes, before it may be preempted." },
 	{ "scheduler", "turn", CT_TURN, AT_REAL(turn), NULL, 0, 0, "auto",

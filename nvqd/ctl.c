@@ -244,6 +244,76 @@ ctl_lines(const struct proto_msg *m, int n, char ***argv, int **len, const char 
 	return 0;
 }
 
+/* Whether ngpus GPUs of mem each could ever fit here (sched_could_fit). */
+static int
+ctl_could_fit(struct ctl_req *r, int ngpus, uint64_t mem, char *why, size_t len)
+{
+	struct sched_gpu g[SCHED_MAX_GPUS] = { { 0 } };
+	int i;
+
+	for (i = 0; i < r->e->gpus.n; i++) {
+		g[i].total = r->e->gpus.gpus[i].total;
+		g[i].mode = config_mode(&r->e->cfg, i);
+	}
+	return sched_could_fit(g, r->e->gpus.n, &r->e->cfg.sched, ngpus, mem, why, len);
+}
+
+/* GPU spec (an index or a UUID) as its index, or -1 with the error set. */
+static int
+ctl_gpu_index(struct ctl_req *r, const char *spec, size_t len)
+{
+	const struct gpu_set *gs = &r->e->gpus;
+	long long v;
+	char buf[128];
+	int g;
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) ? len : sizeof(buf) - 1),
+	    spec);
+	if (parse_int(buf, 0, SCHED_MAX_GPUS - 1, &v) == 0) {
+		if (v < gs->n)
+			return (int)v;
+		return ctl_error(r, "there is no GPU %lld (%d GPUs: 0 to %d)", v, gs->n, gs->n - 1);
+	}
+	for (g = 0; g < gs->n; g++)
+		if (strcmp(gs->gpus[g].uuid, buf) == 0)
+			return g;
+	return ctl_error(r, "there is no GPU \"%s\" (an index or a UUID from nvq gpus)", buf);
+}
+
+/*
+ * -w / -x: "0,2" or UUIDs into their UUIDs, comma-separated, in out (len
+ * bytes) and their mask; 0, or -1 with the error set.
+ */
+static int
+ctl_gpu_list(struct ctl_req *r, const char *opt, const char *list, char *out, size_t len,
+    uint64_t *mask)
+{
+	const char *p = list, *end;
+	size_t off = 0, n;
+	int g;
+
+	*mask = 0;
+	out[0] = '\0';
+	if (*list == '\0')
+		return ctl_error(r, "%s: no GPUs", opt);
+	while (p != NULL) {
+		end = strchr(p, ',');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if ((g = ctl_gpu_index(r, p, n)) == -1) {
+			char why[sizeof(r->err)];
+
+			snprintf(why, sizeof(why), "%s", r->err);
+			return ctl_error(r, "%s: %s", opt, why);
+		}
+		if (!(*mask & (1ULL << g)))
+			off += (size_t)snprintf(out + off, len - off, "%s%s", off ? "," : "",
+			    r->e->gpus.gpus[g].uuid);
+		*mask |= 1ULL << g;
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
 static int
 ctl_submit(struct ctl_req *r, struct proto_buf *out)
 {
@@ -252,6 +322,8 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	int64_t after[PARSE_MAX_IDS];
 	char user[64], name[CTL_MAX_NAME + 1], state[16], why[256], *argv = NULL, *cmd = NULL;
 	char afterbuf[PARSE_MAX_IDS * 21], *env = NULL, *groups = NULL;
+	char allow[SCHED_MAX_GPUS * 97], deny[SCHED_MAX_GPUS * 97];
+	uint64_t amask = 0, dmask = 0;
 	const char *s, *bigvar = NULL;
 	size_t argvlen = 0, off = 0, cmdlen = 8192, envlen = 0, biglen = 0;
 	int i, nargs = 0, nafter = 0, rc = -1, npending, nlines = 0;
@@ -322,14 +394,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	if ((s = proto_str(m, "stderr")) != NULL && *s != '/')
 		return ctl_error(r, "the error file \"%s\" is not an absolute path", s);
 	if (gpus > 0) {
-		struct sched_gpu g[SCHED_MAX_GPUS];
-		for (i = 0; i < r->e->gpus.n; i++) {
-			g[i].total = r->e->gpus.gpus[i].total;
-			g[i].outside = 0;
-			g[i].mode = config_mode(&r->e->cfg, i);
-		}
-		if (sched_could_fit(g, r->e->gpus.n, &r->e->cfg.sched, (int)gpus, (uint64_t)mem,
-		    why, sizeof(why)) == -1)
+		if (ctl_could_fit(r, (int)gpus, (uint64_t)mem, why, sizeof(why)) == -1)
 			return ctl_error(r, "this job could never run: %s", why);
 	}
 	for (i = 0; i < nafter; i++) {
@@ -337,6 +402,21 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 			return ctl_error(r, "--after: no such job %lld", (long long)after[i]);
 		off += (size_t)snprintf(afterbuf + off, sizeof(afterbuf) - off, "%s%lld",
 		    i ? "," : "", (long long)after[i]);
+	}
+	if ((s = proto_str(m, "allow")) != NULL &&
+	    ctl_gpu_list(r, "-w", s, allow, sizeof(allow), &amask) == -1)
+		return -1;
+	if ((s = proto_str(m, "deny")) != NULL &&
+	    ctl_gpu_list(r, "-x", s, deny, sizeof(deny), &dmask) == -1)
+		return -1;
+	if (proto_str(m, "allow") != NULL || proto_str(m, "deny") != NULL) {
+		uint64_t left = (amask ? amask : (r->e->gpus.n >= 64 ? ~0ULL :
+		    (1ULL << r->e->gpus.n) - 1)) & ~dmask;
+
+		if (__builtin_popcountll(left) < gpus)
+			return ctl_error(r, "this job could never run: it asks for %lld GPU%s and "
+			    "-w and -x leave %d", (long long)gpus, gpus == 1 ? "" : "s",
+			    __builtin_popcountll(left));
 	}
 	sig = proto_int(m, "signal", 0);
 	if (sig != 0 && (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP))
@@ -439,6 +519,9 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	j.spool = r->e->cfg.spool;
 	j.requeue = proto_int(m, "requeue", 0) != 0;
 	j.preempt_signal = (int)sig;
+	j.held = proto_int(m, "hold", 0) != 0;
+	j.gpus_allow = amask ? allow : NULL;
+	j.gpus_deny = dmask ? deny : NULL;
 	j.now = engine_now();
 	if (r->groups != NULL && (groups = malloc((size_t)r->ngroups * 12 + 1)) != NULL) {
 		for (i = 0, off = 0, groups[0] = '\0'; i < r->ngroups; i++)
@@ -686,9 +769,23 @@ ctl_hold(struct ctl_req *r, struct proto_buf *out)
 
 	if ((j = ctl_job_to(r, verb)) == NULL)
 		return -1;
+	if (j->state == JOB_PENDING) {
+		/* held while pending: it does not start until released */
+		if (j->parked == held)
+			return ctl_error(r, "job %lld is %s", (long long)id,
+			    held ? "held already" : "not held");
+		ctl_user_name(r->uid, by, sizeof(by));
+		snprintf(why, sizeof(why), "%s by %s", held ? "held" : "released", by);
+		if (engine_park(r->e, j, held, why) == -1)
+			return ctl_error(r, "cannot record the %s of job %lld (see nvqd's log)",
+			    verb, (long long)id);
+		proto_put_int(out, "id", id);
+		proto_put_str(out, "state", "PENDING");
+		return 0;
+	}
 	if (j->state != JOB_RUNNING)
-		return ctl_error(r, "job %lld is pending; only a running job can be %s",
-		    (long long)id, held ? "held" : "released");
+		return ctl_error(r, "job %lld is suspended; nvq resume %lld first", (long long)id,
+		    (long long)id);
 	if (j->gc.held == held)
 		return ctl_error(r, "job %lld is %s", (long long)id,
 		    held ? "held already" : "not held");
@@ -730,6 +827,168 @@ ctl_suspend(struct ctl_req *r, struct proto_buf *out)
 	return 0;
 }
 
+/* The pending job a request names, for verb; NULL with the error set. */
+static struct job *
+ctl_pending_to(struct ctl_req *r, const char *verb)
+{
+	struct job *j;
+
+	if ((j = ctl_job_to(r, verb)) == NULL)
+		return NULL;
+	if (j->state != JOB_PENDING) {
+		ctl_error(r, "job %lld is %s; only a pending job can be %s", (long long)j->id,
+		    j->state == JOB_RUNNING ? "running" : "suspended",
+		    strcmp(verb, "top") == 0 ? "moved to the top" : "modified");
+		return NULL;
+	}
+	return j;
+}
+
+/*
+ * nvq top: the job goes first among the pending jobs of its priority, as
+ * if submitted before every one of them (its aging counts from then too).
+ */
+static int
+ctl_top(struct ctl_req *r, struct proto_buf *out)
+{
+	struct store_change c = { 0 };
+	struct job *j, *k;
+	char by[64], why[128];
+	double first = 0;
+
+	if ((j = ctl_pending_to(r, "top")) == NULL)
+		return -1;
+	for (k = r->e->jobs; k != NULL; k = k->next)
+		if (k->state == JOB_PENDING && k != j && (first == 0 || k->submitted_at < first))
+			first = k->submitted_at;
+	c.rank_at = first > 0 && first <= j->submitted_at ? first - 0.001 : j->submitted_at;
+	ctl_user_name(r->uid, by, sizeof(by));
+	snprintf(why, sizeof(why), "moved to the top of priority %d by %s", j->priority, by);
+	if (engine_modify(r->e, j, &c, why) == -1)
+		return ctl_error(r, "cannot record the move of job %lld (see nvqd's log)",
+		    (long long)j->id);
+	proto_put_int(out, "id", j->id);
+	return 0;
+}
+
+/* nvq modify ID [-p PRIORITY] [-m MEM] [-t TIME]: a pending job's demands. */
+static int
+ctl_modify(struct ctl_req *r, struct proto_buf *out)
+{
+	const struct proto_msg *m = r->msg;
+	struct store_change c = { 0 };
+	struct job *j;
+	char by[64], why[256], a[24];
+	size_t off;
+	int i;
+
+	if ((j = ctl_pending_to(r, "modify")) == NULL)
+		return -1;
+	for (i = 0; i < m->nfields; i++) {
+		if (m->fields[i].kind != 'i')
+			continue;
+		if (strcmp(m->fields[i].key, "priority") == 0) {
+			c.has_priority = 1;
+			if (m->fields[i].i < -CTL_MAX_PRIO || m->fields[i].i > CTL_MAX_PRIO)
+				return ctl_error(r, "priority must be from -%d to %d", CTL_MAX_PRIO,
+				    CTL_MAX_PRIO);
+			c.priority = (int)m->fields[i].i;
+		} else if (strcmp(m->fields[i].key, "mem") == 0) {
+			c.has_mem = 1;
+			if (m->fields[i].i < 0)
+				return ctl_error(r, "memory must not be negative");
+			c.mem = (uint64_t)m->fields[i].i;
+		} else if (strcmp(m->fields[i].key, "time") == 0) {
+			c.has_time = 1;
+			if (m->fields[i].i < 0 || m->fields[i].i > PARSE_MAX_LIMIT)
+				return ctl_error(r, "the time limit must be from 0 to %lld days",
+				    PARSE_MAX_LIMIT / 86400);
+			c.time_limit = m->fields[i].i;
+		}
+	}
+	if (!c.has_priority && !c.has_mem && !c.has_time)
+		return ctl_error(r, "nothing to change: give -p, -m or -t");
+	if (c.has_priority && c.priority > r->e->cfg.max_priority && c.priority > j->priority &&
+	    !ctl_is_admin(r))
+		return ctl_error(r, "priority %d is above [limits] max_priority (%d); only root%s%s "
+		    "may go higher", c.priority, r->e->cfg.max_priority,
+		    r->e->cfg.has_admin_gid ? " and members of " : "", r->e->cfg.admin_group);
+	if (c.has_mem && j->ngpus > 0) {
+		char fit[256];
+
+		if (ctl_could_fit(r, j->ngpus, c.mem, fit, sizeof(fit)) == -1)
+			return ctl_error(r, "job %lld could never run so: %s; it is unchanged",
+			    (long long)j->id, fit);
+	}
+	ctl_user_name(r->uid, by, sizeof(by));
+	off = (size_t)snprintf(why, sizeof(why), "modified by %s:", by);
+	if (c.has_priority)
+		off += (size_t)snprintf(why + off, sizeof(why) - off, " priority %d -> %d",
+		    j->priority, c.priority);
+	if (c.has_mem) {
+		fmt_size(c.mem, a, sizeof(a));
+		off += (size_t)snprintf(why + off, sizeof(why) - off, " mem %s",
+		    c.mem ? a : "whole GPU");
+	}
+	if (c.has_time) {
+		fmt_elapsed(c.time_limit, a, sizeof(a));
+		snprintf(why + off, sizeof(why) - off, " time %s", c.time_limit ? a : "none");
+	}
+	if (engine_modify(r->e, j, &c, why) == -1)
+		return ctl_error(r, "cannot record the change of job %lld (see nvqd's log)",
+		    (long long)j->id);
+	proto_put_int(out, "id", j->id);
+	return 0;
+}
+
+/* nvq requeue: a running (or suspended) job is stopped and queued again. */
+static int
+ctl_requeue(struct ctl_req *r, struct proto_buf *out)
+{
+	struct job *j;
+	char by[64];
+
+	if ((j = ctl_job_to(r, "requeue")) == NULL)
+		return -1;
+	if (j->state == JOB_PENDING)
+		return ctl_error(r, "job %lld is pending already", (long long)j->id);
+	if (j->ending[0] != '\0')
+		return ctl_error(r, "job %lld is ending already (%s)", (long long)j->id,
+		    j->ending);
+	ctl_user_name(r->uid, by, sizeof(by));
+	if (engine_requeue_job(r->e, j, by) == -1)
+		return ctl_error(r, "cannot record the requeue of job %lld (see nvqd's log)",
+		    (long long)j->id);
+	proto_put_int(out, "id", j->id);
+	return 0;
+}
+
+/* nvq drain GPU [REASON] / nvq undrain GPU: administrators only. */
+static int
+ctl_drain(struct ctl_req *r, struct proto_buf *out)
+{
+	int drain = r->msg->type == MSG_DRAIN, g;
+	const char *spec = proto_str(r->msg, "gpu"), *reason = proto_str(r->msg, "reason");
+	char by[64];
+
+	if (!ctl_is_admin(r))
+		return ctl_error(r, "only root%s%s may %s a GPU", r->e->cfg.has_admin_gid ?
+		    " and members of " : "", r->e->cfg.admin_group, drain ? "drain" : "undrain");
+	if (spec == NULL)
+		return ctl_error(r, "which GPU? (an index or a UUID)");
+	if ((g = ctl_gpu_index(r, spec, strlen(spec))) == -1)
+		return -1;
+	if (!!(r->e->drained & (1ULL << g)) == drain)
+		return ctl_error(r, "GPU %d is %s", g, drain ? "drained already" : "not drained");
+	ctl_user_name(r->uid, by, sizeof(by));
+	if (engine_drain(r->e, g, drain, by, reason) == -1)
+		return ctl_error(r, "cannot record the %s of GPU %d (see nvqd's log)",
+		    drain ? "drain" : "undrain", g);
+	proto_put_int(out, "index", g);
+	proto_put_str(out, "uuid", r->e->gpus.gpus[g].uuid);
+	return 0;
+}
+
 static int
 ctl_gpus(struct ctl_req *r, struct proto_buf *out)
 {
@@ -757,6 +1016,7 @@ ctl_gpus(struct ctl_req *r, struct proto_buf *out)
 		proto_put_int(out, "outside_procs", g->nprocs_outside);
 		proto_put_int(out, "used", (int64_t)g->used);
 		proto_put_str(out, "jobs", ids);
+		proto_put_int(out, "drained", (int64_t)((e->drained >> i) & 1));
 	}
 	return 0;
 }
@@ -782,6 +1042,11 @@ static const struct ctl_entry ctl_table[] = {
 	{ MSG_RELEASE, ctl_hold },
 	{ MSG_SUSPEND, ctl_suspend },
 	{ MSG_RESUME, ctl_suspend },
+	{ MSG_TOP, ctl_top },
+	{ MSG_MODIFY, ctl_modify },
+	{ MSG_REQUEUE, ctl_requeue },
+	{ MSG_DRAIN, ctl_drain },
+	{ MSG_UNDRAIN, ctl_drain },
 };
 
 /* server.h's frame function for a new connection: a request, or a hook's hello. */

@@ -127,6 +127,8 @@ engine_sj(const struct job *j, double now, struct sched_job *sj)
 	/* memory its processes share cannot be moved out (gpuctl refuses) */
 	sj->unsuspendable = j->hook_shared > 0;
 	sj->slice_start = j->gc.slice_start;
+	sj->restrict_gpus = j->placed;
+	sj->allowed = j->allowed;
 }
 
 /* Pushes j on the front of a list of e->deps or e->held. */
@@ -159,7 +161,10 @@ engine_queue_in(struct engine *e, struct job *j)
 	/* what its place in the order depends on: pending, so its submit time */
 	struct sched_job sj = { .priority = j->priority, .submitted_at = j->submitted_at };
 
-	if (j->state != JOB_PENDING) {
+	if (j->state == JOB_PENDING && j->parked) {
+		j->queue = JOB_Q_PARKED;	/* held: no pass sees it, no array place */
+		engine_list_push(&e->parked, j);
+	} else if (j->state != JOB_PENDING) {
 		/* running already: it holds its place, over the limit if it must */
 		if (j->array_limit > 0)
 			gates_enter(&e->gates, j->array_id, j->array_limit, &j->gn, 1);
@@ -193,6 +198,8 @@ engine_queue_out(struct engine *e, struct job *j)
 {
 	if (j->queue == JOB_Q_HELD)
 		engine_list_del(&e->held, j);
+	else if (j->queue == JOB_Q_PARKED)
+		engine_list_del(&e->parked, j);
 	else if (j->queue == JOB_Q_DEPS) {
 		engine_list_del(&e->deps, j);
 		deptab_del(&e->deptab, j->depn, j->nafter);
@@ -620,6 +627,10 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 	struct sched_job sj;
 	char a[16], b[16];
 
+	if (j->queue == JOB_Q_PARKED) {
+		snprintf(buf, len, "held; nvq release %lld starts it", (long long)j->id);
+		return;
+	}
 	/* outside the passes: waits for a place in its array */
 	if (j->queue == JOB_Q_GATED) {
 		snprintf(buf, len, "array limit (%d of array %lld at once)", j->array_limit,
@@ -661,6 +672,10 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 		break;
 	case SCHED_WAIT_PRIORITY:
 		snprintf(buf, len, "priority (behind job %lld)", (long long)dec.behind);
+		break;
+	case SCHED_WAIT_PLACE:
+		snprintf(buf, len, "needs %d GPU%s among those its -w and -x allow, not drained",
+		    j->ngpus, j->ngpus == 1 ? "" : "s");
 		break;
 	case SCHED_SUSPENDED:
 		snprintf(buf, len, "suspended by %s; nvq resume %lld", j->gc.by[0] ?
@@ -1076,12 +1091,16 @@ engine_ended(struct engine *e, struct job *j)
 	engine_drop(e, j);
 }
 
-/* NODE_FAIL or preemption of a job submitted with --requeue: it goes back to PENDING. */
+/*
+ * nvq requeue, or NODE_FAIL or preemption of a job submitted with
+ * --requeue: it goes back to PENDING.
+ */
 static int
 engine_requeued(const struct job *j)
 {
-	return j->requeue && (strcmp(j->final_state, "NODE_FAIL") == 0 ||
-	    strcmp(j->final_state, "PREEMPTED") == 0);
+	return strcmp(j->final_state, "REQUEUED") == 0 || (j->requeue &&
+	    (strcmp(j->final_state, "NODE_FAIL") == 0 ||
+	    strcmp(j->final_state, "PREEMPTED") == 0));
 }
 
 static int
@@ -1106,8 +1125,12 @@ engine_requeue(struct engine *e, struct job *j)
 	    j->submitted_at, j->time_limit, j->after, j->nafter, j->array_id ? &arr : NULL) == -1)
 		log_warnx("job %lld: out of memory; it runs after a restart of nvqd",
 		    (long long)j->id);
-	else
-		e->jobs->requeue = 1;
+	else {
+		e->jobs->requeue = j->requeue;
+		e->jobs->preempt_signal = j->preempt_signal;
+		e->jobs->placed = j->placed;
+		e->jobs->allowed = j->allowed;
+	}
 	engine_drop(e, j);
 }
 
@@ -1176,6 +1199,103 @@ engine_finish(struct engine *e)
 	}
 	if (left > 0)
 		e->retry = 1;
+}
+
+/* The GPUs whose UUIDs list names (comma-separated), by index. */
+static uint64_t
+engine_uuid_mask(const struct engine *e, const char *list)
+{
+	uint64_t mask = 0;
+	const char *p = list, *end;
+	size_t n;
+	int g;
+
+	while (p != NULL && *p != '\0') {
+		end = strchr(p, ',');
+		n = end ? (size_t)(end - p) : strlen(p);
+		for (g = 0; g < e->gpus.n; g++)
+			if (strlen(e->gpus.gpus[g].uuid) == n &&
+			    strncmp(e->gpus.gpus[g].uuid, p, n) == 0)
+				mask |= 1ULL << g;
+		p = end ? end + 1 : NULL;
+	}
+	return mask;
+}
+
+void
+engine_extras(struct engine *e, struct job *j, const struct engine_extra *x)
+{
+	engine_queue_out(e, j);
+	j->parked = x->parked && j->state == JOB_PENDING;
+	if (x->rank_at > 0)
+		j->submitted_at = x->rank_at;	/* only the order reads it */
+	if (x->allow != NULL || x->deny != NULL) {
+		j->placed = 1;
+		j->allowed = (x->allow != NULL ? engine_uuid_mask(e, x->allow) :
+		    (e->gpus.n >= 64 ? ~0ULL : (1ULL << e->gpus.n) - 1)) &
+		    ~engine_uuid_mask(e, x->deny);
+	}
+	engine_queue_in(e, j);
+}
+
+int
+engine_park(struct engine *e, struct job *j, int parked, const char *why)
+{
+	if (store_job_held(e->store, j->id, parked, engine_now(), why) == -1)
+		return -1;
+	engine_queue_out(e, j);
+	j->parked = parked;
+	engine_queue_in(e, j);
+	if (!parked && j->dep_wait)
+		engine_dep_note(e, j->id);	/* its --after, looked at again */
+	log_info("job %lld %s", (long long)j->id, why);
+	engine_kick(e);
+	return 0;
+}
+
+int
+engine_modify(struct engine *e, struct job *j, const struct store_change *c, const char *why)
+{
+	if (store_job_modify(e->store, j->id, c, engine_now(), why) == -1)
+		return -1;
+	/* out of the order under its old keys, in again under the new */
+	engine_queue_out(e, j);
+	if (c->has_priority)
+		j->priority = c->priority;
+	if (c->has_mem)
+		j->mem = c->mem;
+	if (c->has_time)
+		j->time_limit = c->time_limit;
+	if (c->rank_at > 0)
+		j->submitted_at = c->rank_at;
+	engine_queue_in(e, j);
+	log_info("job %lld %s", (long long)j->id, why);
+	engine_kick(e);
+	return 0;
+}
+
+int
+engine_requeue_job(struct engine *e, struct job *j, const char *by)
+{
+	char why[128];
+
+	snprintf(why, sizeof(why), "requeued by %s", by);
+	return engine_stop(e, j, "REQUEUED", why);
+}
+
+int
+engine_drain(struct engine *e, int i, int drained, const char *by, const char *reason)
+{
+	if (store_drain(e->store, e->gpus.gpus[i].uuid, drained, by, reason, engine_now()) == -1)
+		return -1;
+	if (drained)
+		e->drained |= 1ULL << i;
+	else
+		e->drained &= ~(1ULL << i);
+	log_info("GPU %d (%s) %s by %s%s%s", i, e->gpus.gpus[i].uuid, drained ? "drained" :
+	    "undrained", by, reason && *reason ? ": " : "", reason ? reason : "");
+	engine_kick(e);
+	return 0;
 }
 
 int
@@ -1437,6 +1557,7 @@ engine_pass(struct engine *e)
 		gpus[i].outside = e->gpus.gpus[i].outside;
 		gpus[i].mode = config_mode(&e->cfg, i);
 		gpus[i].quantum = gpus[i].mode == SCHED_TIMESLICE ? gpuctl_turn(e, i) : 0;
+		gpus[i].drained = (e->drained >> i) & 1;
 	}
 	for (j = e->held; j != NULL; j = j->lnext) {
 		engine_sj(j, now, &e->sj[n]);
@@ -1757,9 +1878,24 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	return 0;
 }
 
+/* A row of the drained table: its GPU, if it is still there, drained again. */
+static int
+engine_drained_cb(void *arg, const struct store_col *c, int n)
+{
+	struct engine *e = arg;
+	int g;
+
+	for (g = 0; n > 0 && c[0].s != NULL && g < e->gpus.n; g++)
+		if (strcmp(e->gpus.gpus[g].uuid, c[0].s) == 0)
+			e->drained |= 1ULL << g;
+	return 0;
+}
+
 void
 engine_run(struct engine *e)
 {
+	if (store_drained(e->store, engine_drained_cb, e) == -1)
+		log_warnx("cannot read which GPUs are drained");
 	/* outside use was read before the jobs were known: read it again */
 	engine_refresh(e);
 	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,

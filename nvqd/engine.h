@@ -26,18 +26,21 @@
 enum job_state { JOB_PENDING, JOB_RUNNING, JOB_SUSPENDED };
 
 /* Where an active job is kept, besides e->jobs and the table by id. */
-enum job_queue { JOB_Q_NONE, JOB_Q_READY, JOB_Q_DEPS, JOB_Q_HELD, JOB_Q_GATED };
+enum job_queue { JOB_Q_NONE, JOB_Q_READY, JOB_Q_DEPS, JOB_Q_HELD, JOB_Q_GATED, JOB_Q_PARKED };
 
 struct job {
 	struct order_node on;		/* JOB_Q_READY: its place in e->wq (first) */
 	int		queue;		/* enum job_queue */
-	struct job	*lnext, *lprev;	/* JOB_Q_DEPS, JOB_Q_HELD: e->deps, e->held */
+	struct job	*lnext, *lprev;	/* JOB_Q_DEPS, _HELD, _PARKED: e->deps, e->held, e->parked */
 	unsigned	dec_pass;	/* the pass that decided dec */
 	struct deptab_node *depn;	/* JOB_Q_DEPS: filed under each job it waits for */
 	struct gate_node gn;		/* JOB_Q_GATED: waits for a place in its array */
 	int64_t		array_id;	/* 0: no array */
 	int64_t		array_index;
 	int		array_limit;	/* its array's tasks at once; 0: any */
+	int		parked;		/* JOB_Q_PARKED: pending, held by nvq hold (--hold) */
+	int		placed;		/* -w or -x said where it may start: */
+	uint64_t	allowed;	/* these GPUs, by index */
 	unsigned	dep_seen;	/* engine_resolve: looked at in this round */
 	int64_t		id;
 	uint32_t	uid, gid;
@@ -103,6 +106,8 @@ struct engine {
 	struct waitq	wq;
 	struct job	*deps;
 	struct job	*held;
+	struct job	*parked;	/* PENDING jobs held by nvq hold: no pass sees them */
+	uint64_t	drained;	/* GPUs drained by nvq drain, by index */
 	struct sched_pass pass;		/* the last pass, for sched_explain */
 	unsigned	npass;
 	struct jobtab	jobtab;		/* and by id */
@@ -215,6 +220,23 @@ struct engine_array {
 int	engine_add(struct engine *, int64_t id, uint32_t uid, uint32_t gid, const char *user,
 	    int ngpus, uint64_t mem, int priority, double now, int64_t limit,
 	    const int64_t *after, int nafter, const struct engine_array *arr);
+/* What a job has beyond its submit's fields, for engine_extras. */
+struct engine_extra {
+	int		parked;		/* held while pending (nvq hold, --hold) */
+	double		rank_at;	/* > 0: its place in order (nvq top) */
+	const char	*allow, *deny;	/* -w, -x: GPU UUIDs, comma-separated, or NULL */
+};
+/* Gives a job engine_add just added what x says. */
+void	engine_extras(struct engine *, struct job *, const struct engine_extra *x);
+/* nvq hold (parked 1) and release (0) of a pending job: committed, then done. */
+int	engine_park(struct engine *, struct job *, int parked, const char *why);
+/* nvq modify and nvq top of a pending job: committed, then done. */
+int	engine_modify(struct engine *, struct job *, const struct store_change *,
+	    const char *why);
+/* nvq requeue of a running or suspended job: stopped, then PENDING again. */
+int	engine_requeue_job(struct engine *, struct job *, const char *by);
+/* nvq drain (1) and undrain (0) of GPU i: committed, then done. */
+int	engine_drain(struct engine *, int i, int drained, const char *by, const char *reason);
 /* Cancels an active job: at once if pending, by signals if running. */
 int	engine_cancel(struct engine *, struct job *, const char *by);
 /* A sentence for why a pending job waits. */

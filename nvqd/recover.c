@@ -42,7 +42,7 @@ recover_load_cb(void *arg, const struct store_active_job *a)
 	struct engine_array arr = { a->array_id, a->array_index, a->array_limit };
 	int64_t after[PARSE_MAX_IDS];
 	struct job *j;
-	int nafter;
+	int nafter, pending;
 
 	nafter = recover_after(a->after, after);
 	if (engine_add(e, a->id, a->uid, a->gid, a->user ? a->user : "?", a->gpus,
@@ -50,6 +50,15 @@ recover_load_cb(void *arg, const struct store_active_job *a)
 	    a->array_id ? &arr : NULL) == -1)
 		return 1;
 	j = e->jobs;
+	/* held: of a pending job, parked; of a running one, its lock (gpuctl's) */
+	pending = a->state == NULL || strcmp(a->state, "PENDING") == 0;
+	if ((pending && a->held) || a->rank_at > 0 || a->gpus_allow != NULL ||
+	    a->gpus_deny != NULL) {
+		struct engine_extra x = { pending && a->held, a->rank_at, a->gpus_allow,
+		    a->gpus_deny };
+
+		engine_extras(e, j, &x);
+	}
 	if (a->state != NULL && strcmp(a->state, "PENDING") != 0) {
 		engine_state(e, j, strcmp(a->state, "SUSPENDED") == 0 ? JOB_SUSPENDED : JOB_RUNNING);
 		j->started_at = a->started_at;

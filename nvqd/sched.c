@@ -312,7 +312,19 @@ sched_user_add(struct sched_pass *p, const struct sched_job *j)
 	p->users[h].ngpu += j->ngpus;
 }
 
-/* Picks the n GPUs with the least room that fit: packs, keeping big holes. */
+/* Whether g goes before best: spread, the least demanded (then fewest jobs). */
+static int
+sched_spreads(const struct sched_pass *p, int g, int best)
+{
+	if (p->demand[g] != p->demand[best])
+		return p->demand[g] < p->demand[best];
+	return p->njobs[g] < p->njobs[best];
+}
+
+/*
+ * Picks the n GPUs that fit: with pack (the default), those with the least
+ * room, keeping big holes; with spread, the least loaded.
+ */
 static uint64_t
 sched_pick(const struct sched_pass *p, const uint64_t ok, int n)
 {
@@ -324,12 +336,20 @@ sched_pick(const struct sched_pass *p, const uint64_t ok, int n)
 		for (g = 0; g < p->ngpus; g++) {
 			if (!(ok & (1ULL << g)) || (mask & (1ULL << g)))
 				continue;
-			if (best == -1 || sched_free(p, g) < sched_free(p, best))
+			if (best == -1 || (p->s.spread ? sched_spreads(p, g, best) :
+			    sched_free(p, g) < sched_free(p, best)))
 				best = g;
 		}
 		mask |= 1ULL << best;
 	}
 	return mask;
+}
+
+/* Whether a pending job may start on g: allowed by its -w and -x, not drained. */
+static int
+sched_may_use(const struct sched_pass *p, const struct sched_job *j, int g)
+{
+	return !p->gpus[g].drained && (!j->restrict_gpus || (j->allowed & (1ULL << g)));
 }
 
 /* Places a pending job of one GPU or more; with apply, holds or claims. */
@@ -338,9 +358,12 @@ sched_place(struct sched_pass *p, const struct sched_job *j, struct sched_decisi
     int apply)
 {
 	uint64_t ok = 0, fit = 0, largest = 0, f;
-	int g, nok = 0, nfit = 0;
+	int g, nok = 0, nfit = 0, nmay = 0;
 
 	for (g = 0; g < p->ngpus; g++) {
+		if (!sched_may_use(p, j, g))
+			continue;
+		nmay++;
 		f = sched_free(p, g);
 		if ((j->mem == 0 || p->gpus[g].mode == SCHED_SERIAL) && p->njobs[g] > 0)
 			f = 0;
@@ -354,6 +377,10 @@ sched_place(struct sched_pass *p, const struct sched_job *j, struct sched_decisi
 			ok |= 1ULL << g;
 			nok++;
 		}
+	}
+	if (nmay < j->ngpus) {
+		d->why = SCHED_WAIT_PLACE;	/* claims nothing: it may not go anywhere */
+		return;
 	}
 	if (nok >= j->ngpus) {
 		d->why = SCHED_START;
@@ -376,7 +403,8 @@ sched_place(struct sched_pass *p, const struct sched_job *j, struct sched_decisi
 	}
 	/* Blocked: claim every GPU that could ever hold it. */
 	for (g = 0; g < p->ngpus && apply; g++)
-		if (p->budget[g] > 0 && sched_demand(p, g, j->mem) <= p->budget[g])
+		if (sched_may_use(p, j, g) && p->budget[g] > 0 &&
+		    sched_demand(p, g, j->mem) <= p->budget[g])
 			sched_claim(p, g, j->mem, j->id);
 }
 
@@ -511,6 +539,7 @@ sched_saturated(const struct sched_pass *p)
 	int g;
 
 	for (g = 0; g < p->ngpus; g++) {
+		/* a drained GPU counts: a suspended job may still resume there */
 		if (p->budget[g] == 0 || (f = sched_free(p, g)) == 0)
 			continue;
 		if (p->closed[g] && p->nclaims[g] > 0)
@@ -562,7 +591,8 @@ sched_could(const struct sched_gpu *gpus, int ngpus, const struct sched_settings
 	for (g = 0; g < ngpus && g < SCHED_MAX_GPUS; g++) {
 		b = sched_budget(&gpus[g], s);
 		if (b > 0 && (j->mem == 0 ? 1 : j->mem <= b) &&
-		    (!j->suspended || (j->gpumask & (1ULL << g))))
+		    (j->suspended ? (j->gpumask & (1ULL << g)) != 0 : !gpus[g].drained &&
+		    (!j->restrict_gpus || (j->allowed & (1ULL << g)))))
 			could |= 1ULL << g;
 	}
 	return could;

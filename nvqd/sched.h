@@ -33,6 +33,7 @@ struct sched_gpu {
 	uint64_t	outside;	/* memory used by processes outside the queue */
 	int		mode;		/* enum sched_mode */
 	double		quantum;	/* SCHED_TIMESLICE: seconds a job runs before its turn ends */
+	int		drained;	/* nvq drain: no job starts here; running ones finish */
 };
 
 struct sched_job {
@@ -45,6 +46,8 @@ struct sched_job {
 	double		submitted_at;	/* suspended: when it was suspended (turns go to who waited longest) */
 	int		dep_wait;	/* waits for jobs it runs --after */
 	uint64_t	gpumask;	/* running: the GPUs it holds; suspended: its GPUs */
+	int		restrict_gpus;	/* pending: it may start only on allowed (-w, -x) */
+	uint64_t	allowed;
 	/* suspend and resume (preempt.c) */
 	int		suspended;	/* holds nothing; resumes on gpumask alone */
 	int		may_resume;	/* suspended: it resumes when it fits (not by nvq suspend) */
@@ -64,6 +67,7 @@ struct sched_settings {
 	int		max_gpus;	/* GPUs held per user, 0 for no limit */
 	int		preempt;	/* enum sched_preempt_mode */
 	double		preempt_min_runtime;	/* seconds a job runs before it may be preempted */
+	int		spread;		/* placement = spread: the least loaded GPUs first */
 };
 
 enum sched_why {
@@ -76,7 +80,8 @@ enum sched_why {
 	SCHED_WAIT_MEM,		/* not enough free memory on enough GPUs */
 	SCHED_WAIT_PRIORITY,	/* would fit, but could delay a higher one */
 	SCHED_RESUME,		/* suspended: resumes now on its gpumask */
-	SCHED_SUSPENDED		/* suspended by nvq suspend: waits for nvq resume */
+	SCHED_SUSPENDED,	/* suspended by nvq suspend: waits for nvq resume */
+	SCHED_WAIT_PLACE	/* fewer GPUs than it needs are allowed (-w, -x) and not drained */
 };
 
 struct sched_decision {

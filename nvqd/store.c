@@ -32,9 +32,10 @@ extern const char *const store_schema[];
  */
 #define STORE_JOB_REST	"uid, gid, user, name, command, argv, cwd, gpus, mem_per_gpu, " \
 	"priority, time_limit, after, stdout_path, stderr_path, submitted_at, groups, " \
-	"requeue, preempt_signal, array_id, array_index, array_limit"
+	"requeue, preempt_signal, array_id, array_index, array_limit, held, gpus_allow, " \
+	"gpus_deny"
 #define STORE_JOB_COLS	"id, " STORE_JOB_REST
-#define STORE_JOB_ARGS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+#define STORE_JOB_ARGS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 
 /* freed pages of the private database given back once there are this many */
 #define STORE_VACUUM_PAGES	64
@@ -446,11 +447,12 @@ fail:
 	return -1;
 }
 
-/* Copies made by an nvqd before arrays lack their columns: added. */
+/* Copies made by an older nvqd lack the newer columns: added. */
 static int
 store_copy_columns(struct store *st)
 {
-	static const char *const cols[] = { "array_id", "array_index", "array_limit" };
+	static const char *const cols[] = { "array_id", "array_index", "array_limit", "held",
+	    "gpus_allow", "gpus_deny" };
 	sqlite3_stmt *s;
 	char sql[128];
 	size_t i;
@@ -705,9 +707,13 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 		if (j->array_limit > 0)
 			sqlite3_bind_int(s, 22, j->array_limit);
 	}
+	sqlite3_bind_int(s, 23, j->held != 0);
+	sqlite3_bind_text(s, 24, j->gpus_allow, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 25, j->gpus_deny, -1, SQLITE_STATIC);
 	if (store_done(st, s) == -1)
 		return -1;
-	return copy ? 0 : store_event(st, id, j->now, "PENDING", "submitted");
+	return copy ? 0 : store_event(st, id, j->now, "PENDING", j->held ?
+	    "submitted, held (nvq release starts it)" : "submitted");
 }
 
 /*
@@ -1117,8 +1123,8 @@ store_job_held_tx(struct store *st, int64_t id, int held, double now, const char
 
 	if (store_begin(st) == -1)
 		return -1;
-	if ((s = store_prepare(st, "UPDATE jobs SET held = ? WHERE id = ? AND state = 'RUNNING'"))
-	    == NULL)
+	if ((s = store_prepare(st, "UPDATE jobs SET held = ? WHERE id = ? AND "
+	    "state IN ('RUNNING', 'PENDING')")) == NULL)
 		goto fail;
 	sqlite3_bind_int(s, 1, held);
 	sqlite3_bind_int64(s, 2, id);
@@ -1301,6 +1307,74 @@ store_job_state(struct store *st, int64_t id, char *buf, size_t len)
 	return r;
 }
 
+/* nvq modify and nvq top of a pending job: what c has, with its event. */
+int
+store_job_modify(struct store *st, int64_t id, const struct store_change *c, double now,
+    const char *reason)
+{
+	sqlite3_stmt *s;
+
+	if (store_begin(st) == -1)
+		return -1;
+	s = store_prepare(st, "UPDATE jobs SET priority = CASE WHEN ?1 THEN ?2 ELSE priority END, "
+	    "mem_per_gpu = CASE WHEN ?3 THEN ?4 ELSE mem_per_gpu END, "
+	    "time_limit = CASE WHEN ?5 THEN ?6 ELSE time_limit END, "
+	    "rank_at = CASE WHEN ?7 > 0 THEN ?7 ELSE rank_at END "
+	    "WHERE id = ?8 AND state = 'PENDING'");
+	if (s == NULL)
+		goto fail;
+	sqlite3_bind_int(s, 1, c->has_priority);
+	sqlite3_bind_int(s, 2, c->priority);
+	sqlite3_bind_int(s, 3, c->has_mem);
+	if (c->mem > 0)
+		sqlite3_bind_int64(s, 4, (int64_t)c->mem);
+	sqlite3_bind_int(s, 5, c->has_time);
+	if (c->time_limit > 0)
+		sqlite3_bind_int64(s, 6, c->time_limit);
+	sqlite3_bind_double(s, 7, c->rank_at);
+	sqlite3_bind_int64(s, 8, id);
+	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
+	    store_event(st, id, now, "PENDING", reason) == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+int
+store_drain(struct store *st, const char *uuid, int drained, const char *by,
+    const char *reason, double now)
+{
+	sqlite3_stmt *s;
+
+	if (store_begin(st) == -1)
+		return -1;
+	s = store_prepare(st, drained ? "INSERT OR REPLACE INTO drained (uuid, at, by, reason) "
+	    "VALUES (?1, ?2, ?3, ?4)" : "DELETE FROM drained WHERE uuid = ?1");
+	if (s == NULL)
+		goto fail;
+	sqlite3_bind_text(s, 1, uuid, -1, SQLITE_STATIC);
+	if (drained) {
+		sqlite3_bind_double(s, 2, now);
+		sqlite3_bind_text(s, 3, by, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, reason, -1, SQLITE_STATIC);
+	}
+	if (store_done(st, s) == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+int
+store_drained(struct store *st, store_row_cb cb, void *arg)
+{
+	return store_rows(st, store_prepare(st, "SELECT uuid, at, by, reason FROM drained "
+	    "ORDER BY uuid"), cb, arg);
+}
+
 struct store_active_ctx {
 	store_active_cb	cb;
 	void		*arg;
@@ -1313,7 +1387,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 29)
+	if (n < 32)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -1346,6 +1420,9 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.array_id = c[26].type == STORE_NULL ? 0 : c[26].i;
 	a.array_index = c[27].type == STORE_NULL ? -1 : c[27].i;
 	a.array_limit = c[28].type == STORE_NULL ? 0 : (int)c[28].i;
+	a.rank_at = c[29].type == STORE_NULL ? 0 : c[29].r;
+	a.gpus_allow = c[30].s;
+	a.gpus_deny = c[31].s;
 	return x->cb(x->arg, &a);
 }
 
@@ -1358,7 +1435,7 @@ store_active(struct store *st, store_active_cb cb, void *arg)
 	    "mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, "
 	    "pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, "
 	    "suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, "
-	    "array_id, array_index, array_limit "
+	    "array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny "
 	    "FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED') "
 	    "ORDER BY id"), store_active_row_cb, &x);
 }
@@ -1369,8 +1446,8 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	sqlite3_stmt *s = store_prepare(st, "SELECT id, user, uid, name, state, gpus, "
 	    "mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, "
 	    "reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path, "
-	    "requeue, restarts, suspended_time, array_id, array_index, array_limit "
-	    "FROM jobs WHERE (?2 IS NULL OR user = ?2) "
+	    "requeue, restarts, suspended_time, array_id, array_index, array_limit, held, "
+	    "gpus_allow, gpus_deny FROM jobs WHERE (?2 IS NULL OR user = ?2) "
 	    "AND (?3 IS NULL OR state = ?3) "
 	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR "
 	    "state IN ('PENDING', 'RUNNING', 'SUSPENDED')) "

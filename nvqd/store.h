@@ -58,6 +58,9 @@ struct store_job_new {
 	int64_t		array_index;
 	int		array_back;
 	int		array_limit;
+	int		held;		/* --hold: it waits for nvq release */
+	const char	*gpus_allow;	/* -w, -x: UUIDs "GPU-a,GPU-b", or NULL */
+	const char	*gpus_deny;
 	double		now;
 };
 
@@ -138,9 +141,25 @@ int		 store_job_requeue(struct store *, int64_t id, const struct store_end *);
  * and the spawn): back to PENDING, its open run removed.
  */
 int		 store_job_unstart(struct store *, int64_t id, double now);
-/* nvq hold (held 1) or release (0) of a running job, with its event. */
+/* nvq hold (held 1) or release (0) of a running or pending job, with its event. */
 int		 store_job_held(struct store *, int64_t id, int held, double now,
 		    const char *reason);
+/* What nvq modify or nvq top changes of a pending job. */
+struct store_change {
+	int		has_priority, priority;
+	int		has_mem;
+	uint64_t	mem;		/* 0: a whole GPU */
+	int		has_time;
+	int64_t		time_limit;	/* 0: none */
+	double		rank_at;	/* > 0: its new place in order (nvq top) */
+};
+int		 store_job_modify(struct store *, int64_t id, const struct store_change *,
+		    double now, const char *reason);
+/* nvq drain (drained 1) or undrain (0) of a GPU by its UUID. */
+int		 store_drain(struct store *, const char *uuid, int drained, const char *by,
+		    const char *reason, double now);
+/* The drained GPUs: rows uuid, at, by, reason. */
+int		 store_drained(struct store *, store_row_cb, void *);
 /* One suspend or resume, for the switches table. */
 struct store_switch {
 	const char	*kind;		/* suspend, resume */
@@ -206,6 +225,8 @@ struct store_active_job {
 	int64_t		array_id;	/* 0: no array */
 	int64_t		array_index;	/* -1: no array */
 	int		array_limit;	/* 0: none */
+	double		rank_at;	/* nvq top: its place in order; 0: submitted_at */
+	const char	*gpus_allow, *gpus_deny;	/* -w, -x: UUIDs, or NULL */
 };
 
 /*

@@ -125,7 +125,7 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	len = submit_len(j->user) + submit_len(j->name) + submit_len(j->command) +
 	    submit_len(j->cwd) + (size_t)j->argv_len + (size_t)j->env_len +
 	    submit_len(j->groups) + submit_len(j->after) + submit_len(j->stdout_path) +
-	    submit_len(j->stderr_path);
+	    submit_len(j->stderr_path) + submit_len(j->gpus_allow) + submit_len(j->gpus_deny);
 	it = &Q.items[Q.n];
 	memset(it, 0, sizeof(*it));
 	if ((it->buf = malloc(len + 1)) == NULL)
@@ -142,6 +142,8 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	it->j.after = submit_copy(it->buf, &off, j->after, -1);
 	it->j.stdout_path = submit_copy(it->buf, &off, j->stdout_path, -1);
 	it->j.stderr_path = submit_copy(it->buf, &off, j->stderr_path, -1);
+	it->j.gpus_allow = submit_copy(it->buf, &off, j->gpus_allow, -1);
+	it->j.gpus_deny = submit_copy(it->buf, &off, j->gpus_deny, -1);
 	if (nafter > PARSE_MAX_IDS)
 		nafter = PARSE_MAX_IDS;
 	memcpy(it->after, after, sizeof(*after) * (size_t)nafter);
@@ -246,6 +248,12 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		}
 		e->jobs->requeue = it->j.requeue;
 		e->jobs->preempt_signal = it->j.preempt_signal;
+		if (it->j.held || it->j.gpus_allow != NULL || it->j.gpus_deny != NULL) {
+			struct engine_extra x = { it->j.held, 0, it->j.gpus_allow,
+			    it->j.gpus_deny };
+
+			engine_extras(e, e->jobs, &x);
+		}
 	}
 	if (lost == n) {
 		submit_reply(it->conn, 0, 0, "out of memory");

@@ -155,7 +155,7 @@ run_stream(uint64_t seed, int steps, int variant)
 	static struct world w;
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
-	struct sched_gpu gpus[4];
+	struct sched_gpu gpus[4] = { { 0 } };
 	struct sched_decision fdec[MAXJ], wdec[MAXJ], d;
 	struct sched_plan fp, wp;
 	struct sched_preemption fpr, wpr;
@@ -171,6 +171,7 @@ run_stream(uint64_t seed, int steps, int variant)
 	w.set.max_running_jobs = variant & 2 ? 3 : 0;
 	w.set.max_gpus = variant & 2 ? 4 : 0;
 	w.set.preempt = variant & 4 ? SCHED_PREEMPT_SUSPEND : SCHED_PREEMPT_OFF;
+	w.set.spread = (variant & 8) && (seed & 1);
 	for (g = 0; g < ngpus; g++) {
 		gpus[g].total = (g < 2 ? 80 : 40) * G;
 		gpus[g].outside = 0;
@@ -191,7 +192,16 @@ run_stream(uint64_t seed, int steps, int variant)
 			j->priority = (int)(rng() % 5);
 			j->submitted_at = now - (double)(rng() % 100);
 			j->dep_wait = rng() % 8 == 0;
+			/* variant 8: some may start only on some GPUs (-w, -x) */
+			if ((variant & 8) && rng() % 4 == 0) {
+				j->restrict_gpus = 1;
+				j->allowed = rng() % 16;
+			}
 		}
+		/* and GPUs drained now and then (nvq drain) */
+		for (g = 0; (variant & 8) && g < ngpus; g++)
+			if (rng() % 10 == 0)
+				gpus[g].drained = !gpus[g].drained;
 		for (i = 0; i < w.n; i++) {
 			struct sched_job *j = &w.jobs[i];
 
@@ -293,7 +303,7 @@ test_walk_agrees(void **state)
 
 	(void)state;
 	for (seed = 1; seed <= 12; seed++)
-		for (variant = 0; variant < 8; variant++)
+		for (variant = 0; variant < 16; variant++)
 			run_stream(seed * 2654435761ULL + (uint64_t)variant, 600, variant);
 }
 

@@ -192,7 +192,7 @@ test_cases(void **state)
 	struct sched_decision dec[6];
 	struct sched_preemption out;
 	struct sched_settings set;
-	struct sched_gpu gpus[2];
+	struct sched_gpu gpus[2] = { { 0 } };
 	struct sched_plan plan;
 	int order[6];
 	size_t c;

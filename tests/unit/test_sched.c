@@ -121,7 +121,7 @@ static const struct tcase cases[] = {
 static void
 test_table(void **state)
 {
-	struct sched_gpu gpus[4];
+	struct sched_gpu gpus[4] = { { 0 } };
 	struct sched_decision dec[8];
 	struct sched_plan plan;
 	int order[8];
@@ -182,6 +182,73 @@ test_budget(void **state)
 	assert_int_equal(sched_budget(&g, &bytes), 88 * G);
 	g.outside = 200 * G;
 	assert_int_equal(sched_budget(&g, &bytes), 0);
+}
+
+/* Plans jobs on gpus; the decisions into dec. */
+static void
+plan_on(struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs, int n,
+    const struct sched_settings *s, struct sched_decision *dec)
+{
+	struct sched_plan plan;
+	int order[8];
+
+	plan.dec = dec;
+	plan.order = order;
+	sched_plan(gpus, ngpus, jobs, n, s, 100, &plan);
+}
+
+/* placement = pack or spread; drained GPUs; -w and -x (restrict_gpus, allowed) */
+static void
+test_placement(void **state)
+{
+	struct sched_gpu gpus[3] = { { 16 * G, 0, 0 }, { 16 * G, 0, 0 }, { 16 * G, 0, 0 } };
+	struct sched_settings s = NORES_SET;
+	struct sched_job jobs[3] = { RUN(1, 1, 4 * G, 2), PEND(2, 1, 4 * G, 0, 1),
+	    PEND(3, 1, 4 * G, 0, 2) };
+	struct sched_decision dec[3];
+
+	(void)state;
+	/* pack: beside the running job */
+	plan_on(gpus, 3, jobs, 2, &s, dec);
+	assert_int_equal(dec[1].why, SCHED_START);
+	assert_int_equal(dec[1].gpumask, 2);
+	/* spread: the first empty GPU */
+	s.spread = 1;
+	plan_on(gpus, 3, jobs, 2, &s, dec);
+	assert_int_equal(dec[1].gpumask, 1);
+	/* spread, two more: both empty GPUs, not the busy one */
+	plan_on(gpus, 3, jobs, 3, &s, dec);
+	assert_int_equal(dec[1].gpumask | dec[2].gpumask, 5);
+	/* GPU 0 drained: spread goes to GPU 2, pack to GPU 1 */
+	gpus[0].drained = 1;
+	plan_on(gpus, 3, jobs, 2, &s, dec);
+	assert_int_equal(dec[1].gpumask, 4);
+	s.spread = 0;
+	plan_on(gpus, 3, jobs, 2, &s, dec);
+	assert_int_equal(dec[1].gpumask, 2);
+	/* -w 0 while 0 is drained: it waits, and claims nothing, so job 3 starts */
+	jobs[1].restrict_gpus = 1;
+	jobs[1].allowed = 1;
+	jobs[1].priority = 10;
+	plan_on(gpus, 3, jobs, 3, &s, dec);
+	assert_int_equal(dec[1].why, SCHED_WAIT_PLACE);
+	assert_int_equal(dec[2].why, SCHED_START);
+	/* -x 1 (allowed 0 and 2), GPU 0 undrained: GPU 0 or 2, never 1 */
+	gpus[0].drained = 0;
+	jobs[1].allowed = 5;
+	plan_on(gpus, 3, jobs, 2, &s, dec);
+	assert_int_equal(dec[1].why, SCHED_START);
+	assert_int_equal(dec[1].gpumask & 2, 0);
+	/* a 2-GPU job allowed only one GPU waits */
+	jobs[1].ngpus = 2;
+	jobs[1].allowed = 4;
+	plan_on(gpus, 3, jobs, 2, &s, dec);
+	assert_int_equal(dec[1].why, SCHED_WAIT_PLACE);
+	/* sched_could: what a job could ever hold leaves out drained and disallowed GPUs */
+	gpus[2].drained = 1;
+	jobs[1].ngpus = 1;
+	jobs[1].allowed = 6;
+	assert_int_equal(sched_could(gpus, 3, &s, &jobs[1]), 2);
 }
 
 /* ---- the property test ---- */
@@ -248,7 +315,7 @@ check_no_delay(const struct sched_job *jobs, int n, const struct sched_decision 
 static void
 run_stream(uint64_t seed, int steps, double aging)
 {
-	struct sched_gpu gpus[4];
+	struct sched_gpu gpus[4] = { { 0 } };
 	struct sched_job jobs[MAXJ];
 	struct sched_decision dec[MAXJ];
 	struct sched_plan plan;
@@ -352,6 +419,7 @@ main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_could_fit),
 		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_placement),
 		cmocka_unit_test(test_property),
 	};
 

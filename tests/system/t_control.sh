@@ -1,0 +1,142 @@
+# t_control.sh: control of the queue: hold and release of pending jobs,
+# top, modify, requeue, drain and undrain, placement (pack, spread, -w, -x).
+# Sourced by run.sh (helpers in lib.sh).
+
+reason_of() { nvq list | awk -v id="$1" '$1 == id'; }	# ID: its line in nvq list
+
+t_hold_pending() {	# held pending jobs do not start, across a restart, until released
+	write_config "[gpus]" "virtual = 1x16G"
+	start_nvqd || return
+	local blk a b
+	blk=$(submit -m 10G sleep 30); wait_state "$blk" RUNNING
+	a=$(submit -m 10G sleep 0)
+	b=$(submit --hold -m 1G sleep 0)
+	sleep 0.5
+	expect_eq "a job submitted --hold that fits" "$(state "$b")" PENDING
+	expect_match "its reason" "$(reason_of "$b")" "held; nvq release $b"
+	expect_match "hold a pending job" "$(nvq hold "$a")" "job $a held: it does not start"
+	expect_match "hold it twice" "$(nvq hold "$a" 2>&1)" "held already"
+	nvq cancel "$blk"; wait_state "$blk" CANCELLED
+	sleep 0.5
+	expect_eq "held job once its memory is free" "$(state "$a")" PENDING
+	# the hold is stored: a restarted nvqd keeps it
+	stop_nvqd; start_nvqd || return
+	sleep 0.5
+	expect_eq "held across a restart" "$(state "$a")" PENDING
+	expect_match "reason after the restart" "$(reason_of "$a")" "held"
+	expect_match "release" "$(nvq release "$a")" "job $a released: it starts"
+	wait_state "$a" COMPLETED
+	expect_match "release one not held" "$(nvq release "$a" 2>&1)" "already ended"
+	nvq release "$b" > /dev/null; wait_state "$b" COMPLETED
+	expect_eq "events" "$(sqlite3 "$T/nvq.db" "SELECT group_concat(state, ' ') FROM \
+	    (SELECT state FROM events WHERE job_id = $a ORDER BY id)")" \
+	    "PENDING HELD RELEASED RUNNING COMPLETED"
+	# a held job that waits --after for another keeps waiting for it once released
+	local c d
+	c=$(submit -g 0 sleep 1); d=$(submit --hold -g 0 --after "$c" true)
+	nvq release "$d" > /dev/null
+	expect_eq "released, its --after still holds it" "$(state "$d")" PENDING
+	wait_state "$d" COMPLETED
+}
+
+t_top_modify() {	# nvq top and nvq modify reorder and change pending jobs
+	write_config "[gpus]" "virtual = 1x16G" "[limits]" "max_priority = 10"
+	start_nvqd || return
+	local blk p1 p2 p3 out
+	blk=$(submit -m 10G sleep 30); wait_state "$blk" RUNNING
+	p1=$(submit -m 10G sleep 30); p2=$(submit -m 10G sleep 30); p3=$(submit -m 10G sleep 30)
+	expect_match "top" "$(nvq top "$p3")" "job $p3 is first of its priority"
+	expect_match "top of a running job" "$(nvq top "$blk" 2>&1)" "only a pending job"
+	nvq cancel "$blk"
+	wait_state "$p3" RUNNING
+	expect_eq "the first-submitted one waits" "$(state "$p1")" PENDING
+	# modify: p2 above p1 by priority; its time limit and memory
+	expect_match "modify" "$(nvq modify -p 5 -t 1m -m 9G "$p2")" "job $p2 modified"
+	expect_eq "priority stored" "$(field "$p2" priority)" 5
+	expect_eq "time limit stored" "$(field "$p2" time_limit)" 60
+	expect_eq "memory stored" "$(field "$p2" mem_per_gpu)" $((9 << 30))
+	expect_match "its event" "$(nvq show "$p2")" "modified by .*priority 0 -> 5 mem 9G time 01:00"
+	out=$(nvq modify -m 20G "$p1" 2>&1); expect_eq "modify that could never fit: status" $? 1
+	expect_match "its error" "$out" "could never run so: .*it is unchanged"
+	expect_eq "memory unchanged" "$(field "$p1" mem_per_gpu)" $((10 << 30))
+	expect_match "nothing to change" "$(nvq modify "$p1" 2>&1)" "nothing to change"
+	expect_match "running job" "$(nvq modify -p 1 "$p3" 2>&1)" "only a pending job"
+	nvq cancel "$p3"
+	wait_state "$p2" RUNNING
+	expect_eq "p1 still waits" "$(state "$p1")" PENDING
+	nvq cancel "$p1" "$p2"
+}
+
+t_requeue() {	# nvq requeue: the running job stops, waits again, runs again as the same job
+	write_config "[gpus]" "virtual = 1x16G"
+	start_nvqd || return
+	local a
+	a=$(submit -m 1G sh -c 'echo run; sleep 30')
+	wait_state "$a" RUNNING
+	expect_match "requeue" "$(nvq requeue "$a")" "job $a is stopping"
+	wait_field "$a" restarts 1
+	wait_state "$a" RUNNING
+	expect_eq "two runs" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM runs WHERE job_id = $a")" 2
+	expect_match "the first run's end" "$(sqlite3 "$T/nvq.db" \
+	    "SELECT group_concat(state, ' ') FROM events WHERE job_id = $a")" \
+	    "RUNNING RUNNING REQUEUED PENDING RUNNING"
+	expect_match "requeue of a pending job" "$(nvq requeue "$(submit --hold true)" 2>&1)" \
+	    "pending already"
+	nvq cancel "$a"; wait_state "$a" CANCELLED
+}
+
+t_placement() {	# pack and spread on 4 virtual GPUs; -w and -x; drain and undrain
+	write_config "[gpus]" "virtual = 4x16G"
+	start_nvqd || return
+	local ids=() i g
+	for i in 1 2 3 4; do ids+=("$(submit -m 1G sleep 30)"); done
+	for i in "${ids[@]}"; do wait_state "$i" RUNNING; done
+	g=$(for i in "${ids[@]}"; do field "$i" gpu_uuids; done | sort -u | wc -l)
+	expect_eq "pack: one GPU holds all four" "$g" 1
+	nvq cancel "${ids[@]}"
+	stop_nvqd
+	write_config "[gpus]" "virtual = 4x16G" "[scheduler]" "placement = spread"
+	start_nvqd || return
+	ids=()
+	for i in 1 2 3 4; do ids+=("$(submit -m 1G sleep 30)"); done
+	for i in "${ids[@]}"; do wait_state "$i" RUNNING; done
+	g=$(for i in "${ids[@]}"; do field "$i" gpu_uuids; done | sort -u | wc -l)
+	expect_eq "spread: four GPUs" "$g" 4
+	nvq cancel "${ids[@]}"
+	local uuid2 w x
+	uuid2=$(nvq gpus --json | grep '"index": 2' | grep -o '"uuid": "[^"]*"' | cut -d'"' -f4)
+	w=$(submit -m 1G -w 2 sleep 30); x=$(submit -m 1G -x 0,1,"$uuid2" sleep 30)
+	wait_state "$w" RUNNING; wait_state "$x" RUNNING
+	expect_eq "-w 2" "$(field "$w" gpu_uuids)" "$uuid2"
+	expect_match "-x 0,1,2: GPU 3" "$(field "$x" gpu_uuids)" "03$"
+	expect_match "-w of no GPU" "$(nvq submit -w 7 true 2>&1)" "-w: there is no GPU 7"
+	expect_match "-x of all" "$(nvq submit -x 0,1,2,3 true 2>&1)" \
+	    "could never run: it asks for 1 GPU and -w and -x leave 0"
+	# drain: nothing new there, what runs there goes on; -w there waits
+	expect_match "drain" "$(nvq drain 2 maintenance)" "GPU 2 .* drained"
+	expect_match "gpus says so" "$(nvq gpus | awk '$1 == 2')" "drained"
+	expect_match "drain twice" "$(nvq drain "$uuid2" 2>&1)" "drained already"
+	local y
+	y=$(submit -m 1G -w 2 true)
+	sleep 0.5
+	expect_eq "a job that may only go to a drained GPU" "$(state "$y")" PENDING
+	expect_match "its reason" "$(reason_of "$y")" "among those its -w and -x allow"
+	expect_eq "the job already there runs on" "$(state "$w")" RUNNING
+	stop_nvqd; start_nvqd || return
+	sleep 0.5
+	expect_eq "drained across a restart" "$(state "$y")" PENDING
+	expect_match "and requeued -w kept" "$(nvq requeue "$w")" "stopping"
+	wait_field "$w" restarts 1
+	sleep 0.5
+	expect_eq "requeued -w job waits for its drained GPU" "$(state "$w")" PENDING
+	expect_match "undrain" "$(nvq undrain 2)" "undrained"
+	wait_state "$y" COMPLETED
+	wait_state "$w" RUNNING
+	nvq cancel "$w" "$x"
+	expect_match "drain of no GPU" "$(nvq drain 9 2>&1)" "no GPU 9"
+	if make_users; then
+		chmod 755 "$T"
+		expect_match "a user may not drain" \
+		    "$(as_user nvqta "$NVQ_BIN" -s "$T/sock" drain 0 2>&1)" "only root"
+	fi
+}
