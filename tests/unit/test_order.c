@@ -337,8 +337,8 @@ test_walk_stops(void **state)
 	static struct world w;
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
-	struct sched_gpu gpus[2] = { { 80 * G, 0, SCHED_AUTO, 0 }, { 10 * G, 0, SCHED_TIMESLICE, 30 } };
-	struct sched_settings set = { 0, 0, 1.0, 0, 0, 0, 0 };
+	struct sched_gpu gpus[2] = { { 80 * G, 0, SCHED_AUTO, 0, 0 }, { 10 * G, 0, SCHED_TIMESLICE, 30, 0 } };
+	struct sched_settings set = { 0, 0, 1.0, 0, 0, 0, 0, 0 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
 	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
@@ -390,8 +390,8 @@ test_walk_drops(void **state)
 	static struct world w;
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
-	struct sched_gpu gpu = { 80 * G, 0, SCHED_AUTO, 0 };
-	struct sched_settings set = { 0, 0, 0, 2, 0, 0, 0 };
+	struct sched_gpu gpu = { 80 * G, 0, SCHED_AUTO, 0, 0 };
+	struct sched_settings set = { 0, 0, 0, 2, 0, 0, 0, 0 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
 	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
