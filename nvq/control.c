@@ -399,7 +399,7 @@ cmd_suspend(struct nvq_args *a)
 	return rc;
 }
 
-static int
+int
 wait_status(const char *state, int64_t code, int64_t sig)
 {
 	if (strcmp(state, "COMPLETED") == 0)

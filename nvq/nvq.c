@@ -51,6 +51,13 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after parsable "
 	  "requeue signal array stdin hold gpu-list exclude",
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
+	{ "run", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
+	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] COMMAND "
+	  "[ARG...]",
+	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after requeue "
+	  "signal gpu-list exclude",
+	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's, "
+	  "Ctrl-C cancels it" },
 	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--json]", "aru:",
 	  "all expand user state json",
 	  0, 0, cmd_list, "pending and running jobs; -a adds finished ones" },
@@ -252,7 +259,7 @@ nvq_run(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv)
 		fprintf(stderr, "usage: nvq %s %s\n", c->name, c->usage);
 		return 2;
 	}
-	if (c->fn == cmd_submit && a->argc > 0 &&
+	if ((c->fn == cmd_submit || c->fn == cmd_run) && a->argc > 0 &&
 	    (rc = nvq_script(c, a, before, argc, argv, first)) != 0)
 		return rc == -1 ? 0 : rc;
 	return c->fn(a);

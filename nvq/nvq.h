@@ -23,6 +23,8 @@ struct nvq_args {
 	int		expand;		/* -r: every task of an array on its line */
 	const char	*user, *state, *since, *signal;
 	int		hold;		/* --hold: queued held, until nvq release */
+	int		attach;		/* nvq run: cmd_submit keeps the id in job_id, says nothing */
+	int64_t		job_id;
 	const char	*allow, *deny;	/* -w, -x: GPUs */
 	int		argc;		/* positional arguments */
 	char		**argv;
@@ -69,6 +71,9 @@ int		fmt_state_active(const char *);
 
 int		cmd_submit(struct nvq_args *);
 int		cmd_top(struct nvq_args *);
+int		cmd_run(struct nvq_args *);
+/* nvq wait's exit status for a job that ended in state with code, or killed by sig. */
+int		wait_status(const char *state, int64_t code, int64_t sig);
 int		cmd_modify(struct nvq_args *);
 int		cmd_requeue(struct nvq_args *);
 int		cmd_drain(struct nvq_args *);

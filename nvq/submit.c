@@ -187,7 +187,9 @@ cmd_submit(struct nvq_args *a)
 	proto_buf_free(&b);
 	id = proto_int(&rep, "id", 0);
 	tasks = proto_int(&rep, "tasks", 0);
-	if (a->parsable)
+	if (a->attach)
+		a->job_id = id;
+	else if (a->parsable)
 		printf("%lld\n", (long long)id);
 	else if (tasks > 0)
 		printf("Submitted array %lld: %lld task%s, jobs %lld to %lld\n", (long long)id,

@@ -201,3 +201,50 @@ t_script_directives() {	# nvq submit SCRIPT reads its #NVQ lines; the command li
 	c=$(cd "$T/wd" && nvq submit --parsable -g 0 sh -c 'echo plain')
 	wait_state "$c" COMPLETED
 }
+
+t_run() {	# nvq run: output here, exit status the job's, Ctrl-C through a terminal cancels
+	write_config "[gpus]" "virtual = 1x16G"; start_nvqd || return
+	local out rc
+	out=$(nvq run -g 0 sh -c 'echo to-out; echo to-err >&2; exit 3' 2> "$T/err"); rc=$?
+	expect_eq "exit status" "$rc" 3
+	expect_eq "stdout" "$out" "to-out"
+	expect_eq "stderr" "$(cat "$T/err")" "to-err"
+	out=$(nvq run -g 0 -n quick true); rc=$?
+	expect_eq "a job that succeeds" "$rc" 0
+	expect_eq "it ran as a job of its own" "$(nvq list -a | awk '$3 == "quick"' | wc -l)" 1
+	out=$(nvq run -g 0 sh -c 'kill -9 $$' 2>&1); rc=$?
+	expect_eq "killed by SIGKILL" "$rc" 137
+	# waits while the job waits: after a blocker ends it runs, and nvq returns
+	local blk; blk=$(submit -m 10G sleep 1)
+	wait_state "$blk" RUNNING
+	out=$(nvq run -m 10G sh -c 'echo after') ; rc=$?
+	expect_eq "waited for its turn" "$out/$rc/$(state "$blk")" "after/0/COMPLETED"
+	# Ctrl-C typed on a terminal: nvq run in a pseudo-terminal, ^C written to it
+	out=$(python3 - "$NVQ_BIN" "$T/sock" <<'PY'
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "-s", sys.argv[2], "run", "-g", "0", "sh", "-c",
+                           "echo started; sleep 60"])
+buf = b""
+deadline = time.time() + 10
+while b"started" not in buf and time.time() < deadline:
+    buf += os.read(fd, 1024)
+os.write(fd, b"\x03")
+while True:
+    try:
+        chunk = os.read(fd, 1024)
+    except OSError:
+        break
+    if not chunk:
+        break
+    buf += chunk
+_, st = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(st), b"cancelling job" in buf)
+PY
+)
+	expect_eq "Ctrl-C: exit status 130, and it said so" "$out" "130 True"
+	local last; last=$(sqlite3 "$T/nvq.db" "SELECT max(id) FROM jobs")
+	wait_state "$last" CANCELLED
+	expect_match "bad usage" "$(nvq run 2>&1)" "missing arguments"
+}
