@@ -913,7 +913,9 @@ ctl_modify(struct ctl_req *r, struct proto_buf *out)
 		return ctl_error(r, "priority %d is above [limits] max_priority (%d); only root%s%s "
 		    "may go higher", c.priority, r->e->cfg.max_priority,
 		    r->e->cfg.has_admin_gid ? " and members of " : "", r->e->cfg.admin_group);
-	if (c.has_mem && j->ngpus > 0) {
+	if (c.has_mem && j->ngpus == 0)
+		return ctl_error(r, "job %lld uses no GPU: -m is memory per GPU", (long long)j->id);
+	if (c.has_mem) {
 		char fit[256];
 
 		if (ctl_could_fit(r, j->ngpus, c.mem, fit, sizeof(fit)) == -1)

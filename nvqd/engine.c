@@ -1305,6 +1305,14 @@ engine_cancel(struct engine *e, struct job *j, const char *by)
 	char why[128];
 
 	snprintf(why, sizeof(why), "cancelled by %s", by);
+	/* a cancel while it stops to be requeued: it ends CANCELLED instead */
+	if (j->state != JOB_PENDING && strcmp(j->ending, "REQUEUED") == 0) {
+		if (store_job_ending(e->store, j->id, "CANCELLED", why, engine_now()) == -1)
+			return -1;
+		snprintf(j->ending, sizeof(j->ending), "CANCELLED");
+		snprintf(j->end_reason, sizeof(j->end_reason), "%s", why);
+		return 0;
+	}
 	if (j->state != JOB_PENDING)
 		return engine_stop(e, j, "CANCELLED", why);
 	end.reason = why;

@@ -80,8 +80,19 @@ t_requeue() {	# nvq requeue: the running job stops, waits again, runs again as t
 	expect_match "the first run's end" "$(sqlite3 "$T/nvq.db" \
 	    "SELECT group_concat(state, ' ') FROM events WHERE job_id = $a")" \
 	    "RUNNING RUNNING REQUEUED PENDING RUNNING"
-	expect_match "requeue of a pending job" "$(nvq requeue "$(submit --hold true)" 2>&1)" \
+	expect_match "requeue of a pending job" "$(nvq requeue "$(submit --hold -g 0 true)" 2>&1)" \
 	    "pending already"
+	expect_match "-m of a job of no GPU" "$(nvq modify -m 1G "$(submit --hold -g 0 true)" \
+	    2>&1)" "uses no GPU"
+	# a cancel while it stops for a requeue wins: it ends CANCELLED, not PENDING
+	local b
+	b=$(submit -m 1G sh -c 'trap "sleep 1; exit 0" TERM; sleep 30 & wait')
+	wait_state "$b" RUNNING
+	sleep 0.3
+	nvq requeue "$b" > /dev/null
+	nvq cancel "$b"
+	wait_state "$b" CANCELLED
+	expect_eq "no second run" "$(field "$b" restarts)" 0
 	nvq cancel "$a"; wait_state "$a" CANCELLED
 }
 
