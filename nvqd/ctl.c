@@ -844,6 +844,18 @@ ctl_pending_to(struct ctl_req *r, const char *verb)
 	return j;
 }
 
+/* nvq top and nvq modify: the change committed and done, or the error. */
+static int
+ctl_change(struct ctl_req *r, struct proto_buf *out, struct job *j,
+    const struct store_change *c, const char *why)
+{
+	if (engine_modify(r->e, j, c, why) == -1)
+		return ctl_error(r, "cannot record the change of job %lld (see nvqd's log)",
+		    (long long)j->id);
+	proto_put_int(out, "id", j->id);
+	return 0;
+}
+
 /*
  * nvq top: the job goes first among the pending jobs of its priority, as
  * if submitted before every one of them (its aging counts from then too).
@@ -864,11 +876,7 @@ ctl_top(struct ctl_req *r, struct proto_buf *out)
 	c.rank_at = first > 0 && first <= j->submitted_at ? first - 0.001 : j->submitted_at;
 	ctl_user_name(r->uid, by, sizeof(by));
 	snprintf(why, sizeof(why), "moved to the top of priority %d by %s", j->priority, by);
-	if (engine_modify(r->e, j, &c, why) == -1)
-		return ctl_error(r, "cannot record the move of job %lld (see nvqd's log)",
-		    (long long)j->id);
-	proto_put_int(out, "id", j->id);
-	return 0;
+	return ctl_change(r, out, j, &c, why);
 }
 
 /* nvq modify ID [-p PRIORITY] [-m MEM] [-t TIME]: a pending job's demands. */
@@ -936,11 +944,7 @@ ctl_modify(struct ctl_req *r, struct proto_buf *out)
 		fmt_elapsed(c.time_limit, a, sizeof(a));
 		snprintf(why + off, sizeof(why) - off, " time %s", c.time_limit ? a : "none");
 	}
-	if (engine_modify(r->e, j, &c, why) == -1)
-		return ctl_error(r, "cannot record the change of job %lld (see nvqd's log)",
-		    (long long)j->id);
-	proto_put_int(out, "id", j->id);
-	return 0;
+	return ctl_change(r, out, j, &c, why);
 }
 
 /* nvq requeue: a running (or suspended) job is stopped and queued again. */

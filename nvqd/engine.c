@@ -162,8 +162,7 @@ engine_queue_in(struct engine *e, struct job *j)
 	struct sched_job sj = { .priority = j->priority, .submitted_at = j->submitted_at };
 
 	if (j->state == JOB_PENDING && j->parked) {
-		j->queue = JOB_Q_PARKED;	/* held: no pass sees it, no array place */
-		engine_list_push(&e->parked, j);
+		j->queue = JOB_Q_PARKED;	/* held: in no list, no pass sees it, no array place */
 	} else if (j->state != JOB_PENDING) {
 		/* running already: it holds its place, over the limit if it must */
 		if (j->array_limit > 0)
@@ -198,8 +197,6 @@ engine_queue_out(struct engine *e, struct job *j)
 {
 	if (j->queue == JOB_Q_HELD)
 		engine_list_del(&e->held, j);
-	else if (j->queue == JOB_Q_PARKED)
-		engine_list_del(&e->parked, j);
 	else if (j->queue == JOB_Q_DEPS) {
 		engine_list_del(&e->deps, j);
 		deptab_del(&e->deptab, j->depn, j->nafter);

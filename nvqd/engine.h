@@ -26,12 +26,13 @@
 enum job_state { JOB_PENDING, JOB_RUNNING, JOB_SUSPENDED };
 
 /* Where an active job is kept, besides e->jobs and the table by id. */
+/* JOB_Q_PARKED: pending and held by nvq hold, in no list (only e->jobs) */
 enum job_queue { JOB_Q_NONE, JOB_Q_READY, JOB_Q_DEPS, JOB_Q_HELD, JOB_Q_GATED, JOB_Q_PARKED };
 
 struct job {
 	struct order_node on;		/* JOB_Q_READY: its place in e->wq (first) */
 	int		queue;		/* enum job_queue */
-	struct job	*lnext, *lprev;	/* JOB_Q_DEPS, _HELD, _PARKED: e->deps, e->held, e->parked */
+	struct job	*lnext, *lprev;	/* JOB_Q_DEPS, JOB_Q_HELD: e->deps, e->held */
 	unsigned	dec_pass;	/* the pass that decided dec */
 	struct deptab_node *depn;	/* JOB_Q_DEPS: filed under each job it waits for */
 	struct gate_node gn;		/* JOB_Q_GATED: waits for a place in its array */
@@ -106,7 +107,6 @@ struct engine {
 	struct waitq	wq;
 	struct job	*deps;
 	struct job	*held;
-	struct job	*parked;	/* PENDING jobs held by nvq hold: no pass sees them */
 	uint64_t	drained;	/* GPUs drained by nvq drain, by index */
 	struct sched_pass pass;		/* the last pass, for sched_explain */
 	unsigned	npass;

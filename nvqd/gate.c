@@ -153,15 +153,6 @@ gates_leave(struct gates *t, int64_t array, struct gate_node *n)
 }
 
 void
-gates_count(const struct gates *t, int64_t array, int *held, int *waiting)
-{
-	const struct gate *g = gates_find(t, array);
-
-	*held = g != NULL ? g->held : 0;
-	*waiting = g != NULL ? g->nwait : 0;
-}
-
-void
 gates_free(struct gates *t)
 {
 	struct gate *g, *next;

@@ -44,8 +44,6 @@ void		 gates_cancel(struct gates *, int64_t array, struct gate_node *n);
  * enter again, which now finds room), or NULL.
  */
 struct gate_node *gates_leave(struct gates *, int64_t array, struct gate_node *n);
-/* Places held and tasks waiting in array's gate (0 and 0 without one). */
-void		 gates_count(const struct gates *, int64_t array, int *held, int *waiting);
 void		 gates_free(struct gates *);
 
 #endif
