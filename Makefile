@@ -51,13 +51,13 @@ INI_LIBS = -linih
 SQL_LIBS = -lsqlite3
 endif
 
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/deptab.c nvqd/gate.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/deptab.c nvqd/gate.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
 	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c \
 	   nvqd/ctl.c nvqd/submit.c nvqd/store.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/start.c \
 	   nvqd/config.c nvqd/log.c common/proto.c common/parse.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/status.c common/proc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \
-	  nvq/output.c nvq/gpus.c nvq/script.c nvq/run.c common/proto.c common/parse.c common/paths.c
+	  nvq/output.c nvq/gpus.c nvq/shares.c nvq/script.c nvq/run.c common/proto.c common/parse.c common/paths.c
 SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
 
 obj	= $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -108,7 +108,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 	    $(filter %.o,$^) -ldl -lpthread
 
 # Unit tests: cmocka, pure logic only.
-UNIT	= sched order preempt proto config parse budget offload status share
+UNIT	= sched order preempt proto config parse budget offload status share fairshare
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -119,6 +119,8 @@ $(BUILD)/tests/test_order: $(call obj,tests/unit/test_order.c nvqd/order.c nvqd/
 $(BUILD)/tests/test_preempt: $(call obj,tests/unit/test_preempt.c nvqd/preempt.c nvqd/sched.c \
 	    common/parse.c)
 $(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c common/proto.c)
+$(BUILD)/tests/test_fairshare: $(call obj,tests/unit/test_fairshare.c nvqd/fairshare.c nvqd/sched.c \
+	    common/parse.c)
 $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c common/parse.c \
 	    common/paths.c common/rlimits.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)

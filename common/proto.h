@@ -53,6 +53,7 @@ enum proto_type {
 	MSG_REQUEUE,		/* stop a running job and queue it again: "id" */
 	MSG_DRAIN,		/* no new jobs on a GPU: "gpu" (index or UUID), ["reason"] */
 	MSG_UNDRAIN,		/* new jobs there again: "gpu" */
+	MSG_SHARES,		/* the users' recent GPU use and fair-share priority */
 	MSG_MAX
 };
 

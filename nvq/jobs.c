@@ -272,7 +272,11 @@ jobs_table(struct nvq_args *a, int type)
 int
 cmd_list(struct nvq_args *a)
 {
-	return jobs_table(a, MSG_LIST);
+	int r = jobs_table(a, MSG_LIST);
+
+	if (r == 0 && !a->json)
+		shares_footer(a);
+	return r;
 }
 
 int

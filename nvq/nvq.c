@@ -90,6 +90,8 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "since user state json", 0, 0, cmd_history, "finished jobs" },
 	{ "gpus", "[--json]", "", "json", 0, 0, cmd_gpus,
 	  "GPUs: total, budget, demanded, used outside the queue" },
+	{ "shares", "[--json]", "", "json", 0, 0, cmd_shares,
+	  "users' recent GPU-hours and the fair-share priority they earn" },
 };
 #define NVQ_NCMDS (sizeof(nvq_cmds) / sizeof(nvq_cmds[0]))
 

@@ -98,6 +98,9 @@ int		cmd_suspend(struct nvq_args *);
 int		cmd_wait(struct nvq_args *);
 int		cmd_log(struct nvq_args *);
 int		cmd_gpus(struct nvq_args *);
+int		cmd_shares(struct nvq_args *);
+/* After nvq list's table: each user's fair share, when it is on. */
+void		shares_footer(struct nvq_args *);
 
 /*
  * The #NVQ lines of the script at path (script.c), each given to apply as

@@ -156,6 +156,19 @@ static const struct config_key config_keys[] = {
 	{ "scheduler", "aging", CT_DOUBLE, AT_REAL(sched.aging), NULL, 0, 1000000, "1",
 	  "Priority points a pending job gains per hour it waits, so that\n"
 	  "nothing starves. 0 turns aging off." },
+	{ "scheduler", "fairshare", CT_NAME, AT(fairshare), config_onoff_names, 0, 0, "off",
+	  "on: users share the GPUs equally over time. The users with jobs in the\n"
+	  "queue each get fairshare_weight * 2^(-U * N) priority points, where N\n"
+	  "is how many they are and U the part of their GPU use, counted together,\n"
+	  "that is the user's: all of fairshare_weight for a user who used nothing\n"
+	  "lately, half for one who used exactly a share, a quarter for one who\n"
+	  "used twice a share (Slurm's fair-share factor). Use is GPU time: a job\n"
+	  "holding M of a GPU of T counts M/T of it (a whole GPU 1) while it runs\n"
+	  "and is not suspended; it is counted even while this is off." },
+	{ "scheduler", "fairshare_halflife", CT_SECONDS, AT(fs_halflife), NULL, 60, 31536000, "7d",
+	  "How fast use is forgotten: GPU time used this long ago counts half." },
+	{ "scheduler", "fairshare_weight", CT_DOUBLE, AT_REAL(fs_weight), NULL, 0, 1000000, "100",
+	  "The priority points fair share gives a user who used nothing lately." },
 	{ "scheduler", "kill_grace", CT_SECONDS, AT(kill_grace), NULL, 0, 3600, "30s",
 	  "Between SIGTERM and SIGKILL when a job is cancelled or times out." },
 	{ "limits", "max_running_jobs", CT_INT, AT(sched.max_running_jobs), NULL, 0, 1000000, "0",

@@ -44,6 +44,9 @@ struct config {
 	int64_t		switch_timeout;		/* nvq-ckpt's run, beyond 1 s per 256 MiB */
 	int		offload;		/* [scheduler] offload = on (1) | off (0) */
 	uint64_t	staging;		/* [scheduler] staging: bytes; 0: none kept */
+	int		fairshare;		/* [scheduler] fairshare = on (1) | off (0) */
+	int64_t		fs_halflife;		/* seconds */
+	double		fs_weight;		/* priority points of a user who used nothing */
 	/* [security] and [limits] for the shared server */
 	char		admin_group[64];	/* "": none */
 	int		has_admin_gid;

@@ -571,6 +571,23 @@ struct ctl_rows {
 };
 
 /* Copies a row into the reply; REAL columns go as "%.3f" strings. */
+/* nvq show of an active job: its user's fair-share priority, and why. */
+static void
+ctl_fair_share(struct engine *e, const struct job *j, struct proto_buf *out)
+{
+	const struct fairshare *f = engine_usage(e);
+	const struct fs_user *u = fs_find(f, j->uid);
+	char buf[256];
+
+	if (u == NULL || !u->active)
+		return;
+	snprintf(buf, sizeof(buf), "+%.1f priority: %s used %.0f%% of the GPU time of the %d "
+	    "user%s with jobs in the queue (a share is %.0f%%): %.2f GPU-hours, decayed",
+	    u->bonus, j->user, 100 * u->frac, f->nactive, f->nactive == 1 ? "" : "s",
+	    100.0 / (f->nactive ? f->nactive : 1), u->usage / 3600);
+	proto_put_str(out, "fair_share", buf);
+}
+
 static int
 ctl_row_cb(void *arg, const struct store_col *c, int n)
 {
@@ -625,6 +642,8 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 			proto_put_int(rows->out, "gpu_peak", (int64_t)engine_job_peak(rows->r->e, j));
 		}
 	}
+	if (j != NULL && rows->r->e->cfg.fairshare && !rows->paged)
+		ctl_fair_share(rows->r->e, j, rows->out);
 	rows->count++;
 	if (rows->paged && (rows->count >= CTL_PAGE_ROWS || rows->out->len >= CTL_PAGE_BYTES))
 		rows->full = 1;
@@ -1027,6 +1046,36 @@ ctl_gpus(struct ctl_req *r, struct proto_buf *out)
 	return 0;
 }
 
+/* nvq shares: every user's recent GPU use, and the priority it earns them. */
+static int
+ctl_shares(struct ctl_req *r, struct proto_buf *out)
+{
+	const struct fairshare *f = engine_usage(r->e);
+	char buf[32];
+	int i;
+
+	proto_put_int(out, "fairshare", r->e->cfg.fairshare);
+	proto_put_int(out, "halflife", r->e->cfg.fs_halflife);
+	snprintf(buf, sizeof(buf), "%g", r->e->cfg.fs_weight);
+	proto_put_str(out, "weight", buf);
+	proto_put_int(out, "active", f->nactive);
+	for (i = 0; i < f->n; i++) {
+		proto_put_int(out, "uid", f->u[i].uid);
+		proto_put_int(out, "queued", f->u[i].active);
+		snprintf(buf, sizeof(buf), "%.4f", f->u[i].usage / 3600);
+		proto_put_str(out, "gpu_hours", buf);
+		if (!f->u[i].active)
+			continue;
+		snprintf(buf, sizeof(buf), "%.4f", f->u[i].frac);
+		proto_put_str(out, "use", buf);
+		snprintf(buf, sizeof(buf), "%.4f", 1.0 / f->nactive);
+		proto_put_str(out, "share", buf);
+		snprintf(buf, sizeof(buf), "%.2f", r->e->cfg.fairshare ? f->u[i].bonus : 0);
+		proto_put_str(out, "bonus", buf);
+	}
+	return 0;
+}
+
 static int
 ctl_ping(struct ctl_req *r, struct proto_buf *out)
 {
@@ -1053,6 +1102,7 @@ static const struct ctl_entry ctl_table[] = {
 	{ MSG_REQUEUE, ctl_requeue },
 	{ MSG_DRAIN, ctl_drain },
 	{ MSG_UNDRAIN, ctl_drain },
+	{ MSG_SHARES, ctl_shares },
 };
 
 /* server.h's frame function for a new connection: a request, or a hook's hello. */

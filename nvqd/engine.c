@@ -105,11 +105,12 @@ engine_count_pending(struct engine *e, const struct job *j, int d)
 
 /* A job as the scheduler sees it. */
 static void
-engine_sj(const struct job *j, double now, struct sched_job *sj)
+engine_sj(const struct engine *e, const struct job *j, double now, struct sched_job *sj)
 {
 	memset(sj, 0, sizeof(*sj));
 	sj->id = j->id;
 	sj->uid = j->uid;
+	sj->share = e->cfg.fairshare ? fs_bonus(&e->fs, j->uid) : 0;
 	/* a job whose end is not recorded yet still holds its GPUs */
 	sj->running = engine_holds(j);
 	sj->ngpus = j->ngpus;
@@ -636,7 +637,7 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 	}
 	/* not reached by the last pass (it stopped where nothing more could start) */
 	if (j->state == JOB_PENDING && j->dec_pass != e->npass && e->npass > 0) {
-		engine_sj(j, engine_now(), &sj);
+		engine_sj(e, j, engine_now(), &sj);
 		sched_explain(&e->pass, &sj, &dec);
 	}
 	switch (dec.why) {
@@ -897,6 +898,24 @@ engine_gpus_of(struct engine *e, const struct job *j, uint64_t mask, char *uuids
 	return granted;
 }
 
+/* The GPUs' worth j holds on mask (runs.gpu_share): memory over each GPU's. */
+static double
+engine_gpu_share(const struct engine *e, const struct job *j, uint64_t mask)
+{
+	double share = 0;
+	int g;
+
+	for (g = 0; g < e->gpus.n; g++) {
+		if (!(mask & (1ULL << g)))
+			continue;
+		if (j->mem == 0 || e->gpus.gpus[g].total == 0 || j->mem >= e->gpus.gpus[g].total)
+			share += 1;
+		else
+			share += (double)j->mem / (double)e->gpus.gpus[g].total;
+	}
+	return share;
+}
+
 /* The running jobs that give way to a waiting one, by priority or by turns. */
 static void
 engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now,
@@ -951,7 +970,8 @@ engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 		log_warn("%s.%s.ticket", status, j->ticket);
 		return -1;
 	}
-	return store_job_start(e->store, j->id, now, uuids, j->ngpus, granted);
+	return store_job_start(e->store, j->id, now, uuids, j->ngpus, granted,
+	    engine_gpu_share(e, j, mask));
 }
 
 /*
@@ -1505,7 +1525,7 @@ engine_src_next_cb(void *arg, int kind, struct sched_job *sj)
 	if (n == NULL)
 		return 0;
 	/* on is its job's first field */
-	engine_sj((struct job *)(void *)n, src->now, sj);
+	engine_sj(src->e, (struct job *)(void *)n, src->now, sj);
 	return 1;
 }
 
@@ -1517,6 +1537,45 @@ engine_src_drop_cb(void *arg, uint32_t uid, int kind)
 	waitq_drop(&src->e->wq, uid, WAITQ_GPU);
 	if (kind == SCHED_SRC_ANY)
 		waitq_drop(&src->e->wq, uid, WAITQ_CPU);
+}
+
+static double
+engine_bonus_cb(void *arg, uint32_t uid)
+{
+	return fs_bonus(arg, uid);
+}
+
+/*
+ * Fair share, before a pass: every user's use brought forward to now, at
+ * the rates of the jobs running since the last pass; the active users (jobs
+ * running, suspended or ready to start) ranked.  Counted also with
+ * fairshare = off, so that turning it on finds the usage there.
+ */
+static void
+engine_shares(struct engine *e, double now)
+{
+	struct job *j;
+	int i, bad = 0;
+
+	fs_advance(&e->fs, now, (double)e->cfg.fs_halflife);
+	fs_begin(&e->fs);
+	for (j = e->held; j != NULL; j = j->lnext)
+		bad |= fs_use(&e->fs, j->uid, j->state == JOB_RUNNING ?
+		    engine_gpu_share(e, j, j->gpumask) : 0);
+	for (i = 0; i < e->wq.nu; i++)
+		bad |= fs_use(&e->fs, e->wq.u[i].uid, 0);
+	if (bad)
+		log_warnx("out of memory counting users' GPU use for fair share");
+	fs_rank(&e->fs, e->cfg.fs_weight);
+	waitq_bonus(&e->wq, e->cfg.fairshare ? engine_bonus_cb : NULL, &e->fs);
+}
+
+const struct fairshare *
+engine_usage(struct engine *e)
+{
+	fs_advance(&e->fs, engine_now(), (double)e->cfg.fs_halflife);
+	fs_rank(&e->fs, e->cfg.fs_weight);
+	return &e->fs;
 }
 
 /* Ends recorded without a synced commit after them: on disk before anyone hears. */
@@ -1564,8 +1623,9 @@ engine_pass(struct engine *e)
 		gpus[i].quantum = gpus[i].mode == SCHED_TIMESLICE ? gpuctl_turn(e, i) : 0;
 		gpus[i].drained = (e->drained >> i) & 1;
 	}
+	engine_shares(e, now);
 	for (j = e->held; j != NULL; j = j->lnext) {
-		engine_sj(j, now, &e->sj[n]);
+		engine_sj(e, j, now, &e->sj[n]);
 		e->map[n++] = j;
 	}
 	src.e = e;
@@ -1622,6 +1682,8 @@ engine_pass(struct engine *e)
 				continue;
 			j = e->map[i];
 			if (engine_spawn(e, j, plan.dec[i].gpumask, now) == 0) {
+				/* its use counts from now on */
+				fs_use(&e->fs, j->uid, engine_gpu_share(e, j, j->gpumask));
 				e->started[k].id = j->id;
 				e->started[k].pid = j->pid;
 				e->started[k].pid_start = j->pid_start;
@@ -1896,11 +1958,30 @@ engine_drained_cb(void *arg, const struct store_col *c, int n)
 	return 0;
 }
 
+/* A run from the database, counted in its user's recent use. */
+static int
+engine_usage_cb(void *arg, uint32_t uid, double gpu_share, double start, double end,
+    double suspended)
+{
+	struct engine *e = arg;
+
+	/* its time suspended is taken off its start: use further back counts less */
+	return fs_add(&e->fs, uid, gpu_share, start + (suspended > 0 ? suspended : 0), end,
+	    (double)e->cfg.fs_halflife) == -1;
+}
+
 void
 engine_run(struct engine *e)
 {
+	double now = engine_now();
+
 	if (store_drained(e->store, engine_drained_cb, e) == -1)
 		log_warnx("cannot read which GPUs are drained");
+	/* use older than 30 half-lives counts less than a billionth */
+	fs_init(&e->fs, now);
+	if (store_usage(e->store, now - 30.0 * (double)e->cfg.fs_halflife, now,
+	    engine_usage_cb, e) == -1)
+		log_warnx("cannot read the users' GPU use: fair share starts from none");
 	/* outside use was read before the jobs were known: read it again */
 	engine_refresh(e);
 	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "deptab.h"
+#include "fairshare.h"
 #include "gpu.h"
 #include "gpuctl.h"
 #include "jobtab.h"
@@ -108,6 +109,7 @@ struct engine {
 	struct job	*deps;
 	struct job	*held;
 	uint64_t	drained;	/* GPUs drained by nvq drain, by index */
+	struct fairshare fs;		/* users' recent GPU use (fairshare.h) */
 	struct sched_pass pass;		/* the last pass, for sched_explain */
 	unsigned	npass;
 	struct jobtab	jobtab;		/* and by id */
@@ -239,6 +241,11 @@ int	engine_requeue_job(struct engine *, struct job *, const char *by);
 int	engine_drain(struct engine *, int i, int drained, const char *by, const char *reason);
 /* Cancels an active job: at once if pending, by signals if running. */
 int	engine_cancel(struct engine *, struct job *, const char *by);
+/*
+ * The users' recent GPU use and fair-share ranks, brought forward to now
+ * (the active users are those of the last pass).
+ */
+const struct fairshare *engine_usage(struct engine *);
 /* A sentence for why a pending job waits. */
 void	engine_reason(struct engine *, const struct job *, char *, size_t);
 /* The memory demanded on GPU i by running jobs, and their ids. */

@@ -21,7 +21,9 @@
  * orders jobs as priority - aging * submitted / 3600 does, whatever now is,
  * so the caller may keep its waiting jobs sorted by that key between passes
  * (a clock set back would once have given jobs "submitted later" no aging;
- * now they simply go after).
+ * now they simply go after).  Fair share adds a term per user
+ * (sched_job.share), the same for all of a user's jobs: each user's jobs
+ * keep their order, and only the merge across users reads it.
  *
  * Incremental passes (sched_walk): holds and claims only grow as a pass goes
  * down the order, so once no GPU has room a job could take (each is full,
@@ -102,8 +104,9 @@ static int
 sched_before(const struct sched_job *a, const struct sched_job *b,
     const struct sched_settings *s)
 {
-	return sched_goes_before(sched_key(a, s), a->submitted_at, a->id, sched_key(b, s),
-	    b->submitted_at, b->id);
+	/* a user's jobs share one fair-share term: it orders across users only */
+	return sched_goes_before(sched_key(a, s) + a->share, a->submitted_at, a->id,
+	    sched_key(b, s) + b->share, b->submitted_at, b->id);
 }
 
 /*

@@ -57,6 +57,8 @@ struct sched_job {
 	int		unsuspendable;	/* running, cannot be suspended now: gives way only by
 					   being stopped and requeued (--requeue), never by turns */
 	double		slice_start;	/* running: when it started or last resumed */
+	double		share;		/* fair-share priority points: the same for all of
+					   a user's jobs (fairshare.h), 0 when off */
 };
 
 struct sched_settings {
@@ -181,7 +183,9 @@ struct sched_source {
  * one submitted (or suspended) first, then the lower id.  The key is its
  * priority less aging times its submit time in hours: the same order as
  * priority plus aging times hours waited, at any time, so that an order
- * kept between passes stays right.
+ * kept between passes stays right.  The fair-share term (share) is not in
+ * it: jobs are compared by key + share, which orders each user's jobs as the
+ * key alone does.
  */
 double		sched_key(const struct sched_job *, const struct sched_settings *);
 int		sched_goes_before(double ka, double ta, int64_t ia, double kb, double tb,

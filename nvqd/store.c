@@ -795,7 +795,7 @@ store_job_insert(struct store *st, const struct store_job_new *j)
 
 int
 store_job_start(struct store *st, int64_t id, double now, const char *uuids, int gpus,
-    uint64_t mem)
+    uint64_t mem, double gpu_share)
 {
 	sqlite3_stmt *s;
 
@@ -812,7 +812,7 @@ store_job_start(struct store *st, int64_t id, double now, const char *uuids, int
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
 		goto fail;
 	s = store_prepare(st, "INSERT INTO runs (job_id, gpu_uuids, gpus, mem_per_gpu, "
-	    "started_at) VALUES (?, ?, ?, ?, ?)");
+	    "started_at, gpu_share) VALUES (?, ?, ?, ?, ?, ?)");
 	if (s == NULL)
 		goto fail;
 	sqlite3_bind_int64(s, 1, id);
@@ -820,6 +820,7 @@ store_job_start(struct store *st, int64_t id, double now, const char *uuids, int
 	sqlite3_bind_int(s, 3, gpus);
 	sqlite3_bind_int64(s, 4, (int64_t)mem);
 	sqlite3_bind_double(s, 5, now);
+	sqlite3_bind_double(s, 6, gpu_share);
 	if (store_done(st, s) == -1 || store_event(st, id, now, "RUNNING", uuids) == -1)
 		goto fail;
 	return store_commit(st);
@@ -974,7 +975,10 @@ store_bind_end(sqlite3_stmt *s, const struct store_end *e, int first)
 		sqlite3_bind_int(s, first + 1, e->signal);
 }
 
-/* Closes the job's open run, with its peaks per GPU; inside a transaction. */
+/*
+ * Closes the job's open run, with its peaks per GPU; inside a transaction,
+ * before the job's row changes.
+ */
 static int
 store_run_end(struct store *st, int64_t id, const struct store_end *e)
 {
@@ -992,9 +996,12 @@ store_run_end(struct store *st, int64_t id, const struct store_end *e)
 		if (store_done(st, s) == -1)
 			return -1;
 	}
-	s = store_prepare(st, "UPDATE runs SET ended_at = ?, exit_code = ?, signal = ?, "
-	    "cpu_time = ?, max_rss = ?, peak_gpu_mem = ?, state = ? "
-	    "WHERE job_id = ? AND ended_at IS NULL");
+	/* before the job's row: its last stint suspended is still there */
+	s = store_prepare(st, "UPDATE runs SET ended_at = ?1, exit_code = ?, signal = ?, "
+	    "cpu_time = ?, max_rss = ?, peak_gpu_mem = ?, state = ?, suspended_time = "
+	    "(SELECT j.run_suspended + CASE WHEN j.state = 'SUSPENDED' THEN "
+	    "max(0, ?1 - coalesce(j.suspended_at, ?1)) ELSE 0 END FROM jobs j WHERE j.id = ?8) "
+	    "WHERE job_id = ?8 AND ended_at IS NULL");
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_double(s, 1, e->now);
@@ -1017,6 +1024,8 @@ store_job_end_tx(struct store *st, int64_t id, const struct store_end *e)
 
 	if (store_begin(st) == -1)
 		return -1;
+	if (store_run_end(st, id, e) == -1)
+		goto fail;
 	s = store_prepare(st, "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, "
 	    "signal = ?, reason = ?, pid = NULL, pid_start = NULL, ending = NULL, cgroup = NULL, "
 	    "suspended_time = suspended_time + CASE WHEN state = 'SUSPENDED' THEN "
@@ -1031,8 +1040,7 @@ store_job_end_tx(struct store *st, int64_t id, const struct store_end *e)
 	sqlite3_bind_int64(s, 6, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
 		goto fail;
-	if (store_run_end(st, id, e) == -1 ||
-	    store_event(st, id, e->now, e->state, e->reason) == -1)
+	if (store_event(st, id, e->now, e->state, e->reason) == -1)
 		goto fail;
 	return store_commit(st);
 fail:
@@ -1085,6 +1093,8 @@ store_job_requeue_tx(struct store *st, int64_t id, const struct store_end *e)
 
 	if (store_begin(st) == -1)
 		return -1;
+	if (store_run_end(st, id, e) == -1)
+		goto fail;
 	s = store_prepare(st, "UPDATE jobs SET state = 'PENDING', started_at = NULL, "
 	    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, ending = NULL, cgroup = NULL, "
 	    "boot_id = NULL, held = 0, reason = ?, restarts = restarts + 1, "
@@ -1095,7 +1105,6 @@ store_job_requeue_tx(struct store *st, int64_t id, const struct store_end *e)
 	sqlite3_bind_text(s, 1, e->reason, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
-	    store_run_end(st, id, e) == -1 ||
 	    store_event(st, id, e->now, e->state, e->reason) == -1 ||
 	    store_event(st, id, e->now, "PENDING", "requeued") == -1)
 		goto fail;
@@ -1475,6 +1484,31 @@ store_runs(struct store *st, int64_t id, store_row_cb cb, void *arg)
 	    "started_at, ended_at, exit_code, signal, cpu_time, max_rss, peak_gpu_mem, "
 	    "(SELECT group_concat(gpu_uuid || '=' || peak_gpu_mem, ',') FROM run_gpus "
 	    "WHERE run_id = runs.id) AS gpu_peaks FROM runs WHERE job_id = ? ORDER BY id", id, cb, arg);
+}
+
+int
+store_usage(struct store *st, double since, double now, store_usage_cb cb, void *arg)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	/* a run still open counts up to now, less its time suspended so far */
+	s = store_prepare(st, "SELECT j.uid, r.gpu_share, r.started_at, "
+	    "coalesce(r.ended_at, ?2), CASE WHEN r.ended_at IS NULL THEN j.run_suspended + "
+	    "CASE WHEN j.state = 'SUSPENDED' THEN max(0, ?2 - coalesce(j.suspended_at, ?2)) "
+	    "ELSE 0 END ELSE r.suspended_time END FROM runs r JOIN jobs j ON j.id = r.job_id "
+	    "WHERE (r.ended_at > ?1 OR r.ended_at IS NULL) AND r.gpu_share > 0");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_double(s, 1, since);
+	sqlite3_bind_double(s, 2, now);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if (cb(arg, (uint32_t)sqlite3_column_int64(s, 0), sqlite3_column_double(s, 1),
+		    sqlite3_column_double(s, 2), sqlite3_column_double(s, 3),
+		    sqlite3_column_double(s, 4)) != 0)
+			break;
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 int

@@ -104,9 +104,9 @@ int64_t		 store_job_insert(struct store *, const struct store_job_new *);
 /* n jobs in two commits however many (environments, then jobs): ids[n]; 0 or -1. */
 int		 store_jobs_insert(struct store *, const struct store_job_new *const *, int n,
 		    int64_t *ids);
-/* PENDING -> RUNNING with a new run row. */
+/* PENDING -> RUNNING with a new run row (gpu_share: runs.gpu_share). */
 int		 store_job_start(struct store *, int64_t id, double now, const char *uuids,
-		    int gpus, uint64_t mem);
+		    int gpus, uint64_t mem, double gpu_share);
 /*
  * Within store_lazy_begin/commit: the supervisor's pid, its start time, the
  * boot it started in and the job's cgroup (NULL: none); a job's environment
@@ -255,6 +255,14 @@ int		 store_active(struct store *, store_active_cb, void *);
 int		 store_jobs(struct store *, const struct store_filter *, store_row_cb, void *);
 int		 store_runs(struct store *, int64_t id, store_row_cb, void *);
 int		 store_events(struct store *, int64_t id, store_row_cb, void *);
+/*
+ * The runs of a GPU that ended after since, or are open (counted up to
+ * now): each one's user, gpu_share, start, end and seconds suspended; cb
+ * returns non-zero to stop.  0, or -1.
+ */
+typedef int (*store_usage_cb)(void *arg, uint32_t uid, double gpu_share, double start,
+		    double end, double suspended);
+int		 store_usage(struct store *, double since, double now, store_usage_cb, void *);
 /* What job id's start needs; cb is not called if there is no such job. */
 int		 store_job_exec(struct store *, int64_t id, store_exec_cb, void *);
 

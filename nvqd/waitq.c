@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched.h"
 #include "waitq.h"
 
 void
@@ -142,11 +143,23 @@ waitq_begin(struct waitq *q)
 		q->u[i].dropped[0] = q->u[i].dropped[1] = 0;
 }
 
-/* Whether user a's next node goes before user b's. */
+void
+waitq_bonus(struct waitq *q, double (*f)(void *, uint32_t), void *arg)
+{
+	int i;
+
+	for (i = 0; i < q->nu; i++)
+		q->u[i].bonus = f != NULL ? f(arg, q->u[i].uid) : 0;
+}
+
+/* Whether user a's next node goes before user b's, their bonuses added. */
 static int
 waitq_before(const struct waitq *q, int kind, int a, int b)
 {
-	return order_before(q->u[a].cur[kind], q->u[b].cur[kind]);
+	const struct order_node *x = q->u[a].cur[kind], *y = q->u[b].cur[kind];
+
+	return sched_goes_before(x->key + q->u[a].bonus, x->at, x->id,
+	    y->key + q->u[b].bonus, y->at, y->id);
 }
 
 static void

@@ -24,6 +24,7 @@ struct waitq_user {
 	struct order	list[2];
 	struct order_node *cur[2];	/* during a pass: the next one to read */
 	int		dropped[2];
+	double		bonus;		/* added to its jobs' keys across users (fair share) */
 };
 
 /* How many jobs of a GPU or more ask for each size: the smallest is known. */
@@ -61,6 +62,11 @@ void		 waitq_del(struct waitq *, uint32_t uid, int kind, uint64_t mem,
  */
 uint64_t	 waitq_min_mem(const struct waitq *);
 int		 waitq_whole(const struct waitq *);
+/*
+ * Sets each user's bonus (their jobs' sched_job.share) to f(arg, uid), or
+ * 0 with f NULL: before waitq_begin.
+ */
+void		 waitq_bonus(struct waitq *, double (*f)(void *, uint32_t), void *arg);
 /* Starts a pass: every user's lists read from their fronts, none dropped. */
 void		 waitq_begin(struct waitq *);
 /* The next node of kind in the order across users; NULL when none is left. */

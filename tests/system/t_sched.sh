@@ -167,3 +167,72 @@ t_after_many() {	# a job thousands wait --after: they wait while it is suspended
 	expect_eq "no environment is left" "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM job_env")" 0
 	expect_match "nvqd answers" "$(nvq gpus)" "GPU-"
 }
+
+# fs_round: a whole-GPU blocker, then 6 short jobs of nvqta, then 6 of
+# nvqtb, all queued before the blocker ends; prints the users in the order
+# their jobs started.
+fs_round() {
+	local blk u i ids=()
+	blk=$(submit sleep 30); wait_state "$blk" RUNNING
+	for u in nvqta nvqta nvqta nvqta nvqta nvqta nvqtb nvqtb nvqtb nvqtb nvqtb nvqtb; do
+		ids+=("$(as_user "$u" "$NVQ_BIN" -s "$T/sock" submit --parsable sleep 0.2)")
+	done
+	nvq cancel "$blk" > /dev/null
+	for i in "${ids[@]}"; do wait_state "$i" COMPLETED 30 || return; done
+	sqlite3 "$T/nvq.db" "SELECT group_concat(user, ' ') FROM (SELECT j.user FROM runs r \
+	    JOIN jobs j ON j.id = r.job_id WHERE j.id >= ${ids[0]} ORDER BY r.started_at)"
+}
+
+t_fairshare() {	# two users on one GPU take turns by their recent use; off: first come first served
+	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && make_users ||
+	    { skip "needs root and setpriv to make users"; return; }
+	chmod 755 "$T"
+	write_config "[gpus]" "virtual = 1x16G" "[scheduler]" "fairshare = on" \
+	    "fairshare_halflife = 1h" "fairshare_weight = 100"
+	start_nvqd || return
+	local order first b
+	order=$(fs_round) || return
+	echo "    fair share on, starts: $order"
+	first=$(echo "$order" | cut -d' ' -f1-6)
+	b=$(echo "$first" | tr ' ' '\n' | grep -c nvqtb)
+	# nvqtb's jobs came after all of nvqta's, yet take every other turn
+	[ "$b" -ge 2 ] && [ "$b" -le 4 ] ||
+	    fail "fair share: the first 6 starts were '$first' ($b of nvqtb), wanted 2 to 4"
+	expect_match "nvq shares" "$(nvq shares)" "fair share on \(half-life 1h, weight 100\)"
+	# both used about as much: each one's GPU-hours within 40% of the other's
+	local ha hb
+	ha=$(sqlite3 "$T/nvq.db" "SELECT sum(r.gpu_share * (r.ended_at - r.started_at - \
+	    r.suspended_time)) FROM runs r JOIN jobs j ON j.id = r.job_id WHERE j.user = 'nvqta'")
+	hb=$(sqlite3 "$T/nvq.db" "SELECT sum(r.gpu_share * (r.ended_at - r.started_at - \
+	    r.suspended_time)) FROM runs r JOIN jobs j ON j.id = r.job_id WHERE j.user = 'nvqtb'")
+	python3 -c "import sys; a, b = $ha, $hb; sys.exit(0 if 0.6 < a / b < 1.0 / 0.6 else 1)" ||
+	    fail "GPU-seconds used: nvqta $ha, nvqtb $hb"
+	# what nvq show, list and shares say while both wait (nvqta has used more)
+	local blk a1 b1
+	blk=$(submit sleep 30); wait_state "$blk" RUNNING
+	a1=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable sleep 0)
+	b1=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable sleep 0)
+	expect_match "show: the fair-share term" "$(nvq show "$a1")" \
+	    "fair_share +\+[0-9.]+ priority: nvqta used [0-9]+% of the GPU time of the 3 users"
+	expect_match "list: the shares line" "$(nvq list | tail -1)" \
+	    "^fair share among 3 users with jobs \(a share is 33%\): .*nvqta used [0-9]+%, \+[0-9.]+.*nvqtb used [0-9]+%"
+	expect_match "shares: a row per user" "$(nvq shares)" \
+	    "nvqta +[0-9.]+ +[0-9]+% +33% +\+[0-9.]+"
+	nvq cancel "$blk" "$a1" "$b1" > /dev/null
+	wait_state "$a1" CANCELLED; wait_state "$b1" CANCELLED
+	# the usage survives a restart: read back from runs
+	local before after
+	before=$(nvq shares --json | grep -o '"uid": [0-9]*, "queued": [01], "gpu_hours": "[0-9.]*"' |
+	    grep -v '"uid": 0,' | sort)
+	stop_nvqd; start_nvqd || return
+	after=$(nvq shares --json | grep -o '"uid": [0-9]*, "queued": [01], "gpu_hours": "[0-9.]*"' |
+	    grep -v '"uid": 0,' | sort)
+	[ -n "$before" ] && [ "$(echo "$before" | wc -l)" = 2 ] ||
+	    fail "shares before the restart: '$before'"
+	expect_eq "usage read back after a restart" "$after" "$before"
+	# off (SIGHUP): first come, first served, all of nvqta's before nvqtb's
+	write_config "[gpus]" "virtual = 1x16G" "[scheduler]" "fairshare = off"
+	kill -HUP "$NVQD_PID"; sleep 0.3
+	order=$(fs_round) || return
+	expect_eq "fair share off" "$order" "nvqta nvqta nvqta nvqta nvqta nvqta nvqtb nvqtb nvqtb nvqtb nvqtb nvqtb"
+}

@@ -82,7 +82,17 @@ struct world {
 	int		n;
 	struct waitq	q;
 	struct sched_settings set;
+	double		share[3];	/* variant 16: each user's fair-share term */
 };
+
+/* waitq_bonus's function: a user's fair-share term, as the engine's fs_bonus. */
+static double
+world_share(void *arg, uint32_t uid)
+{
+	const struct world *w = arg;
+
+	return uid >= 1000 && uid < 1003 ? w->share[uid - 1000] : 0;
+}
 
 /* The source the engine gives sched_walk: the queue's two kinds, merged across users. */
 static int
@@ -129,6 +139,7 @@ world_lists(struct world *w)
 		assert_int_equal(waitq_add(&w->q, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU,
 		    j->mem, &w->items[i].node), 0);
 	}
+	waitq_bonus(&w->q, world_share, w);
 	waitq_begin(&w->q);
 }
 
@@ -219,6 +230,11 @@ run_stream(uint64_t seed, int steps, int variant)
 			j->busy = j->running && rng() % 20 == 0;
 		}
 		gpus[0].outside = rng() % 8 == 0 ? (rng() % 20) * G : gpus[0].outside;
+		/* variant 16: fair share, a term per user that changes between passes */
+		for (k = 0; k < 3; k++)
+			w.share[k] = variant & 16 ? (double)(rng() % 800) / 100.0 : 0;
+		for (i = 0; i < w.n; i++)
+			w.jobs[i].share = w.share[w.jobs[i].uid - 1000];
 
 		/* the full pass over every job */
 		fp.dec = fdec;
@@ -303,8 +319,10 @@ test_walk_agrees(void **state)
 
 	(void)state;
 	for (seed = 1; seed <= 12; seed++)
-		for (variant = 0; variant < 16; variant++)
-			run_stream(seed * 2654435761ULL + (uint64_t)variant, 600, variant);
+		for (variant = 0; variant < 32; variant++)
+			/* fair share's variants (16 and up) on a third of the seeds */
+			if (variant < 16 || seed % 3 == 0)
+				run_stream(seed * 2654435761ULL + (uint64_t)variant, 600, variant);
 }
 
 /* A job of one GPU and mem bytes, running on GPU 0 or waiting. */

@@ -1,0 +1,127 @@
+/*
+ * shares.c: `nvq shares`: each user's recent GPU use and the fair-share
+ * priority it earns them; and the line `nvq list` ends with when fair
+ * share is on.
+ */
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nvq.h"
+
+/* uid's login name, or the number. */
+static void
+shares_user(uint32_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw != NULL)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "%u", uid);
+}
+
+/* A span of seconds as the configuration would say it: 7d, 12h, 90s. */
+static void
+shares_span(int64_t s, char *buf, size_t len)
+{
+	if (s > 0 && s % 86400 == 0)
+		snprintf(buf, len, "%lldd", (long long)(s / 86400));
+	else if (s > 0 && s % 3600 == 0)
+		snprintf(buf, len, "%lldh", (long long)(s / 3600));
+	else if (s > 0 && s % 60 == 0)
+		snprintf(buf, len, "%lldm", (long long)(s / 60));
+	else
+		snprintf(buf, len, "%llds", (long long)s);
+}
+
+/* nvqd's answer: 0, or -1 (said). */
+static int
+shares_fetch(struct nvq_args *a, struct proto_msg *m)
+{
+	struct proto_buf b = { 0 };
+	int r;
+
+	proto_begin(&b, MSG_SHARES);
+	r = client_call(a->socket, &b, m);
+	proto_buf_free(&b);
+	return r;
+}
+
+int
+cmd_shares(struct nvq_args *a)
+{
+	struct proto_msg m;
+	struct nvq_row *rows = NULL;
+	char user[64], hl[32];
+	int i, n;
+
+	if (shares_fetch(a, &m) == -1)
+		return 1;
+	n = client_rows(&m, "uid", 0, &rows);
+	if (a->json) {
+		printf("{\"fairshare\": %s, \"halflife\": %lld, \"weight\": %s, \"users\": [",
+		    proto_int(&m, "fairshare", 0) ? "true" : "false",
+		    (long long)proto_int(&m, "halflife", 0),
+		    proto_str(&m, "weight") ? fmt_safe(proto_str(&m, "weight")) : "0");
+		for (i = 0; i < n; i++) {
+			printf(i ? ",\n " : "\n ");
+			fmt_json_row(stdout, &m, &rows[i]);
+		}
+		printf("%s]}\n", n ? "\n" : "");
+	} else {
+		shares_span(proto_int(&m, "halflife", 0), hl, sizeof(hl));
+		printf("fair share %s (half-life %s, weight %s); %lld user%s with jobs in the "
+		    "queue\n", proto_int(&m, "fairshare", 0) ? "on" : "off", hl,
+		    proto_str(&m, "weight") ? fmt_safe(proto_str(&m, "weight")) : "?",
+		    (long long)proto_int(&m, "active", 0), proto_int(&m, "active", 0) == 1 ? "" : "s");
+		printf("%-16s %10s %6s %6s %9s\n", "USER", "GPU-HOURS", "USE", "SHARE",
+		    "PRIORITY");
+		for (i = 0; i < n; i++) {
+			shares_user((uint32_t)row_int(&m, &rows[i], "uid", 0), user, sizeof(user));
+			printf("%-16s %10.2f", user, row_real(&m, &rows[i], "gpu_hours"));
+			if (row_int(&m, &rows[i], "queued", 0))
+				printf(" %5.0f%% %5.0f%% %+9.1f\n",
+				    100 * row_real(&m, &rows[i], "use"),
+				    100 * row_real(&m, &rows[i], "share"),
+				    row_real(&m, &rows[i], "bonus"));
+			else
+				printf(" %6s %6s %9s  (no jobs in the queue)\n", "-", "-", "-");
+		}
+	}
+	free(rows);
+	proto_msg_free(&m);
+	return 0;
+}
+
+void
+shares_footer(struct nvq_args *a)
+{
+	struct proto_msg m;
+	struct nvq_row *rows = NULL;
+	char user[64];
+	int i, n, k = 0;
+
+	if (shares_fetch(a, &m) == -1)
+		return;
+	if (proto_int(&m, "fairshare", 0)) {
+		n = client_rows(&m, "uid", 0, &rows);
+		for (i = 0; i < n; i++) {
+			if (!row_int(&m, &rows[i], "queued", 0))
+				continue;
+			shares_user((uint32_t)row_int(&m, &rows[i], "uid", 0), user, sizeof(user));
+			if (k++ == 0)
+				printf("fair share among %lld users with jobs (a share is %.0f%%): ",
+				    (long long)proto_int(&m, "active", 0),
+				    100 * row_real(&m, &rows[i], "share"));
+			else
+				printf("; ");
+			printf("%s used %.0f%%, %+.1f", user, 100 * row_real(&m, &rows[i], "use"),
+			    row_real(&m, &rows[i], "bonus"));
+		}
+		if (k > 0)
+			printf("\n");
+	}
+	free(rows);
+	proto_msg_free(&m);
+}
