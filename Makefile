@@ -51,7 +51,7 @@ INI_LIBS = -linih
 SQL_LIBS = -lsqlite3
 endif
 
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/deptab.c nvqd/gate.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
 	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c \
 	   nvqd/ctl.c nvqd/submit.c nvqd/store.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/start.c \
 	   nvqd/config.c nvqd/log.c common/proto.c common/parse.c common/paths.c \

@@ -12,22 +12,26 @@ _nvq() {
 		esac
 	done
 	if [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "submit list show cancel log wait history gpus -s --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "submit run list show cancel hold release top modify requeue
+		    drain undrain suspend resume log wait history gpus shares -s --help" -- "$cur"))
 		return
 	fi
 	case $prev in
-	--state) COMPREPLY=($(compgen -W "PENDING RUNNING COMPLETED FAILED CANCELLED TIMEOUT" -- "$cur")); return ;;
+	--state) COMPREPLY=($(compgen -W "PENDING RUNNING SUSPENDED COMPLETED FAILED CANCELLED
+	    TIMEOUT NODE_FAIL" -- "$cur")); return ;;
 	-u|--user) COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	-o|-e|--output|--error) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	-g|-m|-p|-n|-t|--after|--since) return ;;
+	-g|-m|-p|-n|-t|-w|-x|--after|--since|--signal|--array|--notify|--mail-user) return ;;
 	esac
 	case $cmd in
-	submit) COMPREPLY=($(compgen -W "-g -m -p -n -t -o -e --after --requeue --signal --parsable" -- "$cur")
+	submit|run) COMPREPLY=($(compgen -W "-g -m -p -n -t -o -e -w -x --after --hold --requeue
+		    --signal --notify --mail-user --array --stdin --parsable" -- "$cur"))
 		[ ${#COMPREPLY[@]} = 0 ] && COMPREPLY=($(compgen -c -- "$cur")) ;;
-	list) COMPREPLY=($(compgen -W "-a -u --state --json" -- "$cur")) ;;
+	list) COMPREPLY=($(compgen -W "-a -r -u --state --json" -- "$cur")) ;;
+	modify) COMPREPLY=($(compgen -W "-p -m -t" -- "$cur")) ;;
 	history) COMPREPLY=($(compgen -W "--since -u --state --json" -- "$cur")) ;;
 	log) COMPREPLY=($(compgen -W "-f --err" -- "$cur")) ;;
-	show|gpus) COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
+	show|gpus|shares) COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
 	esac
 }
 complete -F _nvq nvq

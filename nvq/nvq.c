@@ -12,7 +12,7 @@
 #include "nvq.h"
 
 enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
-	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD };
+	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
@@ -39,17 +39,20 @@ static const struct option nvq_longs[] = {
 	{ "hold", no_argument, NULL, OPT_HOLD },
 	{ "gpu-list", required_argument, NULL, 'w' },
 	{ "exclude", required_argument, NULL, 'x' },
+	{ "notify", required_argument, NULL, OPT_NOTIFY },
+	{ "mail-user", required_argument, NULL, OPT_MAIL },
 };
 #define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
-	  "[--array SPEC] [--parsable] [--] COMMAND [ARG...]\n"
+	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--] "
+	  "COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #NVQ lines give options too; the command line's win)",
 	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after parsable "
-	  "requeue signal array stdin hold gpu-list exclude",
+	  "requeue signal array stdin hold gpu-list exclude notify mail-user",
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "run", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] COMMAND "
@@ -163,6 +166,8 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_PARSABLE: a->parsable = 1; break;
 		case OPT_REQUEUE: a->requeue = 1; break;
 		case OPT_SIGNAL: a->signal = optarg; break;
+		case OPT_NOTIFY: a->notify = optarg; break;
+		case OPT_MAIL: a->mail_user = optarg; break;
 		case OPT_JSON: a->json = 1; break;
 		case OPT_STATE: a->state = optarg; break;
 		case OPT_ERR: a->stderr_log = 1; break;

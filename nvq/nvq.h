@@ -26,6 +26,8 @@ struct nvq_args {
 	int		attach;		/* nvq run: cmd_submit keeps the id in job_id, says nothing */
 	int64_t		job_id;
 	const char	*allow, *deny;	/* -w, -x: GPUs */
+	const char	*notify;	/* --notify COMMAND, at the job's end */
+	const char	*mail_user;	/* --mail-user ADDRESS */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };

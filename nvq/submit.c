@@ -168,6 +168,10 @@ cmd_submit(struct nvq_args *a)
 		proto_put_str(&b, "deny", a->deny);
 	if (v.sig > 0)
 		proto_put_int(&b, "signal", v.sig);
+	if (a->notify != NULL)
+		proto_put_str(&b, "notify", a->notify);
+	if (a->mail_user != NULL)
+		proto_put_str(&b, "mail_user", a->mail_user);
 	if (a->name != NULL)
 		proto_put_str(&b, "name", a->name);
 	for (i = 0; i < v.nafter; i++)

@@ -23,7 +23,8 @@
 
 enum config_type {
 	CT_PATH, CT_LIBRARY, CT_NAME, CT_SECONDS, CT_VIRTUAL, CT_MODE, CT_RESERVE, CT_DOUBLE,
-	CT_INT, CT_COMPUTE, CT_GROUP, CT_UMASK, CT_RLIMITS, CT_TURN, CT_PERCENT, CT_SIZE
+	CT_INT, CT_COMPUTE, CT_GROUP, CT_UMASK, CT_RLIMITS, CT_TURN, CT_PERCENT, CT_SIZE,
+	CT_COMMAND
 };
 
 /* The names of CT_NAME keys' values; a value is its name's index. */
@@ -82,6 +83,20 @@ static const struct config_key config_keys[] = {
 	  "first and survives power loss (one flush per submit, and one per job\n"
 	  "that ends as the next starts); normal: survives a crash of nvqd, may\n"
 	  "lose the last commits on power loss." },
+	{ "daemon", "on_finish", CT_COMMAND, AT(on_finish), NULL, 0, 0, "",
+	  "A shell command run for every job that ends, as the job's owner, in the\n"
+	  "job's directory, with NVQ_JOB_ID, NVQ_JOB_NAME, NVQ_JOB_STATE,\n"
+	  "NVQ_EXIT_CODE, NVQ_JOB_REASON, NVQ_STDOUT, NVQ_STDERR in its\n"
+	  "environment (as nvq submit --notify's). How it ended is an event of\n"
+	  "the job (NOTIFY); the job's state is never changed by it. Empty: none." },
+	{ "daemon", "notify_timeout", CT_SECONDS, AT(notify_timeout), NULL, 1, 3600, "1m",
+	  "How long a notifier (on_finish, --notify, --mail-user) may run before\n"
+	  "it is killed, with every process it started. At most 16 run at once;\n"
+	  "the others wait their turn." },
+	{ "daemon", "sendmail", CT_PATH, AT(sendmail), NULL, 0, 0, "/usr/sbin/sendmail",
+	  "The program --mail-user mails through (sendmail -i -- ADDRESS, the\n"
+	  "message on its standard input), run as the job's owner. Where it is\n"
+	  "missing, --mail-user is refused at submit." },
 	{ "gpus", "virtual", CT_VIRTUAL, AT_OWN, NULL, 0, 0, "",
 	  "Virtual GPUs instead of NVML, e.g. 2x80G or 80G,40G. Empty: the GPUs\n"
 	  "NVML finds (none where there is no NVML)." },
@@ -330,7 +345,7 @@ config_check_table(char *msg, size_t len)
 		if (k->size == 0)
 			continue;	/* AT_OWN */
 		switch (k->type) {
-		case CT_PATH: case CT_LIBRARY: case CT_RLIMITS:
+		case CT_PATH: case CT_LIBRARY: case CT_RLIMITS: case CT_COMMAND:
 			bad = k->real || k->size < 2;
 			break;
 		default:
@@ -367,6 +382,14 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 	int i;
 
 	switch (k->type) {
+	case CT_COMMAND:
+		if (strlen(v) >= k->size) {
+			snprintf(msg, len, "%s: command too long (at most %zu bytes)", k->key,
+			    k->size - 1);
+			return -1;
+		}
+		strcpy(dst, v);
+		return 0;
 	case CT_PATH:
 	case CT_LIBRARY:
 		if (strlen(v) >= k->size) {

@@ -58,6 +58,9 @@ struct config {
 	int		job_umask;
 	char		rlimits[256];		/* checked by rlimits_parse */
 	int		cgroups;		/* [daemon] cgroups = auto (1) | off (0) */
+	char		on_finish[4096];	/* [daemon] on_finish: a shell command; "": none */
+	int64_t		notify_timeout;		/* seconds a notifier may run */
+	char		sendmail[PATH_MAX];	/* for --mail-user */
 };
 
 /*

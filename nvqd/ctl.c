@@ -25,6 +25,7 @@
 #define CTL_MAX_ARGS	4096
 #define CTL_MAX_PRIO	1000000
 #define CTL_MAX_NAME	128
+#define CTL_MAX_NOTIFY	4096	/* bytes of a --notify command */
 
 static int ctl_names_epoch = 1;
 
@@ -422,6 +423,17 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	if (sig != 0 && (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP))
 		return ctl_error(r, "--signal must be a signal from 1 to 64 other than KILL and "
 		    "STOP; nothing was queued");
+	if ((s = proto_str(m, "notify")) != NULL && (*s == '\0' || strlen(s) > CTL_MAX_NOTIFY))
+		return ctl_error(r, "--notify: a command of 1 to %d bytes; nothing was queued",
+		    CTL_MAX_NOTIFY);
+	if ((s = proto_str(m, "mail_user")) != NULL) {
+		if (!notify_mail_ok(s))
+			return ctl_error(r, "--mail-user: \"%s\" is not a plain mail address "
+			    "(user@host); nothing was queued", s);
+		if (access(r->e->cfg.sendmail, X_OK) == -1)
+			return ctl_error(r, "--mail-user: this server has no %s to mail with "
+			    "([daemon] sendmail); nothing was queued", r->e->cfg.sendmail);
+	}
 	if ((s = proto_str(m, "name")) != NULL && *s != '\0') {
 		if (strlen(s) > CTL_MAX_NAME)
 			return ctl_error(r, "the name is longer than %d characters", CTL_MAX_NAME);
@@ -522,6 +534,8 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	j.held = proto_int(m, "hold", 0) != 0;
 	j.gpus_allow = amask ? allow : NULL;
 	j.gpus_deny = dmask ? deny : NULL;
+	j.notify = proto_str(m, "notify");
+	j.mail_user = proto_str(m, "mail_user");
 	j.now = engine_now();
 	if (r->groups != NULL && (groups = malloc((size_t)r->ngroups * 12 + 1)) != NULL) {
 		for (i = 0, off = 0, groups[0] = '\0'; i < r->ngroups; i++)

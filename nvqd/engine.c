@@ -867,6 +867,14 @@ engine_forget_env(struct engine *e, const struct job *j)
 	store_lazy_commit(e->store);
 }
 
+/* A job's end is committed: its notifiers, if it or [daemon] on_finish has any. */
+static void
+engine_notice(struct engine *e, const struct job *j)
+{
+	if (j->notify || e->cfg.on_finish[0] != '\0')
+		notify_job(&e->notify, j->id);
+}
+
 static void
 engine_fail(struct engine *e, struct job *j, const char *why)
 {
@@ -875,8 +883,10 @@ engine_fail(struct engine *e, struct job *j, const char *why)
 	log_warnx("job %lld: %s", (long long)j->id, why);
 	if (store_job_end(e->store, j->id, &end) == -1)
 		log_warnx("job %lld: cannot record its failure", (long long)j->id);
-	else
+	else {
 		engine_forget_env(e, j);
+		engine_notice(e, j);
+	}
 	engine_drop(e, j);
 }
 
@@ -1105,6 +1115,7 @@ engine_ended(struct engine *e, struct job *j)
 	    j->final_reason[0] ? ": " : "", j->final_reason);
 	engine_status_path(e, j->id, status, sizeof(status));
 	unlink(status);
+	engine_notice(e, j);
 	engine_drop(e, j);
 }
 
@@ -1147,6 +1158,7 @@ engine_requeue(struct engine *e, struct job *j)
 		e->jobs->preempt_signal = j->preempt_signal;
 		e->jobs->placed = j->placed;
 		e->jobs->allowed = j->allowed;
+		e->jobs->notify = j->notify;
 	}
 	engine_drop(e, j);
 }
@@ -1337,6 +1349,7 @@ engine_cancel(struct engine *e, struct job *j, const char *by)
 		return -1;
 	log_info("job %lld %s", (long long)j->id, why);
 	engine_forget_env(e, j);
+	engine_notice(e, j);
 	engine_drop(e, j);
 	engine_kick(e);
 	return 0;
@@ -1499,6 +1512,7 @@ engine_resolve(struct engine *e, double now)
 		}
 		log_info("job %lld CANCELLED: %s", (long long)j->id, d[i].why);
 		store_env_delete(e->store, j->id);
+		engine_notice(e, j);
 		engine_drop(e, j);
 	}
 	store_lazy_commit(e->store);
@@ -1899,6 +1913,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	}
 	if ((e->store = store_open(e->cfg.database, e->cfg.sync_full, err, sizeof(err))) == NULL)
 		log_fatalx("database: %s", err);
+	notify_init(&e->notify, loop, e->store, &e->cfg, e->is_root);
 	snprintf(path, sizeof(path), "%s/x", e->cfg.spool);
 	/* the spool and its status folder: only nvqd writes them */
 	if (engine_mkdir(e->cfg.spool, 0755) == -1) {
@@ -2050,6 +2065,7 @@ void
 engine_shutdown(struct engine *e)
 {
 	e->stopping = 1;
+	notify_stop(&e->notify);
 	while (e->jobs != NULL)
 		engine_drop(e, e->jobs);
 	uv_close((uv_handle_t *)&e->kick, engine_noop_close_cb);

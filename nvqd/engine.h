@@ -18,6 +18,7 @@
 #include "gpu.h"
 #include "gpuctl.h"
 #include "jobtab.h"
+#include "notify.h"
 #include "gate.h"
 #include "waitq.h"
 #include "parse.h"
@@ -69,6 +70,7 @@ struct job {
 	char		*cgroup;	/* running: its cgroup v2 folder, or NULL */
 	int		requeue;	/* --requeue: NODE_FAIL sends it back to PENDING */
 	int		preempt_signal;	/* --signal: sent first when preempted by a stop; 0: SIGUSR1 */
+	int		notify;		/* --notify or --mail-user: notifiers to run at its end */
 	int		node_fail;	/* it ran when the machine restarted */
 	uv_poll_t	*poll;
 	uv_timer_t	*timer;		/* time limit, then kill grace */
@@ -110,6 +112,7 @@ struct engine {
 	struct job	*held;
 	uint64_t	drained;	/* GPUs drained by nvq drain, by index */
 	struct fairshare fs;		/* users' recent GPU use (fairshare.h) */
+	struct notify_set notify;	/* notifiers of ended jobs (notify.h) */
 	struct sched_pass pass;		/* the last pass, for sched_explain */
 	unsigned	npass;
 	struct jobtab	jobtab;		/* and by id */

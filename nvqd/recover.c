@@ -82,6 +82,7 @@ recover_load_cb(void *arg, const struct store_active_job *a)
 	}
 	j->requeue = a->requeue;
 	j->preempt_signal = a->preempt_signal;
+	j->notify = a->notify;
 	/* the GPUs it holds, from the UUIDs recorded at its start */
 	if (j->state != JOB_PENDING && a->gpu_uuids != NULL) {
 		char buf[SCHED_MAX_GPUS * 97], *tok, *save;

@@ -33,9 +33,10 @@ extern const char *const store_schema[];
 #define STORE_JOB_REST	"uid, gid, user, name, command, argv, cwd, gpus, mem_per_gpu, " \
 	"priority, time_limit, after, stdout_path, stderr_path, submitted_at, groups, " \
 	"requeue, preempt_signal, array_id, array_index, array_limit, held, gpus_allow, " \
-	"gpus_deny"
+	"gpus_deny, notify, mail_user"
 #define STORE_JOB_COLS	"id, " STORE_JOB_REST
-#define STORE_JOB_ARGS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+#define STORE_JOB_ARGS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " \
+	"?, ?"
 
 /* freed pages of the private database given back once there are this many */
 #define STORE_VACUUM_PAGES	64
@@ -452,7 +453,7 @@ static int
 store_copy_columns(struct store *st)
 {
 	static const char *const cols[] = { "array_id", "array_index", "array_limit", "held",
-	    "gpus_allow", "gpus_deny" };
+	    "gpus_allow", "gpus_deny", "notify", "mail_user" };
 	sqlite3_stmt *s;
 	char sql[128];
 	size_t i;
@@ -710,6 +711,8 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	sqlite3_bind_int(s, 23, j->held != 0);
 	sqlite3_bind_text(s, 24, j->gpus_allow, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 25, j->gpus_deny, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 26, j->notify, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 27, j->mail_user, -1, SQLITE_STATIC);
 	if (store_done(st, s) == -1)
 		return -1;
 	return copy ? 0 : store_event(st, id, j->now, "PENDING", j->held ?
@@ -1396,7 +1399,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 32)
+	if (n < 33)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -1432,6 +1435,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.rank_at = c[29].type == STORE_NULL ? 0 : c[29].r;
 	a.gpus_allow = c[30].s;
 	a.gpus_deny = c[31].s;
+	a.notify = c[32].i != 0;
 	return x->cb(x->arg, &a);
 }
 
@@ -1444,7 +1448,8 @@ store_active(struct store *st, store_active_cb cb, void *arg)
 	    "mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, "
 	    "pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, "
 	    "suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, "
-	    "array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny "
+	    "array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny, "
+	    "notify IS NOT NULL OR mail_user IS NOT NULL "
 	    "FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED') "
 	    "ORDER BY id"), store_active_row_cb, &x);
 }
@@ -1456,7 +1461,7 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	    "mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, "
 	    "reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path, "
 	    "requeue, restarts, suspended_time, array_id, array_index, array_limit, held, "
-	    "gpus_allow, gpus_deny FROM jobs WHERE (?2 IS NULL OR user = ?2) "
+	    "gpus_allow, gpus_deny, notify, mail_user FROM jobs WHERE (?2 IS NULL OR user = ?2) "
 	    "AND (?3 IS NULL OR state = ?3) "
 	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR "
 	    "state IN ('PENDING', 'RUNNING', 'SUSPENDED')) "
@@ -1509,6 +1514,56 @@ store_usage(struct store *st, double since, double now, store_usage_cb cb, void 
 			break;
 	sqlite3_reset(s);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+store_notice(struct store *st, int64_t id, store_notice_cb cb, void *arg)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT uid, gid, user, name, cwd, state, "
+	    "exit_code, signal, reason, stdout_path, stderr_path, notify, mail_user "
+	    "FROM jobs WHERE id = ?");
+	struct store_notice n;
+	int rc;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		memset(&n, 0, sizeof(n));
+		n.id = id;
+		n.uid = (uint32_t)sqlite3_column_int64(s, 0);
+		n.gid = (uint32_t)sqlite3_column_int64(s, 1);
+		n.user = (const char *)sqlite3_column_text(s, 2);
+		n.name = (const char *)sqlite3_column_text(s, 3);
+		n.cwd = (const char *)sqlite3_column_text(s, 4);
+		n.state = (const char *)sqlite3_column_text(s, 5);
+		n.exit_code = sqlite3_column_type(s, 6) == SQLITE_NULL ? -1 :
+		    sqlite3_column_int(s, 6);
+		n.signal = sqlite3_column_int(s, 7);
+		n.reason = (const char *)sqlite3_column_text(s, 8);
+		n.out = (const char *)sqlite3_column_text(s, 9);
+		n.err = (const char *)sqlite3_column_text(s, 10);
+		n.notify = (const char *)sqlite3_column_text(s, 11);
+		n.mail_user = (const char *)sqlite3_column_text(s, 12);
+		cb(arg, &n);
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+store_event_add(struct store *st, int64_t id, double at, const char *state, const char *reason)
+{
+	int r;
+
+	if (store_lazy_begin(st) == -1) {
+		store_lazy_commit(st);
+		return -1;
+	}
+	r = store_event(st, id, at, state, reason);
+	if (r == -1)
+		st->doomed = 1;		/* rolled back by the commit */
+	return store_lazy_commit(st) == -1 ? -1 : r;
 }
 
 int

@@ -61,6 +61,8 @@ struct store_job_new {
 	int		held;		/* --hold: it waits for nvq release */
 	const char	*gpus_allow;	/* -w, -x: UUIDs "GPU-a,GPU-b", or NULL */
 	const char	*gpus_deny;
+	const char	*notify;	/* --notify COMMAND, or NULL */
+	const char	*mail_user;	/* --mail-user ADDRESS, or NULL */
 	double		now;
 };
 
@@ -227,6 +229,7 @@ struct store_active_job {
 	int		array_limit;	/* 0: none */
 	double		rank_at;	/* nvq top: its place in order; 0: submitted_at */
 	const char	*gpus_allow, *gpus_deny;	/* -w, -x: UUIDs, or NULL */
+	int		notify;		/* --notify or --mail-user given */
 };
 
 /*
@@ -255,6 +258,24 @@ int		 store_active(struct store *, store_active_cb, void *);
 int		 store_jobs(struct store *, const struct store_filter *, store_row_cb, void *);
 int		 store_runs(struct store *, int64_t id, store_row_cb, void *);
 int		 store_events(struct store *, int64_t id, store_row_cb, void *);
+/*
+ * What a job's notifiers are told once it has ended: its row.  Strings are
+ * NULL where the column is, and valid during the callback only.
+ */
+struct store_notice {
+	int64_t		id;
+	uint32_t	uid, gid;
+	const char	*user, *name, *cwd, *state, *reason, *out, *err;
+	int		exit_code;	/* -1: none */
+	int		signal;		/* 0: none */
+	const char	*notify, *mail_user;
+};
+typedef void (*store_notice_cb)(void *arg, const struct store_notice *);
+/* Calls cb with job id's row, if there is one; 0, or -1. */
+int		 store_notice(struct store *, int64_t id, store_notice_cb, void *);
+/* One event of a job, in a commit of its own (not synced with sync = full). */
+int		 store_event_add(struct store *, int64_t id, double at, const char *state,
+		    const char *reason);
 /*
  * The runs of a GPU that ended after since, or are open (counted up to
  * now): each one's user, gpu_share, start, end and seconds suspended; cb

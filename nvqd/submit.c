@@ -125,7 +125,8 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	len = submit_len(j->user) + submit_len(j->name) + submit_len(j->command) +
 	    submit_len(j->cwd) + (size_t)j->argv_len + (size_t)j->env_len +
 	    submit_len(j->groups) + submit_len(j->after) + submit_len(j->stdout_path) +
-	    submit_len(j->stderr_path) + submit_len(j->gpus_allow) + submit_len(j->gpus_deny);
+	    submit_len(j->stderr_path) + submit_len(j->gpus_allow) + submit_len(j->gpus_deny) +
+	    submit_len(j->notify) + submit_len(j->mail_user);
 	it = &Q.items[Q.n];
 	memset(it, 0, sizeof(*it));
 	if ((it->buf = malloc(len + 1)) == NULL)
@@ -144,6 +145,8 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	it->j.stderr_path = submit_copy(it->buf, &off, j->stderr_path, -1);
 	it->j.gpus_allow = submit_copy(it->buf, &off, j->gpus_allow, -1);
 	it->j.gpus_deny = submit_copy(it->buf, &off, j->gpus_deny, -1);
+	it->j.notify = submit_copy(it->buf, &off, j->notify, -1);
+	it->j.mail_user = submit_copy(it->buf, &off, j->mail_user, -1);
 	if (nafter > PARSE_MAX_IDS)
 		nafter = PARSE_MAX_IDS;
 	memcpy(it->after, after, sizeof(*after) * (size_t)nafter);
@@ -248,6 +251,7 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		}
 		e->jobs->requeue = it->j.requeue;
 		e->jobs->preempt_signal = it->j.preempt_signal;
+		e->jobs->notify = it->j.notify != NULL || it->j.mail_user != NULL;
 		if (it->j.held || it->j.gpus_allow != NULL || it->j.gpus_deny != NULL) {
 			struct engine_extra x = { it->j.held, 0, it->j.gpus_allow,
 			    it->j.gpus_deny };
