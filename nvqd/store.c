@@ -38,6 +38,9 @@ extern const char *const store_schema[];
 #define STORE_JOB_ARGS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " \
 	"?, ?"
 
+/* columns of a query read through store_rows */
+#define STORE_MAX_COLS		64
+
 /* freed pages of the private database given back once there are this many */
 #define STORE_VACUUM_PAGES	64
 
@@ -270,14 +273,16 @@ store_done(struct store *st, sqlite3_stmt *s)
 static int
 store_rows(struct store *st, sqlite3_stmt *s, store_row_cb cb, void *arg)
 {
-	struct store_col cols[32];
+	struct store_col cols[STORE_MAX_COLS];
 	int rc, n, i;
 
 	if (s == NULL)
 		return -1;
-	n = sqlite3_column_count(s);
-	if (n > 32)
-		n = 32;
+	/* a query of more columns is a bug: said, not cut short */
+	if ((n = sqlite3_column_count(s)) > STORE_MAX_COLS) {
+		store_warn(st, "rows", "a query of more columns than STORE_MAX_COLS");
+		return -1;
+	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		for (i = 0; i < n; i++) {
 			memset(&cols[i], 0, sizeof(cols[i]));
