@@ -54,12 +54,14 @@ enum proto_type {
 	MSG_DRAIN,		/* no new jobs on a GPU: "gpu" (index or UUID), ["reason"] */
 	MSG_UNDRAIN,		/* new jobs there again: "gpu" */
 	MSG_SHARES,		/* the users' recent GPU use and fair-share priority */
+	MSG_HOOK_OOM,		/* hook: an allocation refused past the budget: "uuid",
+				   "asked", "used" (the job's on that GPU), "limit" */
 	MSG_MAX
 };
 
 /* Whether a message type belongs to the hook's link. */
 #define proto_is_hook(t)	(((t) >= MSG_HOOK_HELLO && (t) <= MSG_HOOK_IDLE) || \
-				(t) == MSG_HOOK_MOVE || (t) == MSG_HOOK_MOVED)
+				(t) == MSG_HOOK_MOVE || (t) == MSG_HOOK_MOVED || (t) == MSG_HOOK_OOM)
 
 struct proto_field {
 	char		key[PROTO_MAX_KEY + 1];

@@ -390,6 +390,7 @@ hook_device(void)
 static CUresult
 hook_reserve(size_t size, int dev)
 {
+	uint64_t used = 0;
 	int r;
 
 	hook_init();
@@ -400,10 +401,17 @@ hook_reserve(size_t size, int dev)
 		budget_unreserve(&hook.budget, dev, size);
 		r = -1;
 	}
+	if (r == -1) {
+		/* what the job holds there: this process's, or all of its processes' */
+		used = hook.budget.used[dev >= 0 && dev < BUDGET_MAX_DEV ? dev : 0];
+		if (share_active() && share_total(dev) > used)
+			used = share_total(dev);
+	}
 	pthread_mutex_unlock(&hook.lock);
 	if (r == -1) {
 		hook_log("refused %zu bytes on device %d: over the budget of %llu", size, dev,
 		    (unsigned long long)hook.budget.limit);
+		link_refused(dev, size, used, hook.budget.limit);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	return CUDA_SUCCESS;

@@ -77,6 +77,10 @@ static struct {
 	uint64_t	sent_staged;	/* offload_staged() as last reported */
 	int		sent_n;
 	char		uuid[BUDGET_MAX_DEV][64];
+	struct {			/* the last refusal, until sent (link_refused) */
+		int		set, dev;
+		uint64_t	asked, used, limit;
+	}		oom;
 } L = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1,
 	.wake = { -1, -1 } };
 
@@ -418,6 +422,52 @@ link_simple(int type, const char *key, int64_t v)
 	link_send(&b);
 }
 
+void
+link_refused(int dev, uint64_t asked, uint64_t used, uint64_t limit)
+{
+	char c = 1;
+
+	pthread_mutex_lock(&L.mu);
+	L.oom.set = 1;
+	L.oom.dev = dev;
+	L.oom.asked = asked;
+	L.oom.used = used;
+	L.oom.limit = limit;
+	if (L.wake[1] >= 0)
+		(void)!write(L.wake[1], &c, 1);
+	pthread_mutex_unlock(&L.mu);
+}
+
+/* The last refusal, if one is not sent yet. */
+static void
+link_send_oom(void)
+{
+	struct proto_buf b = { 0 };
+	int dev;
+	uint64_t asked, used, limit;
+
+	pthread_mutex_lock(&L.mu);
+	if (!L.oom.set) {
+		pthread_mutex_unlock(&L.mu);
+		return;
+	}
+	L.oom.set = 0;
+	dev = L.oom.dev;
+	asked = L.oom.asked;
+	used = L.oom.used;
+	limit = L.oom.limit;
+	pthread_mutex_unlock(&L.mu);
+	if (dev < 0 || dev >= BUDGET_MAX_DEV ||
+	    (L.uuid[dev][0] == '\0' && L.ops->uuid(dev, L.uuid[dev], sizeof(L.uuid[dev])) == -1))
+		return;
+	proto_begin(&b, MSG_HOOK_OOM);
+	proto_put_str(&b, "uuid", L.uuid[dev]);
+	proto_put_int(&b, "asked", (int64_t)asked);
+	proto_put_int(&b, "used", (int64_t)used);
+	proto_put_int(&b, "limit", (int64_t)limit);
+	link_send(&b);
+}
+
 static void *
 link_main(void *arg)
 {
@@ -459,6 +509,7 @@ link_main(void *arg)
 		if (want)
 			link_simple(MSG_HOOK_WANT, NULL, 0);
 		link_report();
+		link_send_oom();
 		/* timeslice: give the lock back early when the job is idle */
 		if (__atomic_exchange_n(&nvq_gate.active, 0, __ATOMIC_RELAXED)) {
 			L.idle_since = link_now();
@@ -562,8 +613,10 @@ link_wait_gate(void)
 __attribute__((destructor)) static void
 link_exit_cb(void)
 {
-	if (L.started && L.fd >= 0)
+	if (L.started && L.fd >= 0) {
 		link_report();
+		link_send_oom();	/* a refusal just before the end: why it ended */
+	}
 }
 
 void

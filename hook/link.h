@@ -39,6 +39,12 @@ struct link_ops {
  * where link.c starts itself from the gate, with the ops given before.
  */
 void	link_start(const struct link_ops *ops);
+/*
+ * An allocation of asked bytes on dev was refused: the job held used there
+ * of its limit.  Told to nvqd by the link's thread (the last refusal, once),
+ * never on the caller's path.
+ */
+void	link_refused(int dev, uint64_t asked, uint64_t used, uint64_t limit);
 /* In a forked child: the parent's connection and thread are not its own. */
 void	link_child(void);
 

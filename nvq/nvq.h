@@ -83,6 +83,7 @@ int		cmd_drain(struct nvq_args *);
 struct submit_values {
 	int		gpus;
 	uint64_t	mem;
+	int		mem_auto;	/* -m auto: nvqd chooses, from the job's history */
 	int64_t		secs;
 	long long	prio;
 	int		sig;

@@ -57,8 +57,10 @@ submit_parse(const struct nvq_args *a, struct submit_values *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->gpus = a->gpus < 0 ? 1 : a->gpus;
-	if (a->mem != NULL && (parse_size(a->mem, &v->mem) == -1 || v->mem == 0)) {
-		nvq_err("-m %s: not a memory size (e.g. 512M, 20G, 1.5T)", a->mem);
+	if (a->mem != NULL && strcmp(a->mem, "auto") == 0)
+		v->mem_auto = 1;
+	else if (a->mem != NULL && (parse_size(a->mem, &v->mem) == -1 || v->mem == 0)) {
+		nvq_err("-m %s: not a memory size (e.g. 512M, 20G, 1.5T) nor auto", a->mem);
 		return 2;
 	}
 	if (a->mem != NULL && v->gpus == 0) {
@@ -156,6 +158,8 @@ cmd_submit(struct nvq_args *a)
 	proto_put_str(&b, "cwd", cwd);
 	proto_put_int(&b, "gpus", v.gpus);
 	proto_put_int(&b, "mem", (int64_t)v.mem);
+	if (v.mem_auto)
+		proto_put_int(&b, "mem_auto", 1);
 	proto_put_int(&b, "priority", v.prio);
 	proto_put_int(&b, "time", v.secs);
 	if (a->requeue)
@@ -201,6 +205,9 @@ cmd_submit(struct nvq_args *a)
 		    (long long)(id + tasks - 1));
 	else
 		printf("Submitted job %lld\n", (long long)id);
+	/* what nvqd chose for -m auto: beside the id, or on stderr under --parsable */
+	if (proto_str(&rep, "note") != NULL && !a->attach)
+		fprintf(a->parsable ? stderr : stdout, "%s\n", fmt_safe(proto_str(&rep, "note")));
 	proto_msg_free(&rep);
 	return 0;
 }

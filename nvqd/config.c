@@ -171,6 +171,11 @@ static const struct config_key config_keys[] = {
 	{ "scheduler", "aging", CT_DOUBLE, AT_REAL(sched.aging), NULL, 0, 1000000, "1",
 	  "Priority points a pending job gains per hour it waits, so that\n"
 	  "nothing starves. 0 turns aging off." },
+	{ "scheduler", "auto_margin", CT_PERCENT, AT_REAL(auto_margin), NULL, 0, 300, "10%",
+	  "nvq submit -m auto asks for the largest peak on one GPU of the last 5\n"
+	  "runs of the user's job of that name (or command) that completed, and\n"
+	  "this much more; a job that failed after the hook refused it memory is\n"
+	  "told the -m that would have held it, with this margin too." },
 	{ "scheduler", "fairshare", CT_NAME, AT(fairshare), config_onoff_names, 0, 0, "off",
 	  "on: users share the GPUs equally over time. The users with jobs in the\n"
 	  "queue each get fairshare_weight * 2^(-U * N) priority points, where N\n"

@@ -44,6 +44,7 @@ struct config {
 	int64_t		switch_timeout;		/* nvq-ckpt's run, beyond 1 s per 256 MiB */
 	int		offload;		/* [scheduler] offload = on (1) | off (0) */
 	uint64_t	staging;		/* [scheduler] staging: bytes; 0: none kept */
+	double		auto_margin;		/* -m auto: over the peak, 0.1 for 10% */
 	int		fairshare;		/* [scheduler] fairshare = on (1) | off (0) */
 	int64_t		fs_halflife;		/* seconds */
 	double		fs_weight;		/* priority points of a user who used nothing */

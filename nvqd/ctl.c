@@ -315,6 +315,40 @@ ctl_gpu_list(struct ctl_req *r, const char *opt, const char *list, char *out, si
 	return 0;
 }
 
+/*
+ * -m auto: the memory from the peak of the user's last successful runs of
+ * this name (else of this command), [scheduler] auto_margin added; what it
+ * chose in note.  0, or -1 with the error set.
+ */
+static int
+ctl_auto_mem(struct ctl_req *r, const char *name, const char *cmd, int gpus, int64_t *mem,
+    char *note, size_t len)
+{
+	uint64_t peak, want, mib = 1ULL << 20;
+	int64_t from;
+	char why[256], p[16], w[16];
+	int k = store_auto_peak(r->e->store, r->uid, name, cmd, &peak, &from);
+
+	if (k == -1)
+		return ctl_error(r, "-m auto: the database could not be read (see nvqd's log); "
+		    "nothing was queued");
+	if (k == 0)
+		return ctl_error(r, "-m auto: no job of yours named \"%s\", nor of this command, "
+		    "has completed with its GPU memory known; give -m; nothing was queued", name);
+	want = peak + (uint64_t)((double)peak * r->e->cfg.auto_margin);
+	want = (want + mib - 1) / mib * mib;
+	fmt_size(peak, p, sizeof(p));
+	fmt_size(want, w, sizeof(w));
+	if (ctl_could_fit(r, gpus, want, why, sizeof(why)) == -1)
+		return ctl_error(r, "-m auto would take %s (the peak of job %lld, %s, + %.0f%%), and "
+		    "this job could never run: %s", w, (long long)from, p,
+		    100 * r->e->cfg.auto_margin, why);
+	*mem = (int64_t)want;
+	snprintf(note, len, "-m auto: %s, the peak of job %lld (%s) + %.0f%%", w,
+	    (long long)from, p, 100 * r->e->cfg.auto_margin);
+	return 0;
+}
+
 static int
 ctl_submit(struct ctl_req *r, struct proto_buf *out)
 {
@@ -322,6 +356,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	struct store_job_new j;
 	int64_t after[PARSE_MAX_IDS];
 	char user[64], name[CTL_MAX_NAME + 1], state[16], why[256], *argv = NULL, *cmd = NULL;
+	char note[160] = "";
 	char afterbuf[PARSE_MAX_IDS * 21], *env = NULL, *groups = NULL;
 	char allow[SCHED_MAX_GPUS * 97], deny[SCHED_MAX_GPUS * 97];
 	uint64_t amask = 0, dmask = 0;
@@ -394,7 +429,9 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		return ctl_error(r, "the output file \"%s\" is not an absolute path", s);
 	if ((s = proto_str(m, "stderr")) != NULL && *s != '/')
 		return ctl_error(r, "the error file \"%s\" is not an absolute path", s);
-	if (gpus > 0) {
+	if (proto_int(m, "mem_auto", 0) && gpus == 0)
+		return ctl_error(r, "-m auto is memory per GPU; it needs -g 1 or more");
+	if (gpus > 0 && !proto_int(m, "mem_auto", 0)) {
 		if (ctl_could_fit(r, (int)gpus, (uint64_t)mem, why, sizeof(why)) == -1)
 			return ctl_error(r, "this job could never run: %s", why);
 	}
@@ -511,6 +548,11 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		ctl_quote(cmd, cmdlen, &off, m->fields[i].s);
 	}
 	cmd[off] = '\0';
+	if (proto_int(m, "mem_auto", 0)) {
+		if ((rc = ctl_auto_mem(r, name, cmd, (int)gpus, &mem, note, sizeof(note))) != 0)
+			goto out;
+		rc = -1;
+	}
 	j.uid = r->uid;
 	j.gid = r->gid;
 	j.user = user;
@@ -544,7 +586,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		j.groups = groups;
 	}
 	/* stored with the other submits of this loop turn, then answered (submit.c) */
-	if (submit_queue(r->conn, &j, after, nafter, arrp) == -1) {
+	if (submit_queue(r->conn, &j, after, nafter, arrp, note[0] ? note : NULL) == -1) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		goto out;
 	}
@@ -729,6 +771,39 @@ ctl_history(struct ctl_req *r, struct proto_buf *out)
 	return ctl_page(r, out, &f, "history");
 }
 
+/*
+ * nvq show: the -m a job's peak implies ([scheduler] auto_margin added), where
+ * its runs' peak is known.  Not for a job that failed out of GPU memory: its
+ * reason says what it needed, which its peak (what it was allowed) is not.
+ */
+static void
+ctl_mem_advice(struct ctl_req *r, int64_t id, struct proto_buf *out)
+{
+	uint64_t peak, want, mib = 1ULL << 20;
+	int64_t mem;
+	int oom;
+	char p[16], w[16], m[16], buf[160];
+
+	if (store_job_peak(r->e->store, id, &peak, &mem, &oom) != 1 || oom)
+		return;
+	want = peak + (uint64_t)((double)peak * r->e->cfg.auto_margin);
+	want = (want + mib - 1) / mib * mib;
+	fmt_size(peak, p, sizeof(p));
+	/* a size to type: whole MiB, not rounded down by fmt_size */
+	if (want % (1ULL << 30) == 0)
+		snprintf(w, sizeof(w), "%lluG", (unsigned long long)(want >> 30));
+	else
+		snprintf(w, sizeof(w), "%lluM", (unsigned long long)(want >> 20));
+	if (mem > 0) {
+		fmt_size((uint64_t)mem, m, sizeof(m));
+		snprintf(buf, sizeof(buf), "-m %s: its peak %s + %.0f%% (it asked for %s)", w, p,
+		    100 * r->e->cfg.auto_margin, m);
+	} else
+		snprintf(buf, sizeof(buf), "-m %s: its peak %s + %.0f%% (it took whole GPUs)", w,
+		    p, 100 * r->e->cfg.auto_margin);
+	proto_put_str(out, "mem_advice", buf);
+}
+
 static int
 ctl_show(struct ctl_req *r, struct proto_buf *out)
 {
@@ -745,6 +820,7 @@ ctl_show(struct ctl_req *r, struct proto_buf *out)
 		return ctl_error(r, "the database could not be read (see nvqd's log)");
 	if (rows.count == 0)
 		return ctl_error(r, "no such job %lld", (long long)id);
+	ctl_mem_advice(r, id, out);
 	if (store_runs(r->e->store, id, ctl_row_cb, &rows) == -1 ||
 	    store_events(r->e->store, id, ctl_row_cb, &rows) == -1 ||
 	    store_switches(r->e->store, id, ctl_row_cb, &rows) == -1)

@@ -1034,6 +1034,28 @@ engine_job_ended(struct engine *e, struct job *j)
 	engine_kick(e);
 }
 
+/*
+ * The reason of a job that failed after an allocation past its budget was
+ * refused: the sizes, how it ended, and the -m that would have held it (the
+ * most it asked for, rounded up to a GiB, and [scheduler] auto_margin).
+ */
+static void
+engine_oom_reason(struct engine *e, struct job *j)
+{
+	char asked[16], used[16], lim[16], want[16], was[128];
+	uint64_t need = j->oom_used + j->oom_asked, g = 1ULL << 30;
+
+	snprintf(was, sizeof(was), "%s", j->final_reason);
+	need += (uint64_t)((double)need * e->cfg.auto_margin);
+	need = (need + g - 1) / g * g;
+	fmt_size(j->oom_asked, asked, sizeof(asked));
+	fmt_size(j->oom_used, used, sizeof(used));
+	fmt_size(j->oom_limit, lim, sizeof(lim));
+	fmt_size(need, want, sizeof(want));
+	snprintf(j->final_reason, sizeof(j->final_reason), "out of GPU memory: asked %s more "
+	    "with %s of its -m %s in use (%s); try -m %s", asked, used, lim, was, want);
+}
+
 /* How an exited job ended, from what its shim recorded, into j->final_*. */
 static void
 engine_final(struct engine *e, struct job *j, struct store_end *end)
@@ -1079,6 +1101,9 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 			    rs.exit_code);
 		}
 	}
+	/* it failed after the hook refused it memory: most likely why */
+	if (strcmp(j->final_state, "FAILED") == 0 && j->oom_asked > 0 && j->ending[0] == '\0')
+		engine_oom_reason(e, j);
 	end->state = j->final_state;
 	end->reason = j->final_reason[0] ? j->final_reason : NULL;
 	/* known from NVML, or from the hook where it reported */

@@ -71,6 +71,9 @@ struct job {
 	int		requeue;	/* --requeue: NODE_FAIL sends it back to PENDING */
 	int		preempt_signal;	/* --signal: sent first when preempted by a stop; 0: SIGUSR1 */
 	int		notify;		/* --notify or --mail-user: notifiers to run at its end */
+	uint64_t	oom_asked;	/* the hook's last refusal past the budget: bytes asked, */
+	uint64_t	oom_used;	/* what the job held on that GPU, its limit there */
+	uint64_t	oom_limit;
 	int		node_fail;	/* it ran when the machine restarted */
 	uv_poll_t	*poll;
 	uv_timer_t	*timer;		/* time limit, then kill grace */

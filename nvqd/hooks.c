@@ -516,6 +516,19 @@ hooks_conn_frame(void *arg, struct server_conn *conn, const struct server_peer *
 	case MSG_HOOK_MOVED:
 		hooks_moved(e, s, m);
 		break;
+	case MSG_HOOK_OOM:
+		/* a claim, used for the words of the job's end only */
+		if (proto_int(m, "asked", 0) <= 0 || proto_int(m, "used", -1) < 0 ||
+		    proto_int(m, "limit", -1) < 0) {
+			snprintf(err, errlen, "a refusal without its sizes");
+			goto fail;
+		}
+		s->job->oom_asked = (uint64_t)proto_int(m, "asked", 0);
+		s->job->oom_used = (uint64_t)proto_int(m, "used", 0);
+		s->job->oom_limit = (uint64_t)proto_int(m, "limit", 0);
+		log_info("job %lld: process %d was refused %lld bytes past its budget",
+		    (long long)s->job->id, (int)s->pid, (long long)s->job->oom_asked);
+		break;
 	default:
 		snprintf(err, errlen, "%s is not a hook's message", proto_type_name(m->type));
 		goto fail;

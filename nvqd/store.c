@@ -41,6 +41,9 @@ extern const char *const store_schema[];
 /* columns of a query read through store_rows */
 #define STORE_MAX_COLS		64
 
+/* -m auto looks at this many of the last successful runs */
+#define STORE_AUTO_RUNS		"5"
+
 /* freed pages of the private database given back once there are this many */
 #define STORE_VACUUM_PAGES	64
 
@@ -1519,6 +1522,63 @@ store_usage(struct store *st, double since, double now, store_usage_cb cb, void 
 			break;
 	sqlite3_reset(s);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+store_auto_peak(struct store *st, uint32_t uid, const char *name, const char *command,
+    uint64_t *peak, int64_t *from)
+{
+	static const char *const sql[2] = {
+		"SELECT r.peak_gpu_mem, j.id FROM jobs j JOIN runs r ON r.job_id = j.id "
+		"WHERE j.uid = ?1 AND j.name = ?2 AND r.state = 'COMPLETED' "
+		"AND r.peak_gpu_mem > 0 ORDER BY r.id DESC LIMIT " STORE_AUTO_RUNS,
+		"SELECT r.peak_gpu_mem, j.id FROM jobs j JOIN runs r ON r.job_id = j.id "
+		"WHERE j.uid = ?1 AND j.command = ?2 AND r.state = 'COMPLETED' "
+		"AND r.peak_gpu_mem > 0 ORDER BY r.id DESC LIMIT " STORE_AUTO_RUNS,
+	};
+	sqlite3_stmt *s;
+	int k, rc;
+
+	*peak = 0;
+	*from = 0;
+	for (k = 0; k < 2 && *peak == 0; k++) {
+		if ((s = store_prepare(st, sql[k])) == NULL)
+			return -1;
+		sqlite3_bind_int64(s, 1, uid);
+		sqlite3_bind_text(s, 2, k == 0 ? name : command, -1, SQLITE_STATIC);
+		while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+			if ((uint64_t)sqlite3_column_int64(s, 0) > *peak) {
+				*peak = (uint64_t)sqlite3_column_int64(s, 0);
+				*from = sqlite3_column_int64(s, 1);
+			}
+		sqlite3_reset(s);
+		if (rc != SQLITE_DONE)
+			return -1;
+	}
+	return *peak > 0;
+}
+
+int
+store_job_peak(struct store *st, int64_t id, uint64_t *peak, int64_t *mem, int *oom)
+{
+	sqlite3_stmt *s = store_prepare(st,
+	    "SELECT max(r.peak_gpu_mem), j.mem_per_gpu, "
+	    "j.state = 'FAILED' AND j.reason LIKE 'out of GPU memory:%' "
+	    "FROM jobs j JOIN runs r ON r.job_id = j.id WHERE j.id = ?1");
+	int rc, k = 0;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL &&
+	    sqlite3_column_int64(s, 0) > 0) {
+		*peak = (uint64_t)sqlite3_column_int64(s, 0);
+		*mem = sqlite3_column_type(s, 1) == SQLITE_NULL ? 0 : sqlite3_column_int64(s, 1);
+		*oom = sqlite3_column_int(s, 2);
+		k = 1;
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? k : -1;
 }
 
 int

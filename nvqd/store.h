@@ -271,6 +271,19 @@ struct store_notice {
 	const char	*notify, *mail_user;
 };
 typedef void (*store_notice_cb)(void *arg, const struct store_notice *);
+/*
+ * -m auto: the largest peak on one GPU (runs.peak_gpu_mem) of the last 5
+ * runs that COMPLETED of uid's jobs of this name, else of this command,
+ * and the job it came from.  1, 0 when there is none, or -1.
+ */
+int		 store_auto_peak(struct store *, uint32_t uid, const char *name,
+		    const char *command, uint64_t *peak, int64_t *from);
+/*
+ * The largest peak on one GPU of job id's runs, its -m (0: none or a whole
+ * GPU) and whether it failed out of GPU memory.  1, 0 with no peak known, or -1.
+ */
+int		 store_job_peak(struct store *, int64_t id, uint64_t *peak, int64_t *mem,
+		    int *oom);
 /* Calls cb with job id's row, if there is one; 0, or -1. */
 int		 store_notice(struct store *, int64_t id, store_notice_cb, void *);
 /* One event of a job, in a commit of its own (not synced with sync = full). */

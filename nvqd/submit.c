@@ -21,6 +21,7 @@ struct submit_item {
 	int64_t			*index;
 	char			**targv, **tcmd;
 	int			*targv_len;
+	char			note[160];	/* said in the reply: -m auto's choice */
 };
 
 static struct {
@@ -109,7 +110,7 @@ submit_item_free(struct submit_item *it)
 
 int
 submit_queue(struct server_conn *conn, const struct store_job_new *j, const int64_t *after,
-    int nafter, const struct submit_array *arr)
+    int nafter, const struct submit_array *arr, const char *note)
 {
 	struct submit_item *it;
 	size_t len, off = 0;
@@ -133,6 +134,8 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 		return -1;
 	it->conn = conn;
 	it->j = *j;
+	if (note != NULL)
+		snprintf(it->note, sizeof(it->note), "%s", note);
 	it->j.user = submit_copy(it->buf, &off, j->user, -1);
 	it->j.name = submit_copy(it->buf, &off, j->name, -1);
 	it->j.command = submit_copy(it->buf, &off, j->command, -1);
@@ -183,7 +186,8 @@ submit_forget(struct server_conn *conn)
 
 /* Sends conn its reply: the id (and for an array, its count), or the error. */
 static void
-submit_reply(struct server_conn *conn, int64_t id, int ntasks, const char *err)
+submit_reply(struct server_conn *conn, int64_t id, int ntasks, const char *err,
+    const char *note)
 {
 	struct proto_buf b = { 0 };
 
@@ -194,6 +198,8 @@ submit_reply(struct server_conn *conn, int64_t id, int ntasks, const char *err)
 		proto_put_int(&b, "id", id);
 		if (ntasks > 0)
 			proto_put_int(&b, "tasks", ntasks);
+		if (note != NULL && *note != '\0')
+			proto_put_str(&b, "note", note);
 	} else
 		proto_put_str(&b, "error", err);
 	if (proto_end(&b) == -1) {
@@ -260,7 +266,7 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		}
 	}
 	if (lost == n) {
-		submit_reply(it->conn, 0, 0, "out of memory");
+		submit_reply(it->conn, 0, 0, "out of memory", NULL);
 		return;
 	}
 	if (it->ntasks > 0)
@@ -268,7 +274,7 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		    it->j.user);
 	else
 		log_debug("job %lld submitted by %s", (long long)ids[k], it->j.user);
-	submit_reply(it->conn, ids[k], it->ntasks, NULL);
+	submit_reply(it->conn, ids[k], it->ntasks, NULL, it->note);
 }
 
 static void
@@ -303,7 +309,7 @@ submit_flush(uv_check_t *h)
 		if (err[0] == '\0')
 			submit_engine(e, &Q.items[i], ids, k);
 		else
-			submit_reply(Q.items[i].conn, 0, 0, err);
+			submit_reply(Q.items[i].conn, 0, 0, err, NULL);
 		k += Q.items[i].ntasks > 0 ? Q.items[i].ntasks : 1;
 		submit_item_free(&Q.items[i]);
 	}

@@ -39,11 +39,12 @@ struct submit_array {
 /*
  * Queues j (copied), or the tasks of arr (NULL: one job) made from it, for
  * conn's one reply (the id; for an array, its first task's, which is the
- * array's, and the count), with its --after ids; 0, or -1 if out of memory
- * (nothing queued).
+ * array's, and the count, and note if not NULL: a sentence for the user),
+ * with its --after ids; 0, or -1 if out of memory (nothing queued).
  */
 int	submit_queue(struct server_conn *conn, const struct store_job_new *j,
-	    const int64_t *after, int nafter, const struct submit_array *arr);
+	    const int64_t *after, int nafter, const struct submit_array *arr,
+	    const char *note);
 /* How many of uid's submits wait for the end of the turn ([limits] max_pending). */
 int	submit_queued(uint32_t uid);
 /* conn closed: its job is still stored, with no one to tell. */

@@ -293,3 +293,43 @@ t_timeslice() {	# compute = timeslice: one job at a time, turns each quantum, id
 	expect_eq "shared GPU: granted" "$(field "$b" lock)" granted
 	nvq cancel "$a" "$b" "$c"
 }
+
+t_mem_auto_oom() {	# -m auto from the last runs' peaks; a job the hook refused memory says so
+	write_config "[scheduler]" "auto_margin = 10%"
+	start_nvqd || return
+	local a b c d e out
+	out=$(nvq submit -m auto -n train true 2>&1)
+	expect_eq "-m auto without history: status" "$?" 1
+	expect_match "its error" "$out" "-m auto: no job of yours named \"train\", nor of this command"
+	expect_match "-m auto of no GPU" "$(nvq submit -g 0 -m auto true 2>&1)" "needs -g 1 or more"
+	# two successful runs (1G, 1.5G) and a failed one (2G refused under -m 1G)
+	a=$(fsubmit -m 2G -n train "$FAKE_JOB" alloc 1073741824 1)
+	b=$(fsubmit -m 2G -n train "$FAKE_JOB" alloc 1610612736 1)
+	c=$(fsubmit -m 1G -n train "$FAKE_JOB" alloc 2147483648 1)
+	wait_state "$a" COMPLETED; wait_state "$b" COMPLETED; wait_state "$c" FAILED
+	expect_eq "b's peak" "$(sqlite3 "$T/nvq.db" "SELECT peak_gpu_mem FROM runs \
+	    WHERE job_id = $b")" 1610612736
+	out=$(LD_LIBRARY_PATH=$FAKE_LIB nvq submit -m auto -n train "$FAKE_JOB" alloc 1610612736 1)
+	d=$(echo "$out" | sed -n 's/^Submitted job //p')
+	expect_match "says what it chose" "$out" "-m auto: 1\.[0-9]+G, the peak of job $b \(1\.5G\) \+ 10%"
+	# 1.5G + 10%, rounded up to a MiB: 1690M
+	expect_eq "stored" "$(field "$d" mem_per_gpu)" $((1690 << 20))
+	wait_state "$d" COMPLETED
+	# the command's runs when no job has the name; --parsable keeps stdout to the id
+	out=$(LD_LIBRARY_PATH=$FAKE_LIB nvq submit --parsable -m auto -n other "$FAKE_JOB" \
+	    alloc 1610612736 1 2> "$T/note")
+	expect_match "by command" "$(cat "$T/note")" "the peak of job $d \(1\.5G\)"
+	expect_match "--parsable: the id alone" "$out" "^[0-9]+$"
+	wait_state "$out" COMPLETED
+	# the failed run was refused past its budget: its reason says so, and what -m would do
+	expect_match "the OOM reason" "$(field "$c" reason)" \
+	    "^out of GPU memory: asked 2G more with 0B of its -m 1G in use \(exit code 1\); try -m 3G$"
+	# a job that handled the refusal and succeeded keeps its plain end
+	e=$(fsubmit -m 1G sh -c "$FAKE_JOB alloc 2147483648 1; exit 0")
+	wait_state "$e" COMPLETED
+	expect_eq "COMPLETED after a refusal: no reason" "$(field "$e" reason)" ""
+	# nvq show: the -m a job's peak implies; not for the one that failed of OOM
+	expect_match "show: advice" "$(nvq show "$a")" \
+	    "mem_advice +-m 1127M: its peak 1G \+ 10% \(it asked for 2G\)"
+	expect_eq "show: no advice after OOM" "$(nvq show "$c" | grep -c mem_advice)" 0
+}
