@@ -56,6 +56,8 @@ enum proto_type {
 	MSG_SHARES,		/* the users' recent GPU use and fair-share priority */
 	MSG_HOOK_OOM,		/* hook: an allocation refused past the budget: "uuid",
 				   "asked", "used" (the job's on that GPU), "limit" */
+	MSG_RESTART,		/* finished jobs PENDING again: "id"... or "failed" 1
+				   ["since"]; the caller's "env"... */
 	MSG_MAX
 };
 

@@ -181,6 +181,62 @@ cmd_requeue(struct nvq_args *a)
 	    "job %lld is stopping; it then waits in the queue again\n");
 }
 
+extern char **environ;
+
+/*
+ * nvq restart ID... or --failed [--since WHEN]: finished jobs queued again,
+ * all or none, with this environment (a job's own is deleted at its end).
+ */
+int
+cmd_restart(struct nvq_args *a)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row *rows = NULL;
+	int64_t id, since;
+	int i, n;
+
+	if (a->failed == (a->argc > 0)) {
+		nvq_err("restart: give job ids or --failed, not both");
+		return 2;
+	}
+	if (a->since != NULL && !a->failed) {
+		nvq_err("restart: --since goes with --failed");
+		return 2;
+	}
+	proto_begin(&b, MSG_RESTART);
+	if (a->failed)
+		proto_put_int(&b, "failed", 1);
+	if (a->since != NULL) {
+		if (nvq_since(a->since, &since) == -1) {
+			proto_buf_free(&b);
+			return 2;
+		}
+		proto_put_int(&b, "since", since);
+	}
+	for (i = 0; i < a->argc; i++) {
+		if (parse_id(a->argv[i], &id) == -1) {
+			nvq_err("\"%s\" is not a job id", a->argv[i]);
+			proto_buf_free(&b);
+			return 2;
+		}
+		proto_put_int(&b, "id", id);
+	}
+	for (i = 0; environ[i] != NULL; i++)
+		proto_put_str(&b, "env", environ[i]);
+	if (client_call(a->socket, &b, &m) == -1) {
+		proto_buf_free(&b);
+		return 1;
+	}
+	proto_buf_free(&b);
+	n = client_rows(&m, "id", 0, &rows);
+	for (i = 0; i < n; i++)
+		printf("job %lld is pending again\n", (long long)row_int(&m, &rows[i], "id", 0));
+	free(rows);
+	proto_msg_free(&m);
+	return 0;
+}
+
 /* nvq modify [-p PRIORITY] [-m MEM] [-t TIME] ID: a pending job's demands. */
 int
 cmd_modify(struct nvq_args *a)

@@ -8,12 +8,34 @@
 
 #include "nvq.h"
 
-static int
-jobs_filter(struct nvq_args *a, struct proto_buf *b, int type)
+int
+nvq_since(const char *since, int64_t *t)
 {
 	int64_t secs;
 	struct tm tm;
 	char *end;
+
+	/* a date (YYYY-MM-DD[THH:MM[:SS]]) or a span back from now (7d, 12h) */
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_isdst = -1;
+	if (((end = strptime(since, "%Y-%m-%dT%H:%M:%S", &tm)) != NULL && !*end) ||
+	    ((end = strptime(since, "%Y-%m-%dT%H:%M", &tm)) != NULL && !*end) ||
+	    ((end = strptime(since, "%Y-%m-%d", &tm)) != NULL && !*end))
+		*t = (int64_t)mktime(&tm);
+	else if (parse_duration(since, &secs) == 0)
+		*t = (int64_t)time(NULL) - secs;
+	else {
+		nvq_err("--since %s: not a date (2026-11-01, 2026-11-01T08:00) or a span "
+		    "(7d, 12h, 30m)", since);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+jobs_filter(struct nvq_args *a, struct proto_buf *b, int type)
+{
+	int64_t t;
 
 	proto_begin(b, type);
 	if (a->user != NULL)
@@ -29,20 +51,9 @@ jobs_filter(struct nvq_args *a, struct proto_buf *b, int type)
 	if (a->all)
 		proto_put_int(b, "all", 1);
 	if (a->since != NULL) {
-		/* a date (YYYY-MM-DD[THH:MM[:SS]]) or a span back from now (7d, 12h) */
-		memset(&tm, 0, sizeof(tm));
-		tm.tm_isdst = -1;
-		if (((end = strptime(a->since, "%Y-%m-%dT%H:%M:%S", &tm)) != NULL && !*end) ||
-		    ((end = strptime(a->since, "%Y-%m-%dT%H:%M", &tm)) != NULL && !*end) ||
-		    ((end = strptime(a->since, "%Y-%m-%d", &tm)) != NULL && !*end))
-			proto_put_int(b, "since", (int64_t)mktime(&tm));
-		else if (parse_duration(a->since, &secs) == 0)
-			proto_put_int(b, "since", (int64_t)time(NULL) - secs);
-		else {
-			nvq_err("--since %s: not a date (2026-11-01, 2026-11-01T08:00) or a span "
-			    "(7d, 12h, 30m)", a->since);
+		if (nvq_since(a->since, &t) == -1)
 			return -1;
-		}
+		proto_put_int(b, "since", t);
 	}
 	return 0;
 }

@@ -12,7 +12,7 @@
 #include "nvq.h"
 
 enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
-	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL };
+	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL, OPT_FAILED };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
@@ -41,6 +41,7 @@ static const struct option nvq_longs[] = {
 	{ "exclude", required_argument, NULL, 'x' },
 	{ "notify", required_argument, NULL, OPT_NOTIFY },
 	{ "mail-user", required_argument, NULL, OPT_MAIL },
+	{ "failed", no_argument, NULL, OPT_FAILED },
 };
 #define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
 
@@ -78,6 +79,8 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  1, 1, cmd_modify, "change a pending job's priority, memory or time limit" },
 	{ "requeue", "ID...", "", "", 1, -1, cmd_requeue,
 	  "stop running jobs and queue them again (a new run, the same job)" },
+	{ "restart", "[--failed [--since WHEN]] [ID...]", "", "failed since", 0, -1, cmd_restart,
+	  "finished jobs queued again (a new run, the same job); --failed: those that failed" },
 	{ "drain", "GPU [REASON...]", "", "", 1, -1, cmd_drain,
 	  "no new jobs on a GPU (index or UUID); its running jobs finish (admins)" },
 	{ "undrain", "GPU", "", "", 1, 1, cmd_drain, "let new jobs start on a drained GPU" },
@@ -165,6 +168,7 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_AFTER: a->after = optarg; break;
 		case OPT_PARSABLE: a->parsable = 1; break;
 		case OPT_REQUEUE: a->requeue = 1; break;
+		case OPT_FAILED: a->failed = 1; break;
 		case OPT_SIGNAL: a->signal = optarg; break;
 		case OPT_NOTIFY: a->notify = optarg; break;
 		case OPT_MAIL: a->mail_user = optarg; break;

@@ -28,6 +28,7 @@ struct nvq_args {
 	const char	*allow, *deny;	/* -w, -x: GPUs */
 	const char	*notify;	/* --notify COMMAND, at the job's end */
 	const char	*mail_user;	/* --mail-user ADDRESS */
+	int		failed;		/* restart --failed */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };
@@ -78,6 +79,9 @@ int		cmd_run(struct nvq_args *);
 int		wait_status(const char *state, int64_t code, int64_t sig);
 int		cmd_modify(struct nvq_args *);
 int		cmd_requeue(struct nvq_args *);
+int		cmd_restart(struct nvq_args *);
+/* --since WHEN: a date or a span back from now, into seconds since the epoch; 0 or -1 (said). */
+int		nvq_since(const char *since, int64_t *t);
 int		cmd_drain(struct nvq_args *);
 /* A submit's options, checked and parsed. */
 struct submit_values {

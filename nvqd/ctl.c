@@ -19,6 +19,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "parse.h"
+#include "recover.h"
 #include "gpuctl.h"
 #include "submit.h"
 
@@ -1078,6 +1079,142 @@ ctl_requeue(struct ctl_req *r, struct proto_buf *out)
 	return 0;
 }
 
+static int
+ctl_restart_add_cb(void *arg, const struct store_active_job *a)
+{
+	return recover_add(arg, a) == -1 ? 1 : 0;
+}
+
+/* What nvq restart checks of a job before it restarts it. */
+struct ctl_restart_row {
+	uint32_t	uid;
+	int		gpus;
+	uint64_t	mem;
+	char		state[16];
+	int		found;
+};
+
+static int
+ctl_restart_row_cb(void *arg, const struct store_active_job *a)
+{
+	struct ctl_restart_row *x = arg;
+
+	x->uid = a->uid;
+	x->gpus = a->gpus;
+	x->mem = a->mem_per_gpu;
+	snprintf(x->state, sizeof(x->state), "%s", a->state ? a->state : "?");
+	x->found = 1;
+	return 0;
+}
+
+/* Whether finished job id may be restarted by the caller: 0, or -1 with the error set. */
+static int
+ctl_restart_check(struct ctl_req *r, int64_t id)
+{
+	struct ctl_restart_row x = { 0 };
+	char why[256];
+
+	if (store_active_one(r->e->store, id, ctl_restart_row_cb, &x) == -1)
+		return ctl_error(r, "the database could not be read (see nvqd's log)");
+	if (!x.found)
+		return ctl_error(r, "no such job %lld", (long long)id);
+	if (x.uid != r->uid)
+		return ctl_error(r, "job %lld is not yours: only its owner may restart it (it runs "
+		    "again with the environment of who restarts it)", (long long)id);
+	if (strcmp(x.state, "PENDING") == 0 || strcmp(x.state, "RUNNING") == 0 ||
+	    strcmp(x.state, "SUSPENDED") == 0)
+		return ctl_error(r, "job %lld is %s: only a finished job can be restarted%s",
+		    (long long)id, x.state, strcmp(x.state, "PENDING") == 0 ? "" :
+		    " (nvq requeue stops a running one and queues it again)");
+	if (x.gpus > 0 && ctl_could_fit(r, x.gpus, x.mem, why, sizeof(why)) == -1)
+		return ctl_error(r, "job %lld could never run now: %s", (long long)id, why);
+	return 0;
+}
+
+/*
+ * nvq restart ID... / --failed [--since]: finished jobs PENDING again, the
+ * same jobs with a new run to come, with the caller's environment (a job's
+ * own is deleted when it ends).  All or none.
+ */
+static int
+ctl_restart(struct ctl_req *r, struct proto_buf *out)
+{
+	const struct proto_msg *m = r->msg;
+	int64_t *ids = NULL, *p;
+	char by[64], why[128], *env = NULL;
+	size_t envlen = 0, biglen = 0;
+	const char *bigvar = NULL;
+	int i, n = 0, cap = 0, envn, npending, rc = -1;
+
+	for (i = 0; i < m->nfields; i++)
+		if (strcmp(m->fields[i].key, "env") == 0 && m->fields[i].kind == 's') {
+			envlen += m->fields[i].slen + 1;
+			if (m->fields[i].slen >= biglen) {
+				biglen = m->fields[i].slen;
+				bigvar = m->fields[i].s;
+			}
+		}
+	if (r->e->cfg.max_env > 0 && envlen > r->e->cfg.max_env)
+		return ctl_error_env(r, envlen, bigvar, biglen);
+	if (proto_int(m, "failed", 0)) {
+		if (store_restartable(r->e->store, r->uid, (double)proto_int(m, "since", 0),
+		    &ids, &n) == -1)
+			return ctl_error(r, "the database could not be read (see nvqd's log)");
+		if (n == 0)
+			return ctl_error(r, "no job of yours ended FAILED, TIMEOUT or NODE_FAIL%s",
+			    proto_int(m, "since", 0) ? " since then" : "");
+	} else {
+		for (i = 0; i < m->nfields; i++) {
+			if (strcmp(m->fields[i].key, "id") != 0 || m->fields[i].kind != 'i')
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				if ((p = realloc(ids, sizeof(*p) * (size_t)cap)) == NULL) {
+					snprintf(r->err, sizeof(r->err), "out of memory");
+					goto out;
+				}
+				ids = p;
+			}
+			ids[n++] = m->fields[i].i;
+		}
+		if (n == 0)
+			return ctl_error(r, "no job id given");
+	}
+	for (i = 0; i < n; i++)
+		if (ctl_restart_check(r, ids[i]) == -1)
+			goto out;
+	if (r->uid != 0 && r->e->cfg.max_pending > 0 && (npending = engine_pending(r->e, r->uid) +
+	    submit_queued(r->uid)) + n > r->e->cfg.max_pending) {
+		ctl_error(r, "%d pending jobs and %d more would be over [limits] max_pending "
+		    "(%lld); nothing was restarted", npending, n, r->e->cfg.max_pending);
+		goto out;
+	}
+	if ((env = ctl_env(m, &envn)) == NULL) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		goto out;
+	}
+	ctl_user_name(r->uid, by, sizeof(by));
+	snprintf(why, sizeof(why), "restarted by %s", by);
+	if (store_jobs_restart(r->e->store, ids, n, env, envn, engine_now(), why) == -1) {
+		ctl_error(r, "cannot record the restart (see nvqd's log); nothing was restarted");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		/* what the restart committed, as a restarted nvqd would load it */
+		if (store_active_one(r->e->store, ids[i], ctl_restart_add_cb, r->e) == -1)
+			log_warnx("job %lld: restarted, but not read back; it starts once "
+			    "nvqd restarts", (long long)ids[i]);
+		log_info("job %lld PENDING: %s", (long long)ids[i], why);
+		proto_put_int(out, "id", ids[i]);
+	}
+	engine_kick(r->e);
+	rc = 0;
+out:
+	free(ids);
+	free(env);
+	return rc;
+}
+
 /* nvq drain GPU [REASON] / nvq undrain GPU: administrators only. */
 static int
 ctl_drain(struct ctl_req *r, struct proto_buf *out)
@@ -1190,6 +1327,7 @@ static const struct ctl_entry ctl_table[] = {
 	{ MSG_TOP, ctl_top },
 	{ MSG_MODIFY, ctl_modify },
 	{ MSG_REQUEUE, ctl_requeue },
+	{ MSG_RESTART, ctl_restart },
 	{ MSG_DRAIN, ctl_drain },
 	{ MSG_UNDRAIN, ctl_drain },
 	{ MSG_SHARES, ctl_shares },

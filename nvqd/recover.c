@@ -34,11 +34,9 @@ struct recover_load {
 	int		count;
 };
 
-static int
-recover_load_cb(void *arg, const struct store_active_job *a)
+int
+recover_add(struct engine *e, const struct store_active_job *a)
 {
-	struct recover_load *l = arg;
-	struct engine *e = l->e;
 	struct engine_array arr = { a->array_id, a->array_index, a->array_limit };
 	int64_t after[PARSE_MAX_IDS];
 	struct job *j;
@@ -48,7 +46,7 @@ recover_load_cb(void *arg, const struct store_active_job *a)
 	if (engine_add(e, a->id, a->uid, a->gid, a->user ? a->user : "?", a->gpus,
 	    a->mem_per_gpu, a->priority, a->submitted_at, a->time_limit, after, nafter,
 	    a->array_id ? &arr : NULL) == -1)
-		return 1;
+		return -1;
 	j = e->jobs;
 	/* held: of a pending job, parked; of a running one, its lock (gpuctl's) */
 	pending = a->state == NULL || strcmp(a->state, "PENDING") == 0;
@@ -98,6 +96,16 @@ recover_load_cb(void *arg, const struct store_active_job *a)
 			if (j->gpumask & (1ULL << g))
 				j->granted = engine_budget(e, g);
 	}
+	return 0;
+}
+
+static int
+recover_load_cb(void *arg, const struct store_active_job *a)
+{
+	struct recover_load *l = arg;
+
+	if (recover_add(l->e, a) == -1)
+		return 1;
 	l->count++;
 	return 0;
 }

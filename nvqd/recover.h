@@ -18,7 +18,13 @@
 #define NVQ_RECOVER_H
 
 struct engine;
+struct store_active_job;
 
 void	recover_jobs(struct engine *);
+/*
+ * Adds a job as stored (at start-up, or a finished one nvq restart made
+ * PENDING again) to the engine, with all it has: 0, or -1 (out of memory).
+ */
+int	recover_add(struct engine *, const struct store_active_job *);
 
 #endif

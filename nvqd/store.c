@@ -1447,19 +1447,130 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	return x->cb(x->arg, &a);
 }
 
+/* store_active_row_cb's columns */
+#define STORE_ACTIVE_SELECT	"SELECT id, uid, gid, user, state, gpus, " \
+	"mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, " \
+	"pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, " \
+	"suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, " \
+	"array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny, " \
+	"notify IS NOT NULL OR mail_user IS NOT NULL FROM jobs "
+
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
 {
 	struct store_active_ctx x = { cb, arg };
 
-	return store_rows(st, store_prepare(st, "SELECT id, uid, gid, user, state, gpus, "
-	    "mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, "
-	    "pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, "
-	    "suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, "
-	    "array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny, "
-	    "notify IS NOT NULL OR mail_user IS NOT NULL "
-	    "FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED') "
-	    "ORDER BY id"), store_active_row_cb, &x);
+	return store_rows(st, store_prepare(st, STORE_ACTIVE_SELECT
+	    "WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED') ORDER BY id"),
+	    store_active_row_cb, &x);
+}
+
+/* The finished states nvq restart --failed takes */
+#define STORE_FAILED	"('FAILED', 'TIMEOUT', 'NODE_FAIL')"
+
+int
+store_restartable(struct store *st, uint32_t uid, double since, int64_t **ids, int *n)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs WHERE uid = ?1 AND "
+	    "state IN " STORE_FAILED " AND ended_at >= ?2 ORDER BY id");
+	int64_t *p;
+	int rc, cap = 0;
+
+	*ids = NULL;
+	*n = 0;
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, uid);
+	sqlite3_bind_double(s, 2, since);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((p = realloc(*ids, sizeof(*p) * (size_t)cap)) == NULL) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			*ids = p;
+		}
+		(*ids)[(*n)++] = sqlite3_column_int64(s, 0);
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE) {
+		free(*ids);
+		*ids = NULL;
+		*n = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * As store_jobs_insert, the private database first, in a commit of its
+ * own: the environments, which start-up deletes again for jobs that did
+ * not become PENDING; then the jobs, in one synced commit.
+ */
+int
+store_jobs_restart(struct store *st, const int64_t *ids, int n, const char *env, int envlen,
+    double now, const char *why)
+{
+	sqlite3_stmt *s;
+	int i;
+
+	if (!store_room(st)) {
+		snprintf(st->lasterr, sizeof(st->lasterr), "database or disk is full (its "
+		    "reserve for ends and cancels is in use)");
+		return -1;
+	}
+	if (store_begin(st) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		s = store_prepare(st, "INSERT OR REPLACE INTO private.job_env (job_id, env) "
+		    "VALUES (?, ?)");
+		if (s == NULL)
+			goto fail;
+		sqlite3_bind_int64(s, 1, ids[i]);
+		sqlite3_bind_blob(s, 2, env ? env : "", envlen, SQLITE_STATIC);
+		if (store_done(st, s) == -1)
+			goto fail;
+	}
+	if (store_commit(st) == -1 || store_begin(st) == -1)
+		goto fail_env;
+	for (i = 0; i < n; i++) {
+		s = store_prepare(st, "UPDATE jobs SET state = 'PENDING', started_at = NULL, "
+		    "ended_at = NULL, exit_code = NULL, signal = NULL, reason = NULL, "
+		    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, ending = NULL, "
+		    "cgroup = NULL, boot_id = NULL, held = 0, suspended_at = NULL, "
+		    "suspend_hold = 0, ckpt_pids = NULL, rank_at = ?, "
+		    "restarts = restarts + 1 WHERE id = ? AND "
+		    "state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')");
+		if (s == NULL)
+			goto fail;
+		sqlite3_bind_double(s, 1, now);
+		sqlite3_bind_int64(s, 2, ids[i]);
+		if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
+		    store_event(st, ids[i], now, "PENDING", why) == -1)
+			goto fail;
+	}
+	if (store_commit(st) == -1)
+		goto fail_env;
+	return 0;
+fail:
+	store_rollback(st);
+fail_env:
+	for (i = 0; i < n; i++)
+		store_env_delete(st, ids[i]);
+	return -1;
+}
+
+int
+store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
+{
+	struct store_active_ctx x = { cb, arg };
+	sqlite3_stmt *s = store_prepare(st, STORE_ACTIVE_SELECT "WHERE id = ?");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	return store_rows(st, s, store_active_row_cb, &x);
 }
 
 int

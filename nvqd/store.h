@@ -254,6 +254,22 @@ typedef int (*store_exec_cb)(void *arg, const struct store_job_exec *);
 
 /* The active jobs, by id, for start-up. */
 int		 store_active(struct store *, store_active_cb, void *);
+/* Job id's row as store_active reads it (whatever its state). */
+int		 store_active_one(struct store *, int64_t id, store_active_cb, void *);
+/*
+ * nvq restart --failed: the ids of uid's jobs that ended FAILED, TIMEOUT or
+ * NODE_FAIL at or after since, into *ids (*n; the caller frees).  0, or -1.
+ */
+int		 store_restartable(struct store *, uint32_t uid, double since, int64_t **ids,
+		    int *n);
+/*
+ * nvq restart: finished jobs PENDING again, with env (envlen bytes, as
+ * store_job_new's) and an event saying why; their runs and events are
+ * kept, restarts counts it, rank_at puts them behind those waiting now.
+ * All or none: 0, or -1 (a job not finished, or the database failed).
+ */
+int		 store_jobs_restart(struct store *, const int64_t *ids, int n, const char *env,
+		    int envlen, double now, const char *why);
 /* Rows of jobs for clients: each column by name, as nvq lists them. */
 int		 store_jobs(struct store *, const struct store_filter *, store_row_cb, void *);
 int		 store_runs(struct store *, int64_t id, store_row_cb, void *);

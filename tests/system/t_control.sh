@@ -96,6 +96,64 @@ t_requeue() {	# nvq requeue: the running job stops, waits again, runs again as t
 	nvq cancel "$a"; wait_state "$a" CANCELLED
 }
 
+t_restart() {	# nvq restart ID / --failed [--since]: the same job runs again, its history kept
+	write_config "[gpus]" "virtual = 1x16G"
+	start_nvqd || return
+	local a b c d out
+	# fails the first time, succeeds the next; prints the environment it got
+	printf '#!/bin/sh\necho "FOO=$FOO"\n[ -e "$1" ] && exit 0\ntouch "$1"; exit 3\n' > "$T/flaky"
+	chmod 755 "$T/flaky"
+	a=$(submit -g 0 "$T/flaky" "$T/a.ok")
+	b=$(submit -g 0 true)
+	c=$(submit -g 0 sleep 100)
+	wait_state "$a" FAILED; wait_state "$b" COMPLETED; wait_state "$c" RUNNING
+	expect_match "a running job" "$(nvq restart "$c" 2>&1)" \
+	    "job $c is RUNNING: only a finished job can be restarted \(nvq requeue"
+	expect_match "ids and --failed" "$(nvq restart --failed "$a" 2>&1)" "not both"
+	expect_match "no such job" "$(nvq restart 999 2>&1)" "no such job 999"
+	# all or none: a, with c still running, is not restarted
+	nvq restart "$a" "$c" > /dev/null 2>&1
+	expect_eq "all or none: status" "$?" 1
+	expect_eq "all or none: a stays" "$(state "$a")" FAILED
+	out=$(FOO=bar nvq restart "$a")
+	expect_eq "said" "$out" "job $a is pending again"
+	wait_state "$a" COMPLETED
+	expect_eq "restarts" "$(field "$a" restarts)" 1
+	expect_eq "the two runs' exit codes" "$(sqlite3 "$T/nvq.db" \
+	    "SELECT group_concat(exit_code, ' ') FROM runs WHERE job_id = $a ORDER BY id")" "3 0"
+	expect_match "events" "$(sqlite3 "$T/nvq.db" \
+	    "SELECT group_concat(state || ':' || coalesce(reason, ''), ' ') FROM events WHERE job_id = $a")" \
+	    "FAILED:.* PENDING:restarted by root RUNNING:.* COMPLETED:$"
+	expect_eq "the restarter's environment" "$(tail -1 "$T/spool/0/$a.out")" "FOO=bar"
+	expect_eq "its reason and exit code anew" "$(field "$a" exit_code),$(field "$a" reason)" "0,"
+	# another user's job: only its owner may
+	make_users || { skip "cannot create users"; return; }
+	chmod 755 "$T"
+	expect_match "not the owner" "$(as_user nvqta "$NVQ_BIN" -s "$T/sock" restart "$b" 2>&1)" \
+	    "is not yours"
+	# --failed: FAILED and TIMEOUT, not COMPLETED nor CANCELLED; --since
+	nvq cancel "$c"; wait_state "$c" CANCELLED
+	d=$(submit -g 0 -t 1s sleep 30)
+	wait_state "$d" TIMEOUT 15
+	rm -f "$T/a.ok"
+	out=$(nvq restart --failed --since 1h)
+	expect_eq "--failed: the TIMEOUT job" "$out" "job $d is pending again"
+	expect_eq "a COMPLETED job stays" "$(state "$b")" COMPLETED
+	expect_eq "a CANCELLED job stays" "$(state "$c")" CANCELLED
+	wait_state "$d" TIMEOUT 15
+	sleep 2.5
+	expect_match "--since: none since" "$(nvq restart --failed --since 1s 2>&1)" \
+	    "no job of yours ended FAILED, TIMEOUT or NODE_FAIL since then"
+	# a restarted pending job outlives nvqd's restart
+	nvq hold "$(submit -g 0 true)" > /dev/null 2>&1
+	out=$(nvq restart --failed)
+	expect_eq "again" "$out" "job $d is pending again"
+	stop_nvqd; start_nvqd || return
+	expect_match "after nvqd's restart" "$(state "$d")" "PENDING|RUNNING|TIMEOUT"
+	wait_state "$d" TIMEOUT 15
+	expect_eq "three runs" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM runs WHERE job_id = $d")" 3
+}
+
 t_placement() {	# pack and spread on 4 virtual GPUs; -w and -x; drain and undrain
 	write_config "[gpus]" "virtual = 4x16G"
 	start_nvqd || return
