@@ -13,13 +13,14 @@ static const char *proto_names[MSG_MAX] = {
 	NULL, "ok", "error", "submit", "list", "show", "cancel", "history",
 	"gpus", "ping", "hold", "release", "hook-hello", "hook-state", "hook-ack",
 	"hook-report", "hook-limit", "hook-want", "hook-idle", "suspend", "resume",
-	"hook-move", "hook-moved", "top", "modify", "requeue", "drain", "undrain"
+	"hook-move", "hook-moved", "top", "modify", "requeue", "drain", "undrain",
+	"shares", "hook-oom", "restart"
 };
 
 const char *
 proto_type_name(int t)
 {
-	if (t <= 0 || t >= MSG_MAX)
+	if (t <= 0 || t >= MSG_MAX || proto_names[t] == NULL)
 		return "unknown";
 	return proto_names[t];
 }

@@ -175,12 +175,26 @@ test_too_large(void **state)
 	proto_buf_free(&b);
 	free(big);
 }
+/* every message type has its name, for the errors and logs that quote it */
+static void
+test_type_names(void **state)
+{
+	int t;
+
+	(void)state;
+	for (t = 1; t < MSG_MAX; t++)
+		assert_string_not_equal(proto_type_name(t), "unknown");
+	assert_string_equal(proto_type_name(MSG_MAX), "unknown");
+	assert_string_equal(proto_type_name(MSG_RESTART), "restart");
+}
+
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_type_names),
 		cmocka_unit_test(test_header_errors),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_bad_strings),
