@@ -13,22 +13,20 @@
 #include "nvq.h"
 
 /*
- * "A_" or "A_*": array A's active tasks, from the listing, into *ids (*n of
- * them); 0 if name is not of that form, 1 if it is, -1 on failure (said).
+ * "A_" or "A_*": a request of type about every active task of array A, in
+ * one request; nvqd's reply in *m, one row per task done ("id", "state"),
+ * the tasks skipped and why said.  0 if name is not of that form, 1 if it
+ * is and some task was done, -1 if none was (said).
  */
 static int
-control_array(struct nvq_args *a, const char *name, int64_t **ids, int *n)
+control_array(struct nvq_args *a, const char *name, int type, struct proto_msg *m)
 {
 	struct proto_buf b = { 0 };
-	struct proto_msg m;
-	struct nvq_row *rows = NULL;
-	int64_t array, after = 0, *p;
+	int64_t array, skipped;
 	char buf[32];
 	size_t len = strlen(name);
-	int i, k, cap = 0;
+	int r;
 
-	*ids = NULL;
-	*n = 0;
 	if (len < 2 || len >= sizeof(buf) || (name[len - 1] != '_' &&
 	    (len < 3 || strcmp(name + len - 2, "_*") != 0)))
 		return 0;
@@ -36,46 +34,17 @@ control_array(struct nvq_args *a, const char *name, int64_t **ids, int *n)
 	buf[name[len - 1] == '_' ? len - 1 : len - 2] = '\0';
 	if (parse_id(buf, &array) == -1)
 		return 0;
-	do {
-		proto_begin(&b, MSG_LIST);
-		if (after > 0)
-			proto_put_int(&b, "after", after);
-		if (client_call(a->socket, &b, &m) == -1)
-			goto fail;
-		k = client_rows(&m, "id", 0, &rows);
-		for (i = 0; i < k; i++) {
-			if (row_int(&m, &rows[i], "array_id", 0) != array)
-				continue;
-			if (*n == cap) {
-				cap = cap ? cap * 2 : 64;
-				if ((p = realloc(*ids, sizeof(*p) * (size_t)cap)) == NULL) {
-					nvq_err("out of memory");
-					free(rows);
-					proto_msg_free(&m);
-					goto fail;
-				}
-				*ids = p;
-			}
-			(*ids)[(*n)++] = row_int(&m, &rows[i], "id", 0);
-		}
-		after = proto_int(&m, "more", 0) && proto_int(&m, "next", 0) > after ?
-		    proto_int(&m, "next", 0) : 0;
-		free(rows);
-		rows = NULL;
-		proto_msg_free(&m);
-	} while (after > 0);
+	proto_begin(&b, type);
+	proto_put_int(&b, "array", array);
+	r = client_call(a->socket, &b, m);
 	proto_buf_free(&b);
-	if (*n == 0) {
-		nvq_err("array %lld has no pending or running task", (long long)array);
+	if (r == -1)
 		return -1;
-	}
+	if ((skipped = proto_int(m, "skipped", 0)) > 0)
+		nvq_err("array %lld: %lld task%s skipped: %s", (long long)array,
+		    (long long)skipped, skipped == 1 ? "" : "s",
+		    fmt_safe(proto_str(m, "error") ? proto_str(m, "error") : "?"));
 	return 1;
-fail:
-	proto_buf_free(&b);
-	free(*ids);
-	*ids = NULL;
-	*n = 0;
-	return -1;
 }
 
 /* Cancels job id: 0, or 1 (said why). */
@@ -96,17 +65,16 @@ int
 cmd_cancel(struct nvq_args *a)
 {
 	struct proto_buf b = { 0 };
-	int64_t id, *ids;
-	int i, k, n, r, rc = 0;
+	struct proto_msg m;
+	int64_t id;
+	int i, r, rc = 0;
 
 	for (i = 0; i < a->argc; i++) {
-		if ((r = control_array(a, a->argv[i], &ids, &n)) != 0) {
-			for (k = 0; k < n; k++)
-				if (control_cancel(a, &b, ids[k]) != 0)
-					rc = 1;
-			free(ids);
-			if (r == -1)
+		if ((r = control_array(a, a->argv[i], MSG_CANCEL, &m)) != 0) {
+			if (r == -1 || proto_int(&m, "skipped", 0) > 0)
 				rc = 1;
+			if (r == 1)
+				proto_msg_free(&m);
 			continue;
 		}
 		if (parse_id(a->argv[i], &id) == -1) {
@@ -393,62 +361,110 @@ control_suspended(int64_t id, const struct proto_msg *m, const struct nvq_row *j
  * minute) until its processes have drained their GPU work, or nvqd
  * stopped them for not answering.  nvq release ID... gives them back.
  */
+/* What nvq hold/release says of job id, and for a running job's hold, waits for: 0 or 1. */
+static int
+control_held_one(struct nvq_args *a, int hold, int64_t id, int pending)
+{
+	if (pending) {
+		printf(hold ? "job %lld held: it does not start until nvq release\n" :
+		    "job %lld released: it starts in its turn\n", (long long)id);
+		return 0;
+	}
+	if (!hold) {
+		printf("job %lld released\n", (long long)id);
+		return 0;
+	}
+	return control_until(a, id, 6000, control_held);
+}
+
 int
 cmd_hold(struct nvq_args *a)
 {
 	int hold = strcmp(a->cmd, "hold") == 0;
 	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row *rows;
+	const char *st;
 	int64_t id;
-	int i, k, rc = 0, pending;
+	int i, k, n, rc = 0, pending;
 
 	for (i = 0; i < a->argc; i++) {
+		if ((k = control_array(a, a->argv[i], hold ? MSG_HOLD : MSG_RELEASE, &m)) != 0) {
+			rc = k == -1 || proto_int(&m, "skipped", 0) > 0 ? 1 : rc;
+			if (k == -1)
+				continue;
+			n = client_rows(&m, "id", 0, &rows);
+			for (k = 0; k < n; k++) {
+				st = row_str(&m, &rows[k], "state");
+				if (control_held_one(a, hold, row_int(&m, &rows[k], "id", 0),
+				    st != NULL && strcmp(st, "PENDING") == 0) != 0)
+					rc = 1;
+			}
+			free(rows);
+			proto_msg_free(&m);
+			continue;
+		}
 		if ((k = control_ask(a, a->argv[i], hold ? MSG_HOLD : MSG_RELEASE, &b, &id,
 		    &pending)) != 0) {
 			rc = rc ? rc : k;
 			continue;
 		}
-		if (pending) {
-			printf(hold ? "job %lld held: it does not start until nvq release\n" :
-			    "job %lld released: it starts in its turn\n", (long long)id);
-			continue;
-		}
-		if (!hold) {
-			printf("job %lld released\n", (long long)id);
-			continue;
-		}
-		if ((k = control_until(a, id, 6000, control_held)) != 0)
+		if ((k = control_held_one(a, hold, id, pending)) != 0)
 			rc = k;
 	}
 	proto_buf_free(&b);
 	return rc;
 }
 
+/* What nvq suspend/resume says of job id, and for a suspend, waits for: 0 or 1. */
+static int
+control_suspend_one(struct nvq_args *a, int suspend, int64_t id)
+{
+	if (!suspend) {
+		printf("job %lld resumes once its memory is free on its GPUs\n", (long long)id);
+		return 0;
+	}
+	return control_until(a, id, 60000, control_suspended);
+}
+
 /*
  * nvq suspend ID...: asks nvqd to suspend each job and waits (up to ten
  * minutes: a checkpoint moves GiBs) until it is SUSPENDED, or the suspend
  * failed and it runs on (exit 1, with the reason).  nvq resume ID... lets
- * jobs suspended by nvq suspend resume once their memory fits.
+ * jobs suspended by nvq suspend resume once their memory fits.  A_: every
+ * task of array A that it applies to.
  */
 int
 cmd_suspend(struct nvq_args *a)
 {
 	int suspend = strcmp(a->cmd, "suspend") == 0;
 	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row *rows;
 	int64_t id;
-	int i, k, rc = 0;
+	int i, k, n, rc = 0;
 
 	for (i = 0; i < a->argc; i++) {
+		if ((k = control_array(a, a->argv[i], suspend ? MSG_SUSPEND : MSG_RESUME,
+		    &m)) != 0) {
+			rc = k == -1 || proto_int(&m, "skipped", 0) > 0 ? 1 : rc;
+			if (k == -1)
+				continue;
+			n = client_rows(&m, "id", 0, &rows);
+			for (k = 0; k < n; k++)
+				if (control_suspend_one(a, suspend,
+				    row_int(&m, &rows[k], "id", 0)) != 0)
+					rc = 1;
+			free(rows);
+			proto_msg_free(&m);
+			continue;
+		}
 		if ((k = control_ask(a, a->argv[i], suspend ? MSG_SUSPEND : MSG_RESUME, &b,
 		    &id, NULL)) != 0) {
 			rc = rc ? rc : k;
 			continue;
 		}
-		if (!suspend) {
-			printf("job %lld resumes once its memory is free on its GPUs\n",
-			    (long long)id);
-			continue;
-		}
-		if ((k = control_until(a, id, 60000, control_suspended)) != 0)
+		if ((k = control_suspend_one(a, suspend, id)) != 0)
 			rc = k;
 	}
 	proto_buf_free(&b);

@@ -829,11 +829,18 @@ ctl_show(struct ctl_req *r, struct proto_buf *out)
 	return 0;
 }
 
+/* The job a request is about: its "id", or the task ctl_array_each gives it. */
+static int64_t
+ctl_id(const struct ctl_req *r)
+{
+	return r->id != 0 ? r->id : proto_int(r->msg, "id", 0);
+}
+
 /* The active job a request names, if the caller may VERB it; else NULL, with the error set. */
 static struct job *
 ctl_job_to(struct ctl_req *r, const char *verb)
 {
-	int64_t id = proto_int(r->msg, "id", 0);
+	int64_t id = ctl_id(r);
 	struct job *j;
 	char state[16];
 
@@ -854,7 +861,7 @@ ctl_cancel(struct ctl_req *r, struct proto_buf *out)
 {
 	char by[64];
 	struct job *j;
-	int64_t id = proto_int(r->msg, "id", 0);
+	int64_t id = ctl_id(r);
 
 	(void)out;
 	if ((j = ctl_job_to(r, "cancel")) == NULL)
@@ -875,7 +882,7 @@ ctl_hold(struct ctl_req *r, struct proto_buf *out)
 	const char *verb = held ? "hold" : "release";
 	char by[64], why[128];
 	struct job *j;
-	int64_t id = proto_int(r->msg, "id", 0);
+	int64_t id = ctl_id(r);
 
 	if ((j = ctl_job_to(r, verb)) == NULL)
 		return -1;
@@ -921,7 +928,7 @@ ctl_suspend(struct ctl_req *r, struct proto_buf *out)
 	struct gc_event ev = { 0 };
 	char by[64], err[256];
 	struct job *j;
-	int64_t id = proto_int(r->msg, "id", 0);
+	int64_t id = ctl_id(r);
 
 	if ((j = ctl_job_to(r, suspend ? "suspend" : "resume")) == NULL)
 		return -1;
@@ -935,6 +942,108 @@ ctl_suspend(struct ctl_req *r, struct proto_buf *out)
 		    (long long)id, err);
 	proto_put_int(out, "id", id);
 	return 0;
+}
+
+/*
+ * A request about every active task of an array ("array": its id, nvq's
+ * A_): a cancel, its pending tasks' ends in one commit; hold and release in
+ * one transaction; suspend and resume task by task.  Tasks it does not
+ * apply to (suspend of a pending one, release of one not held) are
+ * skipped.  The reply: a row ("id", "state") per task done, "skipped" and
+ * the first skip's "error"; an error if none was done.  A task of another
+ * user's: the whole request is refused, as for a job of theirs.
+ */
+static int
+ctl_array_each(struct ctl_req *r, struct proto_buf *out,
+    int (*fn)(struct ctl_req *, struct proto_buf *))
+{
+	static const char *const names[] = { "PENDING", "RUNNING", "SUSPENDED" };
+	int64_t array = proto_int(r->msg, "array", 0), *ids = NULL, *failed = NULL;
+	struct proto_buf scratch = { 0 };
+	struct job **js = NULL, *j;
+	char first[512] = "", by[64], state[16];
+	int i, n, k = 0, done = 0, skipped = 0, nf, rc = -1;
+	int cancel = r->msg->type == MSG_CANCEL, hold = r->msg->type == MSG_HOLD ||
+	    r->msg->type == MSG_RELEASE;
+
+	if (array <= 0)
+		return ctl_error(r, "an array is named by its first task's id");
+	if (store_array_active(r->e->store, array, &ids, &n) == -1)
+		return ctl_error(r, "the database could not be read (see nvqd's log)");
+	if (n == 0) {
+		if (store_job_state(r->e->store, array, state, sizeof(state)) == -1)
+			return ctl_error(r, "no such array %lld", (long long)array);
+		return ctl_error(r, "array %lld has no pending or running task", (long long)array);
+	}
+	if ((js = calloc((size_t)n, sizeof(*js))) == NULL ||
+	    (failed = calloc((size_t)n, sizeof(*failed))) == NULL) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if ((j = engine_find(r->e, ids[i])) == NULL)
+			continue;
+		if (ctl_may_act(r, j, cancel ? "cancel" : "act on") == -1)
+			goto out;
+		js[k++] = j;
+	}
+	if (cancel) {
+		/* ids[] again: a cancelled pending job is freed */
+		for (i = 0; i < k; i++)
+			ids[i] = js[i]->id;
+		ctl_user_name(r->uid, by, sizeof(by));
+		nf = engine_cancel_many(r->e, js, k, by, failed);
+		for (i = 0; i < k; i++) {
+			for (n = 0; n < nf && failed[n] != ids[i]; n++)
+				;
+			if (n == nf)
+				proto_put_int(out, "id", ids[i]);
+		}
+		done = k - nf;
+		skipped = nf;
+		if (nf > 0)
+			snprintf(first, sizeof(first), "cannot record the cancel of job %lld (see "
+			    "nvqd's log)", (long long)failed[0]);
+	} else {
+		/* hold and release: a commit for them all (engine_park's nest in it) */
+		if (hold && store_tx_begin(r->e->store) == -1) {
+			ctl_error(r, "cannot record it (see nvqd's log)");
+			goto out;
+		}
+		for (i = 0; i < k; i++) {
+			r->id = js[i]->id;
+			r->err[0] = '\0';
+			proto_begin(&scratch, MSG_OK);
+			if (fn(r, &scratch) == -1) {
+				if (first[0] == '\0')
+					snprintf(first, sizeof(first), "%s", r->err);
+				skipped++;
+				continue;
+			}
+			proto_put_int(out, "id", r->id);
+			if ((j = engine_find(r->e, r->id)) != NULL && j->state <= JOB_SUSPENDED)
+				proto_put_str(out, "state", names[j->state]);
+			done++;
+		}
+		r->id = 0;
+		if (hold && store_tx_commit(r->e->store) == -1)
+			log_warnx("array %lld: the commit of its tasks' holds failed; they are "
+			    "held until nvqd restarts", (long long)array);
+	}
+	if (done == 0) {
+		ctl_error(r, "no task of array %lld was done: %s", (long long)array, first);
+		goto out;
+	}
+	proto_put_int(out, "skipped", skipped);
+	if (skipped > 0)
+		proto_put_str(out, "error", first);
+	rc = 0;
+out:
+	proto_buf_free(&scratch);
+	free(ids);
+	free(failed);
+	free(js);
+	return rc;
 }
 
 /* The pending job a request names, for verb; NULL with the error set. */
@@ -1379,7 +1488,12 @@ ctl_dispatch(struct ctl_req *r, struct proto_buf *out)
 		if (ctl_table[i].type != r->msg->type)
 			continue;
 		proto_begin(out, MSG_OK);
-		if (ctl_table[i].fn(r, out) == -1)
+		if (proto_int(r->msg, "array", 0) != 0 && (r->msg->type == MSG_CANCEL ||
+		    r->msg->type == MSG_HOLD || r->msg->type == MSG_RELEASE ||
+		    r->msg->type == MSG_SUSPEND || r->msg->type == MSG_RESUME)) {
+			if (ctl_array_each(r, out, ctl_table[i].fn) == -1)
+				return -1;
+		} else if (ctl_table[i].fn(r, out) == -1)
 			return -1;
 		if (r->deferred) {
 			proto_buf_free(out);

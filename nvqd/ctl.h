@@ -24,6 +24,7 @@ struct ctl_req {
 	int			ngroups;
 	struct server_conn	*conn;	/* the request's connection */
 	int			deferred; /* the handler replies later (submit.h) */
+	int64_t			id;	/* not 0: the job, instead of the message's "id" */
 	char			err[512];
 };
 

@@ -1380,6 +1380,42 @@ engine_cancel(struct engine *e, struct job *j, const char *by)
 	return 0;
 }
 
+int
+engine_cancel_many(struct engine *e, struct job *const *js, int n, const char *by,
+    int64_t *failed)
+{
+	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL, -1, 0, NULL, NULL };
+	char why[128];
+	int i, k = 0, grouped, npending = 0;
+
+	snprintf(why, sizeof(why), "cancelled by %s", by);
+	end.reason = why;
+	/* the pending ones' ends in one commit; each on its own if it fails */
+	for (i = 0; i < n; i++)
+		npending += js[i]->state == JOB_PENDING;
+	grouped = npending > 1 && store_tx_begin(e->store) == 0;
+	for (i = 0; i < n && grouped; i++)
+		if (js[i]->state == JOB_PENDING)
+			grouped = store_job_end(e->store, js[i]->id, &end) == 0;
+	if (npending > 1 && store_tx_commit(e->store) == -1)
+		grouped = 0;
+	for (i = 0; i < n; i++) {
+		struct job *j = js[i];
+
+		if (!grouped || j->state != JOB_PENDING) {
+			if (engine_cancel(e, j, by) == -1)
+				failed[k++] = j->id;
+			continue;
+		}
+		log_info("job %lld %s", (long long)j->id, why);
+		engine_forget_env(e, j);
+		engine_notice(e, j);
+		engine_drop(e, j);
+	}
+	engine_kick(e);
+	return k;
+}
+
 static void
 engine_wake_cb(uv_timer_t *h)
 {

@@ -248,6 +248,13 @@ int	engine_drain(struct engine *, int i, int drained, const char *by, const char
 /* Cancels an active job: at once if pending, by signals if running. */
 int	engine_cancel(struct engine *, struct job *, const char *by);
 /*
+ * Cancels n active jobs (an array's tasks), the pending ones' ends in one
+ * commit; the ids of those whose cancel could not be recorded go into
+ * failed (n of room), and their count is returned.
+ */
+int	engine_cancel_many(struct engine *, struct job *const *, int n, const char *by,
+	    int64_t *failed);
+/*
  * The users' recent GPU use and fair-share ranks, brought forward to now
  * (the active users are those of the last pass).
  */

@@ -1465,23 +1465,15 @@ store_active(struct store *st, store_active_cb cb, void *arg)
 	    store_active_row_cb, &x);
 }
 
-/* The finished states nvq restart --failed takes */
-#define STORE_FAILED	"('FAILED', 'TIMEOUT', 'NODE_FAIL')"
-
-int
-store_restartable(struct store *st, uint32_t uid, double since, int64_t **ids, int *n)
+/* A query's ids (its first column) into *ids (*n; the caller frees); 0, or -1. */
+static int
+store_ids(sqlite3_stmt *s, int64_t **ids, int *n)
 {
-	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs WHERE uid = ?1 AND "
-	    "state IN " STORE_FAILED " AND ended_at >= ?2 ORDER BY id");
 	int64_t *p;
 	int rc, cap = 0;
 
 	*ids = NULL;
 	*n = 0;
-	if (s == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, uid);
-	sqlite3_bind_double(s, 2, since);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -1501,6 +1493,34 @@ store_restartable(struct store *st, uint32_t uid, double since, int64_t **ids, i
 		return -1;
 	}
 	return 0;
+}
+
+int
+store_array_active(struct store *st, int64_t array, int64_t **ids, int *n)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs WHERE array_id = ? AND "
+	    "state IN ('PENDING', 'RUNNING', 'SUSPENDED') ORDER BY id");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, array);
+	return store_ids(s, ids, n);
+}
+
+/* The finished states nvq restart --failed takes */
+#define STORE_FAILED	"('FAILED', 'TIMEOUT', 'NODE_FAIL')"
+
+int
+store_restartable(struct store *st, uint32_t uid, double since, int64_t **ids, int *n)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs WHERE uid = ?1 AND "
+	    "state IN " STORE_FAILED " AND ended_at >= ?2 ORDER BY id");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, uid);
+	sqlite3_bind_double(s, 2, since);
+	return store_ids(s, ids, n);
 }
 
 /*

@@ -256,6 +256,8 @@ typedef int (*store_exec_cb)(void *arg, const struct store_job_exec *);
 int		 store_active(struct store *, store_active_cb, void *);
 /* Job id's row as store_active reads it (whatever its state). */
 int		 store_active_one(struct store *, int64_t id, store_active_cb, void *);
+/* The ids of array's active tasks, into *ids (*n; the caller frees).  0, or -1. */
+int		 store_array_active(struct store *, int64_t array, int64_t **ids, int *n);
 /*
  * nvq restart --failed: the ids of uid's jobs that ended FAILED, TIMEOUT or
  * NODE_FAIL at or after since, into *ids (*n; the caller frees).  0, or -1.

@@ -268,10 +268,28 @@ t_array() {	# --array and --stdin: one submit, one commit; indexes, %N, %A/%a, f
 	out=$(nvq list)
 	expect_match "folded" "$out" "${c}_\[1-199\] .*199 tasks: array limit \(1 of array $c at once\)"
 	expect_eq "-r: a line per task" "$(nvq list -r | grep -c "sleep\[")" 200
-	nvq cancel "${c}_" > /dev/null
+	# hold A_ and release A_: the pending tasks, in one request; the running one's lock
+	out=$(strace -f -e trace=connect -o "$T/strace.hold" "$NVQ_BIN" -s "$T/sock" hold "${c}_")
+	# one request for all 200, then a wait for the running task's lock
+	n=$(grep -c 'connect(' "$T/strace.hold")
+	[ "$n" -le 3 ] || fail "hold A_: $n connections, not one request"
+	expect_eq "hold A_: 199 pending tasks held" "$(echo "$out" | grep -c "held: it does not start")" 199
+	expect_eq "held in the database" "$(sqlite3 "$T/nvq.db" \
+	    "SELECT count(*) FROM jobs WHERE array_id = $c AND held = 1")" 200
+	out=$(nvq hold "${c}_" 2>&1)
+	expect_eq "hold A_ again: none done" "$?" 1
+	expect_match "its error" "$out" "no task of array $c was done: job $c is held already"
+	expect_match "suspend A_ of no GPU" "$(nvq suspend "${c}_" 2>&1)" "no task of array $c was done"
+	nvq release "${c}_" > /dev/null
+	expect_eq "released" "$(sqlite3 "$T/nvq.db" \
+	    "SELECT count(*) FROM jobs WHERE array_id = $c AND held = 1")" 0
+	out=$(strace -f -e trace=connect -o "$T/strace.cancel" "$NVQ_BIN" -s "$T/sock" cancel "${c}_")
+	expect_eq "cancel A_: one request" "$(grep -c 'connect(' "$T/strace.cancel")" 1
 	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE array_id = $c AND state = 'CANCELLED'")
 	expect_eq "A_ cancelled all 200" "$n" 200
 	wait_state "$c" CANCELLED
+	expect_match "cancel A_ again" "$(nvq cancel "${c}_" 2>&1)" "array $c has no pending or running task"
+	expect_match "not an array" "$(nvq cancel 999999_ 2>&1)" "no such array 999999"
 	# bad specs: clear errors, nothing stored
 	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")
 	out=$(nvq submit --array 5-2 true 2>&1); expect_match "reversed range" "$out" "not a range"
