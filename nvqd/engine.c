@@ -2152,5 +2152,6 @@ engine_free(struct engine *e)
 	waitq_free(&e->wq);
 	deptab_free(&e->deptab);
 	gates_free(&e->gates);
+	fs_free(&e->fs);
 	free(e->dep_ids);
 }
