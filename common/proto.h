@@ -58,6 +58,8 @@ enum proto_type {
 				   "asked", "used" (the job's on that GPU), "limit" */
 	MSG_RESTART,		/* finished jobs PENDING again: "id"... or "failed" 1
 				   ["since"]; the caller's "env"... */
+	MSG_ATTACH,		/* nvq run: "id", "fds" (which of 0, 1, 2), then the
+				   descriptors on the socket (server_take_fds) */
 	MSG_MAX
 };
 

@@ -4,7 +4,7 @@
  * nvqd starts it with posix_spawn (no copy of nvqd's memory), as
  *   nvq-shim -s STATUS -o OUT -e ERR -d CWD -u USER -U UID -G GID [-g GROUPS]
  *            [-D] [-P PRELOAD] [-m UMASK] [-r RLIMITS] [-c CGBASE -i ID]
- *            [-n MAXPROCS] [-S SIG] [-E] -- COMMAND [ARG...]
+ *            [-n MAXPROCS] [-S SIG] [-E] [-a FDS] -- COMMAND [ARG...]
  * with an environment of nvqd's own: -E says the job's is on its standard
  * input (a memfd, NUL-terminated strings), read at once and applied only in
  * the job's process once it dropped privileges (runner.h says why); without
@@ -13,7 +13,9 @@
  * library put first in the job's LD_PRELOAD (the job's, not the shim's),
  * UMASK (octal), RLIMITS (rlimits.h) and MAXPROCS are the administrator's
  * policy for the job, and CGBASE the folder where the job's cgroup v2 is made
- * (cgroup.h), named after ID and the shim's pid.  MAXPROCS becomes the
+ * (cgroup.h), named after ID and the shim's pid.  FDS (-a 012) says which
+ * of the job's standard input, output and error are the shim's descriptors
+ * 3, 4 and 5 (nvq run's own, passed to nvqd) instead of /dev/null and files.  MAXPROCS becomes the
  * cgroup's pids.max, or without one the job's RLIMIT_NPROC.
  * It starts a session, becomes a child subreaper, and starts the job in a
  * process group (and cgroup) of its own, then drops privileges.  It
@@ -74,6 +76,7 @@ struct shim_spec {
 	int		nrlimits;
 	char		cgroup[PATH_MAX];	/* "": none */
 	int		env_on_stdin;	/* -E */
+	int		attached[3];	/* -a: fd 3 + i is the job's fd i (nvq run's terminal) */
 	int		preempt_sig;	/* -S: what SIGUSR1 from nvqd becomes (SIGUSR1) */
 	char		**env;		/* the job's environment, or NULL: the shim's */
 	long long	max_procs;	/* 0: no limit */
@@ -237,10 +240,18 @@ shim_job(void *arg)
 			shim_fail(efd, 126, "privileges could be regained after dropping them");
 	}
 	umask((mode_t)s->umask);
-	if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+	/* nvq run's: given by the user, used as they are, opened by no one here */
+	if (s->attached[0])
+		in = 3;
+	else if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		shim_fail(efd, 126, "cannot open /dev/null: %s", strerror(errno));
-	out = shim_open_out(s->out, efd);
-	err = strcmp(s->out, s->err) == 0 ? out : shim_open_out(s->err, efd);
+	out = s->attached[1] ? 4 : shim_open_out(s->out, efd);
+	if (s->attached[2])
+		err = 5;
+	else if (strcmp(s->out, s->err) == 0 && !s->attached[1])
+		err = out;
+	else
+		err = shim_open_out(s->err, efd);
 	/* nvq sends getcwd's path, which has no link in it: one planted since is not followed */
 	if ((dir = open(s->cwd, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    fchdir(dir) == -1)
@@ -417,7 +428,11 @@ shim_shim(struct shim_spec *s)
 		dup2(fd, 1);
 		dup2(fd, 2);
 	}
-	closefrom(3);
+	/* -a's descriptors stay, for the job alone: closed at its exec and here after its clone */
+	for (i = 0; i < 3; i++)
+		if (!s->attached[i] || fcntl(3 + i, F_SETFD, FD_CLOEXEC) == -1)
+			close(3 + i);
+	closefrom(6);
 
 	/* the start's ticket (runner.h): without it, nvqd has voided this start */
 	snprintf(ticket, sizeof(ticket), "%s.%s.ticket", s->status_path, s->ticket);
@@ -460,6 +475,10 @@ shim_shim(struct shim_spec *s)
 	/* the stack stays: the job's process may still be on it */
 	setpgid(job, job);	/* also here, so that kill(-job) works at once */
 	close(efd[1]);
+	/* nvq run's terminal is the job's, not its supervisor's to keep open */
+	for (i = 0; i < 3; i++)
+		if (s->attached[i])
+			close(3 + i);
 
 	while (!done) {
 		if (sigwaitinfo(&set, &si) == -1)
@@ -545,7 +564,7 @@ main(int argc, char **argv)
 
 	s.umask = 022;
 	s.preempt_sig = SIGUSR1;
-	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:n:ES:")) != -1) {
+	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:n:ES:a:")) != -1) {
 		switch (c) {
 		case 's': s.status_path = optarg; break;
 		case 't':
@@ -596,6 +615,13 @@ main(int argc, char **argv)
 			s.max_procs = (long long)v;
 			break;
 		case 'E': s.env_on_stdin = 1; break;
+		case 'a':
+			for (tok = optarg; *tok != '\0'; tok++) {
+				if (*tok < '0' || *tok > '2')
+					return shim_usage("bad -a: a list of 0, 1, 2");
+				s.attached[*tok - '0'] = 1;
+			}
+			break;
 		case 'S':
 			s.preempt_sig = atoi(optarg);
 			if (s.preempt_sig < 1 || s.preempt_sig > 64)

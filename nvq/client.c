@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "nvq.h"
 #include "paths.h"
 
@@ -88,21 +89,15 @@ client_io(int fd, void *p, size_t n, int writing)
 	return 0;
 }
 
-int
-client_call(const char *given, struct proto_buf *req, struct proto_msg *rep)
+/* A connection to nvqd (path set to its socket's), or -1 (said). */
+static int
+client_open(const char *given, char *path, size_t len)
 {
 	struct sockaddr_un sa;
-	char buf[PATH_MAX], err[256];
-	const char *path = client_socket(given, buf, sizeof(buf));
-	uint8_t hdr[PROTO_HEADER], *body = NULL;
-	uint32_t len;
-	int fd, type, rc = -1;
+	char buf[PATH_MAX];
+	int fd;
 
-	memset(rep, 0, sizeof(*rep));
-	if (proto_end(req) == -1) {
-		nvq_err("the request is too large (over %u bytes)", PROTO_MAX_BODY);
-		return -1;
-	}
+	snprintf(path, len, "%s", client_socket(given, buf, sizeof(buf)));
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -118,17 +113,28 @@ client_call(const char *given, struct proto_buf *req, struct proto_msg *rep)
 		nvq_err("cannot reach nvqd at %s: %s\n"
 		    "  is it running? start it with `nvqd &` (or `systemctl start nvqd`),\n"
 		    "  or point nvq at it with -s SOCKET or NVQ_SOCKET", path, strerror(errno));
-		goto out;
+		close(fd);
+		return -1;
 	}
-	/* a request cut short may still have its refusal to read */
-	if ((client_io(fd, req->data, req->len, 1) == -1 && errno != EPIPE &&
-	    errno != ECONNRESET) || client_io(fd, hdr, sizeof(hdr), 0) == -1) {
+	return fd;
+}
+
+/* Reads one reply into rep: 0, or -1 (said; an error reply's error too). */
+static int
+client_reply(int fd, const char *path, struct proto_msg *rep)
+{
+	uint8_t hdr[PROTO_HEADER], *body = NULL;
+	char err[256];
+	uint32_t len;
+	int type, rc = -1;
+
+	if (client_io(fd, hdr, sizeof(hdr), 0) == -1) {
 		nvq_err("nvqd at %s closed the connection", path);
-		goto out;
+		return -1;
 	}
 	if (proto_header(hdr, &type, &len, err, sizeof(err)) == -1) {
 		nvq_err("bad reply from nvqd: %s", err);
-		goto out;
+		return -1;
 	}
 	if ((body = malloc(len ? len : 1)) == NULL || client_io(fd, body, len, 0) == -1) {
 		nvq_err("nvqd at %s closed the connection", path);
@@ -146,6 +152,60 @@ client_call(const char *given, struct proto_buf *req, struct proto_msg *rep)
 	rc = 0;
 out:
 	free(body);
+	return rc;
+}
+
+/* Sends req and reads its reply on fd: 0, or -1 (said). */
+static int
+client_exchange(int fd, const char *path, struct proto_buf *req, struct proto_msg *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	if (proto_end(req) == -1) {
+		nvq_err("the request is too large (over %u bytes)", PROTO_MAX_BODY);
+		return -1;
+	}
+	/* a request cut short may still have its refusal to read */
+	if (client_io(fd, req->data, req->len, 1) == -1 && errno != EPIPE && errno != ECONNRESET) {
+		nvq_err("nvqd at %s closed the connection", path);
+		return -1;
+	}
+	return client_reply(fd, path, rep);
+}
+
+int
+client_call(const char *given, struct proto_buf *req, struct proto_msg *rep)
+{
+	char path[PATH_MAX];
+	int fd, rc;
+
+	memset(rep, 0, sizeof(*rep));
+	if ((fd = client_open(given, path, sizeof(path))) == -1)
+		return -1;
+	rc = client_exchange(fd, path, req, rep);
+	close(fd);
+	return rc;
+}
+
+int
+client_pass_fds(const char *given, struct proto_buf *req, const int *fds, int n,
+    struct proto_msg *rep)
+{
+	char path[PATH_MAX];
+	int fd, rc = -1;
+
+	memset(rep, 0, sizeof(*rep));
+	if (n < 1 || n > 3 || (fd = client_open(given, path, sizeof(path))) == -1)
+		return -1;
+	if (client_exchange(fd, path, req, rep) == -1)
+		goto out;
+	proto_msg_free(rep);
+	/* nvqd reads no more frames here: the byte that carries the descriptors */
+	if (fdpass_send(fd, fds, n) == -1) {
+		nvq_err("cannot pass the terminal to nvqd at %s: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = client_reply(fd, path, rep);
+out:
 	close(fd);
 	return rc;
 }

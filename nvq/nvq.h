@@ -50,6 +50,12 @@ struct nvq_row {
 
 /* Sends req to nvqd and reads the reply into rep; prints why and returns -1 on failure. */
 int		client_call(const char *socket, struct proto_buf *req, struct proto_msg *rep);
+/*
+ * As client_call, then passes n (1 to 3) descriptors to nvqd once it said
+ * it takes them, and reads its second reply into rep.
+ */
+int		client_pass_fds(const char *socket, struct proto_buf *req, const int *fds, int n,
+		    struct proto_msg *rep);
 /* Splits a reply into rows, each starting at a field named key; returns the count. */
 int		client_rows(const struct proto_msg *, const char *key, int from,
 		    struct nvq_row **rows);

@@ -5,8 +5,12 @@
  * permissions, as nvq log -f does), and nvq exits with the job's status, as
  * nvq wait gives it.  SIGINT (Ctrl-C), SIGTERM or SIGHUP cancels the job;
  * nvq then waits for its end and exits 130 (128 + SIGINT) or 128 + the
- * signal.  The job reads nothing from here: its standard input is
- * /dev/null, as for every job.
+ * signal.  The job's standard input is nvq's, and so are its standard
+ * output and error where they are a terminal (and -o, -e do not say
+ * otherwise): nvq passes them to nvqd (SCM_RIGHTS), which gives them to the
+ * job's supervisor at its start; until they came the job is held.  A
+ * terminal is then the job's own as it is nvq's (its size, its modes), and
+ * what the job writes there is in no file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +55,47 @@ run_copy(struct run_out *o)
 	return 0;
 }
 
+/*
+ * Passes stdin, and stdout and stderr where they are a terminal and not
+ * sent to files, to the job held for them; attached[i] says which.  0, or
+ * -1 (said).
+ */
+static int
+run_attach(struct nvq_args *a, int attached[2])
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	char mask[4] = "0";
+	int fds[3], n = 1, null = -1, rc;
+
+	/* no stdin at all: /dev/null, as for a submitted job */
+	if (fcntl(0, F_GETFD) == -1 && (null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
+		nvq_err("cannot open /dev/null: %s", strerror(errno));
+		return -1;
+	}
+	fds[0] = null != -1 ? null : 0;
+	attached[0] = isatty(1) && a->out == NULL;
+	attached[1] = isatty(2) && a->err == NULL && a->out == NULL;
+	if (attached[0]) {
+		fds[n] = 1;
+		mask[n++] = '1';
+	}
+	if (attached[1]) {
+		fds[n] = 2;
+		mask[n++] = '2';
+	}
+	proto_begin(&b, MSG_ATTACH);
+	proto_put_int(&b, "id", a->job_id);
+	proto_put_str(&b, "fds", mask);
+	rc = client_pass_fds(a->socket, &b, fds, n, &m);
+	proto_buf_free(&b);
+	if (null != -1)
+		close(null);
+	if (rc == 0)
+		proto_msg_free(&m);
+	return rc;
+}
+
 static void
 run_cancel(struct nvq_args *a, int64_t id)
 {
@@ -73,11 +118,16 @@ cmd_run(struct nvq_args *a)
 	struct nvq_row job;
 	char state[16] = "";
 	int64_t code = -1, sig = 0;
-	int i, rc, cancelled = 0, said = 0;
+	int i, rc, cancelled = 0, said = 0, attached[2];
 
 	a->attach = 1;
 	if ((rc = cmd_submit(a)) != 0)
 		return rc;
+	if (run_attach(a, attached) == -1) {
+		nvq_err("job %lld is cancelled: it cannot have this terminal", (long long)a->job_id);
+		run_cancel(a, a->job_id);
+		return 1;
+	}
 	o[0].out = stdout;
 	o[1].out = stderr;
 	memset(&sa, 0, sizeof(sa));
@@ -102,9 +152,12 @@ cmd_run(struct nvq_args *a)
 		code = row_int(&m, &job, "exit_code", -1);
 		sig = row_int(&m, &job, "signal", 0);
 		proto_msg_free(&m);
-		/* -o without -e: one file, copied once */
+		/* -o without -e: one file, copied once; a terminal the job has: none */
 		if (strcmp(o[0].path, o[1].path) == 0)
 			o[1].path[0] = '\0';
+		for (i = 0; i < 2; i++)
+			if (attached[i])
+				o[i].path[0] = '\0';
 		for (i = 0; i < 2; i++)
 			if (o[i].path[0] != '\0' && run_copy(&o[i]) == -1)
 				return 1;

@@ -166,6 +166,8 @@ cmd_submit(struct nvq_args *a)
 		proto_put_int(&b, "requeue", 1);
 	if (a->hold)
 		proto_put_int(&b, "hold", 1);
+	if (a->attach)
+		proto_put_int(&b, "attach", 1);	/* held until nvq run passes its terminal */
 	if (a->allow != NULL)
 		proto_put_str(&b, "allow", a->allow);
 	if (a->deny != NULL)

@@ -574,7 +574,7 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	j.spool = r->e->cfg.spool;
 	j.requeue = proto_int(m, "requeue", 0) != 0;
 	j.preempt_signal = (int)sig;
-	j.held = proto_int(m, "hold", 0) != 0;
+	j.held = proto_int(m, "attach", 0) ? 2 : proto_int(m, "hold", 0) != 0;
 	j.gpus_allow = amask ? allow : NULL;
 	j.gpus_deny = dmask ? deny : NULL;
 	j.notify = proto_str(m, "notify");
@@ -1324,6 +1324,107 @@ out:
 	return rc;
 }
 
+/* nvq run's descriptors in flight: at most this many jobs hold some */
+#define CTL_MAX_ATTACHED	512
+/* and this long to get them after saying it takes them */
+#define CTL_ATTACH_MS		5000
+
+struct ctl_attach {
+	struct engine	*e;
+	int64_t		id;
+	uid_t		uid;
+	char		mask[4];	/* which of the job's 0, 1, 2 they are, in order */
+};
+
+static int ctl_nattached;
+
+/* The end of an attach: a reply, or an error, then the connection closes. */
+static void
+ctl_attach_end(struct server_conn *conn, const char *error)
+{
+	struct proto_buf b = { 0 };
+
+	proto_begin(&b, error ? MSG_ERROR : MSG_OK);
+	if (error != NULL)
+		proto_put_str(&b, "error", error);
+	else
+		proto_put_int(&b, "attached", 1);
+	server_reply_close(conn, &b);
+}
+
+static void
+ctl_attach_fds_cb(void *arg, struct server_conn *conn, int *fds, int n)
+{
+	struct ctl_attach *a = arg;
+	struct job *j = engine_find(a->e, a->id);
+	int slots[3] = { -1, -1, -1 }, i;
+
+	ctl_nattached--;
+	if (n != (int)strlen(a->mask)) {
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+		ctl_attach_end(conn, n < 0 ? "no descriptors came in time, or not those announced" :
+		    "not the descriptors announced");
+	} else if (j == NULL || j->uid != a->uid || j->state != JOB_PENDING || !j->parked) {
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+		ctl_attach_end(conn, "the job is no longer waiting for nvq run");
+	} else {
+		for (i = 0; i < n; i++)
+			slots[a->mask[i] - '0'] = fds[i];
+		if (engine_attach(a->e, j, slots) == -1)
+			ctl_attach_end(conn, "cannot record the job's release (see nvqd's log)");
+		else
+			ctl_attach_end(conn, NULL);
+	}
+	free(a);
+}
+
+/*
+ * nvq run: its standard input (and its output where a terminal) become
+ * the job's.  The job, submitted held for it ("attach"), is released once
+ * the descriptors came, on this connection, after this reply.  Only the
+ * job's owner passes them: they are the owner's own, given to the owner's
+ * job, and nvqd never reads, writes or opens them.
+ */
+static int
+ctl_attach(struct ctl_req *r, struct proto_buf *out)
+{
+	const char *mask = proto_str(r->msg, "fds");
+	struct ctl_attach *a;
+	struct job *j;
+	size_t i, n;
+
+	if ((j = ctl_job_to(r, "attach to")) == NULL)
+		return -1;
+	if (j->uid != r->uid)
+		return ctl_error(r, "job %lld is not yours", (long long)j->id);
+	if (j->state != JOB_PENDING || !j->parked || j->stdio[0] >= 0 || j->stdio[1] >= 0 ||
+	    j->stdio[2] >= 0)
+		return ctl_error(r, "job %lld is not waiting for nvq run", (long long)j->id);
+	n = mask != NULL ? strlen(mask) : 0;
+	if (n < 1 || n > 3)
+		return ctl_error(r, "\"fds\" says which of 0, 1, 2 come");
+	for (i = 0; i < n; i++)
+		if (mask[i] < '0' || mask[i] > '2' || memchr(mask, mask[i], i) != NULL)
+			return ctl_error(r, "\"fds\" says which of 0, 1, 2 come, each once");
+	if (ctl_nattached >= CTL_MAX_ATTACHED)
+		return ctl_error(r, "nvqd takes %d terminals at once; try again", CTL_MAX_ATTACHED);
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return ctl_error(r, "out of memory");
+	a->e = r->e;
+	a->id = j->id;
+	a->uid = r->uid;
+	memcpy(a->mask, mask, n);
+	if (server_take_fds(r->conn, (int)n, CTL_ATTACH_MS, ctl_attach_fds_cb, a) == -1) {
+		free(a);
+		return ctl_error(r, "this connection cannot take descriptors");
+	}
+	ctl_nattached++;
+	proto_put_int(out, "ready", 1);
+	return 0;
+}
+
 /* nvq drain GPU [REASON] / nvq undrain GPU: administrators only. */
 static int
 ctl_drain(struct ctl_req *r, struct proto_buf *out)
@@ -1437,6 +1538,7 @@ static const struct ctl_entry ctl_table[] = {
 	{ MSG_MODIFY, ctl_modify },
 	{ MSG_REQUEUE, ctl_requeue },
 	{ MSG_RESTART, ctl_restart },
+	{ MSG_ATTACH, ctl_attach },
 	{ MSG_DRAIN, ctl_drain },
 	{ MSG_UNDRAIN, ctl_drain },
 	{ MSG_SHARES, ctl_shares },

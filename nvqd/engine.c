@@ -296,12 +296,26 @@ engine_gate_leave(struct engine *e, struct job *j)
 }
 
 /* Unlinks a job that is no longer active; frees it once its handles close. */
+/* nvq run's descriptors, once its start has them or it will never start */
+static void
+engine_close_stdio(struct job *j)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (j->stdio[i] >= 0) {
+			close(j->stdio[i]);
+			j->stdio[i] = -1;
+		}
+}
+
 static void
 engine_drop(struct engine *e, struct job *j)
 {
 	struct gc_event ev = { .type = GC_EV_GONE, .job = j->id };
 	char err[8];
 
+	engine_close_stdio(j);
 	jobtab_del(&e->jobtab, j);
 	engine_queue_out(e, j);
 	engine_gate_leave(e, j);
@@ -423,6 +437,7 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 	j->id = id;
 	j->uid = uid;
 	j->gid = gid;
+	j->stdio[0] = j->stdio[1] = j->stdio[2] = -1;
 	snprintf(j->user, sizeof(j->user), "%s", user);
 	j->state = JOB_PENDING;
 	j->ngpus = ngpus;
@@ -1001,7 +1016,9 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	gpuctl_started(j, now);
 	engine_track(e, j);
 	engine_status_path(e, j->id, status, sizeof(status));
-	if ((j->pid = start_shim(e, j, uuids, granted, status, err, sizeof(err))) == -1) {
+	j->pid = start_shim(e, j, uuids, granted, status, err, sizeof(err));
+	engine_close_stdio(j);
+	if (j->pid == -1) {
 		j->pid = 0;
 		engine_fail(e, j, err);
 		return -1;
@@ -1377,6 +1394,21 @@ engine_cancel(struct engine *e, struct job *j, const char *by)
 	engine_notice(e, j);
 	engine_drop(e, j);
 	engine_kick(e);
+	return 0;
+}
+
+int
+engine_attach(struct engine *e, struct job *j, const int fds[3])
+{
+	int i;
+
+	engine_close_stdio(j);
+	for (i = 0; i < 3; i++)
+		j->stdio[i] = fds[i];
+	if (j->parked && engine_park(e, j, 0, "released: nvq run attached") == -1) {
+		engine_close_stdio(j);
+		return -1;
+	}
 	return 0;
 }
 

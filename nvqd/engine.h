@@ -71,6 +71,7 @@ struct job {
 	int		requeue;	/* --requeue: NODE_FAIL sends it back to PENDING */
 	int		preempt_signal;	/* --signal: sent first when preempted by a stop; 0: SIGUSR1 */
 	int		notify;		/* --notify or --mail-user: notifiers to run at its end */
+	int		stdio[3];	/* nvq run's stdin, stdout, stderr for its start, or -1 */
 	uint64_t	oom_asked;	/* the hook's last refusal past the budget: bytes asked, */
 	uint64_t	oom_used;	/* what the job held on that GPU, its limit there */
 	uint64_t	oom_limit;
@@ -236,6 +237,12 @@ struct engine_extra {
 };
 /* Gives a job engine_add just added what x says. */
 void	engine_extras(struct engine *, struct job *, const struct engine_extra *x);
+/*
+ * nvq run's descriptors for a pending job held until they came (fds[i]: the
+ * job's stdin, stdout, stderr, or -1; now the job's, closed once it
+ * started or ended): the job is released.  0, or -1 (fds closed).
+ */
+int	engine_attach(struct engine *, struct job *, const int fds[3]);
 /* nvq hold (parked 1) and release (0) of a pending job: committed, then done. */
 int	engine_park(struct engine *, struct job *, int parked, const char *why);
 /* nvq modify and nvq top of a pending job: committed, then done. */

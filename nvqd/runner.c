@@ -68,14 +68,14 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
-	char uid[24], gid[24], mask[16], id[24], procs[24], sig[16], *groups, **argv;
+	char uid[24], gid[24], mask[16], id[24], procs[24], sig[16], fds[4] = "", *groups, **argv;
 	size_t off = 0;
 	pid_t pid = -1;
-	int i, n, r, a = 0, envfd;
+	int i, n, r, a = 0, envfd, hi[3] = { -1, -1, -1 };
 
 	for (n = 0; s->argv[n] != NULL; n++)
 		;
-	/* the shim's options and their values: 38 at most, and a NULL */
+	/* the shim's options and their values: 40 at most, and a NULL */
 	if ((argv = calloc((size_t)n + 48, sizeof(*argv))) == NULL ||
 	    (groups = malloc(2 + (size_t)s->ngroups * 12)) == NULL) {
 		free(argv);
@@ -129,6 +129,14 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 		argv[a++] = "-S";
 		argv[a++] = sig;
 	}
+	/* nvq run's terminal: the shim's 3, 4, 5 (from high numbers, so no dup2 undoes another) */
+	for (i = 0; s->stdio != NULL && i < 3; i++)
+		if (s->stdio[i] >= 0 && (hi[i] = fcntl(s->stdio[i], F_DUPFD_CLOEXEC, 16)) != -1)
+			fds[strlen(fds)] = (char)('0' + i);
+	if (fds[0] != '\0') {
+		argv[a++] = "-a";
+		argv[a++] = fds;
+	}
 	argv[a++] = "-E";	/* the job's environment is on its standard input */
 	argv[a++] = "--";
 	for (i = 0; i < n; i++)
@@ -139,6 +147,9 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot pass its environment to its supervisor: %s",
 		    strerror(errno));
 		runner_void_start(s->status_path);
+		for (i = 0; i < 3; i++)
+			if (hi[i] != -1)
+				close(hi[i]);
 		free(argv);
 		free(groups);
 		return -1;
@@ -153,11 +164,18 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &all);
 	posix_spawn_file_actions_init(&fa);
-	if ((r = posix_spawn_file_actions_adddup2(&fa, envfd, 0)) == 0)
+	r = posix_spawn_file_actions_adddup2(&fa, envfd, 0);
+	for (i = 0; i < 3 && r == 0; i++)
+		if (hi[i] != -1)
+			r = posix_spawn_file_actions_adddup2(&fa, hi[i], 3 + i);
+	if (r == 0)
 		r = posix_spawn(&pid, s->shim, &fa, &attr, argv, runner_shim_env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	close(envfd);
+	for (i = 0; i < 3; i++)
+		if (hi[i] != -1)
+			close(hi[i]);
 	if (r != 0) {
 		snprintf(err, errlen, "cannot start its supervisor %s: %s", s->shim, strerror(r));
 		runner_void_start(s->status_path);

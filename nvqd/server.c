@@ -31,6 +31,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "log.h"
 #include "proc.h"
 #include "proto.h"
@@ -44,6 +45,9 @@
 /* Bytes held for one uid's connections, and for all (read buffers and unread replies). */
 #define SERVER_MAX_UID_BYTES	((size_t)64 << 20)
 #define SERVER_MAX_BYTES	((size_t)512 << 20)
+/* server_take_fds: the most descriptors taken at once, and how often it looks */
+#define SERVER_MAX_FDS		FDPASS_MAX
+#define SERVER_FDS_POLL_MS	2
 
 struct server_conn {
 	uv_pipe_t	pipe;
@@ -63,6 +67,11 @@ struct server_conn {
 	const struct server_handler *h;	/* who answers it, */
 	void		*harg;		/* with this */
 	int64_t		pid_start;	/* pid's start time at accept (no SO_PEERPIDFD) */
+	/* server_take_fds: frames no more; descriptors awaited until deadline */
+	server_fds_cb	fds_cb;
+	void		*fds_arg;
+	int		fds_max;
+	uint64_t	fds_deadline;	/* uv_now() */
 	struct server_conn	*next, *prev;
 };
 
@@ -292,7 +301,7 @@ server_frames(struct server_conn *c)
 	size_t used = 0;
 	int type;
 
-	while (!c->closing && c->len - used >= PROTO_HEADER) {
+	while (!c->closing && c->fds_cb == NULL && c->len - used >= PROTO_HEADER) {
 		if (proto_header(c->buf + used, &type, &len, err, sizeof(err)) == -1) {
 			log_warnx("client pid %d uid %u: %s", (int)c->pid, (unsigned)c->uid, err);
 			server_error(c, err, 1);
@@ -428,6 +437,62 @@ server_peer_pidfd(struct server_conn *c)
 		return -1;
 	}
 	return pidfd;
+}
+
+/* The byte that carries the descriptors: n, 0 not yet, -1 bad (fdpass.h). */
+static int
+server_recv_fds(struct server_conn *c, int *fds)
+{
+	int fd, n, i;
+
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0)
+		return -1;
+	n = fdpass_recv(fd, fds, c->fds_max);
+	/* a frame sent before them: not what was agreed */
+	if (n > 0 && c->len > 0) {
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+		return -1;
+	}
+	return n;
+}
+
+static void
+server_fds_timer_cb(uv_timer_t *t)
+{
+	struct server_conn *c = t->data;
+	int fds[SERVER_MAX_FDS], n = server_recv_fds(c, fds);
+
+	if (n == 0 && uv_now(t->loop) < c->fds_deadline) {
+		uv_timer_start(&c->idle, server_fds_timer_cb, SERVER_FDS_POLL_MS, 0);
+		return;
+	}
+	c->fds_cb(c->fds_arg, c, n == 0 ? NULL : fds, n == 0 ? -1 : n);
+}
+
+int
+server_take_fds(struct server_conn *c, int max, uint64_t ms, server_fds_cb cb, void *arg)
+{
+	if (max < 1 || max > SERVER_MAX_FDS || c->fds_cb != NULL || c->closing)
+		return -1;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+	c->fds_cb = cb;
+	c->fds_arg = arg;
+	c->fds_max = max;
+	c->fds_deadline = uv_now(c->pipe.loop) + ms;
+	uv_timer_start(&c->idle, server_fds_timer_cb, SERVER_FDS_POLL_MS, 0);
+	return 0;
+}
+
+void
+server_reply_close(struct server_conn *c, struct proto_buf *b)
+{
+	if (proto_end(b) == -1) {
+		proto_buf_free(b);
+		server_close(c);
+		return;
+	}
+	server_send(c, b, 1);
 }
 
 void

@@ -62,5 +62,19 @@ void		 server_push(struct server_conn *, struct proto_buf *b);
 int		 server_peer_pidfd(struct server_conn *);
 /* Closes conn; its handler's closed follows. */
 void		 server_end(struct server_conn *);
+/*
+ * Gets file descriptors from conn (nvq run's terminal): conn reads no more
+ * frames, and waits up to ms for one byte carrying 1 to max descriptors
+ * (SCM_RIGHTS; close-on-exec), sent once the reply to the frame being
+ * handled was read.  cb gets them (n, the callee's to close) or NULL and -1
+ * (none in time, more than max, anything else with them, a frame before);
+ * it must end conn: server_reply_close or server_end.  0, or -1 if conn
+ * cannot (max over 8, taking already).
+ */
+typedef void	(*server_fds_cb)(void *arg, struct server_conn *, int *fds, int n);
+int		 server_take_fds(struct server_conn *, int max, uint64_t ms, server_fds_cb,
+		    void *arg);
+/* A last frame to conn (b's bytes are taken), then it closes. */
+void		 server_reply_close(struct server_conn *, struct proto_buf *b);
 
 #endif

@@ -159,6 +159,8 @@ start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t gr
 	rs.cgroup_base = e->cgroup_base[0] != '\0' ? e->cgroup_base : NULL;
 	rs.max_procs = e->cfg.max_procs;
 	rs.preempt_signal = j->preempt_signal;
+	if (j->stdio[0] >= 0 || j->stdio[1] >= 0 || j->stdio[2] >= 0)
+		rs.stdio = j->stdio;
 	if (rs.drop && x.has_groups) {
 		/* the groups the submitting process had */
 		char *tok, *save;

@@ -723,7 +723,8 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	sqlite3_bind_text(s, 27, j->mail_user, -1, SQLITE_STATIC);
 	if (store_done(st, s) == -1)
 		return -1;
-	return copy ? 0 : store_event(st, id, j->now, "PENDING", j->held ?
+	return copy ? 0 : store_event(st, id, j->now, "PENDING", j->held == 2 ?
+	    "submitted, held until nvq run attaches" : j->held ?
 	    "submitted, held (nvq release starts it)" : "submitted");
 }
 

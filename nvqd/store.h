@@ -58,7 +58,7 @@ struct store_job_new {
 	int64_t		array_index;
 	int		array_back;
 	int		array_limit;
-	int		held;		/* --hold: it waits for nvq release */
+	int		held;		/* --hold: it waits for nvq release; 2: for nvq run */
 	const char	*gpus_allow;	/* -w, -x: UUIDs "GPU-a,GPU-b", or NULL */
 	const char	*gpus_deny;
 	const char	*notify;	/* --notify COMMAND, or NULL */

@@ -220,31 +220,47 @@ t_run() {	# nvq run: output here, exit status the job's, Ctrl-C through a termin
 	out=$(nvq run -m 10G sh -c 'echo after') ; rc=$?
 	expect_eq "waited for its turn" "$out/$rc/$(state "$blk")" "after/0/COMPLETED"
 	# Ctrl-C typed on a terminal: nvq run in a pseudo-terminal, ^C written to it
-	out=$(python3 - "$NVQ_BIN" "$T/sock" <<'PY'
-import os, pty, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], [sys.argv[1], "-s", sys.argv[2], "run", "-g", "0", "sh", "-c",
-                           "echo started; sleep 60"])
-buf = b""
-deadline = time.time() + 10
-while b"started" not in buf and time.time() < deadline:
-    buf += os.read(fd, 1024)
-os.write(fd, b"\x03")
-while True:
-    try:
-        chunk = os.read(fd, 1024)
-    except OSError:
-        break
-    if not chunk:
-        break
-    buf += chunk
-_, st = os.waitpid(pid, 0)
-print(os.waitstatus_to_exitcode(st), b"cancelling job" in buf)
-PY
-)
-	expect_eq "Ctrl-C: exit status 130, and it said so" "$out" "130 True"
+	out=$(python3 tests/system/pty_run.py 24 80 started '\x03' -- "$NVQ_BIN" -s "$T/sock" \
+	    run -g 0 sh -c "echo started; sleep 60")
+	expect_eq "Ctrl-C: exit status 130" "$(echo "$out" | head -1)" 130
+	expect_match "and it said so" "$out" "cancelling job"
 	local last; last=$(sqlite3 "$T/nvq.db" "SELECT max(id) FROM jobs")
 	wait_state "$last" CANCELLED
 	expect_match "bad usage" "$(nvq run 2>&1)" "missing arguments"
+	# its stdin is nvq's
+	expect_eq "stdin" "$(printf 'a\nb\nc\n' | nvq run -g 0 wc -l)" 3
+	expect_eq "no stdin at all" "$(nvq run -g 0 wc -c <&-)" 0
+	# a terminal: the job's stdin, stdout and stderr are it (its size too); none in files
+	out=$(python3 tests/system/pty_run.py 33 101 to-err 'hello\n' -- "$NVQ_BIN" -s "$T/sock" \
+	    run -g 0 sh -c 'tty; stty size; echo to-err >&2; read line; echo got:$line; exit 4')
+	expect_eq "a terminal: its status" "$(echo "$out" | head -1)" 4
+	expect_match "the job's stdin, stdout are the terminal" "$out" "/dev/pts/"
+	expect_match "its size" "$out" "33 101"
+	expect_match "what was typed, read by the job" "$out" "got:hello"
+	last=$(sqlite3 "$T/nvq.db" "SELECT max(id) FROM jobs")
+	expect_eq "nothing in its output files" "$(cat "$T/spool/0/$last.out" "$T/spool/0/$last.err" 2>/dev/null)" ""
+	expect_match "held until nvq run attached" "$(sqlite3 "$T/nvq.db" \
+	    "SELECT group_concat(state || ':' || coalesce(reason, ''), ' ') FROM events WHERE job_id = $last")" \
+	    "^PENDING:submitted, held until nvq run attaches RELEASED:released: nvq run attached RUNNING"
+	# nvq run's attach: for a pending held job of the caller's, the descriptors it announced
+	local h nulls; h=$(submit --hold -g 0 true)
+	nulls=$(ls -l /proc/"$NVQD_PID"/fd | grep -c /dev/null)
+	expect_match "attach: a running job" "$("$HELPERS/attach" "$T/sock" "$blk" 0 1 2>&1)" \
+	    "has already ended|not waiting for nvq run"
+	expect_match "attach: fewer than announced" "$("$HELPERS/attach" "$T/sock" "$h" 01 1 2>&1)" \
+	    "not the descriptors announced"
+	expect_match "attach: more than announced" "$("$HELPERS/attach" "$T/sock" "$h" 0 3 2>&1)" \
+	    "not those announced"
+	expect_match "attach: a bad mask" "$("$HELPERS/attach" "$T/sock" "$h" 00 2 2>&1)" "each once"
+	expect_eq "still held after all that" "$(field "$h" held)" 1
+	expect_eq "attach: done" "$("$HELPERS/attach" "$T/sock" "$h" 0 1 2>&1)" "attached 1"
+	wait_state "$h" COMPLETED
+	make_users || { skip "cannot create users"; return; }
+	chmod 755 "$T"
+	h=$(submit --hold -g 0 true)
+	expect_match "attach: another user's job" \
+	    "$(as_user nvqta "$HELPERS/attach" "$T/sock" "$h" 0 1 2>&1)" "belongs to root|not yours"
+	nvq cancel "$h"
+	expect_eq "nvqd holds no descriptor of theirs" \
+	    "$(ls -l /proc/"$NVQD_PID"/fd | grep -c /dev/null)" "$nulls"
 }
