@@ -21,18 +21,19 @@ _nvq() {
 	    TIMEOUT NODE_FAIL" -- "$cur")); return ;;
 	-u|--user) COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	-o|-e|--output|--error) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	-g|-m|-p|-n|-t|-w|-x|--after|--since|--signal|--array|--notify|--mail-user) return ;;
+	-g|-m|-p|-n|-t|-w|-x|--after|--since|--signal|--array|--notify|--mail-user|--format) return ;;
 	esac
 	case $cmd in
 	submit|run) COMPREPLY=($(compgen -W "-g -m -p -n -t -o -e -w -x --after --hold --requeue
-		    --signal --notify --mail-user --array --stdin --parsable" -- "$cur"))
+		    --signal --notify --mail-user --array --stdin --parsable --json" -- "$cur"))
 		[ ${#COMPREPLY[@]} = 0 ] && COMPREPLY=($(compgen -c -- "$cur")) ;;
-	list) COMPREPLY=($(compgen -W "-a -r -u --state --json" -- "$cur")) ;;
+	list) COMPREPLY=($(compgen -W "-a -r -u --state --format --json" -- "$cur")) ;;
 	modify) COMPREPLY=($(compgen -W "-p -m -t" -- "$cur")) ;;
-	history) COMPREPLY=($(compgen -W "--since -u --state --json" -- "$cur")) ;;
-	restart) COMPREPLY=($(compgen -W "--failed --since" -- "$cur")) ;;
+	history) COMPREPLY=($(compgen -W "--since -u --state --format --json" -- "$cur")) ;;
+	restart) COMPREPLY=($(compgen -W "--failed --since --json" -- "$cur")) ;;
 	log) COMPREPLY=($(compgen -W "-f --err" -- "$cur")) ;;
-	show|gpus|shares) COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
+	gpus|shares) COMPREPLY=($(compgen -W "--format --json" -- "$cur")) ;;
+	show) COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
 	esac
 }
 complete -F _nvq nvq

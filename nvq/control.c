@@ -198,8 +198,16 @@ cmd_restart(struct nvq_args *a)
 	}
 	proto_buf_free(&b);
 	n = client_rows(&m, "id", 0, &rows);
+	if (a->json)
+		printf("[");
 	for (i = 0; i < n; i++)
-		printf("job %lld is pending again\n", (long long)row_int(&m, &rows[i], "id", 0));
+		if (a->json)
+			printf("%s%lld", i ? ", " : "", (long long)row_int(&m, &rows[i], "id", 0));
+		else
+			printf("job %lld is pending again\n",
+			    (long long)row_int(&m, &rows[i], "id", 0));
+	if (a->json)
+		printf("]\n");
 	free(rows);
 	proto_msg_free(&m);
 	return 0;

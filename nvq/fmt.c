@@ -181,3 +181,19 @@ fmt_state_ok(const char *s)
 			return 1;
 	return 0;
 }
+
+void
+fmt_duration(int64_t s, char *buf, size_t len)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 60)
+		snprintf(buf, len, "%llds", (long long)s);
+	else if (s < 3600)
+		snprintf(buf, len, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, len, "%lldh%02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+	else
+		snprintf(buf, len, "%lldd%02lldh", (long long)(s / 86400),
+		    (long long)(s % 86400 / 3600));
+}

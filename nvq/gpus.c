@@ -4,19 +4,40 @@
 #include <stdlib.h>
 
 #include "nvq.h"
+#include "table.h"
+
+enum { G_IDX, G_UUID, G_NAME, G_MODE, G_TOTAL, G_BUDGET, G_DEMANDED, G_USED, G_OUTSIDE,
+	G_JOBS, G_NCOLS };
+
+static const struct table_col gpus_cols[G_NCOLS] = {
+	[G_IDX] = { "idx", 3, 0 }, [G_UUID] = { "uuid", 40, 0 }, [G_NAME] = { "name", 24, 0 },
+	[G_MODE] = { "mode", 6, 0 }, [G_TOTAL] = { "total", 7, 1 },
+	[G_BUDGET] = { "budget", 7, 1 }, [G_DEMANDED] = { "demanded", 8, 1 },
+	[G_USED] = { "used", 7, 1 }, [G_OUTSIDE] = { "outside", 7, 1 },
+	[G_JOBS] = { "jobs", 12, 0 },
+};
 
 int
 cmd_gpus(struct nvq_args *a)
 {
+	static const char *const sizes[] = { [G_TOTAL] = "total", [G_BUDGET] = "budget",
+	    [G_DEMANDED] = "demanded", [G_USED] = "queue_used", [G_OUTSIDE] = "outside" };
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
 	struct nvq_row *rows = NULL;
-	char t[16], bu[16], d[16], o[16], u[16];
-	int i, n;
+	struct table t;
+	char cell[G_NCOLS][64], jobs[1024];
+	const char *cells[G_NCOLS];
+	int i, k, n;
 
+	if (!a->json && table_init(&t, gpus_cols, G_NCOLS,
+	    "idx,uuid,name,mode,total,budget,demanded,used,outside,jobs", a->format) == -1)
+		return 2;
 	proto_begin(&b, MSG_GPUS);
 	if (client_call(a->socket, &b, &m) == -1) {
 		proto_buf_free(&b);
+		if (!a->json)
+			table_free(&t);
 		return 1;
 	}
 	proto_buf_free(&b);
@@ -29,25 +50,25 @@ cmd_gpus(struct nvq_args *a)
 		}
 		printf("%s]\n", n ? "\n" : "");
 	} else {
-		printf("%-3s %-40s %-24s %-6s %7s %7s %8s %7s %7s  %s\n", "IDX", "UUID", "NAME",
-		    "MODE", "TOTAL", "BUDGET", "DEMANDED", "USED", "OUTSIDE", "JOBS");
+		table_header(&t);
 		for (i = 0; i < n; i++) {
-			fmt_size((uint64_t)row_int(&m, &rows[i], "total", 0), t, sizeof(t));
-			fmt_size((uint64_t)row_int(&m, &rows[i], "budget", 0), bu, sizeof(bu));
-			fmt_size((uint64_t)row_int(&m, &rows[i], "demanded", 0), d, sizeof(d));
-			fmt_size((uint64_t)row_int(&m, &rows[i], "outside", 0), o, sizeof(o));
-			fmt_size((uint64_t)row_int(&m, &rows[i], "queue_used", 0), u, sizeof(u));
-			printf("%-3lld %-40s %-24.24s %-6s %7s %7s %8s %7s %7s  %s%s\n",
-			    (long long)row_int(&m, &rows[i], "index", 0),
-			    fmt_safe(row_str(&m, &rows[i], "uuid")),
-			    fmt_safe(row_str(&m, &rows[i], "name")),
-			    fmt_safe(row_str(&m, &rows[i], "mode")), t, bu, d, u, o,
-			    fmt_safe(row_str(&m, &rows[i], "jobs")),
+			for (k = 0; k < G_NCOLS; k++)
+				cells[k] = cell[k];
+			snprintf(cell[G_IDX], 64, "%lld", (long long)row_int(&m, &rows[i], "index", 0));
+			snprintf(cell[G_UUID], 64, "%s", fmt_safe(row_str(&m, &rows[i], "uuid")));
+			snprintf(cell[G_NAME], 25, "%s", fmt_safe(row_str(&m, &rows[i], "name")));
+			snprintf(cell[G_MODE], 64, "%s", fmt_safe(row_str(&m, &rows[i], "mode")));
+			for (k = G_TOTAL; k <= G_OUTSIDE; k++)
+				fmt_size((uint64_t)row_int(&m, &rows[i], sizes[k], 0), cell[k], 64);
+			snprintf(jobs, sizeof(jobs), "%s%s", fmt_safe(row_str(&m, &rows[i], "jobs")),
 			    row_int(&m, &rows[i], "drained", 0) ? " (drained: no new jobs)" : "");
+			cells[G_JOBS] = jobs;
+			table_row(&t, cells);
 		}
 		if (n == 0)
 			printf("(no GPUs: %s)\n", proto_str(&m, "source") ?
 			    fmt_safe(proto_str(&m, "source")) : "?");
+		table_free(&t);
 	}
 	free(rows);
 	proto_msg_free(&m);

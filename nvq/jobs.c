@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "nvq.h"
+#include "table.h"
 
 int
 nvq_since(const char *since, int64_t *t)
@@ -89,7 +90,7 @@ jobs_elapsed(const struct proto_msg *m, const struct nvq_row *r, double now, cha
 		snprintf(buf, len, "-");
 		return;
 	}
-	fmt_elapsed((int64_t)((end > 0 ? end : now) - start), buf, len);
+	fmt_duration((int64_t)((end > 0 ? end : now) - start), buf, len);
 }
 
 static const char *
@@ -118,33 +119,102 @@ jobs_reason(const struct proto_msg *m, const struct nvq_row *r)
 	return row_str(m, r, "reason") ? row_str(m, r, "reason") : "";
 }
 
+/* The columns of nvq list and nvq history (--format). */
+enum { J_ID, J_USER, J_NAME, J_STATE, J_GPUS, J_MEM, J_ELAPSED, J_SUBMITTED, J_STARTED,
+	J_ENDED, J_PRIORITY, J_LIMIT, J_EXIT, J_REASON, J_COMMAND, J_CWD, J_UUIDS, J_NCOLS };
+
+static const struct table_col jobs_cols[J_NCOLS] = {
+	[J_ID] = { "id", 7, 0 }, [J_USER] = { "user", 10, 0 }, [J_NAME] = { "name", 20, 0 },
+	[J_STATE] = { "state", 9, 0 }, [J_GPUS] = { "gpus", 4, 1 }, [J_MEM] = { "mem", 11, 1 },
+	[J_ELAPSED] = { "elapsed", 8, 1 }, [J_SUBMITTED] = { "submitted", 19, 0 },
+	[J_STARTED] = { "started", 19, 0 }, [J_ENDED] = { "ended", 19, 0 },
+	[J_PRIORITY] = { "priority", 8, 1 }, [J_LIMIT] = { "limit", 7, 1 },
+	[J_EXIT] = { "exit", 4, 1 }, [J_REASON] = { "reason", 40, 0 },
+	[J_COMMAND] = { "command", 30, 0 }, [J_CWD] = { "cwd", 30, 0 },
+	[J_UUIDS] = { "uuids", 40, 0 },
+};
+
+#define JOBS_LIST_COLS		"id,user,name,state,gpus,mem,elapsed,reason"
+#define JOBS_HISTORY_COLS	"id,user,name,state,gpus,mem,elapsed,ended,reason"
+
+/* A row's cells, as text to show (every string through fmt_safe). */
+struct jobs_cells {
+	char		small[J_NCOLS][64];
+	char		reason[512], command[4096], cwd[4096], uuids[2048];
+	const char	*cell[J_NCOLS];
+};
+
+static void
+jobs_cells(const struct proto_msg *m, const struct nvq_row *r, double now, int fold,
+    struct jobs_cells *c)
+{
+	const char *nm = row_str(m, r, "name"), *user = row_str(m, r, "user");
+	int64_t arr = row_int(m, r, "array_id", 0), idx = row_int(m, r, "array_index", 0);
+	int64_t lim = row_int(m, r, "time_limit", 0), code = row_int(m, r, "exit_code", -1);
+	int i;
+
+	snprintf(c->small[J_ID], 64, "%lld", (long long)row_int(m, r, "id", 0));
+	snprintf(c->small[J_USER], 64, "%s", user ? fmt_safe(user) : "?");
+	/* a task of an array: its index beside its name (a folded line: the name alone) */
+	if (arr != 0 && !fold)
+		snprintf(c->small[J_NAME], 21, "%.12s[%lld]", fmt_safe(nm), (long long)idx);
+	else
+		snprintf(c->small[J_NAME], 21, "%s", fmt_safe(nm));
+	snprintf(c->small[J_STATE], 64, "%s", fmt_safe(row_str(m, r, "state")));
+	snprintf(c->small[J_GPUS], 64, "%lld", (long long)row_int(m, r, "gpus", 0));
+	jobs_mem(m, r, c->small[J_MEM], 64);
+	jobs_elapsed(m, r, now, c->small[J_ELAPSED], 64);
+	fmt_time(row_real(m, r, "submitted_at"), c->small[J_SUBMITTED], 64);
+	fmt_time(row_real(m, r, "started_at"), c->small[J_STARTED], 64);
+	fmt_time(row_real(m, r, "ended_at"), c->small[J_ENDED], 64);
+	snprintf(c->small[J_PRIORITY], 64, "%lld", (long long)row_int(m, r, "priority", 0));
+	if (lim > 0)
+		fmt_duration(lim, c->small[J_LIMIT], 64);
+	else
+		snprintf(c->small[J_LIMIT], 64, "-");
+	if (code >= 0)
+		snprintf(c->small[J_EXIT], 64, "%lld", (long long)code);
+	else if (row_int(m, r, "signal", 0) > 0)
+		snprintf(c->small[J_EXIT], 64, "sig%lld", (long long)row_int(m, r, "signal", 0));
+	else
+		snprintf(c->small[J_EXIT], 64, "-");
+	for (i = 0; i < J_NCOLS; i++)
+		c->cell[i] = c->small[i];
+	snprintf(c->reason, sizeof(c->reason), "%s", fmt_safe(jobs_reason(m, r)));
+	snprintf(c->command, sizeof(c->command), "%s", fmt_safe(row_str(m, r, "command")));
+	snprintf(c->cwd, sizeof(c->cwd), "%s", fmt_safe(row_str(m, r, "cwd")));
+	snprintf(c->uuids, sizeof(c->uuids), "%s", row_str(m, r, "gpu_uuids") ?
+	    fmt_safe(row_str(m, r, "gpu_uuids")) : "-");
+	c->cell[J_REASON] = c->reason;
+	c->cell[J_COMMAND] = c->command;
+	c->cell[J_CWD] = c->cwd;
+	c->cell[J_UUIDS] = c->uuids;
+}
+
 /*
  * The pending tasks of an array in a row, folded into one line of the
  * table (unless -r): as Slurm's squeue shows them, 12_[3-99].
  */
 static struct {
-	int64_t		array, id, first, last;
-	long		n;
-	char		line[512];	/* the row of the first, past its ID */
-	char		reason[256];
+	int64_t			array, id, first, last;
+	long			n;
+	struct jobs_cells	c;	/* the first's */
 } F;
 
 static void
-jobs_fold_flush(void)
+jobs_fold_flush(struct table *t)
 {
-	char id[64];
+	char why[600];
 
 	if (F.n == 0)
 		return;
-	if (F.n == 1)
-		snprintf(id, sizeof(id), "%lld", (long long)F.id);
-	else
-		snprintf(id, sizeof(id), "%lld_[%lld-%lld]", (long long)F.array,
+	if (F.n > 1) {
+		snprintf(F.c.small[J_ID], 64, "%lld_[%lld-%lld]", (long long)F.array,
 		    (long long)F.first, (long long)F.last);
-	printf("%-7s %s", id, F.line);
-	if (F.n > 1)
-		printf("%ld tasks: ", F.n);
-	printf("%s\n", F.reason);
+		snprintf(why, sizeof(why), "%ld tasks: %s", F.n, F.c.reason);
+		snprintf(F.c.reason, sizeof(F.c.reason), "%s", why);
+	}
+	table_row(t, F.c.cell);
 	F.n = 0;
 }
 
@@ -166,12 +236,12 @@ jobs_json(const struct proto_msg *m, struct nvq_row *rows, int n, long *done)
  * becomes the next page's cursor, 0 after the last.  0, or -1.
  */
 static int
-jobs_page(struct nvq_args *a, int type, int64_t *after, double *now, long *done)
+jobs_page(struct nvq_args *a, struct table *t, int type, int64_t *after, double *now, long *done)
 {
+	static struct jobs_cells c;
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
 	struct nvq_row *rows = NULL;
-	char mem[40], el[24], name[21];
 	int i, n;
 
 	if (jobs_filter(a, &b, type) == -1) {
@@ -192,9 +262,7 @@ jobs_page(struct nvq_args *a, int type, int64_t *after, double *now, long *done)
 		if (a->json)
 			printf("[");
 		else
-			printf("%-7s %-10s %-20s %-9s %4s %11s %10s  %s\n", "ID", "USER", "NAME",
-			    "STATE", "GPUS", "MEM", "ELAPSED",
-			    type == MSG_HISTORY ? "ENDED  REASON" : "REASON");
+			table_header(t);
 	}
 	n = client_rows(&m, "id", 0, &rows);
 	if (a->json)
@@ -202,52 +270,34 @@ jobs_page(struct nvq_args *a, int type, int64_t *after, double *now, long *done)
 	else {
 		*done += n;
 		for (i = 0; i < n; i++) {
-			const char *nm = row_str(&m, &rows[i], "name");
-			const char *user = row_str(&m, &rows[i], "user");
-			char ended[32];
-
 			int64_t arr = row_int(&m, &rows[i], "array_id", 0);
 			int64_t idx = row_int(&m, &rows[i], "array_index", 0);
 			const char *st = row_str(&m, &rows[i], "state");
-			char line[512], label[64];
 			int fold = !a->expand && type == MSG_LIST && arr != 0 && st != NULL &&
 			    strcmp(st, "PENDING") == 0;
-			const char *why;
 
-			/* a task of an array: its index beside its name */
-			if (arr != 0)
-				snprintf(label, sizeof(label), "%.12s[%lld]", fmt_safe(nm),
-				    (long long)idx);
-			else
-				snprintf(label, sizeof(label), "%s", fmt_safe(nm));
-			snprintf(name, sizeof(name), "%s", label);
-			jobs_mem(&m, &rows[i], mem, sizeof(mem));
-			jobs_elapsed(&m, &rows[i], *now, el, sizeof(el));
-			snprintf(line, sizeof(line), "%-10s %-20s %-9s %4lld %11s %10s  ",
-			    user ? fmt_safe(user) : "?", fold ? fmt_safe(nm) : name, fmt_safe(st),
-			    (long long)row_int(&m, &rows[i], "gpus", 0), mem, el);
-			why = fmt_safe(jobs_reason(&m, &rows[i]));
-			if (fold && F.n > 0 && F.array == arr && strcmp(F.reason, why) == 0) {
+			jobs_cells(&m, &rows[i], *now, fold, &c);
+			if (fold && F.n > 0 && F.array == arr && strcmp(F.c.reason, c.reason) == 0) {
 				F.last = idx;
 				F.n++;
 				continue;
 			}
-			jobs_fold_flush();
+			jobs_fold_flush(t);
 			if (fold) {
 				F.array = arr;
 				F.id = row_int(&m, &rows[i], "id", 0);
 				F.first = F.last = idx;
 				F.n = 1;
-				snprintf(F.line, sizeof(F.line), "%s", line);
-				snprintf(F.reason, sizeof(F.reason), "%s", why);
+				F.c = c;
+				for (int k = 0; k < J_NCOLS; k++)
+					F.c.cell[k] = F.c.small[k];
+				F.c.cell[J_REASON] = F.c.reason;
+				F.c.cell[J_COMMAND] = F.c.command;
+				F.c.cell[J_CWD] = F.c.cwd;
+				F.c.cell[J_UUIDS] = F.c.uuids;
 				continue;
 			}
-			printf("%-7lld %s", (long long)row_int(&m, &rows[i], "id", 0), line);
-			if (type == MSG_HISTORY) {
-				fmt_time(row_real(&m, &rows[i], "ended_at"), ended, sizeof(ended));
-				printf("%s  ", ended);
-			}
-			printf("%s\n", why);
+			table_row(t, c.cell);
 		}
 	}
 	/* an nvqd without pages sends everything at once, and no "more" */
@@ -262,21 +312,30 @@ jobs_page(struct nvq_args *a, int type, int64_t *after, double *now, long *done)
 static int
 jobs_table(struct nvq_args *a, int type)
 {
+	struct table t;
 	int64_t after = 0;
 	double now = 0;
 	long done = 0;
 	int r;
 
+	if (!a->json && table_init(&t, jobs_cols, J_NCOLS, type == MSG_HISTORY ?
+	    JOBS_HISTORY_COLS : JOBS_LIST_COLS, a->format) == -1)
+		return 2;
 	do {
-		if ((r = jobs_page(a, type, &after, &now, &done)) < 0) {
+		if ((r = jobs_page(a, &t, type, &after, &now, &done)) < 0) {
 			if (a->json && done + after > 0)
 				printf("\n]\n");	/* what came is still valid JSON */
+			if (!a->json)
+				table_free(&t);
 			return r == -2 ? 2 : 1;
 		}
 	} while (after > 0);
-	jobs_fold_flush();
 	if (a->json)
 		printf("%s]\n", done ? "\n" : "");
+	else {
+		jobs_fold_flush(&t);
+		table_free(&t);
+	}
 	return 0;
 }
 
@@ -326,6 +385,22 @@ jobs_fetch(const char *socket, int64_t id, struct proto_msg *m, struct nvq_row *
 	return 0;
 }
 
+/* A number of nvq show's for people: sizes (2G) and spans (1h30m); 0 if it is neither. */
+static int
+jobs_human(const struct proto_field *f, char *buf, size_t len)
+{
+	if (strcmp(f->key, "mem_per_gpu") == 0 && f->i == 0)
+		snprintf(buf, len, "whole GPUs");
+	else if (strcmp(f->key, "mem_per_gpu") == 0 || strcmp(f->key, "gpu_used") == 0 ||
+	    strcmp(f->key, "gpu_peak") == 0 || strcmp(f->key, "granted") == 0)
+		fmt_size((uint64_t)f->i, buf, len);
+	else if (strcmp(f->key, "time_limit") == 0 && f->i > 0)
+		fmt_duration(f->i, buf, len);
+	else
+		return 0;
+	return 1;
+}
+
 int
 cmd_show(struct nvq_args *a)
 {
@@ -372,7 +447,9 @@ cmd_show(struct nvq_args *a)
 			const struct proto_field *f = &m.fields[i];
 			if (strcmp(f->key, "now") == 0)
 				continue;
-			if (f->kind == 'i')
+			if (f->kind == 'i' && jobs_human(f, t, sizeof(t)))
+				printf("%-13s %s\n", fmt_safe(f->key), t);
+			else if (f->kind == 'i')
 				printf("%-13s %lld\n", fmt_safe(f->key), (long long)f->i);
 			else if (strstr(f->key, "_at") != NULL) {
 				fmt_time(strtod(f->s, NULL), t, sizeof(t));

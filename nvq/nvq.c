@@ -12,7 +12,8 @@
 #include "nvq.h"
 
 enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
-	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL, OPT_FAILED };
+	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL, OPT_FAILED,
+	OPT_FORMAT };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
@@ -42,18 +43,19 @@ static const struct option nvq_longs[] = {
 	{ "notify", required_argument, NULL, OPT_NOTIFY },
 	{ "mail-user", required_argument, NULL, OPT_MAIL },
 	{ "failed", no_argument, NULL, OPT_FAILED },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 };
 #define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
-	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--] "
+	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] [--] "
 	  "COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #NVQ lines give options too; the command line's win)",
 	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after parsable "
-	  "requeue signal array stdin hold gpu-list exclude notify mail-user",
+	  "requeue signal array stdin hold gpu-list exclude notify mail-user json",
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "run", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] COMMAND "
@@ -62,8 +64,8 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "signal gpu-list exclude",
 	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's, "
 	  "Ctrl-C cancels it" },
-	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--json]", "aru:",
-	  "all expand user state json",
+	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--format COLUMNS] [--json]", "aru:",
+	  "all expand user state json format",
 	  0, 0, cmd_list, "pending and running jobs; -a adds finished ones" },
 	{ "show", "[--json] ID", "", "json", 1, 1, cmd_show, "one job, its runs and events" },
 	{ "cancel", "ID...   (A_: every task of array A)", "", "", 1, -1, cmd_cancel,
@@ -79,7 +81,8 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  1, 1, cmd_modify, "change a pending job's priority, memory or time limit" },
 	{ "requeue", "ID...", "", "", 1, -1, cmd_requeue,
 	  "stop running jobs and queue them again (a new run, the same job)" },
-	{ "restart", "[--failed [--since WHEN]] [ID...]", "", "failed since", 0, -1, cmd_restart,
+	{ "restart", "[--failed [--since WHEN]] [--json] [ID...]", "", "failed since json", 0, -1,
+	  cmd_restart,
 	  "finished jobs queued again (a new run, the same job); --failed: those that failed" },
 	{ "drain", "GPU [REASON...]", "", "", 1, -1, cmd_drain,
 	  "no new jobs on a GPU (index or UUID); its running jobs finish (admins)" },
@@ -92,11 +95,11 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "print a job's stdout (--err: stderr); -f follows it" },
 	{ "wait", "ID...", "", "", 1, -1, cmd_wait,
 	  "wait for jobs to end; exit with the first failure's status" },
-	{ "history", "[--since WHEN] [-u USER] [--state STATE] [--json]", "u:",
-	  "since user state json", 0, 0, cmd_history, "finished jobs" },
-	{ "gpus", "[--json]", "", "json", 0, 0, cmd_gpus,
+	{ "history", "[--since WHEN] [-u USER] [--state STATE] [--format COLUMNS] [--json]", "u:",
+	  "since user state json format", 0, 0, cmd_history, "finished jobs" },
+	{ "gpus", "[--format COLUMNS] [--json]", "", "json format", 0, 0, cmd_gpus,
 	  "GPUs: total, budget, demanded, used outside the queue" },
-	{ "shares", "[--json]", "", "json", 0, 0, cmd_shares,
+	{ "shares", "[--format COLUMNS] [--json]", "", "json format", 0, 0, cmd_shares,
 	  "users' recent GPU-hours and the fair-share priority they earn" },
 };
 #define NVQ_NCMDS (sizeof(nvq_cmds) / sizeof(nvq_cmds[0]))
@@ -169,6 +172,7 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_PARSABLE: a->parsable = 1; break;
 		case OPT_REQUEUE: a->requeue = 1; break;
 		case OPT_FAILED: a->failed = 1; break;
+		case OPT_FORMAT: a->format = optarg; break;
 		case OPT_SIGNAL: a->signal = optarg; break;
 		case OPT_NOTIFY: a->notify = optarg; break;
 		case OPT_MAIL: a->mail_user = optarg; break;

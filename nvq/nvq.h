@@ -29,6 +29,7 @@ struct nvq_args {
 	const char	*notify;	/* --notify COMMAND, at the job's end */
 	const char	*mail_user;	/* --mail-user ADDRESS */
 	int		failed;		/* restart --failed */
+	const char	*format;	/* --format COLUMNS of a listing */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };
@@ -74,6 +75,8 @@ void		fmt_json_str(FILE *, const char *);
  */
 const char	*fmt_safe(const char *s);
 void		fmt_time(double, char *, size_t);
+/* A span for people: 45s, 12m05s, 3h07m, 2d04h (cut, not rounded). */
+void		fmt_duration(int64_t secs, char *, size_t);
 int		fmt_state_ok(const char *);
 /* Whether a job in this state has yet to end (PENDING, RUNNING, SUSPENDED). */
 int		fmt_state_active(const char *);

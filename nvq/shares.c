@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "nvq.h"
+#include "table.h"
 
 /* uid's login name, or the number. */
 static void
@@ -48,16 +49,32 @@ shares_fetch(struct nvq_args *a, struct proto_msg *m)
 	return r;
 }
 
+enum { S_USER, S_HOURS, S_USE, S_SHARE, S_PRIO, S_NOTE, S_NCOLS };
+
+static const struct table_col shares_cols[S_NCOLS] = {
+	[S_USER] = { "user", 16, 0 }, [S_HOURS] = { "gpu-hours", 10, 1 },
+	[S_USE] = { "use", 6, 1 }, [S_SHARE] = { "share", 6, 1 },
+	[S_PRIO] = { "priority", 9, 1 }, [S_NOTE] = { "note", 22, 0 },
+};
+
 int
 cmd_shares(struct nvq_args *a)
 {
 	struct proto_msg m;
 	struct nvq_row *rows = NULL;
-	char user[64], hl[32];
-	int i, n;
+	struct table t;
+	char hl[32], cell[S_NCOLS][64];
+	const char *cells[S_NCOLS];
+	int i, k, n;
 
-	if (shares_fetch(a, &m) == -1)
+	if (!a->json && table_init(&t, shares_cols, S_NCOLS, "user,gpu-hours,use,share,priority,note",
+	    a->format) == -1)
+		return 2;
+	if (shares_fetch(a, &m) == -1) {
+		if (!a->json)
+			table_free(&t);
 		return 1;
+	}
 	n = client_rows(&m, "uid", 0, &rows);
 	if (a->json) {
 		printf("{\"fairshare\": %s, \"halflife\": %lld, \"weight\": %s, \"users\": [",
@@ -75,19 +92,23 @@ cmd_shares(struct nvq_args *a)
 		    "queue\n", proto_int(&m, "fairshare", 0) ? "on" : "off", hl,
 		    proto_str(&m, "weight") ? fmt_safe(proto_str(&m, "weight")) : "?",
 		    (long long)proto_int(&m, "active", 0), proto_int(&m, "active", 0) == 1 ? "" : "s");
-		printf("%-16s %10s %6s %6s %9s\n", "USER", "GPU-HOURS", "USE", "SHARE",
-		    "PRIORITY");
+		table_header(&t);
 		for (i = 0; i < n; i++) {
-			shares_user((uint32_t)row_int(&m, &rows[i], "uid", 0), user, sizeof(user));
-			printf("%-16s %10.2f", user, row_real(&m, &rows[i], "gpu_hours"));
-			if (row_int(&m, &rows[i], "queued", 0))
-				printf(" %5.0f%% %5.0f%% %+9.1f\n",
-				    100 * row_real(&m, &rows[i], "use"),
-				    100 * row_real(&m, &rows[i], "share"),
-				    row_real(&m, &rows[i], "bonus"));
-			else
-				printf(" %6s %6s %9s  (no jobs in the queue)\n", "-", "-", "-");
+			int queued = row_int(&m, &rows[i], "queued", 0) != 0;
+
+			for (k = 0; k < S_NCOLS; k++)
+				cells[k] = cell[k];
+			shares_user((uint32_t)row_int(&m, &rows[i], "uid", 0), cell[S_USER], 64);
+			snprintf(cell[S_HOURS], 64, "%.2f", row_real(&m, &rows[i], "gpu_hours"));
+			snprintf(cell[S_USE], 64, "%.0f%%", 100 * row_real(&m, &rows[i], "use"));
+			snprintf(cell[S_SHARE], 64, "%.0f%%", 100 * row_real(&m, &rows[i], "share"));
+			snprintf(cell[S_PRIO], 64, "%+.1f", row_real(&m, &rows[i], "bonus"));
+			snprintf(cell[S_NOTE], 64, "%s", queued ? "" : "(no jobs in the queue)");
+			if (!queued)
+				cells[S_USE] = cells[S_SHARE] = cells[S_PRIO] = NULL;
+			table_row(&t, cells);
 		}
+		table_free(&t);
 	}
 	free(rows);
 	proto_msg_free(&m);

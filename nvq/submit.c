@@ -199,7 +199,16 @@ cmd_submit(struct nvq_args *a)
 	tasks = proto_int(&rep, "tasks", 0);
 	if (a->attach)
 		a->job_id = id;
-	else if (a->parsable)
+	else if (a->json) {
+		printf("{\"id\": %lld, \"tasks\": %lld", (long long)id, (long long)tasks);
+		if (proto_str(&rep, "note") != NULL) {
+			printf(", \"note\": ");
+			fmt_json_str(stdout, proto_str(&rep, "note"));
+		}
+		printf("}\n");
+		proto_msg_free(&rep);
+		return 0;
+	} else if (a->parsable)
 		printf("%lld\n", (long long)id);
 	else if (tasks > 0)
 		printf("Submitted array %lld: %lld task%s, jobs %lld to %lld\n", (long long)id,

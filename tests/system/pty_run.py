@@ -21,10 +21,16 @@ if pid == 0:
 fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", int(rows), int(cols), 0, 0))
 buf = b""
 deadline = time.time() + 10
+done = False
 while wait.encode() not in buf and time.time() < deadline:
-    buf += os.read(fd, 1024)
-os.write(fd, send.encode().decode("unicode_escape").encode())
-while True:
+    try:
+        buf += os.read(fd, 1024)
+    except OSError:
+        done = True
+        break
+if not done:
+    os.write(fd, send.encode().decode("unicode_escape").encode())
+while not done:
     try:
         chunk = os.read(fd, 1024)
     except OSError:

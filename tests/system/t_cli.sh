@@ -264,3 +264,48 @@ t_run() {	# nvq run: output here, exit status the job's, Ctrl-C through a termin
 	expect_eq "nvqd holds no descriptor of theirs" \
 	    "$(ls -l /proc/"$NVQD_PID"/fd | grep -c /dev/null)" "$nulls"
 }
+
+t_format() {	# --format on listings, --json, tables cut to a terminal, colour there only
+	write_config "[gpus]" "virtual = 2x16G"; start_nvqd || return
+	local a b out long
+	long=$(printf 'x%.0s' $(seq 150))
+	a=$(submit -m 2G -t 90m -n train sleep 60)
+	b=$(submit -g 0 sh -c "exit 3; $long")
+	wait_state "$a" RUNNING; wait_state "$b" FAILED
+	out=$(nvq list -a --format id,state,exit,limit)
+	expect_eq "--format: the header" "$(echo "$out" | head -1)" "ID      STATE     EXIT   LIMIT"
+	expect_match "--format: a row" "$out" "$a +RUNNING +- +1h30m"
+	expect_match "--format: exit code" "$out" "$b +FAILED +3 +-"
+	out=$(nvq list --format id,nope 2>&1)
+	expect_eq "an unknown column: status" "$?" 2
+	expect_match "an unknown column: said, with those there are" "$out" \
+	    "no column \"nope\"; the columns: id,user,name,state,"
+	expect_match "history: ENDED by default" "$(nvq history | head -1)" "ELAPSED ENDED +REASON"
+	expect_eq "gpus --format" "$(nvq gpus --format idx,total)" "IDX   TOTAL"$'\n'"0       16G"$'\n'"1       16G"
+	expect_match "shares --format" "$(nvq shares --format user,gpu-hours | tail -1)" "^root +[0-9.]+$"
+	# people's units: a span and a size
+	expect_match "elapsed, human" "$(nvq list --format id,elapsed | grep "^$a")" "^$a +[0-9]+s$"
+	expect_match "show: sizes and spans" "$(nvq show "$a")" "mem_per_gpu +2G.*time_limit +1h30m"
+	# into a pipe: whole lines, no colour
+	out=$(nvq list -a --format id,state,command)
+	expect_match "a pipe: the whole command" "$out" "$long"
+	expect_eq "a pipe: no colour" "$(echo "$out" | grep -c $'\e')" 0
+	# on a 60-column terminal: cut to it, with a mark; states in colour, unless NO_COLOR
+	out=$(python3 tests/system/pty_run.py 24 60 zzz '' -- "$NVQ_BIN" -s "$T/sock" list -a \
+	    --format id,user,name,state,command)
+	expect_eq "a terminal: the status" "$(echo "$out" | head -1)" 0
+	local w; w=$(echo "$out" | tail -n +2 | sed $'s/\e\\[[0-9]*m//g; s/\r$//; s/…/~/' |
+	    awk '{ print length($0) }' | sort -n | tail -1)
+	expect_eq "a terminal: no line past 60 columns" "$w" 60
+	expect_match "a terminal: cut with a mark" "$out" "…"
+	expect_match "a terminal: RUNNING in green" "$out" $'\e\\[32mRUNNING'
+	expect_match "a terminal: FAILED in red" "$out" $'\e\\[31mFAILED'
+	out=$(NO_COLOR=1 python3 tests/system/pty_run.py 24 60 zzz '' -- "$NVQ_BIN" -s "$T/sock" list)
+	expect_eq "NO_COLOR: none" "$(echo "$out" | grep -c $'\e\\[3')" 0
+	# --json: submit and restart too
+	out=$(nvq submit --json -g 0 -n j true)
+	expect_match "submit --json" "$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["id"], d["tasks"])')" "^[0-9]+ 0$"
+	out=$(nvq restart --json "$b")
+	expect_eq "restart --json" "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin))')" "[$b]"
+	nvq cancel "$a"
+}

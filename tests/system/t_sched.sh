@@ -51,7 +51,8 @@ t_all_or_nothing() {	# an N-GPU job gets all N at once or waits
 	sleep 0.3
 	expect_eq "2-GPU job while one GPU lacks room" "$(state "$b")" PENDING
 	expect_eq "it holds no GPU" "$(field "$b" gpu_uuids)" ""
-	expect_match "gpus: nothing demanded of the free GPU" "$(nvq gpus | tail -1)" " 0B +0B +$"
+	expect_match "gpus: nothing demanded of the free GPU, no job there" \
+	    "$(nvq gpus --format idx,demanded,jobs | tail -1)" "^1 +0B$"
 	nvq cancel "$a"
 	wait_state "$b" COMPLETED
 	expect_match "it ran on both" "$(field "$b" gpu_uuids)" "^GPU-.*,GPU-"
