@@ -57,7 +57,7 @@ NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c n
 	   nvqd/config.c nvqd/log.c common/proto.c common/parse.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/status.c common/proc.c common/fdpass.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \
-	  nvq/output.c nvq/gpus.c nvq/shares.c nvq/script.c nvq/run.c nvq/table.c common/proto.c common/parse.c common/paths.c \
+	  nvq/output.c nvq/gpus.c nvq/shares.c nvq/script.c nvq/run.c nvq/table.c nvq/stats.c common/proto.c common/parse.c common/paths.c \
 	  common/fdpass.c
 SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
 

@@ -60,6 +60,7 @@ enum proto_type {
 				   ["since"]; the caller's "env"... */
 	MSG_ATTACH,		/* nvq run: "id", "fds" (which of 0, 1, 2), then the
 				   descriptors on the socket (server_take_fds) */
+	MSG_STATS,		/* the history summed up: ["since"], ["user"] */
 	MSG_MAX
 };
 

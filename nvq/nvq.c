@@ -99,6 +99,8 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "since user state json format", 0, 0, cmd_history, "finished jobs" },
 	{ "gpus", "[--format COLUMNS] [--json]", "", "json format", 0, 0, cmd_gpus,
 	  "GPUs: total, budget, demanded, used outside the queue" },
+	{ "stats", "[--since WHEN] [-u USER] [--json]", "u:", "since user json", 0, 0, cmd_stats,
+	  "the history summed up: GPU-hours, waits, memory asked vs used, failures" },
 	{ "shares", "[--format COLUMNS] [--json]", "", "json format", 0, 0, cmd_shares,
 	  "users' recent GPU-hours and the fair-share priority they earn" },
 };

@@ -89,6 +89,7 @@ int		wait_status(const char *state, int64_t code, int64_t sig);
 int		cmd_modify(struct nvq_args *);
 int		cmd_requeue(struct nvq_args *);
 int		cmd_restart(struct nvq_args *);
+int		cmd_stats(struct nvq_args *);
 /* --since WHEN: a date or a span back from now, into seconds since the epoch; 0 or -1 (said). */
 int		nvq_since(const char *since, int64_t *t);
 int		cmd_drain(struct nvq_args *);

@@ -1714,6 +1714,64 @@ store_job_peak(struct store *st, int64_t id, uint64_t *peak, int64_t *mem, int *
 }
 
 int
+store_stats(struct store *st, int what, double since, const char *user, store_row_cb cb,
+    void *arg)
+{
+	static const char *const sql[STORE_STATS_N] = {
+		/* GPU time per user (as fair share counts it), runs, and -m against the peak */
+		[STORE_STATS_USERS] =
+		"SELECT j.user AS user, count(DISTINCT r.job_id) AS jobs, count(*) AS runs, "
+		"sum((r.ended_at - r.started_at - coalesce(r.suspended_time, 0)) * "
+		"coalesce(r.gpu_share, r.gpus)) / 3600.0 AS gpu_hours, "
+		"sum(r.state IN ('FAILED', 'TIMEOUT', 'NODE_FAIL')) AS failed, "
+		"sum(CASE WHEN r.mem_per_gpu > 0 AND r.peak_gpu_mem > 0 THEN 1 ELSE 0 END) "
+		"AS measured, "
+		"sum(CASE WHEN r.mem_per_gpu > 0 AND r.peak_gpu_mem > 0 THEN r.mem_per_gpu "
+		"ELSE 0 END) AS asked, "
+		"sum(CASE WHEN r.mem_per_gpu > 0 AND r.peak_gpu_mem > 0 THEN r.peak_gpu_mem "
+		"ELSE 0 END) AS used "
+		"FROM runs r JOIN jobs j ON j.id = r.job_id "
+		"WHERE r.ended_at >= ?1 AND (?2 IS NULL OR j.user = ?2) "
+		"GROUP BY j.user ORDER BY gpu_hours DESC, j.user",
+		/* how long jobs waited for their first start: nearest-rank percentiles */
+		[STORE_STATS_WAIT] =
+		"WITH f AS (SELECT min(r.started_at) - j.submitted_at AS w FROM jobs j "
+		"JOIN runs r ON r.job_id = j.id WHERE (?2 IS NULL OR j.user = ?2) "
+		"GROUP BY j.id HAVING min(r.started_at) >= ?1), "
+		"o AS (SELECT w, row_number() OVER (ORDER BY w) AS k, count(*) OVER () AS n FROM f) "
+		"SELECT count(*) AS started, "
+		"coalesce(max(CASE WHEN k = (50 * n + 99) / 100 THEN w END), 0.0) AS p50, "
+		"coalesce(max(CASE WHEN k = (90 * n + 99) / 100 THEN w END), 0.0) AS p90, "
+		"coalesce(max(CASE WHEN k = (99 * n + 99) / 100 THEN w END), 0.0) AS p99, "
+		"coalesce(max(w), 0.0) AS max, coalesce(avg(w), 0.0) AS mean FROM o",
+		/* how jobs failed: reasons of a kind together */
+		[STORE_STATS_FAILURES] =
+		"SELECT state, CASE WHEN reason LIKE 'out of GPU memory:%' THEN 'out of GPU memory' "
+		"WHEN reason LIKE 'time limit % reached' THEN 'time limit reached' "
+		"WHEN reason LIKE 'cancelled by %' THEN 'cancelled by a user' "
+		"WHEN reason LIKE 'dependency % ended %' THEN 'a dependency failed' "
+		"ELSE coalesce(reason, '') END AS why, count(*) AS count FROM jobs "
+		"WHERE ended_at >= ?1 AND (?2 IS NULL OR user = ?2) "
+		"AND state IN ('FAILED', 'TIMEOUT', 'NODE_FAIL', 'CANCELLED') "
+		"GROUP BY state, why ORDER BY count DESC, state, why LIMIT 20",
+		/* suspends and resumes: how many, how long, how much they moved */
+		[STORE_STATS_SWITCHES] =
+		"SELECT s.kind AS kind, count(*) AS count, sum(s.ok) AS ok, "
+		"avg(s.seconds) AS mean_s, max(s.seconds) AS max_s, "
+		"coalesce(sum(s.bytes), 0) AS bytes FROM switches s JOIN jobs j ON j.id = s.job_id "
+		"WHERE s.ended_at >= ?1 AND (?2 IS NULL OR j.user = ?2) GROUP BY s.kind "
+		"ORDER BY s.kind DESC",
+	};
+	sqlite3_stmt *s;
+
+	if (what < 0 || what >= STORE_STATS_N || (s = store_prepare(st, sql[what])) == NULL)
+		return -1;
+	sqlite3_bind_double(s, 1, since);
+	sqlite3_bind_text(s, 2, user, -1, SQLITE_STATIC);
+	return store_rows(st, s, cb, arg);
+}
+
+int
 store_notice(struct store *st, int64_t id, store_notice_cb cb, void *arg)
 {
 	sqlite3_stmt *s = store_prepare(st, "SELECT uid, gid, user, name, cwd, state, "

@@ -302,6 +302,16 @@ int		 store_auto_peak(struct store *, uint32_t uid, const char *name,
  */
 int		 store_job_peak(struct store *, int64_t id, uint64_t *peak, int64_t *mem,
 		    int *oom);
+/*
+ * nvq stats: rows of one kind over what ended (or started) at or after
+ * since, of user's jobs (NULL: everyone's): GPU-hours, runs, failures and
+ * -m against the peak per user; the queue wait's percentiles; failures by
+ * state and reason; suspends and resumes.  0, or -1.
+ */
+enum { STORE_STATS_USERS, STORE_STATS_WAIT, STORE_STATS_FAILURES, STORE_STATS_SWITCHES,
+	STORE_STATS_N };
+int		 store_stats(struct store *, int what, double since, const char *user,
+		    store_row_cb, void *);
 /* Calls cb with job id's row, if there is one; 0, or -1. */
 int		 store_notice(struct store *, int64_t id, store_notice_cb, void *);
 /* One event of a job, in a commit of its own (not synced with sync = full). */
