@@ -45,6 +45,8 @@ ML	= /usr/lib/x86_64-linux-gnu
 UV_LIBS	= $(ML)/libuv_a.a -lpthread -ldl
 INI_LIBS = $(ML)/libinih.a
 SQL_LIBS = $(ML)/libsqlite3.a -lpthread -ldl -lm
+# the dashboard needs libmicrohttpd and cJSON, which GPU hosts may lack
+WEB	?= 0
 else
 UV_LIBS	= -luv
 INI_LIBS = -linih
@@ -52,13 +54,14 @@ SQL_LIBS = -lsqlite3
 endif
 
 NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
-	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c \
+	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c nvqd/watch.c \
 	   nvqd/ctl.c nvqd/submit.c nvqd/store.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/start.c \
 	   nvqd/config.c nvqd/log.c common/proto.c common/parse.c common/paths.c \
-	   common/rlimits.c common/cgroup.c common/status.c common/proc.c common/fdpass.c
+	   common/rlimits.c common/cgroup.c common/status.c common/proc.c common/fdpass.c \
+	   common/roff.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \
-	  nvq/output.c nvq/gpus.c nvq/shares.c nvq/script.c nvq/run.c nvq/table.c nvq/stats.c common/proto.c common/parse.c common/paths.c \
-	  common/fdpass.c
+	  nvq/output.c nvq/gpus.c nvq/shares.c nvq/script.c nvq/run.c nvq/table.c nvq/stats.c nvq/top.c common/proto.c common/parse.c common/paths.c \
+	  common/fdpass.c common/roff.c
 SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
 
 obj	= $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -71,6 +74,20 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/obj/nvqd/%.o: CPPFLAGS += -iquote nvqd
 $(BUILD)/obj/nvq/%.o: CPPFLAGS += -iquote nvq
 $(BUILD)/obj/hook/%.o: CPPFLAGS += -iquote hook
+# WEB=0: nvqd without the dashboard ([web] listen is then refused)
+WEB	?= 1
+ifeq ($(WEB),1)
+WEB_SRC	= nvqd/web.c
+WEB_OBJ	= $(BUILD)/obj/gen/web_files.o
+WEB_LIBS = -lmicrohttpd -lcjson
+else
+WEB_SRC	= nvqd/web_off.c
+WEB_OBJ	=
+WEB_LIBS =
+endif
+NVQD_SRC += $(WEB_SRC)
+WEB_FILES = web/index.html web/app.js web/style.css
+
 # tests reach into the program they test
 $(BUILD)/obj/tests/%.o: CPPFLAGS += -iquote nvqd -iquote hook
 
@@ -82,8 +99,16 @@ $(BUILD)/obj/gen/schema_sql.o: $(BUILD)/gen/schema_sql.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/nvqd: $(call obj,$(NVQD_SRC)) $(BUILD)/obj/gen/schema_sql.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(INI_LIBS) $(SQL_LIBS) -ldl -lm
+$(BUILD)/gen/web_files.c: $(WEB_FILES) web/gen.sh
+	@mkdir -p $(dir $@)
+	sh web/gen.sh $(WEB_FILES) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/web_files.o: $(BUILD)/gen/web_files.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/nvqd: $(call obj,$(NVQD_SRC)) $(BUILD)/obj/gen/schema_sql.o $(WEB_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(INI_LIBS) $(SQL_LIBS) $(WEB_LIBS) -ldl -lm
 
 $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ $(INI_LIBS) -lm
@@ -123,7 +148,7 @@ $(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c common/proto.c)
 $(BUILD)/tests/test_fairshare: $(call obj,tests/unit/test_fairshare.c nvqd/fairshare.c nvqd/sched.c \
 	    common/parse.c)
 $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c common/parse.c \
-	    common/paths.c common/rlimits.c)
+	    common/paths.c common/rlimits.c common/roff.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
@@ -193,7 +218,7 @@ FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
 FUZZ	= proto config parse status hook
 $(FUZZ_DIR)/fuzz_proto: tests/fuzz/fuzz_proto.c common/proto.c
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c common/parse.c common/paths.c \
-	    common/rlimits.c
+	    common/rlimits.c common/roff.c
 $(FUZZ_DIR)/fuzz_parse: tests/fuzz/fuzz_parse.c common/parse.c
 $(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/hookmsg.c common/proto.c
 $(FUZZ_DIR)/fuzz_status: tests/fuzz/fuzz_status.c common/status.c
@@ -216,10 +241,32 @@ fuzz: $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ))
 		fi; \
 	done
 
-install: all
+# man pages: written by the programs from their own tables
+MANPAGES = $(BUILD)/man/nvq.1 $(BUILD)/man/nvqd.8 $(BUILD)/man/nvq.ini.5
+man: $(MANPAGES)
+$(BUILD)/man/nvq.1: $(BUILD)/nvq
+	@mkdir -p $(@D)
+	$(BUILD)/nvq --man > $@
+$(BUILD)/man/nvqd.8: $(BUILD)/nvqd
+	@mkdir -p $(@D)
+	$(BUILD)/nvqd --man > $@
+$(BUILD)/man/nvq.ini.5: $(BUILD)/nvqd
+	@mkdir -p $(@D)
+	$(BUILD)/nvqd --man-ini > $@
+
+MANDIR ?= $(SHAREDIR)/man
+ZSHDIR ?= $(SHAREDIR)/zsh/vendor-completions
+BASHDIR ?= $(SHAREDIR)/bash-completion/completions
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALLED = $(BINDIR)/nvq $(SBINDIR)/nvqd $(LIBEXECDIR)/nvq-shim $(LIBEXECDIR)/nvq-ckpt \
+	$(LIBEXECDIR)/libnvq-hook.so $(BASHDIR)/nvq $(ZSHDIR)/_nvq $(UNITDIR)/nvqd.service \
+	$(MANDIR)/man1/nvq.1 $(MANDIR)/man8/nvqd.8 $(MANDIR)/man5/nvq.ini.5
+
+install: all man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/nvq \
-	    $(DESTDIR)$(LIBEXECDIR) \
-	    $(DESTDIR)$(SHAREDIR)/bash-completion/completions $(DESTDIR)$(PREFIX)/lib/systemd/system
+	    $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+	    $(DESTDIR)$(BASHDIR) $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BUILD)/nvq $(DESTDIR)$(BINDIR)/nvq
 	install -m 755 $(BUILD)/nvqd $(DESTDIR)$(SBINDIR)/nvqd
 	install -m 755 $(BUILD)/nvq-shim $(DESTDIR)$(LIBEXECDIR)/nvq-shim
@@ -227,12 +274,20 @@ install: all
 	install -m 755 $(BUILD)/libnvq-hook.so $(DESTDIR)$(LIBEXECDIR)/libnvq-hook.so
 	test -e $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini || \
 	    install -m 644 etc/nvq.ini $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini
-	install -m 644 contrib/nvq.bash $(DESTDIR)$(SHAREDIR)/bash-completion/completions/nvq
-	sed 's|@SBINDIR@|$(SBINDIR)|' contrib/nvqd.service > \
-	    $(DESTDIR)$(PREFIX)/lib/systemd/system/nvqd.service
+	install -m 644 contrib/nvq.bash $(DESTDIR)$(BASHDIR)/nvq
+	install -m 644 contrib/_nvq $(DESTDIR)$(ZSHDIR)/_nvq
+	install -m 644 $(BUILD)/man/nvq.1 $(DESTDIR)$(MANDIR)/man1/nvq.1
+	install -m 644 $(BUILD)/man/nvqd.8 $(DESTDIR)$(MANDIR)/man8/nvqd.8
+	install -m 644 $(BUILD)/man/nvq.ini.5 $(DESTDIR)$(MANDIR)/man5/nvq.ini.5
+	sed 's|@SBINDIR@|$(SBINDIR)|' contrib/nvqd.service > $(DESTDIR)$(UNITDIR)/nvqd.service
+
+# what install put there; the configuration stays (it may be the admin's)
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: fuzz all unit hooktest system test check install clean
+.PHONY: fuzz all unit hooktest system test check install uninstall man clean
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -14,7 +14,8 @@ static const char *proto_names[MSG_MAX] = {
 	"gpus", "ping", "hold", "release", "hook-hello", "hook-state", "hook-ack",
 	"hook-report", "hook-limit", "hook-want", "hook-idle", "suspend", "resume",
 	"hook-move", "hook-moved", "top", "modify", "requeue", "drain", "undrain",
-	"shares", "hook-oom", "restart", "attach", "stats"
+	"shares", "hook-oom", "restart", "attach", "stats",
+	"watch", "changed", "web-token"
 };
 
 const char *

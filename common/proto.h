@@ -61,6 +61,9 @@ enum proto_type {
 	MSG_ATTACH,		/* nvq run: "id", "fds" (which of 0, 1, 2), then the
 				   descriptors on the socket (server_take_fds) */
 	MSG_STATS,		/* the history summed up: ["since"], ["user"] */
+	MSG_WATCH,		/* this connection follows changes from now on (watch.h) */
+	MSG_CHANGED,		/* nvqd, to a watcher: something changed: "seq" */
+	MSG_WEB_TOKEN,		/* the caller's dashboard link: ["new"] 1 for a new token */
 	MSG_MAX
 };
 

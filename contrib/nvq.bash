@@ -12,7 +12,7 @@ _nvq() {
 		esac
 	done
 	if [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "submit run list show cancel hold release top modify requeue restart stats
+		COMPREPLY=($(compgen -W "submit run list show cancel hold release top modify requeue restart stats web-token
 		    drain undrain suspend resume log wait history gpus shares -s --help" -- "$cur"))
 		return
 	fi
@@ -30,6 +30,7 @@ _nvq() {
 	list) COMPREPLY=($(compgen -W "-a -r -u --state --format --json" -- "$cur")) ;;
 	modify) COMPREPLY=($(compgen -W "-p -m -t" -- "$cur")) ;;
 	history) COMPREPLY=($(compgen -W "--since -u --state --format --json" -- "$cur")) ;;
+	web-token) COMPREPLY=($(compgen -W "--new" -- "$cur")) ;;
 	stats) COMPREPLY=($(compgen -W "--since -u --json" -- "$cur")) ;;
 	restart) COMPREPLY=($(compgen -W "--failed --since --json" -- "$cur")) ;;
 	log) COMPREPLY=($(compgen -W "-f --err" -- "$cur")) ;;

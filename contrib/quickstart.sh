@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-PKGS="build-essential libsqlite3-dev libuv1-dev libinih-dev libcmocka-dev sqlite3 procps"
+PKGS="build-essential libsqlite3-dev libuv1-dev libinih-dev libcmocka-dev libmicrohttpd-dev libcjson-dev sqlite3 procps"
 
 missing=$(dpkg-query -W -f='${Status} ${Package}\n' $PKGS 2>/dev/null |
     awk '$3 != "installed" {print $4}'; for p in $PKGS; do

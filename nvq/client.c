@@ -19,11 +19,15 @@
 #include "nvq.h"
 #include "paths.h"
 
+int nvq_quiet;
+
 void
 nvq_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (nvq_quiet)
+		return;
 	fprintf(stderr, "nvq: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -268,4 +272,36 @@ row_real(const struct proto_msg *m, const struct nvq_row *r, const char *key)
 	const char *s = row_str(m, r, key);
 
 	return s ? strtod(s, NULL) : 0;
+}
+
+int
+client_watch(const char *given)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	char path[PATH_MAX];
+	int fd, r;
+
+	if ((fd = client_open(given, path, sizeof(path))) == -1)
+		return -1;
+	proto_begin(&b, MSG_WATCH);
+	r = client_exchange(fd, path, &b, &m);
+	proto_buf_free(&b);
+	if (r == -1) {
+		close(fd);
+		return -1;
+	}
+	proto_msg_free(&m);
+	return fd;
+}
+
+int
+client_next(int fd, struct proto_msg *m)
+{
+	uint8_t c;
+
+	/* nvqd went away: no frame, and nothing to say */
+	if (recv(fd, &c, 1, MSG_PEEK) != 1)
+		return -1;
+	return client_reply(fd, "nvqd", m);
 }

@@ -138,6 +138,8 @@ control_each(struct nvq_args *a, int type, const char *done)
 int
 cmd_top(struct nvq_args *a)
 {
+	if (a->argc == 0)
+		return top_view(a);
 	return control_each(a, MSG_TOP, "job %lld is first of its priority\n");
 }
 

@@ -10,10 +10,11 @@
 #include <string.h>
 
 #include "nvq.h"
+#include "roff.h"
 
 enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
 	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL, OPT_FAILED,
-	OPT_FORMAT };
+	OPT_FORMAT, OPT_NEW };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
@@ -44,6 +45,7 @@ static const struct option nvq_longs[] = {
 	{ "mail-user", required_argument, NULL, OPT_MAIL },
 	{ "failed", no_argument, NULL, OPT_FAILED },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "new", no_argument, NULL, OPT_NEW },
 };
 #define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
 
@@ -75,8 +77,9 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "taken back" },
 	{ "release", "ID...   (A_: every task of array A)", "", "", 1, -1, cmd_hold,
 	  "let held pending jobs start; give running ones their GPU locks back" },
-	{ "top", "ID...", "", "", 1, -1, cmd_top,
-	  "move pending jobs to the front of their priority" },
+	{ "top", "[ID...]", "", "", 0, -1, cmd_top,
+	  "a live view of the GPUs and the queue (q quits); with ids: move pending jobs to "
+	  "the front of their priority" },
 	{ "modify", "[-p PRIORITY] [-m MEM] [-t TIME] ID", "m:p:t:", "mem priority time",
 	  1, 1, cmd_modify, "change a pending job's priority, memory or time limit" },
 	{ "requeue", "ID...", "", "", 1, -1, cmd_requeue,
@@ -101,6 +104,8 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "GPUs: total, budget, demanded, used outside the queue" },
 	{ "stats", "[--since WHEN] [-u USER] [--json]", "u:", "since user json", 0, 0, cmd_stats,
 	  "the history summed up: GPU-hours, waits, memory asked vs used, failures" },
+	{ "web-token", "[--new]", "", "new", 0, 0, cmd_web_token,
+	  "your link to the dashboard ([web] listen); --new: a new one, the old one void" },
 	{ "shares", "[--format COLUMNS] [--json]", "", "json format", 0, 0, cmd_shares,
 	  "users' recent GPU-hours and the fair-share priority they earn" },
 };
@@ -117,6 +122,41 @@ nvq_usage(FILE *fp)
 	fprintf(fp, "\n`nvq COMMAND --help` for a command's options. The socket: -s, else "
 	    "$NVQ_SOCKET,\nelse [daemon] socket in $NVQ_CONFIG or /etc/nvq/nvq.ini, else the "
 	    "per-user nvqd's,\nelse /run/nvq/nvqd.sock.\n");
+}
+
+/* nvq(1), from the command table: each command's usage and what it does. */
+static void
+nvq_man(FILE *fp)
+{
+	size_t i;
+
+	roff_head(fp, "nvq", 1, "submit and follow GPU jobs in nvqd's queue");
+	fputs(".SH SYNOPSIS\n.B nvq\n[\\-s SOCKET] COMMAND [ARGS]\n.SH DESCRIPTION\n", fp);
+	roff_text(fp, "nvq talks to nvqd(8), the queue of a shared GPU server: a job asks for "
+	    "GPUs (-g, default 1) and GPU memory per GPU (-m; without it, whole GPUs), waits "
+	    "until they fit, and runs as its owner, in the directory and with the environment "
+	    "it was submitted from, its output in files (-o, -e). Its runs and every state "
+	    "it went through stay in the database, which the sqlite3 shell reads.\n");
+	fputs(".SH COMMANDS\n", fp);
+	for (i = 0; i < NVQ_NCMDS; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "nvq %s", nvq_cmds[i].name);
+		roff_item(fp, name, nvq_cmds[i].usage, nvq_cmds[i].help);
+	}
+	fputs(".SH OPTIONS\n.TP\n.B \\-s SOCKET\n", fp);
+	roff_text(fp, "nvqd's socket; else $NVQ_SOCKET, else [daemon] socket in $NVQ_CONFIG or "
+	    "/etc/nvq/nvq.ini, else the per-user nvqd's, else /run/nvq/nvqd.sock.\n");
+	fputs(".PP\n`nvq COMMAND \\-\\-help' prints a command's options.\n", fp);
+	fputs(".SH ENVIRONMENT\n.TP\n.B NVQ_SOCKET, NVQ_CONFIG\nwhere nvqd is (above).\n"
+	    ".TP\n.B NO_COLOR\nno colour in tables, even on a terminal.\n"
+	    ".TP\n.B NVQ_JOB_ID, NVQ_ARRAY_ID, NVQ_ARRAY_INDEX, NVQ_GPU_MEM, "
+	    "CUDA_VISIBLE_DEVICES\nset in every job.\n", fp);
+	fputs(".SH EXIT STATUS\n", fp);
+	roff_text(fp, "0 done, 1 failed (the reason on stderr), 2 bad usage. nvq wait and nvq "
+	    "run exit with the job's status: its exit code, 128 + the signal that ended it, "
+	    "124 for TIMEOUT, 125 for CANCELLED.\n");
+	fputs(".SH SEE ALSO\n.BR nvqd (8),\n.BR nvq.ini (5),\n.BR sqlite3 (1)\n", fp);
 }
 
 static int
@@ -175,6 +215,7 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_REQUEUE: a->requeue = 1; break;
 		case OPT_FAILED: a->failed = 1; break;
 		case OPT_FORMAT: a->format = optarg; break;
+		case OPT_NEW: a->renew = 1; break;
 		case OPT_SIGNAL: a->signal = optarg; break;
 		case OPT_NOTIFY: a->notify = optarg; break;
 		case OPT_MAIL: a->mail_user = optarg; break;
@@ -297,6 +338,9 @@ main(int argc, char **argv)
 			k += 2;
 		} else if (strcmp(argv[k], "-h") == 0 || strcmp(argv[k], "--help") == 0) {
 			nvq_usage(stdout);
+			return 0;
+		} else if (strcmp(argv[k], "--man") == 0) {
+			nvq_man(stdout);
 			return 0;
 		} else {
 			nvq_err("unknown option %s", argv[k]);

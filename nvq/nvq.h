@@ -30,6 +30,7 @@ struct nvq_args {
 	const char	*mail_user;	/* --mail-user ADDRESS */
 	int		failed;		/* restart --failed */
 	const char	*format;	/* --format COLUMNS of a listing */
+	int		renew;		/* web-token --new */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };
@@ -57,6 +58,12 @@ int		client_call(const char *socket, struct proto_buf *req, struct proto_msg *re
  */
 int		client_pass_fds(const char *socket, struct proto_buf *req, const int *fds, int n,
 		    struct proto_msg *rep);
+/*
+ * A connection that follows changes (nvq top): its fd, or -1 (said);
+ * client_next reads the next frame nvqd pushes there (MSG_CHANGED): 0, or -1.
+ */
+int		client_watch(const char *socket);
+int		client_next(int fd, struct proto_msg *m);
 /* Splits a reply into rows, each starting at a field named key; returns the count. */
 int		client_rows(const struct proto_msg *, const char *key, int from,
 		    struct nvq_row **rows);
@@ -66,6 +73,8 @@ int64_t		row_int(const struct proto_msg *, const struct nvq_row *, const char *k
 double		row_real(const struct proto_msg *, const struct nvq_row *, const char *key);
 
 void		nvq_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Set: nvq_err says nothing (nvq top's screen is its own). */
+extern int	nvq_quiet;
 void		fmt_json_row(FILE *, const struct proto_msg *, const struct nvq_row *);
 void		fmt_json_str(FILE *, const char *);
 /*
@@ -90,6 +99,9 @@ int		cmd_modify(struct nvq_args *);
 int		cmd_requeue(struct nvq_args *);
 int		cmd_restart(struct nvq_args *);
 int		cmd_stats(struct nvq_args *);
+int		cmd_web_token(struct nvq_args *);
+/* nvq top without ids: the live view (top.c) */
+int		top_view(struct nvq_args *);
 /* --since WHEN: a date or a span back from now, into seconds since the epoch; 0 or -1 (said). */
 int		nvq_since(const char *since, int64_t *t);
 int		cmd_drain(struct nvq_args *);

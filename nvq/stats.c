@@ -187,3 +187,24 @@ cmd_stats(struct nvq_args *a)
 	proto_msg_free(&m);
 	return 0;
 }
+
+/* nvq web-token [--new]: the caller's link to the dashboard. */
+int
+cmd_web_token(struct nvq_args *a)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	int r;
+
+	proto_begin(&b, MSG_WEB_TOKEN);
+	if (a->renew)
+		proto_put_int(&b, "new", 1);
+	r = client_call(a->socket, &b, &m);
+	proto_buf_free(&b);
+	if (r == -1)
+		return 1;
+	printf("http://%s/?token=%s\n", fmt_safe(proto_str(&m, "listen")),
+	    fmt_safe(proto_str(&m, "token")));
+	proto_msg_free(&m);
+	return 0;
+}

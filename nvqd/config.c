@@ -16,7 +16,11 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "config.h"
+#include "roff.h"
 #include "parse.h"
 #include "paths.h"
 #include "rlimits.h"
@@ -24,6 +28,7 @@
 enum config_type {
 	CT_PATH, CT_LIBRARY, CT_NAME, CT_SECONDS, CT_VIRTUAL, CT_MODE, CT_RESERVE, CT_DOUBLE,
 	CT_INT, CT_COMPUTE, CT_GROUP, CT_UMASK, CT_RLIMITS, CT_TURN, CT_PERCENT, CT_SIZE,
+	CT_LISTEN,
 	CT_COMMAND
 };
 
@@ -214,6 +219,15 @@ static const struct config_key config_keys[] = {
 	  "cpu, data, fsize, memlock, nofile, nproc, stack; numbers, sizes (4G)\n"
 	  "or unlimited (a hard limit above what nvqd may set is lowered to that).\n"
 	  "Limits not named are those nvqd was started with." },
+	{ "web", "listen", CT_LISTEN, AT(web_listen), NULL, 0, 0, "",
+	  "The dashboard and /metrics (Prometheus): ADDRESS:PORT, e.g.\n"
+	  "127.0.0.1:8080, a loopback address unless remote = on. Read-only. Who\n"
+	  "opens it with the link nvq web-token gives sees their own jobs'\n"
+	  "commands and everyone's user names; without one, neither. Empty: off\n"
+	  "(restart to change)." },
+	{ "web", "remote", CT_NAME, AT(web_remote), config_onoff_names, 0, 0, "off",
+	  "on: listen may be an address other machines reach (put TLS in front of\n"
+	  "it: the tokens travel in the links)." },
 	{ "security", "admin_group", CT_GROUP, AT_OWN, NULL, 0, 0, "",
 	  "Members of this group may cancel, hold and release anyone's jobs and\n"
 	  "give priorities above max_priority, as root may. Empty: root alone." },
@@ -263,6 +277,31 @@ config_virtual(struct config *c, const char *v)
 }
 
 /* *m = the index of s among names; -1 if it is not one of them. */
+int
+config_listen(const char *v, struct sockaddr_in *sa)
+{
+	char host[64], *colon, *end;
+	struct sockaddr_in a;
+	long port;
+
+	if (strlen(v) >= sizeof(host))
+		return -1;
+	snprintf(host, sizeof(host), "%s", v);
+	if ((colon = strrchr(host, ':')) == NULL)
+		return -1;
+	*colon = '\0';
+	port = strtol(colon + 1, &end, 10);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	if (*end != '\0' || colon[1] == '\0' || port < 1 || port > 65535 ||
+	    inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		return -1;
+	a.sin_port = htons((uint16_t)port);
+	if (sa != NULL)
+		*sa = a;
+	return 0;
+}
+
 static int
 config_name(const char *const *names, const char *s, int *m)
 {
@@ -350,7 +389,7 @@ config_check_table(char *msg, size_t len)
 		if (k->size == 0)
 			continue;	/* AT_OWN */
 		switch (k->type) {
-		case CT_PATH: case CT_LIBRARY: case CT_RLIMITS: case CT_COMMAND:
+		case CT_PATH: case CT_LIBRARY: case CT_RLIMITS: case CT_COMMAND: case CT_LISTEN:
 			bad = k->real || k->size < 2;
 			break;
 		default:
@@ -387,6 +426,16 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 	int i;
 
 	switch (k->type) {
+	case CT_LISTEN:
+		/* IPv4ADDRESS:PORT; "" for none.  Whether it may be other than loopback:
+		 * config_load, once [web] remote is known */
+		if (*v != '\0' && config_listen(v, NULL) == -1) {
+			snprintf(msg, len, "%s: \"%s\" is not ADDRESS:PORT (an IPv4 address, e.g. "
+			    "127.0.0.1:8080)", k->key, v);
+			return -1;
+		}
+		snprintf(dst, k->size, "%s", v);
+		return 0;
 	case CT_COMMAND:
 		if (strlen(v) >= k->size) {
 			snprintf(msg, len, "%s: command too long (at most %zu bytes)", k->key,
@@ -686,6 +735,17 @@ config_load(struct config *c, const char *path, char *err, size_t errlen)
 		}
 	}
 	config_default_paths(c);
+	if (c->web_listen[0] != '\0' && !c->web_remote) {
+		struct sockaddr_in a;
+
+		config_listen(c->web_listen, &a);
+		if ((ntohl(a.sin_addr.s_addr) >> 24) != 127) {
+			snprintf(err, errlen, "%s: [web] listen = %s is not a loopback address; "
+			    "set [web] remote = on to listen there", path ? path : "defaults",
+			    c->web_listen);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -716,4 +776,31 @@ config_print(FILE *fp)
 		fprintf(fp, "%s =%s%s\n", config_keys[i].key, *config_keys[i].dflt ? " " : "",
 		    config_keys[i].dflt);
 	}
+}
+
+void
+config_print_man(FILE *fp)
+{
+	char dflt[160];
+	const char *section = "";
+	size_t i;
+
+	roff_head(fp, "nvq.ini", 5, "the configuration of nvqd, the nvq daemon");
+	fputs(".SH SYNOPSIS\n/etc/nvq/nvq.ini\n.SH DESCRIPTION\n", fp);
+	roff_text(fp, "nvqd reads an INI file: [section] lines, then key = value lines; # and ; "
+	    "start comments. It is read from nvqd -c FILE, else /etc/nvq/nvq.ini. nvqd -n "
+	    "checks a file and exits; SIGHUP reloads [gpus] poll, [scheduler], [limits] and "
+	    "log_level. Sizes are 512M, 20G, 1.5T (a bare number is MiB), spans 90s, 30m, 2h, "
+	    "7d, shares 5%. Each key is listed below with its default, as nvqd --print-config "
+	    "writes it.\n");
+	for (i = 0; i < CONFIG_NKEYS; i++) {
+		if (strcmp(section, config_keys[i].section) != 0) {
+			section = config_keys[i].section;
+			fprintf(fp, ".SH \"[%s]\"\n", section);
+		}
+		snprintf(dflt, sizeof(dflt), "= %s", *config_keys[i].dflt ? config_keys[i].dflt :
+		    "(empty)");
+		roff_item(fp, config_keys[i].key, dflt, config_keys[i].help);
+	}
+	fputs(".SH FILES\n/etc/nvq/nvq.ini\n.SH SEE ALSO\n.BR nvqd (8),\n.BR nvq (1)\n", fp);
 }

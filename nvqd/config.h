@@ -46,6 +46,8 @@ struct config {
 	uint64_t	staging;		/* [scheduler] staging: bytes; 0: none kept */
 	double		auto_margin;		/* -m auto: over the peak, 0.1 for 10% */
 	int		fairshare;		/* [scheduler] fairshare = on (1) | off (0) */
+	char		web_listen[64];		/* [web] listen: ADDRESS:PORT; "": off */
+	int		web_remote;		/* [web] remote = on: not only loopback */
 	int64_t		fs_halflife;		/* seconds */
 	double		fs_weight;		/* priority points of a user who used nothing */
 	/* [security] and [limits] for the shared server */
@@ -77,5 +79,10 @@ int	config_compute(const struct config *, int i);
 int	config_timesliced(const struct config *, uint64_t mask, int ngpus);
 /* Writes the commented example configuration: every key with its default. */
 void	config_print(FILE *);
+struct sockaddr_in;
+/* [web] listen's ADDRESS:PORT into sa (if not NULL): 0, or -1 if it is not one. */
+int	config_listen(const char *, struct sockaddr_in *sa);
+/* nvq.ini(5), from the same table. */
+void	config_print_man(FILE *);
 
 #endif

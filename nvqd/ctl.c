@@ -22,6 +22,7 @@
 #include "recover.h"
 #include "gpuctl.h"
 #include "submit.h"
+#include "watch.h"
 
 #define CTL_MAX_ARGS	4096
 #define CTL_MAX_PRIO	1000000
@@ -1479,6 +1480,8 @@ ctl_gpus(struct ctl_req *r, struct proto_buf *out)
 		proto_put_int(out, "used", (int64_t)g->used);
 		proto_put_str(out, "jobs", ids);
 		proto_put_int(out, "drained", (int64_t)((e->drained >> i) & 1));
+		if (config_compute(&e->cfg, i) == COMPUTE_TIMESLICE)
+			proto_put_int(out, "lock_holder", gpuctl_holder(e, i));
 	}
 	return 0;
 }
@@ -1559,6 +1562,33 @@ ctl_stats(struct ctl_req *r, struct proto_buf *out)
 	return 0;
 }
 
+/* nvq top: this connection gets a frame after each change (watch.h). */
+static int
+ctl_watch(struct ctl_req *r, struct proto_buf *out)
+{
+	if (watch_add(r->conn, (unsigned)r->uid) == -1)
+		return ctl_error(r, "nvqd has as many watchers as it takes (%d, %d per user)",
+		    WATCH_MAX, WATCH_MAX_UID);
+	proto_put_int(out, "watching", 1);
+	return 0;
+}
+
+/* nvq web-token: the caller's link to the dashboard, with their token in it. */
+static int
+ctl_web_token(struct ctl_req *r, struct proto_buf *out)
+{
+	char token[64];
+
+	if (r->e->cfg.web_listen[0] == '\0')
+		return ctl_error(r, "the dashboard is off: [web] listen is empty");
+	if (store_web_token(r->e->store, r->uid, proto_int(r->msg, "new", 0) != 0, token,
+	    sizeof(token)) == -1)
+		return ctl_error(r, "cannot make a token (see nvqd's log)");
+	proto_put_str(out, "listen", r->e->cfg.web_listen);
+	proto_put_str(out, "token", token);
+	return 0;
+}
+
 static int
 ctl_ping(struct ctl_req *r, struct proto_buf *out)
 {
@@ -1586,6 +1616,8 @@ static const struct ctl_entry ctl_table[] = {
 	{ MSG_RESTART, ctl_restart },
 	{ MSG_ATTACH, ctl_attach },
 	{ MSG_STATS, ctl_stats },
+	{ MSG_WATCH, ctl_watch },
+	{ MSG_WEB_TOKEN, ctl_web_token },
 	{ MSG_DRAIN, ctl_drain },
 	{ MSG_UNDRAIN, ctl_drain },
 	{ MSG_SHARES, ctl_shares },

@@ -233,6 +233,8 @@ engine_dep_note(struct engine *e, int64_t id)
 void
 engine_state(struct engine *e, struct job *j, int state)
 {
+	if (e->on_change != NULL)
+		e->on_change(NULL);
 	engine_count_pending(e, j, -1);
 	if ((j->state == JOB_PENDING) != (state == JOB_PENDING)) {
 		engine_queue_out(e, j);
@@ -472,6 +474,8 @@ engine_kick_cb(uv_idle_t *h);
 void
 engine_kick(struct engine *e)
 {
+	if (e->on_change != NULL)
+		e->on_change(NULL);
 	if (e->stopping || e->kicked)
 		return;
 	e->kicked = 1;
@@ -1920,6 +1924,8 @@ engine_poll_gpus_cb(uv_timer_t *h)
 
 	if (engine_refresh(e))
 		engine_kick(e);
+	else if (e->on_change != NULL)
+		e->on_change(NULL);	/* the memory used may have moved */
 	/* without pidfd, notice ended supervisors here */
 	for (j = e->held; j != NULL; j = next) {
 		next = j->lnext;

@@ -101,6 +101,8 @@ struct job {
 
 struct engine {
 	uv_loop_t	*loop;
+	/* called after anything a watcher shows may have changed (watch.h) */
+	void		(*on_change)(void *);
 	struct config	cfg;
 	const char	*config_path;
 	struct store	*store;

@@ -984,3 +984,9 @@ gpuctl_pass(struct engine *e, double now)
 	}
 	return next;
 }
+
+int64_t
+gpuctl_holder(const struct engine *e, int g)
+{
+	return g >= 0 && g < GPUCTL_MAX_GPUS ? e->gca.ts_holder[g] : 0;
+}

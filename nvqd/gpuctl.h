@@ -181,5 +181,7 @@ void		 gpuctl_free(struct job *);
 int		 gpuctl_pinned(const struct job *, double now);
 /* The turn on timeslice GPU g, in seconds. */
 double		 gpuctl_turn(struct engine *, int g);
+/* The job that holds timeslice GPU g now; 0: nobody. */
+int64_t		 gpuctl_holder(const struct engine *, int g);
 
 #endif

@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "roff.h"
 #include "ctl.h"
 #include "engine.h"
 #include "log.h"
@@ -21,6 +22,8 @@
 #include "proto.h"
 #include "server.h"
 #include "submit.h"
+#include "watch.h"
+#include "web.h"
 
 #define NVQD_DEFAULT_CONFIG	"/etc/nvq/nvq.ini"
 
@@ -30,15 +33,59 @@ struct nvqd {
 	uv_signal_t	sigterm, sigint, sighup;
 };
 
+/* nvqd's options: its usage and its man page are made from these */
+static const struct {
+	const char	*flag, *help;
+} nvqd_opts[] = {
+	{ "-c FILE", "the configuration (default " NVQD_DEFAULT_CONFIG " if it exists)" },
+	{ "-n", "check the configuration and exit: 0 if it is good, else 1 with the error" },
+	{ "-s SOCKET", "listen on SOCKET instead of [daemon] socket" },
+	{ "--print-config", "print every key of the configuration with its default, commented" },
+	{ "--man", "print this manual page (roff)" },
+	{ "-h, --help", "print the options" },
+};
+#define NVQD_NOPTS	(sizeof(nvqd_opts) / sizeof(nvqd_opts[0]))
+
 static void
 nvqd_usage(FILE *fp)
 {
-	fprintf(fp, "usage: nvqd [-c FILE] [-n] [-s SOCKET] [--print-config]\n"
-	    "  -c FILE         configuration (default %s if it exists)\n"
-	    "  -n              check the configuration and exit\n"
-	    "  -s SOCKET       listen on SOCKET instead of [daemon] socket\n"
-	    "  --print-config  print every key with its default, commented\n",
-	    NVQD_DEFAULT_CONFIG);
+	size_t i;
+
+	fprintf(fp, "usage: nvqd [-c FILE] [-n] [-s SOCKET] [--print-config] [--man]\n");
+	for (i = 0; i < NVQD_NOPTS; i++)
+		fprintf(fp, "  %-15s %s\n", nvqd_opts[i].flag, nvqd_opts[i].help);
+}
+
+/* nvqd(8) */
+static void
+nvqd_man(FILE *fp)
+{
+	size_t i;
+
+	roff_head(fp, "nvqd", 8, "the nvq daemon: a GPU batch queue for shared GPU servers");
+	fputs(".SH SYNOPSIS\n.B nvqd\n[\\-c FILE] [\\-n] [\\-s SOCKET] [\\-\\-print\\-config]\n"
+	    ".SH DESCRIPTION\n", fp);
+	roff_text(fp, "nvqd keeps the queue of GPU jobs that nvq(1) submits, in an SQLite "
+	    "database, and runs them as their owners when their GPUs and their GPU memory "
+	    "fit: jobs share a GPU while the memory they asked for fits in it, and a GPU's "
+	    "memory is never given out twice. It finds the GPUs through NVML (or virtual ones "
+	    "from the configuration), puts the hook library into every job (LD_PRELOAD) to "
+	    "hold it to its memory and to the GPU locks nvqd grants, and suspends jobs by "
+	    "moving their GPU memory to host memory. It runs in the foreground and logs to "
+	    "stderr; jobs outlive it and a restarted nvqd takes them back.\n");
+	fputs(".SH OPTIONS\n", fp);
+	for (i = 0; i < NVQD_NOPTS; i++)
+		roff_item(fp, nvqd_opts[i].flag, NULL, nvqd_opts[i].help);
+	fputs(".SH SIGNALS\n.TP\n.B SIGTERM, SIGINT\n", fp);
+	roff_text(fp, "stop: what was read is stored and answered first; running jobs go on.\n");
+	fputs(".TP\n.B SIGHUP\n", fp);
+	roff_text(fp, "read the configuration again ([gpus] poll, [scheduler], [limits], "
+	    "log_level).\n");
+	fputs(".SH FILES\n.TP\n" NVQD_DEFAULT_CONFIG "\nthe configuration, nvq.ini(5)\n"
+	    ".TP\n/var/lib/nvq/nvq.db\nthe database (as root), readable by everyone\n"
+	    ".TP\n/run/nvq/nvqd.sock\nthe socket (as root)\n"
+	    ".TP\n/var/spool/nvq\njobs' default output files\n"
+	    ".SH SEE ALSO\n.BR nvq (1),\n.BR nvq.ini (5)\n", fp);
 }
 
 static void
@@ -54,6 +101,9 @@ nvqd_stop_cb(uv_signal_t *s, int signum)
 
 	log_info("%s: stopping; running jobs go on", signum == SIGTERM ? "SIGTERM" : "SIGINT");
 	submit_stop();	/* what was read is stored and answered first */
+	d->engine.on_change = NULL;
+	watch_stop();
+	web_stop();
 	server_stop(d->server);
 	engine_shutdown(&d->engine);
 	uv_close((uv_handle_t *)&d->sigterm, nvqd_noop_close_cb);
@@ -93,6 +143,8 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "print-config", no_argument, NULL, 'P' },
+		{ "man", no_argument, NULL, 'M' },
+		{ "man-ini", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -116,6 +168,12 @@ main(int argc, char **argv)
 			break;
 		case 'P':
 			config_print(stdout);
+			return 0;
+		case 'M':
+			nvqd_man(stdout);
+			return 0;
+		case 'I':
+			config_print_man(stdout);
 			return 0;
 		case 'h':
 			nvqd_usage(stdout);
@@ -159,7 +217,11 @@ main(int argc, char **argv)
 	recover_jobs(&d.engine);
 	engine_run(&d.engine);
 	submit_init(&loop, &d.engine);
+	watch_init(&loop);
+	d.engine.on_change = watch_changed;
 	d.server = server_start(&loop, d.engine.cfg.socket, &ctl_handler, &d.engine);
+	if (web_start(&d.engine, err, sizeof(err)) == -1)
+		log_fatalx("%s", err);
 	uv_signal_init(&loop, &d.sigterm);
 	uv_signal_init(&loop, &d.sigint);
 	uv_signal_init(&loop, &d.sighup);

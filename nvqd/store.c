@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -37,6 +38,9 @@ extern const char *const store_schema[];
 #define STORE_JOB_COLS	"id, " STORE_JOB_REST
 #define STORE_JOB_ARGS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " \
 	"?, ?"
+
+/* a dashboard token's random bytes (hex: twice as many characters) */
+#define STORE_TOKEN_BYTES	24
 
 /* columns of a query read through store_rows */
 #define STORE_MAX_COLS		64
@@ -448,7 +452,9 @@ store_private(struct store *st, const char *path, char *err, size_t errlen)
 	    store_exec(st, st->sync_full ? "PRAGMA private.synchronous = FULL" :
 	    "PRAGMA private.synchronous = NORMAL") == -1 ||
 	    store_exec(st, "CREATE TABLE IF NOT EXISTS private.job_env ("
-	    "job_id INTEGER PRIMARY KEY, env BLOB NOT NULL)") == -1)
+	    "job_id INTEGER PRIMARY KEY, env BLOB NOT NULL)") == -1 ||
+	    store_exec(st, "CREATE TABLE IF NOT EXISTS private.web_tokens ("
+	    "uid INTEGER PRIMARY KEY, token TEXT NOT NULL UNIQUE)") == -1)
 		goto fail;
 	return 0;
 fail:
@@ -1868,4 +1874,98 @@ store_job_exec(struct store *st, int64_t id, store_exec_cb cb, void *arg)
 	return store_rows_of(st, "SELECT argv, cwd, stdout_path, stderr_path, uid, "
 	    "gid, user, (SELECT env FROM private.job_env WHERE job_id = jobs.id) AS env, "
 	    "groups FROM jobs WHERE id = ?", id, store_exec_row_cb, &x);
+}
+
+int
+store_web_token(struct store *st, uint32_t uid, int renew, char *token, size_t len)
+{
+	sqlite3_stmt *s;
+	unsigned char rnd[STORE_TOKEN_BYTES];
+	size_t i;
+	int rc;
+
+	if (len < 2 * STORE_TOKEN_BYTES + 1)
+		return -1;
+	if (!renew) {
+		if ((s = store_prepare(st, "SELECT token FROM private.web_tokens WHERE uid = ?"))
+		    == NULL)
+			return -1;
+		sqlite3_bind_int64(s, 1, uid);
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW)
+			snprintf(token, len, "%s", (const char *)sqlite3_column_text(s, 0));
+		sqlite3_reset(s);
+		if (rc == SQLITE_ROW)
+			return 0;
+		if (rc != SQLITE_DONE)
+			return -1;
+	}
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -1;
+	for (i = 0; i < sizeof(rnd); i++)
+		snprintf(token + 2 * i, 3, "%02x", rnd[i]);
+	if ((s = store_prepare(st, "INSERT OR REPLACE INTO private.web_tokens (uid, token) "
+	    "VALUES (?, ?)")) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, uid);
+	sqlite3_bind_text(s, 2, token, -1, SQLITE_STATIC);
+	return store_done(st, s);
+}
+
+int
+store_web_uid(struct store *st, const char *token, uint32_t *uid)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (token == NULL || strlen(token) != 2 * STORE_TOKEN_BYTES)
+		return 0;
+	if ((s = store_prepare(st, "SELECT uid FROM private.web_tokens WHERE token = ?")) == NULL)
+		return -1;
+	sqlite3_bind_text(s, 1, token, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*uid = (uint32_t)sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+store_hist(struct store *st, int runs, const double *le, int n, int64_t *counts,
+    int64_t *count, double *sum)
+{
+	static const char *const sql[2] = {
+		/* how long jobs waited for their first start */
+		"SELECT min(r.started_at) - j.submitted_at FROM jobs j JOIN runs r "
+		"ON r.job_id = j.id GROUP BY j.id",
+		/* how long finished runs ran, their time suspended not counted */
+		"SELECT ended_at - started_at - coalesce(suspended_time, 0) FROM runs "
+		"WHERE ended_at IS NOT NULL",
+	};
+	sqlite3_stmt *s = store_prepare(st, sql[runs != 0]);
+	double v;
+	int rc, i;
+
+	*count = 0;
+	*sum = 0;
+	for (i = 0; i < n; i++)
+		counts[i] = 0;
+	if (s == NULL)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		v = sqlite3_column_double(s, 0);
+		for (i = 0; i < n; i++)
+			counts[i] += v <= le[i];
+		(*count)++;
+		*sum += v;
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+store_state_counts(struct store *st, store_row_cb cb, void *arg)
+{
+	return store_rows(st, store_prepare(st, "SELECT state, count(*) AS n FROM jobs "
+	    "GROUP BY state ORDER BY state"), cb, arg);
 }

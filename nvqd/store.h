@@ -312,6 +312,22 @@ enum { STORE_STATS_USERS, STORE_STATS_WAIT, STORE_STATS_FAILURES, STORE_STATS_SW
 	STORE_STATS_N };
 int		 store_stats(struct store *, int what, double since, const char *user,
 		    store_row_cb, void *);
+/*
+ * The dashboard's token of uid (made if it has none, or anew with renew),
+ * kept in the private database: hex, into token (49 bytes at least).  0, or -1.
+ */
+int		 store_web_token(struct store *, uint32_t uid, int renew, char *token, size_t len);
+/*
+ * /metrics: a cumulative histogram of the queue wait of jobs' first starts
+ * (runs 0) or of finished runs' time running (runs 1): counts[i] of those
+ * <= le[i], their count and sum.  0, or -1.
+ */
+int		 store_hist(struct store *, int runs, const double *le, int n, int64_t *counts,
+		    int64_t *count, double *sum);
+/* Jobs by state, all of them: rows of "state", "n". */
+int		 store_state_counts(struct store *, store_row_cb, void *);
+/* The uid whose token it is: 1, 0 for none, -1 (the database failed). */
+int		 store_web_uid(struct store *, const char *token, uint32_t *uid);
 /* Calls cb with job id's row, if there is one; 0, or -1. */
 int		 store_notice(struct store *, int64_t id, store_notice_cb, void *);
 /* One event of a job, in a commit of its own (not synced with sync = full). */
