@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# deb.sh: builds the Debian package from a clean copy of the tree, installs
+# it with dpkg -i, and checks what it installed: nvqd -n on the installed
+# configuration, the man pages, the hook where nvqd looks for it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+w=$(mktemp -d)
+git ls-files -z | xargs -0 cp --parents -t "$w" 2>/dev/null || cp -r . "$w"
+cp -r debian "$w/"
+(cd "$w" && dpkg-buildpackage -us -uc -b > "$w.log" 2>&1) ||
+    { tail -30 "$w.log"; echo "deb: the build failed"; exit 1; }
+deb=$(ls "$(dirname "$w")"/nvq_*_*.deb | grep -v dbgsym | head -1)
+echo "deb: built $(basename "$deb")"
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+$SUDO dpkg -i "$deb"
+fail=0
+check() { if "$@"; then echo "ok   - $*"; else echo "FAIL - $*"; fail=1; fi; }
+check /usr/sbin/nvqd -n -c /etc/nvq/nvq.ini
+check sh -c "dpkg-query -W -f='\${Conffiles}' nvq | grep -q ' /etc/nvq/nvq.ini '"
+check man -w nvq
+check man -w nvqd
+check man -w 5 nvq.ini
+check test -x /usr/libexec/nvq/nvq-shim
+check test -f /usr/libexec/nvq/libnvq-hook.so
+check grep -q 'ExecStart=/usr/sbin/nvqd' /usr/lib/systemd/system/nvqd.service
+check sh -c '/usr/bin/nvq --help | grep -q "web-token"'
+$SUDO dpkg -P nvq > /dev/null
+check test ! -e /usr/sbin/nvqd
+rm -rf "$w" "$w.log"
+[ "$fail" = 0 ] && echo "deb: all good"
+exit "$fail"
