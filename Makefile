@@ -241,6 +241,12 @@ fuzz: $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ))
 		fi; \
 	done
 
+# the SPANK plugin (contrib/slurm): needs slurm/spank.h (libslurm-dev)
+spank: $(BUILD)/spank_nvq.so
+$(BUILD)/spank_nvq.so: contrib/slurm/spank_nvq.c common/parse.c common/share.c common/proc.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared -fvisibility=default -o $@ $^
+
 # man pages: written by the programs from their own tables
 MANPAGES = $(BUILD)/man/nvq.1 $(BUILD)/man/nvqd.8 $(BUILD)/man/nvq.ini.5
 man: $(MANPAGES)
