@@ -47,10 +47,14 @@ INI_LIBS = $(ML)/libinih.a
 SQL_LIBS = $(ML)/libsqlite3.a -lpthread -ldl -lm
 # the dashboard needs libmicrohttpd and cJSON, which GPU hosts may lack
 WEB	?= 0
+CJSON_LIBS = $(BUILD)/lib/libcjson.so.1 -Wl,-rpath,'$$ORIGIN/lib'
+CJSON_DEP = $(BUILD)/lib/libcjson.so.1
 else
 UV_LIBS	= -luv
 INI_LIBS = -linih
 SQL_LIBS = -lsqlite3
+CJSON_LIBS = -lcjson
+CJSON_DEP =
 endif
 
 NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
@@ -110,8 +114,13 @@ $(BUILD)/obj/gen/web_files.o: $(BUILD)/gen/web_files.c
 $(BUILD)/nvqd: $(call obj,$(NVQD_SRC)) $(BUILD)/obj/gen/schema_sql.o $(WEB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(INI_LIBS) $(SQL_LIBS) $(WEB_LIBS) -ldl -lm
 
-$(BUILD)/nvq: $(call obj,$(NVQ_SRC))
-	$(CC) $(LDFLAGS) -o $@ $^ $(INI_LIBS) -lm
+$(BUILD)/nvq: $(call obj,$(NVQ_SRC)) $(CJSON_DEP)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(NVQ_SRC)) $(INI_LIBS) $(CJSON_LIBS) -lm
+
+# STATIC=1: Debian ships cJSON shared only; it goes beside nvq, found by its rpath
+$(BUILD)/lib/libcjson.so.1:
+	@mkdir -p $(@D)
+	cp -L $(ML)/libcjson.so.1 $@
 
 # the per-job supervisor: libc only, small, started with posix_spawn
 $(BUILD)/nvq-shim: $(call obj,nvq-shim/shim.c common/rlimits.c common/cgroup.c common/status.c \

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "nvq.h"
 
 /*
@@ -200,16 +202,17 @@ cmd_restart(struct nvq_args *a)
 	}
 	proto_buf_free(&b);
 	n = client_rows(&m, "id", 0, &rows);
-	if (a->json)
-		printf("[");
-	for (i = 0; i < n; i++)
-		if (a->json)
-			printf("%s%lld", i ? ", " : "", (long long)row_int(&m, &rows[i], "id", 0));
-		else
-			printf("job %lld is pending again\n",
-			    (long long)row_int(&m, &rows[i], "id", 0));
-	if (a->json)
-		printf("]\n");
+	if (a->json) {
+		cJSON *arr = cJSON_CreateArray();
+
+		for (i = 0; i < n; i++)
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)row_int(&m, &rows[i],
+			    "id", 0)));
+		fmt_json_print(stdout, arr);
+		printf("\n");
+	}
+	for (i = 0; i < n && !a->json; i++)
+		printf("job %lld is pending again\n", (long long)row_int(&m, &rows[i], "id", 0));
 	free(rows);
 	proto_msg_free(&m);
 	return 0;

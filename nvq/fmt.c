@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "nvq.h"
 
 #define FMT_SAFE_RING	8
@@ -92,27 +94,32 @@ fmt_safe(const char *s)
 }
 
 void
-fmt_json_str(FILE *fp, const char *s)
+fmt_json_print(FILE *fp, cJSON *j)
 {
+	char *s = j != NULL ? cJSON_PrintUnformatted(j) : NULL;
 	const unsigned char *p;
 
-	fputc('"', fp);
-	for (p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(fp, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", fp);
-		else if (*p == '\t')
-			fputs("\\t", fp);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(fp, "\\u%04x", *p);
+	/*
+	 * cJSON escapes what JSON must; DEL and the C1 controls (a terminal acts
+	 * on them too) it leaves: escaped here.  They are in strings only.
+	 */
+	for (p = (const unsigned char *)(s != NULL ? s : "null"); *p; p++) {
+		if (*p == 0x7f)
+			fputs("\\u007f", fp);
 		else if (fmt_is_c1(p)) {
 			fprintf(fp, "\\u%04x", p[1]);
 			p++;
 		} else
 			fputc(*p, fp);
 	}
-	fputc('"', fp);
+	free(s);
+	cJSON_Delete(j);
+}
+
+void
+fmt_json_str(FILE *fp, const char *s)
+{
+	fmt_json_print(fp, cJSON_CreateString(s != NULL ? s : ""));
 }
 
 /* Times travel as "%.3f" strings; in JSON they are numbers. */
@@ -125,27 +132,41 @@ fmt_is_time(const char *key)
 	    (n > 3 && strcmp(key + n - 3, "_at") == 0);
 }
 
+/* Whether s is a number as nvqd writes one ("%.4f", "-2"): it goes out as one. */
+static int
+fmt_is_number(const char *s)
+{
+	char *end;
+
+	if (*s == '\0' || strspn(s, "-0123456789.") != strlen(s))
+		return 0;
+	(void)strtod(s, &end);
+	return *end == '\0';
+}
+
+cJSON *
+fmt_json_obj(const struct proto_msg *m, const struct nvq_row *r, int numbers)
+{
+	const struct proto_field *f;
+	cJSON *o = cJSON_CreateObject();
+	int i;
+
+	for (i = r->start; o != NULL && i < r->end; i++) {
+		f = &m->fields[i];
+		if (f->kind == 'i')
+			cJSON_AddNumberToObject(o, f->key, (double)f->i);
+		else if ((fmt_is_time(f->key) || numbers) && fmt_is_number(f->s))
+			cJSON_AddRawToObject(o, f->key, f->s);
+		else
+			cJSON_AddStringToObject(o, f->key, f->s);
+	}
+	return o;
+}
+
 void
 fmt_json_row(FILE *fp, const struct proto_msg *m, const struct nvq_row *r)
 {
-	const struct proto_field *f;
-	int i;
-
-	fputc('{', fp);
-	for (i = r->start; i < r->end; i++) {
-		f = &m->fields[i];
-		if (i > r->start)
-			fputs(", ", fp);
-		fmt_json_str(fp, f->key);
-		fputs(": ", fp);
-		if (f->kind == 'i')
-			fprintf(fp, "%lld", (long long)f->i);
-		else if (fmt_is_time(f->key))
-			fputs(f->s, fp);
-		else
-			fmt_json_str(fp, f->s);
-	}
-	fputc('}', fp);
+	fmt_json_print(fp, fmt_json_obj(m, r, 0));
 }
 
 void

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "nvq.h"
 #include "table.h"
 
@@ -424,24 +426,27 @@ cmd_show(struct nvq_args *a)
 	if (nevents > 0 && nsw > 0)
 		events[nevents - 1].end = sws[0].start;
 	if (a->json) {
+		/* the job's fields alone on the first line (head -1 is the job) */
+		cJSON *arr;
+
 		printf("{\"job\": ");
 		fmt_json_row(stdout, &m, &job);
-		printf(",\n \"runs\": [");
-		for (i = 0; i < nruns; i++) {
-			printf(i ? ", " : "");
-			fmt_json_row(stdout, &m, &runs[i]);
-		}
-		printf("],\n \"events\": [");
-		for (i = 0; i < nevents; i++) {
-			printf(i ? ",\n  " : "\n  ");
-			fmt_json_row(stdout, &m, &events[i]);
-		}
-		printf("],\n \"switches\": [");
-		for (i = 0; i < nsw; i++) {
-			printf(i ? ",\n  " : "\n  ");
-			fmt_json_row(stdout, &m, &sws[i]);
-		}
-		printf("]}\n");
+		arr = cJSON_CreateArray();
+		for (i = 0; i < nruns; i++)
+			cJSON_AddItemToArray(arr, fmt_json_obj(&m, &runs[i], 0));
+		printf(",\n \"runs\": ");
+		fmt_json_print(stdout, arr);
+		arr = cJSON_CreateArray();
+		for (i = 0; i < nevents; i++)
+			cJSON_AddItemToArray(arr, fmt_json_obj(&m, &events[i], 0));
+		printf(",\n \"events\": ");
+		fmt_json_print(stdout, arr);
+		arr = cJSON_CreateArray();
+		for (i = 0; i < nsw; i++)
+			cJSON_AddItemToArray(arr, fmt_json_obj(&m, &sws[i], 0));
+		printf(",\n \"switches\": ");
+		fmt_json_print(stdout, arr);
+		printf("}\n");
 	} else {
 		for (i = job.start; i < job.end; i++) {
 			const struct proto_field *f = &m.fields[i];

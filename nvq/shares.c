@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <cjson/cJSON.h>
+
 #include "nvq.h"
 #include "table.h"
 
@@ -77,15 +79,17 @@ cmd_shares(struct nvq_args *a)
 	}
 	n = client_rows(&m, "uid", 0, &rows);
 	if (a->json) {
-		printf("{\"fairshare\": %s, \"halflife\": %lld, \"weight\": %s, \"users\": [",
-		    proto_int(&m, "fairshare", 0) ? "true" : "false",
-		    (long long)proto_int(&m, "halflife", 0),
-		    proto_str(&m, "weight") ? fmt_safe(proto_str(&m, "weight")) : "0");
-		for (i = 0; i < n; i++) {
-			printf(i ? ",\n " : "\n ");
-			fmt_json_row(stdout, &m, &rows[i]);
-		}
-		printf("%s]}\n", n ? "\n" : "");
+		cJSON *o = cJSON_CreateObject(), *users;
+
+		cJSON_AddBoolToObject(o, "fairshare", proto_int(&m, "fairshare", 0) != 0);
+		cJSON_AddNumberToObject(o, "halflife", (double)proto_int(&m, "halflife", 0));
+		cJSON_AddNumberToObject(o, "weight", proto_str(&m, "weight") ?
+		    strtod(proto_str(&m, "weight"), NULL) : 0);
+		users = cJSON_AddArrayToObject(o, "users");
+		for (i = 0; i < n; i++)
+			cJSON_AddItemToArray(users, fmt_json_obj(&m, &rows[i], 0));
+		fmt_json_print(stdout, o);
+		printf("\n");
 	} else {
 		shares_span(proto_int(&m, "halflife", 0), hl, sizeof(hl));
 		printf("fair share %s (half-life %s, weight %s); %lld user%s with jobs in the "

@@ -8,39 +8,29 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "nvq.h"
 #include "table.h"
 
 #define STATS_DEFAULT_SINCE	"7d"
 
-/* A JSON array of the rows of one kind, numbers as numbers. */
-static void
+/* The rows of one kind, without their "stat", numbers as numbers. */
+static cJSON *
 stats_json_rows(const struct proto_msg *m, const struct nvq_row *rows, int n, const char *kind)
 {
-	const struct proto_field *f;
-	int i, k, first = 1;
+	cJSON *arr = cJSON_CreateArray();
+	struct nvq_row r;
+	int i;
 
-	printf("[");
 	for (i = 0; i < n; i++) {
 		if (strcmp(row_str(m, &rows[i], "stat"), kind) != 0)
 			continue;
-		printf(first ? "\n  {" : ",\n  {");
-		first = 0;
-		for (k = rows[i].start + 1; k < rows[i].end; k++) {
-			f = &m->fields[k];
-			printf(k > rows[i].start + 1 ? ", " : "");
-			fmt_json_str(stdout, f->key);
-			printf(": ");
-			if (f->kind == 'i')
-				printf("%lld", (long long)f->i);
-			else if (strspn(f->s, "-0123456789.") == strlen(f->s) && *f->s)
-				printf("%s", f->s);
-			else
-				fmt_json_str(stdout, f->s);
-		}
-		printf("}");
+		r.start = rows[i].start + 1;
+		r.end = rows[i].end;
+		cJSON_AddItemToArray(arr, fmt_json_obj(m, &r, 1));
 	}
-	printf("%s]", first ? "" : "\n ");
+	return arr;
 }
 
 enum { U_USER, U_JOBS, U_RUNS, U_HOURS, U_FAILED, U_ASKED, U_USED, U_OVER, U_NCOLS };
@@ -162,20 +152,19 @@ cmd_stats(struct nvq_args *a)
 		return 1;
 	n = client_rows(&m, "stat", 0, &rows);
 	if (a->json) {
-		printf("{\"since\": %lld, \"user\": ", (long long)t);
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "since", (double)t);
 		if (a->user != NULL)
-			fmt_json_str(stdout, a->user);
+			cJSON_AddStringToObject(o, "user", a->user);
 		else
-			printf("null");
-		printf(",\n \"users\": ");
-		stats_json_rows(&m, rows, n, "user");
-		printf(",\n \"wait\": ");
-		stats_json_rows(&m, rows, n, "wait");
-		printf(",\n \"failures\": ");
-		stats_json_rows(&m, rows, n, "failure");
-		printf(",\n \"switches\": ");
-		stats_json_rows(&m, rows, n, "switch");
-		printf("}\n");
+			cJSON_AddNullToObject(o, "user");
+		cJSON_AddItemToObject(o, "users", stats_json_rows(&m, rows, n, "user"));
+		cJSON_AddItemToObject(o, "wait", stats_json_rows(&m, rows, n, "wait"));
+		cJSON_AddItemToObject(o, "failures", stats_json_rows(&m, rows, n, "failure"));
+		cJSON_AddItemToObject(o, "switches", stats_json_rows(&m, rows, n, "switch"));
+		fmt_json_print(stdout, o);
+		printf("\n");
 	} else {
 		fmt_time((double)t, when, sizeof(when));
 		printf("Since %s (%s)%s%s\n\n", when, fmt_safe(since), a->user ? ", user " : "",

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "nvq.h"
 
 extern char **environ;
@@ -200,12 +202,14 @@ cmd_submit(struct nvq_args *a)
 	if (a->attach)
 		a->job_id = id;
 	else if (a->json) {
-		printf("{\"id\": %lld, \"tasks\": %lld", (long long)id, (long long)tasks);
-		if (proto_str(&rep, "note") != NULL) {
-			printf(", \"note\": ");
-			fmt_json_str(stdout, proto_str(&rep, "note"));
-		}
-		printf("}\n");
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "id", (double)id);
+		cJSON_AddNumberToObject(o, "tasks", (double)tasks);
+		if (proto_str(&rep, "note") != NULL)
+			cJSON_AddStringToObject(o, "note", proto_str(&rep, "note"));
+		fmt_json_print(stdout, o);
+		printf("\n");
 		proto_msg_free(&rep);
 		return 0;
 	} else if (a->parsable)

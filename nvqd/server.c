@@ -45,6 +45,8 @@
 /* Bytes held for one uid's connections, and for all (read buffers and unread replies). */
 #define SERVER_MAX_UID_BYTES	((size_t)64 << 20)
 #define SERVER_MAX_BYTES	((size_t)512 << 20)
+/* Unwritten pushed frames a connection may have before it is closed */
+#define SERVER_MAX_PUSHED	((size_t)1 << 20)
 /* server_take_fds: the most descriptors taken at once, and how often it looks */
 #define SERVER_MAX_FDS		FDPASS_MAX
 #define SERVER_FDS_POLL_MS	2
@@ -109,9 +111,16 @@ server_conn_closed_cb(uv_handle_t *h)
 static void
 server_close(struct server_conn *c)
 {
+	server_fds_cb cb = c->fds_cb;
+
 	if (c->closing)
 		return;
 	c->closing = 1;
+	/* descriptors still awaited: none will come; its caller hears so once */
+	if (cb != NULL) {
+		c->fds_cb = NULL;
+		cb(c->fds_arg, c, NULL, -1);
+	}
 	/* what it holds is freed in the close callback, but no longer counted */
 	c->srv->bytes -= c->cap + c->queued;
 	if (c->prev != NULL)
@@ -172,6 +181,12 @@ server_send(struct server_conn *c, struct proto_buf *b, int close_after)
 void
 server_push(struct server_conn *c, struct proto_buf *b)
 {
+	/* a peer that does not read what it is pushed is let go */
+	if (c->queued > SERVER_MAX_PUSHED) {
+		proto_buf_free(b);
+		server_close(c);
+		return;
+	}
 	server_send(c, b, 0);
 }
 
@@ -462,12 +477,16 @@ server_fds_timer_cb(uv_timer_t *t)
 {
 	struct server_conn *c = t->data;
 	int fds[SERVER_MAX_FDS], n = server_recv_fds(c, fds);
+	server_fds_cb cb = c->fds_cb;
 
+	if (cb == NULL)
+		return;
 	if (n == 0 && uv_now(t->loop) < c->fds_deadline) {
 		uv_timer_start(&c->idle, server_fds_timer_cb, SERVER_FDS_POLL_MS, 0);
 		return;
 	}
-	c->fds_cb(c->fds_arg, c, n == 0 ? NULL : fds, n == 0 ? -1 : n);
+	c->fds_cb = NULL;	/* once */
+	cb(c->fds_arg, c, n == 0 ? NULL : fds, n == 0 ? -1 : n);
 }
 
 int

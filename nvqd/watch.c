@@ -30,7 +30,8 @@ watch_push_cb(uv_timer_t *t)
 	(void)t;
 	W.armed = 0;
 	W.seq++;
-	for (i = 0; i < W.n; i++) {
+	/* backwards: a watcher that reads nothing is dropped from the list in the push */
+	for (i = W.n - 1; i >= 0; i--) {
 		proto_begin(&b, MSG_CHANGED);
 		proto_put_int(&b, "seq", W.seq);
 		if (proto_end(&b) == -1) {

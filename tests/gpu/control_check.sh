@@ -31,7 +31,7 @@ while True:
     torch.cuda.synchronize(); f.write("s\n")
 PY
 TORCHRUN=$(command -v torchrun || echo "python3 -m torch.distributed.run")
-state() { "$NVQ" show --json "$1" | head -1 | grep -o '"state": "[A-Z_]*"' | cut -d'"' -f4; }
+state() { "$NVQ" show --json "$1" | head -1 | grep -o '"state":"[A-Z_]*"' | cut -d'"' -f4; }
 wait_state() {	# ID STATE SECONDS
 	local i
 	for i in $(seq $(($3 * 10))); do [ "$(state "$1")" = "$2" ] && return 0; sleep 0.1; done

@@ -25,7 +25,7 @@ n_nvq=$("$NVQ" gpus --json | grep -c '"uuid"')
 check "nvq sees the $n_smi GPUs nvidia-smi lists" [ "$n_smi" = "$n_nvq" ]
 uuid0=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 0)
 check "GPU 0's UUID matches nvidia-smi" grep -q "$uuid0" <("$NVQ" gpus)
-total=$("$NVQ" gpus --json | grep -o '"total": [0-9]*' | head -1 | awk '{print $2}')
+total=$("$NVQ" gpus --json | grep -o '"total":[0-9]*' | head -1 | cut -d: -f2)
 smi_total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0)
 check "GPU 0's total ($total bytes) matches nvidia-smi ($smi_total MiB)" \
     [ "$((total >> 20))" = "$smi_total" ]
@@ -45,7 +45,7 @@ id=$("$NVQ" submit --parsable -m 8G -n seen -- python3 "$T/seen.py")
 "$NVQ" wait "$id"; rc=$?
 "$NVQ" log "$id"; "$NVQ" log --err "$id" | tail -3
 out=$("$NVQ" log "$id")
-assigned=$("$NVQ" show --json "$id" | grep -o '"gpu_uuids": "[^"]*"' | head -1 | cut -d'"' -f4)
+assigned=$("$NVQ" show --json "$id" | grep -o '"gpu_uuids":"[^"]*"' | head -1 | cut -d'"' -f4)
 check "the job COMPLETED" [ $rc = 0 ]
 check "torch sees one GPU" grep -q '^count 1$' <<< "$out"
 check "it is the assigned one ($assigned)" grep -q "^uuid $assigned$" <<< "$out"
@@ -65,8 +65,8 @@ OUTSIDER=$!
 for _ in $(seq 60); do grep -q holding "$T/outsider.log" && break; sleep 0.5; done
 sleep 2.5	# two polls
 "$NVQ" gpus
-outside=$("$NVQ" gpus --json | head -2 | grep -o '"outside": [0-9]*' | awk '{print $2}')
-budget=$("$NVQ" gpus --json | head -2 | grep -o '"budget": [0-9]*' | awk '{print $2}')
+outside=$("$NVQ" gpus --json | head -2 | grep -o '"outside":[0-9]*' | cut -d: -f2)
+budget=$("$NVQ" gpus --json | head -2 | grep -o '"budget":[0-9]*' | cut -d: -f2)
 echo "outside use on GPU 0: $outside bytes ($((outside >> 20)) MiB); budget $((budget >> 20)) MiB"
 check "nvq gpus shows the outsider's 6 GiB (and its context) on GPU 0" \
     [ "$outside" -ge $((6 << 30)) -a "$outside" -le $((8 << 30)) ]
@@ -77,9 +77,9 @@ id2=$("$NVQ" submit --parsable -m 10G -n inside -- python3 "$T/hold.py" 5 8)
 for _ in $(seq 60); do "$NVQ" log "$id2" 2>/dev/null | grep -q holding && break; sleep 0.5; done
 sleep 2.5
 "$NVQ" gpus
-g2=$("$NVQ" show --json "$id2" | grep -o '"gpu_uuids": "[^"]*"' | head -1 | cut -d'"' -f4)
+g2=$("$NVQ" show --json "$id2" | grep -o '"gpu_uuids":"[^"]*"' | head -1 | cut -d'"' -f4)
 line=$("$NVQ" gpus | grep "$g2")
-outside2=$("$NVQ" gpus --json | grep "$g2" | grep -o '"outside": [0-9]*' | awk '{print $2}')
+outside2=$("$NVQ" gpus --json | grep "$g2" | grep -o '"outside":[0-9]*' | cut -d: -f2)
 if [ "$g2" = "$uuid0" ]; then want=$outside; else want=0; fi
 check "the job's 5 GiB on $g2 is not counted outside (outside $((outside2 >> 20)) MiB)" \
     [ "$outside2" -le $((want + (512 << 20))) ]

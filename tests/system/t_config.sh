@@ -27,7 +27,7 @@ t_fake_nvml() {	# NVML via dlopen: GPUs, UUIDs, use outside the queue and by job
 	expect_match "GPU 0: budget, demanded, used by the queue, outside" "$(nvq gpus | grep '^0 ')" \
 	    " 16G +9.2G +5G +4G +6G +$a$"
 	expect_eq "outside processes counted" \
-	    "$(nvq gpus --json | grep -o '"outside_procs": [0-9]*' | head -1)" '"outside_procs": 1'
+	    "$(nvq gpus --json | grep -o '"outside_procs":[0-9]*' | head -1)" '"outside_procs":1'
 	expect_match "GPU 1 untouched, no job" "$(nvq gpus | grep '^1 ')" " 16G +15.2G +0B +0B +0B$"
 	expect_eq "the job's use is its processes' together" "$(field "$a" gpu_used)" $((4 << 30))
 	expect_match "nvq list shows used/asked" "$(nvq list | awk -v id="$a" '$1 == id')" " 4G/5G "

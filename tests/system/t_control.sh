@@ -173,7 +173,7 @@ t_placement() {	# pack and spread on 4 virtual GPUs; -w and -x; drain and undrai
 	expect_eq "spread: four GPUs" "$g" 4
 	nvq cancel "${ids[@]}"
 	local uuid2 w x
-	uuid2=$(nvq gpus --json | grep '"index": 2' | grep -o '"uuid": "[^"]*"' | cut -d'"' -f4)
+	uuid2=$(nvq gpus --json | grep '"index":2' | grep -o '"uuid":"[^"]*"' | cut -d'"' -f4)
 	w=$(submit -m 1G -w 2 sleep 30); x=$(submit -m 1G -x 0,1,"$uuid2" sleep 30)
 	wait_state "$w" RUNNING; wait_state "$x" RUNNING
 	expect_eq "-w 2" "$(field "$w" gpu_uuids)" "$uuid2"

@@ -264,7 +264,7 @@ t_timeslice() {	# compute = timeslice: one job at a time, turns each quantum, id
 	write_config "[scheduler]" "compute = shared,0:timeslice" "quantum = 1s"
 	start_nvqd || return
 	local a b c ga gb both=0 i switches
-	expect_match "gpus shows it" "$(nvq gpus --json)" '"compute": "timeslice"'
+	expect_match "gpus shows it" "$(nvq gpus --json)" '"compute":"timeslice"'
 	a=$(fsubmit -m 1G "$FAKE_JOB" launch 30 "$T/a")
 	wait_count "$T/a" || return
 	b=$(fsubmit -m 1G "$FAKE_JOB" launch 30 "$T/b")

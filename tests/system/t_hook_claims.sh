@@ -123,7 +123,7 @@ t_hook_claims_preempt() {	# a job that claims 2^62 bytes still gives way to anot
 	wait_state "$low" RUNNING 10
 	v=$(field "$low" gpu_used)
 	expect_eq "nvq show: at most its 4G" "$(( ${v:-0} <= 4294967296 ))" 1
-	expect_match "nvq gpus: at most 4G" "$(nvq gpus --json)" '"queue_used": (4294967296|[0-9]{1,9}),'
+	expect_match "nvq gpus: at most 4G" "$(nvq gpus --json)" '"queue_used":(4294967296|[0-9]{1,9}),'
 	nvq cancel "$low" > /dev/null
 }
 

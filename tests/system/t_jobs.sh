@@ -104,7 +104,7 @@ GPU-00000000-0000-0000-0000-000000000000"
 	expect_eq "the user's spool folder is private" "$(stat -c %a "$T/spool/$(id -u)")" 700
 	out=$(nvq history --since 1h | wc -l)
 	expect_eq "history lines (header + 7 jobs)" "$out" 8
-	expect_match "history --json" "$(nvq history --state FAILED --json)" "\"exit_code\": 3"
+	expect_match "history --json" "$(nvq history --state FAILED --json)" "\"exit_code\":3"
 	expect_match "list -u" "$(nvq list -a -u nobody)" "^ID +USER"
 	expect_eq "list -u nobody is empty" "$(nvq list -a -u nobody | wc -l)" 1
 }
@@ -129,7 +129,7 @@ t_node_fail() {	# a job that ran when the machine restarted: NODE_FAIL, or PENDI
 	    (SELECT state FROM events WHERE job_id = $a ORDER BY id)")" "PENDING RUNNING NODE_FAIL PENDING RUNNING"
 	expect_eq "its runs" "$(sqlite3 "$T/nvq.db" "SELECT group_concat(coalesce(state, 'open'), ' ')
 	    FROM (SELECT state FROM runs WHERE job_id = $a ORDER BY id)")" "NODE_FAIL open"
-	expect_eq "listed as NODE_FAIL" "$(nvq list -a --state NODE_FAIL --json | grep -o '"id": [0-9]*')" "\"id\": $b"
+	expect_eq "listed as NODE_FAIL" "$(nvq list -a --state NODE_FAIL --json | grep -o '"id":[0-9]*')" "\"id\":$b"
 	nvq cancel "$a"; wait_state "$a" CANCELLED
 }
 

@@ -193,7 +193,7 @@ t_limits_escapes() {	# control characters from other users reach no terminal thr
 	expect_match "list: the name" "$(nvq history)" "\\\\e\[2Jcmd"
 	expect_match "history: the reason" "$(nvq history)" \
 	    "cannot execute /nonexistent/\\\\(e|x1b)\[2Jcmd"
-	expect_match "json: \\u001b" "$(nvq show --json "$bad")" '"name": "\\u001b\[2Jcmd"'
+	expect_match "json: \\u001b" "$(nvq show --json "$bad")" '"name":"\\u001b\[2Jcmd"'
 	expect_match "json: DEL and C1" "$(nvq show --json "$evil")" 'red\\u007f\\u009b2J\\ttab'
 	# an error from nvqd quoting the user's text is escaped too
 	out=$(lim_big_env env "$(printf 'E\e[2JX=%0125000d' 0)" "$NVQ_BIN" -s "$T/sock" \

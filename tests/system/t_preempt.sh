@@ -86,7 +86,7 @@ t_timeslice_turns() {	# jobs that do not fit together take turns, each making pr
 	a=$(fsubmit -m 45G "$FAKE_JOB" launch 8 "$T/a")
 	b=$(fsubmit -m 45G "$FAKE_JOB" launch 8 "$T/b")
 	c=$(fsubmit -m 45G "$FAKE_JOB" launch 8 "$T/c")
-	expect_match "gpus shows the turn" "$(nvq gpus --json)" '"mode": "timeslice"'
+	expect_match "gpus shows the turn" "$(nvq gpus --json)" '"mode":"timeslice"'
 	sleep 5
 	expect_match "all three made progress" "$(count "$T/a") $(count "$T/b") $(count "$T/c")" \
 	    "^[1-9][0-9]+ [1-9][0-9]+ [1-9][0-9]+$"

@@ -223,11 +223,11 @@ t_fairshare() {	# two users on one GPU take turns by their recent use; off: firs
 	wait_state "$a1" CANCELLED; wait_state "$b1" CANCELLED
 	# the usage survives a restart: read back from runs
 	local before after
-	before=$(nvq shares --json | grep -o '"uid": [0-9]*, "queued": [01], "gpu_hours": "[0-9.]*"' |
-	    grep -v '"uid": 0,' | sort)
+	before=$(nvq shares --json | grep -o '"uid":[0-9]*,"queued":[01],"gpu_hours":"[0-9.]*"' |
+	    grep -v '"uid":0,' | sort)
 	stop_nvqd; start_nvqd || return
-	after=$(nvq shares --json | grep -o '"uid": [0-9]*, "queued": [01], "gpu_hours": "[0-9.]*"' |
-	    grep -v '"uid": 0,' | sort)
+	after=$(nvq shares --json | grep -o '"uid":[0-9]*,"queued":[01],"gpu_hours":"[0-9.]*"' |
+	    grep -v '"uid":0,' | sort)
 	[ -n "$before" ] && [ "$(echo "$before" | wc -l)" = 2 ] ||
 	    fail "shares before the restart: '$before'"
 	expect_eq "usage read back after a restart" "$after" "$before"

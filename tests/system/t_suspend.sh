@@ -10,13 +10,13 @@ t_suspend() {	# nvq suspend and resume: GPU memory out and back, the job never k
 	wait_count "$T/a" || return
 	wait_field "$a" hook_pids '^[0-9]+$'
 	pid=$(field "$a" hook_pids)
-	expect_match "demanded while running" "$(nvq gpus --json)" '"demanded": 10737418240'
+	expect_match "demanded while running" "$(nvq gpus --json)" '"demanded":10737418240'
 	out=$(nvq suspend "$a"); expect_eq "nvq suspend waits for it" "$out" "job $a suspended"
 	expect_eq "SUSPENDED" "$(state "$a")" SUSPENDED
 	expect_eq "its process is checkpointed" "$(ckpt_state "$pid")" 2
 	expect_eq "it launches nothing" "$(growing "$T/a" 0.5)" still
 	expect_eq "its process lives" "$(kill -0 "$pid" && echo alive)" alive
-	expect_match "its memory is free for others" "$(nvq gpus --json)" '"demanded": 0,'
+	expect_match "its memory is free for others" "$(nvq gpus --json)" '"demanded":0,'
 	expect_match "nvq list shows it" "$(nvq list)" "SUSPENDED.*nvq resume $a"
 	out=$(nvq suspend "$a" 2>&1); expect_match "twice" "$out" "suspended already"
 	# a job that needs the whole GPU starts meanwhile

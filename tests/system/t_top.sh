@@ -53,7 +53,8 @@ t_top() {	# nvq top: 80x24 and 200x50, every state, updated on a change, q quits
 	tmux -L "$TMUXS" send-keys -t top q
 	top_wait "nvq-top-exited-0" 2 || fail "q did not quit: $(top_screen | head -3)"
 	tmux -L "$TMUXS" kill-server
-	# 200x50, in colour: wide bar, all of it on the screen
+	# 200x50, in colour: wide bar, all of it on the screen (a tmux server of its own)
+	TMUXS=nvqtest2$$
 	tmux -L "$TMUXS" new-session -d -s top -x 200 -y 50 "TERM=xterm $NVQ_BIN -s $T/sock top; sleep 30"
 	top_wait "RUNNING" 3 || fail "nvq top never drew at 200x50"
 	out=$(top_screen)
