@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# slurm_check.sh: a real PyTorch job under Slurm with nvq's SPANK plugin
+# (issue 17) on a GPU host that has no Slurm: Debian 12's Slurm 22.05 and
+# munge, unpacked into SLURM_ROOT (dpkg -x of slurmctld slurmd slurm-client libdbus-1-3
+# slurm-wlm-basic-plugins libslurm38 munge libmunge2 libhwloc15 liblua5.1-0
+# libnuma1 liblz4-1), run as root from there with everything under a
+# temporary folder; one node (this host), its GPUs as gres with 1 shard
+# per GiB.  Checks:
+#   (s1) --gres=shard:4 --gpu-mem=4G: 2 GiB fits, 4 GiB more is refused
+#        with PyTorch's OutOfMemoryError, the job FAILED;
+#   (s2) srun -n 2 under --gpu-mem=4G: both ranks take 1.5 GiB, then each
+#        tries 1.5 GiB more: one gets it, the other OutOfMemoryError (one
+#        account for the step's tasks);
+#   (s3) --gpu-mem=8G on --gres=shard:4: refused before the task runs.
+# Usage: tests/gpu/slurm_check.sh BUILD_DIR SLURM_ROOT
+set -u
+cd "$(dirname "$0")/../.."
+B=${1:-build}
+S=$(cd "${2:?SLURM_ROOT}" && pwd)
+ROOT=$PWD
+fails=0
+check() {
+	local what=$1; shift
+	if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; fails=$((fails + 1)); fi
+}
+T=$(mktemp -d /tmp/nvq-slurm.XXXXXX)
+chmod 755 "$T"
+L=$S/usr/lib/x86_64-linux-gnu
+# libslurmfull.so alone from the plugin folder (the whole folder on the path
+# leaves the node without its gres), the other libraries from $L
+mkdir -p "$T/lib"
+ln -sf "$L/slurm-wlm/libslurmfull.so" "$T/lib/libslurmfull.so"
+export LD_LIBRARY_PATH=$T/lib:$L:$S/lib/x86_64-linux-gnu
+# the daemons under their plain names (as Debian's alternatives name them):
+# started as slurmd-wlm, slurmd registers its node without its gres
+mkdir -p "$T/bin"
+for d in slurmctld slurmd slurmstepd; do ln -sf "$S/usr/sbin/$d-wlm" "$T/bin/$d"; done
+export PATH=$T/bin:$S/usr/bin:$S/usr/sbin:$PATH
+export SLURM_CONF=$T/slurm.conf
+node=$(hostname -s)
+ngpu=$(nvidia-smi -L | wc -l)
+gib=$(( $(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1) / 1024 ))
+files=$(ls /dev/nvidia[0-9]* | head -"$ngpu" | paste -sd, -)
+echo "slurm: $node, $ngpu GPU(s) of ${gib} GiB ($files), $(( ngpu * gib )) shards"
+
+# munge, its key and socket in T
+dd if=/dev/urandom of="$T/munge.key" bs=1024 count=1 2> /dev/null
+chmod 400 "$T/munge.key"
+mkdir -p "$T/munge"
+munged -f --key-file="$T/munge.key" --socket="$T/munge/sock" --pid-file="$T/munge/pid" \
+    --log-file="$T/munge/log" --seed-file="$T/munge/seed" || { cat "$T/munge/log"; exit 1; }
+trap 'scancel -u root 2> /dev/null; kill $(cat "$T/slurmd.pid" "$T/slurmctld.pid" "$T/munge/pid" 2> /dev/null) 2> /dev/null' EXIT
+mkdir -p "$T/state" "$T/spool"
+cat > "$T/slurm.conf" <<EOF
+ClusterName=nvq
+SlurmctldHost=$node(127.0.0.1)
+SlurmUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$T/munge/sock
+PluginDir=$L/slurm-wlm
+StateSaveLocation=$T/state
+SlurmdSpoolDir=$T/spool
+SlurmctldPidFile=$T/slurmctld.pid
+SlurmdPidFile=$T/slurmd.pid
+SlurmctldLogFile=$T/slurmctld.log
+SlurmdLogFile=$T/slurmd.log
+PlugStackConfig=$T/plugstack.conf
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+SwitchType=switch/none
+SchedulerParameters=batch_sched_delay=0
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+GresTypes=gpu,shard
+NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=8000 Gres=gpu:$ngpu,shard:$(( ngpu * gib )) State=UNKNOWN
+PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+cat > "$T/gres.conf" <<EOF
+AutoDetect=off
+NodeName=$node Name=gpu File=$files
+NodeName=$node Name=shard Count=$(( ngpu * gib ))
+EOF
+printf 'CgroupPlugin=autodetect\nIgnoreSystemd=yes\n' > "$T/cgroup.conf"
+# without systemd, slurmd makes its scope under system.slice itself (cgroup v2)
+[ -f /sys/fs/cgroup/cgroup.controllers ] && mkdir -p /sys/fs/cgroup/system.slice 2> /dev/null
+echo "required $ROOT/$B/spank_nvq.so hook=$ROOT/$B/libnvq-hook.so shard_size=1G" > "$T/plugstack.conf"
+slurmctld -c -f "$T/slurm.conf" || { tail -20 "$T/slurmctld.log"; exit 1; }
+slurmd -f "$T/slurm.conf" -d "$T/bin/slurmstepd" -N "$node" ||
+    { tail -20 "$T/slurmd.log"; exit 1; }
+for _ in $(seq 100); do sinfo -h -o %t 2> /dev/null | grep -q idle && break; sleep 0.2; done
+sleep 2
+sinfo
+scontrol show node "$node" | grep -E "Gres|CfgTRES" | sed 's/^ */    /'
+check "Slurm's node is up" sh -c 'sinfo -h -o %t | grep -q idle'
+
+cat > "$T/oom.py" <<'PY'
+import os, sys, time, torch
+rank = int(os.environ.get("SLURM_PROCID", "0"))
+first, more = float(sys.argv[1]), float(sys.argv[2])
+x = torch.empty(int(first * 2**30), dtype=torch.uint8, device="cuda")
+torch.cuda.synchronize()
+print("rank %d: %.1f GiB ok (NVQ_GPU_MEM %s)" % (rank, first, os.environ.get("NVQ_GPU_MEM")), flush=True)
+time.sleep(2)
+try:
+    y = torch.empty(int(more * 2**30), dtype=torch.uint8, device="cuda")
+    torch.cuda.synchronize()
+    print("rank %d: %.1f GiB more ok" % (rank, more), flush=True)
+    time.sleep(2)
+except torch.OutOfMemoryError as e:
+    print("rank %d: OutOfMemoryError: %s" % (rank, str(e).splitlines()[0][:120]), flush=True)
+    sys.exit(3)
+PY
+state() {
+	local i s
+	for i in $(seq 600); do
+		s=$(scontrol show job -o "$1" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
+		case $s in PENDING|RUNNING|CONFIGURING|COMPLETING|"") sleep 0.2 ;; *) echo "$s"; return ;; esac
+	done
+	echo "$s"
+}
+a=$(sbatch --parsable -o "$T/s1.out" --gres=shard:4 --gpu-mem=4G --wrap "python3 $T/oom.py 2 4")
+sa=$(state "$a")
+echo "(s1) one process, --gpu-mem=4G, 2 GiB then 4 GiB more: $sa"; sed 's/^/    /' "$T/s1.out"
+check "(s1) 2 GiB within 4G" grep -q "^rank 0: 2.0 GiB ok (NVQ_GPU_MEM 4294967296)" "$T/s1.out"
+check "(s1) 4 GiB more: PyTorch's OutOfMemoryError" grep -q "^rank 0: OutOfMemoryError" "$T/s1.out"
+check "(s1) the job FAILED" test "$sa" = FAILED
+b=$(sbatch --parsable -o "$T/s2.out" -n 2 --gres=shard:4 --gpu-mem=4G \
+    --wrap "srun -n 2 python3 $T/oom.py 1.5 1.5")
+sb=$(state "$b")
+echo "(s2) two ranks, --gpu-mem=4G, 1.5 GiB each, then 1.5 GiB more each: $sb"; sed 's/^/    /' "$T/s2.out"
+check "(s2) both ranks took 1.5 GiB" test "$(grep -c 'GiB ok' "$T/s2.out")" = 2
+check "(s2) one more 1.5 GiB fit, the other was refused (one account)" \
+    sh -c "[ \$(grep -c 'GiB more ok' '$T/s2.out') = 1 ] && [ \$(grep -c OutOfMemoryError '$T/s2.out') = 1 ]"
+c=$(sbatch --parsable -o "$T/s3.out" --gres=shard:4 --gpu-mem=8G --wrap "python3 -c 'print(\"ran\")'")
+sc=$(state "$c")
+echo "(s3) --gpu-mem=8G on 4 shards: $sc"; sed 's/^/    /' "$T/s3.out"
+check "(s3) refused before it ran, saying why" \
+    sh -c "[ $sc = FAILED ] && ! grep -q '^ran' '$T/s3.out' && grep -q 'ask --gres=shard:8' '$T/s3.out'"
+echo "slurm GPU check: $fails failed"
+[ "$fails" = 0 ]
