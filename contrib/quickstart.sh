@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PKGS="build-essential libsqlite3-dev libuv1-dev libinih-dev libcmocka-dev libmicrohttpd-dev libcjson-dev sqlite3 procps"
+# and what `make test` drives nvq with (small): a terminal multiplexer, shells, man
+PKGS="$PKGS python3 strace tmux zsh man-db groff-base util-linux passwd"
 
 missing=$(dpkg-query -W -f='${Status} ${Package}\n' $PKGS 2>/dev/null |
     awk '$3 != "installed" {print $4}'; for p in $PKGS; do

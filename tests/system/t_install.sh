@@ -2,6 +2,8 @@
 
 t_install() {	# make install DESTDIR: man pages render and cover the tables; both completions load
 	local root=$T/root p=/usr/local out cmd key
+	command -v man > /dev/null && command -v groff > /dev/null && command -v zsh > /dev/null ||
+	    { skip "needs man, groff and zsh (the quickstart installs them)"; return; }
 	make -s install BUILD="$NVQ_BUILD" DESTDIR="$root" > "$T/install.log" 2>&1 ||
 	    { fail "make install: $(tail -3 "$T/install.log")"; return; }
 	for page in man1/nvq.1 man8/nvqd.8 man5/nvq.ini.5; do

@@ -12,8 +12,8 @@ web_browser() {
 }
 
 t_web() {	# the dashboard: state, history, metrics; who sees what; it outlives an nvqd restart
-	command -v chromium-headless-shell > /dev/null || { fail "chromium-headless-shell is not installed"; return; }
-	/usr/bin/python3 -c 'import prometheus_client' 2> /dev/null || { fail "python3-prometheus-client is not installed"; return; }
+	command -v chromium-headless-shell > /dev/null && /usr/bin/python3 -c 'import prometheus_client' 2> /dev/null ||
+	    { skip "needs a browser and Prometheus' parser: apt-get install chromium-headless-shell python3-prometheus-client (CI has them)"; return; }
 	make_users || { fail "cannot create users"; return; }
 	chmod 755 "$T"
 	local port; port=$(web_port)
