@@ -126,9 +126,9 @@ top_bar(const struct top_screen *s, int width, uint64_t total, uint64_t used, ui
 	snprintf(buf + off, len - off, "]");
 }
 
-/* The rows of a listing of one state (the first page of PENDING; all of the others). */
+/* The first page of the jobs of one state; *more: there are more pages. */
 static int
-top_list(struct nvq_args *a, const char *state, int all, struct proto_msg *m, int *more)
+top_list(struct nvq_args *a, const char *state, struct proto_msg *m, int *more)
 {
 	struct proto_buf b = { 0 };
 	int r;
@@ -138,13 +138,13 @@ top_list(struct nvq_args *a, const char *state, int all, struct proto_msg *m, in
 	r = client_call(a->socket, &b, m);
 	proto_buf_free(&b);
 	*more = r == 0 && proto_int(m, "more", 0) != 0;
-	(void)all;
 	return r;
 }
 
 /* The jobs of one state, as lines; pending ones with why they wait. */
 static void
-top_jobs(struct nvq_args *a, struct top_screen *s, const char *state, double now, int *count)
+top_jobs(struct nvq_args *a, struct top_screen *s, const char *state, double now, int *count,
+    int *more_pages)
 {
 	struct proto_msg m;
 	struct nvq_row *rows = NULL;
@@ -152,8 +152,10 @@ top_jobs(struct nvq_args *a, struct top_screen *s, const char *state, double now
 	int i, n, more, pending = strcmp(state, "PENDING") == 0;
 
 	*count = 0;
-	if (top_list(a, state, !pending, &m, &more) == -1)
+	*more_pages = 0;
+	if (top_list(a, state, &m, &more) == -1)
 		return;
+	*more_pages = more;
 	n = client_rows(&m, "id", 0, &rows);
 	*count = n;
 	if (n > 0) {
@@ -206,7 +208,7 @@ top_draw(struct nvq_args *a, struct top_screen *s)
 	char bar[TOP_MAX_COLS * 16], tot[16], use[16], clock[16], head[256];
 	double now;
 	time_t tt;
-	int i, n, r, nrun, nsusp, npend, width, mark;
+	int i, n, r, nrun, nsusp, npend, width, mark, mrun, msusp, mpend;
 
 	s->n = 0;
 	proto_begin(&b, MSG_GPUS);
@@ -256,13 +258,14 @@ top_draw(struct nvq_args *a, struct top_screen *s)
 	top_line(s, "%s", "");
 	free(rows);
 	proto_msg_free(&m);
-	top_jobs(a, s, "RUNNING", now, &nrun);
-	top_jobs(a, s, "SUSPENDED", now, &nsusp);
-	top_jobs(a, s, "PENDING", now, &npend);
+	top_jobs(a, s, "RUNNING", now, &nrun, &mrun);
+	top_jobs(a, s, "SUSPENDED", now, &nsusp, &msusp);
+	top_jobs(a, s, "PENDING", now, &npend, &mpend);
 	/* the title, on its line */
-	snprintf(s->line[mark], sizeof(s->line[mark]), "%snvq top%s  %s  %d GPU%s  %d running  "
-	    "%d suspended  %d%s pending   q quits", top_c(s, "\033[1m"), top_c(s, "\033[0m"),
-	    clock, n, n == 1 ? "" : "s", nrun, nsusp, npend, npend >= 1000 ? "+" : "");
+	snprintf(s->line[mark], sizeof(s->line[mark]), "%snvq top%s  %s  %d GPU%s  %d%s running  "
+	    "%d%s suspended  %d%s pending   q quits", top_c(s, "\033[1m"), top_c(s, "\033[0m"),
+	    clock, n, n == 1 ? "" : "s", nrun, mrun ? "+" : "", nsusp, msusp ? "+" : "", npend,
+	    mpend ? "+" : "");
 	{
 		/* cut the title as the others */
 		char t[sizeof(s->line[0])];

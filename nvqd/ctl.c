@@ -1241,6 +1241,14 @@ ctl_restart_check(struct ctl_req *r, int64_t id)
 	return 0;
 }
 
+static int
+ctl_id_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * nvq restart ID... / --failed [--since]: finished jobs PENDING again, the
  * same jobs with a new run to come, with the caller's environment (a job's
@@ -1290,6 +1298,12 @@ ctl_restart(struct ctl_req *r, struct proto_buf *out)
 		if (n == 0)
 			return ctl_error(r, "no job id given");
 	}
+	/* an id given twice is one restart */
+	qsort(ids, (size_t)n, sizeof(*ids), ctl_id_cmp);
+	for (i = 1, cap = 1; i < n; i++)
+		if (ids[i] != ids[cap - 1])
+			ids[cap++] = ids[i];
+	n = cap;
 	for (i = 0; i < n; i++)
 		if (ctl_restart_check(r, ids[i]) == -1)
 			goto out;

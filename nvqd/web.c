@@ -79,6 +79,13 @@ web_send(struct MHD_Connection *c, unsigned status, const char *type, const char
 	return ret;
 }
 
+/* A line of plain text, an error's or a refusal's. */
+static enum MHD_Result
+web_plain(struct MHD_Connection *c, unsigned status, const char *msg)
+{
+	return web_send(c, status, "text/plain; charset=utf-8", msg, strlen(msg));
+}
+
 static enum MHD_Result
 web_json(struct MHD_Connection *c, cJSON *j)
 {
@@ -87,7 +94,7 @@ web_json(struct MHD_Connection *c, cJSON *j)
 
 	cJSON_Delete(j);
 	if (s == NULL)
-		return web_send(c, 500, "text/plain", "out of memory\n", 14);
+		return web_plain(c, 500, "out of memory\n");
 	r = web_send(c, 200, "application/json", s, strlen(s));
 	free(s);
 	return r;
@@ -168,13 +175,11 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 	struct job *j;
 
 	if (root == NULL)
-		return web_send(c, 500, "text/plain", "out of memory\n", 14);
+		return web_plain(c, 500, "out of memory\n");
 	cJSON_AddNumberToObject(root, "now", engine_now());
 	if (viewer) {
-		char name[64];
-		struct store_col col;
+		char name[24];
 
-		(void)col;
 		snprintf(name, sizeof(name), "%u", uid);
 		cJSON_AddStringToObject(root, "viewer_uid", name);
 	}
@@ -215,7 +220,7 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 		x.left = k == 2 ? WEB_PENDING : 1 << 30;
 		if (store_jobs(e->store, &f, web_job_cb, &x) == -1) {
 			cJSON_Delete(root);
-			return web_send(c, 500, "text/plain", "the database could not be read\n", 31);
+			return web_plain(c, 500, "the database could not be read\n");
 		}
 	}
 	return web_json(c, root);
@@ -259,7 +264,7 @@ web_history(struct MHD_Connection *c, int viewer, uint32_t uid)
 	int i, k, gi;
 
 	if (root == NULL)
-		return web_send(c, 500, "text/plain", "out of memory\n", 14);
+		return web_plain(c, 500, "out of memory\n");
 	cJSON_AddNumberToObject(root, "interval", WEB_SAMPLE_MS / 1000.0);
 	arr = cJSON_AddArrayToObject(root, "samples");
 	for (i = 0; i < W.n; i++) {
@@ -287,7 +292,7 @@ web_history(struct MHD_Connection *c, int viewer, uint32_t uid)
 	if (k == -1 || store_stats(W.e->store, STORE_STATS_WAIT, now - 86400, NULL, web_wait_cb,
 	    &x) == -1) {
 		cJSON_Delete(root);
-		return web_send(c, 500, "text/plain", "the database could not be read\n", 31);
+		return web_plain(c, 500, "the database could not be read\n");
 	}
 	return web_json(c, root);
 }
@@ -434,7 +439,7 @@ web_metrics(struct MHD_Connection *c)
 	web_hist(&t, "nvq_job_run_seconds", "How long finished runs ran, not suspended.", 1);
 	if (t.failed) {
 		free(t.p);
-		return web_send(c, 500, "text/plain", "the database could not be read\n", 31);
+		return web_plain(c, 500, "the database could not be read\n");
 	}
 	r = web_send(c, 200, "text/plain; version=0.0.4; charset=utf-8", t.p, t.len);
 	free(t.p);
@@ -451,14 +456,13 @@ web_request(void *cls, struct MHD_Connection *c, const char *url, const char *me
 
 	(void)cls; (void)version; (void)upload; (void)con_cls;
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-		return web_send(c, 405, "text/plain", "read-only: GET and HEAD\n", 24);
+		return web_plain(c, 405, "read-only: GET and HEAD\n");
 	if (*upload_len != 0)
 		return MHD_NO;
 	if (strcmp(url, "/metrics") == 0)
 		return web_metrics(c);
 	if ((viewer = web_viewer(c, &uid)) == -1)
-		return web_send(c, 403, "text/plain", "no such token (nvq web-token gives yours)\n",
-		    42);
+		return web_plain(c, 403, "no such token (nvq web-token gives yours)\n");
 	if (strcmp(url, "/api/state") == 0)
 		return web_state(c, viewer, uid);
 	if (strcmp(url, "/api/history") == 0)
@@ -466,7 +470,7 @@ web_request(void *cls, struct MHD_Connection *c, const char *url, const char *me
 	for (f = web_files; f->path != NULL; f++)
 		if (strcmp(url, f->path) == 0)
 			return web_send(c, 200, f->type, f->data, strlen(f->data));
-	return web_send(c, 404, "text/plain", "not found\n", 10);
+	return web_plain(c, 404, "not found\n");
 }
 
 /* MHD's timeouts, on the loop's timer */

@@ -24,6 +24,12 @@ for a in "$@"; do
 	fi
 done
 [ $# = 0 ] && FILES=(tests/system/t_*.sh)
+# two tests of one name: the file sourced last would hide the other's
+dups=$(grep -ho '^t_[a-z0-9_]*() *{' tests/system/t_*.sh | sed 's/().*//' | sort | uniq -d)
+if [ -n "$dups" ]; then
+	echo "run.sh: tests defined twice: $dups" >&2
+	exit 2
+fi
 
 for f in $(printf '%s\n' "${FILES[@]}" | sort -u); do
 	. "$f"

@@ -96,7 +96,7 @@ t_requeue() {	# nvq requeue: the running job stops, waits again, runs again as t
 	nvq cancel "$a"; wait_state "$a" CANCELLED
 }
 
-t_restart() {	# nvq restart ID / --failed [--since]: the same job runs again, its history kept
+t_restart_failed() {	# nvq restart ID / --failed [--since]: the same job runs again, its history kept
 	write_config "[gpus]" "virtual = 1x16G"
 	start_nvqd || return
 	local a b c d out
@@ -152,6 +152,9 @@ t_restart() {	# nvq restart ID / --failed [--since]: the same job runs again, it
 	expect_match "after nvqd's restart" "$(state "$d")" "PENDING|RUNNING|TIMEOUT"
 	wait_state "$d" TIMEOUT 15
 	expect_eq "three runs" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM runs WHERE job_id = $d")" 3
+	# an id given twice: one restart
+	expect_eq "an id twice" "$(nvq restart "$d" "$d" 2>&1)" "job $d is pending again"
+	nvq cancel "$d"
 }
 
 t_placement() {	# pack and spread on 4 virtual GPUs; -w and -x; drain and undrain
