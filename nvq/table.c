@@ -30,12 +30,19 @@ table_state_color(const char *s)
 }
 
 int
+table_colors(void)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	return (nc == NULL || *nc == '\0') && (term == NULL || strcmp(term, "dumb") != 0);
+}
+
+int
 table_init(struct table *t, const struct table_col *cols, int ncols, const char *deflt,
     const char *format)
 {
 	struct winsize ws;
-	const char *p = format != NULL ? format : deflt, *nc = getenv("NO_COLOR");
-	const char *term = getenv("TERM");
+	const char *p = format != NULL ? format : deflt;
 	char name[32], known[512];
 	size_t n, off = 0;
 	int i;
@@ -69,7 +76,7 @@ table_init(struct table *t, const struct table_col *cols, int ncols, const char 
 	if (isatty(1)) {
 		if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 			t->width = ws.ws_col;
-		t->color = (nc == NULL || *nc == '\0') && (term == NULL || strcmp(term, "dumb") != 0);
+		t->color = table_colors();
 	}
 	return 0;
 }

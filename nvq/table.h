@@ -35,6 +35,8 @@ struct table {
  */
 int	table_init(struct table *, const struct table_col *cols, int ncols, const char *deflt,
 	    const char *format);
+/* Whether a terminal may have colour: not with NO_COLOR set, nor on a dumb one. */
+int	table_colors(void);
 /* Whether column name is shown. */
 int	table_shows(const struct table *, const char *name);
 /* The header line. */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "nvq.h"
+#include "table.h"
 
 #define TOP_TICK_MS	1000
 #define TOP_MAX_LINES	500
@@ -316,11 +317,10 @@ top_view(struct nvq_args *a)
 	struct sigaction sa;
 	struct pollfd pf[3];
 	struct proto_msg m;
-	const char *nc = getenv("NO_COLOR");
 	int fd = -1, tty = isatty(1) && isatty(0), rc = 0, draw = 1;
 	char c;
 
-	s.color = (nc == NULL || *nc == '\0');
+	s.color = table_colors();
 	top_size(&s);
 	if (!tty) {
 		/* no terminal: one picture, no colour */

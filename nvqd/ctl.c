@@ -203,14 +203,31 @@ ctl_env(const struct proto_msg *m, int *lenp)
 	return buf;
 }
 
-/* The refusal of an environment of len bytes over [limits] max_env; big is its largest entry. */
+/*
+ * The request's environment against [limits] max_env: 0, or -1 with the
+ * refusal set, which names its size and its largest variable.
+ */
 static int
-ctl_error_env(struct ctl_req *r, size_t len, const char *big, size_t biglen)
+ctl_env_check(struct ctl_req *r)
 {
+	const struct proto_msg *m = r->msg;
 	char total[16], max[16], bigsz[16];
-	const char *eq = big != NULL ? strchr(big, '=') : NULL;
-	int namelen = big == NULL ? 0 : eq != NULL ? (int)(eq - big) : (int)biglen;
+	const char *big = NULL, *eq;
+	size_t len = 0, biglen = 0;
+	int i, namelen;
 
+	for (i = 0; i < m->nfields; i++)
+		if (strcmp(m->fields[i].key, "env") == 0 && m->fields[i].kind == 's') {
+			len += m->fields[i].slen + 1;
+			if (m->fields[i].slen >= biglen) {
+				biglen = m->fields[i].slen;
+				big = m->fields[i].s;
+			}
+		}
+	if (r->e->cfg.max_env == 0 || len <= r->e->cfg.max_env)
+		return 0;
+	eq = big != NULL ? strchr(big, '=') : NULL;
+	namelen = big == NULL ? 0 : eq != NULL ? (int)(eq - big) : (int)biglen;
 	fmt_size(len, total, sizeof(total));
 	fmt_size(r->e->cfg.max_env, max, sizeof(max));
 	fmt_size(biglen, bigsz, sizeof(bigsz));
@@ -362,8 +379,8 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	char afterbuf[PARSE_MAX_IDS * 21], *env = NULL, *groups = NULL;
 	char allow[SCHED_MAX_GPUS * 97], deny[SCHED_MAX_GPUS * 97];
 	uint64_t amask = 0, dmask = 0;
-	const char *s, *bigvar = NULL;
-	size_t argvlen = 0, off = 0, cmdlen = 8192, envlen = 0, biglen = 0;
+	const char *s;
+	size_t argvlen = 0, off = 0, cmdlen = 8192;
 	int i, nargs = 0, nafter = 0, rc = -1, npending, nlines = 0;
 	struct submit_array arr = { 0 }, *arrp = NULL;
 	int64_t *index = NULL;
@@ -386,12 +403,6 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 			after[nafter++] = m->fields[i].i;
 		} else if (strcmp(m->fields[i].key, "line") == 0 && m->fields[i].kind == 's') {
 			nlines++;
-		} else if (strcmp(m->fields[i].key, "env") == 0 && m->fields[i].kind == 's') {
-			envlen += m->fields[i].slen + 1;
-			if (m->fields[i].slen >= biglen) {
-				biglen = m->fields[i].slen;
-				bigvar = m->fields[i].s;
-			}
 		}
 	}
 	if (nargs == 0 && nlines == 0)
@@ -425,8 +436,8 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 	if (limit > PARSE_MAX_LIMIT)
 		return ctl_error(r, "the time limit (%lld seconds) is over the longest, %lld days",
 		    (long long)limit, PARSE_MAX_LIMIT / 86400);
-	if (r->e->cfg.max_env > 0 && envlen > r->e->cfg.max_env)
-		return ctl_error_env(r, envlen, bigvar, biglen);
+	if (ctl_env_check(r) == -1)
+		return -1;
 	if ((s = proto_str(m, "stdout")) != NULL && *s != '/')
 		return ctl_error(r, "the output file \"%s\" is not an absolute path", s);
 	if ((s = proto_str(m, "stderr")) != NULL && *s != '/')
@@ -1260,20 +1271,10 @@ ctl_restart(struct ctl_req *r, struct proto_buf *out)
 	const struct proto_msg *m = r->msg;
 	int64_t *ids = NULL, *p;
 	char by[64], why[128], *env = NULL;
-	size_t envlen = 0, biglen = 0;
-	const char *bigvar = NULL;
 	int i, n = 0, cap = 0, envn, npending, rc = -1;
 
-	for (i = 0; i < m->nfields; i++)
-		if (strcmp(m->fields[i].key, "env") == 0 && m->fields[i].kind == 's') {
-			envlen += m->fields[i].slen + 1;
-			if (m->fields[i].slen >= biglen) {
-				biglen = m->fields[i].slen;
-				bigvar = m->fields[i].s;
-			}
-		}
-	if (r->e->cfg.max_env > 0 && envlen > r->e->cfg.max_env)
-		return ctl_error_env(r, envlen, bigvar, biglen);
+	if (ctl_env_check(r) == -1)
+		return -1;
 	if (proto_int(m, "failed", 0)) {
 		if (store_restartable(r->e->store, r->uid, (double)proto_int(m, "since", 0),
 		    &ids, &n) == -1)

@@ -19,6 +19,7 @@ B=${1:-build}
 S=$(cd "${2:?SLURM_ROOT}" && pwd)
 ROOT=$PWD
 fails=0
+. tests/slurm/lib.sh
 check() {
 	local what=$1; shift
 	if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; fails=$((fails + 1)); fi
@@ -115,29 +116,21 @@ except torch.OutOfMemoryError as e:
     print("rank %d: OutOfMemoryError: %s" % (rank, str(e).splitlines()[0][:120]), flush=True)
     sys.exit(3)
 PY
-state() {
-	local i s
-	for i in $(seq 600); do
-		s=$(scontrol show job -o "$1" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
-		case $s in PENDING|RUNNING|CONFIGURING|COMPLETING|"") sleep 0.2 ;; *) echo "$s"; return ;; esac
-	done
-	echo "$s"
-}
 a=$(sbatch --parsable -o "$T/s1.out" --gres=shard:4 --gpu-mem=4G --wrap "python3 $T/oom.py 2 4")
-sa=$(state "$a")
+sa=$(slurm_state "$a")
 echo "(s1) one process, --gpu-mem=4G, 2 GiB then 4 GiB more: $sa"; sed 's/^/    /' "$T/s1.out"
 check "(s1) 2 GiB within 4G" grep -q "^rank 0: 2.0 GiB ok (NVQ_GPU_MEM 4294967296)" "$T/s1.out"
 check "(s1) 4 GiB more: PyTorch's OutOfMemoryError" grep -q "^rank 0: OutOfMemoryError" "$T/s1.out"
 check "(s1) the job FAILED" test "$sa" = FAILED
 b=$(sbatch --parsable -o "$T/s2.out" -n 2 --gres=shard:4 --gpu-mem=4G \
     --wrap "srun -n 2 python3 $T/oom.py 1.5 1.5")
-sb=$(state "$b")
+sb=$(slurm_state "$b")
 echo "(s2) two ranks, --gpu-mem=4G, 1.5 GiB each, then 1.5 GiB more each: $sb"; sed 's/^/    /' "$T/s2.out"
 check "(s2) both ranks took 1.5 GiB" test "$(grep -c 'GiB ok' "$T/s2.out")" = 2
 check "(s2) one more 1.5 GiB fit, the other was refused (one account)" \
     sh -c "[ \$(grep -c 'GiB more ok' '$T/s2.out') = 1 ] && [ \$(grep -c OutOfMemoryError '$T/s2.out') = 1 ]"
 c=$(sbatch --parsable -o "$T/s3.out" --gres=shard:4 --gpu-mem=8G --wrap "python3 -c 'print(\"ran\")'")
-sc=$(state "$c")
+sc=$(slurm_state "$c")
 echo "(s3) --gpu-mem=8G on 4 shards: $sc"; sed 's/^/    /' "$T/s3.out"
 check "(s3) refused before it ran, saying why" \
     sh -c "[ $sc = FAILED ] && ! grep -q '^ran' '$T/s3.out' && grep -q 'ask --gres=shard:8' '$T/s3.out'"

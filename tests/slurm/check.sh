@@ -10,6 +10,7 @@ B=${1:-build}
 ROOT=$PWD
 F=$ROOT/$B/tests
 fails=0
+. tests/slurm/lib.sh
 check() {	# WHAT COMMAND...
 	local what=$1; shift
 	if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; fails=$((fails + 1)); fi
@@ -22,15 +23,6 @@ W=$(mktemp -d /tmp/nvq-slurm.XXXXXX)
 chmod 755 "$W"
 check "sbatch knows --gpu-mem" sh -c 'sbatch --help | grep -q -- --gpu-mem=SIZE'
 
-# waits for job $1 to end; prints its state
-state() {
-	local i s
-	for i in $(seq 300); do
-		s=$(scontrol show job -o "$1" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
-		case $s in PENDING|RUNNING|CONFIGURING|COMPLETING|"") sleep 0.1 ;; *) echo "$s"; return ;; esac
-	done
-	echo "$s"
-}
 job() {	# NAME SBATCH-ARGS... -- COMMAND: its id
 	local name=$1; shift
 	sbatch --parsable -o "$W/$name.out" "$@"
@@ -41,7 +33,7 @@ b=$(job over --gres=shard:2 --gpu-mem=1G --wrap "$env_fake $F/fake_job alloc 214
 c=$(job uncovered --gres=shard:1 --gpu-mem=2G --wrap "echo ran")
 d=$(job ranks -n 2 --gres=shard:2 --gpu-mem=1G --wrap "srun -n 2 sh -c '$env_fake $F/fake_job alloc 629145600 3; echo rank \$SLURM_PROCID rc \$?'")
 e=$(job plain --gres=shard:1 --wrap "$env_fake $F/fake_job alloc 2147483648 0; echo LD_PRELOAD=\$LD_PRELOAD")
-sa=$(state "$a"); sb=$(state "$b"); sc=$(state "$c"); sd=$(state "$d"); se=$(state "$e")
+sa=$(slurm_state "$a"); sb=$(slurm_state "$b"); sc=$(slurm_state "$c"); sd=$(slurm_state "$d"); se=$(slurm_state "$e")
 for n in within over uncovered ranks plain; do echo "== $n"; sed 's/^/    /' "$W/$n.out"; done
 check "within its --gpu-mem: COMPLETED, the budget in its environment" \
     sh -c "[ $sa = COMPLETED ] && grep -q '^alloc ok' $W/within.out && grep -q '^NVQ_GPU_MEM=1073741824$' $W/within.out"
