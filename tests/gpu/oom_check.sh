@@ -68,5 +68,27 @@ check "(o2) the -m auto job completed" test "$("$NVQ" show "$c" | awk '$1 == "st
 adv=$("$NVQ" show "$b" | awk '$1 == "mem_advice"')
 echo "(o2) nvq show $b: $adv"
 check "(o2) nvq show gives the -m its peak implies" sh -c 'echo "$1" | grep -q "mem_advice *-m [0-9]*M: its peak .* + 10% (it asked for 4G)"' sh "$adv"
+# (o3) DataLoader workers (processes of their own, started by fork) feeding a
+# training loop under -m: the job runs to its end, nothing refused
+cat > "$T/loader.py" <<'PY'
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+data = TensorDataset(torch.randn(4096, 512), torch.randn(4096, 1))
+loader = DataLoader(data, batch_size=256, num_workers=2, pin_memory=True)
+m = torch.nn.Sequential(torch.nn.Linear(512, 2048), torch.nn.ReLU(), torch.nn.Linear(2048, 1)).cuda()
+opt = torch.optim.SGD(m.parameters(), lr=1e-3)
+steps = 0
+for epoch in range(3):
+    for x, y in loader:
+        loss = (m(x.cuda(non_blocking=True)) - y.cuda(non_blocking=True)).pow(2).mean()
+        opt.zero_grad(); loss.backward(); opt.step(); steps += 1
+torch.cuda.synchronize()
+print("steps", steps)
+PY
+d=$("$NVQ" submit --parsable -m 2G -n loader -o "$T/loader.out" -- python3 "$T/loader.py")
+"$NVQ" wait "$d" > /dev/null 2>&1
+echo "(o3) DataLoader with 2 workers under -m 2G: $("$NVQ" show "$d" | awk '$1 == "state" {print $2}'); $(tail -n 1 "$T/loader.out")"
+check "(o3) the DataLoader job completed its 48 steps" grep -q "^steps 48$" "$T/loader.out"
+check "(o3) COMPLETED, with no reason (nothing refused)" test "$("$NVQ" show "$d" | awk '$1 == "state" || $1 == "reason"' | tr -s ' ' | paste -sd' ')" = "state COMPLETED"
 echo "oom check: $fails failed"
 [ "$fails" = 0 ]
