@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,7 +182,7 @@ share_active(void)
 int
 share_reserve(int dev, uint64_t size, uint64_t limit)
 {
-	uint64_t cur;
+	uint64_t cur, peak;
 	int tried = 0;
 
 	if (share_map == NULL || dev < 0 || dev >= SHARE_DEVS)
@@ -199,6 +200,10 @@ share_reserve(int dev, uint64_t size, uint64_t limit)
 		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			break;
 	}
+	for (cur += size, peak = __atomic_load_n(&share_map->peak[dev], __ATOMIC_RELAXED);
+	    cur > peak && !__atomic_compare_exchange_n(&share_map->peak[dev], &peak, cur, 0,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED);)
+		;
 	/* then in our slot: killed in between, it stays counted (too high, never too low) */
 	__atomic_add_fetch(&share_map->slot[share_me].held[dev], size, __ATOMIC_ACQ_REL);
 	return 0;
@@ -237,4 +242,21 @@ share_total(int dev)
 	if (share_map == NULL || dev < 0 || dev >= SHARE_DEVS)
 		return 0;
 	return __atomic_load_n(&share_map->reserved[dev], __ATOMIC_ACQUIRE);
+}
+
+int
+share_peaks(const char *path, uint64_t *peaks)
+{
+	struct share_map m;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	n = pread(fd, &m, offsetof(struct share_map, slot), 0);
+	close(fd);
+	if (n != (ssize_t)offsetof(struct share_map, slot) || m.magic != SHARE_MAGIC)
+		return -1;
+	memcpy(peaks, m.peak, sizeof(m.peak));
+	return 0;
 }

@@ -25,7 +25,7 @@
 
 #define SHARE_DEVS	64
 #define SHARE_SLOTS	256
-#define SHARE_MAGIC	0x6e76717368617231ULL	/* "nvqshar1" */
+#define SHARE_MAGIC	0x6e76717368617232ULL	/* "nvqshar2" */
 
 struct share_slot {
 	int32_t		pid;		/* 0: free; -1: being taken back */
@@ -37,6 +37,7 @@ struct share_slot {
 struct share_map {
 	uint64_t	magic;
 	uint64_t	reserved[SHARE_DEVS];	/* the job's processes together */
+	uint64_t	peak[SHARE_DEVS];	/* the most reserved has been */
 	struct share_slot slot[SHARE_SLOTS];
 };
 
@@ -63,6 +64,12 @@ void	share_release(int dev, uint64_t size);
 void	share_tidy(void);
 /* What the job's processes hold together on dev. */
 uint64_t share_total(int dev);
+/*
+ * The most the processes of the job whose file path is held together, per
+ * device, into peaks[SHARE_DEVS] (the SPANK plugin, at a step's end); 0, or
+ * -1 if it is not such a file.
+ */
+int	share_peaks(const char *path, uint64_t *peaks);
 /* Whether the process a slot names is gone; the test's, for a fake /proc. */
 extern int (*share_gone)(pid_t, int64_t start);
 

@@ -29,7 +29,7 @@ enum config_type {
 	CT_PATH, CT_LIBRARY, CT_NAME, CT_SECONDS, CT_VIRTUAL, CT_MODE, CT_RESERVE, CT_DOUBLE,
 	CT_INT, CT_COMPUTE, CT_GROUP, CT_UMASK, CT_RLIMITS, CT_TURN, CT_PERCENT, CT_SIZE,
 	CT_LISTEN,
-	CT_COMMAND
+	CT_COMMAND, CT_WORD
 };
 
 /* The names of CT_NAME keys' values; a value is its name's index. */
@@ -42,6 +42,7 @@ static const char *const config_mode_names[] = { "auto", "serial", "timeslice", 
 static const char *const config_preempt_names[] = { "off", "suspend", "requeue", NULL };
 static const char *const config_compute_names[] = { "shared", "timeslice", NULL };
 static const char *const config_placement_names[] = { "pack", "spread", NULL };
+static const char *const config_engine_names[] = { "local", "slurm", NULL };
 
 /*
  * A key.  Its value goes to off in struct config (size bytes: a string, or
@@ -228,6 +229,30 @@ static const struct config_key config_keys[] = {
 	{ "web", "remote", CT_NAME, AT(web_remote), config_onoff_names, 0, 0, "off",
 	  "on: listen may be an address other machines reach (put TLS in front of\n"
 	  "it: the tokens travel in the links)." },
+	{ "cluster", "engine", CT_NAME, AT(slurm), config_engine_names, 0, 0, "local",
+	  "local: nvqd runs the jobs on this machine's GPUs. slurm: nvq submit\n"
+	  "hands each job to Slurm (sbatch, run as the job's user) with\n"
+	  "--gres=shard:N for -m on one GPU (N = -m / shard_size, rounded up),\n"
+	  "--gres=gpu:N for more GPUs or whole ones, and --gpu-mem=-m for nvq's\n"
+	  "SPANK plugin on the nodes; nvq list, show, log, wait, cancel, hold,\n"
+	  "release and history work on those jobs, and their runs, events and\n"
+	  "peak GPU memory land in this database (contrib/slurm/README.md).\n"
+	  "Restart nvqd to change it, with no job active." },
+	{ "cluster", "partition", CT_WORD, AT(slurm_partition), NULL, 0, 0, "",
+	  "engine = slurm: the partition jobs go to (sbatch -p); empty: Slurm's\n"
+	  "default." },
+	{ "cluster", "shard_size", CT_SIZE, AT(shard_size), NULL, 0, 0, "1G",
+	  "engine = slurm: the GPU memory one GRES shard stands for, as the\n"
+	  "SPANK plugin's shard_size on the nodes says." },
+	{ "cluster", "poll", CT_SECONDS, AT(slurm_poll), NULL, 1, 3600, "1s",
+	  "engine = slurm: how often nvqd asks Slurm (one squeue for all the\n"
+	  "jobs it follows) how its jobs are doing." },
+	{ "cluster", "peaks", CT_PATH, AT(slurm_peaks), NULL, 0, 0, "/var/spool/nvq/slurm",
+	  "engine = slurm: the folder where the SPANK plugin on the nodes writes\n"
+	  "each job's peak GPU memory (its peaks= argument): shared with the\n"
+	  "nodes, or this machine's own when it is the node." },
+	{ "cluster", "slurm_bin", CT_PATH, AT(slurm_bin), NULL, 0, 0, "/usr/bin",
+	  "engine = slurm: the folder of sbatch, squeue, scontrol and scancel." },
 	{ "security", "admin_group", CT_GROUP, AT_OWN, NULL, 0, 0, "",
 	  "Members of this group may cancel, hold and release anyone's jobs and\n"
 	  "give priorities above max_priority, as root may. Empty: root alone." },
@@ -390,6 +415,7 @@ config_check_table(char *msg, size_t len)
 			continue;	/* AT_OWN */
 		switch (k->type) {
 		case CT_PATH: case CT_LIBRARY: case CT_RLIMITS: case CT_COMMAND: case CT_LISTEN:
+		case CT_WORD:
 			bad = k->real || k->size < 2;
 			break;
 		default:
@@ -440,6 +466,15 @@ config_set(struct config *c, const struct config_key *k, const char *v, char *ms
 		if (strlen(v) >= k->size) {
 			snprintf(msg, len, "%s: command too long (at most %zu bytes)", k->key,
 			    k->size - 1);
+			return -1;
+		}
+		strcpy(dst, v);
+		return 0;
+	case CT_WORD:
+		if (strlen(v) >= k->size || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789_.,-") != strlen(v)) {
+			snprintf(msg, len, "%s: \"%s\" is not a name (letters, digits, _ . , -; at "
+			    "most %zu)", k->key, v, k->size - 1);
 			return -1;
 		}
 		strcpy(dst, v);

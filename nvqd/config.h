@@ -47,6 +47,12 @@ struct config {
 	double		auto_margin;		/* -m auto: over the peak, 0.1 for 10% */
 	int		fairshare;		/* [scheduler] fairshare = on (1) | off (0) */
 	char		web_listen[64];		/* [web] listen: ADDRESS:PORT; "": off */
+	int		slurm;			/* [cluster] engine = slurm (1) | local (0) */
+	char		slurm_partition[256];	/* [cluster] partition; "": Slurm's default */
+	uint64_t	shard_size;		/* [cluster] shard_size: bytes */
+	int64_t		slurm_poll;		/* [cluster] poll: seconds */
+	char		slurm_peaks[PATH_MAX];	/* [cluster] peaks: the SPANK plugin's records */
+	char		slurm_bin[PATH_MAX];	/* [cluster] slurm_bin: sbatch, squeue, ... */
 	int		web_remote;		/* [web] remote = on: not only loopback */
 	int64_t		fs_halflife;		/* seconds */
 	double		fs_weight;		/* priority points of a user who used nothing */

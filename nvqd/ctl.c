@@ -21,6 +21,7 @@
 #include "parse.h"
 #include "recover.h"
 #include "gpuctl.h"
+#include "slurm.h"
 #include "submit.h"
 #include "watch.h"
 
@@ -271,6 +272,8 @@ ctl_could_fit(struct ctl_req *r, int ngpus, uint64_t mem, char *why, size_t len)
 	struct sched_gpu g[SCHED_MAX_GPUS] = { { 0 } };
 	int i;
 
+	if (r->e->slurm != NULL)
+		return 0;	/* Slurm's to say, at sbatch */
 	for (i = 0; i < r->e->gpus.n; i++) {
 		g[i].total = r->e->gpus.gpus[i].total;
 		g[i].mode = config_mode(&r->e->cfg, i);
@@ -368,6 +371,33 @@ ctl_auto_mem(struct ctl_req *r, const char *name, const char *cmd, int gpus, int
 	return 0;
 }
 
+/*
+ * [cluster] engine = slurm: what a submit may not ask of Slurm through nvq
+ * (yet); 0, or -1 with the error set.
+ */
+static int
+ctl_slurm_submit(struct ctl_req *r, int nafter, int nlines)
+{
+	static const char *const no[][2] = {
+		{ "array", "--array" }, { "allow", "-w" }, { "deny", "-x" },
+		{ "hold", "--hold" }, { "attach", "nvq run" }, { "requeue", "--requeue" },
+		{ "notify", "--notify" }, { "mail_user", "--mail-user" }, { "signal", "--signal" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (proto_str(r->msg, no[i][0]) != NULL || proto_int(r->msg, no[i][0], 0) != 0)
+			break;
+	if (i < sizeof(no) / sizeof(no[0]) || nafter > 0 || nlines > 0)
+		return ctl_error(r, "%s does not work with [cluster] engine = slurm (give Slurm's "
+		    "own options to sbatch); nothing was queued", i < sizeof(no) / sizeof(no[0]) ?
+		    no[i][1] : nafter > 0 ? "--after" : "--stdin");
+	if (proto_int(r->msg, "priority", 0) != 0)
+		return ctl_error(r, "-p does not work with [cluster] engine = slurm: Slurm orders "
+		    "its jobs itself; nothing was queued");
+	return 0;
+}
+
 static int
 ctl_submit(struct ctl_req *r, struct proto_buf *out)
 {
@@ -437,6 +467,8 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		return ctl_error(r, "the time limit (%lld seconds) is over the longest, %lld days",
 		    (long long)limit, PARSE_MAX_LIMIT / 86400);
 	if (ctl_env_check(r) == -1)
+		return -1;
+	if (r->e->slurm != NULL && ctl_slurm_submit(r, nafter, nlines) == -1)
 		return -1;
 	if ((s = proto_str(m, "stdout")) != NULL && *s != '/')
 		return ctl_error(r, "the output file \"%s\" is not an absolute path", s);
@@ -683,6 +715,12 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 			rows->last = c[i].i;
 		}
 	}
+	if (j == NULL && rows->r->e->slurm != NULL) {
+		char why[256];
+
+		if (slurm_wait(rows->r->e->slurm, rows->last, why, sizeof(why)) == 0)
+			proto_put_str(rows->out, "wait", why);
+	}
 	if (j != NULL && (j->state == JOB_PENDING || (j->state == JOB_SUSPENDED && !j->gc.phase))) {
 		char why[256];
 		engine_reason(rows->r->e, j, why, sizeof(why));
@@ -857,7 +895,10 @@ ctl_job_to(struct ctl_req *r, const char *verb)
 	char state[16];
 
 	if ((j = engine_find(r->e, id)) == NULL) {
-		if (store_job_state(r->e->store, id, state, sizeof(state)) == -1)
+		if (r->e->slurm != NULL && slurm_has(r->e->slurm, id, NULL))
+			ctl_error(r, "job %lld is Slurm's: nvq %s does not work on it with "
+			    "[cluster] engine = slurm", (long long)id, verb);
+		else if (store_job_state(r->e->store, id, state, sizeof(state)) == -1)
 			ctl_error(r, "no such job %lld", (long long)id);
 		else
 			ctl_error(r, "job %lld has already ended (%s)", (long long)id, state);
@@ -868,14 +909,58 @@ ctl_job_to(struct ctl_req *r, const char *verb)
 	return j;
 }
 
+/*
+ * [cluster] engine = slurm: nvq cancel, hold, release, suspend or resume
+ * (verb) of a job Slurm runs.  1 if the request was about one (answered,
+ * or the error set; *rc what to return), 0 if not.
+ */
+static int
+ctl_slurm_job(struct ctl_req *r, struct proto_buf *out, const char *verb, int *rc)
+{
+	int64_t id = ctl_id(r);
+	uint32_t uid;
+	char by[64], err[320];
+	int k;
+
+	if (r->e->slurm == NULL || !slurm_has(r->e->slurm, id, &uid))
+		return 0;
+	*rc = -1;
+	if (r->uid != uid && !ctl_is_admin(r)) {
+		ctl_error(r, "job %lld belongs to another user; only its owner, root%s may %s it",
+		    (long long)id, r->e->cfg.has_admin_gid ? " or members of [security] "
+		    "admin_group" : "", verb);
+		return 1;
+	}
+	ctl_user_name(r->uid, by, sizeof(by));
+	if (strcmp(verb, "cancel") == 0)
+		k = slurm_cancel(r->e->slurm, id, by, err, sizeof(err));
+	else if (strcmp(verb, "hold") == 0 || strcmp(verb, "release") == 0)
+		k = slurm_hold(r->e->slurm, id, strcmp(verb, "hold") == 0, by, err, sizeof(err));
+	else {
+		snprintf(err, sizeof(err), "job %lld runs under Slurm: nvq %s does not work on "
+		    "Slurm's jobs (Slurm's own suspend leaves their GPU memory in place)",
+		    (long long)id, verb);
+		k = -1;
+	}
+	if (k == -1) {
+		ctl_error(r, "%s", err);
+		return 1;
+	}
+	proto_put_int(out, "id", id);
+	*rc = 0;
+	return 1;
+}
+
 static int
 ctl_cancel(struct ctl_req *r, struct proto_buf *out)
 {
 	char by[64];
 	struct job *j;
 	int64_t id = ctl_id(r);
+	int rc;
 
-	(void)out;
+	if (ctl_slurm_job(r, out, "cancel", &rc))
+		return rc;
 	if ((j = ctl_job_to(r, "cancel")) == NULL)
 		return -1;
 	ctl_user_name(r->uid, by, sizeof(by));
@@ -895,7 +980,10 @@ ctl_hold(struct ctl_req *r, struct proto_buf *out)
 	char by[64], why[128];
 	struct job *j;
 	int64_t id = ctl_id(r);
+	int rc;
 
+	if (ctl_slurm_job(r, out, verb, &rc))
+		return rc;
 	if ((j = ctl_job_to(r, verb)) == NULL)
 		return -1;
 	if (j->state == JOB_PENDING) {
@@ -941,7 +1029,10 @@ ctl_suspend(struct ctl_req *r, struct proto_buf *out)
 	char by[64], err[256];
 	struct job *j;
 	int64_t id = ctl_id(r);
+	int rc;
 
+	if (ctl_slurm_job(r, out, suspend ? "suspend" : "resume", &rc))
+		return rc;
 	if ((j = ctl_job_to(r, suspend ? "suspend" : "resume")) == NULL)
 		return -1;
 	ctl_user_name(r->uid, by, sizeof(by));
@@ -1273,6 +1364,9 @@ ctl_restart(struct ctl_req *r, struct proto_buf *out)
 	char by[64], why[128], *env = NULL;
 	int i, n = 0, cap = 0, envn, npending, rc = -1;
 
+	if (r->e->slurm != NULL)
+		return ctl_error(r, "nvq restart does not work with [cluster] engine = slurm yet: "
+		    "submit the job again");
 	if (ctl_env_check(r) == -1)
 		return -1;
 	if (proto_int(m, "failed", 0)) {

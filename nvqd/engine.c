@@ -2131,9 +2131,10 @@ engine_reload(struct engine *e)
 	if (strcmp(c.socket, e->cfg.socket) != 0 || strcmp(c.database, e->cfg.database) != 0 ||
 	    strcmp(c.spool, e->cfg.spool) != 0 || c.nvirtual != e->cfg.nvirtual ||
 	    memcmp(c.virtual_mem, e->cfg.virtual_mem, sizeof(c.virtual_mem)) != 0 ||
-	    c.sync_full != e->cfg.sync_full || c.cgroups != e->cfg.cgroups)
-		log_warnx("reload: socket, database, spool, sync, cgroups and [gpus] virtual "
-		    "change only on restart");
+	    c.sync_full != e->cfg.sync_full || c.cgroups != e->cfg.cgroups ||
+	    c.slurm != e->cfg.slurm)
+		log_warnx("reload: socket, database, spool, sync, cgroups, [gpus] virtual and "
+		    "[cluster] engine change only on restart");
 	/* everything reloads but what only a restart changes */
 	memcpy(c.socket, e->cfg.socket, sizeof(c.socket));
 	memcpy(c.database, e->cfg.database, sizeof(c.database));
@@ -2143,6 +2144,7 @@ engine_reload(struct engine *e)
 	c.nvirtual = e->cfg.nvirtual;
 	c.sync_full = e->cfg.sync_full;
 	c.cgroups = e->cfg.cgroups;
+	c.slurm = e->cfg.slurm;
 	e->cfg = c;
 	engine_rekey(e);
 	log_init(c.log_level);

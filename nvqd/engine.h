@@ -25,6 +25,8 @@
 #include "sched.h"
 #include "store.h"
 
+struct slurm;
+
 enum job_state { JOB_PENDING, JOB_RUNNING, JOB_SUSPENDED };
 
 /* Where an active job is kept, besides e->jobs and the table by id. */
@@ -177,6 +179,8 @@ struct engine {
 		const char *cgroup;
 	}		*started;
 	int		cap;
+	/* [cluster] engine = slurm: the jobs Slurm runs (slurm.h); NULL: none */
+	struct slurm	*slurm;
 };
 
 double	engine_now(void);

@@ -21,6 +21,7 @@
 #include "recover.h"
 #include "proto.h"
 #include "server.h"
+#include "slurm.h"
 #include "submit.h"
 #include "watch.h"
 #include "web.h"
@@ -101,6 +102,9 @@ nvqd_stop_cb(uv_signal_t *s, int signum)
 
 	log_info("%s: stopping; running jobs go on", signum == SIGTERM ? "SIGTERM" : "SIGINT");
 	submit_stop();	/* what was read is stored and answered first */
+	if (d->engine.slurm != NULL)
+		slurm_stop(d->engine.slurm);
+	d->engine.slurm = NULL;
 	d->engine.on_change = NULL;
 	watch_stop();
 	web_stop();
@@ -214,6 +218,9 @@ main(int argc, char **argv)
 	log_info("starting (protocol %d, configuration %s)", PROTO_VERSION,
 	    path ? path : "built-in defaults");
 	engine_init(&d.engine, &loop);
+	if (d.engine.cfg.slurm &&
+	    (d.engine.slurm = slurm_new(&loop, d.engine.store, &d.engine.cfg)) == NULL)
+		log_fatalx("out of memory");
 	recover_jobs(&d.engine);
 	engine_run(&d.engine);
 	submit_init(&loop, &d.engine);

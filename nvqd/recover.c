@@ -16,6 +16,7 @@
 #include "proc.h"
 #include "recover.h"
 #include "runner.h"
+#include "slurm.h"
 #include "status.h"
 
 static int
@@ -103,8 +104,24 @@ static int
 recover_load_cb(void *arg, const struct store_active_job *a)
 {
 	struct recover_load *l = arg;
+	struct engine *e = l->e;
 
-	if (recover_add(l->e, a) == -1)
+	if (e->slurm != NULL) {
+		/* a job nvqd ran itself cannot be followed through Slurm */
+		if (a->slurm_id < 0 && strcmp(a->state, "PENDING") != 0)
+			log_fatalx("job %lld is %s on this machine: [cluster] engine = slurm "
+			    "waits until nvqd's own jobs have ended (engine = local)",
+			    (long long)a->id, a->state);
+		if (slurm_add(e->slurm, a->id, a->uid, a->gid, a->gpus, a->mem_per_gpu, a->state,
+		    a->slurm_id, 1) == -1)
+			return 1;
+		l->count++;
+		return 0;
+	}
+	if (a->slurm_id >= 0)
+		log_fatalx("job %lld is Slurm's (job %lld): set [cluster] engine = slurm until "
+		    "Slurm's jobs have ended", (long long)a->id, (long long)a->slurm_id);
+	if (recover_add(e, a) == -1)
 		return 1;
 	l->count++;
 	return 0;

@@ -1451,6 +1451,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.gpus_allow = c[30].s;
 	a.gpus_deny = c[31].s;
 	a.notify = c[32].i != 0;
+	a.slurm_id = c[33].type == STORE_NULL ? -1 : c[33].i;
 	return x->cb(x->arg, &a);
 }
 
@@ -1460,7 +1461,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, " \
 	"suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, " \
 	"array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny, " \
-	"notify IS NOT NULL OR mail_user IS NOT NULL FROM jobs "
+	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
@@ -1607,7 +1608,8 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	    "mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, "
 	    "reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path, "
 	    "requeue, restarts, suspended_time, array_id, array_index, array_limit, held, "
-	    "gpus_allow, gpus_deny, notify, mail_user FROM jobs WHERE (?2 IS NULL OR user = ?2) "
+	    "gpus_allow, gpus_deny, notify, mail_user, slurm_id FROM jobs "
+	    "WHERE (?2 IS NULL OR user = ?2) "
 	    "AND (?3 IS NULL OR state = ?3) "
 	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR "
 	    "state IN ('PENDING', 'RUNNING', 'SUSPENDED')) "
@@ -1813,6 +1815,27 @@ store_notice(struct store *st, int64_t id, store_notice_cb cb, void *arg)
 }
 
 int
+store_job_slurm(struct store *st, int64_t id, int64_t slurm_id, double now, const char *why)
+{
+	sqlite3_stmt *s;
+
+	if (store_begin(st) == -1)
+		return -1;
+	if ((s = store_prepare(st, "UPDATE jobs SET slurm_id = ? WHERE id = ? AND "
+	    "state = 'PENDING'")) == NULL)
+		goto fail;
+	sqlite3_bind_int64(s, 1, slurm_id);
+	sqlite3_bind_int64(s, 2, id);
+	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
+	    store_event(st, id, now, "PENDING", why) == -1)
+		goto fail;
+	return store_commit(st);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+int
 store_event_add(struct store *st, int64_t id, double at, const char *state, const char *reason)
 {
 	int r;
@@ -1846,7 +1869,7 @@ store_exec_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_exec_ctx *x = arg;
 	struct store_job_exec r;
 
-	if (n < 9)
+	if (n < 13)
 		return 1;
 	memset(&r, 0, sizeof(r));
 	r.argv = c[0].type == STORE_BLOB ? c[0].s : NULL;
@@ -1863,6 +1886,10 @@ store_exec_row_cb(void *arg, const struct store_col *c, int n)
 		r.env_len = c[7].len;
 	}
 	r.groups = c[8].type == STORE_TEXT ? c[8].s : NULL;
+	r.name = c[9].s;
+	r.gpus = (int)c[10].i;
+	r.mem = c[11].type == STORE_NULL ? 0 : (uint64_t)c[11].i;
+	r.time_limit = c[12].type == STORE_NULL ? 0 : c[12].i;
 	return x->cb(x->arg, &r);
 }
 
@@ -1873,7 +1900,8 @@ store_job_exec(struct store *st, int64_t id, store_exec_cb cb, void *arg)
 
 	return store_rows_of(st, "SELECT argv, cwd, stdout_path, stderr_path, uid, "
 	    "gid, user, (SELECT env FROM private.job_env WHERE job_id = jobs.id) AS env, "
-	    "groups FROM jobs WHERE id = ?", id, store_exec_row_cb, &x);
+	    "groups, name, gpus, mem_per_gpu, time_limit FROM jobs WHERE id = ?", id,
+	    store_exec_row_cb, &x);
 }
 
 int

@@ -230,6 +230,7 @@ struct store_active_job {
 	double		rank_at;	/* nvq top: its place in order; 0: submitted_at */
 	const char	*gpus_allow, *gpus_deny;	/* -w, -x: UUIDs, or NULL */
 	int		notify;		/* --notify or --mail-user given */
+	int64_t		slurm_id;	/* Slurm's job id; -1: none (013_slurm.sql) */
 };
 
 /*
@@ -246,6 +247,10 @@ struct store_job_exec {
 	const char	*env;
 	int		env_len;
 	const char	*groups;
+	const char	*name;
+	int		gpus;
+	uint64_t	mem;		/* per GPU; 0: whole GPUs */
+	int64_t		time_limit;	/* seconds; 0: none */
 };
 
 /* Called once per row; a non-zero return stops the query. */
@@ -254,6 +259,9 @@ typedef int (*store_exec_cb)(void *arg, const struct store_job_exec *);
 
 /* The active jobs, by id, for start-up. */
 int		 store_active(struct store *, store_active_cb, void *);
+/* A pending job sbatch took: Slurm's id, and the event that says so. */
+int		 store_job_slurm(struct store *, int64_t id, int64_t slurm_id, double now,
+		    const char *why);
 /* Job id's row as store_active reads it (whatever its state). */
 int		 store_active_one(struct store *, int64_t id, store_active_cb, void *);
 /* The ids of array's active tasks, into *ids (*n; the caller frees).  0, or -1. */

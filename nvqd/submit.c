@@ -7,6 +7,7 @@
 #include "log.h"
 #include "parse.h"
 #include "proto.h"
+#include "slurm.h"
 #include "submit.h"
 
 struct submit_item {
@@ -244,7 +245,14 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 	struct engine_array arr = { ids[k], 0, it->limit };
 	int t, n = it->ntasks > 0 ? it->ntasks : 1, lost = 0;
 
-	for (t = 0; t < n; t++) {
+	for (t = 0; t < n && e->slurm != NULL; t++)
+		if (slurm_add(e->slurm, ids[k + t], it->j.uid, it->j.gid, it->j.gpus, it->j.mem,
+		    "PENDING", -1, 0) == -1) {
+			log_warnx("job %lld: out of memory: it waits for nvqd's restart",
+			    (long long)ids[k + t]);
+			lost++;
+		}
+	for (t = 0; t < n && e->slurm == NULL; t++) {
 		arr.index = it->ntasks > 0 ? it->index[t] : 0;
 		if (engine_add(e, ids[k + t], it->j.uid, it->j.gid, it->j.user, it->j.gpus,
 		    it->j.mem, it->j.priority, it->j.now, it->j.time_limit, it->after,

@@ -15,17 +15,25 @@
  *     the plugin makes in /dev/shm for the step, owned by the job's user,
  *     removed when the step ends), so that N tasks together stay under it.
  *
+ *   - with peaks=DIR, at the step's end, the most its tasks held at once on
+ *     each of its GPUs goes to DIR/JOBID/STEP.NODE as "NODE INDEX BYTES" lines
+ *     (the node's GPU index, from SLURM_JOB_GPUS), written by slurmstepd
+ *     as root, where nvqd with [cluster] engine = slurm reads it for the
+ *     job's history.
+ *
  * plugstack.conf:
  *   required /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nvq.so \
- *       hook=/usr/libexec/nvq/libnvq-hook.so shard_size=1G
+ *       hook=/usr/libexec/nvq/libnvq-hook.so shard_size=1G peaks=/var/spool/nvq/slurm
  * (contrib/slurm/README.md has the rest.)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
@@ -41,6 +49,13 @@ static uint64_t gpu_mem;		/* --gpu-mem, bytes; 0: not given */
 static uint64_t shard_size = 1ULL << 30;
 static char hook[PATH_MAX] = NVQ_DEFAULT_HOOK;
 static char share[PATH_MAX];		/* this step's account on this node */
+static char peaks[PATH_MAX];		/* peaks=: where steps' peaks go; "": nowhere */
+static char gpus[256];			/* the step's GPUs on this node (SLURM_JOB_GPUS) */
+static char node[128];			/* this node's name (SLURMD_NODENAME) */
+
+#ifndef SLURM_BATCH_SCRIPT
+#define SLURM_BATCH_SCRIPT	0xfffffffb
+#endif
 
 static int
 nvq_opt_cb(int val, const char *arg, int remote)
@@ -77,9 +92,12 @@ slurm_spank_init(spank_t sp, int ac, char **av)
 		else if (strncmp(av[i], "shard_size=", 11) == 0 &&
 		    parse_size(av[i] + 11, &shard_size) == 0 && shard_size > 0)
 			;
+		else if (strncmp(av[i], "peaks=", 6) == 0 && av[i][6] == '/' &&
+		    strlen(av[i] + 6) < sizeof(peaks) - 64)
+			snprintf(peaks, sizeof(peaks), "%s", av[i] + 6);
 		else {
 			slurm_error("nvq: plugstack.conf: unknown argument \"%s\" (hook=PATH, "
-			    "shard_size=SIZE)", av[i]);
+			    "shard_size=SIZE, peaks=DIR)", av[i]);
 			return -1;
 		}
 	}
@@ -100,6 +118,11 @@ slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
 		return 0;
+	/* for the step's peaks, in slurmstepd at its end (nvq_peaks) */
+	if (spank_getenv(sp, "SLURM_JOB_GPUS", gpus, sizeof(gpus)) != ESPANK_SUCCESS)
+		gpus[0] = '\0';
+	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) != ESPANK_SUCCESS)
+		node[0] = '\0';
 	/* without it, each task keeps to the budget alone */
 	if (share_create(share, sizeof(share), uid, gid) == 0)
 		spank_setenv(sp, "NVQ_SHARE", share, 1);
@@ -122,6 +145,10 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 		return 0;
 	if (spank_getenv(sp, "SLURM_SHARDS_ON_NODE", shards, sizeof(shards)) == ESPANK_SUCCESS)
 		n = strtoull(shards, NULL, 10);
+	/* whole GPUs (--gres=gpu:N): the budget is per GPU, and Slurm gave them all */
+	if (n == 0 && spank_getenv(sp, "SLURM_JOB_GPUS", pre, sizeof(pre)) == ESPANK_SUCCESS &&
+	    pre[0] != '\0')
+		n = (gpu_mem + shard_size - 1) / shard_size;
 	if (n == 0 || gpu_mem > n * shard_size) {
 		fmt_size(gpu_mem, want, sizeof(want));
 		fmt_size(n * shard_size, have, sizeof(have));
@@ -150,13 +177,74 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* The step is over on this node: its account goes. */
+/*
+ * The step's peaks on this node into DIR/JOBID/STEP.NODE: "NODE INDEX
+ * BYTES" per GPU it used, INDEX the node's (the k-th of SLURM_JOB_GPUS for
+ * CUDA's device k).  Written whole under a temporary name, then renamed.
+ */
+static void
+nvq_peaks(spank_t sp)
+{
+	uint64_t p[SHARE_DEVS];
+	uint32_t job = 0, step = 0;
+	char dir[PATH_MAX], tmp[PATH_MAX + 80], path[PATH_MAX + 80], host[128], list[256];
+	char *idx, *save = NULL;
+	FILE *fp;
+	int k, fd;
+
+	if (share_peaks(share, p) == -1 ||
+	    spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
+		return;
+	if (node[0] == '\0' || strspn(node, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789-_.") != strlen(node)) {
+		if (gethostname(host, sizeof(host)) != 0)
+			return;
+		host[strcspn(host, ".")] = '\0';
+	} else
+		snprintf(host, sizeof(host), "%s", node);
+	snprintf(dir, sizeof(dir), "%s/%u", peaks, job);
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		slurm_error("nvq: peaks: %s: %s", dir, strerror(errno));
+		return;
+	}
+	if (step == SLURM_BATCH_SCRIPT)
+		snprintf(path, sizeof(path), "%s/batch.%s", dir, host);
+	else
+		snprintf(path, sizeof(path), "%s/%u.%s", dir, step, host);
+	snprintf(tmp, sizeof(tmp), "%s/.%u.%s.tmp", dir, step, host);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)) == -1 ||
+	    (fp = fdopen(fd, "w")) == NULL) {
+		slurm_error("nvq: peaks: %s: %s", tmp, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	snprintf(list, sizeof(list), "%s", gpus);
+	for (k = 0, idx = strtok_r(list, ",", &save); k < SHARE_DEVS; k++) {
+		if (idx != NULL)	/* each of its GPUs, 0 for one it did not use */
+			fprintf(fp, "%s %s %llu\n", host, idx, (unsigned long long)p[k]);
+		else if (p[k] > 0)	/* no GPU list: CUDA's own index */
+			fprintf(fp, "%s %d %llu\n", host, k, (unsigned long long)p[k]);
+		if (idx != NULL)
+			idx = strtok_r(NULL, ",", &save);
+	}
+	if (fclose(fp) != 0 || rename(tmp, path) != 0) {
+		slurm_error("nvq: peaks: %s: %s", path, strerror(errno));
+		unlink(tmp);
+	}
+}
+
+/* The step is over on this node: its peaks recorded, its account gone. */
 int
 slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	if (spank_remote(sp) && share[0] != '\0')
-		unlink(share);
+	if (!spank_remote(sp) || share[0] == '\0')
+		return 0;
+	if (peaks[0] != '\0')
+		nvq_peaks(sp);
+	unlink(share);
 	return 0;
 }

@@ -82,6 +82,16 @@ test_across_processes(void **state)
 	share_release(0, 5000 * M);
 	assert_int_equal(share_total(0), 0);
 	assert_int_equal(share_reserve(0, UINT64_MAX, 1024 * M), -1);	/* no overflow */
+	/* the most held at once, per device, for the SPANK plugin's record */
+	{
+		uint64_t peaks[SHARE_DEVS];
+
+		assert_int_equal(share_peaks(path, peaks), 0);
+		assert_int_equal(peaks[0], 1000 * M);	/* this process's 600M + the child's 400M */
+		assert_int_equal(peaks[1], 1024 * M);
+		assert_int_equal(peaks[2], 0);
+		assert_int_equal(share_peaks("/dev/null", peaks), -1);
+	}
 }
 
 static int
