@@ -56,6 +56,7 @@ struct slurm {
 	struct sj	*byid[SLURM_BUCKETS], *bysid[SLURM_BUCKETS];
 	int		polling;	/* squeue chunks in flight */
 	int		nlost;		/* jobs with lost set, looked for at the first poll */
+	char		conf[PATH_MAX + 16];	/* SLURM_CONF=, from nvqd's environment, or "" */
 	int		poll_failed;
 	unsigned	gen;
 };
@@ -598,7 +599,7 @@ slurm_exec_cb(void *arg, const struct store_job_exec *x)
 	char bin[PATH_MAX], args[8192], *argv[SLURM_MAX_ARGS], **env = NULL;
 	char *script = NULL;
 	static char path[] = "PATH=/usr/local/bin:/usr/bin:/bin";
-	char *dflt[] = { path, NULL };
+	char *dflt[] = { path, NULL, NULL };
 	struct cmd_spec c;
 	int i, n, len, k = 0;
 	size_t cap = (size_t)x->argv_len * 4 + 64;
@@ -628,14 +629,19 @@ slurm_exec_cb(void *arg, const struct store_job_exec *x)
 	if (x->env != NULL && x->env_len > 0) {
 		for (i = 0, n = 0; i < x->env_len; i++)
 			n += x->env[i] == '\0';
-		if ((env = calloc((size_t)n + 1, sizeof(*env))) == NULL) {
+		if ((env = calloc((size_t)n + 2, sizeof(*env))) == NULL) {
 			free(script);
 			return 1;
 		}
+		/* the cluster's configuration is nvqd's to say, not the user's */
 		for (i = 0; i < x->env_len; i += (int)strlen(x->env + i) + 1)
-			env[k++] = (char *)(uintptr_t)(x->env + i);
+			if (strncmp(x->env + i, "SLURM_CONF=", 11) != 0)
+				env[k++] = (char *)(uintptr_t)(x->env + i);
+		if (s->conf[0] != '\0')
+			env[k++] = s->conf;
 		env[k] = NULL;
-	}
+	} else if (s->conf[0] != '\0')
+		dflt[1] = s->conf;
 	memset(&c, 0, sizeof(c));
 	c.argv = argv;
 	c.env = env != NULL ? env : dflt;
@@ -686,6 +692,8 @@ slurm_new(uv_loop_t *loop, struct store *st, const struct config *cfg)
 	s->loop = loop;
 	s->store = st;
 	s->cfg = cfg;
+	if (getenv("SLURM_CONF") != NULL && strlen(getenv("SLURM_CONF")) < PATH_MAX)
+		snprintf(s->conf, sizeof(s->conf), "SLURM_CONF=%s", getenv("SLURM_CONF"));
 	uv_timer_init(loop, &s->timer);
 	s->timer.data = s;
 	uv_timer_start(&s->timer, slurm_timer_cb, (uint64_t)cfg->slurm_poll * 1000,
@@ -758,7 +766,7 @@ slurm_tell(struct slurm *s, struct sj *j, const char *cmd, const char *a1, const
 	char bin[PATH_MAX], id[24], *what;
 	char *argv[] = { bin, (char *)(uintptr_t)a1, (char *)(uintptr_t)a2, id, NULL };
 	static char path[] = "PATH=/usr/bin:/bin";
-	char *env[] = { path, NULL };
+	char *env[] = { path, s->conf[0] != '\0' ? s->conf : NULL, NULL };
 	struct cmd_spec c = { argv, env, 1, j->uid, j->gid, NULL, 0, 30 };
 
 	slurm_bin(s, cmd, bin, sizeof(bin));

@@ -6,6 +6,8 @@
  * lands in the database as a local job's would: RUNNING with a run on
  * NODE:INDEX GPUs (scontrol -d), then its end with its exit status and the
  * peak GPU memory per GPU that nvq's SPANK plugin recorded on the node.
+ * Every Slurm command gets nvqd's own SLURM_CONF, if it has one, never the
+ * user's; those run as the user get no other variable of nvqd's.
  *
  * A job's life here, as a table (state: what moves it on -> next):
  *   NEW      sbatch took it -> PENDING (its Slurm id stored);

@@ -8,10 +8,17 @@
 # per GiB.  Checks:
 #   (s1) --gres=shard:4 --gpu-mem=4G: 2 GiB fits, 4 GiB more is refused
 #        with PyTorch's OutOfMemoryError, the job FAILED;
-#   (s2) srun -n 2 under --gpu-mem=4G: both ranks take 1.5 GiB, then each
+#   (s2) srun -n 2 under --gpu-mem=4G: both ranks take 1 GiB, then each
 #        tries 1.5 GiB more: one gets it, the other OutOfMemoryError (one
-#        account for the step's tasks);
-#   (s3) --gpu-mem=8G on --gres=shard:4: refused before the task runs.
+#        account for the step's tasks: 1 + 1 + 1.5 fits, + 1.5 more not);
+#   (s3) --gpu-mem=8G on --gres=shard:4: refused before the task runs;
+#   (s4) nvqd in front of it ([cluster] engine = slurm): nvq submit -g 1
+#        -m 3G of (s1)'s job: FAILED with OutOfMemoryError and exit code
+#        3 in nvq's database, its peak there (2 GiB, from the plugin);
+#   (s5) nvq submit -m 4G of a job of three processes (torch.multiprocessing,
+#        spawn): two workers hold 1.5 GiB each at once, the main process's
+#        2 GiB more is refused; the peak recorded is the two workers'
+#        together, 3 GiB.
 # Usage: tests/gpu/slurm_check.sh BUILD_DIR SLURM_ROOT
 set -u
 cd "$(dirname "$0")/../.."
@@ -89,7 +96,9 @@ EOF
 printf 'CgroupPlugin=autodetect\nIgnoreSystemd=yes\n' > "$T/cgroup.conf"
 # without systemd, slurmd makes its scope under system.slice itself (cgroup v2)
 [ -f /sys/fs/cgroup/cgroup.controllers ] && mkdir -p /sys/fs/cgroup/system.slice 2> /dev/null
-echo "required $ROOT/$B/spank_nvq.so hook=$ROOT/$B/libnvq-hook.so shard_size=1G" > "$T/plugstack.conf"
+mkdir -p "$T/peaks"
+echo "required $ROOT/$B/spank_nvq.so hook=$ROOT/$B/libnvq-hook.so shard_size=1G peaks=$T/peaks" \
+    > "$T/plugstack.conf"
 slurmctld -c -f "$T/slurm.conf" || { tail -20 "$T/slurmctld.log"; exit 1; }
 slurmd -f "$T/slurm.conf" -d "$T/bin/slurmstepd" -N "$node" ||
     { tail -20 "$T/slurmd.log"; exit 1; }
@@ -123,10 +132,10 @@ check "(s1) 2 GiB within 4G" grep -q "^rank 0: 2.0 GiB ok (NVQ_GPU_MEM 429496729
 check "(s1) 4 GiB more: PyTorch's OutOfMemoryError" grep -q "^rank 0: OutOfMemoryError" "$T/s1.out"
 check "(s1) the job FAILED" test "$sa" = FAILED
 b=$(sbatch --parsable -o "$T/s2.out" -n 2 --gres=shard:4 --gpu-mem=4G \
-    --wrap "srun -n 2 python3 $T/oom.py 1.5 1.5")
+    --wrap "srun -n 2 python3 $T/oom.py 1 1.5")
 sb=$(slurm_state "$b")
-echo "(s2) two ranks, --gpu-mem=4G, 1.5 GiB each, then 1.5 GiB more each: $sb"; sed 's/^/    /' "$T/s2.out"
-check "(s2) both ranks took 1.5 GiB" test "$(grep -c 'GiB ok' "$T/s2.out")" = 2
+echo "(s2) two ranks, --gpu-mem=4G, 1 GiB each, then 1.5 GiB more each: $sb"; sed 's/^/    /' "$T/s2.out"
+check "(s2) both ranks took 1 GiB" test "$(grep -c 'GiB ok' "$T/s2.out")" = 2
 check "(s2) one more 1.5 GiB fit, the other was refused (one account)" \
     sh -c "[ \$(grep -c 'GiB more ok' '$T/s2.out') = 1 ] && [ \$(grep -c OutOfMemoryError '$T/s2.out') = 1 ]"
 c=$(sbatch --parsable -o "$T/s3.out" --gres=shard:4 --gpu-mem=8G --wrap "python3 -c 'print(\"ran\")'")
@@ -134,5 +143,70 @@ sc=$(slurm_state "$c")
 echo "(s3) --gpu-mem=8G on 4 shards: $sc"; sed 's/^/    /' "$T/s3.out"
 check "(s3) refused before it ran, saying why" \
     sh -c "[ $sc = FAILED ] && ! grep -q '^ran' '$T/s3.out' && grep -q 'ask --gres=shard:8' '$T/s3.out'"
+
+# nvqd in front of Slurm: Slurm's commands through wrappers that find its
+# libraries; SLURM_CONF is nvqd's own (exported above)
+mkdir -p "$T/wrap" "$T/front"
+for c in sbatch squeue scontrol scancel; do
+	printf '#!/bin/sh\nexport LD_LIBRARY_PATH=%s\nexec %s "$@"\n' "$LD_LIBRARY_PATH" \
+	    "$S/usr/bin/$c" > "$T/wrap/$c"
+	chmod 755 "$T/wrap/$c"
+done
+printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\n[gpus]\nvirtual = 1x16G\n' \
+    "$T/front" "$T/front" "$T/front" > "$T/front/nvq.ini"
+printf '[cluster]\nengine = slurm\nshard_size = 1G\npeaks = %s\nslurm_bin = %s\n' "$T/peaks" "$T/wrap" \
+    >> "$T/front/nvq.ini"
+"$ROOT/$B/nvqd" -c "$T/front/nvq.ini" > "$T/front/nvqd.log" 2>&1 &
+front=$!
+for _ in $(seq 100); do [ -S "$T/front/sock" ] && break; sleep 0.05; done
+nq() { "$ROOT/$B/nvq" -s "$T/front/sock" "$@"; }
+sql() { python3 -c 'import sqlite3, sys; print("\n".join("|".join(str(c) for c in r) for r in
+    sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$T/front/nvq.db" "$1"; }
+d=$(nq submit -g 1 -m 3G -o "$T/s4.out" -- python3 "$T/oom.py" 2 4 | sed -n 's/^Submitted job \([0-9]*\).*/\1/p')
+nq wait "$d"; wd=$?
+r4=$(sql "SELECT j.state, j.exit_code, j.slurm_id, g.gpu_uuid, g.peak_gpu_mem FROM jobs j
+    JOIN runs r ON r.job_id = j.id JOIN run_gpus g ON g.run_id = r.id WHERE j.id = $d")
+echo "(s4) nvq submit -g 1 -m 3G, 2 GiB then 4 GiB more: nvq wait $wd; jobs|runs|run_gpus: $r4"
+sed 's/^/    /' "$T/s4.out"
+nq show "$d" | grep -E "^(state|slurm_id|gpu_uuids|reason)|^run" | sed 's/^/    /'
+check "(s4) PyTorch's OutOfMemoryError at the budget" grep -q "^rank 0: OutOfMemoryError" "$T/s4.out"
+check "(s4) FAILED with exit code 3, on $node:0, its peak 2 GiB, in nvq's database" \
+    sh -c "[ $wd = 3 ] && echo '$r4' | grep -qE '^FAILED\|3\|[0-9]+\|$node:0\|2147483648\$'"
+cat > "$T/mp.py" <<'PY'
+import sys, torch, torch.multiprocessing as mp
+def work(i, q, done):
+    x = torch.empty(int(1.5 * 2**30), dtype=torch.uint8, device="cuda")
+    torch.cuda.synchronize()
+    print("worker %d: 1.5 GiB ok" % i, flush=True)
+    q.put(i)
+    done.wait()
+if __name__ == "__main__":
+    ctx = mp.get_context("spawn")
+    q, done = ctx.Queue(), ctx.Event()
+    ps = [ctx.Process(target=work, args=(i, q, done)) for i in range(2)]
+    for p in ps: p.start()
+    for p in ps: q.get()
+    try:
+        y = torch.empty(2**31, dtype=torch.uint8, device="cuda")
+        torch.cuda.synchronize()
+        print("main: 2 GiB more ok", flush=True)
+    except torch.OutOfMemoryError:
+        print("main: OutOfMemoryError", flush=True)
+    done.set()
+    for p in ps: p.join()
+PY
+e=$(nq submit -g 1 -m 4G -o "$T/s5.out" -- python3 "$T/mp.py" | sed -n 's/^Submitted job \([0-9]*\).*/\1/p')
+nq wait "$e"; we=$?
+r5=$(sql "SELECT j.state, g.gpu_uuid, g.peak_gpu_mem FROM jobs j JOIN runs r ON r.job_id = j.id
+    JOIN run_gpus g ON g.run_id = r.id WHERE j.id = $e")
+echo "(s5) nvq submit -m 4G, 2 spawned workers of 1.5 GiB, then the main process 2 GiB more: nvq wait $we; $r5"
+sed 's/^/    /' "$T/s5.out"
+check "(s5) both workers held 1.5 GiB at once; the main process's 2 GiB more was refused" \
+    sh -c "[ \$(grep -c 'GiB ok' '$T/s5.out') = 2 ] && grep -q '^main: OutOfMemoryError' '$T/s5.out'"
+check "(s5) COMPLETED; the peak recorded is the three processes' together, 3 GiB" \
+    test "$r5" = "COMPLETED|$node:0|3221225472"
+kill -TERM "$front"; wait "$front"
+check "nvqd in front stopped cleanly" sh -c "! grep -q 'open handles' '$T/front/nvqd.log'"
+grep -E "Slurm|warn" "$T/front/nvqd.log" | sed 's/^/    nvqd: /' | head -12
 echo "slurm GPU check: $fails failed"
 [ "$fails" = 0 ]
