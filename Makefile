@@ -60,7 +60,7 @@ endif
 NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
 	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c nvqd/watch.c \
 	   nvqd/ctl.c nvqd/submit.c nvqd/store.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/start.c \
-	   nvqd/config.c nvqd/log.c nvqd/slurmjob.c nvqd/cmdq.c nvqd/slurm.c common/proto.c common/parse.c common/paths.c \
+	   nvqd/config.c nvqd/log.c nvqd/slurmjob.c nvqd/cmdq.c nvqd/slurm.c nvqd/adopt.c common/proto.c common/parse.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/submit.c nvq/jobs.c nvq/control.c \
@@ -254,7 +254,8 @@ fuzz: $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ))
 
 # the SPANK plugin (contrib/slurm): needs slurm/spank.h (libslurm-dev)
 spank: $(BUILD)/spank_nvq.so
-$(BUILD)/spank_nvq.so: contrib/slurm/spank_nvq.c common/parse.c common/share.c common/proc.c
+$(BUILD)/spank_nvq.so: contrib/slurm/spank_nvq.c common/parse.c common/share.c common/proc.c \
+	    common/proto.c common/status.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared -fvisibility=default -o $@ $^
 

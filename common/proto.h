@@ -64,6 +64,10 @@ enum proto_type {
 	MSG_WATCH,		/* this connection follows changes from now on (watch.h) */
 	MSG_CHANGED,		/* nvqd, to a watcher: something changed: "seq" */
 	MSG_WEB_TOKEN,		/* the caller's dashboard link: ["new"] 1 for a new token */
+	MSG_ADOPT,		/* root's SPANK plugin, from slurmstepd: a Slurm step on
+				   this node becomes a running job: "slurm_job", "step",
+				   "uid", "gid", "gpus" (node indexes), "mem"; answered
+				   with "id", "uuids", "status" (where its end goes) */
 	MSG_MAX
 };
 

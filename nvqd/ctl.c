@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adopt.h"
 #include "ctl.h"
 #include "hooks.h"
 #include "log.h"
@@ -951,6 +952,55 @@ ctl_slurm_job(struct ctl_req *r, struct proto_buf *out, const char *verb, int *r
 	return 1;
 }
 
+/* A Slurm step this node follows (adopt.h) is Slurm's to stop: -1 with the error set. */
+static int
+ctl_slurm_step(struct ctl_req *r, const struct job *j, const char *verb)
+{
+	if (j->slurm_id == 0)
+		return 0;
+	return ctl_error(r, "job %lld is a step of Slurm job %lld on this node: nvqd does not "
+	    "%s Slurm's steps (scancel %lld does)", (long long)j->id, (long long)j->slurm_id, verb,
+	    (long long)j->slurm_id);
+}
+
+/*
+ * nvq's SPANK plugin in slurmstepd, as root: the step becomes a running job
+ * (adopt.h), the peer's pid its supervisor.
+ */
+static int
+ctl_adopt(struct ctl_req *r, struct proto_buf *out)
+{
+	struct adopt_req a;
+	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX], user[64];
+	int64_t id;
+
+	if (r->uid != 0)
+		return ctl_error(r, "only root (slurmstepd's SPANK plugin) may hand nvqd a Slurm "
+		    "step");
+	if (r->e->slurm != NULL)
+		return ctl_error(r, "this nvqd is in front of Slurm ([cluster] engine = slurm); "
+		    "the plugin's nvqd= must name a node's own nvqd");
+	memset(&a, 0, sizeof(a));
+	a.slurm_job = proto_int(r->msg, "slurm_job", 0);
+	a.step = proto_str(r->msg, "step");
+	a.uid = (uint32_t)proto_int(r->msg, "uid", -1);
+	a.gid = (uint32_t)proto_int(r->msg, "gid", -1);
+	a.gpus = proto_str(r->msg, "gpus");
+	a.mem = (uint64_t)proto_int(r->msg, "mem", 0);
+	if (proto_int(r->msg, "uid", -1) < 0 || proto_int(r->msg, "gid", -1) < 0 ||
+	    proto_int(r->msg, "mem", 0) < 0)
+		return ctl_error(r, "a step needs its uid, gid and memory");
+	ctl_user_name(a.uid, user, sizeof(user));
+	a.user = user;
+	if (adopt_step(r->e, &a, r->pid, &id, uuids, sizeof(uuids), r->err, sizeof(r->err)) == -1)
+		return -1;
+	engine_status_path(r->e, id, status, sizeof(status));
+	proto_put_int(out, "id", id);
+	proto_put_str(out, "uuids", uuids);
+	proto_put_str(out, "status", status);
+	return 0;
+}
+
 static int
 ctl_cancel(struct ctl_req *r, struct proto_buf *out)
 {
@@ -961,7 +1011,7 @@ ctl_cancel(struct ctl_req *r, struct proto_buf *out)
 
 	if (ctl_slurm_job(r, out, "cancel", &rc))
 		return rc;
-	if ((j = ctl_job_to(r, "cancel")) == NULL)
+	if ((j = ctl_job_to(r, "cancel")) == NULL || ctl_slurm_step(r, j, "cancel") == -1)
 		return -1;
 	ctl_user_name(r->uid, by, sizeof(by));
 	if (engine_cancel(r->e, j, by) == -1)
@@ -1276,7 +1326,7 @@ ctl_requeue(struct ctl_req *r, struct proto_buf *out)
 	struct job *j;
 	char by[64];
 
-	if ((j = ctl_job_to(r, "requeue")) == NULL)
+	if ((j = ctl_job_to(r, "requeue")) == NULL || ctl_slurm_step(r, j, "requeue") == -1)
 		return -1;
 	if (j->state == JOB_PENDING)
 		return ctl_error(r, "job %lld is pending already", (long long)j->id);
@@ -1304,6 +1354,7 @@ struct ctl_restart_row {
 	uint64_t	mem;
 	char		state[16];
 	int		found;
+	int		slurm;		/* it ran under Slurm */
 };
 
 static int
@@ -1316,6 +1367,7 @@ ctl_restart_row_cb(void *arg, const struct store_active_job *a)
 	x->mem = a->mem_per_gpu;
 	snprintf(x->state, sizeof(x->state), "%s", a->state ? a->state : "?");
 	x->found = 1;
+	x->slurm = a->slurm_id >= 0;
 	return 0;
 }
 
@@ -1338,6 +1390,8 @@ ctl_restart_check(struct ctl_req *r, int64_t id)
 		return ctl_error(r, "job %lld is %s: only a finished job can be restarted%s",
 		    (long long)id, x.state, strcmp(x.state, "PENDING") == 0 ? "" :
 		    " (nvq requeue stops a running one and queues it again)");
+	if (x.slurm)
+		return ctl_error(r, "job %lld ran under Slurm: submit it again", (long long)id);
 	if (x.gpus > 0 && ctl_could_fit(r, x.gpus, x.mem, why, sizeof(why)) == -1)
 		return ctl_error(r, "job %lld could never run now: %s", (long long)id, why);
 	return 0;
@@ -1730,6 +1784,7 @@ static const struct ctl_entry ctl_table[] = {
 	{ MSG_DRAIN, ctl_drain },
 	{ MSG_UNDRAIN, ctl_drain },
 	{ MSG_SHARES, ctl_shares },
+	{ MSG_ADOPT, ctl_adopt },
 };
 
 /* server.h's frame function for a new connection: a request, or a hook's hello. */

@@ -123,7 +123,8 @@ engine_sj(const struct engine *e, const struct job *j, double now, struct sched_
 	sj->may_resume = !j->gc.hold;
 	/* a job that is switching or ending stays, and so does its GPU */
 	sj->busy = j->gc.phase != GC_NONE || j->ending[0] != '\0' || j->exited;
-	sj->pinned = gpuctl_pinned(j, now);
+	/* a Slurm step (adopt.h) is Slurm's to stop, never the scheduler's */
+	sj->pinned = gpuctl_pinned(j, now) || j->slurm_id != 0;
 	sj->requeue = j->requeue;
 	/* memory its processes share cannot be moved out (gpuctl refuses) */
 	sj->unsuspendable = j->hook_shared > 0;
@@ -451,7 +452,8 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 	gpuctl_init(j);
 	if (nafter > PARSE_MAX_IDS)
 		nafter = PARSE_MAX_IDS;
-	memcpy(j->after, after, sizeof(*after) * (size_t)nafter);
+	if (nafter > 0)
+		memcpy(j->after, after, sizeof(*after) * (size_t)nafter);
 	j->nafter = nafter;
 	j->dep_wait = nafter > 0;
 	if (arr != NULL) {
@@ -833,7 +835,7 @@ engine_stop(struct engine *e, struct job *j, const char *state, const char *reas
 {
 	int preempt, sig;
 
-	if (j->ending[0] != '\0')
+	if (j->ending[0] != '\0' || j->slurm_id != 0)	/* slurmstepd is Slurm's */
 		return 0;
 	if (store_job_ending(e->store, j->id, state, reason, engine_now()) == -1)
 		return -1;

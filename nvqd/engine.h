@@ -78,6 +78,7 @@ struct job {
 	uint64_t	oom_used;	/* what the job held on that GPU, its limit there */
 	uint64_t	oom_limit;
 	int		node_fail;	/* it ran when the machine restarted */
+	int64_t		slurm_id;	/* a Slurm step on this node (adopt.h): its job; 0: not */
 	uv_poll_t	*poll;
 	uv_timer_t	*timer;		/* time limit, then kill grace */
 	char		ending[16];	/* "", CANCELLED or TIMEOUT */

@@ -81,6 +81,8 @@ recover_add(struct engine *e, const struct store_active_job *a)
 	}
 	j->requeue = a->requeue;
 	j->preempt_signal = a->preempt_signal;
+	/* a Slurm step this node's nvqd follows (adopt.h) */
+	j->slurm_id = a->slurm_step != NULL && a->slurm_id > 0 ? a->slurm_id : 0;
 	j->notify = a->notify;
 	/* the GPUs it holds, from the UUIDs recorded at its start */
 	if (j->state != JOB_PENDING && a->gpu_uuids != NULL) {
@@ -108,7 +110,7 @@ recover_load_cb(void *arg, const struct store_active_job *a)
 
 	if (e->slurm != NULL) {
 		/* a job nvqd ran itself cannot be followed through Slurm */
-		if (a->slurm_id < 0 && strcmp(a->state, "PENDING") != 0)
+		if ((a->slurm_id < 0 || a->slurm_step != NULL) && strcmp(a->state, "PENDING") != 0)
 			log_fatalx("job %lld is %s on this machine: [cluster] engine = slurm "
 			    "waits until nvqd's own jobs have ended (engine = local)",
 			    (long long)a->id, a->state);
@@ -118,7 +120,7 @@ recover_load_cb(void *arg, const struct store_active_job *a)
 		l->count++;
 		return 0;
 	}
-	if (a->slurm_id >= 0)
+	if (a->slurm_id >= 0 && a->slurm_step == NULL)
 		log_fatalx("job %lld is Slurm's (job %lld): set [cluster] engine = slurm until "
 		    "Slurm's jobs have ended", (long long)a->id, (long long)a->slurm_id);
 	if (recover_add(e, a) == -1)

@@ -466,7 +466,7 @@ slurm_found_cb(void *arg, int status, const char *out, const char *err)
 			continue;
 		j->lost = 0;
 		snprintf(why, sizeof(why), "sent to Slurm: job %lld (found again)", sid);
-		if (store_job_slurm(s->store, j->id, sid, slurm_now(), why) == -1)
+		if (store_job_slurm(s->store, j->id, sid, NULL, slurm_now(), why) == -1)
 			log_warnx("job %lld: cannot record Slurm's job %lld: %s", (long long)j->id,
 			    sid, store_errmsg(s->store));
 		store_env_delete(s->store, j->id);
@@ -568,7 +568,7 @@ slurm_sbatch_cb(void *arg, int status, const char *out, const char *err)
 		return;
 	}
 	snprintf(why, sizeof(why), "sent to Slurm: job %lld", sid);
-	if (store_job_slurm(s->store, j->id, sid, slurm_now(), why) == -1)
+	if (store_job_slurm(s->store, j->id, sid, NULL, slurm_now(), why) == -1)
 		log_warnx("job %lld: Slurm took it as job %lld, which cannot be recorded: %s",
 		    (long long)j->id, sid, store_errmsg(s->store));
 	/* Slurm keeps its own copy of the environment now */

@@ -1452,6 +1452,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.gpus_deny = c[31].s;
 	a.notify = c[32].i != 0;
 	a.slurm_id = c[33].type == STORE_NULL ? -1 : c[33].i;
+	a.slurm_step = c[34].s;
 	return x->cb(x->arg, &a);
 }
 
@@ -1461,7 +1462,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, " \
 	"suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, " \
 	"array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny, " \
-	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id FROM jobs "
+	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id, slurm_step FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
@@ -1522,7 +1523,7 @@ int
 store_restartable(struct store *st, uint32_t uid, double since, int64_t **ids, int *n)
 {
 	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs WHERE uid = ?1 AND "
-	    "state IN " STORE_FAILED " AND ended_at >= ?2 ORDER BY id");
+	    "state IN " STORE_FAILED " AND ended_at >= ?2 AND slurm_id IS NULL ORDER BY id");
 
 	if (s == NULL)
 		return -1;
@@ -1608,7 +1609,7 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	    "mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, "
 	    "reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path, "
 	    "requeue, restarts, suspended_time, array_id, array_index, array_limit, held, "
-	    "gpus_allow, gpus_deny, notify, mail_user, slurm_id FROM jobs "
+	    "gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step FROM jobs "
 	    "WHERE (?2 IS NULL OR user = ?2) "
 	    "AND (?3 IS NULL OR state = ?3) "
 	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR "
@@ -1815,17 +1816,19 @@ store_notice(struct store *st, int64_t id, store_notice_cb cb, void *arg)
 }
 
 int
-store_job_slurm(struct store *st, int64_t id, int64_t slurm_id, double now, const char *why)
+store_job_slurm(struct store *st, int64_t id, int64_t slurm_id, const char *step, double now,
+    const char *why)
 {
 	sqlite3_stmt *s;
 
 	if (store_begin(st) == -1)
 		return -1;
-	if ((s = store_prepare(st, "UPDATE jobs SET slurm_id = ? WHERE id = ? AND "
-	    "state = 'PENDING'")) == NULL)
+	if ((s = store_prepare(st, "UPDATE jobs SET slurm_id = ?, slurm_step = ? WHERE id = ? "
+	    "AND state = 'PENDING'")) == NULL)
 		goto fail;
 	sqlite3_bind_int64(s, 1, slurm_id);
-	sqlite3_bind_int64(s, 2, id);
+	sqlite3_bind_text(s, 2, step, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
 	    store_event(st, id, now, "PENDING", why) == -1)
 		goto fail;

@@ -231,6 +231,7 @@ struct store_active_job {
 	const char	*gpus_allow, *gpus_deny;	/* -w, -x: UUIDs, or NULL */
 	int		notify;		/* --notify or --mail-user given */
 	int64_t		slurm_id;	/* Slurm's job id; -1: none (013_slurm.sql) */
+	const char	*slurm_step;	/* a step nvqd follows on its node, or NULL (014) */
 };
 
 /*
@@ -259,9 +260,12 @@ typedef int (*store_exec_cb)(void *arg, const struct store_job_exec *);
 
 /* The active jobs, by id, for start-up. */
 int		 store_active(struct store *, store_active_cb, void *);
-/* A pending job sbatch took: Slurm's id, and the event that says so. */
-int		 store_job_slurm(struct store *, int64_t id, int64_t slurm_id, double now,
-		    const char *why);
+/*
+ * A pending job Slurm has: its id (sbatch took it), or its id and step (a
+ * step on this node, the plugin's), and the event that says so.
+ */
+int		 store_job_slurm(struct store *, int64_t id, int64_t slurm_id, const char *step,
+		    double now, const char *why);
 /* Job id's row as store_active reads it (whatever its state). */
 int		 store_active_one(struct store *, int64_t id, store_active_cb, void *);
 /* The ids of array's active tasks, into *ids (*n; the caller frees).  0, or -1. */

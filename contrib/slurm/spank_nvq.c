@@ -21,6 +21,15 @@
  *     as root, where nvqd with [cluster] engine = slurm reads it for the
  *     job's history.
  *
+ *   - with nvqd=SOCKET (the node's own nvqd), slurmstepd hands the step to
+ *     it before the step starts (MSG_ADOPT, as root: nvqd/adopt.h): nvqd
+ *     refuses it if its GPUs have no room beside nvqd's jobs (the step
+ *     then fails, saying why), else follows it as a job of its own; the
+ *     tasks get NVQ_JOB_ID and NVQ_HOOK_SOCKET so that their hooks link to
+ *     it, and CUDA_VISIBLE_DEVICES as nvqd names the GPUs; at the step's
+ *     end the plugin writes its exit status where nvqd reads it.  Without
+ *     a running nvqd there, the step runs fenced by the hook alone.
+ *
  * plugstack.conf:
  *   required /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nvq.so \
  *       hook=/usr/libexec/nvq/libnvq-hook.so shard_size=1G peaks=/var/spool/nvq/slurm
@@ -33,13 +42,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
 
 #include "parse.h"
+#include "proto.h"
 #include "share.h"
+#include "status.h"
 
 SPANK_PLUGIN(nvq, 1);
 
@@ -53,8 +69,18 @@ static char peaks[PATH_MAX];		/* peaks=: where steps' peaks go; "": nowhere */
 static char gpus[256];			/* the step's GPUs on this node (SLURM_JOB_GPUS) */
 static char node[128];			/* this node's name (SLURMD_NODENAME) */
 
+static char nvqd[108];			/* nvqd=: the node's nvqd; "": none */
+static long long adopted;		/* nvqd's job id for this step; 0: none */
+static char adopted_uuids[1024];	/* its GPUs as nvqd names them */
+static char adopted_status[PATH_MAX];	/* where its end goes */
+static int task_status = -1;		/* the first task's wait status that was not 0 */
+static char refused[512];		/* nvqd's refusal of the step, said by each task */
+
 #ifndef SLURM_BATCH_SCRIPT
 #define SLURM_BATCH_SCRIPT	0xfffffffb
+#endif
+#ifndef SLURM_EXTERN_CONT
+#define SLURM_EXTERN_CONT	0xfffffffc
 #endif
 
 static int
@@ -95,13 +121,122 @@ slurm_spank_init(spank_t sp, int ac, char **av)
 		else if (strncmp(av[i], "peaks=", 6) == 0 && av[i][6] == '/' &&
 		    strlen(av[i] + 6) < sizeof(peaks) - 64)
 			snprintf(peaks, sizeof(peaks), "%s", av[i] + 6);
+		else if (strncmp(av[i], "nvqd=", 5) == 0 && av[i][5] == '/' &&
+		    strlen(av[i] + 5) < sizeof(nvqd))
+			snprintf(nvqd, sizeof(nvqd), "%s", av[i] + 5);
 		else {
 			slurm_error("nvq: plugstack.conf: unknown argument \"%s\" (hook=PATH, "
-			    "shard_size=SIZE, peaks=DIR)", av[i]);
+			    "shard_size=SIZE, peaks=DIR, nvqd=SOCKET)", av[i]);
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/* All of n bytes through fd, in (read) or out; 0, or -1. */
+static int
+nvq_io(int fd, void *buf, size_t n, int out)
+{
+	ssize_t k;
+	size_t off = 0;
+
+	while (off < n) {
+		k = out ? write(fd, (char *)buf + off, n - off) : read(fd, (char *)buf + off, n - off);
+		if (k <= 0)
+			return -1;
+		off += (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * The step to the node's nvqd (slurmstepd, root, before the step starts):
+ * adopted, or no nvqd to ask, or refused (why in refused, which fails each
+ * task as it starts: an error here would drain the node).
+ */
+static int
+nvq_adopt(spank_t sp)
+{
+	struct sockaddr_un sa;
+	struct timeval tv = { 10, 0 };
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	uint8_t hdr[PROTO_HEADER], *body = NULL;
+	uint32_t job = 0, step = 0, len;
+	uid_t uid;
+	gid_t gid;
+	char stepname[16], err[256];
+	const char *s;
+	int fd, type;
+
+	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS || step == SLURM_EXTERN_CONT)
+		return 0;
+	if (step == SLURM_BATCH_SCRIPT)
+		snprintf(stepname, sizeof(stepname), "batch");
+	else
+		snprintf(stepname, sizeof(stepname), "%u", step);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", nvqd);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return 0;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		slurm_info("nvq: no nvqd at %s (%s): step %u.%s runs fenced by the hook alone",
+		    nvqd, strerror(errno), job, stepname);
+		close(fd);
+		return 0;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	proto_begin(&b, MSG_ADOPT);
+	proto_put_int(&b, "slurm_job", job);
+	proto_put_str(&b, "step", stepname);
+	proto_put_int(&b, "uid", uid);
+	proto_put_int(&b, "gid", gid);
+	proto_put_str(&b, "gpus", gpus);
+	proto_put_int(&b, "mem", (int64_t)gpu_mem);
+	memset(&m, 0, sizeof(m));
+	if (proto_end(&b) == -1 || nvq_io(fd, b.data, b.len, 1) == -1 ||
+	    nvq_io(fd, hdr, sizeof(hdr), 0) == -1 ||
+	    proto_header(hdr, &type, &len, err, sizeof(err)) == -1 ||
+	    (body = malloc(len ? len : 1)) == NULL || nvq_io(fd, body, len, 0) == -1 ||
+	    proto_decode(type, body, len, &m, err, sizeof(err)) == -1) {
+		slurm_info("nvq: nvqd at %s did not answer: step %u.%s runs fenced by the hook "
+		    "alone", nvqd, job, stepname);
+		goto out;
+	}
+	if (type == MSG_ERROR) {
+		s = proto_str(&m, "error");
+		snprintf(refused, sizeof(refused), "nvq: nvqd on this node refused step %u.%s: %s",
+		    job, stepname, s ? s : "no reason");
+	} else if ((s = proto_str(&m, "status")) != NULL && *s == '/' &&
+	    strlen(s) < sizeof(adopted_status) && proto_int(&m, "id", 0) > 0) {
+		adopted = (long long)proto_int(&m, "id", 0);
+		snprintf(adopted_status, sizeof(adopted_status), "%s", s);
+		snprintf(adopted_uuids, sizeof(adopted_uuids), "%s",
+		    proto_str(&m, "uuids") ? proto_str(&m, "uuids") : "");
+	}
+	proto_msg_free(&m);
+out:
+	free(body);
+	proto_buf_free(&b);
+	close(fd);
+	return 0;
+}
+
+/* In slurmstepd, as root, once the options are known: the step to the node's nvqd. */
+int
+slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (!spank_remote(sp) || gpu_mem == 0 || nvqd[0] == '\0')
+		return 0;
+	if (spank_getenv(sp, "SLURM_JOB_GPUS", gpus, sizeof(gpus)) != ESPANK_SUCCESS)
+		gpus[0] = '\0';
+	return nvq_adopt(sp);
 }
 
 /* On the node, once per step: the account the step's tasks share. */
@@ -143,6 +278,10 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (!spank_remote(sp) || gpu_mem == 0)
 		return 0;
+	if (refused[0] != '\0') {
+		slurm_error("%s", refused);
+		return -1;
+	}
 	if (spank_getenv(sp, "SLURM_SHARDS_ON_NODE", shards, sizeof(shards)) == ESPANK_SUCCESS)
 		n = strtoull(shards, NULL, 10);
 	/* whole GPUs (--gres=gpu:N): the budget is per GPU, and Slurm gave them all */
@@ -174,7 +313,61 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 		slurm_error("nvq: cannot set the task's environment");
 		return -1;
 	}
+	if (adopted > 0) {
+		/* its hooks link to the node's nvqd, which names its GPUs by UUID */
+		snprintf(mem, sizeof(mem), "%lld", adopted);
+		if (spank_setenv(sp, "NVQ_JOB_ID", mem, 1) != ESPANK_SUCCESS ||
+		    spank_setenv(sp, "NVQ_HOOK_SOCKET", nvqd, 1) != ESPANK_SUCCESS ||
+		    (adopted_uuids[0] != '\0' &&
+		    (spank_setenv(sp, "CUDA_VISIBLE_DEVICES", adopted_uuids, 1) != ESPANK_SUCCESS ||
+		    spank_setenv(sp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1) != ESPANK_SUCCESS))) {
+			slurm_error("nvq: cannot set the task's environment");
+			return -1;
+		}
+	}
 	return 0;
+}
+
+/* In slurmstepd, as each task ends: the step's status is its first failure. */
+int
+slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	int st;
+
+	(void)ac;
+	(void)av;
+	if (spank_remote(sp) && adopted > 0 && task_status <= 0 &&
+	    spank_get_item(sp, S_TASK_EXIT_STATUS, &st) == ESPANK_SUCCESS)
+		task_status = st;
+	return 0;
+}
+
+/* The adopted step's end, where nvqd reads it (nvq-shim's record, status.h). */
+static void
+nvq_status(void)
+{
+	struct status_record rs;
+	struct timespec ts;
+	char buf[STATUS_SIZE];
+	int fd, n, st = task_status < 0 ? 0 : task_status;
+
+	memset(&rs, 0, sizeof(rs));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rs.ended_at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	rs.cpu_time = -1;
+	rs.max_rss = -1;
+	if (WIFSIGNALED(st)) {
+		rs.exit_code = -1;
+		rs.signal = WTERMSIG(st);
+	} else
+		rs.exit_code = WEXITSTATUS(st);
+	if ((n = status_format(&rs, buf, sizeof(buf))) == -1)
+		return;
+	fd = open(adopted_status, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd == -1 || nvq_io(fd, buf, (size_t)n, 1) == -1)
+		slurm_error("nvq: %s: %s", adopted_status, strerror(errno));
+	if (fd != -1)
+		close(fd);
 }
 
 /*
@@ -241,6 +434,8 @@ slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
+	if (spank_remote(sp) && adopted > 0)
+		nvq_status();
 	if (!spank_remote(sp) || share[0] == '\0')
 		return 0;
 	if (peaks[0] != '\0')

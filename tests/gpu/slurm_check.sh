@@ -18,7 +18,12 @@
 #   (s5) nvq submit -m 4G of a job of three processes (torch.multiprocessing,
 #        spawn): two workers hold 1.5 GiB each at once, the main process's
 #        2 GiB more is refused; the peak recorded is the two workers'
-#        together, 3 GiB.
+#        together, 3 GiB;
+#   (s6) the node's own nvqd (NVML, the plugin's nvqd=): a step of two
+#        spawned workers holding 1.5 GiB each under --gpu-mem=4G becomes
+#        its job; nvq gpus counts it; nvq suspend frees its GPU memory
+#        (nvidia-smi), nvq resume brings it back, and both workers find
+#        their data intact; its end and peak land in the node's history.
 # Usage: tests/gpu/slurm_check.sh BUILD_DIR SLURM_ROOT
 set -u
 cd "$(dirname "$0")/../.."
@@ -208,5 +213,81 @@ check "(s5) COMPLETED; the peak recorded is the three processes' together, 3 GiB
 kill -TERM "$front"; wait "$front"
 check "nvqd in front stopped cleanly" sh -c "! grep -q 'open handles' '$T/front/nvqd.log'"
 grep -E "Slurm|warn" "$T/front/nvqd.log" | sed 's/^/    nvqd: /' | head -12
+
+# (s6) the node's own nvqd, and the plugin told of it
+mkdir -p "$T/node"
+printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\n' "$T/node" "$T/node" \
+    "$T/node" > "$T/node/nvq.ini"
+"$ROOT/$B/nvqd" -c "$T/node/nvq.ini" > "$T/node/nvqd.log" 2>&1 &
+nodepid=$!
+for _ in $(seq 100); do [ -S "$T/node/sock" ] && break; sleep 0.05; done
+echo "required $ROOT/$B/spank_nvq.so hook=$ROOT/$B/libnvq-hook.so shard_size=1G peaks=$T/peaks nvqd=$T/node/sock" \
+    > "$T/plugstack.conf"
+nn() { "$ROOT/$B/nvq" -s "$T/node/sock" "$@"; }
+nsql() { python3 -c 'import sqlite3, sys; print("\n".join("|".join(str(c) for c in r) for r in
+    sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$T/node/nvq.db" "$1"; }
+gpumem() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; }
+cat > "$T/hold.py" <<'PY'
+import sys, time, torch, torch.multiprocessing as mp
+def work(i, secs, q):
+    n = int(1.5 * 2**30) // 4
+    x = torch.arange(n, dtype=torch.int32, device="cuda")
+    x.mul_(i + 1)
+    torch.cuda.synchronize()
+    want = (i + 1) * n * (n - 1) // 2
+    q.put(i)
+    t0, steps = time.time(), 0
+    while time.time() - t0 < secs:
+        x[:4096].add_(0)
+        torch.cuda.synchronize()
+        steps += 1
+        time.sleep(0.01)
+    # in slices: a whole int64 copy would not fit the budget (the hook says no)
+    got = sum(int(x[k:k + 2**24].sum(dtype=torch.int64)) for k in range(0, n, 2**24))
+    print("worker %d: %d steps, data %s" % (i, steps, "ok" if got == want else "BAD %d" % got), flush=True)
+if __name__ == "__main__":
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    ps = [ctx.Process(target=work, args=(i, float(sys.argv[1]), q)) for i in range(2)]
+    for p in ps: p.start()
+    for p in ps: q.get()
+    print("both workers hold 1.5 GiB", flush=True)
+    for p in ps: p.join()
+    sys.exit(max(p.exitcode for p in ps))
+PY
+base=$(gpumem)
+f=$(sbatch --parsable -o "$T/s6.out" --gres=shard:4 --gpu-mem=4G --wrap "python3 $T/hold.py 30")
+for _ in $(seq 300); do grep -q "both workers hold" "$T/s6.out" 2> /dev/null && break; sleep 0.1; done
+n6=$(nsql "SELECT id FROM jobs WHERE slurm_id = $f")
+for _ in $(seq 50); do [ "$(nn show "$n6" | sed -n 's/^hook_pids *//p' | tr ',' '\n' | wc -l)" -ge 2 ] && break; sleep 0.1; done
+echo "(s6) Slurm job $f is the node's job $n6: $(nn list | awk -v id="$n6" '$1 == id')"
+nn gpus | sed 's/^/    /'
+pids=$(nn show "$n6" | sed -n 's/^hook_pids *//p')
+used=$(gpumem)
+t0=$(date +%s.%N)
+out=$(nn suspend "$n6" 2>&1)
+for _ in $(seq 300); do [ "$(nsql "SELECT state FROM jobs WHERE id = $n6")" = SUSPENDED ] && break; sleep 0.1; done
+t1=$(date +%s.%N)
+freed=$(gpumem)
+nn resume "$n6" > /dev/null
+for _ in $(seq 300); do [ "$(nsql "SELECT state FROM jobs WHERE id = $n6")" = RUNNING ] && break; sleep 0.1; done
+t2=$(date +%s.%N)
+back=$(gpumem)
+echo "(s6) hooks linked: $pids; GPU memory used (MiB): before the job $base, running $used, suspended $freed, resumed $back"
+echo "(s6) $out; suspend took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s, resume $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", b - a }') s"
+sf=$(slurm_state "$f")
+for _ in $(seq 100); do [ "$(nsql "SELECT state FROM jobs WHERE id = $n6")" != RUNNING ] && break; sleep 0.1; done
+r6=$(nsql "SELECT j.state, r.exit_code, g.peak_gpu_mem FROM jobs j JOIN runs r ON r.job_id = j.id
+    JOIN run_gpus g ON g.run_id = r.id WHERE j.id = $n6")
+echo "(s6) Slurm: $sf; the node's history: $r6"; sed 's/^/    /' "$T/s6.out"
+nn show "$n6" | grep -E "^(state|slurm_id|slurm_step|reason)|^(run|event)" | sed 's/^/    /'
+check "(s6) the step is the node's job, with both workers' hooks linked" \
+    test "$(echo "$pids" | tr ',' '\n' | wc -l)" -ge 2
+check "(s6) nvq suspend freed its GPU memory (under 1 GiB above the start)" test "$((freed - base))" -lt 1024
+check "(s6) nvq resume brought it back, and both workers found their data intact" \
+    sh -c "[ $((back - base)) -ge 3072 ] && [ \$(grep -c 'data ok' '$T/s6.out') = 2 ]"
+check "(s6) its end in the node's history: COMPLETED, exit code 0, a peak of 3 GiB or more" \
+    sh -c "[ $sf = COMPLETED ] && echo '$r6' | awk -F'|' '\$1 == \"COMPLETED\" && \$2 == 0 && \$3 >= 3221225472 { ok = 1 } END { exit !ok }'"
+kill -TERM "$nodepid"; wait "$nodepid"
 echo "slurm GPU check: $fails failed"
 [ "$fails" = 0 ]

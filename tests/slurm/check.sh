@@ -66,6 +66,7 @@ check "... and a fifth waits for room" test "$st5" = "PENDING Resources"
 check "... then runs" test "$(slurm_state "${p[5]}")" = COMPLETED
 
 . tests/slurm/front.sh
+. tests/slurm/node.sh
 rm -rf "$W"
 echo "slurm check: $fails failed"
 [ "$fails" = 0 ]

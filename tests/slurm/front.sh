@@ -107,7 +107,7 @@ c2=$(sub -g 2 -- sleep 60)
 until_state "$c1" RUNNING
 sleep 1
 check "a job that waits shows as PENDING" test "$(col "$c2" state)" = PENDING
-nq cancel "$c1" "$c2"
+nq cancel "$c2" "$c1"	# the pending one first: c1's end would start it
 nq wait "$c1"; w1=$?
 nq wait "$c2"; w2=$?
 check "nvq cancel of a running and a pending Slurm job: both CANCELLED, here and in Slurm" \
