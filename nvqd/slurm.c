@@ -259,8 +259,20 @@ slurm_finish(struct slurm *s, struct sj *j)
 	if (j->mem > 0 && !batch && slurm_now() - j->ended_at < SLURM_PEAK_WAIT)
 		return;		/* the node's plugin has not written them yet */
 	n = slurm_peaks(s, j->sid, uuids, peaks, &batch, 1);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		/*
+		 * a job on one node: that node's name, as Slurm has it (the plugin
+		 * names it by its host name where slurmstepd does not say it)
+		 */
+		if (j->row.nodes[0] != '\0' && strpbrk(j->row.nodes, ",[") == NULL &&
+		    strchr(uuids[i], ':') != NULL) {
+			char idx[32];
+
+			snprintf(idx, sizeof(idx), "%s", strchr(uuids[i], ':'));
+			snprintf(uuids[i], sizeof(uuids[i]), "%.64s%s", j->row.nodes, idx);
+		}
 		names[i] = uuids[i];
+	}
 	if ((st = slurm_state(j->row.state, &final)) == NULL)
 		st = "FAILED";
 	if (j->row.nodes[0] == '\0')

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # check.sh: nvq's SPANK plugin on a one-node Slurm (as root, no systemd),
+# then nvqd in front of it (front.sh), a node's own nvqd (node.sh), and two
+# nodes in network namespaces (two_nodes.sh),
 # following contrib/slurm/README.md: Slurm from Debian's packages with fake
 # GPU devices and 8 shards, 8 CPUs whatever the machine has (.ci/slurm-setup.sh), contrib/slurm/install.sh,
 # then jobs against the fake libcuda the tests build.
@@ -67,6 +69,7 @@ check "... then runs" test "$(slurm_state "${p[5]}")" = COMPLETED
 
 . tests/slurm/front.sh
 . tests/slurm/node.sh
+. tests/slurm/two_nodes.sh
 rm -rf "$W"
 echo "slurm check: $fails failed"
 [ "$fails" = 0 ]
