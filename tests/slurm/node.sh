@@ -52,6 +52,9 @@ gi=${g1: -1}
 gpus=$(nn gpus | awk -v i="$gi" '$1 == i')
 echo "    nvq gpus: $gpus"
 check "nvq gpus counts its 2G on that GPU, 1G of it used" sh -c "echo '$gpus' | grep -qE ' 2G +1G +0B +1$'"
+top=$(nn top | sed -n '/^RUNNING/,/^$/p' | grep "slurm-$s1.batch")
+echo "    nvq top: $top"
+check "nvq top shows it among the node's running jobs" test -n "$top"
 # the node's own jobs fit beside it, or wait
 l1=$(nn submit -g 1 -m 1G -w "$gi" -- sleep 30 | sed -n 's/^Submitted job \([0-9]*\).*/\1/p')
 l2=$(nn submit -g 1 -m 3G -w "$gi" -- sleep 30 | sed -n 's/^Submitted job \([0-9]*\).*/\1/p')
