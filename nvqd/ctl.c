@@ -948,6 +948,8 @@ ctl_slurm_job(struct ctl_req *r, struct proto_buf *out, const char *verb, int *r
 		return 1;
 	}
 	proto_put_int(out, "id", id);
+	if (strcmp(verb, "hold") == 0 || strcmp(verb, "release") == 0)
+		proto_put_str(out, "state", "PENDING");	/* Slurm's hold is of pending jobs */
 	*rc = 0;
 	return 1;
 }

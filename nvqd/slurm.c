@@ -457,7 +457,7 @@ static void
 slurm_found_cb(void *arg, int status, const char *out, const char *err)
 {
 	struct slurm *s = arg;
-	struct sj *j;
+	struct sj *j, *next;
 	const char *p, *nl;
 	char why[96];
 	long long sid, id, uid;
@@ -486,11 +486,13 @@ slurm_found_cb(void *arg, int status, const char *out, const char *err)
 		j->state = SJ_PENDING;
 		log_info("job %lld: Slurm had taken it as job %lld", (long long)j->id, sid);
 	}
-	for (j = s->all; j != NULL; j = j->next)
+	for (j = s->all; j != NULL; j = next) {
+		next = j->next;		/* slurm_submit may end it */
 		if (j->lost) {
 			j->lost = 0;
 			slurm_submit(s, j);
 		}
+	}
 	s->nlost = 0;
 }
 
@@ -502,7 +504,7 @@ slurm_poll(struct slurm *s)
 	char *argv[] = { bin, "-h", "-t", "all", "-j", ids, "-O", SLURM_SQUEUE_FORMAT, NULL };
 	struct cmd_spec c = { argv, NULL, 0, 0, 0, NULL, 0, 60 };
 	struct slurm_chunk *ch;
-	struct sj *j = s->all;
+	struct sj *j = s->all, *next;
 	size_t off;
 	int n;
 
@@ -517,6 +519,13 @@ slurm_poll(struct slurm *s)
 			s->polling++;
 		return;
 	}
+	/* a new job sbatch could not be asked for (no memory, no database): again */
+	for (j = s->all; j != NULL; j = next) {
+		next = j->next;		/* slurm_submit may end it */
+		if (j->state == SJ_NEW && !j->busy && !j->lost && j->sid <= 0)
+			slurm_submit(s, j);
+	}
+	j = s->all;
 	s->gen++;
 	s->poll_failed = 0;
 	slurm_bin(s, "squeue", bin, sizeof(bin));

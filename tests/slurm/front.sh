@@ -107,6 +107,19 @@ c2=$(sub -g 2 -- sleep 60)
 until_state "$c1" RUNNING
 sleep 1
 check "a job that waits shows as PENDING" test "$(col "$c2" state)" = PENDING
+h=$(nq hold "$c2")
+sleep 0.5
+hr=$(scontrol show job "$(col "$c2" slurm_id)" | grep -o 'Reason=[A-Za-z]*')
+r=$(nq release "$c2")
+sleep 0.5
+rr=$(scontrol show job "$(col "$c2" slurm_id)" | grep -o 'Reason=[A-Za-z]*')
+echo "    $h ($hr); $r ($rr)"
+check "nvq hold of a pending Slurm job: scontrol hold as its user" \
+    sh -c "[ '$h' = 'job $c2 held: it does not start until nvq release' ] && [ '$hr' = Reason=JobHeldUser ]"
+check "nvq release: Slurm may start it again" \
+    sh -c "[ '$r' = 'job $c2 released: it starts in its turn' ] && [ '$rr' != Reason=JobHeldUser ]"
+check "... both in its events" test "$(sqlite3 "$front_dir/nvq.db" "SELECT count(*) FROM events
+    WHERE job_id = $c2 AND (reason LIKE 'held by nobody%' OR reason LIKE 'released by nobody%')")" = 2
 nq cancel "$c2" "$c1"	# the pending one first: c1's end would start it
 nq wait "$c1"; w1=$?
 nq wait "$c2"; w2=$?
