@@ -356,11 +356,12 @@ slurm_row(struct slurm *s, const struct slurm_row *r)
 	const char *st;
 	int final;
 
-	if (j == NULL || (st = slurm_state(r->state, &final)) == NULL)
+	if (j == NULL)
 		return;
+	/* shown: Slurm knows it, whatever the state (one this does not know waits) */
 	j->seen = s->gen;
 	j->unseen = 0;
-	if (j->busy || j->state == SJ_ENDED)
+	if ((st = slurm_state(r->state, &final)) == NULL || j->busy || j->state == SJ_ENDED)
 		return;
 	if (strcmp(st, "PENDING") == 0) {
 		if (j->state == SJ_PENDING)
