@@ -142,8 +142,8 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 	$(CC) $(HOOK_LDFLAGS) -shared -Wl,--version-script=hook/hook.map -Wl,-z,defs -o $@ \
 	    $(filter %.o,$^) -ldl -lpthread
 
-# Unit tests: cmocka, pure logic only.
-UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm
+# Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
+UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -161,6 +161,7 @@ $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c co
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/slurmjob.c)
+$(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/tests/test_share: $(call obj,tests/unit/test_share.c common/share.c common/proc.c)
 # its tables name the fields they test, in order

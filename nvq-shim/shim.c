@@ -319,15 +319,17 @@ shim_now(void)
 }
 
 /*
- * Makes the status file, its blocks reserved, when the job starts: on a
- * full disk its end can still be recorded.  The descriptor, or -1.
+ * Opens the status file, its blocks reserved, when the job starts: on a
+ * full disk its end can still be recorded.  trunc: empties it (else it is
+ * the ticket just taken, which holds no record).  The descriptor, or -1.
  */
 static int
-shim_status_open(const char *path)
+shim_status_open(const char *path, int trunc)
 {
 	int fd;
 
-	if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
+	if ((fd = open(path, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0) | O_NOFOLLOW | O_CLOEXEC,
+	    0600)) == -1)
 		return -1;
 	/*
 	 * Blocks past its end, so that it stays empty (no record) until the
@@ -346,7 +348,7 @@ shim_write_status(int fd, const char *path, const struct status_record *rs)
 	char buf[STATUS_SIZE];
 	int n;
 
-	if (fd == -1 && (fd = shim_status_open(path)) == -1)
+	if (fd == -1 && (fd = shim_status_open(path, 1)) == -1)
 		return;
 	if ((n = status_format(rs, buf, sizeof(buf))) > 0)
 		while (pwrite(fd, buf, (size_t)n, 0) == -1 && errno == EINTR)
@@ -434,15 +436,18 @@ shim_shim(struct shim_spec *s)
 			close(3 + i);
 	closefrom(6);
 
-	/* the start's ticket (runner.h): without it, nvqd has voided this start */
+	/*
+	 * The start's ticket (runner.h), taken: it becomes the status file, empty
+	 * or zeros (a spare), so no record.  Without it, nvqd has voided this start.
+	 */
 	snprintf(ticket, sizeof(ticket), "%s.%s.ticket", s->status_path, s->ticket);
-	if (unlink(ticket) == -1)
+	if (rename(ticket, s->status_path) == -1)
 		_exit(0);
 	memset(&rs, 0, sizeof(rs));
 	rs.exit_code = -1;
 	rs.max_rss = -1;
 	rs.cpu_time = -1;
-	sfd = shim_status_open(s->status_path);
+	sfd = shim_status_open(s->status_path, 0);
 	if (*s->cgroup != '\0' && mkdir(s->cgroup, 0755) == -1 && errno != EEXIST)
 		s->cgroup[0] = '\0';	/* a process group, as without cgroups */
 	s->procs_by_cgroup = s->max_procs > 0 && *s->cgroup != '\0' &&

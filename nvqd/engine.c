@@ -997,7 +997,7 @@ engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 	/* the ticket first: a crash after the commit then voids or runs it, once */
 	engine_status_path(e, j->id, status, sizeof(status));
 	snprintf(j->ticket, sizeof(j->ticket), "%llx-%x", e->ticket_base, e->tickets++);
-	if (runner_ticket(status, j->ticket) == -1) {
+	if (runner_ticket(status, j->ticket, &e->spares) == -1) {
 		log_warn("%s.%s.ticket", status, j->ticket);
 		return -1;
 	}
@@ -1162,7 +1162,7 @@ engine_ended(struct engine *e, struct job *j)
 	log_info("job %lld %s%s%s", (long long)j->id, j->final_state,
 	    j->final_reason[0] ? ": " : "", j->final_reason);
 	engine_status_path(e, j->id, status, sizeof(status));
-	unlink(status);
+	runner_recycle(status, &e->spares);
 	engine_notice(e, j);
 	engine_drop(e, j);
 }
@@ -1196,7 +1196,7 @@ engine_requeue(struct engine *e, struct job *j)
 
 	log_info("job %lld %s: %s", (long long)j->id, j->final_state, j->final_reason);
 	engine_status_path(e, j->id, status, sizeof(status));
-	unlink(status);
+	runner_recycle(status, &e->spares);
 	if (engine_add(e, j->id, j->uid, j->gid, j->user, j->ngpus, j->mem, j->priority,
 	    j->submitted_at, j->time_limit, j->after, j->nafter, j->array_id ? &arr : NULL) == -1)
 		log_warnx("job %lld: out of memory; it runs after a restart of nvqd",
@@ -2030,6 +2030,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	snprintf(path, sizeof(path), "%s/.status", e->cfg.spool);
 	if (engine_mkdir(path, 0700) == -1)
 		log_fatal("spool %s", path);
+	runner_spares_clear(path);
 	if (engine_find_helper("nvq-shim", e->shim, sizeof(e->shim)) == -1)
 		log_fatalx("cannot find nvq-shim beside nvqd or in %s", NVQ_LIBEXECDIR);
 	if (engine_find_helper("libnvq-hook.so", e->hook, sizeof(e->hook)) == -1) {

@@ -139,6 +139,7 @@ struct engine {
 	char		boot_id[40];	/* this boot's, from /proc */
 	unsigned long long ticket_base;	/* start tickets: nvqd's start time, in ns, */
 	unsigned	tickets;	/* and a count */
+	unsigned	spares;		/* spare status files (runner.h) */
 	char		cgroup_base[PATH_MAX];	/* where job cgroups go; "": none */
 	uv_idle_t	kick;
 	uv_timer_t	wake;

@@ -19,6 +19,7 @@
 
 #include "proc.h"
 #include "runner.h"
+#include "status.h"
 
 /*
  * The shim's own environment: it runs as root, so nothing of the
@@ -187,17 +188,75 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 }
 
 
-int
-runner_ticket(const char *status_path, const char *token)
+/* DIR/spare.K for the status file path's DIR; 0, or -1 if it does not fit. */
+static int
+runner_spare_path(const char *status_path, unsigned k, char *buf, size_t len)
 {
-	char ticket[PATH_MAX + 80];
+	const char *slash = strrchr(status_path, '/');
+	int n;
+
+	if (slash == NULL)
+		return -1;
+	n = snprintf(buf, len, "%.*s/spare.%u", (int)(slash - status_path), status_path, k);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int
+runner_ticket(const char *status_path, const char *token, unsigned *spares)
+{
+	char ticket[PATH_MAX + 80], spare[PATH_MAX + 16];
 	int fd;
 
 	unlink(status_path);
 	snprintf(ticket, sizeof(ticket), "%s.%s.ticket", status_path, token);
+	while (*spares > 0) {
+		(*spares)--;
+		if (runner_spare_path(status_path, *spares, spare, sizeof(spare)) == 0 &&
+		    rename(spare, ticket) == 0)
+			return 0;
+	}
 	if ((fd = open(ticket, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) == -1)
 		return -1;
 	return close(fd);
+}
+
+void
+runner_recycle(const char *status_path, unsigned *spares)
+{
+	static const char zeros[STATUS_SIZE * 2];
+	char spare[PATH_MAX + 16];
+	struct stat st;
+	int fd, kept = 0;
+
+	if (*spares < RUNNER_SPARES &&
+	    runner_spare_path(status_path, *spares, spare, sizeof(spare)) == 0 &&
+	    (fd = open(status_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
+		/* no record left in it: zeros are none (status.h) */
+		kept = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+		    st.st_size <= (off_t)sizeof(zeros) &&
+		    pwrite(fd, zeros, (size_t)st.st_size, 0) == st.st_size;
+		if (close(fd) == -1)
+			kept = 0;
+		if (kept && rename(status_path, spare) == 0) {
+			(*spares)++;
+			return;
+		}
+	}
+	unlink(status_path);
+}
+
+void
+runner_spares_clear(const char *dir)
+{
+	struct dirent *d;
+	DIR *dp;
+
+	if ((dp = opendir(dir)) == NULL)
+		return;
+	while ((d = readdir(dp)) != NULL)
+		if (strncmp(d->d_name, "spare.", 6) == 0)
+			unlinkat(dirfd(dp), d->d_name, 0);
+	closedir(dp);
 }
 
 int

@@ -11,7 +11,7 @@
  * by root.  The shim drops privileges, runs the job in a process group of
  * its own, and records how it ended in a status file (common/status.h).
  * Beside it, STATUS.TOKEN.ticket exists from before the start
- * is committed until the shim takes it, so that a start nvqd may have crashed
+ * is committed until the shim takes it (renames it to STATUS), so that a start nvqd may have crashed
  * in is either run once or voided, never both.  TOKEN is new for each start:
  * a shim of a voided start that is slow to take its ticket must not take the
  * ticket of the job's next start.  No libuv here.
@@ -49,9 +49,23 @@ struct runner_spec {
 
 /*
  * Makes the ticket of a start (see above), before the start is committed;
- * removes an old status file.  0 or -1 with errno.
+ * removes an old status file.  The ticket is a spare (below) where there is
+ * one.  0 or -1 with errno.
  */
-int	runner_ticket(const char *status_path, const char *token);
+int	runner_ticket(const char *status_path, const char *token, unsigned *spares);
+/*
+ * Spare status files.  A status file nvqd has read is emptied (its bytes
+ * zeroed in place: no record is left in it, status.h) and kept beside the
+ * others as spare.K, K < *spares (at most RUNNER_SPARES), to become a later
+ * start's ticket, which the shim renames into its status file: no file is
+ * made or removed for each job.  On ext4 without a journal every new inode
+ * is looked for past those freed in the last minutes, so a file made and
+ * removed per job made each start slower the more jobs had just run.
+ */
+#define RUNNER_SPARES	64
+void	runner_recycle(const char *status_path, unsigned *spares);
+/* Removes the spares in the status folder dir (nvqd's start: it counts from 0). */
+void	runner_spares_clear(const char *dir);
 /* Forks the shim (runner_ticket first); returns its pid, or -1 with a sentence in err. */
 pid_t	runner_spawn(const struct runner_spec *, char *err, size_t errlen);
 /*
