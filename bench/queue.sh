@@ -23,21 +23,25 @@ if ! command -v tsp > /dev/null; then
 	$SUDO apt-get install -y -qq task-spooler > /dev/null
 fi
 make -s
-NVQ=$ROOT/build/nvq
-NVQD=$ROOT/build/nvqd
+NVQ=${NVQ_BUILD:-$ROOT/build}/nvq
+NVQD=${NVQ_BUILD:-$ROOT/build}/nvqd
 W=$(mktemp -d /tmp/nvq-bench.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; [ -z "${TS_SOCKET:-}" ] || tsp -K 2>/dev/null || true; rm -rf "$W"' EXIT
 
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
+# Each round in a folder of its own, all removed at the end: on a file
+# system that looks past recently freed inodes for each new one (ext4
+# without a journal), removing a round's files would slow the next rounds.
+RUN=0
 start_nvqd() {	# SLOTS [SYNC]
-	rm -rf "$W/nvq"; mkdir -p "$W/nvq"
-	cat > "$W/nvq/nvq.ini" <<-EOF
+	RUN=$((RUN + 1)); NV=$W/nvq.$RUN; mkdir -p "$NV"
+	cat > "$NV/nvq.ini" <<-EOF
 	[daemon]
-	socket = $W/nvq/sock
-	database = $W/nvq/nvq.db
-	spool = $W/nvq/spool
+	socket = $NV/sock
+	database = $NV/nvq.db
+	spool = $NV/spool
 	log_level = warn
 	sync = ${2:-full}
 	[gpus]
@@ -45,18 +49,18 @@ start_nvqd() {	# SLOTS [SYNC]
 	[limits]
 	max_running_jobs = $1
 	EOF
-	"$NVQD" -c "$W/nvq/nvq.ini" 2> "$W/nvq/log" &
+	"$NVQD" -c "$NV/nvq.ini" 2> "$NV/log" &
 	NVQD_PID=$!
-	export NVQ_SOCKET=$W/nvq/sock
+	export NVQ_SOCKET=$NV/sock
 	until "$NVQ" list > /dev/null 2>&1; do sleep 0.02; done
 }
 stop_nvqd() { kill "$NVQD_PID"; wait "$NVQD_PID" 2>/dev/null || true; }
 
 start_tsp() {	# SLOTS
-	rm -rf "$W/tsp"; mkdir -p "$W/tsp"
+	RUN=$((RUN + 1)); mkdir -p "$W/tsp.$RUN"
 	# tsp keeps a waiting client process per queued job, and by default
 	# serves at most 1000 of them (TS_MAXCONN): raise it above N
-	export TS_SOCKET=$W/tsp/sock TMPDIR=$W/tsp TS_MAXCONN=$((N + 100))
+	export TS_SOCKET=$W/tsp.$RUN/sock TMPDIR=$W/tsp.$RUN TS_MAXCONN=$((N + 100))
 	tsp -S "$1" > /dev/null
 }
 stop_tsp() { tsp -K 2> /dev/null || true; }
@@ -67,7 +71,7 @@ nvq_round() {	# SLOTS [SYNC]: prints "submit-seconds run-seconds"
 	t0=$(now)
 	for ((i = 0; i < N; i++)); do "$NVQ" submit -g 0 true > /dev/null; done
 	t1=$(now)
-	while [ "$(sqlite3 "$W/nvq/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")" != "$N" ]; do
+	while [ "$(sqlite3 "$NV/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")" != "$N" ]; do
 		sleep 0.01
 	done
 	t2=$(now)

@@ -32,23 +32,48 @@ static char *const runner_shim_env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", N
  * memfd at offset 0 for the shim's standard input: a descriptor >= 3,
  * close-on-exec, or -1.
  */
+/* Writes len bytes of buf to fd; 0, or -1. */
+static int
+runner_write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0)
+		if ((n = write(fd, buf, len)) > 0) {
+			buf += n;
+			len -= (size_t)n;
+		} else if (n == 0 || errno != EINTR)
+			return -1;
+	return 0;
+}
+
 static int
 runner_env_fd(char *const *envp)
 {
-	const char *p;
-	size_t left;
-	ssize_t n;
+	char buf[16384];
+	size_t used = 0, len;
 	int fd, hi, i;
 
 	if ((fd = memfd_create("nvq-env", MFD_CLOEXEC)) == -1)
 		return -1;
-	/* each string with its NUL, which separates it from the next */
-	for (i = 0; envp != NULL && envp[i] != NULL; i++)
-		for (p = envp[i], left = strlen(p) + 1; left > 0; p += n, left -= (size_t)n)
-			if ((n = write(fd, p, left)) == -1 && errno == EINTR)
-				n = 0;
-			else if (n <= 0)
+	/* each string with its NUL, which separates it from the next; a few writes, not one each */
+	for (i = 0; envp != NULL && envp[i] != NULL; i++) {
+		len = strlen(envp[i]) + 1;
+		if (used + len > sizeof(buf)) {
+			if (runner_write_all(fd, buf, used) == -1)
 				goto fail;
+			used = 0;
+		}
+		if (len > sizeof(buf)) {
+			if (runner_write_all(fd, envp[i], len) == -1)
+				goto fail;
+		} else {
+			memcpy(buf + used, envp[i], len);
+			used += len;
+		}
+	}
+	if (runner_write_all(fd, buf, used) == -1)
+		goto fail;
 	/* the spawn's dup2 onto 0 must not be a no-op that keeps close-on-exec */
 	if (fd < 3) {
 		if ((hi = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1)
