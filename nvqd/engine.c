@@ -1239,6 +1239,9 @@ engine_finish(struct engine *e)
 			continue;
 		engine_final(e, j, &end);
 		engine_record_end(e, j, &end);
+		/* its environment is no longer needed, and may hold secrets */
+		if (!engine_requeued(j))
+			store_env_delete(e->store, j->id);
 	}
 	ok = ok && store_lazy_commit(e->store) == 0;
 	if (ok)
@@ -1259,12 +1262,14 @@ engine_finish(struct engine *e)
 			j->recorded = 1;
 		}
 	}
-	/* their environments are no longer needed, and may hold secrets */
-	store_lazy_begin(e->store);
-	for (j = e->held; j != NULL; j = j->lnext)
-		if (j->recorded && !engine_requeued(j))
-			store_env_delete(e->store, j->id);
-	store_lazy_commit(e->store);
+	/* those recorded one by one: their environments (the batch's went with it) */
+	if (!ok) {
+		store_lazy_begin(e->store);
+		for (j = e->held; j != NULL; j = j->lnext)
+			if (j->exited && j->recorded && !engine_requeued(j))
+				store_env_delete(e->store, j->id);
+		store_lazy_commit(e->store);
+	}
 	for (j = e->held; j != NULL; j = next) {
 		next = j->lnext;
 		if (!j->recorded)
