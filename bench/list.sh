@@ -27,6 +27,7 @@ for B in "${BUILDS[@]}"; do
 	printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\nsync = normal\n[gpus]\nvirtual = 1x80G\n[limits]\nmax_pending = 0\n' \
 	    "$D" "$D" "$D" > "$D/nvq.ini"
 	"$B/nvqd" -c "$D/nvq.ini" 2> "$D/nvqd.log" &
+	pid=$!
 	for _ in $(seq 100); do "$B/nvq" -s "$D/sock" list > /dev/null 2>&1 && break; sleep 0.1; done
 	# its command line names W, for the clean-up at exit
 	first=$("$B/nvq" -s "$D/sock" submit --parsable -g 0 sh -c 'sleep 3600' "$W/")
@@ -34,8 +35,8 @@ for B in "${BUILDS[@]}"; do
 		# one job submitted, then copied N - 1 times in the database while nvqd is
 		# stopped (its jobs go on): large queues in seconds rather than hours
 		one=$("$B/nvq" -s "$D/sock" submit --parsable -g 0 --after "$first" true)
-		pkill -f "$B/nvqd -c $D/" 2>/dev/null || true
-		for _ in $(seq 100); do [ -S "$D/sock" ] || break; sleep 0.1; done
+		# gone, its database closed (its socket goes first)
+		kill "$pid"; wait "$pid" 2>/dev/null || true
 		sqlite3 "$D/nvq.db" "WITH RECURSIVE k(i) AS (SELECT $one + 1 UNION ALL SELECT i + 1
 		    FROM k WHERE i < $one + $N - 1) INSERT INTO jobs (id, uid, gid, user, name,
 		    command, argv, cwd, state, gpus, priority, after, stdout_path, stderr_path,

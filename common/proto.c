@@ -189,8 +189,11 @@ proto_decode(int type, const uint8_t *body, uint32_t len, struct proto_msg *m,
 	uint64_t u;
 	int k;
 
+	static unsigned serial;
+
 	memset(m, 0, sizeof(*m));
 	m->type = type;
+	m->serial = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
 	if ((m->body = malloc(len ? len : 1)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

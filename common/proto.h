@@ -88,6 +88,7 @@ struct proto_msg {
 	int			nfields;
 	struct proto_field	*fields;	/* owned */
 	uint8_t			*body;		/* owned copy the strings point into */
+	unsigned		serial;		/* new for each message decoded */
 };
 
 struct proto_buf {

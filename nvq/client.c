@@ -239,14 +239,61 @@ client_rows(const struct proto_msg *m, const char *key, int from, struct nvq_row
 	return n;
 }
 
+/*
+ * A row's fields by key: a table of the last row asked about, made once
+ * for it, so that a listing of N rows of F fields, each asked for F keys
+ * (some of which a row leaves out), costs N x F and not N x F x F.
+ */
+#define ROW_SLOTS	256	/* a power of two; rows of more fields than half are scanned */
+static struct {
+	const struct proto_msg	*m;
+	unsigned		serial;		/* m may be decoded again in place */
+	int			start, end;
+	short			slot[ROW_SLOTS];	/* field index - start, or -1 */
+} row_index = { NULL, 0, -1, -1, { 0 } };
+
+static unsigned
+row_hash(const char *key)
+{
+	unsigned h = 2166136261u;
+
+	while (*key)
+		h = (h ^ (unsigned char)*key++) * 16777619u;
+	return h;
+}
+
 static const struct proto_field *
 row_get(const struct proto_msg *m, const struct nvq_row *r, const char *key)
 {
+	unsigned h;
 	int i;
 
-	for (i = r->start; i < r->end; i++)
-		if (strcmp(m->fields[i].key, key) == 0)
-			return &m->fields[i];
+	if (r->end - r->start > ROW_SLOTS / 2) {
+		for (i = r->start; i < r->end; i++)
+			if (strcmp(m->fields[i].key, key) == 0)
+				return &m->fields[i];
+		return NULL;
+	}
+	if (row_index.m != m || row_index.serial != m->serial || row_index.start != r->start ||
+	    row_index.end != r->end) {
+		row_index.m = m;
+		row_index.serial = m->serial;
+		row_index.start = r->start;
+		row_index.end = r->end;
+		memset(row_index.slot, 0xff, sizeof(row_index.slot));
+		/* backwards: where a key comes twice, the first one wins, as before */
+		for (i = r->end - 1; i >= r->start; i--) {
+			for (h = row_hash(m->fields[i].key) & (ROW_SLOTS - 1);
+			    row_index.slot[h] != -1 &&
+			    strcmp(m->fields[r->start + row_index.slot[h]].key, m->fields[i].key) != 0;
+			    h = (h + 1) & (ROW_SLOTS - 1))
+				;
+			row_index.slot[h] = (short)(i - r->start);
+		}
+	}
+	for (h = row_hash(key) & (ROW_SLOTS - 1); row_index.slot[h] != -1; h = (h + 1) & (ROW_SLOTS - 1))
+		if (strcmp(m->fields[r->start + row_index.slot[h]].key, key) == 0)
+			return &m->fields[r->start + row_index.slot[h]];
 	return NULL;
 }
 
