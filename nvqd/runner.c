@@ -27,11 +27,6 @@
  */
 static char *const runner_shim_env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 
-/*
- * The job's environment, NUL-terminated strings one after the other, in a
- * memfd at offset 0 for the shim's standard input: a descriptor >= 3,
- * close-on-exec, or -1.
- */
 /* Writes len bytes of buf to fd; 0, or -1. */
 static int
 runner_write_all(int fd, const char *buf, size_t len)
@@ -47,6 +42,11 @@ runner_write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * The job's environment, NUL-terminated strings one after the other, in a
+ * memfd at offset 0 for the shim's standard input: a descriptor >= 3,
+ * close-on-exec, or -1.
+ */
 static int
 runner_env_fd(char *const *envp)
 {

@@ -10,11 +10,11 @@
  * after it dropped privileges, so that no LD_PRELOAD of a user's is loaded
  * by root.  The shim drops privileges, runs the job in a process group of
  * its own, and records how it ended in a status file (common/status.h).
- * Beside it, STATUS.TOKEN.ticket exists from before the start
- * is committed until the shim takes it (renames it to STATUS), so that a start nvqd may have crashed
- * in is either run once or voided, never both.  TOKEN is new for each start:
- * a shim of a voided start that is slow to take its ticket must not take the
- * ticket of the job's next start.  No libuv here.
+ * Beside it, STATUS.TOKEN.ticket exists from before the start is committed
+ * until the shim takes it (renames it to STATUS), so that a start nvqd may
+ * have crashed in is either run once or voided, never both.  TOKEN is new
+ * for each start: a shim of a voided start that is slow to take its ticket
+ * must not take the ticket of the job's next start.  No libuv here.
  */
 #ifndef NVQ_RUNNER_H
 #define NVQ_RUNNER_H
