@@ -537,8 +537,15 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	/*
+	 * nvqd uses its connection from its loop's thread alone (the web
+	 * server runs in the loop too): no mutex around each call, and no
+	 * count of SQLite's memory under a global one (before SQLite starts;
+	 * refused harmlessly if it has).
+	 */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-	    SQLITE_OPEN_FULLMUTEX, NULL);
+	    SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: %s", path, st->db ? sqlite3_errmsg(st->db) :
 		    "cannot open");
