@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
+#include "json.h"
 
 #include "nvq.h"
 
@@ -203,10 +203,10 @@ cmd_restart(struct nvq_args *a)
 	proto_buf_free(&b);
 	n = client_rows(&m, "id", 0, &rows);
 	if (a->json) {
-		cJSON *arr = cJSON_CreateArray();
+		struct json *arr = json_array();
 
 		for (i = 0; i < n; i++)
-			cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)row_int(&m, &rows[i],
+			json_add(arr, NULL, json_number((double)row_int(&m, &rows[i],
 			    "id", 0)));
 		fmt_json_print(stdout, arr);
 		printf("\n");

@@ -8,8 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cjson/cJSON.h>
-
+#include "json.h"
 #include "nvq.h"
 
 #define FMT_SAFE_RING	8
@@ -94,32 +93,16 @@ fmt_safe(const char *s)
 }
 
 void
-fmt_json_print(FILE *fp, cJSON *j)
+fmt_json_print(FILE *fp, struct json *j)
 {
-	char *s = j != NULL ? cJSON_PrintUnformatted(j) : NULL;
-	const unsigned char *p;
-
-	/*
-	 * cJSON escapes what JSON must; DEL and the C1 controls (a terminal acts
-	 * on them too) it leaves: escaped here.  They are in strings only.
-	 */
-	for (p = (const unsigned char *)(s != NULL ? s : "null"); *p; p++) {
-		if (*p == 0x7f)
-			fputs("\\u007f", fp);
-		else if (fmt_is_c1(p)) {
-			fprintf(fp, "\\u%04x", p[1]);
-			p++;
-		} else
-			fputc(*p, fp);
-	}
-	free(s);
-	cJSON_Delete(j);
+	json_print(fp, j);
+	json_free(j);
 }
 
 void
 fmt_json_str(FILE *fp, const char *s)
 {
-	fmt_json_print(fp, cJSON_CreateString(s != NULL ? s : ""));
+	fmt_json_print(fp, json_string(s != NULL ? s : ""));
 }
 
 /* Times travel as "%.3f" strings; in JSON they are numbers. */
@@ -144,21 +127,21 @@ fmt_is_number(const char *s)
 	return *end == '\0';
 }
 
-cJSON *
+struct json *
 fmt_json_obj(const struct proto_msg *m, const struct nvq_row *r, int numbers)
 {
 	const struct proto_field *f;
-	cJSON *o = cJSON_CreateObject();
+	struct json *o = json_object();
 	int i;
 
 	for (i = r->start; o != NULL && i < r->end; i++) {
 		f = &m->fields[i];
 		if (f->kind == 'i')
-			cJSON_AddNumberToObject(o, f->key, (double)f->i);
+			json_add(o, f->key, json_number((double)f->i));
 		else if ((fmt_is_time(f->key) || numbers) && fmt_is_number(f->s))
-			cJSON_AddRawToObject(o, f->key, f->s);
+			json_add(o, f->key, json_raw(f->s));
 		else
-			cJSON_AddStringToObject(o, f->key, f->s);
+			json_add(o, f->key, json_string(f->s));
 	}
 	return o;
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cjson/cJSON.h>
+#include "json.h"
 
 #include "nvq.h"
 #include "table.h"
@@ -427,23 +427,23 @@ cmd_show(struct nvq_args *a)
 		events[nevents - 1].end = sws[0].start;
 	if (a->json) {
 		/* the job's fields alone on the first line (head -1 is the job) */
-		cJSON *arr;
+		struct json *arr;
 
 		printf("{\"job\": ");
 		fmt_json_row(stdout, &m, &job);
-		arr = cJSON_CreateArray();
+		arr = json_array();
 		for (i = 0; i < nruns; i++)
-			cJSON_AddItemToArray(arr, fmt_json_obj(&m, &runs[i], 0));
+			json_add(arr, NULL, fmt_json_obj(&m, &runs[i], 0));
 		printf(",\n \"runs\": ");
 		fmt_json_print(stdout, arr);
-		arr = cJSON_CreateArray();
+		arr = json_array();
 		for (i = 0; i < nevents; i++)
-			cJSON_AddItemToArray(arr, fmt_json_obj(&m, &events[i], 0));
+			json_add(arr, NULL, fmt_json_obj(&m, &events[i], 0));
 		printf(",\n \"events\": ");
 		fmt_json_print(stdout, arr);
-		arr = cJSON_CreateArray();
+		arr = json_array();
 		for (i = 0; i < nsw; i++)
-			cJSON_AddItemToArray(arr, fmt_json_obj(&m, &sws[i], 0));
+			json_add(arr, NULL, fmt_json_obj(&m, &sws[i], 0));
 		printf(",\n \"switches\": ");
 		fmt_json_print(stdout, arr);
 		printf("}\n");

@@ -76,13 +76,13 @@ void		nvq_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Set: nvq_err says nothing (nvq top's screen is its own). */
 extern int	nvq_quiet;
 /*
- * JSON is cJSON's: a row of a reply as an object (numbers as numbers; times,
+ * JSON (json.h): a row of a reply as an object (numbers as numbers; times,
  * and with numbers every numeric string, as numbers too), printed on one
- * line; fmt_json_print prints any cJSON value and frees it.
+ * line; fmt_json_print prints any JSON value and frees it.
  */
-struct cJSON;
-struct cJSON	*fmt_json_obj(const struct proto_msg *, const struct nvq_row *, int numbers);
-void		fmt_json_print(FILE *, struct cJSON *);
+struct json;
+struct json	*fmt_json_obj(const struct proto_msg *, const struct nvq_row *, int numbers);
+void		fmt_json_print(FILE *, struct json *);
 void		fmt_json_row(FILE *, const struct proto_msg *, const struct nvq_row *);
 void		fmt_json_str(FILE *, const char *);
 /*

@@ -3,25 +3,25 @@
  * priority it earns them; and the line `nvq list` ends with when fair
  * share is on.
  */
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <cjson/cJSON.h>
+#include "json.h"
 
 #include "nvq.h"
 #include "table.h"
 
-/* uid's login name, or the number. */
+/*
+ * The row's user, as nvqd names it (nvq links statically, without the
+ * system's user databases), or the uid.
+ */
 static void
-shares_user(uint32_t uid, char *buf, size_t len)
+shares_user(const struct proto_msg *m, const struct nvq_row *r, char *buf, size_t len)
 {
-	struct passwd *pw = getpwuid(uid);
-
-	if (pw != NULL)
-		snprintf(buf, len, "%s", pw->pw_name);
+	if (row_str(m, r, "user") != NULL)
+		snprintf(buf, len, "%s", fmt_safe(row_str(m, r, "user")));
 	else
-		snprintf(buf, len, "%u", uid);
+		snprintf(buf, len, "%lld", (long long)row_int(m, r, "uid", 0));
 }
 
 /* A span of seconds as the configuration would say it: 7d, 12h, 90s. */
@@ -79,15 +79,16 @@ cmd_shares(struct nvq_args *a)
 	}
 	n = client_rows(&m, "uid", 0, &rows);
 	if (a->json) {
-		cJSON *o = cJSON_CreateObject(), *users;
+		struct json *o = json_object(), *users;
 
-		cJSON_AddBoolToObject(o, "fairshare", proto_int(&m, "fairshare", 0) != 0);
-		cJSON_AddNumberToObject(o, "halflife", (double)proto_int(&m, "halflife", 0));
-		cJSON_AddNumberToObject(o, "weight", proto_str(&m, "weight") ?
-		    strtod(proto_str(&m, "weight"), NULL) : 0);
-		users = cJSON_AddArrayToObject(o, "users");
+		json_add(o, "fairshare", json_bool(proto_int(&m, "fairshare", 0) != 0));
+		json_add(o, "halflife", json_number((double)proto_int(&m, "halflife", 0)));
+		json_add(o, "weight", json_number(proto_str(&m, "weight") ?
+		    strtod(proto_str(&m, "weight"), NULL) : 0));
+		users = json_array();
 		for (i = 0; i < n; i++)
-			cJSON_AddItemToArray(users, fmt_json_obj(&m, &rows[i], 0));
+			json_add(users, NULL, fmt_json_obj(&m, &rows[i], 0));
+		json_add(o, "users", users);
 		fmt_json_print(stdout, o);
 		printf("\n");
 	} else {
@@ -102,7 +103,7 @@ cmd_shares(struct nvq_args *a)
 
 			for (k = 0; k < S_NCOLS; k++)
 				cells[k] = cell[k];
-			shares_user((uint32_t)row_int(&m, &rows[i], "uid", 0), cell[S_USER], 64);
+			shares_user(&m, &rows[i], cell[S_USER], 64);
 			snprintf(cell[S_HOURS], 64, "%.2f", row_real(&m, &rows[i], "gpu_hours"));
 			snprintf(cell[S_USE], 64, "%.0f%%", 100 * row_real(&m, &rows[i], "use"));
 			snprintf(cell[S_SHARE], 64, "%.0f%%", 100 * row_real(&m, &rows[i], "share"));
@@ -134,7 +135,7 @@ shares_footer(struct nvq_args *a)
 		for (i = 0; i < n; i++) {
 			if (!row_int(&m, &rows[i], "queued", 0))
 				continue;
-			shares_user((uint32_t)row_int(&m, &rows[i], "uid", 0), user, sizeof(user));
+			shares_user(&m, &rows[i], user, sizeof(user));
 			if (k++ == 0)
 				printf("fair share among %lld users with jobs (a share is %.0f%%): ",
 				    (long long)proto_int(&m, "active", 0),

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cjson/cJSON.h>
+#include "json.h"
 
 #include "nvq.h"
 #include "table.h"
@@ -16,10 +16,10 @@
 #define STATS_DEFAULT_SINCE	"7d"
 
 /* The rows of one kind, without their "stat", numbers as numbers. */
-static cJSON *
+static struct json *
 stats_json_rows(const struct proto_msg *m, const struct nvq_row *rows, int n, const char *kind)
 {
-	cJSON *arr = cJSON_CreateArray();
+	struct json *arr = json_array();
 	struct nvq_row r;
 	int i;
 
@@ -28,7 +28,7 @@ stats_json_rows(const struct proto_msg *m, const struct nvq_row *rows, int n, co
 			continue;
 		r.start = rows[i].start + 1;
 		r.end = rows[i].end;
-		cJSON_AddItemToArray(arr, fmt_json_obj(m, &r, 1));
+		json_add(arr, NULL, fmt_json_obj(m, &r, 1));
 	}
 	return arr;
 }
@@ -152,17 +152,17 @@ cmd_stats(struct nvq_args *a)
 		return 1;
 	n = client_rows(&m, "stat", 0, &rows);
 	if (a->json) {
-		cJSON *o = cJSON_CreateObject();
+		struct json *o = json_object();
 
-		cJSON_AddNumberToObject(o, "since", (double)t);
+		json_add(o, "since", json_number((double)t));
 		if (a->user != NULL)
-			cJSON_AddStringToObject(o, "user", a->user);
+			json_add(o, "user", json_string(a->user));
 		else
-			cJSON_AddNullToObject(o, "user");
-		cJSON_AddItemToObject(o, "users", stats_json_rows(&m, rows, n, "user"));
-		cJSON_AddItemToObject(o, "wait", stats_json_rows(&m, rows, n, "wait"));
-		cJSON_AddItemToObject(o, "failures", stats_json_rows(&m, rows, n, "failure"));
-		cJSON_AddItemToObject(o, "switches", stats_json_rows(&m, rows, n, "switch"));
+			json_add(o, "user", json_null());
+		json_add(o, "users", stats_json_rows(&m, rows, n, "user"));
+		json_add(o, "wait", stats_json_rows(&m, rows, n, "wait"));
+		json_add(o, "failures", stats_json_rows(&m, rows, n, "failure"));
+		json_add(o, "switches", stats_json_rows(&m, rows, n, "switch"));
 		fmt_json_print(stdout, o);
 		printf("\n");
 	} else {

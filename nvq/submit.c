@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
+#include "json.h"
 
 #include "nvq.h"
 
@@ -202,12 +202,12 @@ cmd_submit(struct nvq_args *a)
 	if (a->attach)
 		a->job_id = id;
 	else if (a->json) {
-		cJSON *o = cJSON_CreateObject();
+		struct json *o = json_object();
 
-		cJSON_AddNumberToObject(o, "id", (double)id);
-		cJSON_AddNumberToObject(o, "tasks", (double)tasks);
+		json_add(o, "id", json_number((double)id));
+		json_add(o, "tasks", json_number((double)tasks));
 		if (proto_str(&rep, "note") != NULL)
-			cJSON_AddStringToObject(o, "note", proto_str(&rep, "note"));
+			json_add(o, "note", json_string(proto_str(&rep, "note")));
 		fmt_json_print(stdout, o);
 		printf("\n");
 		proto_msg_free(&rep);

@@ -1656,7 +1656,7 @@ static int
 ctl_shares(struct ctl_req *r, struct proto_buf *out)
 {
 	const struct fairshare *f = engine_usage(r->e);
-	char buf[32];
+	char buf[32], name[64];
 	int i;
 
 	proto_put_int(out, "fairshare", r->e->cfg.fairshare);
@@ -1666,6 +1666,8 @@ ctl_shares(struct ctl_req *r, struct proto_buf *out)
 	proto_put_int(out, "active", f->nactive);
 	for (i = 0; i < f->n; i++) {
 		proto_put_int(out, "uid", f->u[i].uid);
+		ctl_user_name(f->u[i].uid, name, sizeof(name));
+		proto_put_str(out, "user", name);
 		proto_put_int(out, "queued", f->u[i].active);
 		snprintf(buf, sizeof(buf), "%.4f", f->u[i].usage / 3600);
 		proto_put_str(out, "gpu_hours", buf);

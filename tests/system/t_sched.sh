@@ -223,10 +223,10 @@ t_fairshare() {	# two users on one GPU take turns by their recent use; off: firs
 	wait_state "$a1" CANCELLED; wait_state "$b1" CANCELLED
 	# the usage survives a restart: read back from runs
 	local before after
-	before=$(nvq shares --json | grep -o '"uid":[0-9]*,"queued":[01],"gpu_hours":"[0-9.]*"' |
+	before=$(nvq shares --json | grep -o '"uid":[0-9]*,"user":"[^"]*","queued":[01],"gpu_hours":"[0-9.]*"' |
 	    grep -v '"uid":0,' | sort)
 	stop_nvqd; start_nvqd || return
-	after=$(nvq shares --json | grep -o '"uid":[0-9]*,"queued":[01],"gpu_hours":"[0-9.]*"' |
+	after=$(nvq shares --json | grep -o '"uid":[0-9]*,"user":"[^"]*","queued":[01],"gpu_hours":"[0-9.]*"' |
 	    grep -v '"uid":0,' | sort)
 	[ -n "$before" ] && [ "$(echo "$before" | wc -l)" = 2 ] ||
 	    fail "shares before the restart: '$before'"
