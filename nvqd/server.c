@@ -429,6 +429,27 @@ server_count_uid(struct server *srv, uid_t uid)
 #define SO_PEERPIDFD	77	/* Linux 6.5 */
 #endif
 
+/*
+ * Whether the kernel gives a peer's pidfd (SO_PEERPIDFD, Linux 6.5): asked
+ * of the first connection whose peer is still there, then remembered.
+ */
+static int
+server_pidfds(int fd)
+{
+	static int known = -1;
+	socklen_t len = sizeof(int);
+	int pidfd = -1;
+
+	if (known != -1)
+		return known;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
+		close(pidfd);
+		known = 1;
+	} else if (errno == ENOPROTOOPT || errno == EINVAL)
+		known = 0;
+	return known == 1;
+}
+
 int
 server_peer_pidfd(struct server_conn *c)
 {
@@ -557,7 +578,8 @@ server_accept_cb(uv_stream_t *l, int status)
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
-	c->pid_start = proc_start_time(cred.pid);
+	/* for server_peer_pidfd's fallback only: a read of /proc per connection */
+	c->pid_start = server_pidfds(fd) ? -1 : proc_start_time(cred.pid);
 	if ((n = server_count_uid(srv, cred.uid)) > SERVER_MAX_PER_UID) {
 		char msg[128];
 
