@@ -13,16 +13,35 @@
 # client process per queued job.
 # Prints the median of ROUNDS rounds of each, and the ratio tsp/nvq
 # (above 1: nvq is faster).  Usage: bench/queue.sh [N] [ROUNDS]
+# NVQ_BUILD= a build folder (not rebuilt); TSP= a tsp binary, for hosts
+# without the package (the GPU host: tests/gpu/tsp_check.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000}
 ROUNDS=${2:-3}
 ROOT=$PWD
-if ! command -v tsp > /dev/null; then
+TSP=${TSP:-tsp}
+if ! command -v "$TSP" > /dev/null; then
 	SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 	$SUDO apt-get install -y -qq task-spooler > /dev/null
 fi
-make -s
+[ -n "${NVQ_BUILD:-}" ] || make -s
+TSP=$(command -v "$TSP")
+tsp() { "$TSP" "$@"; }
+# waits until N of the round's jobs completed, looking every 10 ms; without
+# the sqlite3 shell, with Python's (one process that looks again and again)
+wait_completed() {	# DB N
+	if command -v sqlite3 > /dev/null; then
+		while [ "$(sqlite3 "$1" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")" != "$2" ]; do
+			sleep 0.01
+		done
+	else
+		python3 -c 'import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+while db.execute("SELECT count(*) FROM jobs WHERE state = ?", ("COMPLETED",)).fetchone()[0] != int(sys.argv[2]):
+	time.sleep(0.01)' "$1" "$2"
+	fi
+}
 NVQ=${NVQ_BUILD:-$ROOT/build}/nvq
 NVQD=${NVQ_BUILD:-$ROOT/build}/nvqd
 W=$(mktemp -d /tmp/nvq-bench.XXXXXX)
@@ -71,12 +90,10 @@ nvq_round() {	# SLOTS [SYNC]: prints "submit-seconds run-seconds"
 	t0=$(now)
 	for ((i = 0; i < N; i++)); do "$NVQ" submit -g 0 true > /dev/null; done
 	t1=$(now)
-	while [ "$(sqlite3 "$NV/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")" != "$N" ]; do
-		sleep 0.01
-	done
+	wait_completed "$NV/nvq.db" "$N"
 	t2=$(now)
 	stop_nvqd
-	echo "$(echo "$t1 - $t0" | bc) $(echo "$t2 - $t0" | bc)"
+	awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {print b - a, c - a}'
 }
 
 tsp_round() {	# SLOTS
@@ -90,7 +107,7 @@ tsp_round() {	# SLOTS
 	done
 	t2=$(now)
 	stop_tsp
-	echo "$(echo "$t1 - $t0" | bc) $(echo "$t2 - $t0" | bc)"
+	awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {print b - a, c - a}'
 }
 
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -116,6 +133,6 @@ for slots in 1 16; do
 		b=$(cut -d' ' -f$col "$W/tsp-$slots" | median)
 		[ $col = 1 ] && label="submit $N, one process each" || label="run $N trivial jobs, end to end"
 		printf '%-50s %6.2fs %6.2fs %6.2fs %9.2f %9.2f\n' "$label ($slots at a time)" \
-		    "$a" "$n" "$b" "$(echo "$b / $a" | bc -l)" "$(echo "$b / $n" | bc -l)"
+		    "$a" "$n" "$b" "$(awk -v x="$b" -v y="$a" 'BEGIN {print x / y}')" "$(awk -v x="$b" -v y="$n" 'BEGIN {print x / y}')"
 	done
 done
