@@ -119,7 +119,7 @@ $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 
 # the per-job supervisor: libc only, small, started with posix_spawn
 $(BUILD)/nvq-shim: $(call obj,nvq-shim/shim.c common/rlimits.c common/cgroup.c common/status.c \
-	    common/share.c common/proc.c)
+	    common/share.c common/proc.c common/fdpass.c)
 	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^
 
 # suspend and resume through the driver's checkpoint API: libcuda by dlopen

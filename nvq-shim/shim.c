@@ -5,7 +5,10 @@
  *   nvq-shim -s STATUS -o OUT -e ERR -d CWD -u USER -U UID -G GID [-g GROUPS]
  *            [-D] [-P PRELOAD] [-m UMASK] [-r RLIMITS] [-c CGBASE -i ID]
  *            [-n MAXPROCS] [-S SIG] [-E] [-a FDS] -- COMMAND [ARG...]
- * with an environment of nvqd's own: -E says the job's is on its standard
+ * with an environment of nvqd's own, or started ahead of its job as
+ *   nvq-shim -W
+ * and given those arguments by nvqd later (shim_standby, at the end), so that
+ * a job's start does not wait for an exec.  -E says the job's environment is on its standard
  * input (a memfd, NUL-terminated strings), read at once and applied only in
  * the job's process once it dropped privileges (runner.h says why); without
  * -E (run by hand) the job gets the shim's.  GROUPS is a comma-separated list,
@@ -35,6 +38,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +57,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "fdpass.h"
 #include "rlimits.h"
 #include "share.h"
 #include "status.h"
@@ -396,6 +401,20 @@ fail:
 	return -1;
 }
 
+/* Blocks, into *set, the signals the shim waits for (its job's, then the job's end). */
+static void
+shim_block(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR2);
+	sigaddset(set, SIGUSR1);
+	sigprocmask(SIG_SETMASK, set, NULL);
+}
+
 /* The shim's life: start the job, forward signals, record how it ended. */
 static void __attribute__((noreturn))
 shim_shim(struct shim_spec *s)
@@ -414,14 +433,7 @@ shim_shim(struct shim_spec *s)
 	setsid();	/* nvqd asked posix_spawn for it too; harmless twice */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* posix_spawn reset every signal to its default and unblocked them all */
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR2);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_SETMASK, &set, NULL);
+	shim_block(&set);
 	/* a memfd: reading it never blocks */
 	if (s->env_on_stdin && shim_read_env(s) == -1)
 		env_errno = errno ? errno : ENOMEM;
@@ -558,8 +570,15 @@ shim_usage(const char *why)
 	return 2;
 }
 
-int
-main(int argc, char **argv)
+static int	shim_place(const struct shim_spec *, const int *, int);
+
+/*
+ * The options and command of one job (the usage at the top): starts it,
+ * never returns.  passed: from a standby, the descriptors shim_place puts
+ * where an exec'd shim has them (NULL: exec'd).
+ */
+static int
+shim_main(int argc, char **argv, const int *passed, int npassed)
 {
 	static struct shim_spec s;
 	unsigned long v, id = 0;
@@ -642,6 +661,101 @@ main(int argc, char **argv)
 	if (cgbase != NULL)
 		cgroup_name(cgbase, (long long)id, getpid(), s.cgroup, sizeof(s.cgroup));
 	s.argv = argv + optind;
+	if (passed != NULL && shim_place(&s, passed, npassed) == -1)
+		return shim_usage("bad descriptors from nvqd");
 	shim_shim(&s);
 	return 0;
+}
+
+/*
+ * Standby (-W): started by nvqd ahead of its next job, so that the job's
+ * start does not wait for an exec of the shim.  It blocks the signals it
+ * will wait for (one sent once it is the job's is kept) and waits on its
+ * standard input, a socket only nvqd holds, for one message (fdpass.h): a
+ * memfd holding the options and command nvqd would have passed to an
+ * exec'd shim (NUL-terminated strings, from "nvq-shim"), the environment's
+ * memfd, and the job's standard descriptors that -a names, in order.  Then
+ * it goes on as a shim exec'd with those (shim_main).  End of file or
+ * anything else: it exits, having done nothing (nvqd stopped, or gave up
+ * on it).
+ */
+#define SHIM_STANDBY_MAX_ARGS	(4 << 20)
+
+
+static int
+shim_standby(void)
+{
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+	struct stat st;
+	sigset_t set;
+	int fds[FDPASS_MAX], n, i, argc = 0;
+	char *args, *p, **argv;
+	ssize_t r;
+	size_t off = 0;
+
+	shim_block(&set);
+	while (poll(&pfd, 1, -1) == -1)
+		if (errno != EINTR)
+			_exit(0);
+	if ((n = fdpass_recv(0, fds, 5)) < 2)
+		_exit(0);
+	if (fstat(fds[0], &st) == -1 || st.st_size <= 0 || st.st_size > SHIM_STANDBY_MAX_ARGS ||
+	    (args = malloc((size_t)st.st_size + 1)) == NULL)
+		_exit(0);
+	while (off < (size_t)st.st_size) {
+		if ((r = pread(fds[0], args + off, (size_t)st.st_size - off, (off_t)off)) <= 0) {
+			if (r == -1 && errno == EINTR)
+				continue;
+			_exit(0);
+		}
+		off += (size_t)r;
+	}
+	args[off] = '\0';
+	close(fds[0]);
+	for (p = args; p < args + off; p += strlen(p) + 1)
+		argc++;
+	if ((argv = calloc((size_t)argc + 1, sizeof(*argv))) == NULL)
+		_exit(0);
+	for (i = 0, p = args; p < args + off; p += strlen(p) + 1)
+		argv[i++] = p;
+	return shim_main(argc, argv, fds + 1, n - 1);
+}
+
+/*
+ * Puts the descriptors a standby got where an exec'd shim has them: the
+ * environment's on 0 (the socket goes), then those -a names on 3 to 5.
+ */
+static int
+shim_place(const struct shim_spec *s, const int *passed, int npassed)
+{
+	int hi[4], i, k = 1, want = 1;
+
+	for (i = 0; i < 3; i++)
+		want += s->attached[i];
+	if (npassed != want)
+		return -1;
+	/* out of the way of 0 and 3 to 5 first */
+	for (i = 0; i < npassed; i++) {
+		if ((hi[i] = fcntl(passed[i], F_DUPFD, 16)) == -1)
+			return -1;
+		close(passed[i]);
+	}
+	if (dup2(hi[0], 0) == -1)
+		return -1;
+	close(hi[0]);
+	for (i = 0; i < 3; i++)
+		if (s->attached[i]) {
+			if (dup2(hi[k], 3 + i) == -1)
+				return -1;
+			close(hi[k++]);
+		}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "-W") == 0)
+		return shim_standby();
+	return shim_main(argc, argv, NULL, 0);
 }

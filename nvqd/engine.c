@@ -1001,8 +1001,28 @@ engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 		log_warn("%s.%s.ticket", status, j->ticket);
 		return -1;
 	}
-	return store_job_start(e->store, j->id, now, uuids, j->ngpus, granted,
-	    engine_gpu_share(e, j, mask));
+	j->promised = 0;
+	if (store_job_start(e->store, j->id, now, uuids, j->ngpus, granted,
+	    engine_gpu_share(e, j, mask)) == -1)
+		return -1;
+	/*
+	 * Its supervisor is the standby shim, if there is one left in this
+	 * pass: its pid goes with the start, no commit of its own after it.  A
+	 * crash before the standby got the job leaves the ticket, and
+	 * recover.c puts the job back.
+	 */
+	if (e->standby.pid > 0 && !e->standby_taken) {
+		char cg[PATH_MAX] = "";
+
+		if (e->cgroup_base[0] != '\0')
+			cgroup_name(e->cgroup_base, (long long)j->id, e->standby.pid, cg, sizeof(cg));
+		if (store_job_set_pid(e->store, j->id, e->standby.pid, e->standby.start,
+		    e->boot_id, *cg ? cg : NULL) == 0) {
+			j->promised = e->standby.pid;
+			e->standby_taken = 1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -1022,7 +1042,8 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	gpuctl_started(j, now);
 	engine_track(e, j);
 	engine_status_path(e, j->id, status, sizeof(status));
-	j->pid = start_shim(e, j, uuids, granted, status, err, sizeof(err));
+	j->pid = start_shim(e, j, uuids, granted, status, j->promised > 0 &&
+	    j->promised == e->standby.pid ? &e->standby : NULL, err, sizeof(err));
 	engine_close_stdio(j);
 	if (j->pid == -1) {
 		j->pid = 0;
@@ -1090,7 +1111,23 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 	memset(end, 0, sizeof(*end));
 	end->now = engine_now();
 	j->final_reason[0] = '\0';
-	if (status_read(status, &rs) == -1) {
+	if (status_read(status, &rs) == -1 && j->recovered && !j->node_fail &&
+	    j->ending[0] == '\0' && runner_void_start(status) == 1) {
+		/*
+		 * Its shim, recorded by an earlier nvqd, ended without taking the
+		 * start's ticket: it never ran the job (a standby shim that lost
+		 * nvqd before it got the job, and was still there, or a zombie,
+		 * when this nvqd started), which goes back to PENDING.  Not for a
+		 * start of this nvqd's: a shim that cannot take its job would
+		 * then be tried again and again.
+		 */
+		snprintf(j->final_state, sizeof(j->final_state), "UNSTARTED");
+		snprintf(j->final_reason, sizeof(j->final_reason), "its supervisor ended "
+		    "before it took the job; pending again");
+		end->exit_code = -1;
+		end->cpu_time = -1;
+		end->max_rss = -1;
+	} else if (status_read(status, &rs) == -1) {
 		snprintf(j->final_state, sizeof(j->final_state), "%s",
 		    j->node_fail ? "NODE_FAIL" : j->ending[0] ? j->ending : "FAILED");
 		end->exit_code = -1;
@@ -1168,13 +1205,14 @@ engine_ended(struct engine *e, struct job *j)
 }
 
 /*
- * nvq requeue, or NODE_FAIL or preemption of a job submitted with
- * --requeue: it goes back to PENDING.
+ * nvq requeue, NODE_FAIL or preemption of a job submitted with --requeue,
+ * or a start its shim never took (UNSTARTED): it goes back to PENDING.
  */
 static int
 engine_requeued(const struct job *j)
 {
-	return strcmp(j->final_state, "REQUEUED") == 0 || (j->requeue &&
+	return strcmp(j->final_state, "REQUEUED") == 0 ||
+	    strcmp(j->final_state, "UNSTARTED") == 0 || (j->requeue &&
 	    (strcmp(j->final_state, "NODE_FAIL") == 0 ||
 	    strcmp(j->final_state, "PREEMPTED") == 0));
 }
@@ -1182,6 +1220,8 @@ engine_requeued(const struct job *j)
 static int
 engine_record_end(struct engine *e, struct job *j, const struct store_end *end)
 {
+	if (strcmp(j->final_state, "UNSTARTED") == 0)
+		return store_job_unstart(e->store, j->id, end->now);
 	if (engine_requeued(j))
 		return store_job_requeue(e->store, j->id, end);
 	return store_job_end(e->store, j->id, end);
@@ -1722,7 +1762,7 @@ engine_pass(struct engine *e)
 	struct sched_source source = { engine_src_next_cb, engine_src_drop_cb, &src, 0, 0 };
 	struct job *j;
 	double now = engine_now();
-	int i, k, n = 0, ok;
+	int i, k, n = 0, ok, spawned = 0;
 	uint64_t wake_ms;
 
 	engine_finish(e);
@@ -1783,6 +1823,10 @@ engine_pass(struct engine *e)
 		if (ok && store_tx_commit(e->store) == 0)
 			e->unsynced = 0;	/* the ends before went with it */
 		else {
+			/* rolled back, the standby's promise with it */
+			e->standby_taken = 0;
+			for (i = 0; i < n; i++)
+				e->map[i]->promised = 0;
 			for (i = 0; i < n; i++) {
 				if (plan.dec[i].why != SCHED_START ||
 				    engine_commit_start(e, e->map[i], plan.dec[i].gpumask, now) == 0)
@@ -1802,6 +1846,9 @@ engine_pass(struct engine *e)
 			if (engine_spawn(e, j, plan.dec[i].gpumask, now) == 0) {
 				/* its use counts from now on */
 				fs_use(&e->fs, j->uid, engine_gpu_share(e, j, j->gpumask));
+				spawned = 1;
+				if (j->pid == j->promised)
+					continue;	/* recorded with its start */
 				e->started[k].id = j->id;
 				e->started[k].pid = j->pid;
 				e->started[k].pid_start = j->pid_start;
@@ -1809,11 +1856,18 @@ engine_pass(struct engine *e)
 				k++;
 			}
 		}
-		store_lazy_begin(e->store);
-		for (i = 0; i < k; i++)
-			store_job_set_pid(e->store, e->started[i].id, e->started[i].pid,
-			    e->started[i].pid_start, e->boot_id, e->started[i].cgroup);
-		store_lazy_commit(e->store);
+		if (k > 0) {
+			store_lazy_begin(e->store);
+			for (i = 0; i < k; i++)
+				store_job_set_pid(e->store, e->started[i].id, e->started[i].pid,
+				    e->started[i].pid_start, e->boot_id, e->started[i].cgroup);
+			store_lazy_commit(e->store);
+		}
+		/* the next job's shim, started while this one's runs */
+		e->standby_taken = 0;
+		if (spawned && e->standby.pid <= 0 &&
+		    runner_standby_start(&e->standby, e->shim) == -1)
+			log_warn("cannot start a standby shim %s", e->shim);
 	}
 	engine_sync(e);
 	wake_ms = plan.next_wake > 0 ? (uint64_t)((plan.next_wake - now) * 1000) + 1 : 0;
@@ -2008,6 +2062,8 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	e->is_root = geteuid() == 0;
 	engine_boot_id(e->boot_id, sizeof(e->boot_id));
 	e->ticket_base = (unsigned long long)(engine_now() * 1e9);
+	e->standby.pid = -1;	/* started after the first job's start */
+	e->standby.fd = -1;
 	if (e->is_root && e->cfg.cgroups) {
 		if (cgroup_base(e->cgroup_base, sizeof(e->cgroup_base)) == 0)
 			log_info("jobs run in cgroups under %s", e->cgroup_base);
@@ -2174,6 +2230,7 @@ void
 engine_shutdown(struct engine *e)
 {
 	e->stopping = 1;
+	runner_standby_stop(&e->standby);
 	notify_stop(&e->notify);
 	while (e->jobs != NULL)
 		engine_drop(e, e->jobs);

@@ -22,6 +22,7 @@
 #include "gate.h"
 #include "waitq.h"
 #include "parse.h"
+#include "runner.h"
 #include "sched.h"
 #include "store.h"
 
@@ -62,6 +63,8 @@ struct job {
 	int		dep_wait;
 	uint64_t	gpumask;
 	pid_t		pid;		/* the shim */
+	pid_t		promised;	/* the standby shim its start recorded (runner.h); 0: none */
+	int		recovered;	/* running when nvqd started (recover.c) */
 	char		ticket[40];	/* the token of its start's ticket (runner.h) */
 	int64_t		pid_start;	/* its start time, to know it again */
 	int		exited;		/* the shim is gone; the end is not recorded yet */
@@ -140,6 +143,8 @@ struct engine {
 	unsigned long long ticket_base;	/* start tickets: nvqd's start time, in ns, */
 	unsigned	tickets;	/* and a count */
 	unsigned	spares;		/* spare status files (runner.h) */
+	struct runner_standby standby;	/* a shim started ahead of the next job (runner.h) */
+	int		standby_taken;	/* promised to a start of this pass */
 	char		cgroup_base[PATH_MAX];	/* where job cgroups go; "": none */
 	uv_idle_t	kick;
 	uv_timer_t	wake;

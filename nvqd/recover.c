@@ -130,13 +130,17 @@ recover_load_cb(void *arg, const struct store_active_job *a)
 }
 
 /*
- * A RUNNING job without a pid in the database: nvqd stopped between
- * committing its start and recording its shim's pid.  If its shim runs,
- * it is adopted; if the shim recorded an end, that is used; if neither,
- * the job never started and goes back to PENDING (returns 1).
+ * A RUNNING job without a pid in the database (nvqd stopped between
+ * committing its start and recording its shim's pid), or whose recorded
+ * shim is gone (recorded: a standby shim is recorded with the start, before
+ * it is given the job).  If the shim recorded an end, that is used; if it
+ * never took its ticket, the job never started and goes back to PENDING
+ * (returns 1); else its shim, if it runs, is adopted: looked for a second
+ * where its pid is unknown, once where the recorded one is gone (the
+ * standby was gone too and a shim was spawned instead).
  */
 static int
-recover_adopt(struct engine *e, struct job *j)
+recover_adopt(struct engine *e, struct job *j, int recorded)
 {
 	char status[PATH_MAX], cg[PATH_MAX];
 	struct status_record rs;
@@ -151,7 +155,7 @@ recover_adopt(struct engine *e, struct job *j)
 		 * Its shim took the ticket: it started, and has ended (its status
 		 * says how) or is to be found.
 		 */
-		for (i = 0; i < 100; i++) {
+		for (i = 0; i < (recorded ? 1 : 100); i++) {
 			if (status_read(status, &rs) == 0)
 				return 0;
 			if ((pid = runner_find_shim(status)) > 0)
@@ -197,12 +201,26 @@ recover_cgroup_end(const char *cg)
 		log_warn("cannot remove %s", cg);
 }
 
+/* Keeps j->pid only if it is still the same process, with a pidfd on it; else 0. */
+static void
+recover_same(struct job *j)
+{
+	j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
+	if (proc_start_time(j->pid) != j->pid_start) {
+		if (j->pidfd >= 0)
+			close(j->pidfd);
+		j->pidfd = -1;
+		j->pid = 0;
+	}
+}
+
 void
 recover_jobs(struct engine *e)
 {
 	struct recover_load l = { e, 0 };
 	struct gc_event ev = { .type = GC_EV_RECOVER };
 	struct job *j, *next;
+	int recorded;
 
 	if (store_active(e->store, recover_load_cb, &l) == -1)
 		log_fatalx("cannot load the jobs from the database");
@@ -216,16 +234,14 @@ recover_jobs(struct engine *e)
 		 * that a pid reused in between cannot pass; every signal then goes
 		 * through that pidfd.
 		 */
-		if (j->pid == 0 && !j->node_fail && recover_adopt(e, j) == 1)
-			continue;	/* it never started: pending again */
-		if (j->pid > 0) {
-			j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
-			if (proc_start_time(j->pid) != j->pid_start) {
-				if (j->pidfd >= 0)
-					close(j->pidfd);
-				j->pidfd = -1;
-				j->pid = 0;
-			}
+		recorded = j->pid > 0;
+		if (j->pid > 0)
+			recover_same(j);
+		if (j->pid == 0 && !j->node_fail) {
+			if (recover_adopt(e, j, recorded) == 1)
+				continue;	/* it never started: pending again */
+			if (j->pid > 0)
+				recover_same(j);
 		}
 		if (j->pid <= 0) {
 			j->pid = 0;
@@ -237,6 +253,7 @@ recover_jobs(struct engine *e)
 			engine_job_ended(e, j);
 			continue;
 		}
+		j->recovered = 1;
 		log_info("job %lld: still %s (pid %d), reattached", (long long)j->id,
 		    j->state == JOB_SUSPENDED ? "suspended" : "running", (int)j->pid);
 		engine_track(e, j);

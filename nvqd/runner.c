@@ -13,10 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "proc.h"
 #include "runner.h"
 #include "status.h"
@@ -42,33 +45,29 @@ runner_write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/*
- * The job's environment, NUL-terminated strings one after the other, in a
- * memfd at offset 0 for the shim's standard input: a descriptor >= 3,
- * close-on-exec, or -1.
- */
+/* A memfd holding strings one after the other, each with its NUL, at offset 0; or -1. */
 static int
-runner_env_fd(char *const *envp)
+runner_strings_fd(const char *name, char *const *v)
 {
 	char buf[16384];
 	size_t used = 0, len;
 	int fd, hi, i;
 
-	if ((fd = memfd_create("nvq-env", MFD_CLOEXEC)) == -1)
+	if ((fd = memfd_create(name, MFD_CLOEXEC)) == -1)
 		return -1;
-	/* each string with its NUL, which separates it from the next; a few writes, not one each */
-	for (i = 0; envp != NULL && envp[i] != NULL; i++) {
-		len = strlen(envp[i]) + 1;
+	/* a few writes, not one each */
+	for (i = 0; v != NULL && v[i] != NULL; i++) {
+		len = strlen(v[i]) + 1;
 		if (used + len > sizeof(buf)) {
 			if (runner_write_all(fd, buf, used) == -1)
 				goto fail;
 			used = 0;
 		}
 		if (len > sizeof(buf)) {
-			if (runner_write_all(fd, envp[i], len) == -1)
+			if (runner_write_all(fd, v[i], len) == -1)
 				goto fail;
 		} else {
-			memcpy(buf + used, envp[i], len);
+			memcpy(buf + used, v[i], len);
 			used += len;
 		}
 	}
@@ -88,12 +87,121 @@ fail:
 	return -1;
 }
 
-pid_t
-runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
+/* A shim's spawn: a new session, no blocked signals, every signal back to its default. */
+static void
+runner_spawn_attr(posix_spawnattr_t *attr)
+{
+	sigset_t none, all;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(attr);
+	posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setsigmask(attr, &none);
+	posix_spawnattr_setsigdefault(attr, &all);
+}
+
+int
+runner_standby_start(struct runner_standby *sb, const char *shim)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	sigset_t none, all;
+	char *argv[] = { "nvq-shim", "-W", NULL };
+	int sv[2], r;
+	pid_t pid;
+
+	sb->pid = -1;
+	sb->fd = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return -1;
+	runner_spawn_attr(&attr);
+	posix_spawn_file_actions_init(&fa);
+	r = posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+	if (r == 0)
+		r = posix_spawn(&pid, shim, &fa, &attr, argv, runner_shim_env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(sv[1]);
+	if (r != 0) {
+		close(sv[0]);
+		errno = r;
+		return -1;
+	}
+	sb->pid = pid;
+	sb->fd = sv[0];
+	sb->start = proc_start_time(pid);
+	return 0;
+}
+
+void
+runner_standby_stop(struct runner_standby *sb)
+{
+	int st;
+
+	if (sb->pid <= 0)
+		return;
+	/* ours and not reaped: the pid is still this process's */
+	kill(sb->pid, SIGKILL);
+	close(sb->fd);
+	while (waitpid(sb->pid, &st, 0) == -1 && errno == EINTR)
+		;
+	sb->pid = -1;
+	sb->fd = -1;
+}
+
+/*
+ * Hands a job to the standby shim (shim.c's shim_standby): its arguments
+ * in a memfd, the environment's memfd, and the standard descriptors of
+ * nvq run in hi (-1: none).  The standby's pid, or -1 with errno: it has
+ * ended or cannot take the job, and is gone (so the caller spawns a shim).
+ */
+static pid_t
+runner_handoff(struct runner_standby *sb, char *const *argv, int envfd, const int *hi)
+{
+	int fds[5], n = 0, i, argfd, st, r, saved;
+	pid_t pid = sb->pid;
+
+	/* ended already (killed by hand?): reaped here */
+	if (waitpid(pid, &st, WNOHANG) == pid) {
+		close(sb->fd);
+		sb->fd = -1;
+		sb->pid = -1;
+		errno = ESRCH;
+		return -1;
+	}
+	if ((argfd = runner_strings_fd("nvq-args", argv)) == -1) {
+		saved = errno;
+		runner_standby_stop(sb);
+		errno = saved;
+		return -1;
+	}
+	/* the arguments, the environment, then nvq run's descriptors in order (-a) */
+	fds[n++] = argfd;
+	fds[n++] = envfd;
+	for (i = 0; i < 3; i++)
+		if (hi[i] != -1)
+			fds[n++] = hi[i];
+	r = fdpass_send(sb->fd, fds, n);
+	saved = errno;
+	close(argfd);
+	if (r == -1) {
+		runner_standby_stop(sb);
+		errno = saved;
+		return -1;
+	}
+	/* it is the job's shim now, reaped as any other; the socket's use is over */
+	close(sb->fd);
+	sb->fd = -1;
+	sb->pid = -1;
+	return pid;
+}
+
+pid_t
+runner_spawn(const struct runner_spec *s, struct runner_standby *sb, char *err, size_t errlen)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	char uid[24], gid[24], mask[16], id[24], procs[24], sig[16], fds[4] = "", *groups, **argv;
 	size_t off = 0;
 	pid_t pid = -1;
@@ -169,7 +277,8 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 		argv[a++] = s->argv[i];
 
 	unlink(s->status_path);
-	if ((envfd = runner_env_fd(s->envp)) == -1) {
+	/* the job's environment for the shim's standard input */
+	if ((envfd = runner_strings_fd("nvq-env", s->envp)) == -1) {
 		snprintf(err, errlen, "cannot pass its environment to its supervisor: %s",
 		    strerror(errno));
 		runner_void_start(s->status_path);
@@ -181,14 +290,10 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 		return -1;
 	}
 
-	/* a new session, no blocked signals, every signal back to its default */
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-	    POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
+	if (sb != NULL && sb->pid > 0 && (pid = runner_handoff(sb, argv, envfd, hi)) > 0)
+		goto done;
+	pid = -1;
+	runner_spawn_attr(&attr);
 	posix_spawn_file_actions_init(&fa);
 	r = posix_spawn_file_actions_adddup2(&fa, envfd, 0);
 	for (i = 0; i < 3 && r == 0; i++)
@@ -198,15 +303,16 @@ runner_spawn(const struct runner_spec *s, char *err, size_t errlen)
 		r = posix_spawn(&pid, s->shim, &fa, &attr, argv, runner_shim_env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
-	close(envfd);
-	for (i = 0; i < 3; i++)
-		if (hi[i] != -1)
-			close(hi[i]);
 	if (r != 0) {
 		snprintf(err, errlen, "cannot start its supervisor %s: %s", s->shim, strerror(r));
 		runner_void_start(s->status_path);
 		pid = -1;
 	}
+done:
+	close(envfd);
+	for (i = 0; i < 3; i++)
+		if (hi[i] != -1)
+			close(hi[i]);
 	free(argv);
 	free(groups);
 	return pid;

@@ -66,8 +66,31 @@ int	runner_ticket(const char *status_path, const char *token, unsigned *spares);
 void	runner_recycle(const char *status_path, unsigned *spares);
 /* Removes the spares in the status folder dir (nvqd's start: it counts from 0). */
 void	runner_spares_clear(const char *dir);
-/* Forks the shim (runner_ticket first); returns its pid, or -1 with a sentence in err. */
-pid_t	runner_spawn(const struct runner_spec *, char *err, size_t errlen);
+/*
+ * A shim started ahead of a job (nvq-shim -W), waiting on a socket for the
+ * arguments an exec'd shim would get: a job then starts without waiting for
+ * an exec.  pid -1: none.  Its pid is known before the start is committed,
+ * so the start's transaction records it (engine.c).  It started as nvqd's
+ * child and a session of its own, with nvqd's clean environment, as any
+ * shim; it exits unused when nvqd goes (end of file on the socket).
+ */
+struct runner_standby {
+	pid_t		pid;
+	int64_t		start;		/* its start time (proc.h), for pid_start */
+	int		fd;		/* nvqd's end of the socket */
+};
+/* Starts one (the shim at path shim); 0, or -1 with errno and sb->pid -1. */
+int	runner_standby_start(struct runner_standby *sb, const char *shim);
+/* Kills and reaps an unused one. */
+void	runner_standby_stop(struct runner_standby *sb);
+/*
+ * Starts the job's shim (runner_ticket first): hands it to the standby sb
+ * where there is one (sb NULL or its pid -1: none), which is then used up
+ * (pid -1), else, or if the standby is gone, spawns one.  Returns the
+ * shim's pid, or -1 with a sentence in err.
+ */
+pid_t	runner_spawn(const struct runner_spec *, struct runner_standby *sb, char *err,
+	    size_t errlen);
 /*
  * The shim that records into status_path, found among the running
  * processes (for a job whose shim's pid never reached the database); or -1.

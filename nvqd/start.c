@@ -98,7 +98,7 @@ start_exec_cb(void *arg, const struct store_job_exec *r)
 
 pid_t
 start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t granted,
-    const char *status_path, char *err, size_t errlen)
+    const char *status_path, struct runner_standby *sb, char *err, size_t errlen)
 {
 	struct start_exec x;
 	struct runner_spec rs;
@@ -180,7 +180,7 @@ start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t gr
 			goto out;
 		}
 	}
-	pid = runner_spawn(&rs, err, errlen);
+	pid = runner_spawn(&rs, sb, err, errlen);
 out:
 	free(env);
 	free(x.envbuf);

@@ -16,10 +16,11 @@
 
 /*
  * Spawns job j's supervisor for the GPUs uuids (comma-separated, "" for
- * none), granted bytes on each, recording into status_path.  Returns the
- * supervisor's pid, or -1 with a sentence in err.
+ * none), granted bytes on each, recording into status_path: the standby
+ * sb becomes it where sb is not NULL and still there (runner_spawn).
+ * Returns the supervisor's pid, or -1 with a sentence in err.
  */
 pid_t	start_shim(struct engine *, const struct job *j, const char *uuids, uint64_t granted,
-	    const char *status_path, char *err, size_t errlen);
+	    const char *status_path, struct runner_standby *sb, char *err, size_t errlen);
 
 #endif

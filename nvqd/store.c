@@ -1093,7 +1093,7 @@ store_job_unstart(struct store *st, int64_t id, double now)
 		return -1;
 	s = store_prepare(st, "UPDATE jobs SET state = 'PENDING', started_at = NULL, "
 	    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, cgroup = NULL, boot_id = NULL "
-	    "WHERE id = ? AND state = 'RUNNING' AND pid IS NULL");
+	    "WHERE id = ? AND state = 'RUNNING'");
 	if (s == NULL)
 		goto fail;
 	sqlite3_bind_int64(s, 1, id);

@@ -140,7 +140,8 @@ int		 store_job_end(struct store *, int64_t id, const struct store_end *);
 int		 store_job_requeue(struct store *, int64_t id, const struct store_end *);
 /*
  * A job recorded RUNNING that never started (nvqd stopped between the commit
- * and the spawn): back to PENDING, its open run removed.
+ * and the spawn, or before the standby shim recorded with it got the job):
+ * back to PENDING, its open run removed.
  */
 int		 store_job_unstart(struct store *, int64_t id, double now);
 /* nvq hold (held 1) or release (0) of a running or pending job, with its event. */

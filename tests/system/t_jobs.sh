@@ -305,3 +305,51 @@ t_array() {	# --array and --stdin: one submit, one commit; indexes, %N, %A/%a, f
 	expect_eq "after a restart, still at most 2 at once, then all 6 COMPLETED" \
 	    "$(array_peak "$c" 6)" "2 6"
 }
+
+t_standby() {	# the next job's shim waits ready (nvq-shim -W); one killed by hand is replaced; none outlives nvqd
+	write_config; start_nvqd || return
+	local a b c sb sb2 sb3
+	a=$(submit -g 0 true); nvq wait "$a" > /dev/null
+	sb=$(pgrep -P "$NVQD_PID" -f '^nvq-shim -W$')
+	expect_eq "after a start, one standby waits" "$(echo $sb | wc -w)" 1
+	expect_eq "in a session of its own" "$(ps -o sid= -p "$sb" | tr -d ' ')" "$sb"
+	b=$(submit -g 0 sh -c 'echo $PPID; exec sleep 1'); wait_state "$b" RUNNING
+	expect_eq "recorded with the next job's start" "$(shim_pid "$b")" "$sb"
+	nvq wait "$b" > /dev/null
+	expect_eq "it was that job's supervisor" "$(nvq log "$b")" "$sb"
+	expect_eq "which completed" "$(state "$b")" COMPLETED
+	sb2=$(pgrep -P "$NVQD_PID" -f '^nvq-shim -W$')
+	expect_eq "another one waits" "$(echo $sb2 | wc -w)" 1
+	kill -9 "$sb2"; sleep 0.1
+	c=$(submit -g 0 sh -c 'echo $PPID'); nvq wait "$c" > /dev/null
+	expect_eq "a job starts without it" "$(state "$c")" COMPLETED
+	expect_eq "under a shim spawned for it" "$(( $(nvq log "$c") > 0 && $(nvq log "$c") != sb2 ))" 1
+	sb3=$(pgrep -P "$NVQD_PID" -f '^nvq-shim -W$')
+	expect_eq "and a new one waits" "$(echo $sb3 | wc -w)" 1
+	stop_nvqd; sleep 0.1
+	expect_eq "it ends with nvqd" "$(alive "$sb3")" ""
+}
+
+t_standby_void() {	# a start whose recorded shim is gone without taking its ticket runs again after a restart of nvqd
+	write_config; start_nvqd || return
+	local a b apid bpid
+	a=$(submit -g 0 sh -c "echo run >> $T/a.runs; [ -e $T/second ] || sleep 3192")
+	b=$(submit -g 0 sleep 3193)
+	wait_state "$a" RUNNING; wait_state "$b" RUNNING
+	apid=$(shim_pid "$a"); bpid=$(shim_pid "$b")
+	stop_nvqd
+	# as if nvqd had stopped after recording the standby with a's start, before
+	# handing it the job: the shim gone, the ticket there
+	kill -9 "$apid" "$bpid"; pkill -9 -f 'sleep 319[23]'; sleep 0.3
+	touch "$T/second" "$T/spool/.status/$a.0.ticket"
+	start_nvqd || return
+	wait_state "$a" COMPLETED
+	expect_eq "it ran again" "$(cat "$T/a.runs" | wc -l)" 2
+	# at the restart, or when the pidfd of what is left of it (a zombie nobody reaped yet) says it ended
+	expect_match "pending again" "$(grep "job $a" "$T/nvqd.log")" \
+	    "job $a(: never started| UNSTARTED: its supervisor ended before it took the job); pending again"
+	expect_eq "one run recorded" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM runs WHERE job_id = $a")" 1
+	# b's shim took its ticket: it started, and its end is unknown
+	wait_state "$b" FAILED
+	expect_match "b's reason" "$(field "$b" reason)" "its supervisor ended without recording an exit status"
+}
