@@ -156,7 +156,8 @@ $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c co
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/slurmjob.c)
-$(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c)
+$(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c \
+	    common/fdpass.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/tests/test_share: $(call obj,tests/unit/test_share.c common/share.c common/proc.c)
 $(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c)
