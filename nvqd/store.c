@@ -16,6 +16,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "log.h"
 #include "store.h"
 
@@ -62,6 +63,7 @@ struct store {
 	off_t		reserved;	/* the bytes it holds now */
 	off_t		reserve_size;	/* what it holds when whole */
 	int		vacuumed;	/* the private database shrank: checkpoint it */
+	struct checkpoint *ckpt;	/* WAL checkpoints off the loop (checkpoint.h) */
 	const char	*sql[STORE_CACHE];
 	sqlite3_stmt	*stmt[STORE_CACHE];
 };
@@ -523,6 +525,23 @@ fail:
 	return -1;
 }
 
+/*
+ * After each commit, with the pages now in a database's log: past
+ * CHECKPOINT_PAGES, the checkpoint thread copies them back, so that the
+ * loop's commits never do (SQLite's auto-checkpoint is off with this hook).
+ */
+static int
+store_wal_cb(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	struct store *st = arg;
+
+	(void)db;
+	if (pages >= CHECKPOINT_PAGES)
+		checkpoint_kick(st->ckpt, strcmp(name, "private") == 0 ? CHECKPOINT_PRIVATE :
+		    CHECKPOINT_MAIN);
+	return SQLITE_OK;
+}
+
 struct store *
 store_open(const char *path, int sync_full, char *err, size_t errlen)
 {
@@ -587,6 +606,15 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 	store_exec(st, "PRAGMA private.wal_checkpoint(TRUNCATE)");
 	/* People read it with the sqlite3 shell; the environments are not in it. */
 	chmod(path, 0644);
+	{
+		char priv[PATH_MAX + 16], cerr[256];
+
+		snprintf(priv, sizeof(priv), "%s.private", path);
+		if ((st->ckpt = checkpoint_start(path, priv, cerr, sizeof(cerr))) != NULL)
+			sqlite3_wal_hook(st->db, store_wal_cb, st);
+		else
+			log_warnx("database: %s: checkpoints stay in nvqd's loop", cerr);
+	}
 	return st;
 fail:
 	store_close(st);
@@ -600,6 +628,7 @@ store_close(struct store *st)
 
 	if (st == NULL)
 		return;
+	checkpoint_stop(st->ckpt);
 	for (k = 0; k < STORE_CACHE; k++)
 		if (st->stmt[k] != NULL)
 			sqlite3_finalize(st->stmt[k]);
@@ -922,7 +951,10 @@ store_lazy_commit(struct store *st)
 	/* the file itself shrinks when its WAL is checkpointed (and cut short) */
 	if (st->vacuumed && st->depth == 0) {
 		st->vacuumed = 0;
-		store_exec(st, "PRAGMA private.wal_checkpoint(TRUNCATE)");
+		if (st->ckpt != NULL)
+			checkpoint_kick(st->ckpt, CHECKPOINT_PRIVATE_TRUNCATE);
+		else
+			store_exec(st, "PRAGMA private.wal_checkpoint(TRUNCATE)");
 	}
 	if (st->sync_full && st->depth == 0) {
 		store_exec(st, "PRAGMA synchronous = FULL");

@@ -170,6 +170,33 @@ t_flushes() {	# sync = full: one flush per submit, one per job run one after ano
 	stop_nvqd
 }
 
+t_checkpoint_thread() {	# the WAL goes back into the database files on a thread of nvqd's own, never in its loop
+	command -v strace > /dev/null || { skip "strace is not installed: the writes cannot be seen"; return; }
+	write_config; start_nvqd || return
+	local spid i db more=0
+	strace -f -y -e trace=pwrite64,fdatasync,fsync -p "$NVQD_PID" -o "$T/strace.ckpt" 2> /dev/null &
+	spid=$!; sleep 0.5
+	kill -0 "$spid" 2> /dev/null || { skip "strace cannot attach here (ptrace refused?)"; stop_nvqd; return; }
+	# 5000 environments: the private database's log passes 1000 pages
+	submit --hold --array 1-5000 -g 0 true > /dev/null
+	db="pwrite64([0-9]*</[^>]*/nvq\.db\(\.private\)\?>"
+	for i in $(seq 50); do
+		grep -q "$db" "$T/strace.ckpt" && break
+		submit --hold -g 0 true > /dev/null; more=$((more + 1)); sleep 0.1
+	done
+	kill -INT "$spid"; wait "$spid" 2> /dev/null
+	echo "    $(grep -c "$db" "$T/strace.ckpt") page writes into the database files"
+	expect_eq "the log was copied back into the database files" \
+	    "$(( $(grep -c "$db" "$T/strace.ckpt") > 0 ))" 1
+	expect_eq "none of them by the loop's thread" "$(grep -c "^$NVQD_PID $db" "$T/strace.ckpt")" 0
+	expect_eq "nor a sync of them" "$(grep -c "^$NVQD_PID f\(data\)\?sync([0-9]*</[^>]*/nvq\.db\(\.private\)\?>" \
+	    "$T/strace.ckpt")" 0
+	expect_eq "nvqd serves on" "$(nvq list > /dev/null; echo $?)" 0
+	expect_eq "the jobs are there" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" "$(( 5000 + more ))"
+	stop_nvqd
+	expect_eq "integrity" "$(sqlite3 "$T/nvq.db" "PRAGMA integrity_check")" ok
+}
+
 t_power_cut() {	# sync = full: submits whose main commit a power cut took come back from the private one
 	write_config "[limits]" "max_running_jobs = 1"
 	sed -i "s/^sync = normal$/sync = full/" "$T/nvq.ini"
