@@ -16,7 +16,6 @@ struct checkpoint {
 	pthread_cond_t	cv;
 	int		wanted;		/* CHECKPOINT_* asked for, not yet begun */
 	int		stop;
-	unsigned long	done;		/* checkpoints run */
 	sqlite3		*db;		/* the thread's alone once it runs */
 };
 
@@ -51,9 +50,6 @@ checkpoint_main(void *arg)
 		else if (which & CHECKPOINT_PRIVATE)
 			sqlite3_wal_checkpoint_v2(c->db, "private", SQLITE_CHECKPOINT_PASSIVE,
 			    NULL, NULL);
-		pthread_mutex_lock(&c->mu);
-		c->done++;
-		pthread_mutex_unlock(&c->mu);
 	}
 	return NULL;
 }
@@ -115,19 +111,6 @@ checkpoint_kick(struct checkpoint *c, int which)
 	c->wanted |= which;
 	pthread_cond_signal(&c->cv);
 	pthread_mutex_unlock(&c->mu);
-}
-
-unsigned long
-checkpoint_count(struct checkpoint *c)
-{
-	unsigned long n;
-
-	if (c == NULL)
-		return 0;
-	pthread_mutex_lock(&c->mu);
-	n = c->done;
-	pthread_mutex_unlock(&c->mu);
-	return n;
 }
 
 void

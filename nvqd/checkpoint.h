@@ -40,8 +40,6 @@ struct checkpoint *checkpoint_start(const char *path, const char *private_path, 
 		    size_t errlen);
 /* Asks for a checkpoint of CHECKPOINT_MAIN and/or CHECKPOINT_PRIVATE; never blocks on one. */
 void		checkpoint_kick(struct checkpoint *, int which);
-/* How many checkpoints the thread ran (for tests and logs). */
-unsigned long	checkpoint_count(struct checkpoint *);
 /* Stops and joins the thread and closes its connection; NULL is nothing. */
 void		checkpoint_stop(struct checkpoint *);
 
