@@ -669,8 +669,7 @@ shim_main(int argc, char **argv, const int *passed, int npassed)
 
 /*
  * Standby (-W): started by nvqd ahead of its next job, so that the job's
- * start does not wait for an exec of the shim.  It blocks the signals it
- * will wait for (one sent once it is the job's is kept) and waits on its
+ * start does not wait for an exec of the shim.  It waits on its
  * standard input, a socket only nvqd holds, for one message (fdpass.h): a
  * memfd holding the options and command nvqd would have passed to an
  * exec'd shim (NUL-terminated strings, from "nvq-shim"), the environment's
@@ -687,14 +686,20 @@ shim_standby(void)
 {
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
 	struct stat st;
-	sigset_t set;
+	sigset_t set, none;
 	int fds[FDPASS_MAX], n, i, argc = 0;
 	char *args, *p, **argv;
 	ssize_t r;
 	size_t off = 0;
 
+	/*
+	 * Blocked from here on, but not while it waits: a signal sent to the
+	 * standby itself (pkill nvq-shim) ends it, unused, rather than waiting
+	 * to be forwarded to the next job.
+	 */
 	shim_block(&set);
-	while (poll(&pfd, 1, -1) == -1)
+	sigemptyset(&none);
+	while (ppoll(&pfd, 1, NULL, &none) == -1)
 		if (errno != EINTR)
 			_exit(0);
 	if ((n = fdpass_recv(0, fds, 5)) < 2)
