@@ -680,7 +680,6 @@ shim_main(int argc, char **argv, const int *passed, int npassed)
  */
 #define SHIM_STANDBY_MAX_ARGS	(4 << 20)
 
-
 static int
 shim_standby(void)
 {

@@ -1106,13 +1106,15 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 {
 	struct status_record rs;
 	char status[PATH_MAX];
+	int has_status;
 
 	engine_status_path(e, j->id, status, sizeof(status));
 	memset(end, 0, sizeof(*end));
 	end->now = engine_now();
 	j->final_reason[0] = '\0';
-	if (status_read(status, &rs) == -1 && j->recovered && !j->node_fail &&
-	    j->ending[0] == '\0' && runner_void_start(status) == 1) {
+	has_status = status_read(status, &rs) == 0;
+	if (!has_status && j->recovered && !j->node_fail && j->ending[0] == '\0' &&
+	    runner_void_start(status) == 1) {
 		/*
 		 * Its shim, recorded by an earlier nvqd, ended without taking the
 		 * start's ticket: it never ran the job (a standby shim that lost
@@ -1127,7 +1129,7 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 		end->exit_code = -1;
 		end->cpu_time = -1;
 		end->max_rss = -1;
-	} else if (status_read(status, &rs) == -1) {
+	} else if (!has_status) {
 		snprintf(j->final_state, sizeof(j->final_state), "%s",
 		    j->node_fail ? "NODE_FAIL" : j->ending[0] ? j->ending : "FAILED");
 		end->exit_code = -1;
