@@ -306,7 +306,7 @@ t_array() {	# --array and --stdin: one submit, one commit; indexes, %N, %A/%a, f
 	    "$(array_peak "$c" 6)" "2 6"
 }
 
-t_standby() {	# the next job's shim waits ready (nvq-shim -W); one killed by hand is replaced; none outlives nvqd
+t_standby() {	# the next job's shim waits ready (nvq-shim -W); one signalled by hand ends and is replaced; none outlives nvqd
 	write_config; start_nvqd || return
 	local a b c sb sb2 sb3
 	a=$(submit -g 0 true); nvq wait "$a" > /dev/null
