@@ -11,24 +11,14 @@ cd "$(dirname "$0")/.."
 N=${1:-500}
 [ -n "${NVQ_BUILD:-}" ] || make -s
 B=${NVQ_BUILD:-build}
+. bench/lib.sh
 D=$(mktemp -d /tmp/nvq-chain.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$D"' EXIT
-cat > "$D/nvq.ini" <<-EOT
-[daemon]
-socket = $D/sock
-database = $D/nvq.db
-spool = $D/spool
-log_level = warn
-sync = normal
-[gpus]
-virtual = 1x16G
-[limits]
-max_running_jobs = 1
-EOT
-"$B/nvqd" -c "$D/nvq.ini" 2> "$D/log" &
-P=$!
+BENCH_NVQ=$B/nvq
+bench_nvqd "$D" "$B/nvqd" "sync = normal" "[gpus]" "virtual = 1x16G" "[limits]" \
+    "max_running_jobs = 1"
+P=$BENCH_PID
 export NVQ_SOCKET=$D/sock
-until "$B/nvq" list > /dev/null 2>&1; do sleep 0.02; done
 "$B/nvq" submit --hold --array "1-$N" -g 0 true > /dev/null
 "$B/nvq" release 1_ > /dev/null
 # every job of the array by id (the array is 1_; nvq wait takes job ids)

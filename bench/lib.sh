@@ -27,7 +27,8 @@ bench_nvqd() {
 	bench_start "$dir" "$nvqd"
 }
 
-# bench_start DIR NVQD: NVQD started on DIR's configuration (its stderr
+# bench_start DIR NVQD: NVQD started on DIR's configuration (asked with
+# BENCH_NVQ, build/nvq by default, whether it answers; its stderr
 # added to DIR/log), its pid in BENCH_PID, once it answers (a minute at
 # most: a queue of 100,000 jobs takes seconds to load).
 bench_start() {
@@ -35,7 +36,7 @@ bench_start() {
 	"$2" -c "$1/nvq.ini" 2>> "$1/log" &
 	BENCH_PID=$!
 	for i in $(seq 1200); do
-		build/nvq -s "$1/sock" gpus > /dev/null 2>&1 && return 0
+		"${BENCH_NVQ:-build/nvq}" -s "$1/sock" gpus > /dev/null 2>&1 && return 0
 		sleep 0.05
 	done
 	echo "nvqd did not start:"; cat "$1/log"

@@ -1019,6 +1019,7 @@ engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 		if (store_job_set_pid(e->store, j->id, e->standby.pid, e->standby.start,
 		    e->boot_id, *cg ? cg : NULL) == 0) {
 			j->promised = e->standby.pid;
+			j->pid_start = e->standby.start;
 			e->standby_taken = 1;
 		}
 	}
@@ -1050,7 +1051,9 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 		engine_fail(e, j, err);
 		return -1;
 	}
-	j->pid_start = proc_start_time(j->pid);
+	/* the standby's was read when it started, and recorded with the start */
+	if (j->pid != j->promised)
+		j->pid_start = proc_start_time(j->pid);
 	if (e->cgroup_base[0] != '\0') {
 		char cg[PATH_MAX];
 
