@@ -5,6 +5,7 @@
  * stops: their supervisors are not its to kill.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -130,6 +131,21 @@ nvqd_hup_cb(uv_signal_t *s, int signum)
  * soft limit on open files goes up to the hard one.  Jobs do not inherit it:
  * their shims apply [limits] rlimits.
  */
+/*
+ * malloc keeps what it freed at the top of the heap, and allocates large
+ * buffers there too: by default each request grew the heap by ~90 KB
+ * (SQLite's statement and page buffers) and gave it back after, a brk
+ * pair and the page faults of touching it again, 6% of nvqd's time per
+ * submit.  16 MiB at most are kept.
+ */
+static void
+nvqd_malloc_tune(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 16 << 20);
+	mallopt(M_TOP_PAD, 1 << 20);
+}
+
 static void
 nvqd_raise_nofile(void)
 {
@@ -212,6 +228,7 @@ main(int argc, char **argv)
 	d.engine.config_path = path;
 	log_init(d.engine.cfg.log_level);
 	signal(SIGPIPE, SIG_IGN);
+	nvqd_malloc_tune();
 	nvqd_raise_nofile();
 	if ((r = uv_loop_init(&loop)) != 0)
 		log_fatalx("uv_loop_init: %s", uv_strerror(r));
