@@ -1753,6 +1753,56 @@ engine_sync(struct engine *e)
 		e->retry = 1;
 }
 
+/* On the thread pool: the spawn, which waits for the shim's exec, off the loop. */
+static void
+engine_standby_work_cb(uv_work_t *w)
+{
+	struct engine *e = w->data;
+
+	e->standby_err = runner_standby_start(&e->standby_next, e->shim) == -1 ? errno : 0;
+}
+
+/* Back on the loop: the new standby is the one the next start takes. */
+static void
+engine_standby_done_cb(uv_work_t *w, int status)
+{
+	struct engine *e = w->data;
+
+	e->standby_busy = 0;
+	if (status != 0)
+		return;		/* cancelled before it ran: nothing started */
+	if (e->standby_err != 0) {
+		errno = e->standby_err;
+		log_warn("cannot start a standby shim %s", e->shim);
+		return;
+	}
+	if (e->stopping || e->standby.pid > 0)
+		runner_standby_stop(&e->standby_next);
+	else
+		e->standby = e->standby_next;
+}
+
+/*
+ * A standby for the next start, if there is none: spawned on libuv's thread
+ * pool, so that the loop goes on (recording the job that just started, the
+ * next submit, the end) while the kernel makes the process.  A start before
+ * it is ready spawns its own shim, as without one.
+ */
+static void
+engine_standby_kick(struct engine *e)
+{
+	if (e->standby.pid > 0 || e->standby_busy || e->stopping)
+		return;
+	e->standby_work.data = e;
+	e->standby_next.pid = -1;
+	e->standby_next.fd = -1;
+	if (uv_queue_work(e->loop, &e->standby_work, engine_standby_work_cb,
+	    engine_standby_done_cb) == 0)
+		e->standby_busy = 1;
+	else if (runner_standby_start(&e->standby, e->shim) == -1)
+		log_warn("cannot start a standby shim %s", e->shim);
+}
+
 /*
  * One scheduling pass: dependencies, the plan, then the starts.  It looks
  * at the running and suspended jobs and at the front of the order only
@@ -1870,9 +1920,8 @@ engine_pass(struct engine *e)
 		}
 		/* the next job's shim, started while this one's runs */
 		e->standby_taken = 0;
-		if (spawned && e->standby.pid <= 0 &&
-		    runner_standby_start(&e->standby, e->shim) == -1)
-			log_warn("cannot start a standby shim %s", e->shim);
+		if (spawned)
+			engine_standby_kick(e);
 	}
 	engine_sync(e);
 	wake_ms = plan.next_wake > 0 ? (uint64_t)((plan.next_wake - now) * 1000) + 1 : 0;

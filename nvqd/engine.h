@@ -145,6 +145,11 @@ struct engine {
 	unsigned	spares;		/* spare status files (runner.h) */
 	struct runner_standby standby;	/* a shim started ahead of the next job (runner.h) */
 	int		standby_taken;	/* promised to a start of this pass */
+	/* the next standby, started on libuv's thread pool (a spawn blocks until its exec) */
+	uv_work_t	standby_work;
+	struct runner_standby standby_next;	/* what standby_work started */
+	int		standby_err;	/* its errno; 0: started */
+	int		standby_busy;	/* standby_work is queued or running */
 	char		cgroup_base[PATH_MAX];	/* where job cgroups go; "": none */
 	uv_idle_t	kick;
 	uv_timer_t	wake;

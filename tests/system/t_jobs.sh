@@ -306,11 +306,21 @@ t_array() {	# --array and --stdin: one submit, one commit; indexes, %N, %A/%a, f
 	    "$(array_peak "$c" 6)" "2 6"
 }
 
+# the standby shims waiting (nvqd spawns one on its thread pool after a start: a second at most)
+standbys() {
+	local i s
+	for i in $(seq 50); do
+		s=$(pgrep -P "$NVQD_PID" -f '^nvq-shim -W$') && break
+		sleep 0.02
+	done
+	echo $s
+}
+
 t_standby() {	# the next job's shim waits ready (nvq-shim -W); one signalled by hand ends and is replaced; none outlives nvqd
 	write_config; start_nvqd || return
 	local a b c sb sb2 sb3
 	a=$(submit -g 0 true); nvq wait "$a" > /dev/null
-	sb=$(pgrep -P "$NVQD_PID" -f '^nvq-shim -W$')
+	sb=$(standbys)
 	expect_eq "after a start, one standby waits" "$(echo $sb | wc -w)" 1
 	expect_eq "in a session of its own" "$(ps -o sid= -p "$sb" | tr -d ' ')" "$sb"
 	b=$(submit -g 0 sh -c 'echo $PPID; exec sleep 1'); wait_state "$b" RUNNING
@@ -318,7 +328,7 @@ t_standby() {	# the next job's shim waits ready (nvq-shim -W); one signalled by 
 	nvq wait "$b" > /dev/null
 	expect_eq "it was that job's supervisor" "$(nvq log "$b")" "$sb"
 	expect_eq "which completed" "$(state "$b")" COMPLETED
-	sb2=$(pgrep -P "$NVQD_PID" -f '^nvq-shim -W$')
+	sb2=$(standbys)
 	expect_eq "another one waits" "$(echo $sb2 | wc -w)" 1
 	# a signal to the standby itself ends it; it is not kept for the next job
 	kill -TERM "$sb2"; sleep 0.1
@@ -326,7 +336,7 @@ t_standby() {	# the next job's shim waits ready (nvq-shim -W); one signalled by 
 	c=$(submit -g 0 sh -c 'echo $PPID'); nvq wait "$c" > /dev/null
 	expect_eq "a job starts without it, and is not signalled" "$(state "$c")" COMPLETED
 	expect_eq "under a shim spawned for it" "$(( $(nvq log "$c") > 0 && $(nvq log "$c") != sb2 ))" 1
-	sb3=$(pgrep -P "$NVQD_PID" -f '^nvq-shim -W$')
+	sb3=$(standbys)
 	expect_eq "and a new one waits" "$(echo $sb3 | wc -w)" 1
 	stop_nvqd; sleep 0.1
 	expect_eq "it ends with nvqd" "$(alive "$sb3")" ""
