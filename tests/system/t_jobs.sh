@@ -207,6 +207,27 @@ t_cgroup() {	# a job is all its processes: one that left its process group is si
 	expect_eq "killed after the grace" "$(alive "$(cat "$T/escpid2")")" ""
 }
 
+t_cgroup_born() {	# a job's process is born in its cgroup (clone3), not moved there through cgroup.procs
+	if [ -z "$(cgroup_base)" ]; then
+		skip "needs root and a writable cgroup2 mount"
+		return
+	fi
+	command -v strace > /dev/null || { skip "strace is not installed"; return; }
+	write_config; start_nvqd || return
+	local a b spid
+	# from nvqd's first spawn on: the shims of both jobs, the second one a standby
+	strace -f -e trace=clone3,openat -p "$NVQD_PID" -o "$T/strace.born" 2> /dev/null &
+	spid=$!; sleep 0.5
+	kill -0 "$spid" 2> /dev/null || { skip "strace cannot attach here (ptrace refused?)"; return; }
+	a=$(submit -g 0 cat /proc/self/cgroup); nvq wait "$a" > /dev/null
+	b=$(submit -g 0 cat /proc/self/cgroup); nvq wait "$b" > /dev/null
+	kill -INT "$spid"; wait "$spid" 2> /dev/null
+	expect_match "the first job ran in its cgroup" "$(nvq log "$a")" "0::.*/nvq/job-$a-[0-9]+$"
+	expect_match "the second too" "$(nvq log "$b")" "0::.*/nvq/job-$b-[0-9]+$"
+	expect_eq "each was born there" "$(grep -c 'clone3(.*CLONE_INTO_CGROUP' "$T/strace.born")" 2
+	expect_eq "none was moved" "$(grep -c 'cgroup.procs' "$T/strace.born")" 0
+}
+
 t_job_policy() {	# umask, rlimits and max_priority come from the configuration
 	write_config "[limits]" "umask = 077" "rlimits = core=0, nofile=64:128" "max_priority = 10"
 	umask 002
