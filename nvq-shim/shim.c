@@ -192,9 +192,8 @@ fail:
 }
 
 /*
- * The job's process, a copy of the shim born in the job's cgroup
- * (shim_clone_into) or, where the kernel cannot, started with CLONE_VM
- * and moved into the cgroup here.  With CLONE_VM, until it runs the job it runs
+ * The job's process, started with CLONE_VM (shim_start_job), born in the
+ * job's cgroup or moved into it here.  Until it runs the job it runs
  * on the shim's memory (no copy of its page tables, no copy-on-write
  * faults), beside the shim, which goes on waiting for signals (so that a
  * job is cancelled even while its exec blocks, which CLONE_VFORK would not
@@ -277,35 +276,71 @@ shim_job(void *arg)
 }
 
 /*
- * The job's process started in its cgroup (clone3's CLONE_INTO_CGROUP,
- * Linux 5.7): no move through cgroup.procs, whose write waits for an RCU
- * grace period now and then (13 ms measured); a copy of the shim (no
- * CLONE_VM, which clone3 would need a stack switch in assembly for), small
- * as the shim is static.  Its pid; 0 in the job's process, which never
- * returns; -1 where the kernel cannot (then clone and cgroup_enter).
+ * clone3 with CLONE_VM: the child runs fn(arg) on the stack in args and
+ * exits with what it returns (it never does: shim_job execs or _exits).
+ * glibc wraps no clone3, and a child on a new stack cannot return through
+ * a C wrapper, so this is the system call itself, for x86-64.  The child's
+ * pid, or -errno.
+ */
+__attribute__((visibility("hidden"))) long shim_clone3_vm(struct clone_args *args,
+    size_t size, int (*fn)(void *), void *arg);
+#if defined(__x86_64__)
+__asm__(
+	".text\n"
+	".globl shim_clone3_vm\n"
+	".hidden shim_clone3_vm\n"
+	".type shim_clone3_vm, @function\n"
+	"shim_clone3_vm:\n"
+	"	movq %rdx, %r8\n"		/* fn and arg, in registers the child gets too */
+	"	movq %rcx, %r9\n"
+	"	movl $435, %eax\n"		/* __NR_clone3 */
+	"	syscall\n"
+	"	testq %rax, %rax\n"
+	"	jnz 1f\n"
+	"	xorl %ebp, %ebp\n"		/* the child, at the top of its stack */
+	"	movq %r9, %rdi\n"
+	"	call *%r8\n"
+	"	movl %eax, %edi\n"
+	"	movl $60, %eax\n"		/* __NR_exit */
+	"	syscall\n"
+	"	hlt\n"
+	"1:	ret\n"
+	".size shim_clone3_vm, .-shim_clone3_vm\n");
+#else
+#error "shim_clone3_vm is written for x86-64 only"
+#endif
+
+/*
+ * Starts the job's process (shim_job) on stack, sharing the shim's memory
+ * (CLONE_VM: no copy of its page tables, no copy-on-write faults), and,
+ * with clone3's CLONE_INTO_CGROUP (Linux 5.7), born in the job's cgroup:
+ * no move through cgroup.procs, whose write waits for an RCU grace period
+ * now and then (13 ms in one trace).  Where the kernel cannot, glibc's
+ * clone, and shim_job joins the cgroup itself.  The pid, or -1 with errno.
  */
 static pid_t
-shim_clone_into(struct shim_child *c)
+shim_start_job(struct shim_child *c, char *stack, size_t size)
 {
 	struct clone_args ca;
-	pid_t pid;
+	long r;
 	int dfd;
 
-	if (*c->s->cgroup == '\0' ||
-	    (dfd = open(c->s->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -1;
-	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_INTO_CGROUP;
-	ca.exit_signal = SIGCHLD;
-	ca.cgroup = (uint64_t)dfd;
-	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
-	if (pid == 0) {
+	if (*c->s->cgroup != '\0' &&
+	    (dfd = open(c->s->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		memset(&ca, 0, sizeof(ca));
+		ca.flags = CLONE_VM | CLONE_INTO_CGROUP;
+		ca.exit_signal = SIGCHLD;
+		ca.stack = (uint64_t)(uintptr_t)stack;
+		ca.stack_size = size;
+		ca.cgroup = (uint64_t)dfd;
 		c->born_in = 1;
-		shim_job(c);	/* never returns */
-		_exit(127);
+		r = shim_clone3_vm(&ca, sizeof(ca), shim_job, c);
+		close(dfd);
+		if (r > 0)
+			return (pid_t)r;
+		c->born_in = 0;
 	}
-	close(dfd);
-	return pid;
+	return clone(shim_job, stack + size, CLONE_VM | SIGCHLD, c);
 }
 
 /* SIGKILLs every process whose parent is this one (what the subreaper got). */
@@ -511,11 +546,9 @@ shim_shim(struct shim_spec *s)
 	child.born_in = 0;
 	if (env_errno != 0 || pipe2(efd, O_CLOEXEC) == -1 ||
 	    fcntl(efd[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    (child.efd = efd[1], (job = shim_clone_into(&child)) == -1 &&
-	    ((stack = mmap(NULL, SHIM_CHILD_STACK, PROT_READ | PROT_WRITE,
+	    (stack = mmap(NULL, SHIM_CHILD_STACK, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)) == MAP_FAILED ||
-	    (job = clone(shim_job, (char *)stack + SHIM_CHILD_STACK,
-	    CLONE_VM | SIGCHLD, &child)) == -1))) {
+	    (child.efd = efd[1], job = shim_start_job(&child, stack, SHIM_CHILD_STACK)) == -1) {
 		rs.exit_code = 126;
 		snprintf(rs.reason, sizeof(rs.reason), "%s: %s", env_errno ?
 		    "cannot read its environment" : "cannot start",
