@@ -1195,16 +1195,43 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 
 static void engine_wake_cb(uv_timer_t *);
 
+/*
+ * A finished job's status file, made a spare (runner.h) once the pass's
+ * starts are handed over: not between a job's end and the next one's start.
+ */
+static void
+engine_recycle_later(struct engine *e, int64_t id)
+{
+	char status[PATH_MAX];
+
+	if (e->nrecycle < (int)(sizeof(e->recycle) / sizeof(e->recycle[0]))) {
+		e->recycle[e->nrecycle++] = id;
+		return;
+	}
+	engine_status_path(e, id, status, sizeof(status));
+	runner_recycle(status, &e->spares);
+}
+
+static void
+engine_recycle(struct engine *e)
+{
+	char status[PATH_MAX];
+	int i;
+
+	for (i = 0; i < e->nrecycle; i++) {
+		engine_status_path(e, e->recycle[i], status, sizeof(status));
+		runner_recycle(status, &e->spares);
+	}
+	e->nrecycle = 0;
+}
+
 /* Logs, forgets and drops a job whose end is committed. */
 static void
 engine_ended(struct engine *e, struct job *j)
 {
-	char status[PATH_MAX];
-
 	log_info("job %lld %s%s%s", (long long)j->id, j->final_state,
 	    j->final_reason[0] ? ": " : "", j->final_reason);
-	engine_status_path(e, j->id, status, sizeof(status));
-	runner_recycle(status, &e->spares);
+	engine_recycle_later(e, j->id);
 	engine_notice(e, j);
 	engine_drop(e, j);
 }
@@ -1240,6 +1267,7 @@ engine_requeue(struct engine *e, struct job *j)
 	char status[PATH_MAX];
 
 	log_info("job %lld %s: %s", (long long)j->id, j->final_state, j->final_reason);
+	/* now: the job may start again in this pass, with a status file of that name */
 	engine_status_path(e, j->id, status, sizeof(status));
 	runner_recycle(status, &e->spares);
 	if (engine_add(e, j->id, j->uid, j->gid, j->user, j->ngpus, j->mem, j->priority,
@@ -1827,6 +1855,7 @@ engine_pass(struct engine *e)
 	if (engine_grow(e, e->njobs) == -1) {
 		log_warnx("out of memory planning %d jobs", e->njobs);
 		engine_sync(e);
+		engine_recycle(e);
 		return;
 	}
 	for (i = 0; i < e->gpus.n; i++) {
@@ -1924,6 +1953,7 @@ engine_pass(struct engine *e)
 			engine_standby_kick(e);
 	}
 	engine_sync(e);
+	engine_recycle(e);
 	wake_ms = plan.next_wake > 0 ? (uint64_t)((plan.next_wake - now) * 1000) + 1 : 0;
 	/* something could not be recorded (disk full?): try again in a second */
 	if (e->retry && (wake_ms == 0 || wake_ms > 1000))
@@ -2284,6 +2314,7 @@ void
 engine_shutdown(struct engine *e)
 {
 	e->stopping = 1;
+	engine_recycle(e);
 	runner_standby_stop(&e->standby);
 	notify_stop(&e->notify);
 	while (e->jobs != NULL)

@@ -363,6 +363,17 @@ t_standby() {	# the next job's shim waits ready (nvq-shim -W); one signalled by 
 	expect_eq "it ends with nvqd" "$(alive "$sb3")" ""
 }
 
+t_status_spares() {	# an ended job's status file becomes a spare for a later start; none is left behind
+	write_config "[limits]" "max_running_jobs = 1"; start_nvqd || return
+	local i last
+	for i in $(seq 6); do last=$(submit -g 0 true); done
+	nvq wait "$last" > /dev/null
+	sleep 0.2
+	expect_eq "no job's status file is left" "$(ls "$T/spool/.status" | grep -cv '^spare\.')" 0
+	expect_eq "they are spares" "$(( $(ls "$T/spool/.status" | grep -c '^spare\.') >= 1 ))" 1
+	expect_eq "all completed" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")" 6
+}
+
 t_standby_void() {	# a start whose recorded shim is gone without taking its ticket runs again after a restart of nvqd
 	write_config; start_nvqd || return
 	local a b apid bpid
