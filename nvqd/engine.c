@@ -1196,33 +1196,40 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 static void engine_wake_cb(uv_timer_t *);
 
 /*
- * A finished job's status file, made a spare (runner.h) once the pass's
- * starts are handed over: not between a job's end and the next one's start.
+ * What a finished job leaves, once the pass's starts are handed over (not
+ * between a job's end and the next one's start): its environment, which
+ * is no longer needed and may hold secrets, in one commit for all of them
+ * (if nvqd stops before, store_open deletes it), and its status file, made
+ * a spare (runner.h).
  */
-static void
-engine_recycle_later(struct engine *e, int64_t id)
-{
-	char status[PATH_MAX];
-
-	if (e->nrecycle < (int)(sizeof(e->recycle) / sizeof(e->recycle[0]))) {
-		e->recycle[e->nrecycle++] = id;
-		return;
-	}
-	engine_status_path(e, id, status, sizeof(status));
-	runner_recycle(status, &e->spares);
-}
-
 static void
 engine_recycle(struct engine *e)
 {
 	char status[PATH_MAX];
 	int i;
 
+	if (e->nrecycle == 0)
+		return;
+	store_lazy_begin(e->store);
+	for (i = 0; i < e->nrecycle; i++)
+		store_env_delete(e->store, e->recycle[i]);
+	if (store_lazy_commit(e->store) == -1)
+		log_warnx("cannot delete the environments of %d finished jobs; they go when "
+		    "nvqd restarts", e->nrecycle);
 	for (i = 0; i < e->nrecycle; i++) {
 		engine_status_path(e, e->recycle[i], status, sizeof(status));
 		runner_recycle(status, &e->spares);
 	}
 	e->nrecycle = 0;
+}
+
+/* engine_recycle's work for job id, later in the pass. */
+static void
+engine_recycle_later(struct engine *e, int64_t id)
+{
+	if (e->nrecycle == (int)(sizeof(e->recycle) / sizeof(e->recycle[0])))
+		engine_recycle(e);
+	e->recycle[e->nrecycle++] = id;
 }
 
 /* Logs, forgets and drops a job whose end is committed. */
@@ -1312,9 +1319,6 @@ engine_finish(struct engine *e)
 			continue;
 		engine_final(e, j, &end);
 		engine_record_end(e, j, &end);
-		/* its environment is no longer needed, and may hold secrets */
-		if (!engine_requeued(j))
-			store_env_delete(e->store, j->id);
 	}
 	ok = ok && store_lazy_commit(e->store) == 0;
 	if (ok)
@@ -1334,14 +1338,6 @@ engine_finish(struct engine *e)
 			}
 			j->recorded = 1;
 		}
-	}
-	/* those recorded one by one: their environments (the batch's went with it) */
-	if (!ok) {
-		store_lazy_begin(e->store);
-		for (j = e->held; j != NULL; j = j->lnext)
-			if (j->exited && j->recorded && !engine_requeued(j))
-				store_env_delete(e->store, j->id);
-		store_lazy_commit(e->store);
 	}
 	for (j = e->held; j != NULL; j = next) {
 		next = j->lnext;

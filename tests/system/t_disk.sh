@@ -68,6 +68,9 @@ t_env_gone() {	# environments go once a job cannot start; the private database s
 	nvq cancel "$blocker"; wait_state "$blocker" CANCELLED 10
 	wait_state "$id" CANCELLED 5
 	expect_eq "a job cancelled by its dependency: gone too" "$(env_rows "$id")" 0
+	expect_eq "a job that ran, once it ended: gone too" "$(env_rows "$blocker")" 0
+	id=$(B1=$big submit -g 1 true); wait_state "$id" COMPLETED 5
+	expect_eq "one that completed: gone too" "$(env_rows "$id")" 0
 }
 
 # The file system under the database turns read-only while nvqd runs, as
