@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# chain_trace.sh: where one job's turn goes, step by step, from the kernel's
+# own trace (ftrace: system calls, forks, execs, exits; no ptrace, so the
+# processes run at their speed).  N jobs of bench/stamp.c run one at a time
+# (max_running_jobs = 1, sync = normal); for each turn, from nvqd handing
+# the job to the standby shim to the next such hand-off, the median of each
+# step:
+#   handoff -> standby recvmsg   the standby shim wakes with the job
+#   -> shim clone                its setup (ticket, status file, cgroup, ...)
+#   -> job first syscall         the job's process runs
+#   -> job execve                its setup (output files, credentials, ...)
+#   -> exec done, -> main        the kernel's exec, then the dynamic loader,
+#                                the hook and libc up to main()
+#   -> job exit, -> shim wakes   the job's end, and its supervisor told
+#   -> shim exit                 the supervisor's cleanup and record
+#   -> nvqd wakes                nvqd told (its pidfd)
+#   -> next handoff              nvqd: the end's and the start's commits
+# NVQD=1 also prints nvqd's own system calls in one turn.  Needs root
+# (tracefs).  Usage: bench/chain_trace.sh [BUILD] [N]  (BUILD: build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=$(cd "${1:-build}" && pwd); N=${2:-40}
+T=/sys/kernel/tracing
+[ "$(id -u)" = 0 ] || { echo "chain_trace.sh: needs root (ftrace)" >&2; exit 2; }
+[ -d $T/events ] || mount -t tracefs nodev $T
+D=$(mktemp -d /tmp/nvq-trace.XXXXXX)
+trap 'echo 0 > $T/tracing_on; echo > $T/set_event; echo > $T/trace; kill $(jobs -p) 2>/dev/null || true; rm -rf "$D"' EXIT
+cc -O2 -o "$D/stamp" bench/stamp.c
+. bench/lib.sh
+BENCH_NVQ=$B/nvq
+bench_nvqd "$D/q" "$B/nvqd" "sync = normal" "[gpus]" "virtual = 1x16G" "[limits]" \
+    "max_running_jobs = 1"
+"$B/nvq" -s "$D/q/sock" submit --hold --array "1-$N" -g 0 -o "$D/out.%j" "$D/stamp" > /dev/null
+echo 0 > $T/tracing_on; echo > $T/trace; echo 64000 > $T/buffer_size_kb
+echo > $T/set_event
+for e in sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit; do
+	echo "$e" >> $T/set_event
+done
+for s in sendmsg recvmsg clone clone3 execve openat mkdir rmdir rename pwrite64 write \
+    exit_group epoll_wait rt_sigtimedwait wait4 unlink ppoll fdatasync; do
+	echo "syscalls:sys_enter_$s" >> $T/set_event; echo "syscalls:sys_exit_$s" >> $T/set_event
+done
+echo 1 > $T/tracing_on
+"$B/nvq" -s "$D/q/sock" release 1_ > /dev/null
+"$B/nvq" -s "$D/q/sock" wait $(seq 1 "$N") > /dev/null
+echo 0 > $T/tracing_on; echo > $T/set_event
+cp $T/trace "$D/trace"; echo > $T/trace
+python3 - "$D/trace" "${NVQD:-0}" <<'PY'
+import re, sys
+ev = []		# (time, comm, pid, name, rest); name "sys_X" on entry, "sys_X ->" on return
+for l in open(sys.argv[1]):
+    m = re.match(r'\s*(.+?)-(\d+)\s+\[\d+\]\s+\S+\s+([\d.]+): (.*)', l)
+    if not m:
+        continue
+    rest = m.group(4)
+    if rest.startswith('sys_'):
+        n = re.match(r'(sys_\w+)(\(| -> )(.*)', rest)
+        if not n:
+            continue
+        name, rest = n.group(1) + ('' if n.group(2) == '(' else ' ->'), n.group(3)
+    else:
+        name, _, rest = rest.partition(': ')
+    ev.append((float(m.group(3)), m.group(1), int(m.group(2)), name, rest))
+ho = [k for k, e in enumerate(ev) if e[3] == 'sys_sendmsg' and e[1].startswith('nvqd')]
+steps = {}
+for a, b in zip(ho, ho[1:]):
+    seg = ev[a:b + 1]
+    first = lambda f: next(e for e in seg if f(e))
+    try:
+        rv = first(lambda e: e[3] == 'sys_recvmsg' and e[1].startswith('nvq-shim'))
+        shim = rv[2]
+        cl = first(lambda e: e[2] == shim and e[3] in ('sys_clone3', 'sys_clone'))
+        fork = first(lambda e: e[3] == 'sched_process_fork' and e[2] == shim)
+        child = int(re.search(r'child_pid=(\d+)', fork[4]).group(1))
+        c1 = first(lambda e: e[2] == child)
+        ex = first(lambda e: e[2] == child and e[3] == 'sys_execve')
+        exd = first(lambda e: e[2] == child and e[3] == 'sched_process_exec')
+        wr = first(lambda e: e[2] == child and e[3] == 'sys_write' and e[0] > exd[0])
+        jx = first(lambda e: e[2] == child and e[3] == 'sched_process_exit')
+        sw = first(lambda e: e[2] == shim and e[0] > jx[0])
+        sx = first(lambda e: e[2] == shim and e[3] == 'sched_process_exit')
+        nw = first(lambda e: e[1].startswith('nvqd') and e[0] > sx[0] and e[3] == 'sys_epoll_wait ->')
+    except StopIteration:
+        continue
+    prev = ev[a][0]
+    for n, e in (('handoff -> standby recvmsg', rv), ('-> shim clone', cl), ('-> job first syscall', c1),
+                 ('-> job execve', ex), ('-> exec done', exd), ('-> main', wr), ('-> job exit', jx),
+                 ('-> shim wakes', sw), ('-> shim exit', sx), ('-> nvqd wakes', nw),
+                 ('-> next handoff', ev[b])):
+        steps.setdefault(n, []).append(e[0] - prev)
+        prev = e[0]
+    steps.setdefault('turn', []).append(ev[b][0] - ev[a][0])
+med = lambda v: sorted(v)[len(v) // 2] * 1e3
+print("%d turns traced, medians:" % len(steps.get('turn', [])))
+for n, v in steps.items():
+    print("  %-28s %7.3f ms" % (n, med(v)))
+if sys.argv[2] == '1' and len(ho) > 2:
+    b = ho[len(ho) // 2]; tb = ev[b][0]; me = ev[b][2]
+    exits = [e[0] for e in ev if e[3] == 'sched_process_exit' and e[1].startswith('nvq-shim') and e[0] < tb]
+    start = max(exits) if exits else tb - 0.001
+    print("nvqd, from the shim's exit to the next hand-off (ms before it):")
+    nw = 0
+    for t, comm, pid, name, rest in ev:
+        if pid != me or t < start or t > tb:
+            continue
+        if name.startswith('sys_pwrite64'):
+            nw += 1
+            continue
+        if nw:
+            print("  %8.3f  (%d pwrite64: pages of a commit)" % ((t - tb) * 1e3, nw // 2)); nw = 0
+        if not name.endswith('->'):
+            print("  %8.3f  %-22s %s" % ((t - tb) * 1e3, name, rest[:50]))
+PY
