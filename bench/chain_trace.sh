@@ -12,10 +12,17 @@
 #   -> exec done, -> main        the kernel's exec, then the dynamic loader,
 #                                the hook and libc up to main()
 #   -> job exit, -> shim wakes   the job's end, and its supervisor told
-#   -> shim exit                 the supervisor's cleanup and record
-#   -> nvqd wakes                nvqd told (its pidfd)
+#   -> shim tells (or exits)     the supervisor's record, and nvqd told
+#                                (the standby's socket, else the exit)
+#   -> nvqd wakes                nvqd awake
 #   -> next handoff              nvqd: the end's and the start's commits
-# NVQD=1 also prints nvqd's own system calls in one turn.  Needs root
+# NVQD=1 also prints nvqd's own system calls in one turn, SHIM=1 the
+# standby's (every system call and page fault); SUBMITS=1 keeps a
+# client submitting (held jobs, one process each, as bench/queue.sh's loop)
+# while the chain runs, to see what submits cost it; QUEUE=1 traces
+# bench/queue.sh's one-at-a-time round instead: N jobs of `true` (found
+# through PATH), each submitted by its own nvq, running as they come.
+# Needs root
 # (tracefs).  Usage: bench/chain_trace.sh [BUILD] [N]  (BUILD: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,22 +37,36 @@ cc -O2 -o "$D/stamp" bench/stamp.c
 BENCH_NVQ=$B/nvq
 bench_nvqd "$D/q" "$B/nvqd" "sync = normal" "[gpus]" "virtual = 1x16G" "[limits]" \
     "max_running_jobs = 1"
-"$B/nvq" -s "$D/q/sock" submit --hold --array "1-$N" -g 0 -o "$D/out.%j" "$D/stamp" > /dev/null
+[ "${QUEUE:-0}" = 1 ] ||
+	"$B/nvq" -s "$D/q/sock" submit --hold --array "1-$N" -g 0 -o "$D/out.%j" "$D/stamp" > /dev/null
 echo 0 > $T/tracing_on; echo > $T/trace; echo 64000 > $T/buffer_size_kb
 echo > $T/set_event
-for e in sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit; do
+for e in sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit \
+    ${SHIM:+raw_syscalls:sys_enter exceptions:page_fault_user}; do
 	echo "$e" >> $T/set_event
 done
-for s in sendmsg recvmsg clone clone3 execve openat mkdir rmdir rename pwrite64 write \
+for s in sendmsg sendto recvmsg clone clone3 execve openat mkdir rmdir rename pwrite64 write \
     exit_group epoll_wait rt_sigtimedwait wait4 unlink ppoll fdatasync; do
 	echo "syscalls:sys_enter_$s" >> $T/set_event; echo "syscalls:sys_exit_$s" >> $T/set_event
 done
+if [ "${SUBMITS:-0}" = 1 ]; then
+	while :; do "$B/nvq" -s "$D/q/sock" submit --hold -g 0 true > /dev/null || break; done &
+	sleep 0.2
+fi
 echo 1 > $T/tracing_on
-"$B/nvq" -s "$D/q/sock" release 1_ > /dev/null
-"$B/nvq" -s "$D/q/sock" wait $(seq 1 "$N") > /dev/null
+if [ "${QUEUE:-0}" = 1 ]; then
+	t0=$(date +%s%N)
+	for ((i = 0; i < N; i++)); do "$B/nvq" -s "$D/q/sock" submit -g 0 true > /dev/null; done
+	t1=$(date +%s%N)
+	"$B/nvq" -s "$D/q/sock" wait $(seq 1 "$N") > /dev/null
+	echo "$N submits in $(( (t1 - t0) / 1000000 )) ms, all ended $(( ($(date +%s%N) - t0) / 1000000 )) ms after the first"
+else
+	"$B/nvq" -s "$D/q/sock" release 1_ > /dev/null
+	"$B/nvq" -s "$D/q/sock" wait $(seq 1 "$N") > /dev/null
+fi
 echo 0 > $T/tracing_on; echo > $T/set_event
 cp $T/trace "$D/trace"; echo > $T/trace
-python3 - "$D/trace" "${NVQD:-0}" <<'PY'
+python3 - "$D/trace" "${NVQD:-0}" "${SHIM:-0}" <<'PY'
 import re, sys
 ev = []		# (time, comm, pid, name, rest); name "sys_X" on entry, "sys_X ->" on return
 for l in open(sys.argv[1]):
@@ -75,30 +96,46 @@ for a, b in zip(ho, ho[1:]):
         c1 = first(lambda e: e[2] == child)
         ex = first(lambda e: e[2] == child and e[3] == 'sys_execve')
         exd = first(lambda e: e[2] == child and e[3] == 'sched_process_exec')
-        wr = first(lambda e: e[2] == child and e[3] == 'sys_write' and e[0] > exd[0])
+        wr = first(lambda e: e[2] == child and e[0] > exd[0] and (e[3] == 'sys_write' or
+                   e[3] == 'sys_exit_group'))
         jx = first(lambda e: e[2] == child and e[3] == 'sched_process_exit')
         sw = first(lambda e: e[2] == shim and e[0] > jx[0])
-        sx = first(lambda e: e[2] == shim and e[3] == 'sched_process_exit')
-        nw = first(lambda e: e[1].startswith('nvqd') and e[0] > sx[0] and e[3] == 'sys_epoll_wait ->')
+        # nvqd learns of the end from the shim's socket, or else its exit (pidfd)
+        tell = first(lambda e: e[2] == shim and (e[3] == 'sys_sendto' or
+                     e[3] == 'sched_process_exit'))
+        nw = first(lambda e: e[1].startswith('nvqd') and e[0] > tell[0] and
+                   e[3] == 'sys_epoll_wait ->')
     except StopIteration:
         continue
     prev = ev[a][0]
     for n, e in (('handoff -> standby recvmsg', rv), ('-> shim clone', cl), ('-> job first syscall', c1),
                  ('-> job execve', ex), ('-> exec done', exd), ('-> main', wr), ('-> job exit', jx),
-                 ('-> shim wakes', sw), ('-> shim exit', sx), ('-> nvqd wakes', nw),
+                 ('-> shim wakes', sw), ('-> shim tells (or exits)', tell), ('-> nvqd wakes', nw),
                  ('-> next handoff', ev[b])):
         steps.setdefault(n, []).append(e[0] - prev)
         prev = e[0]
     steps.setdefault('turn', []).append(ev[b][0] - ev[a][0])
 med = lambda v: sorted(v)[len(v) // 2] * 1e3
-print("%d turns traced, medians:" % len(steps.get('turn', [])))
+mean = lambda v: sum(v) / len(v) * 1e3
+print("%d turns traced:                 median     mean" % len(steps.get('turn', [])))
 for n, v in steps.items():
-    print("  %-28s %7.3f ms" % (n, med(v)))
+    print("  %-28s %7.3f  %7.3f ms" % (n, med(v), mean(v)))
+if sys.argv[3] == '1' and len(ho) > 2:
+    a = ho[len(ho) // 2]; t0 = ev[a][0]
+    rv = next(e for e in ev[a:] if e[3] == 'sys_recvmsg' and e[1].startswith('nvq-shim'))
+    print("the standby, from its hand-off to the job's process (ms after the hand-off):")
+    for t, comm, pid, name, rest in ev[a:]:
+        if pid != rv[2] or t < rv[0] or name.endswith('->'):
+            continue
+        print("  %8.3f  %-22s %s" % ((t - t0) * 1e3, name, rest[:60]))
+        if name == 'sched_process_fork':
+            break
 if sys.argv[2] == '1' and len(ho) > 2:
     b = ho[len(ho) // 2]; tb = ev[b][0]; me = ev[b][2]
-    exits = [e[0] for e in ev if e[3] == 'sched_process_exit' and e[1].startswith('nvq-shim') and e[0] < tb]
-    start = max(exits) if exits else tb - 0.001
-    print("nvqd, from the shim's exit to the next hand-off (ms before it):")
+    tells = [e[0] for e in ev if e[0] < tb and e[1].startswith('nvq-shim') and
+             e[3] in ('sys_sendto', 'sched_process_exit')]
+    start = max(tells) if tells else tb - 0.001
+    print("nvqd, from the shim telling the end to the next hand-off (ms before it):")
     nw = 0
     for t, comm, pid, name, rest in ev:
         if pid != me or t < start or t > tb:
