@@ -143,7 +143,7 @@ struct engine {
 	unsigned long long ticket_base;	/* start tickets: nvqd's start time, in ns, */
 	unsigned	tickets;	/* and a count */
 	unsigned	spares;		/* spare status files (runner.h) */
-	/* jobs ended this pass whose status files become spares after its starts */
+	/* jobs ended this pass: their environments and status files go after its starts */
 	int64_t		recycle[64];
 	int		nrecycle;
 	struct runner_standby standby;	/* a shim started ahead of the next job (runner.h) */

@@ -127,11 +127,6 @@ nvqd_hup_cb(uv_signal_t *s, int signum)
 }
 
 /*
- * Every client and every CUDA process of every job holds a connection: the
- * soft limit on open files goes up to the hard one.  Jobs do not inherit it:
- * their shims apply [limits] rlimits.
- */
-/*
  * malloc keeps what it freed at the top of the heap, and allocates large
  * buffers there too: by default each request grew the heap by ~90 KB
  * (SQLite's statement and page buffers) and gave it back after, a brk
@@ -146,6 +141,11 @@ nvqd_malloc_tune(void)
 	mallopt(M_TOP_PAD, 1 << 20);
 }
 
+/*
+ * Every client and every CUDA process of every job holds a connection: the
+ * soft limit on open files goes up to the hard one.  Jobs do not inherit it:
+ * their shims apply [limits] rlimits.
+ */
 static void
 nvqd_raise_nofile(void)
 {
