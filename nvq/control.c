@@ -49,29 +49,58 @@ control_array(struct nvq_args *a, const char *name, int type, struct proto_msg *
 	return 1;
 }
 
-/* Cancels job id: 0, or 1 (said why). */
+/*
+ * Cancels job id (only if it is pending, with pending_only): 0, 1 (said
+ * why), or 2 (pending_only: not pending, or not to be cancelled so; nothing
+ * said).
+ */
 static int
-control_cancel(struct nvq_args *a, struct proto_buf *b, int64_t id)
+control_cancel(struct nvq_args *a, struct proto_buf *b, int64_t id, int pending_only)
 {
 	struct proto_msg m;
+	int r = 0;
 
 	proto_begin(b, MSG_CANCEL);
 	proto_put_int(b, "id", id);
+	if (pending_only)
+		proto_put_int(b, "pending_only", 1);
 	if (client_call(a->socket, b, &m) == -1)
 		return 1;
+	if (pending_only && proto_int(&m, "skipped", 0) != 0)
+		r = 2;
 	proto_msg_free(&m);
-	return 0;
+	return r;
 }
 
+/*
+ * nvq cancel ID...: the pending ones first, then the rest, so that none of
+ * them starts in between (a running one cancelled first could free its GPU
+ * for a pending one named after it).
+ */
 int
 cmd_cancel(struct nvq_args *a)
 {
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
 	int64_t id;
+	char *done;
 	int i, r, rc = 0;
 
+	if ((done = calloc((size_t)a->argc + 1, 1)) == NULL) {
+		nvq_err("out of memory");
+		return 1;
+	}
 	for (i = 0; i < a->argc; i++) {
+		if (parse_id(a->argv[i], &id) == -1)
+			continue;
+		if ((r = control_cancel(a, &b, id, 1)) != 2)
+			done[i] = 1;
+		if (r == 1)
+			rc = 1;
+	}
+	for (i = 0; i < a->argc; i++) {
+		if (done[i])
+			continue;
 		if ((r = control_array(a, a->argv[i], MSG_CANCEL, &m)) != 0) {
 			if (r == -1 || proto_int(&m, "skipped", 0) > 0)
 				rc = 1;
@@ -85,9 +114,10 @@ cmd_cancel(struct nvq_args *a)
 			rc = rc ? rc : 2;
 			continue;
 		}
-		if (control_cancel(a, &b, id) != 0)
+		if (control_cancel(a, &b, id, 0) != 0)
 			rc = 1;
 	}
+	free(done);
 	proto_buf_free(&b);
 	return rc;
 }

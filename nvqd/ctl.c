@@ -1011,6 +1011,20 @@ ctl_cancel(struct ctl_req *r, struct proto_buf *out)
 	int64_t id = ctl_id(r);
 	int rc;
 
+	/*
+	 * pending_only: nvq cancel's first round over the jobs it names.  A job
+	 * still pending is cancelled; anything else is answered "skipped", not
+	 * refused, and comes again in the second round, which says what is
+	 * wrong.  So none of the named jobs starts in between: a running one
+	 * cancelled first could free its GPU for a pending one named after it.
+	 */
+	if (proto_int(r->msg, "pending_only", 0) != 0 &&
+	    ((j = engine_find(r->e, id)) == NULL || j->state != JOB_PENDING ||
+	    j->slurm_id != 0 || (r->uid != j->uid && !ctl_is_admin(r)) ||
+	    (r->e->slurm != NULL && slurm_has(r->e->slurm, id, NULL)))) {
+		proto_put_int(out, "skipped", 1);
+		return 0;
+	}
 	if (ctl_slurm_job(r, out, "cancel", &rc))
 		return rc;
 	if ((j = ctl_job_to(r, "cancel")) == NULL || ctl_slurm_step(r, j, "cancel") == -1)

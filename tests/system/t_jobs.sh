@@ -374,6 +374,27 @@ t_status_spares() {	# an ended job's status file becomes a spare for a later sta
 	expect_eq "all completed" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")" 6
 }
 
+t_cancel_pending_first() {	# nvq cancel RUNNING PENDING...: none of the pending ones starts in between
+	write_config "[gpus]" "virtual = 1x16G"; start_nvqd || return
+	local r blk p1 p2 ran=0 states=""
+	for r in $(seq 8); do
+		blk=$(submit -g 1 sleep 3190); wait_state "$blk" RUNNING || return
+		p1=$(submit -g 1 true); p2=$(submit -g 1 true)
+		nvq cancel "$blk" "$p1" "$p2" > /dev/null
+		nvq wait "$blk" "$p1" "$p2" > /dev/null 2>&1
+		states="$states $(state "$blk") $(state "$p1") $(state "$p2")"
+		ran=$(( ran + $(sqlite3 "$T/nvq.db" "SELECT count(*) FROM runs WHERE job_id IN ($p1, $p2)") ))
+	done
+	expect_eq "each one cancelled" "$(echo $states | tr ' ' '\n' | sort -u)" CANCELLED
+	expect_eq "no pending one named after the running one ran" "$ran" 0
+	# a bad id among them is said once, and the others are cancelled all the same
+	blk=$(submit -g 1 sleep 3191); wait_state "$blk" RUNNING || return
+	p1=$(submit -g 1 true)
+	expect_eq "the bad id said once" "$(nvq cancel "$blk" 99999 "$p1" 2>&1 | grep -c 'no such job 99999')" 1
+	nvq wait "$blk" "$p1" > /dev/null 2>&1
+	expect_eq "and the others cancelled" "$(state "$blk") $(state "$p1")" "CANCELLED CANCELLED"
+}
+
 t_standby_void() {	# a start whose recorded shim is gone without taking its ticket runs again after a restart of nvqd
 	write_config; start_nvqd || return
 	local a b apid bpid
