@@ -21,22 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int
-cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "clock.h"
 
 int
 main(int argc, char **argv)
@@ -53,9 +38,9 @@ main(int argc, char **argv)
 	}
 	if ((d = calloc((size_t)n, sizeof(*d))) == NULL)
 		return 1;
-	t0 = now();
+	t0 = bench_now();
 	for (i = 0; i < n; i++) {
-		a = now();
+		a = bench_now();
 		snprintf(dir, sizeof(dir), "%s/cgstart-%d", argv[3], i);
 		if (mode > 0 && mkdir(dir, 0755) == -1) {
 			perror(dir);
@@ -89,10 +74,10 @@ main(int argc, char **argv)
 		}
 		if (mode > 0)
 			rmdir(dir);
-		d[i] = now() - a;
+		d[i] = bench_now() - a;
 	}
-	a = now() - t0;
-	qsort(d, (size_t)n, sizeof(*d), cmp);
+	a = bench_now() - t0;
+	qsort(d, (size_t)n, sizeof(*d), bench_cmp);
 	printf("mode %d: mean %.3f ms, median %.3f, p90 %.3f, max %.3f\n", mode, a / n * 1e3,
 	    d[n / 2] * 1e3, d[n * 9 / 10] * 1e3, d[n - 1] * 1e3);
 	return 0;

@@ -20,16 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "nvq.h"
-
-static double
-load_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Reads exactly len bytes from fd (the results pipe); 0 or -1 at its end. */
 static int
@@ -63,14 +55,6 @@ load_submit(const char *sock, struct proto_buf *req)
 	return id;
 }
 
-static int
-load_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -97,7 +81,7 @@ main(int argc, char **argv)
 	proto_put_int(&req, "time", 0);
 	if (proto_end(&req) == -1)
 		return 2;
-	t0 = load_now();
+	t0 = bench_now();
 	for (c = 0; c < clients; c++) {
 		if (fork() != 0)
 			continue;
@@ -106,9 +90,9 @@ main(int argc, char **argv)
 		for (i = 0; i < submits; i++) {
 			struct { int64_t id; double lat; } r;
 
-			t = load_now();
+			t = bench_now();
 			r.id = load_submit(argv[1], &req);
-			r.lat = load_now() - t;
+			r.lat = bench_now() - t;
 			if (write(pfd[1], &r, sizeof(r)) != sizeof(r))
 				_exit(1);
 		}
@@ -129,11 +113,11 @@ main(int argc, char **argv)
 		fprintf(ids, "%lld\n", (long long)r.id);
 		lat[n++] = r.lat * 1000;
 	}
-	t = load_now() - t0;
+	t = bench_now() - t0;
 	for (k = 0; k < clients; k++)
 		wait(&st);
 	fclose(ids);
-	qsort(all, (size_t)n, sizeof(*all), load_cmp);
+	qsort(all, (size_t)n, sizeof(*all), bench_cmp);
 	printf("clients %d\nsubmits %d\nacknowledged %d\nfailed %d\nseconds %.2f\n"
 	    "per_second %.0f\n", clients, clients * submits, n, failed, t, n / t);
 	if (n > 0)

@@ -14,22 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int
-cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "clock.h"
 
 int
 main(int argc, char **argv)
@@ -52,7 +37,7 @@ main(int argc, char **argv)
 	if ((d = calloc((size_t)n, sizeof(*d))) == NULL)
 		return 1;
 	for (i = 0; i < n; i++) {
-		a = now();
+		a = bench_now();
 		if ((pid = fork()) == 0) {
 			if ((fd = open("/dev/null", O_WRONLY)) != -1)
 				dup2(fd, 1);
@@ -64,9 +49,9 @@ main(int argc, char **argv)
 			fprintf(stderr, "preload: %s failed\n", av[0]);
 			return 1;
 		}
-		d[i] = now() - a;
+		d[i] = bench_now() - a;
 	}
-	qsort(d, (size_t)n, sizeof(*d), cmp);
+	qsort(d, (size_t)n, sizeof(*d), bench_cmp);
 	printf("%s %s: median %.3f ms, p90 %.3f\n", av[0], argc == 4 ? "preloaded" : "plain",
 	    d[n / 2] * 1e3, d[n * 9 / 10] * 1e3);
 	return 0;
