@@ -306,6 +306,8 @@ t_array() {	# --array and --stdin: one submit, one commit; indexes, %N, %A/%a, f
 	    "SELECT count(*) FROM jobs WHERE array_id = $c AND held = 1")" 0
 	out=$(ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=connect -o "$T/strace.cancel" "$NVQ_BIN" -s "$T/sock" cancel "${c}_")
 	expect_eq "cancel A_: one request" "$(grep -c 'connect(' "$T/strace.cancel")" 1
+	# the running task is CANCELLED once its supervisor has ended it, after the reply
+	wait_state "$c" CANCELLED
 	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE array_id = $c AND state = 'CANCELLED'")
 	expect_eq "A_ cancelled all 200" "$n" 200
 	wait_state "$c" CANCELLED
