@@ -46,7 +46,8 @@ t_lock_hold() {	# nvq hold stops a job's launches within a second; release resum
 	expect_eq "nvq hold waits for the drain" "$out" "job $a held: its GPU work has drained"
 	expect_eq "within a second" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a < 1) }')" 1
 	expect_eq "held job launches nothing" "$(growing "$T/a" 0.6)" still
-	expect_eq "the other GPU's job goes on" "$(growing "$T/b" 0.3)" grows
+	# as long a look as at the held one: a busy machine (ASan under CI) can pause b a while
+	expect_eq "the other GPU's job goes on" "$(growing "$T/b" 0.6)" grows
 	expect_match "list says why" "$(nvq list)" "lock held"
 	expect_eq "stored" "$(sqlite3 "$T/nvq.db" "SELECT held FROM jobs WHERE id = $a")" 1
 	out=$(nvq hold "$a" 2>&1); expect_match "twice" "$out" "held already"
