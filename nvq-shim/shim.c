@@ -49,6 +49,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -66,6 +67,7 @@
 #define SHIM_MAX_GROUPS	1024
 #define SHIM_LEFTOVER_GRACE_MS	1000	/* between SIGTERM and SIGKILL for what a job left */
 #define SHIM_CHILD_STACK	(256 * 1024)	/* the job's process's, until it runs the job */
+#define SHIM_END_FD	6	/* a standby's socket to nvqd, while the shim runs */
 
 struct shim_spec {
 	char		**argv;
@@ -88,6 +90,7 @@ struct shim_spec {
 	long long	max_procs;	/* 0: no limit */
 	int		procs_by_cgroup;	/* max_procs is the cgroup's pids.max */
 	char		share[PATH_MAX];	/* the job's memory account (share.h); "": none */
+	int		endfd;		/* a standby's socket to nvqd: the job's end is told on it */
 };
 
 extern char **environ;
@@ -517,7 +520,17 @@ shim_shim(struct shim_spec *s)
 	for (i = 0; i < 3; i++)
 		if (!s->attached[i] || fcntl(3 + i, F_SETFD, FD_CLOEXEC) == -1)
 			close(3 + i);
-	closefrom(6);
+	/* a standby's socket on 6 (closed at the job's exec), nothing else */
+	if (s->endfd >= 0 && s->endfd != SHIM_END_FD) {
+		if (dup3(s->endfd, SHIM_END_FD, O_CLOEXEC) == -1) {
+			close(s->endfd);
+			s->endfd = -1;
+		} else {
+			close(s->endfd);
+			s->endfd = SHIM_END_FD;
+		}
+	}
+	closefrom(s->endfd >= 0 ? SHIM_END_FD + 1 : SHIM_END_FD);
 
 	/*
 	 * The start's ticket (runner.h), taken: it becomes the status file, empty
@@ -614,11 +627,18 @@ shim_shim(struct shim_spec *s)
 		}
 		usleep(5000);
 	}
+	/*
+	 * The record, then nvqd told (a standby's socket): it records the end
+	 * while the shim cleans up; without the socket it waits for the exit.
+	 */
+	shim_write_status(sfd, s->status_path, &rs);
+	if (s->endfd >= 0)
+		while (send(s->endfd, "e", 1, MSG_NOSIGNAL | MSG_DONTWAIT) == -1 && errno == EINTR)
+			;
 	if (*s->cgroup != '\0')
 		rmdir(s->cgroup);
 	if (*s->share != '\0')
 		unlink(s->share);
-	shim_write_status(sfd, s->status_path, &rs);
 	_exit(0);
 }
 
@@ -648,7 +668,7 @@ static int	shim_place(const struct shim_spec *, const int *, int);
  * where an exec'd shim has them (NULL: exec'd).
  */
 static int
-shim_main(int argc, char **argv, const int *passed, int npassed)
+shim_main(int argc, char **argv, const int *passed, int npassed, int endfd)
 {
 	static struct shim_spec s;
 	unsigned long v, id = 0;
@@ -656,6 +676,7 @@ shim_main(int argc, char **argv, const int *passed, int npassed)
 	char *tok, *save, err[200];
 	int c;
 
+	s.endfd = endfd;
 	s.umask = 022;
 	s.preempt_sig = SIGUSR1;
 	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:n:ES:a:")) != -1) {
@@ -792,7 +813,8 @@ shim_standby(void)
 		_exit(0);
 	for (i = 0, p = args; p < args + off; p += strlen(p) + 1)
 		argv[i++] = p;
-	return shim_main(argc, argv, fds + 1, n - 1);
+	/* the socket stays, out of the way of 0 and 3 to 5: the job's end is told on it */
+	return shim_main(argc, argv, fds + 1, n - 1, fcntl(0, F_DUPFD_CLOEXEC, 16));
 }
 
 /*
@@ -831,5 +853,5 @@ main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "-W") == 0)
 		return shim_standby();
-	return shim_main(argc, argv, NULL, 0);
+	return shim_main(argc, argv, NULL, 0, -1);
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -29,6 +30,7 @@
 #include "log.h"
 #include "member.h"
 #include "proc.h"
+#include "reap.h"
 #include "runner.h"
 #include "start.h"
 #include "status.h"
@@ -38,6 +40,7 @@
 
 static int engine_gpu_job(struct engine *, struct job *, const struct gc_event *, char *,
     size_t);
+static void engine_end_unwatch(struct job *);
 
 double
 engine_now(void)
@@ -340,7 +343,11 @@ engine_drop(struct engine *e, struct job *j)
 		uv_close((uv_handle_t *)j->timer, engine_handle_closed_cb);
 	j->poll = NULL;
 	j->timer = NULL;
-	if (j->pidfd >= 0)
+	engine_end_unwatch(j);
+	/* a shim that told its job's end and is still cleaning up: reaped when it exits */
+	if (j->reap && j->pidfd >= 0 && j->pid > 0)
+		reap_later(e->loop, j->pid, j->pidfd);
+	else if (j->pidfd >= 0)
 		close(j->pidfd);
 	j->pidfd = -1;
 	free(j->cgroup);
@@ -449,6 +456,7 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 	j->submitted_at = now;
 	j->time_limit = limit;
 	j->pidfd = -1;
+	j->endfd = -1;
 	gpuctl_init(j);
 	if (nafter > PARSE_MAX_IDS)
 		nafter = PARSE_MAX_IDS;
@@ -761,6 +769,50 @@ engine_grow(struct engine *e, int n)
 	return 0;
 }
 
+/* Stops listening on the standby's socket for the job's end. */
+static void
+engine_end_unwatch(struct job *j)
+{
+	if (j->endpoll != NULL)
+		uv_close((uv_handle_t *)j->endpoll, engine_handle_closed_cb);
+	j->endpoll = NULL;
+	if (j->endfd >= 0)
+		close(j->endfd);
+	j->endfd = -1;
+}
+
+/*
+ * The shim says its job ended (a byte): its status file holds the record,
+ * the job's processes are gone.  The pass records the end now; the shim,
+ * still cleaning up, is reaped when it exits (reap.h).  Anything else (the
+ * socket closed, an error) says nothing of the job: its pidfd still does.
+ */
+static void
+engine_end_cb(uv_poll_t *h, int status, int events)
+{
+	struct job *j = h->data;
+	struct engine *e = h->loop->data;
+	char c = 0;
+	ssize_t n;
+	int st;
+
+	(void)status;
+	(void)events;
+	while ((n = recv(j->endfd, &c, 1, MSG_DONTWAIT)) == -1 && errno == EINTR)
+		;
+	if (n == -1 && errno == EAGAIN)
+		return;
+	engine_end_unwatch(j);
+	if (n != 1 || c != 'e' || j->exited)
+		return;
+	if (waitpid(j->pid, &st, WNOHANG) != j->pid)
+		j->reap = 1;
+	if (j->poll != NULL)
+		uv_poll_stop(j->poll);
+	j->exited = 1;
+	engine_kick(e);
+}
+
 static void
 engine_poll_cb(uv_poll_t *h, int status, int events)
 {
@@ -792,6 +844,19 @@ engine_watch(struct engine *e, struct job *j)
 	j->poll->data = j;
 	j->handles++;
 	uv_poll_start(j->poll, UV_READABLE, engine_poll_cb);
+	/* the standby's socket too, where there is one: its end is told before its exit */
+	if (j->endfd < 0)
+		return;
+	if ((j->endpoll = calloc(1, sizeof(*j->endpoll))) == NULL ||
+	    uv_poll_init(e->loop, j->endpoll, j->endfd) != 0) {
+		free(j->endpoll);
+		j->endpoll = NULL;
+		engine_end_unwatch(j);
+		return;
+	}
+	j->endpoll->data = j;
+	j->handles++;
+	uv_poll_start(j->endpoll, UV_READABLE, engine_end_cb);
 }
 
 static void engine_timer_cb(uv_timer_t *);
@@ -1046,6 +1111,12 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	j->pid = start_shim(e, j, uuids, granted, status, j->promised > 0 &&
 	    j->promised == e->standby.pid ? &e->standby : NULL, err, sizeof(err));
 	engine_close_stdio(j);
+	/* handed to the standby: its socket tells the job's end */
+	if (e->standby.taken_fd >= 0 && j->pid > 0 && j->pid == j->promised)
+		j->endfd = e->standby.taken_fd;
+	else if (e->standby.taken_fd >= 0)
+		close(e->standby.taken_fd);
+	e->standby.taken_fd = -1;
 	if (j->pid == -1) {
 		j->pid = 0;
 		engine_fail(e, j, err);
@@ -1077,6 +1148,7 @@ engine_job_ended(struct engine *e, struct job *j)
 		waitpid(j->pid, &st, WNOHANG);
 	if (j->poll != NULL)
 		uv_poll_stop(j->poll);
+	engine_end_unwatch(j);
 	j->exited = 1;
 	engine_kick(e);
 }
@@ -1820,6 +1892,7 @@ engine_standby_kick(struct engine *e)
 	e->standby_work.data = e;
 	e->standby_next.pid = -1;
 	e->standby_next.fd = -1;
+	e->standby_next.taken_fd = -1;
 	if (uv_queue_work(e->loop, &e->standby_work, engine_standby_work_cb,
 	    engine_standby_done_cb) == 0)
 		e->standby_busy = 1;
@@ -2144,6 +2217,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	e->ticket_base = (unsigned long long)(engine_now() * 1e9);
 	e->standby.pid = -1;	/* started after the first job's start */
 	e->standby.fd = -1;
+	e->standby.taken_fd = -1;
 	if (e->is_root && e->cfg.cgroups) {
 		if (cgroup_base(e->cgroup_base, sizeof(e->cgroup_base)) == 0)
 			log_info("jobs run in cgroups under %s", e->cgroup_base);
@@ -2312,6 +2386,7 @@ engine_shutdown(struct engine *e)
 	e->stopping = 1;
 	engine_recycle(e);
 	runner_standby_stop(&e->standby);
+	reap_stop();
 	notify_stop(&e->notify);
 	while (e->jobs != NULL)
 		engine_drop(e, e->jobs);

@@ -72,6 +72,14 @@ struct job {
 	char		final_state[16];
 	char		final_reason[256];
 	int		pidfd;
+	/*
+	 * A standby shim's socket (runner.h): it says the job ended before the
+	 * shim's own cleanup and exit; -1: none.  reap: the shim outlived the
+	 * record of its job's end; reap.h waits for it.
+	 */
+	int		endfd;
+	uv_poll_t	*endpoll;
+	int		reap;
 	char		*cgroup;	/* running: its cgroup v2 folder, or NULL */
 	int		requeue;	/* --requeue: NODE_FAIL sends it back to PENDING */
 	int		preempt_signal;	/* --signal: sent first when preempted by a stop; 0: SIGUSR1 */

@@ -113,6 +113,7 @@ runner_standby_start(struct runner_standby *sb, const char *shim)
 
 	sb->pid = -1;
 	sb->fd = -1;
+	sb->taken_fd = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
 		return -1;
 	runner_spawn_attr(&attr);
@@ -190,8 +191,8 @@ runner_handoff(struct runner_standby *sb, char *const *argv, int envfd, const in
 		errno = saved;
 		return -1;
 	}
-	/* it is the job's shim now, reaped as any other; the socket's use is over */
-	close(sb->fd);
+	/* it is the job's shim now, reaped as any other; the socket tells its job's end */
+	sb->taken_fd = sb->fd;
 	sb->fd = -1;
 	sb->pid = -1;
 	return pid;

@@ -78,6 +78,13 @@ struct runner_standby {
 	pid_t		pid;
 	int64_t		start;		/* its start time (proc.h), for pid_start */
 	int		fd;		/* nvqd's end of the socket */
+	/*
+	 * After runner_spawn handed it a job: that socket, now the job's
+	 * (-1: none), for the caller to take.  The shim sends one byte on it
+	 * once the job's end is in its status file and the job's processes
+	 * are gone, before its own cleanup and exit.
+	 */
+	int		taken_fd;
 };
 /* Starts one (the shim at path shim); 0, or -1 with errno and sb->pid -1. */
 int	runner_standby_start(struct runner_standby *sb, const char *shim);

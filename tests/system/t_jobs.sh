@@ -397,6 +397,26 @@ t_cancel_pending_first() {	# nvq cancel RUNNING PENDING...: none of the pending 
 	expect_eq "and the others cancelled" "$(state "$blk") $(state "$p1")" "CANCELLED CANCELLED"
 }
 
+t_standby_told() {	# a standby shim tells nvqd its job's end before its own cleanup; nvqd still reaps it
+	command -v strace > /dev/null || { skip "strace is not installed"; return; }
+	write_config "[limits]" "max_running_jobs = 1"; start_nvqd || return
+	local first i last spid
+	first=$(submit -g 0 true); nvq wait "$first" > /dev/null; standbys > /dev/null
+	strace -f -e trace=sendto,pwrite64,exit_group -p "$NVQD_PID" -o "$T/strace.told" 2> /dev/null &
+	spid=$!; sleep 0.5
+	kill -0 "$spid" 2> /dev/null || { skip "strace cannot attach here (ptrace refused?)"; return; }
+	# the first under the standby that waited before strace came: not traced
+	for i in 1 2 3 4 5; do last=$(submit -g 0 sh -c "exit $i"); nvq wait "$last" > /dev/null; done
+	sleep 0.3
+	kill -INT "$spid"; wait "$spid" 2> /dev/null
+	expect_eq "each told its end" "$(grep -c 'sendto(6, "e", 1' "$T/strace.told")" 4
+	# the record first, then the word: a shim's pwrite of its status before its sendto
+	expect_eq "after writing its record" "$(awk '/pwrite64\(3, "exit [0-9]/ { w[$1] = 1 }
+	    /sendto\(6, "e"/ { if (w[$1]) n++ } END { print n + 0 }' "$T/strace.told")" 4
+	expect_eq "the exit codes as recorded" "$(for i in 1 2 3 4 5; do field $((first + i)) exit_code; done | tr '\n' ' ')" "1 2 3 4 5 "
+	expect_eq "no supervisor left unreaped" "$(ps -o stat= --ppid "$NVQD_PID" | grep -c Z)" 0
+}
+
 t_standby_void() {	# a start whose recorded shim is gone without taking its ticket runs again after a restart of nvqd
 	write_config; start_nvqd || return
 	local a b apid bpid
