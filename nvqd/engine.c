@@ -37,6 +37,8 @@
 
 #define ENGINE_MAX_ENV	(1 << 20)
 #define ENGINE_MAX_ARM_MS 3.2e12	/* about a century: no timer waits longer */
+#define ENGINE_ENV_BATCH	128	/* finished jobs whose environments go in one commit, */
+#define ENGINE_ENV_DELAY_MS	50	/* or this long after the first of them ended */
 
 static int engine_gpu_job(struct engine *, struct job *, const struct gc_event *, char *,
     size_t);
@@ -1268,31 +1270,60 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 static void engine_wake_cb(uv_timer_t *);
 
 /*
+ * The environments of finished jobs, which are no longer needed and may
+ * hold secrets, deleted in one commit (if nvqd stops before, store_open
+ * deletes them).
+ */
+static void
+engine_env_flush(struct engine *e)
+{
+	int i;
+
+	uv_timer_stop(&e->envgone_timer);
+	if (e->nenvgone == 0)
+		return;
+	store_lazy_begin(e->store);
+	for (i = 0; i < e->nenvgone; i++)
+		store_env_delete(e->store, e->envgone[i]);
+	if (store_lazy_commit(e->store) == -1)
+		log_warnx("cannot delete the environments of %d finished jobs; they go when "
+		    "nvqd restarts", e->nenvgone);
+	e->nenvgone = 0;
+}
+
+static void
+engine_env_flush_cb(uv_timer_t *t)
+{
+	engine_env_flush(t->loop->data);
+}
+
+/*
  * What a finished job leaves, once the pass's starts are handed over (not
- * between a job's end and the next one's start): its environment, which
- * is no longer needed and may hold secrets, in one commit for all of them
- * (if nvqd stops before, store_open deletes it), and its status file, made
- * a spare (runner.h).
+ * between a job's end and the next one's start): its status file, made a
+ * spare (runner.h), and its environment, deleted with those of the jobs
+ * that end in the next ENGINE_ENV_DELAY_MS (one commit, not one per job:
+ * one at a time, that commit cost nvqd as much as a job's start).
  */
 static void
 engine_recycle(struct engine *e)
 {
 	char status[PATH_MAX];
-	int i;
+	int i, cap = (int)(sizeof(e->envgone) / sizeof(e->envgone[0]));
 
-	if (e->nrecycle == 0)
-		return;
-	store_lazy_begin(e->store);
-	for (i = 0; i < e->nrecycle; i++)
-		store_env_delete(e->store, e->recycle[i]);
-	if (store_lazy_commit(e->store) == -1)
-		log_warnx("cannot delete the environments of %d finished jobs; they go when "
-		    "nvqd restarts", e->nrecycle);
 	for (i = 0; i < e->nrecycle; i++) {
 		engine_status_path(e, e->recycle[i], status, sizeof(status));
 		runner_recycle(status, &e->spares);
+		if (e->nenvgone == cap)
+			engine_env_flush(e);
+		e->envgone[e->nenvgone++] = e->recycle[i];
 	}
 	e->nrecycle = 0;
+	if (e->nenvgone == 0)
+		return;
+	if (e->nenvgone >= ENGINE_ENV_BATCH || e->stopping)
+		engine_env_flush(e);
+	else if (!uv_is_active((uv_handle_t *)&e->envgone_timer))
+		uv_timer_start(&e->envgone_timer, engine_env_flush_cb, ENGINE_ENV_DELAY_MS, 0);
 }
 
 /* engine_recycle's work for job id, later in the pass. */
@@ -2272,6 +2303,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	uv_idle_init(loop, &e->kick);
 	uv_timer_init(loop, &e->wake);
 	uv_timer_init(loop, &e->poll);
+	uv_timer_init(loop, &e->envgone_timer);
 	uv_timer_init(loop, &e->locks);
 	e->report = engine_report;
 	return 0;
@@ -2393,6 +2425,7 @@ engine_shutdown(struct engine *e)
 	uv_close((uv_handle_t *)&e->kick, engine_noop_close_cb);
 	uv_close((uv_handle_t *)&e->wake, engine_noop_close_cb);
 	uv_close((uv_handle_t *)&e->poll, engine_noop_close_cb);
+	uv_close((uv_handle_t *)&e->envgone_timer, engine_noop_close_cb);
 	uv_timer_stop(&e->locks);
 	uv_close((uv_handle_t *)&e->locks, engine_noop_close_cb);
 }

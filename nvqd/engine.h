@@ -154,6 +154,14 @@ struct engine {
 	/* jobs ended this pass: their environments and status files go after its starts */
 	int64_t		recycle[64];
 	int		nrecycle;
+	/*
+	 * their environments, deleted in one commit once ENGINE_ENV_BATCH
+	 * gathered or ENGINE_ENV_DELAY_MS after the first: not one commit per
+	 * finished job
+	 */
+	int64_t		envgone[256];
+	int		nenvgone;
+	uv_timer_t	envgone_timer;
 	struct runner_standby standby;	/* a shim started ahead of the next job (runner.h) */
 	int		standby_taken;	/* promised to a start of this pass */
 	/* the next standby, started on libuv's thread pool (a spawn blocks until its exec) */

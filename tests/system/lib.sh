@@ -98,6 +98,19 @@ field() {	# ID KEY: one field of `nvq show --json`
 }
 state() { field "$1" state; }
 
+# envs_left [WHERE]: the environments (of jobs WHERE) the private database
+# holds once there are none, or after 2 s: a finished job's goes with those
+# of the jobs that end within 50 ms of it (ENGINE_ENV_DELAY_MS)
+envs_left() {
+	local i n
+	for i in $(seq 40); do
+		n=$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM job_env WHERE ${1:-1}")
+		[ "$n" = 0 ] && break
+		sleep 0.05
+	done
+	echo "$n"
+}
+
 wait_state() {	# ID STATE [SECONDS]
 	local i n=$(( ${3:-10} * 20 ))
 	for i in $(seq $n); do

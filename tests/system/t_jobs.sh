@@ -99,8 +99,7 @@ GPU-00000000-0000-0000-0000-000000000000"
 	expect_eq "the private database is private" "$(stat -c %a "$T/nvq.db.private")" 600
 	expect_eq "the environment is not in the public database" \
 	    "$(grep -c MYVAR=hello "$T/nvq.db" "$T/nvq.db-wal" 2>/dev/null | awk -F: '{s += $2} END {print s}')" 0
-	expect_eq "nor kept after the job ended" \
-	    "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM job_env")" 0
+	expect_eq "nor kept after the job ended" "$(envs_left)" 0
 	expect_eq "the user's spool folder is private" "$(stat -c %a "$T/spool/$(id -u)")" 700
 	out=$(nvq history --since 1h | wc -l)
 	expect_eq "history lines (header + 7 jobs)" "$out" 8

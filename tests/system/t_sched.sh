@@ -165,7 +165,7 @@ t_after_many() {	# a job thousands wait --after: they wait while it is suspended
 	    WHERE state = 'CANCELLED' AND reason = 'dependency $a ended CANCELLED'")" 3002
 	expect_eq "each with its event" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM events
 	    WHERE state = 'CANCELLED' AND reason = 'dependency $a ended CANCELLED'")" 3002
-	expect_eq "no environment is left" "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM job_env")" 0
+	expect_eq "no environment is left" "$(envs_left)" 0
 	expect_match "nvqd answers" "$(nvq gpus)" "GPU-"
 }
 
