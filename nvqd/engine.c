@@ -42,6 +42,7 @@
 
 static int engine_gpu_job(struct engine *, struct job *, const struct gc_event *, char *,
     size_t);
+static int engine_ends_close(struct engine *);
 static void engine_end_unwatch(struct job *);
 
 double
@@ -1030,6 +1031,7 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 		plan->next_wake = pr.next_wake;
 	if (pr.beneficiary < 0)
 		return;
+	engine_ends_close(e);	/* the preemption's records are its own */
 	b = e->map[pr.beneficiary];
 	for (k = 0; k < pr.nvictims; k++) {
 		v = e->map[pr.victims[k]];
@@ -1330,8 +1332,10 @@ engine_recycle(struct engine *e)
 static void
 engine_recycle_later(struct engine *e, int64_t id)
 {
-	if (e->nrecycle == (int)(sizeof(e->recycle) / sizeof(e->recycle[0])))
+	if (e->nrecycle == (int)(sizeof(e->recycle) / sizeof(e->recycle[0]))) {
+		engine_ends_close(e);	/* no status file of an end not committed goes */
 		engine_recycle(e);
+	}
 	e->recycle[e->nrecycle++] = id;
 }
 
@@ -1359,16 +1363,6 @@ engine_requeued(const struct job *j)
 	    strcmp(j->final_state, "PREEMPTED") == 0));
 }
 
-static int
-engine_record_end(struct engine *e, struct job *j, const struct store_end *end)
-{
-	if (strcmp(j->final_state, "UNSTARTED") == 0)
-		return store_job_unstart(e->store, j->id, end->now);
-	if (engine_requeued(j))
-		return store_job_requeue(e->store, j->id, end);
-	return store_job_end(e->store, j->id, end);
-}
-
 /* Replaces a job that went back to PENDING with a fresh one, as submitted. */
 static void
 engine_requeue(struct engine *e, struct job *j)
@@ -1394,46 +1388,171 @@ engine_requeue(struct engine *e, struct job *j)
 	engine_drop(e, j);
 }
 
+/* A job's end as engine_finish recorded it, kept until it is committed. */
+struct engine_end {
+	int64_t		id;
+	int		kind;		/* ENGINE_END_* */
+	char		state[16], reason[256];
+	struct store_end end;		/* its strings and peaks point into this */
+	const char	*uuids[SCHED_MAX_GPUS];
+	int64_t		peaks[SCHED_MAX_GPUS];
+};
+enum { ENGINE_END_END, ENGINE_END_REQUEUE, ENGINE_END_UNSTART };
+
+static int
+engine_end_kind(const struct job *j)
+{
+	if (strcmp(j->final_state, "UNSTARTED") == 0)
+		return ENGINE_END_UNSTART;
+	return engine_requeued(j) ? ENGINE_END_REQUEUE : ENGINE_END_END;
+}
+
+static int
+engine_record_end(struct engine *e, int kind, int64_t id, const struct store_end *end)
+{
+	if (kind == ENGINE_END_UNSTART)
+		return store_job_unstart(e->store, id, end->now);
+	if (kind == ENGINE_END_REQUEUE)
+		return store_job_requeue(e->store, id, end);
+	return store_job_end(e->store, id, end);
+}
+
+/* Keeps a copy of j's end (e->ends, grown by engine_finish). */
+static void
+engine_end_keep(struct engine *e, const struct job *j, const struct store_end *end)
+{
+	struct engine_end *c = &e->ends[e->nends++];
+	int i;
+
+	c->id = j->id;
+	c->kind = engine_end_kind(j);
+	c->end = *end;
+	snprintf(c->state, sizeof(c->state), "%s", end->state);
+	c->end.state = c->state;
+	if (end->reason != NULL) {
+		snprintf(c->reason, sizeof(c->reason), "%s", end->reason);
+		c->end.reason = c->reason;
+	}
+	for (i = 0; i < end->npeaks && i < SCHED_MAX_GPUS; i++) {
+		c->uuids[i] = end->peak_uuids[i];	/* e->gpus' own: they stay */
+		c->peaks[i] = end->peaks[i];
+	}
+	c->end.npeaks = i;
+	c->end.peak_uuids = c->uuids;
+	c->end.peaks = c->peaks;
+}
+
+/* Takes id off the status files the pass makes spares: a restart reads its record. */
+static void
+engine_recycle_forget(struct engine *e, int64_t id)
+{
+	int i;
+
+	for (i = 0; i < e->nrecycle; i++)
+		if (e->recycle[i] == id) {
+			e->recycle[i] = e->recycle[--e->nrecycle];
+			return;
+		}
+}
+
 /*
- * Commits the end of every job that exited since the last pass, in one
- * transaction.  If that fails, each on its own, so that one bad row cannot
- * hold the others back; a job whose end cannot be recorded at all keeps
- * its GPUs and is tried again in a second (a restart reconciles it too).
+ * Commits the ends engine_finish left in an open transaction (with the
+ * starts recorded after them, if any).  If that fails, everything in it
+ * is rolled back, and each end is recorded again on its own; an end that
+ * cannot be recorded at all keeps its status file, which a restart of
+ * nvqd reads.  0, or -1 if the transaction failed.
+ */
+static int
+engine_ends_close(struct engine *e)
+{
+	int i, ok;
+
+	if (!e->ends_open)
+		return 0;
+	e->ends_open = 0;
+	ok = store_tx_commit(e->store) == 0;
+	if (ok)
+		e->unsynced = 0;
+	else
+		log_warnx("the ends of %d jobs cannot be committed (%s); recording them one by one",
+		    e->nends, store_errmsg(e->store));
+	for (i = 0; i < e->nends && !ok; i++) {
+		if (engine_record_end(e, e->ends[i].kind, e->ends[i].id, &e->ends[i].end) == 0)
+			continue;
+		log_warnx("job %lld: cannot record its end (%s); it is read from its status "
+		    "file when nvqd restarts", (long long)e->ends[i].id, e->ends[i].state);
+		engine_recycle_forget(e, e->ends[i].id);
+	}
+	e->nends = 0;
+	return ok ? 0 : -1;
+}
+
+/* Room in e->ends for n more.  0, or -1. */
+static int
+engine_ends_grow(struct engine *e, int n)
+{
+	struct engine_end *ne;
+	int cap = e->cap_ends;
+
+	while (cap < e->nends + n)
+		cap = cap ? cap * 2 : 16;
+	if (cap == e->cap_ends)
+		return 0;
+	if ((ne = realloc(e->ends, (size_t)cap * sizeof(*ne))) == NULL)
+		return -1;
+	e->ends = ne;
+	e->cap_ends = cap;
+	return 0;
+}
+
+/*
+ * Records the end of every job that exited since the last pass, in one
+ * transaction, and drops the jobs.  The transaction stays open
+ * (e->ends_open) for the starts the pass decides next: one commit for a
+ * job's end and the next one's start (engine_ends_close commits it before
+ * anything else the pass writes).  If a row cannot be recorded, or no
+ * copy of the ends can be kept, the ends are committed at once, each on
+ * its own if the group fails, so that one bad row cannot hold the others
+ * back; a job whose end cannot be recorded at all then keeps its GPUs and
+ * is tried again in a second (a restart reconciles it too).
  */
 static void
 engine_finish(struct engine *e)
 {
 	struct store_end end;
 	struct job *j, *next;
-	int n = 0, ok, left = 0;
+	int n = 0, ok, left = 0, hold;
 
 	for (j = e->held; j != NULL; j = j->lnext)
 		n += j->exited;
 	if (n == 0)
 		return;
-	/*
-	 * Not synced here: the pass's next synced commit (the starts that
-	 * follow an end, as a rule) or its store_sync makes it durable, before
-	 * any client can be told.
-	 */
-	ok = store_lazy_begin(e->store) == 0;
+	hold = engine_ends_grow(e, n) == 0;
+	ok = store_tx_begin(e->store) == 0;
 	for (j = e->held; j != NULL && ok; j = j->lnext) {
 		if (!j->exited)
 			continue;
 		engine_final(e, j, &end);
-		engine_record_end(e, j, &end);
+		ok = engine_record_end(e, engine_end_kind(j), j->id, &end) == 0;
+		if (ok && hold)
+			engine_end_keep(e, j, &end);
 	}
-	ok = ok && store_lazy_commit(e->store) == 0;
-	if (ok)
-		e->unsynced = 1;
-	/* each on its own, in its own synced transaction, if the batch failed */
+	if (ok && hold) {
+		e->ends_open = 1;
+		e->ends_mark = store_begins(e->store);
+	} else {
+		e->nends = 0;
+		/* a failed row doomed the transaction: this rolls it back */
+		ok = store_tx_commit(e->store) == 0 && ok;
+	}
+	/* each on its own, in its own transaction, if the batch failed */
 	for (j = e->held; j != NULL; j = j->lnext) {
 		if (!j->exited)
 			continue;
 		j->recorded = ok;
 		if (!ok) {
 			engine_final(e, j, &end);
-			if (engine_record_end(e, j, &end) == -1) {
+			if (engine_record_end(e, engine_end_kind(j), j->id, &end) == -1) {
 				log_warnx("job %lld: cannot record its end; trying again",
 				    (long long)j->id);
 				left++;
@@ -1451,6 +1570,13 @@ engine_finish(struct engine *e)
 		else
 			engine_ended(e, j);
 	}
+	/*
+	 * Something the drops set off wrote (GPU control recording another
+	 * job's switch): committed now, so that a failure of the starts'
+	 * commit cannot take it back.
+	 */
+	if (e->ends_open && store_begins(e->store) != e->ends_mark)
+		engine_ends_close(e);
 	if (left > 0)
 		e->retry = 1;
 }
@@ -1950,10 +2076,13 @@ engine_pass(struct engine *e)
 
 	engine_finish(e);
 	/* --after can only change when a job ended or came: no queries otherwise */
-	if (e->ndep_ids > 0 || e->deps_all)
+	if (e->ndep_ids > 0 || e->deps_all) {
+		engine_ends_close(e);
 		engine_resolve(e, now);
+	}
 	if (engine_grow(e, e->njobs) == -1) {
 		log_warnx("out of memory planning %d jobs", e->njobs);
+		engine_ends_close(e);
 		engine_sync(e);
 		engine_recycle(e);
 		return;
@@ -1991,20 +2120,30 @@ engine_pass(struct engine *e)
 		if (plan.dec[i].why == SCHED_RESUME) {
 			struct gc_event ev = { .type = GC_EV_RESUME, .job = e->map[i]->id };
 
+			engine_ends_close(e);	/* the resume's records are its own */
 			engine_gpu(e, &ev, NULL, 0);
 		}
 	engine_preempt(e, gpus, n, now, &plan);
 	if (plan.nstart > 0) {
 		/*
-		 * Commit every start of this pass at once, then act on them.  If
-		 * the group fails, each on its own: a job whose start cannot be
-		 * recorded stays pending and is tried again in a second.
+		 * Commit every start of this pass at once, with the ends before
+		 * them (engine_finish's open transaction), then act on them.  If
+		 * the group fails, the ends are recorded again one by one
+		 * (engine_ends_close), and the starts each on its own: a job
+		 * whose start cannot be recorded stays pending and is tried again
+		 * in a second.
 		 */
+		/* only the ends in it: nothing else is taken back if the starts fail */
+		if (e->ends_open && store_begins(e->store) != e->ends_mark)
+			engine_ends_close(e);
 		ok = store_tx_begin(e->store) == 0;
 		for (i = 0; i < n && ok; i++)
 			if (plan.dec[i].why == SCHED_START)
 				engine_commit_start(e, e->map[i], plan.dec[i].gpumask, now);
-		if (ok && store_tx_commit(e->store) == 0)
+		ok = store_tx_commit(e->store) == 0 && ok;	/* inside the ends' */
+		if (e->ends_open && engine_ends_close(e) == -1)
+			ok = 0;
+		if (ok)
 			e->unsynced = 0;	/* the ends before went with it */
 		else {
 			/* rolled back, the standby's promise with it */
@@ -2052,6 +2191,7 @@ engine_pass(struct engine *e)
 		if (spawned)
 			engine_standby_kick(e);
 	}
+	engine_ends_close(e);	/* no start followed the ends */
 	engine_sync(e);
 	engine_recycle(e);
 	wake_ms = plan.next_wake > 0 ? (uint64_t)((plan.next_wake - now) * 1000) + 1 : 0;
@@ -2448,4 +2588,5 @@ engine_free(struct engine *e)
 	gates_free(&e->gates);
 	fs_free(&e->fs);
 	free(e->dep_ids);
+	free(e->ends);
 }

@@ -188,6 +188,15 @@ struct engine {
 	int		stopping;
 	int		retry;		/* a commit failed: pass again within a second */
 	int		unsynced;	/* ends committed, not yet synced (engine_finish) */
+	/*
+	 * The pass's ends, recorded in a transaction left open for the starts
+	 * that follow them (one commit for both); a copy of each, to record
+	 * them one by one should that commit fail (engine_ends_close)
+	 */
+	int		ends_open;
+	unsigned long	ends_mark;	/* store_begins() once they were recorded */
+	struct engine_end *ends;
+	int		nends, cap_ends;
 	/* the hook sessions (hooks.c) */
 	struct hook_sess *sessions;
 	/* GPU control (gpuctl.h): its state across jobs, and engine_gpu's */

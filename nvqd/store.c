@@ -57,6 +57,7 @@ struct store {
 	int		sync_full;
 	int		depth;		/* of nested transactions */
 	int		doomed;		/* an inner one failed */
+	unsigned long	begins;		/* transactions begun, nested ones too */
 	char		lasterr[128];	/* sqlite3_errmsg of the last failure */
 	int		full;		/* the last failure was SQLITE_FULL */
 	char		reserve[PATH_MAX + 16];	/* <database>.reserve */
@@ -101,6 +102,7 @@ store_exec(struct store *st, const char *sql)
 static int
 store_begin(struct store *st)
 {
+	st->begins++;
 	if (st->depth++ > 0)
 		return 0;
 	st->doomed = 0;
@@ -152,6 +154,12 @@ int
 store_tx_commit(struct store *st)
 {
 	return store_commit(st);
+}
+
+unsigned long
+store_begins(const struct store *st)
+{
+	return st->begins;
 }
 
 /*

@@ -120,6 +120,8 @@ int		 store_env_delete(struct store *, int64_t id);
 /* Groups changes into one synced commit; they nest. */
 int		 store_tx_begin(struct store *);
 int		 store_tx_commit(struct store *);
+/* Transactions begun so far, nested ones too: whether anything wrote since. */
+unsigned long	 store_begins(const struct store *);
 /* Groups changes into one commit that is not synced on its own. */
 int		 store_lazy_begin(struct store *);
 int		 store_lazy_commit(struct store *);

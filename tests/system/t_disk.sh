@@ -232,24 +232,80 @@ t_power_cut() {	# sync = full: submits whose main commit a power cut took come b
 	stop_nvqd
 }
 
+# trace_writes: nvqd's pwrite64 calls, traced into $T/strace.w until
+# trace_stop; fails if strace cannot attach (ptrace refused?)
+trace_writes() {
+	strace -x -s 8 -e trace=pwrite64 -yy -p "$NVQD_PID" -o "$T/strace.w" 2> /dev/null &
+	TRACE_PID=$!; sleep 0.5
+	kill -0 "$TRACE_PID" 2> /dev/null
+}
+trace_stop() { sleep 0.2; kill -INT "$TRACE_PID"; wait "$TRACE_PID" 2> /dev/null; }
+# wal_commits WAL: the commits traced into WAL (nvq.db-wal, nvq.db.private-wal):
+# a frame header (24 bytes) whose second word, the database's size in
+# pages, is not zero marks the last frame of a commit
+wal_commits() {
+	grep "/$1>, \"" "$T/strace.w" | grep ', 24, ' |
+	    grep -vc 'wal>, "\(\\x..\)\{4\}\\x00\\x00\\x00\\x00"' || true
+}
+
 t_env_batch() {	# the environments of jobs that end close together go in one commit, not one each
 	command -v strace > /dev/null || { skip "strace is not installed"; return; }
 	write_config "[limits]" "max_running_jobs = 2"; start_nvqd || return
-	local spid commits
+	local commits
 	submit --hold --array 1-32 -g 0 true > /dev/null
-	strace -x -s 8 -e trace=pwrite64 -yy -p "$NVQD_PID" -o "$T/strace.env" 2> /dev/null &
-	spid=$!; sleep 0.5
-	kill -0 "$spid" 2> /dev/null || { skip "strace cannot attach here (ptrace refused?)"; return; }
+	trace_writes || { skip "strace cannot attach here (ptrace refused?)"; return; }
 	nvq release 1_ > /dev/null
 	nvq wait $(seq 1 32) > /dev/null
 	expect_eq "all ended, their environments gone" "$(envs_left "job_id BETWEEN 1 AND 32")" 0
-	sleep 0.2
-	kill -INT "$spid"; wait "$spid" 2> /dev/null
-	# the private database's commits: a frame header (24 bytes) whose second
-	# word, the database's size, is not zero marks the last frame of one
-	commits=$(grep 'private-wal>, "' "$T/strace.env" | grep ', 24, ' |
-	    grep -vc 'wal>, "\(\\x..\)\{4\}\\x00\\x00\\x00\\x00"' || true)
+	trace_stop
+	commits=$(wal_commits nvq.db.private-wal)
 	echo "    ($commits commits to the private database for 32 jobs, two at a time)"
 	# one a pass would be 16 at least
 	expect_eq "fewer commits than passes" "$(( commits >= 1 && commits < 16 ))" 1
+}
+
+t_end_start_commit() {	# one at a time, a job's end and the next one's start go in one commit
+	command -v strace > /dev/null || { skip "strace is not installed"; return; }
+	write_config "[limits]" "max_running_jobs = 1"; start_nvqd || return
+	local commits n=24
+	submit --hold --array "1-$n" -g 0 sh -c 'sleep 0.05; exit $((NVQ_ARRAY_INDEX % 3))' > /dev/null
+	trace_writes || { skip "strace cannot attach here (ptrace refused?)"; return; }
+	nvq release 1_ > /dev/null
+	nvq wait $(seq 1 $n) > /dev/null
+	trace_stop
+	# the release, the first start, then one a turn, and the last end; 2 a turn before
+	commits=$(wal_commits nvq.db-wal)
+	echo "    ($commits commits to the main database for $n jobs one at a time)"
+	expect_eq "about one commit a job" "$(( commits >= n && commits < n + n / 2 ))" 1
+	expect_eq "every end recorded, with its exit code" "$(sqlite3 "$T/nvq.db" "SELECT
+	    group_concat(exit_code, '') FROM (SELECT exit_code FROM jobs ORDER BY id)")" \
+	    "$(for i in $(seq 1 $n); do printf %d $((i % 3)); done)"
+	expect_eq "and every run" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM runs
+	    WHERE ended_at IS NOT NULL AND ended_at >= started_at")" "$n"
+}
+
+t_end_start_full() {	# an end and the next start fail to commit together (disk full): the end alone is recorded, the start waits
+	small_fs db 3m || return
+	write_config "[limits]" "max_running_jobs = 1"
+	sed -i "s#^database = .*#database = $T/db/nvq.db#" "$T/nvq.ini"
+	start_nvqd || { umount "$T/db"; return; }
+	local a b
+	a=$(submit -g 0 sh -c 'sleep 1.5; exit 5')
+	b=$(submit -g 0 true)
+	wait_state "$a" RUNNING
+	dd if=/dev/zero of="$T/db/filler" bs=64k 2> /dev/null
+	wait_state "$a" FAILED 5
+	expect_eq "the end is recorded on the full disk" "$(field "$a" exit_code)" 5
+	sleep 0.5
+	expect_eq "the next job waits, its start not recorded" "$(state "$b")" PENDING
+	rm -f "$T/db/filler"
+	wait_state "$b" COMPLETED 5
+	expect_eq "and runs once there is room" "$(state "$b")" COMPLETED
+	expect_eq "each with its run" "$(sqlite3 "$T/db/nvq.db" "SELECT count(*) FROM runs
+	    WHERE job_id IN ($a, $b) AND ended_at IS NOT NULL")" 2
+	expect_match "the end and the start failed together, the end went alone" \
+	    "$(grep -c "the ends of 1 jobs cannot be committed .*one by one" "$T/nvqd.log")" "^[1-9]"
+	stop_nvqd
+	expect_eq "integrity" "$(sqlite3 "$T/db/nvq.db" "PRAGMA integrity_check")" ok
+	umount "$T/db"
 }
