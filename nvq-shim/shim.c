@@ -4,11 +4,14 @@
  * nvqd starts it with posix_spawn (no copy of nvqd's memory), as
  *   nvq-shim -s STATUS -o OUT -e ERR -d CWD -u USER -U UID -G GID [-g GROUPS]
  *            [-D] [-P PRELOAD] [-m UMASK] [-r RLIMITS] [-c CGBASE -i ID]
- *            [-n MAXPROCS] [-S SIG] [-E] [-a FDS] -- COMMAND [ARG...]
+ *            [-n MAXPROCS] [-S SIG] [-E] [-w] [-a FDS] -- COMMAND [ARG...]
  * with an environment of nvqd's own, or started ahead of its job as
  *   nvq-shim -W
  * and given those arguments by nvqd later (shim_standby, at the end), so that
- * a job's start does not wait for an exec.  -E says the job's environment is on its standard
+ * a job's start does not wait for an exec.  -w (a standby only): nvqd hands
+ * the job over before its start is committed; the shim sets up and waits
+ * for nvqd's word on its socket (the byte 'g') before it takes its ticket,
+ * and undoes its setup and exits on end of file.  -E says the job's environment is on its standard
  * input (a memfd, NUL-terminated strings), read at once and applied only in
  * the job's process once it dropped privileges (runner.h says why); without
  * -E (run by hand) the job gets the shim's.  GROUPS is a comma-separated list,
@@ -91,6 +94,7 @@ struct shim_spec {
 	int		procs_by_cgroup;	/* max_procs is the cgroup's pids.max */
 	char		share[PATH_MAX];	/* the job's memory account (share.h); "": none */
 	int		endfd;		/* a standby's socket to nvqd: the job's end is told on it */
+	int		wait_go;	/* -w: a byte from nvqd on endfd before the ticket */
 };
 
 extern char **environ;
@@ -489,6 +493,38 @@ shim_block(sigset_t *set)
 	sigprocmask(SIG_SETMASK, set, NULL);
 }
 
+/* Undoes what the shim set up for its job: its cgroup (empty) and memory account. */
+static void
+shim_undo(const struct shim_spec *s)
+{
+	if (*s->cgroup != '\0')
+		rmdir(s->cgroup);
+	if (*s->share != '\0')
+		unlink(s->share);
+}
+
+/*
+ * nvqd's word on fd (a standby's socket) that the start is committed: the
+ * byte 'g'.  Anything else (end of file: nvqd could not commit it, or
+ * stopped) is no.  Signals stay blocked meanwhile: one for the job waits.
+ */
+static int
+shim_go(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char c = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	while (poll(&pfd, 1, -1) == -1)
+		if (errno != EINTR)
+			return 0;
+	while ((n = recv(fd, &c, 1, MSG_DONTWAIT)) == -1 && errno == EINTR)
+		;
+	return n == 1 && c == 'g';
+}
+
 /* The shim's life: start the job, forward signals, record how it ended. */
 static void __attribute__((noreturn))
 shim_shim(struct shim_spec *s)
@@ -499,7 +535,7 @@ shim_shim(struct shim_spec *s)
 	siginfo_t si;
 	struct shim_child child;
 	pid_t job, p;
-	int efd[2], st, fd, sfd, i, done = 0, env_errno = 0;
+	int efd[2], st, fd, sfd, i, done = 0, env_errno = 0, setup_errno = 0;
 	void *stack = MAP_FAILED;
 	char ticket[PATH_MAX + 80];
 	ssize_t n;
@@ -533,17 +569,14 @@ shim_shim(struct shim_spec *s)
 	closefrom(s->endfd >= 0 ? SHIM_END_FD + 1 : SHIM_END_FD);
 
 	/*
-	 * The start's ticket (runner.h), taken: it becomes the status file, empty
-	 * or zeros (a spare), so no record.  Without it, nvqd has voided this start.
+	 * What can be undone first: the job's cgroup, its memory account, its
+	 * environment, the failure pipe and its process's stack.  Then, for a
+	 * standby told to (-w), nvqd's word that the start is committed: the
+	 * setup overlaps nvqd's commit.  Then the start's ticket (runner.h),
+	 * taken: it becomes the status file, empty or zeros (a spare), so no
+	 * record.  Without the word or the ticket (nvqd voided this start),
+	 * it undoes its setup and exits.
 	 */
-	snprintf(ticket, sizeof(ticket), "%s.%s.ticket", s->status_path, s->ticket);
-	if (rename(ticket, s->status_path) == -1)
-		_exit(0);
-	memset(&rs, 0, sizeof(rs));
-	rs.exit_code = -1;
-	rs.max_rss = -1;
-	rs.cpu_time = -1;
-	sfd = shim_status_open(s->status_path, 0);
 	if (*s->cgroup != '\0' && mkdir(s->cgroup, 0755) == -1 && errno != EEXIST)
 		s->cgroup[0] = '\0';	/* a process group, as without cgroups */
 	s->procs_by_cgroup = s->max_procs > 0 && *s->cgroup != '\0' &&
@@ -552,23 +585,33 @@ shim_shim(struct shim_spec *s)
 	if (s->preload != NULL && share_create(s->share, sizeof(s->share), s->drop ? s->uid :
 	    getuid(), s->drop ? s->gid : getgid()) == -1)
 		s->share[0] = '\0';
-	/* the read end never blocks the shim: it is read once the job's process ended */
 	if (env_errno == 0 && shim_job_env(s) == -1)
 		env_errno = errno;
+	/* the read end never blocks the shim: it is read once the job's process ended */
+	if (pipe2(efd, O_CLOEXEC) == -1 || fcntl(efd[0], F_SETFL, O_NONBLOCK) == -1 ||
+	    (stack = mmap(NULL, SHIM_CHILD_STACK, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)) == MAP_FAILED)
+		setup_errno = errno ? errno : ENOMEM;
+	snprintf(ticket, sizeof(ticket), "%s.%s.ticket", s->status_path, s->ticket);
+	if ((s->wait_go && !shim_go(s->endfd)) || rename(ticket, s->status_path) == -1) {
+		shim_undo(s);
+		_exit(0);
+	}
+	memset(&rs, 0, sizeof(rs));
+	rs.exit_code = -1;
+	rs.max_rss = -1;
+	rs.cpu_time = -1;
+	sfd = shim_status_open(s->status_path, 0);
 	child.s = s;
 	child.born_in = 0;
-	if (env_errno != 0 || pipe2(efd, O_CLOEXEC) == -1 ||
-	    fcntl(efd[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    (stack = mmap(NULL, SHIM_CHILD_STACK, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)) == MAP_FAILED ||
+	if (env_errno != 0 || setup_errno != 0 ||
 	    (child.efd = efd[1], job = shim_start_job(&child, stack, SHIM_CHILD_STACK)) == -1) {
 		rs.exit_code = 126;
 		snprintf(rs.reason, sizeof(rs.reason), "%s: %s", env_errno ?
 		    "cannot read its environment" : "cannot start",
-		    strerror(env_errno ? env_errno : errno));
+		    strerror(env_errno ? env_errno : setup_errno ? setup_errno : errno));
 		rs.ended_at = shim_now();
-		if (*s->share != '\0')
-			unlink(s->share);
+		shim_undo(s);
 		shim_write_status(sfd, s->status_path, &rs);
 		_exit(0);
 	}
@@ -679,7 +722,7 @@ shim_main(int argc, char **argv, const int *passed, int npassed, int endfd)
 	s.endfd = endfd;
 	s.umask = 022;
 	s.preempt_sig = SIGUSR1;
-	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:n:ES:a:")) != -1) {
+	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:n:ES:a:w")) != -1) {
 		switch (c) {
 		case 's': s.status_path = optarg; break;
 		case 't':
@@ -730,6 +773,7 @@ shim_main(int argc, char **argv, const int *passed, int npassed, int endfd)
 			s.max_procs = (long long)v;
 			break;
 		case 'E': s.env_on_stdin = 1; break;
+		case 'w': s.wait_go = 1; break;
 		case 'a':
 			for (tok = optarg; *tok != '\0'; tok++) {
 				if (*tok < '0' || *tok > '2')

@@ -1095,6 +1095,57 @@ engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 	return 0;
 }
 
+/* A supervisor of no job: reaped once it exits. */
+static void
+engine_reap(struct engine *e, pid_t pid)
+{
+	int st, pidfd;
+
+	if (pid <= 0 || waitpid(pid, &st, WNOHANG) != 0)
+		return;
+	if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) != -1)
+		reap_later(e->loop, pid, pidfd);
+}
+
+/*
+ * Hands job j, whose start is recorded in the pass's open transaction, to
+ * the standby promised to it, before the commit: the shim sets up (cgroup,
+ * memory account, environment) while nvqd commits, and takes its ticket
+ * only on runner_go (engine_spawn).  If the standby is gone, nothing: the
+ * job's shim is spawned after the commit, as without one.
+ */
+static void
+engine_prepare(struct engine *e, struct job *j, uint64_t mask)
+{
+	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX], err[256];
+	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
+
+	engine_status_path(e, j->id, status, sizeof(status));
+	if (start_shim(e, j, uuids, granted, status, &e->standby, 1, err, sizeof(err)) !=
+	    j->promised) {
+		log_debug("job %lld: not prepared: %s", (long long)j->id, err);
+		return;
+	}
+	j->prepared = 1;
+	e->go_fd = e->standby.taken_fd;
+	e->standby.taken_fd = -1;
+}
+
+/* Calls off the prepared standby of a start that could not be committed. */
+static void
+engine_unprepare(struct engine *e, struct job *j)
+{
+	if (!j->prepared)
+		return;
+	j->prepared = 0;
+	log_info("job %lld: its start is not committed: its prepared supervisor %d is "
+	    "called off", (long long)j->id, (int)j->promised);
+	if (e->go_fd >= 0)
+		close(e->go_fd);	/* end of file: it undoes its setup and exits */
+	e->go_fd = -1;
+	engine_reap(e, j->promised);
+}
+
 /*
  * Starts a job whose RUNNING state is committed: forks its supervisor.
  * Returns 0, or -1 when it failed to start, was recorded FAILED and freed.
@@ -1112,8 +1163,24 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	gpuctl_started(j, now);
 	engine_track(e, j);
 	engine_status_path(e, j->id, status, sizeof(status));
-	j->pid = start_shim(e, j, uuids, granted, status, j->promised > 0 &&
-	    j->promised == e->standby.pid ? &e->standby : NULL, err, sizeof(err));
+	j->pid = -1;
+	if (j->prepared) {
+		/* the standby set up while the start was committed: it goes now */
+		j->prepared = 0;
+		if (runner_go(e->go_fd) == 0) {
+			j->pid = j->promised;
+			e->standby.taken_fd = e->go_fd;
+		} else {
+			log_warnx("job %lld: its prepared supervisor %d is gone; starting "
+			    "another", (long long)j->id, (int)j->promised);
+			close(e->go_fd);
+			engine_reap(e, j->promised);
+		}
+		e->go_fd = -1;
+	}
+	if (j->pid == -1)
+		j->pid = start_shim(e, j, uuids, granted, status, j->promised > 0 &&
+		    j->promised == e->standby.pid ? &e->standby : NULL, 0, err, sizeof(err));
 	engine_close_stdio(j);
 	/* handed to the standby: its socket tells the job's end */
 	if (e->standby.taken_fd >= 0 && j->pid > 0 && j->pid == j->promised)
@@ -2071,7 +2138,7 @@ engine_pass(struct engine *e)
 	struct sched_source source = { engine_src_next_cb, engine_src_drop_cb, &src, 0, 0 };
 	struct job *j;
 	double now = engine_now();
-	int i, k, n = 0, ok, spawned = 0;
+	int i, k, n = 0, ok, spawned = 0, unprepared = 0;
 	uint64_t wake_ms;
 
 	engine_finish(e);
@@ -2140,6 +2207,11 @@ engine_pass(struct engine *e)
 		for (i = 0; i < n && ok; i++)
 			if (plan.dec[i].why == SCHED_START)
 				engine_commit_start(e, e->map[i], plan.dec[i].gpumask, now);
+		/* the standby's job, handed over now: its setup overlaps the commit */
+		for (i = 0; i < n && ok; i++)
+			if (plan.dec[i].why == SCHED_START && e->map[i]->promised > 0 &&
+			    e->map[i]->promised == e->standby.pid)
+				engine_prepare(e, e->map[i], plan.dec[i].gpumask);
 		ok = store_tx_commit(e->store) == 0 && ok;	/* inside the ends' */
 		if (e->ends_open && engine_ends_close(e) == -1)
 			ok = 0;
@@ -2148,8 +2220,12 @@ engine_pass(struct engine *e)
 		else {
 			/* rolled back, the standby's promise with it */
 			e->standby_taken = 0;
-			for (i = 0; i < n; i++)
+			for (i = 0; i < n; i++) {
+				if (e->map[i]->prepared)
+					unprepared = 1;
+				engine_unprepare(e, e->map[i]);
 				e->map[i]->promised = 0;
+			}
 			for (i = 0; i < n; i++) {
 				if (plan.dec[i].why != SCHED_START ||
 				    engine_commit_start(e, e->map[i], plan.dec[i].gpumask, now) == 0)
@@ -2188,7 +2264,7 @@ engine_pass(struct engine *e)
 		}
 		/* the next job's shim, started while this one's runs */
 		e->standby_taken = 0;
-		if (spawned)
+		if (spawned || unprepared)
 			engine_standby_kick(e);
 	}
 	engine_ends_close(e);	/* no start followed the ends */
@@ -2387,6 +2463,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	engine_boot_id(e->boot_id, sizeof(e->boot_id));
 	e->ticket_base = (unsigned long long)(engine_now() * 1e9);
 	e->standby.pid = -1;	/* started after the first job's start */
+	e->go_fd = -1;
 	e->standby.fd = -1;
 	e->standby.taken_fd = -1;
 	if (e->is_root && e->cfg.cgroups) {

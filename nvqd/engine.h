@@ -64,6 +64,7 @@ struct job {
 	uint64_t	gpumask;
 	pid_t		pid;		/* the shim */
 	pid_t		promised;	/* the standby shim its start recorded (runner.h); 0: none */
+	int		prepared;	/* handed to it before the commit, waiting for runner_go */
 	int		recovered;	/* running when nvqd started (recover.c) */
 	char		ticket[40];	/* the token of its start's ticket (runner.h) */
 	int64_t		pid_start;	/* its start time, to know it again */
@@ -164,6 +165,7 @@ struct engine {
 	uv_timer_t	envgone_timer;
 	struct runner_standby standby;	/* a shim started ahead of the next job (runner.h) */
 	int		standby_taken;	/* promised to a start of this pass */
+	int		go_fd;		/* the prepared standby's socket, for runner_go; -1: none */
 	/* the next standby, started on libuv's thread pool (a spawn blocks until its exec) */
 	uv_work_t	standby_work;
 	struct runner_standby standby_next;	/* what standby_work started */

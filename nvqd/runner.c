@@ -273,6 +273,8 @@ runner_spawn(const struct runner_spec *s, struct runner_standby *sb, char *err, 
 		argv[a++] = fds;
 	}
 	argv[a++] = "-E";	/* the job's environment is on its standard input */
+	if (s->prepare)
+		argv[a++] = "-w";	/* and its start waits for runner_go */
 	argv[a++] = "--";
 	for (i = 0; i < n; i++)
 		argv[a++] = s->argv[i];
@@ -282,7 +284,8 @@ runner_spawn(const struct runner_spec *s, struct runner_standby *sb, char *err, 
 	if ((envfd = runner_strings_fd("nvq-env", s->envp)) == -1) {
 		snprintf(err, errlen, "cannot pass its environment to its supervisor: %s",
 		    strerror(errno));
-		runner_void_start(s->status_path);
+		if (!s->prepare)
+			runner_void_start(s->status_path);
 		for (i = 0; i < 3; i++)
 			if (hi[i] != -1)
 				close(hi[i]);
@@ -294,6 +297,10 @@ runner_spawn(const struct runner_spec *s, struct runner_standby *sb, char *err, 
 	if (sb != NULL && sb->pid > 0 && (pid = runner_handoff(sb, argv, envfd, hi)) > 0)
 		goto done;
 	pid = -1;
+	if (s->prepare) {
+		snprintf(err, errlen, "no standby supervisor to prepare");
+		goto done;
+	}
 	runner_spawn_attr(&attr);
 	posix_spawn_file_actions_init(&fa);
 	r = posix_spawn_file_actions_adddup2(&fa, envfd, 0);
@@ -319,6 +326,18 @@ done:
 	return pid;
 }
 
+
+int
+runner_go(int fd)
+{
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	while ((n = send(fd, "g", 1, MSG_NOSIGNAL | MSG_DONTWAIT)) == -1 && errno == EINTR)
+		;
+	return n == 1 ? 0 : -1;
+}
 
 /* DIR/spare.K for the status file path's DIR; 0, or -1 if it does not fit. */
 static int

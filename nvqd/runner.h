@@ -45,6 +45,12 @@ struct runner_spec {
 	long long	max_procs;	/* processes per job ([limits] max_procs); 0: none */
 	int		preempt_signal;	/* RUNNER_PREEMPT's signal (--signal); 0: SIGUSR1 */
 	const int	*stdio;		/* NULL, or 3: the job's stdin, stdout, stderr (-1: its own) */
+	/*
+	 * Hand it to the standby only, before the start is committed: the
+	 * shim sets up and waits for runner_go (nvq-shim -w); no spawn if
+	 * there is no standby, and the ticket stays for one after the commit
+	 */
+	int		prepare;
 };
 
 /*
@@ -98,6 +104,12 @@ void	runner_standby_stop(struct runner_standby *sb);
  */
 pid_t	runner_spawn(const struct runner_spec *, struct runner_standby *sb, char *err,
 	    size_t errlen);
+/*
+ * Tells a shim prepared with runner_spec.prepare, on fd (its standby's
+ * socket, sb->taken_fd then), that its start is committed.  0, or -1 (it
+ * is gone; its ticket is not taken).  Closing fd instead calls it off.
+ */
+int	runner_go(int fd);
 /*
  * The shim that records into status_path, found among the running
  * processes (for a job whose shim's pid never reached the database); or -1.

@@ -98,7 +98,7 @@ start_exec_cb(void *arg, const struct store_job_exec *r)
 
 pid_t
 start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t granted,
-    const char *status_path, struct runner_standby *sb, char *err, size_t errlen)
+    const char *status_path, struct runner_standby *sb, int prepare, char *err, size_t errlen)
 {
 	struct start_exec x;
 	struct runner_spec rs;
@@ -159,6 +159,7 @@ start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t gr
 	rs.cgroup_base = e->cgroup_base[0] != '\0' ? e->cgroup_base : NULL;
 	rs.max_procs = e->cfg.max_procs;
 	rs.preempt_signal = j->preempt_signal;
+	rs.prepare = prepare;
 	if (j->stdio[0] >= 0 || j->stdio[1] >= 0 || j->stdio[2] >= 0)
 		rs.stdio = j->stdio;
 	if (rs.drop && x.has_groups) {

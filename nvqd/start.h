@@ -18,9 +18,12 @@
  * Spawns job j's supervisor for the GPUs uuids (comma-separated, "" for
  * none), granted bytes on each, recording into status_path: the standby
  * sb becomes it where sb is not NULL and still there (runner_spawn).
+ * prepare: only the standby, before the start's commit, waiting for
+ * runner_go (runner_spec.prepare).
  * Returns the supervisor's pid, or -1 with a sentence in err.
  */
 pid_t	start_shim(struct engine *, const struct job *j, const char *uuids, uint64_t granted,
-	    const char *status_path, struct runner_standby *sb, char *err, size_t errlen);
+	    const char *status_path, struct runner_standby *sb, int prepare, char *err,
+	    size_t errlen);
 
 #endif

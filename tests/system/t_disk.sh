@@ -305,6 +305,13 @@ t_end_start_full() {	# an end and the next start fail to commit together (disk f
 	    WHERE job_id IN ($a, $b) AND ended_at IS NOT NULL")" 2
 	expect_match "the end and the start failed together, the end went alone" \
 	    "$(grep -c "the ends of 1 jobs cannot be committed .*one by one" "$T/nvqd.log")" "^[1-9]"
+	# the standby handed the job before that commit was called off: it undid its setup
+	local sb
+	sb=$(sed -n "s/.*job $b: its start is not committed: its prepared supervisor \([0-9]*\) is called off.*/\1/p" "$T/nvqd.log" | head -1)
+	expect_match "the standby it was handed to was called off" "$sb" "^[0-9]+$"
+	expect_eq "and is gone, reaped" "$(ps -o stat= -p "${sb:-1}" 2> /dev/null)" ""
+	expect_eq "leaving no memory account" "$(ls /dev/shm | grep -c "^nvq-share-$sb-")" 0
+	expect_eq "nor cgroup" "$(find /sys/fs/cgroup -maxdepth 6 -name "job-$b-$sb" 2> /dev/null | wc -l)" 0
 	stop_nvqd
 	expect_eq "integrity" "$(sqlite3 "$T/db/nvq.db" "PRAGMA integrity_check")" ok
 	umount "$T/db"

@@ -410,8 +410,32 @@ t_standby_told() {	# a standby shim tells nvqd its job's end before its own clea
 	kill -INT "$spid"; wait "$spid" 2> /dev/null
 	expect_eq "each told its end" "$(grep -c 'sendto(6, "e", 1' "$T/strace.told")" 4
 	# the record first, then the word: a shim's pwrite of its status before its sendto
-	expect_eq "after writing its record" "$(awk '/pwrite64\(3, "exit [0-9]/ { w[$1] = 1 }
+	expect_eq "after writing its record" "$(awk '/pwrite64\([0-9]+, "exit [0-9]/ { w[$1] = 1 }
 	    /sendto\(6, "e"/ { if (w[$1]) n++ } END { print n + 0 }' "$T/strace.told")" 4
+	expect_eq "the exit codes as recorded" "$(for i in 1 2 3 4 5; do field $((first + i)) exit_code; done | tr '\n' ' ')" "1 2 3 4 5 "
+	expect_eq "no supervisor left unreaped" "$(ps -o stat= --ppid "$NVQD_PID" | grep -c Z)" 0
+}
+
+t_standby_go() {	# a standby gets its job before the start's commit, and takes the ticket only after it
+	command -v strace > /dev/null || { skip "strace is not installed"; return; }
+	write_config "[limits]" "max_running_jobs = 1"; start_nvqd || return
+	local first i last spid
+	first=$(submit -g 0 true); nvq wait "$first" > /dev/null; standbys > /dev/null
+	strace -f -e trace=sendmsg,sendto,recvfrom,rename,pwrite64 -p "$NVQD_PID" \
+	    -o "$T/strace.go" 2> /dev/null &
+	spid=$!; sleep 0.5
+	kill -0 "$spid" 2> /dev/null || { skip "strace cannot attach here (ptrace refused?)"; return; }
+	for i in 1 2 3 4 5; do last=$(submit -g 0 sh -c "exit $i"); nvq wait "$last" > /dev/null; done
+	sleep 0.3
+	kill -INT "$spid"; wait "$spid" 2> /dev/null
+	# per start: nvqd's hand-off (sendmsg), its commit (pages into nvq.db-wal),
+	# its word (send "g"); the shim takes its ticket (rename) after the word
+	expect_eq "hand-off, commit, word, ticket, in that order, for each start" "$(awk -v nvqd="$NVQD_PID" '
+	    $1 == nvqd && /sendmsg\(/ { h = 1; c = 0; g = 0; next }
+	    $1 == nvqd && h && /pwrite64\(/ && /nvq\.db-wal|, 24, / { c = 1; next }
+	    $1 == nvqd && /sendto\([0-9]+, "g", 1/ { g = h && c; next }
+	    /rename\(.*\.ticket", / { if (g) n++; h = 0; c = 0; g = 0 }
+	    END { print n + 0 }' "$T/strace.go")" 4
 	expect_eq "the exit codes as recorded" "$(for i in 1 2 3 4 5; do field $((first + i)) exit_code; done | tr '\n' ' ')" "1 2 3 4 5 "
 	expect_eq "no supervisor left unreaped" "$(ps -o stat= --ppid "$NVQD_PID" | grep -c Z)" 0
 }
