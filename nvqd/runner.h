@@ -76,9 +76,11 @@ void	runner_spares_clear(const char *dir);
  * A shim started ahead of a job (nvq-shim -W), waiting on a socket for the
  * arguments an exec'd shim would get: a job then starts without waiting for
  * an exec.  pid -1: none.  Its pid is known before the start is committed,
- * so the start's transaction records it (engine.c).  It started as nvqd's
- * child and a session of its own, with nvqd's clean environment, as any
- * shim; it exits unused when nvqd goes (end of file on the socket).
+ * so the start's transaction records it (engine.c), and it gets its job
+ * before that commit (runner_spec.prepare): it sets up meanwhile, and takes
+ * the start's ticket only after runner_go.  It started as nvqd's child and
+ * a session of its own, with nvqd's clean environment, as any shim; it
+ * exits unused when nvqd goes (end of file on the socket).
  */
 struct runner_standby {
 	pid_t		pid;
