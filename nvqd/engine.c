@@ -1095,18 +1095,6 @@ engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 	return 0;
 }
 
-/* A supervisor of no job: reaped once it exits. */
-static void
-engine_reap(struct engine *e, pid_t pid)
-{
-	int st, pidfd;
-
-	if (pid <= 0 || waitpid(pid, &st, WNOHANG) != 0)
-		return;
-	if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) != -1)
-		reap_later(e->loop, pid, pidfd);
-}
-
 /*
  * Hands job j, whose start is recorded in the pass's open transaction, to
  * the standby promised to it, before the commit: the shim sets up (cgroup,
@@ -1143,7 +1131,7 @@ engine_unprepare(struct engine *e, struct job *j)
 	if (e->go_fd >= 0)
 		close(e->go_fd);	/* end of file: it undoes its setup and exits */
 	e->go_fd = -1;
-	engine_reap(e, j->promised);
+	reap_pid(e->loop, j->promised);
 }
 
 /*
@@ -1174,7 +1162,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 			log_warnx("job %lld: its prepared supervisor %d is gone; starting "
 			    "another", (long long)j->id, (int)j->promised);
 			close(e->go_fd);
-			engine_reap(e, j->promised);
+			reap_pid(e->loop, j->promised);
 		}
 		e->go_fd = -1;
 	}
@@ -1377,13 +1365,14 @@ static void
 engine_recycle(struct engine *e)
 {
 	char status[PATH_MAX];
-	int i, cap = (int)(sizeof(e->envgone) / sizeof(e->envgone[0]));
+	int i;
 
+	/* below ENGINE_ENV_BATCH after each call, so a pass's ends always fit */
+	_Static_assert(sizeof(e->envgone) / sizeof(e->envgone[0]) >= ENGINE_ENV_BATCH - 1 +
+	    sizeof(e->recycle) / sizeof(e->recycle[0]), "envgone holds a batch and a pass");
 	for (i = 0; i < e->nrecycle; i++) {
 		engine_status_path(e, e->recycle[i], status, sizeof(status));
 		runner_recycle(status, &e->spares);
-		if (e->nenvgone == cap)
-			engine_env_flush(e);
 		e->envgone[e->nenvgone++] = e->recycle[i];
 	}
 	e->nrecycle = 0;

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,6 +87,20 @@ reap_later(uv_loop_t *loop, pid_t pid, int pidfd)
 		reaps->prev = r;
 	reaps = r;
 	uv_poll_start(&r->poll, UV_READABLE, reap_cb);
+}
+
+void
+reap_pid(uv_loop_t *loop, pid_t pid)
+{
+	int pidfd;
+
+	if (pid <= 0)
+		return;
+	if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
+		reap_try(pid);	/* gone already, or left a zombie until nvqd exits */
+		return;
+	}
+	reap_later(loop, pid, pidfd);
 }
 
 void

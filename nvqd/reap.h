@@ -14,6 +14,8 @@
 
 /* Reaps pid once pidfd (which this takes over and closes) says it exited. */
 void	reap_later(uv_loop_t *loop, pid_t pid, int pidfd);
+/* The same for pid alone (a called-off standby): its pidfd opened here. */
+void	reap_pid(uv_loop_t *loop, pid_t pid);
 /* Stops watching (nvqd stops): what is left is reaped by whoever inherits it. */
 void	reap_stop(void);
 
