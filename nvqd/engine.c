@@ -1329,7 +1329,8 @@ static void engine_wake_cb(uv_timer_t *);
 /*
  * The environments of finished jobs, which are no longer needed and may
  * hold secrets, deleted in one commit (if nvqd stops before, store_open
- * deletes them).
+ * deletes them).  Not those of jobs active again since (nvq restart gave
+ * them a new one).
  */
 static void
 engine_env_flush(struct engine *e)
@@ -1341,7 +1342,8 @@ engine_env_flush(struct engine *e)
 		return;
 	store_lazy_begin(e->store);
 	for (i = 0; i < e->nenvgone; i++)
-		store_env_delete(e->store, e->envgone[i]);
+		if (engine_find(e, e->envgone[i]) == NULL)
+			store_env_delete(e->store, e->envgone[i]);
 	if (store_lazy_commit(e->store) == -1)
 		log_warnx("cannot delete the environments of %d finished jobs; they go when "
 		    "nvqd restarts", e->nenvgone);

@@ -212,3 +212,22 @@ t_placement() {	# pack and spread on 4 virtual GPUs; -w and -x; drain and undrai
 		    "$(as_user nvqta "$NVQ_BIN" -s "$T/sock" drain 0 2>&1)" "only root"
 	fi
 }
+
+t_restart_env_kept() {	# a job restarted right after it failed keeps the environment it was restarted with
+	# one at a time: the restarted job waits behind the next one, past the
+	# 50 ms in which a finished job's environment waits to be deleted
+	write_config "[limits]" "max_running_jobs = 1"; start_nvqd || return
+	local i a b ok=0
+	printf '#!/bin/sh\necho "FOO=$FOO"\n[ -e "$1" ] && exit 0\ntouch "$1"; exit 3\n' > "$T/flaky"
+	chmod 755 "$T/flaky"
+	for i in 1 2 3; do
+		a=$(submit -g 0 "$T/flaky" "$T/ok.$i")
+		b=$(submit -g 0 sleep 0.3)
+		until [ "$(state "$a")" = FAILED ]; do :; done
+		FOO=bar nvq restart "$a" > /dev/null
+		wait_state "$a" COMPLETED 10
+		[ "$(state "$a")" = COMPLETED ] && [ "$(nvq log "$a" | tail -1)" = FOO=bar ] &&
+		    ok=$((ok + 1))
+	done
+	expect_eq "each ran again with its environment" "$ok" 3
+}
