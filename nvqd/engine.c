@@ -318,6 +318,8 @@ engine_close_stdio(struct job *j)
 		}
 }
 
+static void	engine_ahead_drop(struct engine *, const char *);
+
 static void
 engine_drop(struct engine *e, struct job *j)
 {
@@ -325,6 +327,8 @@ engine_drop(struct engine *e, struct job *j)
 	char err[8];
 
 	engine_close_stdio(j);
+	if (e->ahead.id == j->id)
+		engine_ahead_drop(e, "it is no longer pending");
 	jobtab_del(&e->jobtab, j);
 	engine_queue_out(e, j);
 	engine_gate_leave(e, j);
@@ -460,6 +464,7 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 	j->time_limit = limit;
 	j->pidfd = -1;
 	j->endfd = -1;
+	j->go_fd = -1;
 	gpuctl_init(j);
 	if (nafter > PARSE_MAX_IDS)
 		nafter = PARSE_MAX_IDS;
@@ -1056,16 +1061,53 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 	}
 }
 
+/*
+ * Calls off the standby prepared ahead of its job's turn (engine_ahead):
+ * end of file on its socket, and it undoes its setup and exits.
+ */
+static void
+engine_ahead_drop(struct engine *e, const char *why)
+{
+	if (e->ahead.id == 0)
+		return;
+	log_debug("job %lld: its supervisor %d prepared ahead is called off: %s",
+	    (long long)e->ahead.id, (int)e->ahead.pid, why);
+	close(e->ahead.fd);
+	if (!e->stopping)
+		reap_pid(e->loop, e->ahead.pid);
+	else {
+		/* nvqd stops: wait for its cleanup (its cgroup, the job's account), a second at most */
+		int st, i;
+
+		for (i = 0; i < 100 && waitpid(e->ahead.pid, &st, WNOHANG) == 0; i++)
+			usleep(10000);
+		if (i == 100) {
+			kill(e->ahead.pid, SIGKILL);
+			waitpid(e->ahead.pid, &st, 0);
+		}
+	}
+	e->ahead.id = 0;
+	e->ahead.pid = 0;
+	e->ahead.fd = -1;
+}
+
 /* Records PENDING -> RUNNING (inside the pass's transaction); acts later. */
 static int
 engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 {
 	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX];
 	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
+	int ahead = e->ahead.id == j->id;
 
+	/* prepared ahead for other GPUs, or another budget: called off */
+	if (ahead && (e->ahead.mask != mask || e->ahead.granted != granted)) {
+		engine_ahead_drop(e, "it starts on other terms");
+		ahead = 0;
+	}
 	/* the ticket first: a crash after the commit then voids or runs it, once */
 	engine_status_path(e, j->id, status, sizeof(status));
-	snprintf(j->ticket, sizeof(j->ticket), "%llx-%x", e->ticket_base, e->tickets++);
+	if (!ahead)	/* else the token its standby has */
+		snprintf(j->ticket, sizeof(j->ticket), "%llx-%x", e->ticket_base, e->tickets++);
 	if (runner_ticket(status, j->ticket, &e->spares) == -1) {
 		log_warn("%s.%s.ticket", status, j->ticket);
 		return -1;
@@ -1074,6 +1116,26 @@ engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 	if (store_job_start(e->store, j->id, now, uuids, j->ngpus, granted,
 	    engine_gpu_share(e, j, mask)) == -1)
 		return -1;
+	if (ahead) {
+		/* its standby has it: the pid goes with the start, and runner_go after */
+		char cg[PATH_MAX] = "";
+
+		if (e->cgroup_base[0] != '\0')
+			cgroup_name(e->cgroup_base, (long long)j->id, e->ahead.pid, cg, sizeof(cg));
+		if (store_job_set_pid(e->store, j->id, e->ahead.pid, e->ahead.start,
+		    e->boot_id, *cg ? cg : NULL) == -1) {
+			engine_ahead_drop(e, "its supervisor's pid cannot be recorded");
+			return 0;
+		}
+		j->promised = e->ahead.pid;
+		j->pid_start = e->ahead.start;
+		j->prepared = 1;
+		j->go_fd = e->ahead.fd;
+		e->ahead.id = 0;
+		e->ahead.pid = 0;
+		e->ahead.fd = -1;
+		return 0;
+	}
 	/*
 	 * Its supervisor is the standby shim, if there is one left in this
 	 * pass: its pid goes with the start, no commit of its own after it.  A
@@ -1115,7 +1177,7 @@ engine_prepare(struct engine *e, struct job *j, uint64_t mask)
 		return;
 	}
 	j->prepared = 1;
-	e->go_fd = e->standby.taken_fd;
+	j->go_fd = e->standby.taken_fd;
 	e->standby.taken_fd = -1;
 }
 
@@ -1128,9 +1190,9 @@ engine_unprepare(struct engine *e, struct job *j)
 	j->prepared = 0;
 	log_info("job %lld: its start is not committed: its prepared supervisor %d is "
 	    "called off", (long long)j->id, (int)j->promised);
-	if (e->go_fd >= 0)
-		close(e->go_fd);	/* end of file: it undoes its setup and exits */
-	e->go_fd = -1;
+	if (j->go_fd >= 0)
+		close(j->go_fd);	/* end of file: it undoes its setup and exits */
+	j->go_fd = -1;
 	reap_pid(e->loop, j->promised);
 }
 
@@ -1155,16 +1217,16 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	if (j->prepared) {
 		/* the standby set up while the start was committed: it goes now */
 		j->prepared = 0;
-		if (runner_go(e->go_fd) == 0) {
+		if (runner_go(j->go_fd) == 0) {
 			j->pid = j->promised;
-			e->standby.taken_fd = e->go_fd;
+			e->standby.taken_fd = j->go_fd;
 		} else {
 			log_warnx("job %lld: its prepared supervisor %d is gone; starting "
 			    "another", (long long)j->id, (int)j->promised);
-			close(e->go_fd);
+			close(j->go_fd);
 			reap_pid(e->loop, j->promised);
 		}
-		e->go_fd = -1;
+		j->go_fd = -1;
 	}
 	if (j->pid == -1)
 		j->pid = start_shim(e, j, uuids, granted, status, j->promised > 0 &&
@@ -2064,6 +2126,8 @@ engine_sync(struct engine *e)
 		e->retry = 1;
 }
 
+static void	engine_ahead(struct engine *);
+
 /* On the thread pool: the spawn, which waits for the shim's exec, off the loop. */
 static void
 engine_standby_work_cb(uv_work_t *w)
@@ -2089,8 +2153,10 @@ engine_standby_done_cb(uv_work_t *w, int status)
 	}
 	if (e->stopping || e->standby.pid > 0)
 		runner_standby_stop(&e->standby_next);
-	else
+	else {
 		e->standby = e->standby_next;
+		engine_ahead(e);
+	}
 }
 
 /*
@@ -2113,6 +2179,95 @@ engine_standby_kick(struct engine *e)
 		e->standby_busy = 1;
 	else if (runner_standby_start(&e->standby, e->shim) == -1)
 		log_warn("cannot start a standby shim %s", e->shim);
+}
+
+/*
+ * The next job's start, prepared before its turn: the job the last pass
+ * put first among those waiting for room (e->next_id), handed to the
+ * standby now, while the running jobs run.  Its supervisor sets up (cgroup,
+ * memory account, environment) and waits for runner_go; the start then only
+ * commits (engine_commit_start) and says go.  Only where what the job gets
+ * is known before its turn: no GPU, or all of them with a fixed -m (its
+ * budget then does not move with what NVML sees).  A prediction that turns
+ * out wrong costs the standby (called off) and a spawned supervisor.
+ */
+static void
+engine_ahead(struct engine *e)
+{
+	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX], err[256];
+	struct job *j = e->next_id != 0 ? engine_find(e, e->next_id) : NULL;
+	uint64_t granted = 0;
+	int64_t start;
+	pid_t pid;
+
+	if (j != NULL && (j->state != JOB_PENDING || j->prepared))
+		j = NULL;
+	if (j != NULL)
+		granted = engine_gpus_of(e, j, e->next_mask, uuids, sizeof(uuids));
+	if (e->ahead.id != 0 && (j == NULL || e->ahead.id != j->id ||
+	    e->ahead.mask != e->next_mask || e->ahead.granted != granted))
+		engine_ahead_drop(e, "another job is next");
+	if (e->ahead.id != 0 || j == NULL || e->standby.pid <= 0 || e->stopping)
+		return;
+	engine_status_path(e, j->id, status, sizeof(status));
+	snprintf(j->ticket, sizeof(j->ticket), "%llx-%x", e->ticket_base, e->tickets++);
+	start = e->standby.start;
+	pid = start_shim(e, j, uuids, granted, status, &e->standby, 1, err, sizeof(err));
+	if (pid <= 0 || e->standby.taken_fd < 0) {
+		log_debug("job %lld: not prepared ahead: %s", (long long)j->id, err);
+		if (pid > 0)
+			reap_pid(e->loop, pid);
+	} else {
+		log_debug("job %lld: prepared ahead by supervisor %d", (long long)j->id, (int)pid);
+		e->ahead.id = j->id;
+		e->ahead.pid = pid;
+		e->ahead.start = start;
+		e->ahead.fd = e->standby.taken_fd;
+		e->ahead.mask = e->next_mask;
+		e->ahead.granted = granted;
+		e->standby.taken_fd = -1;
+	}
+	engine_standby_kick(e);	/* a standby for any other start */
+}
+
+/*
+ * The job a slot or GPU freed would go to: the first in the order of the
+ * wait queue's two fronts (jobs of a GPU, jobs of none), if what it would
+ * get can be told now (engine_ahead).  O(users), as a pass's start.  Jobs
+ * the plan passed over for a user's limit are there too: when the user's
+ * running job ends, the next is theirs.
+ */
+static void
+engine_ahead_plan(struct engine *e, double now)
+{
+	struct order_node *n;
+	struct sched_job sj, best;
+	struct job *j = NULL, *c;
+	int kind;
+
+	e->next_id = 0;
+	waitq_begin(&e->wq);
+	for (kind = WAITQ_GPU; kind <= WAITQ_CPU; kind++) {
+		if ((n = waitq_next(&e->wq, kind)) == NULL)
+			continue;
+		c = (struct job *)(void *)n;	/* on is its job's first field */
+		engine_sj(e, c, now, &sj);
+		if (j == NULL || sched_before(&sj, &best, &e->cfg.sched)) {
+			j = c;
+			best = sj;
+		}
+	}
+	/* nvq run's (its terminal is handed over at its start), or GPUs not known yet */
+	if (j == NULL || j->state != JOB_PENDING || j->stdio[0] >= 0 || j->stdio[1] >= 0 ||
+	    j->stdio[2] >= 0)
+		return;
+	if (j->ngpus == 0)
+		e->next_mask = 0;
+	else if (j->ngpus == e->gpus.n && j->mem != 0 && e->gpus.n < 64 && !j->placed)
+		e->next_mask = (1ULL << e->gpus.n) - 1;
+	else
+		return;
+	e->next_id = j->id;
 }
 
 /*
@@ -2261,6 +2416,8 @@ engine_pass(struct engine *e)
 	engine_ends_close(e);	/* no start followed the ends */
 	engine_sync(e);
 	engine_recycle(e);
+	engine_ahead_plan(e, now);
+	engine_ahead(e);
 	wake_ms = plan.next_wake > 0 ? (uint64_t)((plan.next_wake - now) * 1000) + 1 : 0;
 	/* something could not be recorded (disk full?): try again in a second */
 	if (e->retry && (wake_ms == 0 || wake_ms > 1000))
@@ -2454,7 +2611,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	engine_boot_id(e->boot_id, sizeof(e->boot_id));
 	e->ticket_base = (unsigned long long)(engine_now() * 1e9);
 	e->standby.pid = -1;	/* started after the first job's start */
-	e->go_fd = -1;
+	e->ahead.fd = -1;
 	e->standby.fd = -1;
 	e->standby.taken_fd = -1;
 	if (e->is_root && e->cfg.cgroups) {
@@ -2604,6 +2761,8 @@ engine_reload(struct engine *e)
 	c.cgroups = e->cfg.cgroups;
 	c.slurm = e->cfg.slurm;
 	e->cfg = c;
+	/* prepared with the configuration before (umask, limits, offload...) */
+	engine_ahead_drop(e, "the configuration was reloaded");
 	engine_rekey(e);
 	log_init(c.log_level);
 	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,
@@ -2625,6 +2784,7 @@ engine_shutdown(struct engine *e)
 {
 	e->stopping = 1;
 	engine_recycle(e);
+	engine_ahead_drop(e, "nvqd stops");
 	runner_standby_stop(&e->standby);
 	reap_stop();
 	notify_stop(&e->notify);

@@ -65,6 +65,7 @@ struct job {
 	pid_t		pid;		/* the shim */
 	pid_t		promised;	/* the standby shim its start recorded (runner.h); 0: none */
 	int		prepared;	/* handed to it before the commit, waiting for runner_go */
+	int		go_fd;		/* prepared: that standby's socket, for runner_go */
 	int		recovered;	/* running when nvqd started (recover.c) */
 	char		ticket[40];	/* the token of its start's ticket (runner.h) */
 	int64_t		pid_start;	/* its start time, to know it again */
@@ -165,7 +166,21 @@ struct engine {
 	uv_timer_t	envgone_timer;
 	struct runner_standby standby;	/* a shim started ahead of the next job (runner.h) */
 	int		standby_taken;	/* promised to a start of this pass */
-	int		go_fd;		/* the prepared standby's socket, for runner_go; -1: none */
+	/*
+	 * The job predicted to start next (engine_ahead): handed to a standby
+	 * before its turn, which sets up while the running jobs run; its start
+	 * then only commits and says runner_go.  id 0: none.  next_*: the last
+	 * pass's prediction.
+	 */
+	struct {
+		int64_t		id;
+		pid_t		pid;
+		int64_t		start;	/* the standby's start time (proc.h) */
+		int		fd;	/* its socket: runner_go, then the job's end */
+		uint64_t	mask, granted;
+	}		ahead;
+	int64_t		next_id;
+	uint64_t	next_mask;
 	/* the next standby, started on libuv's thread pool (a spawn blocks until its exec) */
 	uv_work_t	standby_work;
 	struct runner_standby standby_next;	/* what standby_work started */

@@ -46,9 +46,11 @@ struct runner_spec {
 	int		preempt_signal;	/* RUNNER_PREEMPT's signal (--signal); 0: SIGUSR1 */
 	const int	*stdio;		/* NULL, or 3: the job's stdin, stdout, stderr (-1: its own) */
 	/*
-	 * Hand it to the standby only, before the start is committed: the
-	 * shim sets up and waits for runner_go (nvq-shim -w); no spawn if
-	 * there is no standby, and the ticket stays for one after the commit
+	 * Hand it to the standby only, before the start is committed (in
+	 * the pass's transaction, or before its turn: engine.c's
+	 * engine_ahead): the shim and the job's process set up and wait for
+	 * runner_go (nvq-shim -w); no spawn if there is no standby, and the
+	 * ticket stays for one after the commit
 	 */
 	int		prepare;
 };

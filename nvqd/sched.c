@@ -99,8 +99,7 @@ sched_goes_before(double ka, double ta, int64_t ia, double kb, double tb, int64_
 	return ia < ib;
 }
 
-/* Whether job a goes before job b. */
-static int
+int
 sched_before(const struct sched_job *a, const struct sched_job *b,
     const struct sched_settings *s)
 {

@@ -233,6 +233,10 @@ int		sched_walk(struct sched_pass *, const struct sched_gpu *, int,
 void		sched_explain(const struct sched_pass *, const struct sched_job *,
 		    struct sched_decision *);
 
+/* Whether job a goes before job b in the order (priority, aging, fair share). */
+int		sched_before(const struct sched_job *a, const struct sched_job *b,
+		    const struct sched_settings *);
+
 /* The GPUs that could ever hold j (outside use counted), as sched_preempt sees them. */
 uint64_t	sched_could(const struct sched_gpu *, int, const struct sched_settings *,
 		    const struct sched_job *);

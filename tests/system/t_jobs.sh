@@ -440,6 +440,60 @@ t_standby_go() {	# a standby gets its job before the start's commit, and takes t
 	expect_eq "no supervisor left unreaped" "$(ps -o stat= --ppid "$NVQD_PID" | grep -c Z)" 0
 }
 
+# the supervisor prepared ahead for job ID, from nvqd's log (debug); "" if none within a second
+ahead_pid() {
+	local i p
+	for i in $(seq 50); do
+		p=$(sed -n "s/.*job $1: prepared ahead by supervisor \([0-9]*\).*/\1/p" "$T/nvqd.log" | tail -1)
+		[ -n "$p" ] && break
+		sleep 0.02
+	done
+	echo "$p"
+}
+
+t_standby_ahead() {	# the job next in line is handed to a standby while the one before runs; called off when it is not
+	write_config "[limits]" "max_running_jobs = 1"; start_nvqd || return
+	local a b c d pb pc i cg
+	a=$(submit -g 0 sleep 0.6); wait_state "$a" RUNNING || return
+	b=$(submit -g 0 sh -c 'echo $PPID; echo "$NVQ_JOB_ID" >&2; exit 3')
+	pb=$(ahead_pid "$b")
+	expect_match "b prepared while a runs" "$pb" '^[0-9]+$'
+	expect_eq "a still running then, b pending" "$(state "$a") $(state "$b")" "RUNNING PENDING"
+	expect_eq "its supervisor waits" "$(alive "$pb")" alive
+	nvq wait "$b" > /dev/null
+	expect_eq "b ran under it" "$(nvq log "$b")" "$pb"
+	expect_eq "with its own environment and exit code" "$(nvq log --err "$b") $(field "$b" exit_code)" "$b 3"
+	# the one next in line cancelled before its turn: its supervisor undoes and goes
+	a=$(submit -g 0 sleep 0.6); wait_state "$a" RUNNING || return
+	c=$(submit -g 0 sh -c "touch $T/c.ran")
+	pc=$(ahead_pid "$c")
+	expect_match "c prepared" "$pc" '^[0-9]+$'
+	# where jobs get cgroups: its supervisor made the job's already
+	cg=$(sed -n 's/.*jobs run in cgroups under //p' "$T/nvqd.log" | head -1)
+	for i in $(seq 50); do [ -z "$cg" ] || [ -d "$cg/job-$c-$pc" ] && break; sleep 0.02; done
+	[ -z "$cg" ] || expect_eq "its cgroup made ahead" "$( [ -d "$cg/job-$c-$pc" ] && echo there)" there
+	nvq cancel "$c" > /dev/null
+	for i in $(seq 50); do [ -z "$(alive "$pc")" ] && break; sleep 0.02; done
+	expect_eq "its supervisor gone" "$(alive "$pc")" ""
+	expect_eq "c never ran" "$(state "$c") $( [ -e "$T/c.ran" ] && echo ran)" "CANCELLED "
+	d=$(submit -g 0 sh -c 'echo $PPID')
+	nvq wait "$a" "$d" > /dev/null
+	expect_eq "the next one completes" "$(state "$d")" COMPLETED
+	expect_eq "under a supervisor of its own" "$(( $(nvq log "$d") != pc ))" 1
+	[ -z "$cg" ] || expect_eq "its cgroup removed" "$( [ -d "$cg/job-$c-$pc" ] && echo there)" ""
+	expect_eq "no supervisor left unreaped" "$(ps -o stat= --ppid "$NVQD_PID" | grep -c Z)" 0
+	# nvqd killed with a job prepared: its supervisor goes; after a restart the job runs once
+	a=$(submit -g 0 sleep 0.6); wait_state "$a" RUNNING || return
+	b=$(submit -g 0 sh -c "echo run >> $T/b.runs")
+	pb=$(ahead_pid "$b")
+	kill -9 "$NVQD_PID"; wait "$NVQD_PID" 2> /dev/null; NVQD_PID=""
+	for i in $(seq 50); do [ -z "$(alive "$pb")" ] && break; sleep 0.02; done
+	expect_eq "the prepared supervisor goes with nvqd" "$(alive "$pb")" ""
+	start_nvqd || return
+	nvq wait "$b" > /dev/null 2>&1
+	expect_eq "the job ran once after the restart" "$(state "$b") $(wc -l < "$T/b.runs")" "COMPLETED 1"
+}
+
 t_standby_void() {	# a start whose recorded shim is gone without taking its ticket runs again after a restart of nvqd
 	write_config; start_nvqd || return
 	local a b apid bpid
