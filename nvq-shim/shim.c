@@ -11,7 +11,10 @@
  * a job's start does not wait for an exec.  -w (a standby only): nvqd hands
  * the job over before its start is committed; the shim sets up and waits
  * for nvqd's word on its socket (the byte 'g') before it takes its ticket,
- * and undoes its setup and exits on end of file.  -E says the job's environment is on its standard
+ * and undoes its setup and exits on end of file.  Its job's process starts
+ * meanwhile too (credentials, output files, folder) and waits for the word
+ * before it truncates its output and execs; called off, it removes the
+ * output files it made, so a job that never ran leaves none.  -E says the job's environment is on its standard
  * input (a memfd, NUL-terminated strings), read at once and applied only in
  * the job's process once it dropped privileges (runner.h says why); without
  * -E (run by hand) the job gets the shim's.  GROUPS is a comma-separated list,
@@ -48,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <linux/futex.h>
 #include <linux/sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -120,13 +124,24 @@ shim_fail(int fd, int code, const char *fmt, ...)
  * runs (a FIFO nobody reads, a device).  Fails the job if it is anything else.
  */
 static int
-shim_open_out(const char *path, int efd)
+shim_open_out(const char *path, int efd, int *made)
 {
+	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
 	struct stat st;
 	int fd, fl;
 
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-	    0644)) == -1) {
+	/*
+	 * made (a job's process started before nvqd's word): not truncated yet,
+	 * and whether it made the file, to remove it should the start be called off
+	 */
+	if (made != NULL) {
+		fd = open(path, flags | O_EXCL, 0644);
+		*made = fd != -1;
+		if (fd == -1 && errno == EEXIST)
+			fd = open(path, flags, 0644);
+	} else
+		fd = open(path, flags | O_TRUNC, 0644);
+	if (fd == -1) {
 		/* a FIFO without a reader, a socket, a device that is not there */
 		if (errno == ENXIO)
 			shim_fail(efd, 126, "cannot open %s: not a regular file", path);
@@ -205,22 +220,53 @@ fail:
  * faults), beside the shim, which goes on waiting for signals (so that a
  * job is cancelled even while its exec blocks, which CLONE_VFORK would not
  * allow).  So it only makes system calls, allocates nothing and writes only
- * its own stack and errno, and reads only what the shim no longer changes:
- * never returns.  errno is the shim's too: should a signal for the job come
+ * its own stack and errno, and reads only what the shim no longer changes
+ * (and its gate, atomically): never returns.  errno is the shim's too:
+ * should a signal for the job come, or the shim wait for nvqd's word (-w),
  * in the instant a step fails, the reason might name the wrong error.
  */
 struct shim_child {
 	const struct shim_spec *s;
 	int		efd;	/* the write end of the failure pipe */
 	int		born_in;	/* started in the job's cgroup (clone3): no move */
+	/*
+	 * Started before nvqd's word (-w): it sets up, then waits on gate (a
+	 * futex: 0 wait, SHIM_GATE_GO run the job, SHIM_GATE_OFF remove the
+	 * output files it made and exit) before it truncates them and execs.
+	 */
+	int		early;
+	int		gate;
+	pid_t		shim;	/* the shim's pid: a child whose shim died does not wait */
 };
+
+enum { SHIM_GATE_WAIT, SHIM_GATE_GO, SHIM_GATE_OFF };
+
+/* The early child's wait for the gate; its value. */
+static int
+shim_gate_wait(int *gate)
+{
+	int g;
+
+	while ((g = __atomic_load_n(gate, __ATOMIC_ACQUIRE)) == SHIM_GATE_WAIT)
+		syscall(SYS_futex, gate, FUTEX_WAIT_PRIVATE, SHIM_GATE_WAIT, NULL, NULL, 0);
+	return g;
+}
+
+/* Opens the gate of an early child (shim_child.early) with g. */
+static void
+shim_gate_open(int *gate, int g)
+{
+	__atomic_store_n(gate, g, __ATOMIC_RELEASE);
+	syscall(SYS_futex, gate, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 static int
 shim_job(void *arg)
 {
-	const struct shim_child *c = arg;
+	struct shim_child *c = arg;
 	const struct shim_spec *s = c->s;
-	int in, out, err, dir, efd = c->efd;
+	int in, out, err, dir, efd = c->efd, made_out = 0, made_err = 0;
+	struct stat st;
 	sigset_t none;
 
 	sigemptyset(&none);	/* the job gets every signal the shim waits for */
@@ -260,18 +306,38 @@ shim_job(void *arg)
 		in = 3;
 	else if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		shim_fail(efd, 126, "cannot open /dev/null: %s", strerror(errno));
-	out = s->attached[1] ? 4 : shim_open_out(s->out, efd);
+	out = s->attached[1] ? 4 : shim_open_out(s->out, efd, c->early ? &made_out : NULL);
 	if (s->attached[2])
 		err = 5;
 	else if (strcmp(s->out, s->err) == 0 && !s->attached[1])
 		err = out;
 	else
-		err = shim_open_out(s->err, efd);
+		err = shim_open_out(s->err, efd, c->early ? &made_err : NULL);
 	/* nvq sends getcwd's path, which has no link in it: one planted since is not followed */
 	if ((dir = open(s->cwd, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    fchdir(dir) == -1)
 		shim_fail(efd, 126, "cannot enter %s: %s", s->cwd, strerror(errno));
 	close(dir);
+	if (c->early) {
+		/* killed with its shim while it waits (its credentials are the user's now) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != c->shim || shim_gate_wait(&c->gate) != SHIM_GATE_GO) {
+			/* called off: the job never ran, so no output of it is left */
+			if (made_out)
+				unlink(s->out);
+			if (made_err && err != out)
+				unlink(s->err);
+			_exit(0);
+		}
+		prctl(PR_SET_PDEATHSIG, 0);	/* the job outlives its shim, as any job */
+		/* the truncation its open left for the start */
+		if (!s->attached[1] && !made_out && fstat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+		    ftruncate(out, 0) == -1)
+			shim_fail(efd, 126, "cannot truncate %s: %s", s->out, strerror(errno));
+		if (!s->attached[2] && err != out && !made_err && fstat(err, &st) == 0 &&
+		    S_ISREG(st.st_mode) && ftruncate(err, 0) == -1)
+			shim_fail(efd, 126, "cannot truncate %s: %s", s->err, strerror(errno));
+	}
 	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		shim_fail(efd, 126, "dup2: %s", strerror(errno));
 	/* last: execvp searches the job's PATH (the shim's own environ is done with) */
@@ -493,6 +559,26 @@ shim_block(sigset_t *set)
 	sigprocmask(SIG_SETMASK, set, NULL);
 }
 
+/*
+ * Calls off an early child (shim_child.early) waiting at its gate: it
+ * removes the output files it made and exits; killed if it is not gone
+ * within a second (an open that hangs).
+ */
+static void
+shim_call_off(struct shim_child *c, pid_t job)
+{
+	int st, i;
+
+	shim_gate_open(&c->gate, SHIM_GATE_OFF);
+	for (i = 0; i < 1000 && waitpid(job, &st, WNOHANG) == 0; i++)
+		usleep(1000);
+	if (i == 1000) {
+		kill(job, SIGKILL);
+		while (waitpid(job, &st, 0) == -1 && errno == EINTR)
+			;
+	}
+}
+
 /* Undoes what the shim set up for its job: its cgroup (empty) and memory account. */
 static void
 shim_undo(const struct shim_spec *s)
@@ -534,7 +620,7 @@ shim_shim(struct shim_spec *s)
 	sigset_t set;
 	siginfo_t si;
 	struct shim_child child;
-	pid_t job, p;
+	pid_t job = -1, p;
 	int efd[2], st, fd, sfd, i, done = 0, env_errno = 0, setup_errno = 0;
 	void *stack = MAP_FAILED;
 	char ticket[PATH_MAX + 80];
@@ -593,7 +679,22 @@ shim_shim(struct shim_spec *s)
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)) == MAP_FAILED)
 		setup_errno = errno ? errno : ENOMEM;
 	snprintf(ticket, sizeof(ticket), "%s.%s.ticket", s->status_path, s->ticket);
+	child.s = s;
+	child.born_in = 0;
+	child.efd = efd[1];
+	child.gate = SHIM_GATE_WAIT;
+	child.shim = getpid();
+	/*
+	 * Told to wait for nvqd's word: the job's process starts now and sets
+	 * up (its cgroup, credentials, output files, folder) meanwhile, then
+	 * waits at its gate, before its exec, for the word and the ticket.
+	 */
+	child.early = s->wait_go && env_errno == 0 && setup_errno == 0;	/* before it runs */
+	if (child.early && (job = shim_start_job(&child, stack, SHIM_CHILD_STACK)) == -1)
+		child.early = 0;
 	if ((s->wait_go && !shim_go(s->endfd)) || rename(ticket, s->status_path) == -1) {
+		if (child.early)
+			shim_call_off(&child, job);
 		shim_undo(s);
 		_exit(0);
 	}
@@ -602,10 +703,10 @@ shim_shim(struct shim_spec *s)
 	rs.max_rss = -1;
 	rs.cpu_time = -1;
 	sfd = shim_status_open(s->status_path, 0);
-	child.s = s;
-	child.born_in = 0;
-	if (env_errno != 0 || setup_errno != 0 ||
-	    (child.efd = efd[1], job = shim_start_job(&child, stack, SHIM_CHILD_STACK)) == -1) {
+	if (child.early)
+		shim_gate_open(&child.gate, SHIM_GATE_GO);
+	else if (env_errno != 0 || setup_errno != 0 ||
+	    (job = shim_start_job(&child, stack, SHIM_CHILD_STACK)) == -1) {
 		rs.exit_code = 126;
 		snprintf(rs.reason, sizeof(rs.reason), "%s: %s", env_errno ?
 		    "cannot read its environment" : "cannot start",

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nvq.h"
@@ -25,6 +26,14 @@ log_copy(int fd)
 	}
 	fflush(stdout);
 	return any;
+}
+
+static int
+log_empty(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
 int
@@ -58,6 +67,13 @@ cmd_log(struct nvq_args *a)
 					    strerror(errno));
 				return 1;
 			}
+		}
+		/* made ahead of its start (nvq-shim -w): empty until the job runs */
+		if (fd != -1 && !a->follow && strcmp(state, "PENDING") == 0 && log_empty(fd)) {
+			close(fd);
+			nvq_err("job %lld is PENDING: no output yet (use -f to wait for it)",
+			    (long long)id);
+			return 1;
 		}
 		if (fd != -1 && log_copy(fd) == -1) {
 			close(fd);

@@ -472,16 +472,37 @@ t_standby_ahead() {	# the job next in line is handed to a standby while the one 
 	cg=$(sed -n 's/.*jobs run in cgroups under //p' "$T/nvqd.log" | head -1)
 	for i in $(seq 50); do [ -z "$cg" ] || [ -d "$cg/job-$c-$pc" ] && break; sleep 0.02; done
 	[ -z "$cg" ] || expect_eq "its cgroup made ahead" "$( [ -d "$cg/job-$c-$pc" ] && echo there)" there
+	# its process set up before its turn: its output file is there, empty
+	for i in $(seq 50); do [ -e "$(field "$c" stdout_path)" ] && break; sleep 0.02; done
+	expect_eq "its output made ahead, empty" "$(stat -c %s "$(field "$c" stdout_path)" 2>&1)" 0
+	expect_eq "nvq log of it pending says so" "$(nvq log "$c" 2>&1; echo "rc $?")" \
+	    "$(printf 'nvq: job %s is PENDING: no output yet (use -f to wait for it)\nrc 1' "$c")"
 	nvq cancel "$c" > /dev/null
 	for i in $(seq 50); do [ -z "$(alive "$pc")" ] && break; sleep 0.02; done
 	expect_eq "its supervisor gone" "$(alive "$pc")" ""
 	expect_eq "c never ran" "$(state "$c") $( [ -e "$T/c.ran" ] && echo ran)" "CANCELLED "
+	expect_eq "and left no output file" "$(ls "$(field "$c" stdout_path)" "$(field "$c" stderr_path)" 2> /dev/null)" ""
 	d=$(submit -g 0 sh -c 'echo $PPID')
 	nvq wait "$a" "$d" > /dev/null
 	expect_eq "the next one completes" "$(state "$d")" COMPLETED
 	expect_eq "under a supervisor of its own" "$(( $(nvq log "$d") != pc ))" 1
 	[ -z "$cg" ] || expect_eq "its cgroup removed" "$( [ -d "$cg/job-$c-$pc" ] && echo there)" ""
 	expect_eq "no supervisor left unreaped" "$(ps -o stat= --ppid "$NVQD_PID" | grep -c Z)" 0
+	# a file of the user's named with -o: untouched by a start called off, truncated by one that runs
+	echo keep > "$T/mine.out"
+	a=$(submit -g 0 sleep 0.6); wait_state "$a" RUNNING || return
+	c=$(submit -g 0 -o "$T/mine.out" echo new)
+	pc=$(ahead_pid "$c")
+	expect_match "c prepared again" "$pc" '^[0-9]+$'
+	for i in $(seq 50); do pgrep -P "$pc" > /dev/null && break; sleep 0.02; done
+	expect_eq "its process waits, started ahead" "$(pgrep -P "$pc" | wc -l)" 1
+	sleep 0.1	# time to open the file
+	nvq cancel "$c" > /dev/null
+	for i in $(seq 50); do [ -z "$(alive "$pc")" ] && break; sleep 0.02; done
+	expect_eq "the user's file kept as it was" "$(cat "$T/mine.out")" keep
+	c=$(submit -g 0 -o "$T/mine.out" echo new)
+	nvq wait "$a" "$c" > /dev/null
+	expect_eq "and written afresh by the job that ran" "$(cat "$T/mine.out")" new
 	# nvqd killed with a job prepared: its supervisor goes; after a restart the job runs once
 	a=$(submit -g 0 sleep 0.6); wait_state "$a" RUNNING || return
 	b=$(submit -g 0 sh -c "echo run >> $T/b.runs")
