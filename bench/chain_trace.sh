@@ -16,6 +16,13 @@
 #                                (the standby's socket, else the exit)
 #   -> nvqd wakes                nvqd awake
 #   -> next handoff              nvqd: the end's and the start's commits
+# Where the next job was prepared ahead (nvqd handed it to the standby, and
+# its process waits at its gate, before its turn: engine_ahead), a turn is
+# from nvqd's word 'g' to the next instead:
+#   go -> shim takes its ticket  the standby wakes on the word
+#   -> job execve                the gate opened: the job's process execs
+#   ...                          then as above, to
+#   -> next go                   nvqd: one commit for the end and the start
 # NVQD=1 also prints nvqd's own system calls in one turn, SHIM=1 the
 # standby's (every system call and page fault); SUBMITS=1 keeps a
 # client submitting (held jobs, one process each, as bench/queue.sh's loop)
@@ -45,7 +52,7 @@ for e in sched:sched_process_fork sched:sched_process_exec sched:sched_process_e
     ${SHIM:+raw_syscalls:sys_enter exceptions:page_fault_user}; do
 	echo "$e" >> $T/set_event
 done
-for s in sendmsg sendto recvmsg clone clone3 execve openat mkdir rmdir rename pwrite64 write \
+for s in sendmsg sendto recvmsg recvfrom clone clone3 execve openat mkdir rmdir rename pwrite64 write \
     exit_group epoll_wait rt_sigtimedwait wait4 unlink ppoll fdatasync; do
 	echo "syscalls:sys_enter_$s" >> $T/set_event; echo "syscalls:sys_exit_$s" >> $T/set_event
 done
@@ -65,7 +72,7 @@ else
 	"$B/nvq" -s "$D/q/sock" wait $(seq 1 "$N") > /dev/null
 fi
 echo 0 > $T/tracing_on; echo > $T/set_event
-cp $T/trace "$D/trace"; echo > $T/trace
+cp $T/trace "$D/trace"; echo > $T/trace; [ -z "${KEEP:-}" ] || cp "$D/trace" "$KEEP"
 python3 - "$D/trace" "${NVQD:-0}" "${SHIM:-0}" <<'PY'
 import re, sys
 ev = []		# (time, comm, pid, name, rest); name "sys_X" on entry, "sys_X ->" on return
@@ -115,6 +122,49 @@ for a, b in zip(ho, ho[1:]):
         steps.setdefault(n, []).append(e[0] - prev)
         prev = e[0]
     steps.setdefault('turn', []).append(ev[b][0] - ev[a][0])
+# Prepared ahead (the standby has the job, and its process waits at its
+# gate, before the turn): the turn is then from nvqd's word 'g' (a one-byte
+# sendto) to the next, and the hand-offs fall anywhere in it.
+go = [k for k, e in enumerate(ev) if e[3] == 'sys_sendto' and e[1].startswith('nvqd') and
+      re.search(r'len: (0x)?0*1,', e[4])]
+if len(go) > len(ho) // 2:
+    steps = {}
+    forks = {}
+    for e in ev:
+        if e[3] == 'sched_process_fork':
+            m = re.search(r'child_pid=(\d+)', e[4])
+            if m:
+                forks[int(m.group(1))] = e[2]
+    for a, b in zip(go, go[1:]):
+        seg = ev[a:b + 1]
+        first = lambda f: next(e for e in seg if f(e))
+        try:
+            # the standby woken by the word takes its ticket; its job's process
+            # (a fork of it, made before the word) execs
+            rn = first(lambda e: e[3] == 'sys_rename' and e[1].startswith('nvq-shim'))
+            shim = rn[2]
+            ex = first(lambda e: e[3] == 'sys_execve' and forks.get(e[2]) == shim)
+            child = ex[2]
+            exd = first(lambda e: e[2] == child and e[3] == 'sched_process_exec')
+            wr = first(lambda e: e[2] == child and e[0] > exd[0] and (e[3] == 'sys_write' or
+                       e[3] == 'sys_exit_group'))
+            jx = first(lambda e: e[2] == child and e[3] == 'sched_process_exit')
+            sw = first(lambda e: e[2] == shim and e[0] > jx[0])
+            tell = first(lambda e: e[2] == shim and e[0] > jx[0] and (e[3] == 'sys_sendto' or
+                         e[3] == 'sched_process_exit'))
+            nw = first(lambda e: e[1].startswith('nvqd') and e[0] > tell[0] and
+                       e[3] == 'sys_epoll_wait ->')
+        except (StopIteration, KeyError):
+            continue
+        prev = ev[a][0]
+        for n, e in (('go -> shim takes its ticket', rn), ('-> job execve', ex),
+                     ('-> exec done', exd), ('-> main', wr), ('-> job exit', jx),
+                     ('-> shim wakes', sw), ('-> shim tells (or exits)', tell),
+                     ('-> nvqd wakes', nw), ('-> next go', ev[b])):
+            steps.setdefault(n, []).append(e[0] - prev)
+            prev = e[0]
+        steps.setdefault('turn', []).append(ev[b][0] - ev[a][0])
+    ho = go
 med = lambda v: sorted(v)[len(v) // 2] * 1e3
 mean = lambda v: sum(v) / len(v) * 1e3
 print("%d turns traced:                 median     mean" % len(steps.get('turn', [])))
