@@ -7,7 +7,12 @@
 #        use, and whether nvq hold stops both ranks;
 #   (m2) torch.multiprocessing passing a CUDA tensor to a spawned child
 #        (CUDA IPC), with [scheduler] offload on and off: both complete
-#        (tests/gpu/ipc_check.sh goes further).
+#        (tests/gpu/ipc_check.sh goes further);
+#   (m3) two torchrun jobs as in (m1) on all GPUs, each with -m over half a
+#        GPU's budget, so one waits for the other: the second is prepared
+#        while the first runs (nvqd hands it to its supervisor ahead, and
+#        its processes start only on nvqd's word); both complete, the
+#        second under the supervisor prepared for it, after the first.
 # Checks what must hold now; prints as "issue 13:" the figures of what
 # issue 13 is to fix.  Usage: tests/gpu/multiproc_check.sh [BUILD_DIR]
 set -u
@@ -90,5 +95,24 @@ for off in on off; do
 	check "(m2) CUDA IPC to a spawned child with offload $off" test "$st" = COMPLETED
 	check "(m2) the child read the parent's tensor (offload $off)" grep -q "^child sum 2097152.0$" "$T/ipc-$off.out"
 done
+# (m3): -m over half the smallest budget (the budget is in bytes), in GiB
+half=$("$NVQ" gpus --json | grep -o '"budget":[0-9]*' | cut -d: -f2 | sort -n | head -1)
+m3=$(( half / 2 / 1073741824 + 1 ))G
+rm -f "$T"/rank*
+# shellcheck disable=SC2086
+c1=$("$NVQ" submit --parsable -g $ngpus -m $m3 -n ddp1 -- $TORCHRUN --standalone \
+    --nproc_per_node=2 "$T/ddp.py" "$T" 8 $backend)
+# shellcheck disable=SC2086
+c2=$("$NVQ" submit --parsable -g $ngpus -m $m3 -n ddp2 -- $TORCHRUN --standalone \
+    --nproc_per_node=2 "$T/ddp.py" "$T" 8 $backend)
+"$NVQ" wait "$c1" "$c2" > /dev/null 2>&1
+sup=$(sed -n "s/.*job $c2: prepared ahead by supervisor \([0-9]*\).*/\1/p" "$T/nvqd.log" | tail -1)
+echo "(m3) -m $m3 each on $ngpus GPU(s): $("$NVQ" show "$c1" | awk '$1 == "state" {print $2}') /" \
+    "$("$NVQ" show "$c2" | awk '$1 == "state" {print $2}'); job $c2 prepared by supervisor ${sup:-none}," \
+    "started under $(grep -o "job $c2 started (pid [0-9]*)" "$T/nvqd.log" | grep -o '[0-9]*)' | tr -d ')')"
+check "(m3) both completed" test "$("$NVQ" show "$c1" | awk '$1 == "state" {print $2}')$("$NVQ" show "$c2" | awk '$1 == "state" {print $2}')" = COMPLETEDCOMPLETED
+check "(m3) the second was prepared while the first ran" test -n "$sup"
+check "(m3) and ran under that supervisor" grep -q "job $c2 started (pid $sup)" "$T/nvqd.log"
+check "(m3) one after the other" test "$(sqlite3 "$T/nvq.db" "SELECT (SELECT started_at FROM runs WHERE job_id = $c2) >= (SELECT ended_at FROM runs WHERE job_id = $c1) - 0.01" 2>/dev/null || python3 -c "import sqlite3; print(sqlite3.connect('$T/nvq.db').execute('SELECT (SELECT started_at FROM runs WHERE job_id = $c2) >= (SELECT ended_at FROM runs WHERE job_id = $c1) - 0.01').fetchone()[0])")" = 1
 echo "multiproc check: $fails failed"
 [ "$fails" = 0 ]
