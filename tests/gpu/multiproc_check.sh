@@ -26,7 +26,8 @@ check "a GPU found" test "$ngpus" -ge 1
 echo "(m1) $g GPU(s), backend $backend"
 
 cat > "$T/ddp.py" <<'PY'
-import os, sys, time, torch, torch.distributed as dist
+import faulthandler, os, signal, sys, time, torch, torch.distributed as dist
+faulthandler.register(signal.SIGUSR2, all_threads=True)	# stacks, if it hangs (jobwait)
 dist.init_process_group(sys.argv[3])
 r = dist.get_rank(); torch.cuda.set_device(r % torch.cuda.device_count())
 m = torch.nn.parallel.DistributedDataParallel(
@@ -41,6 +42,25 @@ while time.time() < end:
 dist.destroy_process_group()
 PY
 TORCHRUN=$(command -v torchrun || echo "python3 -m torch.distributed.run")
+# nvq wait, but at most LIMIT seconds: a job that hangs (NCCL, or its GPU
+# lock) fails the check and says where it is: nvqd's last words, its
+# processes' states and the Python stacks of ddp.py's ranks (SIGUSR2)
+jobwait() {	# LIMIT ID...
+	local limit=$1; shift
+	timeout "$limit" "$NVQ" wait "$@" > /dev/null 2>&1
+	[ $? != 124 ] && return 0
+	echo "jobwait: job(s) $* still active after ${limit}s; nvqd's last words:"
+	grep -v "lock timer" "$T/nvqd.log" | tail -12 | sed 's/^/    /'
+	local p
+	# the ranks (python -u ddp.py), not torchrun, whom SIGUSR2 would end
+	for p in $(pgrep -f -- "-u $T/ddp.py"); do
+		echo "    pid $p $(awk '/^State/ {print $2}' /proc/$p/status) $(cat /proc/$p/wchan 2>/dev/null)"
+		kill -USR2 "$p" 2> /dev/null
+	done
+	sleep 1
+	for f in "$T"/spool/*/*.err; do tail -n 30 "$f" | sed "s|^|    $(basename "$f"): |"; done
+	return 1
+}
 # shellcheck disable=SC2086
 a=$("$NVQ" submit --parsable -g $g -m 8G -n ddp -- $TORCHRUN --standalone --nproc_per_node=2 \
     "$T/ddp.py" "$T" 25 $backend)
@@ -65,7 +85,7 @@ if [ $backend = nccl ]; then
 	r0=$(lines "$T/rank0"); sleep 2
 	check "(m1) and it runs on" test "$(lines "$T/rank0")" -gt "$r0"
 fi
-"$NVQ" wait "$a" > /dev/null 2>&1
+jobwait 120 "$a"
 check "(m1) the torchrun job completed" test "$("$NVQ" show "$a" | awk '$1 == "state" {print $2}')" = COMPLETED
 check "(m1) both ranks stepped" test "$(lines "$T/rank0")" -ge 20 -a "$(lines "$T/rank1")" -ge 20
 
@@ -89,7 +109,7 @@ for off in on off; do
 		for _ in $(seq 100); do "$NVQ" list > /dev/null 2>&1 && break; sleep 0.1; done
 	fi
 	b=$("$NVQ" submit --parsable -m 4G -n ipc-$off -o "$T/ipc-$off.out" -- python3 "$T/ipc.py")
-	"$NVQ" wait "$b" > /dev/null 2>&1
+	jobwait 120 "$b"
 	st=$("$NVQ" show "$b" | awk '$1 == "state" {print $2}')
 	echo "(m2) offload $off: $st; $(grep -m1 'child sum' "$T/ipc-$off.out" || tail -n 1 "$T/ipc-$off.out")"
 	check "(m2) CUDA IPC to a spawned child with offload $off" test "$st" = COMPLETED
@@ -105,7 +125,7 @@ c1=$("$NVQ" submit --parsable -g $ngpus -m $m3 -n ddp1 -- $TORCHRUN --standalone
 # shellcheck disable=SC2086
 c2=$("$NVQ" submit --parsable -g $ngpus -m $m3 -n ddp2 -- $TORCHRUN --standalone \
     --nproc_per_node=2 "$T/ddp.py" "$T" 8 $backend)
-"$NVQ" wait "$c1" "$c2" > /dev/null 2>&1
+jobwait 150 "$c1" "$c2"
 sup=$(sed -n "s/.*job $c2: prepared ahead by supervisor \([0-9]*\).*/\1/p" "$T/nvqd.log" | tail -1)
 echo "(m3) -m $m3 each on $ngpus GPU(s): $("$NVQ" show "$c1" | awk '$1 == "state" {print $2}') /" \
     "$("$NVQ" show "$c2" | awk '$1 == "state" {print $2}'); job $c2 prepared by supervisor ${sup:-none}," \
