@@ -582,7 +582,19 @@ E CUresult cuDevicePrimaryCtxRetain(void **c, CUdevice d) { *c = (void *)(uintpt
 E CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { (void)d; return 0; }
 E CUresult cuCtxPushCurrent_v2(void *c) { fake_tls_ctx = c; return 0; }
 E CUresult cuCtxPopCurrent_v2(void **c) { *c = fake_tls_ctx; fake_tls_ctx = NULL; return 0; }
-E CUresult cuCtxSynchronize(void) { count("cuCtxSynchronize"); return 0; }
+/* FAKE_SYNC_HANG names a file that, while it exists, keeps a synchronize
+ * waiting (work that waits on another process, as an NCCL kernel waits for
+ * its peer's) */
+E CUresult
+cuCtxSynchronize(void)
+{
+	const char *hang = getenv("FAKE_SYNC_HANG");
+
+	count("cuCtxSynchronize");
+	while (hang != NULL && access(hang, F_OK) == 0)
+		usleep(10000);
+	return 0;
+}
 E CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
 static const struct { const char *name; void *fn; } fake_syms[] = {
