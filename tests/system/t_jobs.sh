@@ -454,7 +454,7 @@ ahead_pid() {
 t_standby_ahead() {	# the job next in line is handed to a standby while the one before runs; called off when it is not
 	write_config "[limits]" "max_running_jobs = 1"; start_nvqd || return
 	local a b c d pb pc i cg
-	a=$(submit -g 0 sleep 0.6); wait_state "$a" RUNNING || return
+	a=$(submit -g 0 sleep 2); wait_state "$a" RUNNING || return
 	b=$(submit -g 0 sh -c 'echo $PPID; echo "$NVQ_JOB_ID" >&2; exit 3')
 	pb=$(ahead_pid "$b")
 	expect_match "b prepared while a runs" "$pb" '^[0-9]+$'
@@ -464,7 +464,7 @@ t_standby_ahead() {	# the job next in line is handed to a standby while the one 
 	expect_eq "b ran under it" "$(nvq log "$b")" "$pb"
 	expect_eq "with its own environment and exit code" "$(nvq log --err "$b") $(field "$b" exit_code)" "$b 3"
 	# the one next in line cancelled before its turn: its supervisor undoes and goes
-	a=$(submit -g 0 sleep 0.6); wait_state "$a" RUNNING || return
+	a=$(submit -g 0 sleep 2); wait_state "$a" RUNNING || return
 	c=$(submit -g 0 sh -c "touch $T/c.ran")
 	pc=$(ahead_pid "$c")
 	expect_match "c prepared" "$pc" '^[0-9]+$'
@@ -490,7 +490,7 @@ t_standby_ahead() {	# the job next in line is handed to a standby while the one 
 	expect_eq "no supervisor left unreaped" "$(ps -o stat= --ppid "$NVQD_PID" | grep -c Z)" 0
 	# a file of the user's named with -o: untouched by a start called off, truncated by one that runs
 	echo keep > "$T/mine.out"
-	a=$(submit -g 0 sleep 0.6); wait_state "$a" RUNNING || return
+	a=$(submit -g 0 sleep 2); wait_state "$a" RUNNING || return
 	c=$(submit -g 0 -o "$T/mine.out" echo new)
 	pc=$(ahead_pid "$c")
 	expect_match "c prepared again" "$pc" '^[0-9]+$'
@@ -504,7 +504,7 @@ t_standby_ahead() {	# the job next in line is handed to a standby while the one 
 	nvq wait "$a" "$c" > /dev/null
 	expect_eq "and written afresh by the job that ran" "$(cat "$T/mine.out")" new
 	# nvqd killed with a job prepared: its supervisor goes; after a restart the job runs once
-	a=$(submit -g 0 sleep 0.6); wait_state "$a" RUNNING || return
+	a=$(submit -g 0 sleep 2); wait_state "$a" RUNNING || return
 	b=$(submit -g 0 sh -c "echo run >> $T/b.runs")
 	pb=$(ahead_pid "$b")
 	kill -9 "$NVQD_PID"; wait "$NVQD_PID" 2> /dev/null; NVQD_PID=""
