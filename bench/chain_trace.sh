@@ -89,82 +89,76 @@ for l in open(sys.argv[1]):
     else:
         name, _, rest = rest.partition(': ')
     ev.append((float(m.group(3)), m.group(1), int(m.group(2)), name, rest))
+def job_end(first, shim, child):
+    """From the job's exec to nvqd awake after its end: what every turn has."""
+    exd = first(lambda e: e[2] == child and e[3] == 'sched_process_exec')
+    wr = first(lambda e: e[2] == child and e[0] > exd[0] and (e[3] == 'sys_write' or
+               e[3] == 'sys_exit_group'))
+    jx = first(lambda e: e[2] == child and e[3] == 'sched_process_exit')
+    sw = first(lambda e: e[2] == shim and e[0] > jx[0])
+    # nvqd learns of the end from the shim's socket, or else its exit (pidfd)
+    tell = first(lambda e: e[2] == shim and e[0] > jx[0] and (e[3] == 'sys_sendto' or
+                 e[3] == 'sched_process_exit'))
+    nw = first(lambda e: e[1].startswith('nvqd') and e[0] > tell[0] and
+               e[3] == 'sys_epoll_wait ->')
+    return (('-> exec done', exd), ('-> main', wr), ('-> job exit', jx), ('-> shim wakes', sw),
+            ('-> shim tells (or exits)', tell), ('-> nvqd wakes', nw))
+
+def handoff_turn(first):
+    """From nvqd's hand-off of the job to the standby."""
+    rv = first(lambda e: e[3] == 'sys_recvmsg' and e[1].startswith('nvq-shim'))
+    shim = rv[2]
+    cl = first(lambda e: e[2] == shim and e[3] in ('sys_clone3', 'sys_clone'))
+    fork = first(lambda e: e[3] == 'sched_process_fork' and e[2] == shim)
+    child = int(re.search(r'child_pid=(\d+)', fork[4]).group(1))
+    c1 = first(lambda e: e[2] == child)
+    ex = first(lambda e: e[2] == child and e[3] == 'sys_execve')
+    return (('handoff -> standby recvmsg', rv), ('-> shim clone', cl),
+            ('-> job first syscall', c1), ('-> job execve', ex)) + job_end(first, shim, child)
+
+forks = {}
+for e in ev:
+    if e[3] == 'sched_process_fork':
+        m = re.search(r'child_pid=(\d+)', e[4])
+        if m:
+            forks[int(m.group(1))] = e[2]
+
+def go_turn(first):
+    """From nvqd's word 'g': the standby woken by it takes its ticket; its
+    job's process (a fork of it, made before the word) execs."""
+    rn = first(lambda e: e[3] == 'sys_rename' and e[1].startswith('nvq-shim'))
+    shim = rn[2]
+    ex = first(lambda e: e[3] == 'sys_execve' and forks.get(e[2]) == shim)
+    return (('go -> shim takes its ticket', rn), ('-> job execve', ex)) + \
+        job_end(first, shim, ex[2])
+
+def turns(marks, head, last):
+    steps = {}
+    for a, b in zip(marks, marks[1:]):
+        seg = ev[a:b + 1]
+        first = lambda f: next(e for e in seg if f(e))
+        try:
+            named = head(first) + ((last, ev[b]),)
+        except (StopIteration, KeyError):
+            continue
+        prev = ev[a][0]
+        for n, e in named:
+            steps.setdefault(n, []).append(e[0] - prev)
+            prev = e[0]
+        steps.setdefault('turn', []).append(ev[b][0] - ev[a][0])
+    return steps
+
 ho = [k for k, e in enumerate(ev) if e[3] == 'sys_sendmsg' and e[1].startswith('nvqd')]
-steps = {}
-for a, b in zip(ho, ho[1:]):
-    seg = ev[a:b + 1]
-    first = lambda f: next(e for e in seg if f(e))
-    try:
-        rv = first(lambda e: e[3] == 'sys_recvmsg' and e[1].startswith('nvq-shim'))
-        shim = rv[2]
-        cl = first(lambda e: e[2] == shim and e[3] in ('sys_clone3', 'sys_clone'))
-        fork = first(lambda e: e[3] == 'sched_process_fork' and e[2] == shim)
-        child = int(re.search(r'child_pid=(\d+)', fork[4]).group(1))
-        c1 = first(lambda e: e[2] == child)
-        ex = first(lambda e: e[2] == child and e[3] == 'sys_execve')
-        exd = first(lambda e: e[2] == child and e[3] == 'sched_process_exec')
-        wr = first(lambda e: e[2] == child and e[0] > exd[0] and (e[3] == 'sys_write' or
-                   e[3] == 'sys_exit_group'))
-        jx = first(lambda e: e[2] == child and e[3] == 'sched_process_exit')
-        sw = first(lambda e: e[2] == shim and e[0] > jx[0])
-        # nvqd learns of the end from the shim's socket, or else its exit (pidfd)
-        tell = first(lambda e: e[2] == shim and (e[3] == 'sys_sendto' or
-                     e[3] == 'sched_process_exit'))
-        nw = first(lambda e: e[1].startswith('nvqd') and e[0] > tell[0] and
-                   e[3] == 'sys_epoll_wait ->')
-    except StopIteration:
-        continue
-    prev = ev[a][0]
-    for n, e in (('handoff -> standby recvmsg', rv), ('-> shim clone', cl), ('-> job first syscall', c1),
-                 ('-> job execve', ex), ('-> exec done', exd), ('-> main', wr), ('-> job exit', jx),
-                 ('-> shim wakes', sw), ('-> shim tells (or exits)', tell), ('-> nvqd wakes', nw),
-                 ('-> next handoff', ev[b])):
-        steps.setdefault(n, []).append(e[0] - prev)
-        prev = e[0]
-    steps.setdefault('turn', []).append(ev[b][0] - ev[a][0])
 # Prepared ahead (the standby has the job, and its process waits at its
 # gate, before the turn): the turn is then from nvqd's word 'g' (a one-byte
 # sendto) to the next, and the hand-offs fall anywhere in it.
 go = [k for k, e in enumerate(ev) if e[3] == 'sys_sendto' and e[1].startswith('nvqd') and
       re.search(r'len: (0x)?0*1,', e[4])]
 if len(go) > len(ho) // 2:
-    steps = {}
-    forks = {}
-    for e in ev:
-        if e[3] == 'sched_process_fork':
-            m = re.search(r'child_pid=(\d+)', e[4])
-            if m:
-                forks[int(m.group(1))] = e[2]
-    for a, b in zip(go, go[1:]):
-        seg = ev[a:b + 1]
-        first = lambda f: next(e for e in seg if f(e))
-        try:
-            # the standby woken by the word takes its ticket; its job's process
-            # (a fork of it, made before the word) execs
-            rn = first(lambda e: e[3] == 'sys_rename' and e[1].startswith('nvq-shim'))
-            shim = rn[2]
-            ex = first(lambda e: e[3] == 'sys_execve' and forks.get(e[2]) == shim)
-            child = ex[2]
-            exd = first(lambda e: e[2] == child and e[3] == 'sched_process_exec')
-            wr = first(lambda e: e[2] == child and e[0] > exd[0] and (e[3] == 'sys_write' or
-                       e[3] == 'sys_exit_group'))
-            jx = first(lambda e: e[2] == child and e[3] == 'sched_process_exit')
-            sw = first(lambda e: e[2] == shim and e[0] > jx[0])
-            tell = first(lambda e: e[2] == shim and e[0] > jx[0] and (e[3] == 'sys_sendto' or
-                         e[3] == 'sched_process_exit'))
-            nw = first(lambda e: e[1].startswith('nvqd') and e[0] > tell[0] and
-                       e[3] == 'sys_epoll_wait ->')
-        except (StopIteration, KeyError):
-            continue
-        prev = ev[a][0]
-        for n, e in (('go -> shim takes its ticket', rn), ('-> job execve', ex),
-                     ('-> exec done', exd), ('-> main', wr), ('-> job exit', jx),
-                     ('-> shim wakes', sw), ('-> shim tells (or exits)', tell),
-                     ('-> nvqd wakes', nw), ('-> next go', ev[b])):
-            steps.setdefault(n, []).append(e[0] - prev)
-            prev = e[0]
-        steps.setdefault('turn', []).append(ev[b][0] - ev[a][0])
+    steps = turns(go, go_turn, '-> next go')
     ho = go
+else:
+    steps = turns(ho, handoff_turn, '-> next handoff')
 med = lambda v: sorted(v)[len(v) // 2] * 1e3
 mean = lambda v: sum(v) / len(v) * 1e3
 print("%d turns traced:                 median     mean" % len(steps.get('turn', [])))

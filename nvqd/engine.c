@@ -1061,6 +1061,37 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 	}
 }
 
+/* A new token for j's start's ticket (runner.h). */
+static void
+engine_new_ticket(struct engine *e, struct job *j)
+{
+	snprintf(j->ticket, sizeof(j->ticket), "%llx-%x", e->ticket_base, e->tickets++);
+}
+
+/*
+ * Hands job j, to start on mask, to the standby with runner_spec.prepare:
+ * it sets up and waits for runner_go.  Its pid, and in *fd its socket (the
+ * caller's now), or -1 and *fd -1 if there was no standby to take it.
+ */
+static pid_t
+engine_hand(struct engine *e, struct job *j, uint64_t mask, int *fd)
+{
+	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX], err[256];
+	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
+	pid_t pid;
+
+	engine_status_path(e, j->id, status, sizeof(status));
+	*fd = -1;
+	if ((pid = start_shim(e, j, uuids, granted, status, &e->standby, 1, err,
+	    sizeof(err))) <= 0) {
+		log_debug("job %lld: not prepared: %s", (long long)j->id, err);
+		return -1;
+	}
+	*fd = e->standby.taken_fd;
+	e->standby.taken_fd = -1;
+	return pid;
+}
+
 /*
  * Calls off the standby prepared ahead of its job's turn (engine_ahead):
  * end of file on its socket, and it undoes its setup and exits.
@@ -1107,7 +1138,7 @@ engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 	/* the ticket first: a crash after the commit then voids or runs it, once */
 	engine_status_path(e, j->id, status, sizeof(status));
 	if (!ahead)	/* else the token its standby has */
-		snprintf(j->ticket, sizeof(j->ticket), "%llx-%x", e->ticket_base, e->tickets++);
+		engine_new_ticket(e, j);
 	if (runner_ticket(status, j->ticket, &e->spares) == -1) {
 		log_warn("%s.%s.ticket", status, j->ticket);
 		return -1;
@@ -1167,18 +1198,13 @@ engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now)
 static void
 engine_prepare(struct engine *e, struct job *j, uint64_t mask)
 {
-	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX], err[256];
-	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
+	int fd;
 
-	engine_status_path(e, j->id, status, sizeof(status));
-	if (start_shim(e, j, uuids, granted, status, &e->standby, 1, err, sizeof(err)) !=
-	    j->promised) {
-		log_debug("job %lld: not prepared: %s", (long long)j->id, err);
+	/* the standby is the one promised to j: its pid is j->promised, or none took it */
+	if (engine_hand(e, j, mask, &fd) <= 0)
 		return;
-	}
 	j->prepared = 1;
-	j->go_fd = e->standby.taken_fd;
-	e->standby.taken_fd = -1;
+	j->go_fd = fd;
 }
 
 /* Calls off the prepared standby of a start that could not be committed. */
@@ -2194,11 +2220,12 @@ engine_standby_kick(struct engine *e)
 static void
 engine_ahead(struct engine *e)
 {
-	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX], err[256];
+	char uuids[SCHED_MAX_GPUS * 97];
 	struct job *j = e->next_id != 0 ? engine_find(e, e->next_id) : NULL;
 	uint64_t granted = 0;
 	int64_t start;
 	pid_t pid;
+	int fd;
 
 	if (j != NULL && (j->state != JOB_PENDING || j->prepared))
 		j = NULL;
@@ -2209,23 +2236,16 @@ engine_ahead(struct engine *e)
 		engine_ahead_drop(e, "another job is next");
 	if (e->ahead.id != 0 || j == NULL || e->standby.pid <= 0 || e->stopping)
 		return;
-	engine_status_path(e, j->id, status, sizeof(status));
-	snprintf(j->ticket, sizeof(j->ticket), "%llx-%x", e->ticket_base, e->tickets++);
+	engine_new_ticket(e, j);
 	start = e->standby.start;
-	pid = start_shim(e, j, uuids, granted, status, &e->standby, 1, err, sizeof(err));
-	if (pid <= 0 || e->standby.taken_fd < 0) {
-		log_debug("job %lld: not prepared ahead: %s", (long long)j->id, err);
-		if (pid > 0)
-			reap_pid(e->loop, pid);
-	} else {
+	if ((pid = engine_hand(e, j, e->next_mask, &fd)) > 0) {
 		log_debug("job %lld: prepared ahead by supervisor %d", (long long)j->id, (int)pid);
 		e->ahead.id = j->id;
 		e->ahead.pid = pid;
 		e->ahead.start = start;
-		e->ahead.fd = e->standby.taken_fd;
+		e->ahead.fd = fd;
 		e->ahead.mask = e->next_mask;
 		e->ahead.granted = granted;
-		e->standby.taken_fd = -1;
 	}
 	engine_standby_kick(e);	/* a standby for any other start */
 }
