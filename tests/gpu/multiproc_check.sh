@@ -36,7 +36,13 @@ opt = torch.optim.SGD(m.parameters(), lr=1e-5)
 x = torch.randn(256, 2048, device="cuda")
 f = open("%s/rank%d" % (sys.argv[1], r), "w", buffering=1)
 end = time.time() + float(sys.argv[2])
-while time.time() < end:
+# rank 0 alone says when to stop: ranks that each read the clock can
+# disagree by one step, and the one a step ahead waits in its all-reduce
+# for ever (the hang seen on two GPUs, with and without nvq's hold)
+go = torch.ones(1, device="cuda")
+while True:
+    go.fill_(float(time.time() < end)); dist.broadcast(go, 0)
+    if not go.item(): break
     loss = m(x).pow(2).mean(); opt.zero_grad(); loss.backward(); opt.step()
     torch.cuda.synchronize(); f.write("s\n")
 dist.destroy_process_group()
