@@ -354,6 +354,22 @@ fmt_elapsed(int64_t s, char *buf, size_t len)
 		snprintf(buf, len, "%02lld:%02lld", (long long)(s / 60), (long long)(s % 60));
 }
 
+/*
+ * Signal names without SIG, those glibc's sigabbrev_np gives (1 to 31 on
+ * Linux x86-64), here because nvq may be built with musl, which has none.
+ */
+static const char *const parse_signames[32] = {
+	NULL, "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1",
+	"SEGV", "USR2", "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP",
+	"TTIN", "TTOU", "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "POLL", "PWR", "SYS",
+};
+
+const char *
+parse_signame(int sig)
+{
+	return sig > 0 && sig < 32 ? parse_signames[sig] : NULL;
+}
+
 int
 parse_signal(const char *s, int *out)
 {
@@ -369,7 +385,7 @@ parse_signal(const char *s, int *out)
 		if (strncasecmp(s, "SIG", 3) == 0)
 			s += 3;
 		for (sig = 1; sig <= 64; sig++)
-			if ((name = sigabbrev_np(sig)) != NULL && strcasecmp(name, s) == 0)
+			if ((name = parse_signame(sig)) != NULL && strcasecmp(name, s) == 0)
 				break;
 		if (sig > 64)
 			return -1;

@@ -43,6 +43,8 @@ int	parse_int(const char *, long long min, long long max, long long *);
  * its number, 1 to 64, but never KILL or STOP (it could not act on them).
  */
 int	parse_signal(const char *, int *);
+/* SIG's name without SIG ("USR1"), or NULL for a real-time or unknown one. */
+const char *parse_signame(int);
 
 /* "20G", "1.5G", "512M", "0"; buf of at least 16 bytes. */
 void	fmt_size(uint64_t, char *buf, size_t len);

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-PKGS="build-essential libsqlite3-dev libuv1-dev libinih-dev libcmocka-dev libmicrohttpd-dev libcjson-dev sqlite3 procps"
+PKGS="build-essential musl-tools libsqlite3-dev libuv1-dev libinih-dev libcmocka-dev libmicrohttpd-dev libcjson-dev sqlite3 procps"
 # and what `make test` drives nvq with (small): a terminal multiplexer, shells, man
 PKGS="$PKGS python3 strace tmux zsh man-db groff-base util-linux passwd"
 

@@ -29,6 +29,7 @@
 #include "jobtab.h"
 #include "log.h"
 #include "member.h"
+#include "parse.h"
 #include "proc.h"
 #include "reap.h"
 #include "runner.h"
@@ -918,7 +919,7 @@ engine_stop(struct engine *e, struct job *j, const char *state, const char *reas
 	preempt = strcmp(state, "PREEMPTED") == 0;
 	sig = preempt ? (j->preempt_signal ? j->preempt_signal : SIGUSR1) : SIGTERM;
 	log_info("job %lld: %s, sending SIG%s", (long long)j->id, reason,
-	    sigabbrev_np(sig) ? sigabbrev_np(sig) : "RTMIN+?");
+	    parse_signame(sig) ? parse_signame(sig) : "RTMIN+?");
 	if (j->pid > 0 && !j->exited)
 		runner_stop(j->pid, j->pidfd, preempt ? RUNNER_PREEMPT : RUNNER_TERM);
 	engine_arm(e, j, (double)e->cfg.kill_grace);

@@ -160,6 +160,24 @@ test_signals(void **state)
 	assert_int_equal(s, 0);
 }
 
+/* nvq's own names (it may be built with musl) are glibc's, where glibc has one */
+static void
+test_signames(void **state)
+{
+	int sig;
+
+	(void)state;
+	for (sig = -1; sig <= 70; sig++) {
+		const char *ours = parse_signame(sig), *glibc = sig > 0 ? sigabbrev_np(sig) : NULL;
+
+		if (glibc == NULL)
+			assert_null(ours);
+		else
+			assert_string_equal(ours, glibc);
+	}
+	assert_string_equal(parse_signame(SIGWINCH), "WINCH");
+}
+
 static void
 test_array(void **state)
 {
@@ -215,6 +233,7 @@ main(void)
 		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_signals),
+		cmocka_unit_test(test_signames),
 		cmocka_unit_test(test_array),
 	};
 
