@@ -75,7 +75,10 @@ start_nvqd() {	# SLOTS [SYNC]
 	"$NVQD" -c "$NV/nvq.ini" 2> "$NV/log" &
 	NVQD_PID=$!
 	export NVQ_SOCKET=$NV/sock
-	until "$NVQ" list > /dev/null 2>&1; do sleep 0.02; done
+	local i
+	for ((i = 0; i < 500; i++)); do "$NVQ" list > /dev/null 2>&1 && return 0; sleep 0.02; done
+	echo "queue.sh: nvqd did not start:" >&2; cat "$NV/log" >&2
+	exit 1
 }
 stop_nvqd() { kill "$NVQD_PID"; wait "$NVQD_PID" 2>/dev/null || true; }
 

@@ -16,7 +16,8 @@ trap 'rm -rf "$O"' EXIT
 for ((p = 1; p <= PAIRS; p++)); do
 	for b in A B; do
 		dir=$A; [ $b = B ] && dir=$B
-		NVQ_BUILD=$PWD/$dir bash bench/queue.sh "$N" 1 > "$O/out" 2>&1 ||
+		case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
+		NVQ_BUILD=$dir bash bench/queue.sh "$N" 1 > "$O/out" 2>&1 ||
 		    { cat "$O/out"; exit 1; }
 		# "run N trivial jobs, end to end (S at a time)  nvq  nvq-n  tsp  ..."
 		awk -v b=$b -v p=$p '/^run .* end to end/ {
