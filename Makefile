@@ -117,8 +117,8 @@ $(BUILD)/nvqd: $(call obj,$(NVQD_SRC)) $(BUILD)/obj/gen/schema_sql.o $(WEB_OBJ)
 # nvq starts once per submit, and each submit waits for it: where musl-gcc
 # is (Debian's musl-tools) nvq is built with musl, whose start costs about
 # 0.12 ms of CPU to static glibc's 0.35 (glibc's asks the CPU about its
-# caches with CPUID, a trap to the hypervisor on a virtual machine; and its
-# program is six times the size).  `make MUSL_CC=` builds it with glibc.
+# caches with CPUID, a trap to the hypervisor on a virtual machine: about a
+# quarter of it).  `make MUSL_CC=` builds it with glibc.
 ifneq ($(SAN),1)
 MUSL_CC	?= $(shell command -v musl-gcc 2> /dev/null)
 endif
