@@ -113,7 +113,6 @@ $(BUILD)/obj/gen/web_files.o: $(BUILD)/gen/web_files.c
 $(BUILD)/nvqd: $(call obj,$(NVQD_SRC)) $(BUILD)/obj/gen/schema_sql.o $(WEB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(INI_LIBS) $(SQL_LIBS) $(WEB_LIBS) -ldl -lm
 
-# -static finds libinih.a where -linih is asked for
 # nvq starts once per submit, and each submit waits for it: where musl-gcc
 # is (Debian's musl-tools) nvq is built with musl, whose start costs about
 # 0.12 ms of CPU to static glibc's 0.35 (glibc's asks the CPU about its
@@ -135,6 +134,7 @@ $(BUILD)/musl/nvq/%.o: CPPFLAGS += -iquote nvq
 $(BUILD)/nvq: $(patsubst %.c,$(BUILD)/musl/%.o,$(NVQ_SRC))
 	$(MUSL_CC) $(LDFLAGS) -static -o $@ $^ $(shell $(CC) -print-file-name=libinih.a) -lm
 else
+# -static finds libinih.a where -linih is asked for
 $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 	$(CC) $(LDFLAGS) $(NVQ_LDFLAGS) -o $@ $^ $(INI_LIBS) -lm
 endif
