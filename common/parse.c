@@ -330,7 +330,9 @@ fmt_size(uint64_t v, char *buf, size_t len)
 		d /= 1024;
 		u++;
 	}
-	if (d >= 100 || d == floor(d))
+	if (d == floor(d))	/* as %.0f prints it, without a float conversion */
+		snprintf(buf, len, "%llu%c", (unsigned long long)d, units[u]);
+	else if (d >= 100)
 		snprintf(buf, len, "%.0f%c", d, units[u]);
 	else if (d >= 10)
 		snprintf(buf, len, "%.1f%c", floor(d * 10) / 10, units[u]);

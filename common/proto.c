@@ -179,6 +179,29 @@ proto_header(const uint8_t *h, int *type, uint32_t *len, char *err, size_t errle
 	return 0;
 }
 
+/* The storage of the largest message freed since, with proto_reuse_storage */
+static int proto_reuse;
+static void *proto_spare_fields, *proto_spare_body;
+static size_t proto_spare_fcap, proto_spare_bodycap;
+
+/* Frees p (room for cap), or keeps it as the spare if it has more room. */
+static void
+proto_keep(void **spare, size_t *sparecap, void *p, size_t cap)
+{
+	if (proto_reuse && p != NULL && cap > *sparecap) {
+		free(*spare);
+		*spare = p;
+		*sparecap = cap;
+	} else
+		free(p);
+}
+
+void
+proto_reuse_storage(void)
+{
+	proto_reuse = 1;
+}
+
 int
 proto_decode(int type, const uint8_t *body, uint32_t len, struct proto_msg *m,
     char *err, size_t errlen)
@@ -194,9 +217,21 @@ proto_decode(int type, const uint8_t *body, uint32_t len, struct proto_msg *m,
 	memset(m, 0, sizeof(*m));
 	m->type = type;
 	m->serial = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
-	if ((m->body = malloc(len ? len : 1)) == NULL) {
+	if (proto_spare_body != NULL && proto_spare_bodycap >= (len ? len : 1)) {
+		m->body = proto_spare_body;
+		m->bodycap = proto_spare_bodycap;
+		proto_spare_body = NULL;
+		proto_spare_bodycap = 0;
+	} else if ((m->body = malloc(len ? len : 1)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
+	} else
+		m->bodycap = len ? len : 1;
+	if (proto_spare_fields != NULL) {
+		m->fields = proto_spare_fields;
+		m->fcap = cap = proto_spare_fcap;
+		proto_spare_fields = NULL;
+		proto_spare_fcap = 0;
 	}
 	memcpy(m->body, body, len);
 	while (pos < len) {
@@ -216,6 +251,7 @@ proto_decode(int type, const uint8_t *body, uint32_t len, struct proto_msg *m,
 				goto fail;
 			}
 			m->fields = nf;
+			m->fcap = cap;
 		}
 		f = &m->fields[m->nfields];
 		memset(f, 0, sizeof(*f));
@@ -263,8 +299,9 @@ fail:
 void
 proto_msg_free(struct proto_msg *m)
 {
-	free(m->fields);
-	free(m->body);
+	proto_keep(&proto_spare_fields, &proto_spare_fcap, m->fields, m->fcap);
+	proto_keep(&proto_spare_body, &proto_spare_bodycap, m->body, m->bodycap);
+	m->fcap = m->bodycap = 0;
 	m->fields = NULL;
 	m->body = NULL;
 	m->nfields = 0;

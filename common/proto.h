@@ -89,6 +89,7 @@ struct proto_msg {
 	struct proto_field	*fields;	/* owned */
 	uint8_t			*body;		/* owned copy the strings point into */
 	unsigned		serial;		/* new for each message decoded */
+	size_t			fcap, bodycap;	/* what fields and body have room for */
 };
 
 struct proto_buf {
@@ -114,6 +115,14 @@ int	proto_header(const uint8_t *hdr, int *type, uint32_t *len, char *err, size_t
 int	proto_decode(int type, const uint8_t *body, uint32_t len, struct proto_msg *,
 	    char *err, size_t errlen);
 void	proto_msg_free(struct proto_msg *);
+/*
+ * From now on a message freed keeps its storage for the next one decoded,
+ * which takes it if it fits.  For single-threaded programs that read many
+ * large replies (nvq list: a page's fields are megabytes, and musl's malloc
+ * unmaps blocks that large when they are freed, so each page faulted them
+ * in anew).
+ */
+void	proto_reuse_storage(void);
 
 /* The first field named key; NULL if none. */
 const struct proto_field *proto_get(const struct proto_msg *, const char *key);

@@ -127,10 +127,13 @@ client_open(const char *given, char *path, size_t len)
 static int
 client_reply(int fd, const char *path, struct proto_msg *rep)
 {
-	uint8_t hdr[PROTO_HEADER], *body = NULL;
+	/* one buffer for every reply, kept: a listing's pages are large */
+	static uint8_t *body;
+	static size_t cap;
+	uint8_t hdr[PROTO_HEADER], *nb;
 	char err[256];
 	uint32_t len;
-	int type, rc = -1;
+	int type;
 
 	if (client_io(fd, hdr, sizeof(hdr), 0) == -1) {
 		nvq_err("nvqd at %s closed the connection", path);
@@ -140,23 +143,28 @@ client_reply(int fd, const char *path, struct proto_msg *rep)
 		nvq_err("bad reply from nvqd: %s", err);
 		return -1;
 	}
-	if ((body = malloc(len ? len : 1)) == NULL || client_io(fd, body, len, 0) == -1) {
-		nvq_err("nvqd at %s closed the connection", path);
-		goto out;
+	if (len > cap) {
+		if ((nb = realloc(body, len)) == NULL) {
+			nvq_err("out of memory for a reply of %u bytes", len);
+			return -1;
+		}
+		body = nb;
+		cap = len;
 	}
-	if (proto_decode(type, body, len, rep, err, sizeof(err)) == -1) {
+	if (client_io(fd, body ? body : hdr, len, 0) == -1) {
+		nvq_err("nvqd at %s closed the connection", path);
+		return -1;
+	}
+	if (proto_decode(type, body ? body : hdr, len, rep, err, sizeof(err)) == -1) {
 		nvq_err("bad reply from nvqd: %s", err);
-		goto out;
+		return -1;
 	}
 	if (type == MSG_ERROR) {
 		nvq_err("%s", proto_str(rep, "error") ? fmt_safe(proto_str(rep, "error")) : "error");
 		proto_msg_free(rep);
-		goto out;
+		return -1;
 	}
-	rc = 0;
-out:
-	free(body);
-	return rc;
+	return 0;
 }
 
 /* Sends req and reads its reply on fd: 0, or -1 (said). */

@@ -146,6 +146,21 @@ struct jobs_cells {
 	const char	*cell[J_NCOLS];
 };
 
+/*
+ * snprintf(dst, n, "%s", s), without printf: a listing copies some ten
+ * strings a row, and musl's printf costs far more per call than glibc's.
+ */
+static void
+jobs_copy(char *dst, size_t n, const char *s)
+{
+	size_t l = strlen(s);
+
+	if (l >= n)
+		l = n - 1;
+	memcpy(dst, s, l);
+	dst[l] = '\0';
+}
+
 static void
 jobs_cells(const struct proto_msg *m, const struct nvq_row *r, double now, int fold,
     struct jobs_cells *c)
@@ -156,13 +171,13 @@ jobs_cells(const struct proto_msg *m, const struct nvq_row *r, double now, int f
 	int i;
 
 	snprintf(c->small[J_ID], 64, "%lld", (long long)row_int(m, r, "id", 0));
-	snprintf(c->small[J_USER], 64, "%s", user ? fmt_safe(user) : "?");
+	jobs_copy(c->small[J_USER], 64, user ? fmt_safe(user) : "?");
 	/* a task of an array: its index beside its name (a folded line: the name alone) */
 	if (arr != 0 && !fold)
 		snprintf(c->small[J_NAME], 21, "%.12s[%lld]", fmt_safe(nm), (long long)idx);
 	else
-		snprintf(c->small[J_NAME], 21, "%s", fmt_safe(nm));
-	snprintf(c->small[J_STATE], 64, "%s", fmt_safe(row_str(m, r, "state")));
+		jobs_copy(c->small[J_NAME], 21, fmt_safe(nm));
+	jobs_copy(c->small[J_STATE], 64, fmt_safe(row_str(m, r, "state")));
 	snprintf(c->small[J_GPUS], 64, "%lld", (long long)row_int(m, r, "gpus", 0));
 	jobs_mem(m, r, c->small[J_MEM], 64);
 	jobs_elapsed(m, r, now, c->small[J_ELAPSED], 64);
@@ -182,10 +197,10 @@ jobs_cells(const struct proto_msg *m, const struct nvq_row *r, double now, int f
 		snprintf(c->small[J_EXIT], 64, "-");
 	for (i = 0; i < J_NCOLS; i++)
 		c->cell[i] = c->small[i];
-	snprintf(c->reason, sizeof(c->reason), "%s", fmt_safe(jobs_reason(m, r)));
-	snprintf(c->command, sizeof(c->command), "%s", fmt_safe(row_str(m, r, "command")));
-	snprintf(c->cwd, sizeof(c->cwd), "%s", fmt_safe(row_str(m, r, "cwd")));
-	snprintf(c->uuids, sizeof(c->uuids), "%s", row_str(m, r, "gpu_uuids") ?
+	jobs_copy(c->reason, sizeof(c->reason), fmt_safe(jobs_reason(m, r)));
+	jobs_copy(c->command, sizeof(c->command), fmt_safe(row_str(m, r, "command")));
+	jobs_copy(c->cwd, sizeof(c->cwd), fmt_safe(row_str(m, r, "cwd")));
+	jobs_copy(c->uuids, sizeof(c->uuids), row_str(m, r, "gpu_uuids") ?
 	    fmt_safe(row_str(m, r, "gpu_uuids")) : "-");
 	c->cell[J_REASON] = c->reason;
 	c->cell[J_COMMAND] = c->command;

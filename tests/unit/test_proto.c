@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -189,6 +190,57 @@ test_type_names(void **state)
 }
 
 
+/* n string fields "k" = "v<i>", encoded and decoded into m */
+static void
+decode_n(struct proto_msg *m, int n)
+{
+	struct proto_buf b = { 0 };
+	char err[128], v[32];
+	uint32_t len;
+	int type, i;
+
+	proto_begin(&b, MSG_LIST);
+	for (i = 0; i < n; i++) {
+		snprintf(v, sizeof(v), "v%d", i);
+		proto_put_str(&b, "k", v);
+	}
+	assert_int_equal(proto_end(&b), 0);
+	assert_int_equal(proto_header(b.data, &type, &len, err, sizeof(err)), 0);
+	assert_int_equal(proto_decode(type, b.data + PROTO_HEADER, len, m, err, sizeof(err)), 0);
+	proto_buf_free(&b);
+	assert_int_equal(m->nfields, n);
+	snprintf(v, sizeof(v), "v%d", n - 1);
+	assert_string_equal(m->fields[n - 1].s, v);
+	assert_string_equal(m->fields[0].s, "v0");
+}
+
+/* Last: it turns reuse on for the rest of this process. */
+static void
+test_reuse(void **state)
+{
+	struct proto_msg m;
+	const void *fields, *body;
+
+	(void)state;
+	proto_reuse_storage();
+	decode_n(&m, 5000);
+	fields = m.fields;
+	body = m.body;
+	proto_msg_free(&m);
+	/* a smaller one takes the storage the larger one left */
+	decode_n(&m, 10);
+	assert_ptr_equal(m.fields, fields);
+	assert_ptr_equal(m.body, body);
+	proto_msg_free(&m);
+	/* a larger one than that grows it, and is decoded whole */
+	decode_n(&m, 20000);
+	proto_msg_free(&m);
+	decode_n(&m, 3);
+	proto_msg_free(&m);
+	assert_null(m.fields);
+	assert_null(m.body);
+}
+
 int
 main(void)
 {
@@ -200,6 +252,7 @@ main(void)
 		cmocka_unit_test(test_bad_strings),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_reuse),	/* last */
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
