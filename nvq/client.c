@@ -143,19 +143,19 @@ client_reply(int fd, const char *path, struct proto_msg *rep)
 		nvq_err("bad reply from nvqd: %s", err);
 		return -1;
 	}
-	if (len > cap) {
-		if ((nb = realloc(body, len)) == NULL) {
+	if (body == NULL || len > cap) {
+		if ((nb = realloc(body, len ? len : 1)) == NULL) {
 			nvq_err("out of memory for a reply of %u bytes", len);
 			return -1;
 		}
 		body = nb;
-		cap = len;
+		cap = len ? len : 1;
 	}
-	if (client_io(fd, body ? body : hdr, len, 0) == -1) {
+	if (client_io(fd, body, len, 0) == -1) {
 		nvq_err("nvqd at %s closed the connection", path);
 		return -1;
 	}
-	if (proto_decode(type, body ? body : hdr, len, rep, err, sizeof(err)) == -1) {
+	if (proto_decode(type, body, len, rep, err, sizeof(err)) == -1) {
 		nvq_err("bad reply from nvqd: %s", err);
 		return -1;
 	}
