@@ -113,11 +113,16 @@ $(BUILD)/obj/gen/web_files.o: $(BUILD)/gen/web_files.c
 $(BUILD)/nvqd: $(call obj,$(NVQD_SRC)) $(BUILD)/obj/gen/schema_sql.o $(WEB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(INI_LIBS) $(SQL_LIBS) $(WEB_LIBS) -ldl -lm
 
-# nvq starts once per submit, and each submit waits for it: where musl-gcc
-# is (Debian's musl-tools) nvq is built with musl, whose start costs about
-# 0.12 ms of CPU to static glibc's 0.35 (glibc's asks the CPU about its
-# caches with CPUID, a trap to the hypervisor on a virtual machine: about a
-# quarter of it).  `make MUSL_CC=` builds it with glibc.
+# the per-job supervisor: libc only, small, started with posix_spawn
+SHIM_SRC = nvq-shim/shim.c nvq-shim/portable.c common/rlimits.c common/cgroup.c common/status.c \
+	   common/share.c common/proc.c common/fdpass.c
+
+# nvq starts once per submit, and each submit waits for it; nvq-shim once
+# per job.  Where musl-gcc is (Debian's musl-tools) both are built with
+# musl, whose start costs about 0.12 ms of CPU to static glibc's 0.35
+# (glibc's asks the CPU about its caches with CPUID, a trap to the
+# hypervisor on a virtual machine: about a quarter of it; bench/shim.sh).
+# `make MUSL_CC=` builds them with glibc.
 ifneq ($(SAN),1)
 MUSL_CC	?= $(shell command -v musl-gcc 2> /dev/null)
 endif
@@ -127,22 +132,31 @@ INI_H	?= /usr/include/ini.h
 $(BUILD)/musl/inc/ini.h: $(INI_H)
 	@mkdir -p $(dir $@)
 	cp $< $@
-$(BUILD)/musl/%.o: %.c $(BUILD)/musl/inc/ini.h
+# and the kernel's (linux/, asm/), for the shim's clone3 and futex
+KERNEL_INC ?= /usr/include
+KERNEL_ASM ?= $(KERNEL_INC)/$(shell $(CC) -print-multiarch)/asm
+$(BUILD)/musl/inc/.kernel:
+	@mkdir -p $(dir $@)
+	ln -sfn $(KERNEL_INC)/linux $(BUILD)/musl/inc/linux
+	ln -sfn $(KERNEL_INC)/asm-generic $(BUILD)/musl/inc/asm-generic
+	ln -sfn $(KERNEL_ASM) $(BUILD)/musl/inc/asm
+	touch $@
+$(BUILD)/musl/%.o: %.c $(BUILD)/musl/inc/ini.h $(BUILD)/musl/inc/.kernel
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(CPPFLAGS) -idirafter $(BUILD)/musl/inc $(ALL_CFLAGS) -c -o $@ $<
 $(BUILD)/musl/nvq/%.o: CPPFLAGS += -iquote nvq
 $(BUILD)/nvq: $(patsubst %.c,$(BUILD)/musl/%.o,$(NVQ_SRC))
 	$(MUSL_CC) $(LDFLAGS) -static -o $@ $^ $(shell $(CC) -print-file-name=libinih.a) -lm
+$(BUILD)/nvq-shim: $(patsubst %.c,$(BUILD)/musl/%.o,$(SHIM_SRC))
+	$(MUSL_CC) $(LDFLAGS) -static -o $@ $^
 else
+$(BUILD)/nvq-shim: $(call obj,$(SHIM_SRC))
+	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^
 # -static finds libinih.a where -linih is asked for
 $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 	$(CC) $(LDFLAGS) $(NVQ_LDFLAGS) -o $@ $^ $(INI_LIBS) -lm
 endif
 
-# the per-job supervisor: libc only, small, started with posix_spawn
-$(BUILD)/nvq-shim: $(call obj,nvq-shim/shim.c common/rlimits.c common/cgroup.c common/status.c \
-	    common/share.c common/proc.c common/fdpass.c)
-	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^
 
 # suspend and resume through the driver's checkpoint API: libcuda by dlopen
 $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
@@ -160,7 +174,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 	    $(filter %.o,$^) -ldl -lpthread
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
-UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json
+UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -183,6 +197,8 @@ $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c co
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/tests/test_share: $(call obj,tests/unit/test_share.c common/share.c common/proc.c)
 $(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c)
+$(BUILD)/tests/test_portable: $(call obj,tests/unit/test_portable.c nvq-shim/portable.c)
+$(BUILD)/obj/tests/unit/test_portable.o: CPPFLAGS += -iquote nvq-shim
 # its tables name the fields they test, in order
 $(BUILD)/obj/tests/unit/test_sched.o: CFLAGS += -Wno-missing-field-initializers
 $(BUILD)/tests/test_config: TEST_LIBS += $(INI_LIBS)

@@ -4,12 +4,13 @@
 # machine's CPU time (user, nice, system, irq, softirq from /proc/stat, so
 # every process counts: the clients, the daemons, the jobs, the polling)
 # from the first submit to the last job's end, divided by N; and nvqd's own.
-# nvq runs with sync = normal.  Usage: bench/cpu.sh [N] [ROUNDS]
+# nvq runs with sync = normal.  Usage: bench/cpu.sh [N] [ROUNDS] [BUILD]
+# (BUILD: a folder of nvq's binaries, absolute; ./build, made, by default)
 set -u
 cd "$(dirname "$0")/.."
-N=${1:-500}; ROUNDS=${2:-2}; B=$PWD/build
+N=${1:-500}; ROUNDS=${2:-2}; B=${3:-$PWD/build}
 command -v tsp > /dev/null || { echo "cpu.sh: needs tsp (task-spooler)" >&2; exit 2; }
-make -s
+[ $# -ge 3 ] || make -s
 W=$(mktemp -d /tmp/nvq-cpu.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; [ -z "${TS_SOCKET:-}" ] || tsp -K 2>/dev/null; rm -rf "$W"' EXIT
 cpu() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }

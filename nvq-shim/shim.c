@@ -67,6 +67,7 @@
 
 #include "cgroup.h"
 #include "fdpass.h"
+#include "portable.h"
 #include "rlimits.h"
 #include "share.h"
 #include "status.h"
@@ -145,14 +146,14 @@ shim_open_out(const char *path, int efd, int *made)
 		/* a FIFO without a reader, a socket, a device that is not there */
 		if (errno == ENXIO)
 			shim_fail(efd, 126, "cannot open %s: not a regular file", path);
-		shim_fail(efd, 126, "cannot open %s: %s", path, strerror(errno));
+		shim_fail(efd, 126, "cannot open %s: %s", path, shim_strerror(errno));
 	}
 	if (fstat(fd, &st) == -1)
-		shim_fail(efd, 126, "cannot open %s: %s", path, strerror(errno));
+		shim_fail(efd, 126, "cannot open %s: %s", path, shim_strerror(errno));
 	if (!S_ISREG(st.st_mode) && !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
 		shim_fail(efd, 126, "cannot open %s: not a regular file", path);
 	if ((fl = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1)
-		shim_fail(efd, 126, "cannot open %s: %s", path, strerror(errno));
+		shim_fail(efd, 126, "cannot open %s: %s", path, shim_strerror(errno));
 	return fd;
 }
 
@@ -275,14 +276,14 @@ shim_job(void *arg)
 	/* joined while still root: the cgroup's files are root's */
 	if (*s->cgroup != '\0' && !c->born_in && cgroup_enter(s->cgroup) == -1)
 		shim_fail(efd, 126, "cannot enter the cgroup %s: %s", s->cgroup,
-		    strerror(errno));
+		    shim_strerror(errno));
 	if (rlimits_apply(s->rlimits, s->nrlimits) == -1)
-		shim_fail(efd, 126, "cannot set the resource limits: %s", strerror(errno));
+		shim_fail(efd, 126, "cannot set the resource limits: %s", shim_strerror(errno));
 	/* per user, not per job, where no cgroup counts the job's processes */
 	if (s->max_procs > 0 && !s->procs_by_cgroup &&
 	    rlimits_lower(RLIMIT_NPROC, (rlim_t)s->max_procs) == -1)
 		shim_fail(efd, 126, "cannot limit its processes to %lld: %s", s->max_procs,
-		    strerror(errno));
+		    shim_strerror(errno));
 	/*
 	 * The system calls themselves, for this process alone: glibc's wrappers
 	 * would set the credentials of every thread they know of.
@@ -290,13 +291,13 @@ shim_job(void *arg)
 	if (s->drop) {
 		if (syscall(SYS_setgroups, (size_t)s->ngroups, s->groups) == -1)
 			shim_fail(efd, 126, "cannot set the groups of %s: %s", s->user,
-			    strerror(errno));
+			    shim_strerror(errno));
 		if (syscall(SYS_setresgid, s->gid, s->gid, s->gid) == -1)
 			shim_fail(efd, 126, "cannot set gid %u: %s", (unsigned)s->gid,
-			    strerror(errno));
+			    shim_strerror(errno));
 		if (syscall(SYS_setresuid, s->uid, s->uid, s->uid) == -1)
 			shim_fail(efd, 126, "cannot set uid %u: %s", (unsigned)s->uid,
-			    strerror(errno));
+			    shim_strerror(errno));
 		if (s->uid != 0 && (syscall(SYS_setresuid, 0, 0, 0) != -1 || geteuid() == 0))
 			shim_fail(efd, 126, "privileges could be regained after dropping them");
 	}
@@ -305,7 +306,7 @@ shim_job(void *arg)
 	if (s->attached[0])
 		in = 3;
 	else if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
-		shim_fail(efd, 126, "cannot open /dev/null: %s", strerror(errno));
+		shim_fail(efd, 126, "cannot open /dev/null: %s", shim_strerror(errno));
 	out = s->attached[1] ? 4 : shim_open_out(s->out, efd, c->early ? &made_out : NULL);
 	if (s->attached[2])
 		err = 5;
@@ -316,7 +317,7 @@ shim_job(void *arg)
 	/* nvq sends getcwd's path, which has no link in it: one planted since is not followed */
 	if ((dir = open(s->cwd, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    fchdir(dir) == -1)
-		shim_fail(efd, 126, "cannot enter %s: %s", s->cwd, strerror(errno));
+		shim_fail(efd, 126, "cannot enter %s: %s", s->cwd, shim_strerror(errno));
 	close(dir);
 	if (c->early) {
 		/* killed with its shim while it waits (its credentials are the user's now) */
@@ -333,27 +334,26 @@ shim_job(void *arg)
 		/* the truncation its open left for the start */
 		if (!s->attached[1] && !made_out && fstat(out, &st) == 0 && S_ISREG(st.st_mode) &&
 		    ftruncate(out, 0) == -1)
-			shim_fail(efd, 126, "cannot truncate %s: %s", s->out, strerror(errno));
+			shim_fail(efd, 126, "cannot truncate %s: %s", s->out, shim_strerror(errno));
 		if (!s->attached[2] && err != out && !made_err && fstat(err, &st) == 0 &&
 		    S_ISREG(st.st_mode) && ftruncate(err, 0) == -1)
-			shim_fail(efd, 126, "cannot truncate %s: %s", s->err, strerror(errno));
+			shim_fail(efd, 126, "cannot truncate %s: %s", s->err, shim_strerror(errno));
 	}
 	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
-		shim_fail(efd, 126, "dup2: %s", strerror(errno));
-	/* last: execvp searches the job's PATH (the shim's own environ is done with) */
-	environ = s->env;
-	execvp(s->argv[0], s->argv);
+		shim_fail(efd, 126, "dup2: %s", shim_strerror(errno));
+	/* last: the job's PATH is searched, as glibc's execvp would (portable.h) */
+	shim_execvpe(s->argv[0], s->argv, s->env);
 	shim_fail(efd, errno == ENOENT ? 127 : 126, "cannot execute %s: %s", s->argv[0],
-	    strerror(errno));
+	    shim_strerror(errno));
 	return 127;
 }
 
 /*
  * clone3 with CLONE_VM: the child runs fn(arg) on the stack in args and
  * exits with what it returns (it never does: shim_job execs or _exits).
- * glibc wraps no clone3, and a child on a new stack cannot return through
- * a C wrapper, so this is the system call itself, for x86-64.  The child's
- * pid, or -errno.
+ * Neither glibc nor musl wraps clone3, and a child on a new stack cannot
+ * return through a C wrapper, so this is the system call itself, for
+ * x86-64.  The child's pid, or -errno.
  */
 __attribute__((visibility("hidden"))) long shim_clone3_vm(struct clone_args *args,
     size_t size, int (*fn)(void *), void *arg);
@@ -388,8 +388,8 @@ __asm__(
  * (CLONE_VM: no copy of its page tables, no copy-on-write faults), and,
  * with clone3's CLONE_INTO_CGROUP (Linux 5.7), born in the job's cgroup:
  * no move through cgroup.procs, whose write waits for an RCU grace period
- * now and then (13 ms in one trace).  Where the kernel cannot, glibc's
- * clone, and shim_job joins the cgroup itself.  The pid, or -1 with errno.
+ * now and then (13 ms in one trace).  Where the kernel cannot, the C
+ * library's clone, and shim_job joins the cgroup itself.  The pid, or -1 with errno.
  */
 static pid_t
 shim_start_job(struct shim_child *c, char *stack, size_t size)
@@ -652,7 +652,7 @@ shim_shim(struct shim_spec *s)
 			s->endfd = SHIM_END_FD;
 		}
 	}
-	closefrom(s->endfd >= 0 ? SHIM_END_FD + 1 : SHIM_END_FD);
+	shim_closefrom(s->endfd >= 0 ? SHIM_END_FD + 1 : SHIM_END_FD);
 
 	/*
 	 * What can be undone first: the job's cgroup, its memory account, its
@@ -710,7 +710,7 @@ shim_shim(struct shim_spec *s)
 		rs.exit_code = 126;
 		snprintf(rs.reason, sizeof(rs.reason), "%s: %s", env_errno ?
 		    "cannot read its environment" : "cannot start",
-		    strerror(env_errno ? env_errno : setup_errno ? setup_errno : errno));
+		    shim_strerror(env_errno ? env_errno : setup_errno ? setup_errno : errno));
 		rs.ended_at = shim_now();
 		shim_undo(s);
 		shim_write_status(sfd, s->status_path, &rs);

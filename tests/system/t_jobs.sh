@@ -132,6 +132,29 @@ t_node_fail() {	# a job that ran when the machine restarted: NODE_FAIL, or PENDI
 	nvq cancel "$a"; wait_state "$a" CANCELLED
 }
 
+t_exec_lookup() {	# the job's command is looked up as glibc's execvp would: PATH, "#!"-less scripts, 126/127
+	write_config; start_nvqd || return
+	local a b c d
+	mkdir -p "$T/bin" "$T/bin2"
+	printf 'echo "plain $# $1 $2"\n' > "$T/bin/plain"; chmod 755 "$T/bin/plain"
+	printf 'echo no\n' > "$T/bin/ro"; chmod 644 "$T/bin/ro"
+	printf 'echo "ro $1"\n' > "$T/bin2/ro"; chmod 755 "$T/bin2/ro"
+	a=$(PATH="$T/bin:$PATH" submit -g 0 plain x y)
+	nvq wait "$a"; expect_eq "a script without #!, by name: /bin/sh runs it" "$(nvq log "$a")" "plain 2 x y"
+	b=$(submit -g 0 "$T/bin/plain" z)
+	nvq wait "$b"; expect_eq "and by its path" "$(nvq log "$b")" "plain 1 z "
+	c=$(PATH="$T/bin:$T/bin2:$PATH" submit -g 0 ro 1)
+	nvq wait "$c"; expect_eq "one that cannot be run is passed over" "$(nvq log "$c")" "ro 1"
+	d=$(PATH="$T/bin:/nonexistent" submit -g 0 ro)
+	wait_state "$d" FAILED
+	expect_eq "found, but none can be run: 126" "$(field "$d" exit_code)" 126
+	expect_match "saying why" "$(field "$d" reason)" "cannot execute ro: Permission denied"
+	d=$(PATH="$T/bin" submit -g 0 nvq-no-such-command)
+	wait_state "$d" FAILED
+	expect_eq "found nowhere: 127" "$(field "$d" exit_code)" 127
+	expect_match "saying why" "$(field "$d" reason)" "cannot execute nvq-no-such-command: No such file"
+}
+
 t_ticket() {	# a shim runs its job only if it takes its own start's ticket
 	local shim="$ROOT/$BUILD/nvq-shim" d="$T/st"
 	mkdir -p "$d"
