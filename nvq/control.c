@@ -6,6 +6,7 @@
  * first job (in the order given) that did not: its exit code, 128 + the
  * signal that killed it, 124 for TIMEOUT, 125 for CANCELLED.
  */
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -528,15 +529,57 @@ wait_status(const char *state, int64_t code, int64_t sig)
 	return code > 0 && code < 256 ? (int)code : 1;
 }
 
+/*
+ * Until something changes: a frame on the watch connection *fd (nvqd pushes
+ * one at a job's end, at once after a quiet moment), or WAIT_RECHECK_MS
+ * without one; without a watch (refused, or nvqd restarted), *delay,
+ * doubled up to WAIT_POLL_MAX_US for the next time.  The watch is opened
+ * here, the first time: the caller looks once more after that, so that no
+ * end between its look and the watch is missed.
+ */
+#define WAIT_RECHECK_MS	5000
+#define WAIT_POLL_MAX_US	500000
+
+static void
+wait_change(const char *socket, int *fd, int *tried, useconds_t *delay)
+{
+	struct pollfd pf;
+	struct proto_msg m;
+
+	if (*fd == -1 && !*tried) {
+		*tried = 1;
+		nvq_quiet++;	/* too many watchers: polled, as before, quietly */
+		*fd = client_watch(socket);
+		nvq_quiet--;
+		if (*fd != -1)
+			return;
+	}
+	if (*fd == -1) {
+		usleep(*delay);
+		*delay = *delay < WAIT_POLL_MAX_US / 2 ? *delay * 2 : WAIT_POLL_MAX_US;
+		return;
+	}
+	pf.fd = *fd;
+	pf.events = POLLIN;
+	if (poll(&pf, 1, WAIT_RECHECK_MS) > 0) {
+		if (client_next(*fd, &m) == 0)
+			proto_msg_free(&m);
+		else {
+			close(*fd);
+			*fd = -1;
+		}
+	}
+}
+
 int
 cmd_wait(struct nvq_args *a)
 {
 	struct proto_msg m;
 	struct nvq_row job;
 	int64_t id;
-	useconds_t delay;
+	useconds_t delay = 20000;
 	const char *st;
-	int i, rc = 0, r;
+	int i, rc = 0, r, fd = -1, tried = 0;
 
 	for (i = 0; i < a->argc; i++)
 		if (parse_id(a->argv[i], &id) == -1) {
@@ -545,19 +588,24 @@ cmd_wait(struct nvq_args *a)
 		}
 	for (i = 0; i < a->argc; i++) {
 		parse_id(a->argv[i], &id);
-		for (delay = 20000;; delay = delay < 500000 ? delay * 2 : 500000) {
-			if (jobs_fetch(a->socket, id, &m, &job) == -1)
+		for (;;) {
+			if (jobs_fetch(a->socket, id, &m, &job) == -1) {
+				if (fd != -1)
+					close(fd);
 				return 1;
+			}
 			st = row_str(&m, &job, "state");
 			if (st && !fmt_state_active(st))
 				break;
 			proto_msg_free(&m);
-			usleep(delay);
+			wait_change(a->socket, &fd, &tried, &delay);
 		}
 		r = wait_status(st, row_int(&m, &job, "exit_code", -1), row_int(&m, &job, "signal", 0));
 		proto_msg_free(&m);
 		if (rc == 0)
 			rc = r;
 	}
+	if (fd != -1)
+		close(fd);
 	return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * watch.c: clients that follow the queue as it changes (see watch.h).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,6 +20,7 @@ static struct {
 	struct watcher	w[WATCH_MAX];
 	int		n;
 	int64_t		seq;
+	uint64_t	pushed;	/* uv_now of the last push, or 0 */
 } W;
 
 static void
@@ -27,8 +29,8 @@ watch_push_cb(uv_timer_t *t)
 	struct proto_buf b = { 0 };
 	int i;
 
-	(void)t;
 	W.armed = 0;
+	W.pushed = uv_now(t->loop);
 	W.seq++;
 	/* backwards: a watcher that reads nothing is dropped from the list in the push */
 	for (i = W.n - 1; i >= 0; i--) {
@@ -92,14 +94,22 @@ watch_add(struct server_conn *conn, unsigned uid)
 	return 0;
 }
 
+/*
+ * At once after a quiet WATCH_MS (a job's end reaches nvq wait without a
+ * wait), else WATCH_MS after the last push: never more than one a WATCH_MS.
+ */
 void
 watch_changed(void *unused)
 {
+	uint64_t now, due;
+
 	(void)unused;
 	if (!W.ready || W.armed || W.n == 0)
 		return;
 	W.armed = 1;
-	uv_timer_start(&W.timer, watch_push_cb, WATCH_MS, 0);
+	now = uv_now(W.timer.loop);
+	due = W.pushed == 0 ? now : W.pushed + WATCH_MS;
+	uv_timer_start(&W.timer, watch_push_cb, due > now ? due - now : 0, 0);
 }
 
 void

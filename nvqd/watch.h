@@ -1,9 +1,10 @@
 /*
- * watch.h: clients that follow the queue as it changes (nvq top).  A
- * client's MSG_WATCH hands its connection here for good; after any change
- * of a job or a GPU, each watcher gets a MSG_CHANGED frame ("seq", one
- * more each time), at most one every WATCH_MS, and asks for what it shows
- * on a connection of its own.  Nothing a watcher sends is read: it hangs
+ * watch.h: clients that follow the queue as it changes (nvq top, nvq
+ * wait).  A client's MSG_WATCH hands its connection here for good; after
+ * any change of a job or a GPU, each watcher gets a MSG_CHANGED frame
+ * ("seq", one more each time): at once after a quiet WATCH_MS, never more
+ * than one every WATCH_MS; and asks for what it shows on a connection of
+ * its own.  Nothing a watcher sends is read: it hangs
  * up to stop.
  */
 #ifndef NVQ_WATCH_H

@@ -132,6 +132,27 @@ t_node_fail() {	# a job that ran when the machine restarted: NODE_FAIL, or PENDI
 	nvq cancel "$a"; wait_state "$a" CANCELLED
 }
 
+t_wait_prompt() {	# nvq wait returns as its job ends (pushed by nvqd's watch), or polls where watches run out
+	write_config; start_nvqd || return
+	local a b long t lag i pids=""
+	a=$(submit -g 0 sleep 0.7)
+	nvq wait "$a"; t=$(date +%s.%N)
+	lag=$(awk -v t="$t" -v e="$(field "$a" ended_at)" 'BEGIN { print t - e }')
+	# polling, it was 0.3 to 0.5 s: its looks were 0.62 and 1.12 s after the start
+	expect_eq "nvq wait returned $lag s after the end (< 0.2)" "$(awk -v x="$lag" 'BEGIN { print (x < 0.2) }')" 1
+	# a user's watchers are 8 at most: a ninth wait polls, and returns all the same
+	long=$(submit -g 0 sleep 60)
+	for i in 1 2 3 4 5 6 7 8; do nvq wait "$long" > /dev/null 2>&1 & pids+=" $!"; done
+	sleep 0.5
+	b=$(submit -g 0 sleep 0.3)
+	timeout 10 "$NVQ_BIN" -s "$T/sock" wait "$b" 2> "$T/wait9"
+	expect_eq "the ninth wait returns the job's status" "$?" 0
+	expect_eq "and says nothing of the refused watch" "$(cat "$T/wait9")" ""
+	nvq cancel "$long" > /dev/null
+	for i in $pids; do wait "$i"; echo $?; done > "$T/rcs"
+	expect_eq "the eight waits ended with the cancel (125)" "$(sort -u "$T/rcs")" 125
+}
+
 t_exec_lookup() {	# the job's command is looked up as glibc's execvp would: PATH, "#!"-less scripts, 126/127
 	write_config; start_nvqd || return
 	local a b c d
