@@ -12,8 +12,9 @@
 #   p50/p90      those submits' latencies (connect, frame, committed reply)
 #   8 clients    submits per second with 8 clients at once
 #   admit        from `nvq cancel` of the running job to the first job
-#                behind it RUNNING (polled every 5 ms with nvq show); and as
-#                nvqd recorded it: from the holder's end to that job's start
+#                behind it started in the database (bench/admit.py, which
+#                looks every millisecond); and as nvqd recorded it: from
+#                the holder's end to that job's start
 # Medians of ROUNDS (3) rounds, the builds taken in turn in each round.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,16 +68,8 @@ for n in $SIZES; do
 			LOAD_GPUS=1 LOAD_MEM=$((10 * G)) build/load "$d/sock" 8 $((SUBMITS / 4)) \
 			    "$d/ids" > "$d/eight"
 			awk '$1 == "per_second" { print $2 }' "$d/eight" >> "$W/$k.$n.rate"
-			a=$(date +%s%N)
-			$NVQ -s "$d/sock" cancel "$HOLDER" > /dev/null
-			for _ in $(seq 4000); do
-				s=$($NVQ -s "$d/sock" show "$FIRST" 2> /dev/null |
-				    awk '$1 == "state" { print $2; exit }')
-				[ "$s" != PENDING ] && break
-				sleep 0.005
-			done
-			z=$(date +%s%N)
-			echo $(( (z - a) / 1000000 )) >> "$W/$k.$n.admit"
+			python3 bench/admit.py "$NVQ" "$d/sock" "$d/nvq.db" "$HOLDER" "$FIRST" \
+			    >> "$W/$k.$n.admit"
 			bench_stop
 			# as nvqd recorded it: the holder's end (its shim's clock, in ms) to
 			# the next job's start
