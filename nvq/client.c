@@ -330,7 +330,7 @@ row_real(const struct proto_msg *m, const struct nvq_row *r, const char *key)
 }
 
 int
-client_watch(const char *given)
+client_watch(const char *given, int yield)
 {
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
@@ -340,6 +340,8 @@ client_watch(const char *given)
 	if ((fd = client_open(given, path, sizeof(path))) == -1)
 		return -1;
 	proto_begin(&b, MSG_WATCH);
+	if (yield)
+		proto_put_int(&b, "yield", 1);
 	r = client_exchange(fd, path, &b, &m);
 	proto_buf_free(&b);
 	if (r == -1) {

@@ -548,8 +548,8 @@ wait_change(const char *socket, int *fd, int *tried, useconds_t *delay)
 
 	if (*fd == -1 && !*tried) {
 		*tried = 1;
-		nvq_quiet++;	/* too many watchers: polled, as before, quietly */
-		*fd = client_watch(socket);
+		nvq_quiet++;	/* refused (nvq top's room): polled, as before, quietly */
+		*fd = client_watch(socket, 1);
 		nvq_quiet--;
 		if (*fd != -1)
 			return;

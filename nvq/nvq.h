@@ -59,10 +59,12 @@ int		client_call(const char *socket, struct proto_buf *req, struct proto_msg *re
 int		client_pass_fds(const char *socket, struct proto_buf *req, const int *fds, int n,
 		    struct proto_msg *rep);
 /*
- * A connection that follows changes (nvq top): its fd, or -1 (said);
- * client_next reads the next frame nvqd pushes there (MSG_CHANGED): 0, or -1.
+ * A connection that follows changes (nvq top, nvq wait): its fd, or -1
+ * (said); yield (nvq wait, which can poll instead) asks nvqd to refuse it
+ * rather than take the room nvq top needs.  client_next reads the next
+ * frame nvqd pushes there (MSG_CHANGED): 0, or -1.
  */
-int		client_watch(const char *socket);
+int		client_watch(const char *socket, int yield);
 int		client_next(int fd, struct proto_msg *m);
 /* Splits a reply into rows, each starting at a field named key; returns the count. */
 int		client_rows(const struct proto_msg *, const char *key, int from,

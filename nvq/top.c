@@ -332,7 +332,7 @@ top_view(struct nvq_args *a)
 			puts(s.line[i]);
 		return 0;
 	}
-	if ((fd = client_watch(a->socket)) == -1)
+	if ((fd = client_watch(a->socket, 0)) == -1)
 		return 1;
 	if (pipe(top_pipe) == -1) {
 		nvq_err("pipe: %s", strerror(errno));
@@ -377,7 +377,7 @@ top_view(struct nvq_args *a)
 		if (poll(pf, 3, TOP_TICK_MS) <= 0) {
 			draw = 1;	/* the clocks */
 			if (fd == -1)
-				fd = client_watch(a->socket);
+				fd = client_watch(a->socket, 0);
 			continue;
 		}
 		if (pf[2].revents & POLLIN)

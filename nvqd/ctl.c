@@ -1747,9 +1747,12 @@ ctl_stats(struct ctl_req *r, struct proto_buf *out)
 static int
 ctl_watch(struct ctl_req *r, struct proto_buf *out)
 {
-	if (watch_add(r->conn, (unsigned)r->uid) == -1)
-		return ctl_error(r, "nvqd has as many watchers as it takes (%d, %d per user)",
-		    WATCH_MAX, WATCH_MAX_UID);
+	int yield = proto_int(r->msg, "yield", 0) != 0;
+
+	if (watch_add(r->conn, (unsigned)r->uid, yield) == -1)
+		return ctl_error(r, "nvqd has as many watchers as it takes (%d, %d per user%s)",
+		    yield ? WATCH_YIELD_MAX : WATCH_MAX, yield ? WATCH_YIELD_MAX_UID : WATCH_MAX_UID,
+		    yield ? ", of those that can do without" : "");
 	proto_put_int(out, "watching", 1);
 	return 0;
 }

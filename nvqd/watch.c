@@ -79,13 +79,15 @@ watch_init(uv_loop_t *loop)
 }
 
 int
-watch_add(struct server_conn *conn, unsigned uid)
+watch_add(struct server_conn *conn, unsigned uid, int yield)
 {
 	int i, mine = 0;
 
 	for (i = 0; i < W.n; i++)
 		mine += W.w[i].uid == uid;
 	if (W.n == WATCH_MAX || mine >= WATCH_MAX_UID)
+		return -1;
+	if (yield && (W.n >= WATCH_YIELD_MAX || mine >= WATCH_YIELD_MAX_UID))
 		return -1;
 	W.w[W.n].conn = conn;
 	W.w[W.n].uid = uid;

@@ -17,10 +17,16 @@ struct server_conn;
 #define WATCH_MS	100
 #define WATCH_MAX	256	/* watchers at once, all users */
 #define WATCH_MAX_UID	8	/* of one user */
+/*
+ * Watchers that can do without (nvq wait polls instead) are refused past
+ * half of either, so that nvq top finds room, a user's own too.
+ */
+#define WATCH_YIELD_MAX		(WATCH_MAX / 2)
+#define WATCH_YIELD_MAX_UID	(WATCH_MAX_UID / 2)
 
 void	watch_init(uv_loop_t *);
-/* Takes conn of uid as a watcher: 0, or -1 (too many; conn untouched). */
-int	watch_add(struct server_conn *, unsigned uid);
+/* Takes conn of uid as a watcher (yield: one that can do without): 0, or -1 (too many; conn untouched). */
+int	watch_add(struct server_conn *, unsigned uid, int yield);
 /* Something changed: the watchers are told, WATCH_MS from now at the latest. */
 void	watch_changed(void *unused);
 /* Closes the timer (at shutdown; the server closes the connections). */

@@ -132,25 +132,33 @@ t_node_fail() {	# a job that ran when the machine restarted: NODE_FAIL, or PENDI
 	nvq cancel "$a"; wait_state "$a" CANCELLED
 }
 
-t_wait_prompt() {	# nvq wait returns as its job ends (pushed by nvqd's watch), or polls where watches run out
+t_wait_prompt() {	# nvq wait returns as its job ends (pushed by nvqd's watch), or polls where it leaves the watches to nvq top
 	write_config; start_nvqd || return
-	local a b long t lag i pids=""
+	local a b long t lag i out pids=""
 	a=$(submit -g 0 sleep 0.7)
 	nvq wait "$a"; t=$(date +%s.%N)
 	lag=$(awk -v t="$t" -v e="$(field "$a" ended_at)" 'BEGIN { print t - e }')
 	# polling, it was 0.3 to 0.5 s: its looks were 0.62 and 1.12 s after the start
 	expect_eq "nvq wait returned $lag s after the end (< 0.2)" "$(awk -v x="$lag" 'BEGIN { print (x < 0.2) }')" 1
-	# a user's watchers are 8 at most: a ninth wait polls, and returns all the same
+	# a user's waits take 4 watches at most (nvq top keeps room): a fifth polls, and returns all the same
 	long=$(submit -g 0 sleep 60)
-	for i in 1 2 3 4 5 6 7 8; do nvq wait "$long" > /dev/null 2>&1 & pids+=" $!"; done
+	for i in 1 2 3 4; do nvq wait "$long" > /dev/null 2>&1 & pids+=" $!"; done
 	sleep 0.5
 	b=$(submit -g 0 sleep 0.3)
-	timeout 10 "$NVQ_BIN" -s "$T/sock" wait "$b" 2> "$T/wait9"
-	expect_eq "the ninth wait returns the job's status" "$?" 0
-	expect_eq "and says nothing of the refused watch" "$(cat "$T/wait9")" ""
+	timeout 10 "$NVQ_BIN" -s "$T/sock" wait "$b" 2> "$T/wait5"
+	expect_eq "the fifth wait returns the job's status" "$?" 0
+	expect_eq "and says nothing of the refused watch" "$(cat "$T/wait5")" ""
+	# a watch that can do without (MSG_WATCH, 33, with "yield" 1), asked by hand: refused
+	out=$(printf '\x00\x00\x00\x0f\x00\x02\x00\x21i\x05yield\x00\x00\x00\x00\x00\x00\x00\x01' |
+	    "$HELPERS/rawsend" "$T/sock")
+	expect_match "nvqd refuses a fifth" "$out" "as many watchers as it takes \(128, 4 per user, of those"
+	# and nvq top, on a terminal, still follows the queue (q ends it)
+	out=$(python3 tests/system/pty_run.py 24 100 "ELAPSED" 'q' -- "$NVQ_BIN" -s "$T/sock" top)
+	expect_eq "nvq top beside them: its status" "$(echo "$out" | head -1)" 0
+	expect_match "and its screen" "$out" "1 running"
 	nvq cancel "$long" > /dev/null
 	for i in $pids; do wait "$i"; echo $?; done > "$T/rcs"
-	expect_eq "the eight waits ended with the cancel (125)" "$(sort -u "$T/rcs")" 125
+	expect_eq "the four waits ended with the cancel (125)" "$(sort -u "$T/rcs")" 125
 }
 
 t_exec_lookup() {	# the job's command is looked up as glibc's execvp would: PATH, "#!"-less scripts, 126/127
