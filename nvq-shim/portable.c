@@ -22,7 +22,7 @@
 static void
 exec_one(const char *path, char *const argv[], char *const envp[])
 {
-	size_t argc, i;
+	size_t argc, i, n = 0;
 
 	execve(path, argv, envp);
 	if (errno != ENOEXEC)
@@ -33,12 +33,13 @@ exec_one(const char *path, char *const argv[], char *const envp[])
 			return;
 		}
 	{
-		char *sh[argc + 2];
+		char *sh[argc + 3];	/* the shell, the file, argv[1..], the NULL */
 
-		sh[0] = (char *)EXEC_SHELL;
-		sh[1] = (char *)path;
-		for (i = 1; i <= argc; i++)
-			sh[i + 1] = argv[i];	/* argv[argc] is the NULL */
+		sh[n++] = (char *)EXEC_SHELL;
+		sh[n++] = (char *)path;
+		for (i = 1; i < argc; i++)
+			sh[n++] = argv[i];
+		sh[n] = NULL;
 		execve(EXEC_SHELL, sh, envp);
 	}
 }

@@ -141,6 +141,34 @@ test_script(void **state)
 	assert_int_equal(chdir("/"), 0);
 }
 
+/* A script run with no arguments at all, not even argv[0]: /bin/sh gets the file and nothing after. */
+static void
+test_script_no_argv(void **state)
+{
+	char abs[128], out[128], ov[160], line[256] = "", want[256];
+	char *argv[] = { NULL }, *env[] = { ov, NULL };
+	FILE *f;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	snprintf(abs, sizeof(abs), "%s/script", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(ov, sizeof(ov), "OUT=%s", out);
+	unlink(out);
+	if ((pid = fork()) == 0) {
+		shim_execvpe(abs, argv, env);
+		_exit(126);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_non_null(f = fopen(out, "r"));
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	snprintf(want, sizeof(want), "%s 0 \n", abs);
+	assert_string_equal(line, want);
+}
+
 static void
 test_closefrom(void **state)
 {
@@ -175,6 +203,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_script),
+		cmocka_unit_test(test_script_no_argv),
 		cmocka_unit_test(test_closefrom),
 		cmocka_unit_test(test_strerror),
 	};
