@@ -456,8 +456,24 @@ t_standby_told() {	# a standby shim tells nvqd its job's end before its own clea
 	strace -f -e trace=sendto,pwrite64,exit_group -p "$NVQD_PID" -o "$T/strace.told" 2> /dev/null &
 	spid=$!; sleep 0.5
 	kill -0 "$spid" 2> /dev/null || { skip "strace cannot attach here (ptrace refused?)"; return; }
-	# the first under the standby that waited before strace came: not traced
-	for i in 1 2 3 4 5; do last=$(submit -g 0 sh -c "exit $i"); nvq wait "$last" > /dev/null; done
+	# the first under the standby that waited before strace came: not traced.  A
+	# start whose standby is not back yet from the thread pool execs a shim of its
+	# own, which has no one to tell; nvq wait returns as the job ends, so each
+	# submit waits here for a standby spawned since the last one
+	local seen=" $(standbys) " p fresh
+	for i in 1 2 3 4 5; do
+		last=$(submit -g 0 sh -c "exit $i"); nvq wait "$last" > /dev/null
+		for _ in $(seq 100); do
+			fresh=""
+			for p in $(pgrep -P "$NVQD_PID" -f '^nvq-shim -W$'); do
+				case $seen in *" $p "*) ;; *) fresh=$p ;; esac
+			done
+			[ -n "$fresh" ] && break
+			sleep 0.02
+		done
+		seen+="$fresh "
+		sleep 0.05	# its spawn is back on the loop
+	done
 	sleep 0.3
 	kill -INT "$spid"; wait "$spid" 2> /dev/null
 	expect_eq "each told its end" "$(grep -c 'sendto(6, "e", 1' "$T/strace.told")" 4
