@@ -27,19 +27,15 @@ split() {
 	    END { split(want, w, " "); for (i = 1; w[i] != ""; i++) printf "%s %.3f  ", w[i], ms[w[i]] + 0
 		printf "(sum %.3f ms a job)\n", total }'
 }
-printf '[daemon]\nsocket = %s/sock\ndatabase = %s/nvq.db\nspool = %s/spool\nlog_level = warn\nsync = normal\n[gpus]\nvirtual = 1x16G\n[limits]\nmax_running_jobs = %s\n' \
-    "$W" "$W" "$W" "$SLOTS" > "$W/nvq.ini"
-"$B/nvqd" -c "$W/nvq.ini" 2> "$W/log" & P=$!
-until "$B/nvq" -s "$W/sock" list > /dev/null 2>&1; do
-	kill -0 $P 2> /dev/null || { cat "$W/log"; exit 1; }
-	sleep 0.02
-done
+. bench/lib.sh
+BENCH_NVQ=$B/nvq bench_nvqd "$W/nvq" "$B/nvqd" "sync = normal" "[gpus]" "virtual = 1x16G" \
+    "[limits]" "max_running_jobs = $SLOTS" || exit 1
 perf record -a -F $F -o "$W/nvq.data" -- bash -c "
-	for ((i = 0; i < $N; i++)); do '$B/nvq' -s '$W/sock' submit -g 0 true > /dev/null; done
-	until [ \"\$(sqlite3 '$W/nvq.db' \"SELECT count(*) FROM jobs WHERE state = 'COMPLETED'\")\" = $N ]; do
+	for ((i = 0; i < $N; i++)); do '$B/nvq' -s '$W/nvq/sock' submit -g 0 true > /dev/null; done
+	until [ \"\$(sqlite3 '$W/nvq/nvq.db' \"SELECT count(*) FROM jobs WHERE state = 'COMPLETED'\")\" = $N ]; do
 		sleep 0.01
 	done" > /dev/null 2>&1
-kill $P; wait $P 2> /dev/null
+bench_stop
 [ -z "${SPLIT_ALL:-}" ] || perf report -i "$W/nvq.data" --sort comm --stdio -F sample,comm 2> /dev/null |
     grep -v '^#' | grep -v '^$'
 echo "nvq ($B), $N jobs, $SLOTS at a time, CPU per job (ms):"

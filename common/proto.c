@@ -184,6 +184,20 @@ static int proto_reuse;
 static void *proto_spare_fields, *proto_spare_body;
 static size_t proto_spare_fcap, proto_spare_bodycap;
 
+/* The spare, if it has room for need: its room in *cap, and no spare left; else NULL. */
+static void *
+proto_take(void **spare, size_t *sparecap, size_t need, size_t *cap)
+{
+	void *p = *spare;
+
+	if (p == NULL || *sparecap < need)
+		return NULL;
+	*cap = *sparecap;
+	*spare = NULL;
+	*sparecap = 0;
+	return p;
+}
+
 /* Frees p (room for cap), or keeps it as the spare if it has more room. */
 static void
 proto_keep(void **spare, size_t *sparecap, void *p, size_t cap)
@@ -207,7 +221,7 @@ proto_decode(int type, const uint8_t *body, uint32_t len, struct proto_msg *m,
     char *err, size_t errlen)
 {
 	struct proto_field *f, *nf;
-	size_t pos = 0, klen, cap = 0;
+	size_t pos = 0, klen;
 	uint32_t slen;
 	uint64_t u;
 	int k;
@@ -217,22 +231,15 @@ proto_decode(int type, const uint8_t *body, uint32_t len, struct proto_msg *m,
 	memset(m, 0, sizeof(*m));
 	m->type = type;
 	m->serial = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
-	if (proto_spare_body != NULL && proto_spare_bodycap >= (len ? len : 1)) {
-		m->body = proto_spare_body;
-		m->bodycap = proto_spare_bodycap;
-		proto_spare_body = NULL;
-		proto_spare_bodycap = 0;
-	} else if ((m->body = malloc(len ? len : 1)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	} else
+	if ((m->body = proto_take(&proto_spare_body, &proto_spare_bodycap, len ? len : 1,
+	    &m->bodycap)) == NULL) {
+		if ((m->body = malloc(len ? len : 1)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
 		m->bodycap = len ? len : 1;
-	if (proto_spare_fields != NULL) {
-		m->fields = proto_spare_fields;
-		m->fcap = cap = proto_spare_fcap;
-		proto_spare_fields = NULL;
-		proto_spare_fcap = 0;
 	}
+	m->fields = proto_take(&proto_spare_fields, &proto_spare_fcap, 0, &m->fcap);
 	memcpy(m->body, body, len);
 	while (pos < len) {
 		if (len - pos < 2)
@@ -244,14 +251,13 @@ proto_decode(int type, const uint8_t *body, uint32_t len, struct proto_msg *m,
 		}
 		if (len - pos - 2 < klen)
 			goto truncated;
-		if ((size_t)m->nfields == cap) {
-			cap = cap ? cap * 2 : 16;
-			if ((nf = realloc(m->fields, cap * sizeof(*nf))) == NULL) {
+		if ((size_t)m->nfields == m->fcap) {
+			if ((nf = realloc(m->fields, (m->fcap ? m->fcap * 2 : 16) * sizeof(*nf))) == NULL) {
 				snprintf(err, errlen, "out of memory");
 				goto fail;
 			}
 			m->fields = nf;
-			m->fcap = cap;
+			m->fcap = m->fcap ? m->fcap * 2 : 16;
 		}
 		f = &m->fields[m->nfields];
 		memset(f, 0, sizeof(*f));

@@ -18,11 +18,24 @@
 #define EXEC_DEFAULT_PATH	"/bin:/usr/bin"
 #define EXEC_MAX_SCRIPT_ARGS	4096	/* what /bin/sh gets is on the stack */
 
+size_t
+shim_script_argv(char **sh, const char *file, char *const argv[], size_t argc)
+{
+	size_t i, n = 0;
+
+	sh[n++] = (char *)EXEC_SHELL;
+	sh[n++] = (char *)file;
+	for (i = 1; i < argc; i++)
+		sh[n++] = argv[i];
+	sh[n] = NULL;
+	return n;
+}
+
 /* execve, and for a file the kernel cannot run, /bin/sh with it (glibc's rule). */
 static void
 exec_one(const char *path, char *const argv[], char *const envp[])
 {
-	size_t argc, i, n = 0;
+	size_t argc;
 
 	execve(path, argv, envp);
 	if (errno != ENOEXEC)
@@ -33,13 +46,9 @@ exec_one(const char *path, char *const argv[], char *const envp[])
 			return;
 		}
 	{
-		char *sh[argc + 3];	/* the shell, the file, argv[1..], the NULL */
+		char *sh[argc + 3];
 
-		sh[n++] = (char *)EXEC_SHELL;
-		sh[n++] = (char *)path;
-		for (i = 1; i < argc; i++)
-			sh[n++] = argv[i];
-		sh[n] = NULL;
+		shim_script_argv(sh, path, argv, argc);
 		execve(EXEC_SHELL, sh, envp);
 	}
 }

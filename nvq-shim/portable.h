@@ -8,6 +8,8 @@
 #ifndef NVQ_SHIM_PORTABLE_H
 #define NVQ_SHIM_PORTABLE_H
 
+#include <stddef.h>
+
 /*
  * Runs file with argv and envp as glibc's execvpe does: a name without a
  * slash is looked up in envp's PATH ("/bin:/usr/bin" without one; an empty
@@ -18,6 +20,13 @@
  * in a process that shares the shim's memory), using stack for one path.
  */
 int	shim_execvpe(const char *file, char *const argv[], char *const envp[]);
+
+/*
+ * What /bin/sh gets to run a script (file) that the kernel could not: the
+ * shell, file, then argv[1] to argv[argc - 1], and a NULL, in sh, which has
+ * room for argc + 3 pointers.  The count before the NULL.
+ */
+size_t	shim_script_argv(char **sh, const char *file, char *const argv[], size_t argc);
 
 /* Closes every descriptor from lo on (close_range, or one by one where the kernel has none). */
 void	shim_closefrom(int lo);

@@ -465,7 +465,7 @@ t_standby_told() {	# a standby shim tells nvqd its job's end before its own clea
 		last=$(submit -g 0 sh -c "exit $i"); nvq wait "$last" > /dev/null
 		for _ in $(seq 100); do
 			fresh=""
-			for p in $(pgrep -P "$NVQD_PID" -f '^nvq-shim -W$'); do
+			for p in $(standbys); do
 				case $seen in *" $p "*) ;; *) fresh=$p ;; esac
 			done
 			[ -n "$fresh" ] && break

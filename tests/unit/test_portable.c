@@ -1,7 +1,8 @@
 /*
  * test_portable.c: nvq-shim's portable.c: the lookup's errors as glibc's
- * execvp gives them, a script without "#!" run by /bin/sh (in a child),
- * shim_closefrom, and errors in glibc's words.
+ * execvp gives them, a script without "#!" run by /bin/sh (in a child, and
+ * the shell's arguments on their own), shim_closefrom, and errors in
+ * glibc's words.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,12 +86,15 @@ test_errors(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
-/* Runs file in a child with PATH=path; its exit status and the script's line. */
+/*
+ * Runs file with argv (NULL: "name0 one") in a child with PATH=path; its
+ * exit status, and the line the script wrote in *line ("" if none).
+ */
 static int
-run(const char *file, const char *path, char *line, size_t size)
+run(const char *file, char **argv, const char *path, char *line, size_t size)
 {
 	char out[128], pv[160], ov[160];
-	char *argv[] = { "name0", "one", NULL }, *env[] = { pv, ov, NULL };
+	char *dflt[] = { "name0", "one", NULL }, *env[] = { pv, ov, NULL };
 	FILE *f;
 	pid_t pid;
 	int st;
@@ -100,7 +104,7 @@ run(const char *file, const char *path, char *line, size_t size)
 	snprintf(pv, sizeof(pv), "PATH=%s", path);
 	snprintf(ov, sizeof(ov), "OUT=%s", out);
 	if ((pid = fork()) == 0) {
-		shim_execvpe(file, argv, env);
+		shim_execvpe(file, argv != NULL ? argv : dflt, env);
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -116,26 +120,22 @@ run(const char *file, const char *path, char *line, size_t size)
 static void
 test_script(void **state)
 {
-	char line[256], want[256], abs[128];
+	char line[256], want[256], abs[128], p[128];
 
 	(void)state;
 	/* by name: /bin/sh gets the path found, then the arguments after argv[0] */
 	snprintf(want, sizeof(want), "%s/script 1 one\n", dir);
-	assert_int_equal(run("script", "/nonexistent:/tmp", line, sizeof(line)), 127);
-	{
-		char p[128];
-
-		snprintf(p, sizeof(p), "/nonexistent:%s", dir);
-		assert_int_equal(run("script", p, line, sizeof(line)), 0);
-		assert_string_equal(line, want);
-	}
+	assert_int_equal(run("script", NULL, "/nonexistent:/tmp", line, sizeof(line)), 127);
+	snprintf(p, sizeof(p), "/nonexistent:%s", dir);
+	assert_int_equal(run("script", NULL, p, line, sizeof(line)), 0);
+	assert_string_equal(line, want);
 	/* by its path, PATH unused */
 	snprintf(abs, sizeof(abs), "%s/script", dir);
-	assert_int_equal(run(abs, "/nonexistent", line, sizeof(line)), 0);
+	assert_int_equal(run(abs, NULL, "/nonexistent", line, sizeof(line)), 0);
 	assert_string_equal(line, want);
 	/* an empty entry is the working folder */
 	assert_int_equal(chdir(dir), 0);
-	assert_int_equal(run("script", "/nonexistent:", line, sizeof(line)), 0);
+	assert_int_equal(run("script", NULL, "/nonexistent:", line, sizeof(line)), 0);
 	snprintf(want, sizeof(want), "script 1 one\n");
 	assert_string_equal(line, want);
 	assert_int_equal(chdir("/"), 0);
@@ -145,28 +145,35 @@ test_script(void **state)
 static void
 test_script_no_argv(void **state)
 {
-	char abs[128], out[128], ov[160], line[256] = "", want[256];
-	char *argv[] = { NULL }, *env[] = { ov, NULL };
-	FILE *f;
-	pid_t pid;
-	int st;
+	char abs[128], line[256], want[256], *none[] = { NULL };
 
 	(void)state;
 	snprintf(abs, sizeof(abs), "%s/script", dir);
-	snprintf(out, sizeof(out), "%s/out", dir);
-	snprintf(ov, sizeof(ov), "OUT=%s", out);
-	unlink(out);
-	if ((pid = fork()) == 0) {
-		shim_execvpe(abs, argv, env);
-		_exit(126);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	assert_non_null(f = fopen(out, "r"));
-	assert_non_null(fgets(line, sizeof(line), f));
-	fclose(f);
+	assert_int_equal(run(abs, none, "/nonexistent", line, sizeof(line)), 0);
 	snprintf(want, sizeof(want), "%s 0 \n", abs);
 	assert_string_equal(line, want);
+}
+
+/* shim_script_argv on an array of stale pointers: every slot it owns is set, the NULL too. */
+static void
+test_script_argv(void **state)
+{
+	char *sh[8], *none[] = { NULL }, *two[] = { "name0", "one", NULL };
+	char stale[] = "stale";
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 8; i++)
+		sh[i] = stale;
+	assert_int_equal(shim_script_argv(sh, "/x/s", none, 0), 2);
+	assert_string_equal(sh[0], "/bin/sh");
+	assert_string_equal(sh[1], "/x/s");
+	assert_null(sh[2]);
+	for (i = 0; i < 8; i++)
+		sh[i] = stale;
+	assert_int_equal(shim_script_argv(sh, "/x/s", two, 2), 3);
+	assert_string_equal(sh[2], "one");
+	assert_null(sh[3]);
 }
 
 static void
@@ -204,6 +211,7 @@ main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_script),
 		cmocka_unit_test(test_script_no_argv),
+		cmocka_unit_test(test_script_argv),
 		cmocka_unit_test(test_closefrom),
 		cmocka_unit_test(test_strerror),
 	};

@@ -214,33 +214,33 @@ decode_n(struct proto_msg *m, int n)
 	assert_string_equal(m->fields[0].s, "v0");
 }
 
-/* Last: it turns reuse on for the rest of this process. */
+/* A message of big fields freed, then one of small: the second decodes into the first's storage. */
 static void
-test_reuse(void **state)
+spare_taken(int big, int small)
 {
 	struct proto_msg m;
 	const void *fields, *body;
 
+	decode_n(&m, big);
+	fields = m.fields;
+	body = m.body;
+	proto_msg_free(&m);
+	decode_n(&m, small);
+	assert_ptr_equal(m.fields, fields);
+	assert_ptr_equal(m.body, body);
+	proto_msg_free(&m);
+}
+
+/* Last: it turns reuse on for the rest of this process. */
+static void
+test_reuse(void **state)
+{
 	(void)state;
 	proto_reuse_storage();
-	decode_n(&m, 5000);
-	fields = m.fields;
-	body = m.body;
-	proto_msg_free(&m);
 	/* a smaller one takes the storage the larger one left */
-	decode_n(&m, 10);
-	assert_ptr_equal(m.fields, fields);
-	assert_ptr_equal(m.body, body);
-	proto_msg_free(&m);
+	spare_taken(5000, 10);
 	/* a larger one than that grows it, is decoded whole, and its storage is the spare then */
-	decode_n(&m, 20000);
-	fields = m.fields;
-	body = m.body;
-	proto_msg_free(&m);
-	decode_n(&m, 3);
-	assert_ptr_equal(m.fields, fields);
-	assert_ptr_equal(m.body, body);
-	proto_msg_free(&m);
+	spare_taken(20000, 3);
 }
 
 int
