@@ -14,7 +14,10 @@
 # Prints the median of ROUNDS rounds of each, and the ratio tsp/nvq
 # (above 1: nvq is faster).  Usage: bench/queue.sh [N] [ROUNDS]
 # NVQ_BUILD= a build folder (not rebuilt); TSP= a tsp binary, for hosts
-# without the package (the GPU host: tests/gpu/tsp_check.sh).
+# without the package (the GPU host: tests/gpu/tsp_check.sh); BENCH_TMP=
+# the folder the rounds' files go in (/tmp by default): both queues' files
+# (nvq's database and spool, tsp's output files) are on its file system,
+# whose cost of a new file weighs on both (bench/newfile.py measures it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000}
@@ -48,7 +51,7 @@ open(sys.argv[3], "w").write("%.6f" % time.time())' "$1" "$2" "$3"
 }
 NVQ=${NVQ_BUILD:-$ROOT/build}/nvq
 NVQD=${NVQ_BUILD:-$ROOT/build}/nvqd
-W=$(mktemp -d /tmp/nvq-bench.XXXXXX)
+W=$(mktemp -d "${BENCH_TMP:-/tmp}/nvq-bench.XXXXXX")
 trap 'kill $(jobs -p) 2>/dev/null || true; [ -z "${TS_SOCKET:-}" ] || tsp -K 2>/dev/null || true; rm -rf "$W"' EXIT
 
 now() { date +%s.%N; }
@@ -132,6 +135,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	done
 done
 echo "nvq vs task-spooler, N=$N jobs, median of $ROUNDS rounds, $(nproc) CPUs, $(uname -r)"
+echo "files in $(dirname "$W") ($(findmnt -no FSTYPE -T "$W" 2>/dev/null || echo "file system unknown"))"
 echo "nvq: sync = full (every state on disk before it is acknowledged, the default);"
 echo "nvq-n: sync = normal (survives a crash of nvqd, not a power cut); tsp: in memory."
 echo "Ratios above 1: nvq is faster."

@@ -6,7 +6,7 @@
 # goes first.  Prints, per pair, tsp/nvq for each build (above 1: nvq
 # faster), sync = normal and full, 1 and 16 jobs at a time, then the
 # medians.  Usage: bench/queue_ab.sh BUILD_A BUILD_B [PAIRS] [N]
-# (TSP= a tsp binary, as for bench/queue.sh)
+# (TSP= a tsp binary, BENCH_TMP= the folder for the rounds' files, as for bench/queue.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A=$1; B=$2; PAIRS=${3:-3}; N=${4:-1000}
