@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fdpass.h"
+#include "num.h"
 #include "nvq.h"
 #include "paths.h"
 
@@ -326,7 +327,7 @@ row_real(const struct proto_msg *m, const struct nvq_row *r, const char *key)
 {
 	const char *s = row_str(m, r, key);
 
-	return s ? strtod(s, NULL) : 0;
+	return s ? num_real(s) : 0;
 }
 
 int

@@ -152,18 +152,54 @@ fmt_json_row(FILE *fp, const struct proto_msg *m, const struct nvq_row *r)
 	fmt_json_print(fp, fmt_json_obj(m, r, 0));
 }
 
+/*
+ * The last few seconds written, and their text: a listing writes the same
+ * second many times (an array's tasks share their submission), and
+ * localtime_r and strftime cost some microseconds each with musl.
+ */
+#define FMT_TIME_CACHE	4
+static struct {
+	time_t	t;
+	char	text[32];
+} fmt_times[FMT_TIME_CACHE];
+static unsigned fmt_times_next;
+
+/* snprintf(buf, len, "%s", s) without printf */
+static void
+fmt_copy(char *buf, size_t len, const char *s)
+{
+	size_t l = strlen(s);
+
+	if (len == 0)
+		return;
+	if (l >= len)
+		l = len - 1;
+	memcpy(buf, s, l);
+	buf[l] = '\0';
+}
+
 void
 fmt_time(double t, char *buf, size_t len)
 {
 	struct tm tm;
 	time_t tt = (time_t)t;
+	unsigned i;
 
 	if (t <= 0) {
-		snprintf(buf, len, "-");
+		fmt_copy(buf, len, "-");
 		return;
 	}
+	for (i = 0; i < FMT_TIME_CACHE; i++)
+		if (fmt_times[i].t == tt && fmt_times[i].text[0] != '\0') {
+			fmt_copy(buf, len, fmt_times[i].text);
+			return;
+		}
 	localtime_r(&tt, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	i = fmt_times_next++ % FMT_TIME_CACHE;
+	if (strftime(fmt_times[i].text, sizeof(fmt_times[i].text), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		fmt_times[i].text[0] = '\0';
+	fmt_times[i].t = tt;
+	fmt_copy(buf, len, fmt_times[i].text);
 }
 
 int

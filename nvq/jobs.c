@@ -8,6 +8,7 @@
 
 #include "json.h"
 
+#include "num.h"
 #include "nvq.h"
 #include "table.h"
 
@@ -161,51 +162,85 @@ jobs_copy(char *dst, size_t n, const char *s)
 	dst[l] = '\0';
 }
 
+/*
+ * The cells of a row that are shown (bit J_x of show), and its reason
+ * always (folding compares it); the others are left empty.
+ */
 static void
 jobs_cells(const struct proto_msg *m, const struct nvq_row *r, double now, int fold,
-    struct jobs_cells *c)
+    uint32_t show, struct jobs_cells *c)
 {
 	const char *nm = row_str(m, r, "name"), *user = row_str(m, r, "user");
 	int64_t arr = row_int(m, r, "array_id", 0), idx = row_int(m, r, "array_index", 0);
-	int64_t lim = row_int(m, r, "time_limit", 0), code = row_int(m, r, "exit_code", -1);
+	int64_t lim, code;
 	int i;
 
-	snprintf(c->small[J_ID], 64, "%lld", (long long)row_int(m, r, "id", 0));
-	jobs_copy(c->small[J_USER], 64, user ? fmt_safe(user) : "?");
-	/* a task of an array: its index beside its name (a folded line: the name alone) */
-	if (arr != 0 && !fold)
-		snprintf(c->small[J_NAME], 21, "%.12s[%lld]", fmt_safe(nm), (long long)idx);
-	else
-		jobs_copy(c->small[J_NAME], 21, fmt_safe(nm));
-	jobs_copy(c->small[J_STATE], 64, fmt_safe(row_str(m, r, "state")));
-	snprintf(c->small[J_GPUS], 64, "%lld", (long long)row_int(m, r, "gpus", 0));
-	jobs_mem(m, r, c->small[J_MEM], 64);
-	jobs_elapsed(m, r, now, c->small[J_ELAPSED], 64);
-	fmt_time(row_real(m, r, "submitted_at"), c->small[J_SUBMITTED], 64);
-	fmt_time(row_real(m, r, "started_at"), c->small[J_STARTED], 64);
-	fmt_time(row_real(m, r, "ended_at"), c->small[J_ENDED], 64);
-	snprintf(c->small[J_PRIORITY], 64, "%lld", (long long)row_int(m, r, "priority", 0));
-	if (lim > 0)
-		fmt_duration(lim, c->small[J_LIMIT], 64);
-	else
-		snprintf(c->small[J_LIMIT], 64, "-");
-	if (code >= 0)
-		snprintf(c->small[J_EXIT], 64, "%lld", (long long)code);
-	else if (row_int(m, r, "signal", 0) > 0)
-		snprintf(c->small[J_EXIT], 64, "sig%lld", (long long)row_int(m, r, "signal", 0));
-	else
-		snprintf(c->small[J_EXIT], 64, "-");
-	for (i = 0; i < J_NCOLS; i++)
+#define SHOWN(col)	(show & (1u << (col)))
+	for (i = 0; i < J_NCOLS; i++) {
+		c->small[i][0] = '\0';
 		c->cell[i] = c->small[i];
+	}
+	if (SHOWN(J_ID))
+		num_int(row_int(m, r, "id", 0), c->small[J_ID]);
+	if (SHOWN(J_USER))
+		jobs_copy(c->small[J_USER], 64, user ? fmt_safe(user) : "?");
+	/* a task of an array: its index beside its name (a folded line: the name alone) */
+	if (SHOWN(J_NAME) && arr != 0 && !fold)
+		snprintf(c->small[J_NAME], 21, "%.12s[%lld]", fmt_safe(nm), (long long)idx);
+	else if (SHOWN(J_NAME))
+		jobs_copy(c->small[J_NAME], 21, fmt_safe(nm));
+	if (SHOWN(J_STATE))
+		jobs_copy(c->small[J_STATE], 64, fmt_safe(row_str(m, r, "state")));
+	if (SHOWN(J_GPUS))
+		num_int(row_int(m, r, "gpus", 0), c->small[J_GPUS]);
+	if (SHOWN(J_MEM))
+		jobs_mem(m, r, c->small[J_MEM], 64);
+	if (SHOWN(J_ELAPSED))
+		jobs_elapsed(m, r, now, c->small[J_ELAPSED], 64);
+	if (SHOWN(J_SUBMITTED))
+		fmt_time(row_real(m, r, "submitted_at"), c->small[J_SUBMITTED], 64);
+	if (SHOWN(J_STARTED))
+		fmt_time(row_real(m, r, "started_at"), c->small[J_STARTED], 64);
+	if (SHOWN(J_ENDED))
+		fmt_time(row_real(m, r, "ended_at"), c->small[J_ENDED], 64);
+	if (SHOWN(J_PRIORITY))
+		num_int(row_int(m, r, "priority", 0), c->small[J_PRIORITY]);
+	if (SHOWN(J_LIMIT) && (lim = row_int(m, r, "time_limit", 0)) > 0)
+		fmt_duration(lim, c->small[J_LIMIT], 64);
+	else if (SHOWN(J_LIMIT))
+		jobs_copy(c->small[J_LIMIT], 64, "-");
+	if (SHOWN(J_EXIT) && (code = row_int(m, r, "exit_code", -1)) >= 0)
+		num_int(code, c->small[J_EXIT]);
+	else if (SHOWN(J_EXIT) && row_int(m, r, "signal", 0) > 0)
+		snprintf(c->small[J_EXIT], 64, "sig%lld", (long long)row_int(m, r, "signal", 0));
+	else if (SHOWN(J_EXIT))
+		jobs_copy(c->small[J_EXIT], 64, "-");
 	jobs_copy(c->reason, sizeof(c->reason), fmt_safe(jobs_reason(m, r)));
-	jobs_copy(c->command, sizeof(c->command), fmt_safe(row_str(m, r, "command")));
-	jobs_copy(c->cwd, sizeof(c->cwd), fmt_safe(row_str(m, r, "cwd")));
-	jobs_copy(c->uuids, sizeof(c->uuids), row_str(m, r, "gpu_uuids") ?
-	    fmt_safe(row_str(m, r, "gpu_uuids")) : "-");
+	c->command[0] = c->cwd[0] = c->uuids[0] = '\0';
+	if (SHOWN(J_COMMAND))
+		jobs_copy(c->command, sizeof(c->command), fmt_safe(row_str(m, r, "command")));
+	if (SHOWN(J_CWD))
+		jobs_copy(c->cwd, sizeof(c->cwd), fmt_safe(row_str(m, r, "cwd")));
+	if (SHOWN(J_UUIDS))
+		jobs_copy(c->uuids, sizeof(c->uuids), row_str(m, r, "gpu_uuids") ?
+		    fmt_safe(row_str(m, r, "gpu_uuids")) : "-");
+#undef SHOWN
 	c->cell[J_REASON] = c->reason;
 	c->cell[J_COMMAND] = c->command;
 	c->cell[J_CWD] = c->cwd;
 	c->cell[J_UUIDS] = c->uuids;
+}
+
+/* The columns t shows, a bit each (J_x). */
+static uint32_t
+jobs_shown(const struct table *t)
+{
+	uint32_t show = 0;
+	int k;
+
+	for (k = 0; k < t->nsel; k++)
+		show |= 1u << t->sel[k];
+	return show;
 }
 
 /*
@@ -293,7 +328,7 @@ jobs_page(struct nvq_args *a, struct table *t, int type, int64_t *after, double 
 			int fold = !a->expand && type == MSG_LIST && arr != 0 && st != NULL &&
 			    strcmp(st, "PENDING") == 0;
 
-			jobs_cells(&m, &rows[i], *now, fold, &c);
+			jobs_cells(&m, &rows[i], *now, fold, jobs_shown(t), &c);
 			if (fold && F.n > 0 && F.array == arr && strcmp(F.c.reason, c.reason) == 0) {
 				F.last = idx;
 				F.n++;

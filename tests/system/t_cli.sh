@@ -276,6 +276,14 @@ t_format() {	# --format on listings, --json, tables cut to a terminal, colour th
 	expect_eq "--format: the header" "$(echo "$out" | head -1)" "ID      STATE     EXIT   LIMIT"
 	expect_match "--format: a row" "$out" "$a +RUNNING +- +1h30m"
 	expect_match "--format: exit code" "$out" "$b +FAILED +3 +-"
+	# every column, each cell made only where it is shown: the same cells in any
+	# order (no GPU: its uuids empty)
+	out=$(nvq list -a --format uuids,cwd,ended,started,submitted,priority,gpus,mem,user,name,id |
+	    grep " $b\$")
+	expect_match "every column: the failed job's row" "$out" \
+	    "^ *$PWD +[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8} +[0-9-]{10}T[0-9:]{8} +[0-9-]{10}T[0-9:]{8} +0 +0 +- +root +sh +$b\$"
+	expect_eq "every column: submitted as show has it" "$(echo "$out" | awk '{ print $4 }')" \
+	    "$(nvq show "$b" | awk '$1 == "submitted_at" { print $2 }')"
 	out=$(nvq list --format id,nope 2>&1)
 	expect_eq "an unknown column: status" "$?" 2
 	expect_match "an unknown column: said, with those there are" "$out" \
