@@ -25,17 +25,8 @@ for b in "${BUILDS[@]}"; do
 		one=$($NVQ -s "$d/sock" submit --parsable -g 1 -m 10G true)
 		bench_stop
 		# FIN finished copies (ids after the pending ones), ACT pending ones
-		sqlite3 "$d/nvq.db" "WITH RECURSIVE k(i) AS (SELECT $one + 1 UNION ALL SELECT i + 1
-		    FROM k WHERE i < $one + $ACT + $FIN) INSERT INTO jobs (id, uid, gid, user,
-		    name, command, argv, cwd, state, gpus, mem_per_gpu, priority, stdout_path,
-		    stderr_path, submitted_at, started_at, ended_at, exit_code)
-		    SELECT i, uid, gid, user, name, command, argv, cwd,
-		    CASE WHEN i <= $one + $ACT THEN 'PENDING' ELSE 'COMPLETED' END, gpus,
-		    mem_per_gpu, priority, stdout_path, stderr_path, submitted_at,
-		    CASE WHEN i <= $one + $ACT THEN NULL ELSE submitted_at END,
-		    CASE WHEN i <= $one + $ACT THEN NULL ELSE submitted_at + 1 END,
-		    CASE WHEN i <= $one + $ACT THEN NULL ELSE 0 END FROM jobs, k WHERE id = $one;
-		    DELETE FROM jobs WHERE id > $one AND id <= $one + $ACT AND $act = 0"
+		bench_seed "$d/nvq.db" "$one" $((ACT + FIN)) "i <= $one + $ACT"
+		sqlite3 "$d/nvq.db" "DELETE FROM jobs WHERE id > $one AND id <= $one + $ACT AND $act = 0"
 		bench_start "$d" "$b"
 		rows=$($NVQ -s "$d/sock" history | tail -n +2 | wc -l)
 		t=$(for _ in 1 2 3 4 5; do ms $NVQ -s "$d/sock" history; done | median)

@@ -52,3 +52,19 @@ bench_stop() {
 bench_cpu_ticks() {
 	awk '{ print $14 + $15 }' "/proc/$BENCH_PID/stat"
 }
+
+# bench_seed DB ONE TOTAL PENDING: TOTAL copies of job ONE (ids ONE+1 on)
+# made in DB while nvqd is stopped: PENDING (an SQL condition on the copy's
+# id, i) says which wait, the others are COMPLETED, a second long each.
+bench_seed() {
+	sqlite3 "$1" "WITH RECURSIVE k(i) AS (SELECT $2 + 1 UNION ALL SELECT i + 1
+	    FROM k WHERE i < $2 + $3) INSERT INTO jobs (id, uid, gid, user,
+	    name, command, argv, cwd, state, gpus, mem_per_gpu, priority, stdout_path,
+	    stderr_path, submitted_at, started_at, ended_at, exit_code)
+	    SELECT i, uid, gid, user, name, command, argv, cwd,
+	    CASE WHEN $4 THEN 'PENDING' ELSE 'COMPLETED' END, gpus,
+	    mem_per_gpu, priority, stdout_path, stderr_path, submitted_at,
+	    CASE WHEN $4 THEN NULL ELSE submitted_at END,
+	    CASE WHEN $4 THEN NULL ELSE submitted_at + 1 END,
+	    CASE WHEN $4 THEN NULL ELSE 0 END FROM jobs, k WHERE id = $2"
+}

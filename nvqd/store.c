@@ -1649,21 +1649,38 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 	return store_rows(st, s, store_active_row_cb, &x);
 }
 
+#define STORE_JOBS_SELECT	"SELECT id, user, uid, name, state, gpus, " \
+	"mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, " \
+	"reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path, " \
+	"requeue, restarts, suspended_time, array_id, array_index, array_limit, held, " \
+	"gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step FROM jobs "
+#define STORE_JOBS_WHERE	"(?2 IS NULL OR user = ?2) " \
+	"AND (?3 IS NULL OR state = ?3) " \
+	"AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR " \
+	"state IN ('PENDING', 'RUNNING', 'SUSPENDED')) " \
+	"AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')) " \
+	"AND (?6 = 0 OR ended_at >= ?6) AND id > ?7 AND id <= ?8 ORDER BY id"
+
 int
 store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void *arg)
 {
-	sqlite3_stmt *s = store_prepare(st, "SELECT id, user, uid, name, state, gpus, "
-	    "mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, "
-	    "reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path, "
-	    "requeue, restarts, suspended_time, array_id, array_index, array_limit, held, "
-	    "gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step FROM jobs "
-	    "WHERE (?2 IS NULL OR user = ?2) "
-	    "AND (?3 IS NULL OR state = ?3) "
-	    "AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR "
-	    "state IN ('PENDING', 'RUNNING', 'SUSPENDED')) "
-	    "AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')) "
-	    "AND (?6 = 0 OR ended_at >= ?6) AND id > ?7 AND id <= ?8 ORDER BY id");
+	sqlite3_stmt *s;
 
+	/*
+	 * The active jobs (nvq list) through jobs_active, the finished ones (nvq
+	 * history) through jobs_finished (schema/015_listing.sql): a page reads
+	 * its own rows, not the history before them or the queue among them.
+	 * The index's condition is in the query as it is in the index, so that
+	 * SQLite can use it; INDEXED BY holds it to that.
+	 */
+	if (f->id == 0 && f->state == NULL && !f->all && !f->finished)
+		s = store_prepare(st, STORE_JOBS_SELECT "INDEXED BY jobs_active WHERE "
+		    "state IN ('PENDING', 'RUNNING', 'SUSPENDED') AND " STORE_JOBS_WHERE);
+	else if (f->id == 0 && f->finished)
+		s = store_prepare(st, STORE_JOBS_SELECT "INDEXED BY jobs_finished WHERE "
+		    "state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED') AND " STORE_JOBS_WHERE);
+	else
+		s = store_prepare(st, STORE_JOBS_SELECT "WHERE " STORE_JOBS_WHERE);
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, f->id);

@@ -150,6 +150,26 @@ t_list_pages() {	# a listing of any length comes in pages: every row once, in or
 	expect_eq "nvq list --json: one array of every row" "$(nvq list -a --json |
 	    python3 -c 'import json, sys; r = json.load(sys.stdin); print(len(r), len({j["id"] for j in r}))')" \
 	    "2600 2600"
+	# every other one pending (held), among the finished: nvq list reads the
+	# active jobs' index and nvq history the finished ones' (schema/015), in pages
+	stop_nvqd
+	sqlite3 "$T/nvq.db" "UPDATE jobs SET state = 'PENDING', held = 1, started_at = NULL,
+	    ended_at = NULL, exit_code = NULL WHERE id > $a AND id % 2 = 0"
+	start_nvqd || return
+	local act fin p
+	act=$(sqlite3 "$T/nvq.db" "SELECT id FROM jobs WHERE state = 'PENDING' ORDER BY id")
+	fin=$(sqlite3 "$T/nvq.db" "SELECT id FROM jobs WHERE state != 'PENDING' ORDER BY id")
+	expect_eq "pending and finished, more than a page of each" \
+	    "$(( $(wc -l <<< "$act") > 1000 && $(wc -l <<< "$fin") > 1000 ))" 1
+	expect_eq "nvq list: the pending ones, each once, in order" \
+	    "$(nvq list | tail -n +2 | awk '{print $1}')" "$act"
+	expect_eq "nvq history: the finished ones, each once, in order" \
+	    "$(nvq history | tail -n +2 | awk '{print $1}')" "$fin"
+	# a cancel takes a job from one index to the other
+	p=$(head -1 <<< "$act")
+	nvq cancel "$p" > /dev/null
+	expect_eq "cancelled: out of nvq list" "$(nvq list | awk -v p="$p" '$1 == p' | wc -l)" 0
+	expect_eq "and in nvq history" "$(nvq history | awk -v p="$p" '$1 == p { print $4 }')" CANCELLED
 }
 
 t_script_directives() {	# nvq submit SCRIPT reads its #NVQ lines; the command line wins
