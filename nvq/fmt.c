@@ -164,8 +164,7 @@ static struct {
 } fmt_times[FMT_TIME_CACHE];
 static unsigned fmt_times_next;
 
-/* snprintf(buf, len, "%s", s) without printf */
-static void
+void
 fmt_copy(char *buf, size_t len, const char *s)
 {
 	size_t l = strlen(s);

@@ -148,21 +148,6 @@ struct jobs_cells {
 };
 
 /*
- * snprintf(dst, n, "%s", s), without printf: a listing copies some ten
- * strings a row, and musl's printf costs far more per call than glibc's.
- */
-static void
-jobs_copy(char *dst, size_t n, const char *s)
-{
-	size_t l = strlen(s);
-
-	if (l >= n)
-		l = n - 1;
-	memcpy(dst, s, l);
-	dst[l] = '\0';
-}
-
-/*
  * The cells of a row that are shown (bit J_x of show), and its reason
  * always (folding compares it); the others are left empty.
  */
@@ -183,14 +168,14 @@ jobs_cells(const struct proto_msg *m, const struct nvq_row *r, double now, int f
 	if (SHOWN(J_ID))
 		num_int(row_int(m, r, "id", 0), c->small[J_ID]);
 	if (SHOWN(J_USER))
-		jobs_copy(c->small[J_USER], 64, user ? fmt_safe(user) : "?");
+		fmt_copy(c->small[J_USER], 64, user ? fmt_safe(user) : "?");
 	/* a task of an array: its index beside its name (a folded line: the name alone) */
 	if (SHOWN(J_NAME) && arr != 0 && !fold)
 		snprintf(c->small[J_NAME], 21, "%.12s[%lld]", fmt_safe(nm), (long long)idx);
 	else if (SHOWN(J_NAME))
-		jobs_copy(c->small[J_NAME], 21, fmt_safe(nm));
+		fmt_copy(c->small[J_NAME], 21, fmt_safe(nm));
 	if (SHOWN(J_STATE))
-		jobs_copy(c->small[J_STATE], 64, fmt_safe(row_str(m, r, "state")));
+		fmt_copy(c->small[J_STATE], 64, fmt_safe(row_str(m, r, "state")));
 	if (SHOWN(J_GPUS))
 		num_int(row_int(m, r, "gpus", 0), c->small[J_GPUS]);
 	if (SHOWN(J_MEM))
@@ -208,21 +193,21 @@ jobs_cells(const struct proto_msg *m, const struct nvq_row *r, double now, int f
 	if (SHOWN(J_LIMIT) && (lim = row_int(m, r, "time_limit", 0)) > 0)
 		fmt_duration(lim, c->small[J_LIMIT], 64);
 	else if (SHOWN(J_LIMIT))
-		jobs_copy(c->small[J_LIMIT], 64, "-");
+		fmt_copy(c->small[J_LIMIT], 64, "-");
 	if (SHOWN(J_EXIT) && (code = row_int(m, r, "exit_code", -1)) >= 0)
 		num_int(code, c->small[J_EXIT]);
 	else if (SHOWN(J_EXIT) && row_int(m, r, "signal", 0) > 0)
 		snprintf(c->small[J_EXIT], 64, "sig%lld", (long long)row_int(m, r, "signal", 0));
 	else if (SHOWN(J_EXIT))
-		jobs_copy(c->small[J_EXIT], 64, "-");
-	jobs_copy(c->reason, sizeof(c->reason), fmt_safe(jobs_reason(m, r)));
+		fmt_copy(c->small[J_EXIT], 64, "-");
+	fmt_copy(c->reason, sizeof(c->reason), fmt_safe(jobs_reason(m, r)));
 	c->command[0] = c->cwd[0] = c->uuids[0] = '\0';
 	if (SHOWN(J_COMMAND))
-		jobs_copy(c->command, sizeof(c->command), fmt_safe(row_str(m, r, "command")));
+		fmt_copy(c->command, sizeof(c->command), fmt_safe(row_str(m, r, "command")));
 	if (SHOWN(J_CWD))
-		jobs_copy(c->cwd, sizeof(c->cwd), fmt_safe(row_str(m, r, "cwd")));
+		fmt_copy(c->cwd, sizeof(c->cwd), fmt_safe(row_str(m, r, "cwd")));
 	if (SHOWN(J_UUIDS))
-		jobs_copy(c->uuids, sizeof(c->uuids), row_str(m, r, "gpu_uuids") ?
+		fmt_copy(c->uuids, sizeof(c->uuids), row_str(m, r, "gpu_uuids") ?
 		    fmt_safe(row_str(m, r, "gpu_uuids")) : "-");
 #undef SHOWN
 	c->cell[J_REASON] = c->reason;
@@ -320,6 +305,8 @@ jobs_page(struct nvq_args *a, struct table *t, int type, int64_t *after, double 
 	if (a->json)
 		jobs_json(&m, rows, n, done);
 	else {
+		uint32_t show = jobs_shown(t);
+
 		*done += n;
 		for (i = 0; i < n; i++) {
 			int64_t arr = row_int(&m, &rows[i], "array_id", 0);
@@ -328,7 +315,7 @@ jobs_page(struct nvq_args *a, struct table *t, int type, int64_t *after, double 
 			int fold = !a->expand && type == MSG_LIST && arr != 0 && st != NULL &&
 			    strcmp(st, "PENDING") == 0;
 
-			jobs_cells(&m, &rows[i], *now, fold, jobs_shown(t), &c);
+			jobs_cells(&m, &rows[i], *now, fold, show, &c);
 			if (fold && F.n > 0 && F.array == arr && strcmp(F.c.reason, c.reason) == 0) {
 				F.last = idx;
 				F.n++;

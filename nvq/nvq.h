@@ -93,6 +93,11 @@ void		fmt_json_str(FILE *, const char *);
  * is borrowed, valid for 8 more calls (enough for one printf); NULL gives "".
  */
 const char	*fmt_safe(const char *s);
+/*
+ * snprintf(buf, len, "%s", s) without printf: a listing copies some ten
+ * strings a row, and musl's printf costs far more per call than glibc's.
+ */
+void		fmt_copy(char *buf, size_t len, const char *s);
 void		fmt_time(double, char *, size_t);
 /* A span for people: 45s, 12m05s, 3h07m, 2d04h (cut, not rounded). */
 void		fmt_duration(int64_t secs, char *, size_t);
