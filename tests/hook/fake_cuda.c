@@ -451,8 +451,29 @@ E CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) { (void)d; *b = FAKE_TOTAL
  * file FAKE_CKPT_DIR/PID holding its number; none means running.  A step
  * sleeps FAKE_CKPT_DELAY_MS, and the step named in the file FAKE_CKPT_DIR/fail
  * (lock, checkpoint, restore, unlock) fails with CUDA_ERROR_UNKNOWN (999).
- * Only live processes can be checkpointed, as with the driver.
+ * Only live processes can be checkpointed, as with the driver.  A process
+ * that checkpointed another takes FAKE_CKPT_DIR/enddelay milliseconds to
+ * end, as the driver's teardown does on an H100 (0.05 to 0.11 s).
  */
+static int fake_ckpt_done;	/* this process checkpointed one */
+
+__attribute__((destructor)) static void
+fake_ckpt_end(void)
+{
+	const char *dir = getenv("FAKE_CKPT_DIR");
+	char path[4096];
+	int ms = 0;
+	FILE *fp;
+
+	if (!fake_ckpt_done || dir == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/enddelay", dir);
+	if ((fp = fopen(path, "r")) != NULL) {
+		if (fscanf(fp, "%d", &ms) == 1 && ms > 0)
+			usleep((useconds_t)ms * 1000);
+		fclose(fp);
+	}
+}
 static int
 fake_ckpt_state(int pid)
 {
@@ -508,6 +529,8 @@ fake_ckpt_step(const char *fn, const char *step, int pid, int from, int to)
 		return 999;
 	fprintf(fp, "%d\n", to);
 	fclose(fp);
+	if (to == 2)
+		fake_ckpt_done = 1;
 	return rename(tmp, path) == 0 ? 0 : 999;
 }
 

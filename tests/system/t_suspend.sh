@@ -30,6 +30,16 @@ t_suspend() {	# nvq suspend and resume: GPU memory out and back, the job never k
 	expect_eq "its time suspended" "$(sqlite3 "$T/nvq.db" "SELECT suspended_time > 0.3 FROM jobs
 	    WHERE id = $a")" 1
 	expect_match "nvq show lists the switches" "$(nvq show "$a")" "switch suspend: why=user"
+	# nvq-ckpt's own end is slow after a checkpoint (the driver's teardown):
+	# the switch goes on at its last line, not at its end
+	echo 3000 > "$FAKE_CKPT_DIR/enddelay"
+	local t0 t1
+	t0=$(date +%s%N); out=$(nvq suspend "$a"); t1=$(date +%s%N)
+	expect_eq "suspended with nvq-ckpt slow to end" "$out" "job $a suspended"
+	expect_eq "without waiting for its end" "$(( (t1 - t0) / 1000000 < 2500 ))" 1
+	rm "$FAKE_CKPT_DIR/enddelay"
+	nvq resume "$a" > /dev/null
+	wait_state "$a" RUNNING
 	# a failed checkpoint: undone, the job runs on
 	echo checkpoint > "$FAKE_CKPT_DIR/fail"
 	out=$(nvq suspend "$a" 2>&1); rc=$?
