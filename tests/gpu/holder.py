@@ -3,7 +3,8 @@
 # Fills GIB GiB of device memory with a known pattern, then runs 4096x4096
 # matmuls for WORK_SECONDS of its own running time (gaps of a second or more,
 # while it was suspended, do not count).  It writes its iteration count to
-# PROGRESS_FILE every 0.1 s, checks the whole pattern bit for bit after every
+# PROGRESS_FILE every 0.1 s, the time (time.time()) at which it ran again
+# after each gap to PROGRESS_FILE.resumed, checks the whole pattern bit for bit after every
 # gap and at the end, and exits 0 only if every check held.
 import os
 import sys
@@ -45,6 +46,10 @@ while done < work:
         # it was suspended (or held) in between: running again (said at
         # once, so that a check times the resume, not the pattern check)...
         it += 1
+        # when, by this host's clock: a check times "running again" by it,
+        # not by how often it polls PROGRESS_FILE
+        with open(progress + ".resumed", "a") as f:
+            f.write(f"{now:.6f}\n")
         with open(progress + ".tmp", "w") as f:
             f.write(f"{it}\n")
         os.replace(progress + ".tmp", progress)

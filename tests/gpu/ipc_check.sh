@@ -18,8 +18,6 @@ cd "$(dirname "$0")/../.."
 B=${1:-build}
 . tests/gpu/lib.sh
 gpu_nvqd ipc "log_level = debug" "[gpus]" "poll = 1s" "[scheduler]" "offload = ${OFFLOAD:-on}"
-now() { date +%s.%N; }
-el() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 state() { "$NVQ" show "$1" | awk '$1 == "state" {print $2}'; }
 cat > "$T/ipc.py" <<'PY'
 import sys, time, torch, torch.multiprocessing as mp

@@ -12,6 +12,7 @@ check() {	# WHAT COMMAND...: runs it, prints ok or FAIL, counts failures
 # gpu_nvqd NAME [LINE...]: makes T, a folder for this run, writes a
 # configuration ([daemon] socket, database and spool in T, then the lines
 # given), starts nvqd on it (killed at exit) and exports NVQ_SOCKET.
+# NVQD_STAMP=1: each line of T/nvqd.log begins with the time it was written.
 gpu_nvqd() {
 	T=$(mktemp -d "/tmp/nvq-$1.XXXXXX"); shift
 	{
@@ -21,7 +22,21 @@ gpu_nvqd() {
 		# STAGING=SIZE: every check runs with [scheduler] staging (sections may repeat)
 		[ -z "${STAGING:-}" ] || printf '[scheduler]\nstaging = %s\n' "$STAGING"
 	} > "$T/nvq.ini"
-	"$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
+	if [ -n "${NVQD_STAMP:-}" ]; then
+		# each line of its log stamped (time.time()) as it comes: a trace
+		"$NVQD" -c "$T/nvq.ini" 2> >(python3 -c 'import os, time
+buf = b""
+while True:
+    d = os.read(0, 65536)
+    if not d:
+        break
+    t = time.time()
+    *lines, buf = (buf + d).split(b"\n")
+    for l in lines:
+        os.write(1, b"%.6f %s\n" % (t, l))' > "$T/nvqd.log") &
+	else
+		"$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
+	fi
 	NVQD_PID=$!
 	export NVQ_SOCKET=$T/sock
 	# jobs outlive nvqd: end them too, suspended ones included (their args name T)
@@ -50,3 +65,17 @@ for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]):
     print("|".join("" if v is None else str(v) for v in r))' "$@"
 	}
 fi
+
+now() { date +%s.%N; }
+el() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+# wait_progress FILE ABOVE [PID]: until the job's count (holder.py) is above
+# ABOVE (120 s at most; fails at once if PID ends)
+wait_progress() {
+	local i
+	for i in $(seq 1200); do
+		[ "$(count "$1")" -gt "$2" ] && return 0
+		[ -n "${3:-}" ] && ! kill -0 "$3" 2> /dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}

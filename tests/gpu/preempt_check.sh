@@ -9,8 +9,6 @@ B=${1:-build}
 . tests/gpu/lib.sh
 PY=${PYTHON:-python3}
 GIB=${GIB:-50}
-now() { date +%s.%N; }
-el() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 state() { sqlite3 "$T/nvq.db" "SELECT state FROM jobs WHERE id = $1"; }
 wait_state() {	# ID STATE: 300 s at most
 	local i

@@ -25,7 +25,6 @@ submit() {	# NAME: a job of two processes; prints its id
 	"$NVQ" submit --parsable -g 1 -m 46G -n "$1" -- sh -c "python3 $H 20 $WORK $T/$1.a &
 	    a=\$!; python3 $H 20 $WORK $T/$1.b; b=\$?; wait \$a && [ \$b = 0 ]" "$T/"
 }
-now() { date +%s.%N; }
 completed() {	# ID: whether it COMPLETED; if not, what it said
 	[ "$("$NVQ" show "$1" | awk '$1 == "state" { print $2 }')" = COMPLETED ] && return 0
 	"$NVQ" show "$1" | sed 's/^/  | /'

@@ -11,8 +11,6 @@ B=${1:-build}; how=${2:-fixed}
 . tests/gpu/lib.sh
 PY=${PYTHON:-python3}
 GIB=${GIB:-45}; WORK=${WORK:-40}; TURN=${TURN:-20s}
-now() { date +%s.%N; }
-el() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 case $how in
 fixed)	gpu_nvqd ts "[scheduler]" "mode = timeslice" "turn = $TURN" "preempt = off" ;;
 auto)	gpu_nvqd ts "[scheduler]" "mode = timeslice" "turn = auto" "preempt = off" ;;

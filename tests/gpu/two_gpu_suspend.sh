@@ -10,8 +10,6 @@ cd "$(dirname "$0")/../.."
 B=${1:-build}; GIB=${2:-8}
 . tests/gpu/lib.sh
 gpu_nvqd 2gpu-suspend "[scheduler]" "preempt = off"
-now() { date +%s.%N; }
-el() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 used() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | tr '\n' ' '; }
 cat > "$T/two.py" <<'PY'
 import os, sys, time, torch

@@ -11,8 +11,6 @@ cd "$(dirname "$0")/../.."
 B=${1:-build}
 . tests/gpu/lib.sh
 gpu_nvqd unhooked "[scheduler]" "preempt = off"
-now() { date +%s.%N; }
-el() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 cat > "$T/loader.py" <<'PY'
 import sys, time, torch
 from torch.utils.data import DataLoader
