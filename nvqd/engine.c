@@ -35,6 +35,7 @@
 #include "runner.h"
 #include "start.h"
 #include "status.h"
+#include "suspend.h"
 
 #define ENGINE_MAX_ENV	(1 << 20)
 #define ENGINE_MAX_ARM_MS 3.2e12	/* about a century: no timer waits longer */
@@ -330,6 +331,8 @@ engine_drop(struct engine *e, struct job *j)
 	engine_close_stdio(j);
 	if (e->ahead.id == j->id)
 		engine_ahead_drop(e, "it is no longer pending");
+	if (e->ckpt_ready != NULL)
+		suspend_unready(e, j->id);	/* an nvq-ckpt ready for its resume ends */
 	jobtab_del(&e->jobtab, j);
 	engine_queue_out(e, j);
 	engine_gate_leave(e, j);

@@ -27,6 +27,7 @@
 #include "store.h"
 
 struct slurm;
+struct susp_op;
 
 enum job_state { JOB_PENDING, JOB_RUNNING, JOB_SUSPENDED };
 
@@ -148,6 +149,7 @@ struct engine {
 	char		shim[PATH_MAX];	/* nvq-shim */
 	char		hook[PATH_MAX];	/* libnvq-hook.so, or "" */
 	char		ckpt[PATH_MAX];	/* nvq-ckpt, or "" */
+	struct susp_op	*ckpt_ready;	/* nvq-ckpts ready ahead, one per job at most (suspend.h) */
 	double		switch_cost[SCHED_MAX_GPUS];	/* seconds of a suspend + resume there */
 	char		boot_id[40];	/* this boot's, from /proc */
 	unsigned long long ticket_base;	/* start tickets: nvqd's start time, in ns, */

@@ -43,7 +43,9 @@
  *   MOVE_IN     resume: its hooks bring their allocations back
  *
  *   from        event                              to          action
- *   NONE (R)    SUSPEND (checks pass)              DRAINING    record its pids first
+ *   NONE (R)    SUSPEND (checks pass)              DRAINING    record its pids first; an
+ *                                                              nvq-ckpt ready ahead for the
+ *                                                              resume (suspend_ready)
  *   DRAINING    pass: lock RELEASED or STOPPED,    MOVE_OUT    ask its hooks to move out;
  *               offload on and hooks linked                    deadline move_until
  *   DRAINING    pass: lock back, else              CHECKPOINT  spawn nvq-ckpt suspend
@@ -69,8 +71,9 @@
  *               or pass: move_until passed
  *   MOVE_IN     the same, some bytes left behind   NONE (S)    failed, as RESTORE's
  *   NONE (S)    RELEASE (checks pass)              NONE (S)    hold = 0, pinned = 0; FX_KICK
- *   any         GONE, or an event after the job    NONE        nothing goes on
- *               exited
+ *   any         GONE, or an event after the job    NONE        nothing goes on (its nvq-ckpt
+ *               exited                                         ready ahead ends as the
+ *                                                              engine lets go of the job)
  *
  * (R) and (S): j->state RUNNING and SUSPENDED.  A request that fails its
  * checks changes nothing and is answered with why.  A switch that fails
@@ -500,6 +503,9 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 	}
 	j->gc.ckpt_bytes = bytes;
 	j->gc.phase = GC_DRAINING;
+	/* its resume's nvq-ckpt loads the driver now, while the job holds its GPUs */
+	if (pids[0] != '\0')
+		suspend_ready(e, j);
 	j->gc.why = (int)ev->n;
 	j->gc.for_job = ev->for_job;
 	if (ev->n == GC_USER)

@@ -25,19 +25,59 @@
  * pipe done) once the last is written.  Its switch goes on at the first of
  * that pipe's end with a last line written (ok or error) and the process's
  * end: a process that has checkpointed another takes 0.05 to 0.11 s more
- * to end (the driver's teardown), which the switch need not wait for.
+ * to end (the driver's teardown), which the switch need not wait for.  One
+ * started ahead (suspend_ready, nvq-ckpt wait) is on e->ckpt_ready until
+ * it gets its order on its stdin (the pipe in), or is called off; until
+ * then nothing it does is reported.
  */
 struct susp_op {
 	uv_process_t	proc;
-	uv_pipe_t	done;
+	uv_pipe_t	done;		/* its fd 3 */
+	uv_pipe_t	in;		/* a ready one's stdin: its order, then closed */
 	struct engine	*e;
 	int64_t		id;
 	int		resume;
-	int		open;		/* its handles not closed yet */
+	int		standby;	/* ready ahead, waiting for its order */
+	int		has;		/* SUSP_DONE | SUSP_IN | SUSP_PROC: handles open */
+	int		closing;	/* those closed whose close callback has not run */
 	int		reported;	/* GC_EV_HELPER sent */
 	double		reported_at;
+	struct susp_op	*next;		/* in e->ckpt_ready while standby */
 	char		out[PATH_MAX];
 };
+
+#define SUSP_DONE	0x1
+#define SUSP_IN		0x2
+#define SUSP_PROC	0x4
+
+static void
+susp_close_cb(uv_handle_t *h)
+{
+	struct susp_op *op = h->data;
+	int which = h == (uv_handle_t *)&op->done ? SUSP_DONE :
+	    h == (uv_handle_t *)&op->in ? SUSP_IN : SUSP_PROC;
+
+	op->closing &= ~which;
+	if (op->has == 0 && op->closing == 0)
+		free(op);
+}
+
+/* Closes those of its handles in which that are open; op is freed after the last. */
+static void
+susp_close(struct susp_op *op, int which)
+{
+	static const int bits[] = { SUSP_DONE, SUSP_IN, SUSP_PROC };
+	uv_handle_t *h[] = { (uv_handle_t *)&op->done, (uv_handle_t *)&op->in,
+	    (uv_handle_t *)&op->proc };
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (which & op->has & bits[i]) {
+			op->has &= ~bits[i];
+			op->closing |= bits[i];
+			uv_close(h[i], susp_close_cb);
+		}
+}
 
 int64_t
 suspend_host_available(void)
@@ -88,15 +128,6 @@ susp_verify(const struct job *j, pid_t pid, int64_t *start)
 	if (*start < 0 || !member_of(j, pid) || proc_start_time(pid) != *start)
 		return -1;
 	return 0;
-}
-
-static void
-susp_close_cb(uv_handle_t *h)
-{
-	struct susp_op *op = h->data;
-
-	if (--op->open == 0)
-		free(op);
 }
 
 /*
@@ -193,26 +224,34 @@ susp_ckpt_list(const struct job *j, const char *list)
 	return out;
 }
 
-int
-suspend_spawn(struct engine *e, const struct job *j, int resume, const char *list, char *err,
+enum { SUSP_SUSPEND, SUSP_RESUME, SUSP_WAIT };
+
+/*
+ * Starts nvq-ckpt: suspend or resume on pids (a [?]PID@START,... list,
+ * taken apart), or wait (its order later, on its stdin, the pipe in).
+ * Returns its op, or NULL with a sentence in err (nothing runs).
+ */
+static struct susp_op *
+susp_start(struct engine *e, const struct job *j, int verb, char *pids, char *err,
     size_t errlen)
 {
-	char *args[CKPT_ARGS], timeout[32], parent[24], *pids = NULL, *tok, *save;
+	static const char *const verbs[] = { "suspend", "resume", "wait" };
+	char *args[CKPT_ARGS], timeout[32], parent[24], *tok, *save;
 	uv_process_options_t o;
 	uv_stdio_container_t io[4];
 	struct susp_op *op;
 	int n = 0, fd, r;
 
-	if ((op = calloc(1, sizeof(*op))) == NULL || (pids = susp_ckpt_list(j, list)) == NULL) {
-		free(op);
+	if ((op = calloc(1, sizeof(*op))) == NULL) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return NULL;
 	}
 	op->e = e;
 	op->id = j->id;
-	op->resume = resume;
-	snprintf(op->out, sizeof(op->out), "%s/.status/%lld.ckpt", e->cfg.spool,
-	    (long long)j->id);
+	op->resume = verb != SUSP_SUSPEND;
+	op->standby = verb == SUSP_WAIT;
+	snprintf(op->out, sizeof(op->out), "%s/.status/%lld%s.ckpt", e->cfg.spool,
+	    (long long)j->id, op->standby ? ".ready" : "");
 	snprintf(timeout, sizeof(timeout), "%lld", (long long)e->cfg.revoke_timeout * 1000);
 	args[n++] = e->ckpt;
 	args[n++] = "-l";
@@ -224,25 +263,25 @@ suspend_spawn(struct engine *e, const struct job *j, int resume, const char *lis
 	args[n++] = parent;
 	args[n++] = "-c";	/* its fd 3, the pipe done: closed after its last line */
 	args[n++] = "3";
-	if (!resume && !e->gpus.is_virtual && e->gpus.lib != NULL) {
+	if (verb == SUSP_SUSPEND && !e->gpus.is_virtual && e->gpus.lib != NULL) {
 		/* it checks with NVML that the GPUs are free of them before it answers */
 		args[n++] = "-n";
 		args[n++] = e->cfg.nvml_library;
 	}
-	args[n++] = resume ? "resume" : "suspend";
-	for (tok = strtok_r(pids, ",", &save); tok && n < CKPT_ARGS - 1;
+	args[n++] = (char *)verbs[verb];
+	for (tok = pids ? strtok_r(pids, ",", &save) : NULL; tok && n < CKPT_ARGS - 1;
 	    tok = strtok_r(NULL, ",", &save))
 		args[n++] = tok;
 	args[n] = NULL;
 	if ((fd = open(op->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1) {
 		snprintf(err, errlen, "%s: %s", op->out, strerror(errno));
-		free(pids);
 		free(op);
-		return -1;
+		return NULL;
 	}
 	memset(&o, 0, sizeof(o));
 	memset(io, 0, sizeof(io));
-	io[0].flags = UV_IGNORE;
+	io[0].flags = op->standby ? UV_CREATE_PIPE | UV_READABLE_PIPE : UV_IGNORE;
+	io[0].data.stream = (uv_stream_t *)&op->in;
 	io[1].flags = UV_INHERIT_FD;
 	io[1].data.fd = fd;
 	io[2].flags = UV_INHERIT_FD;
@@ -254,34 +293,146 @@ suspend_spawn(struct engine *e, const struct job *j, int resume, const char *lis
 	o.exit_cb = susp_exit_cb;
 	o.stdio = io;
 	o.stdio_count = 4;
-	op->proc.data = op;
-	op->done.data = op;
-	if ((r = uv_pipe_init(e->loop, &op->done, 0)) == 0) {
-		op->open = 2;
+	op->proc.data = op->done.data = op->in.data = op;
+	if ((r = uv_pipe_init(e->loop, &op->done, 0)) == 0)
+		op->has |= SUSP_DONE;
+	if (r == 0 && op->standby && (r = uv_pipe_init(e->loop, &op->in, 0)) == 0)
+		op->has |= SUSP_IN;
+	if (r == 0) {
+		op->has |= SUSP_PROC;	/* closed whatever uv_spawn says */
 		r = uv_spawn(e->loop, &op->proc, &o);
 	}
 	close(fd);
-	free(pids);
-	if (r == 0 && (r = uv_read_start((uv_stream_t *)&op->done, susp_alloc_cb,
-	    susp_done_cb)) != 0) {
-		/* its end alone tells then */
-		uv_close((uv_handle_t *)&op->done, susp_close_cb);
-		r = 0;
-	}
+	if (r == 0 && uv_read_start((uv_stream_t *)&op->done, susp_alloc_cb, susp_done_cb) != 0)
+		susp_close(op, SUSP_DONE);	/* its end alone tells then */
 	if (r != 0) {
 		snprintf(err, errlen, "cannot run %s: %s", e->ckpt, uv_strerror(r));
 		unlink(op->out);
-		if (op->open == 0)
+		if (op->has == 0)
 			free(op);
-		else {
-			uv_close((uv_handle_t *)&op->done, susp_close_cb);
-			uv_close((uv_handle_t *)&op->proc, susp_close_cb);
+		else
+			susp_close(op, SUSP_DONE | SUSP_IN | SUSP_PROC);
+		return NULL;
+	}
+	return op;
+}
+
+/* Takes the job's nvq-ckpt ready ahead (suspend_ready) off the list, or NULL. */
+static struct susp_op *
+susp_take(struct engine *e, int64_t id)
+{
+	struct susp_op **pp, *op;
+
+	for (pp = &e->ckpt_ready; (op = *pp) != NULL; pp = &op->next)
+		if (op->id == id) {
+			*pp = op->next;
+			op->next = NULL;
+			return op;
 		}
+	return NULL;
+}
+
+/* A ready nvq-ckpt no longer wanted: its stdin ends, and so does it. */
+static void
+susp_call_off(struct susp_op *op)
+{
+	/* its file first: a later one for the job may take the name at once */
+	unlink(op->out);
+	op->out[0] = '\0';
+	susp_close(op, SUSP_IN);
+}
+
+/* Gives a ready nvq-ckpt its order (verb and pids); 0, or -1 if it cannot take it. */
+static int
+susp_order(struct susp_op *op, int verb, const char *pids)
+{
+	size_t len = strlen(pids) + 16;
+	char *line = malloc(len), *c;
+	uv_buf_t buf;
+	int r, words = 1;
+
+	if (line == NULL || !(op->has & SUSP_IN))
+		return free(line), -1;
+	snprintf(line, len, "%s %s\n", verb == SUSP_SUSPEND ? "suspend" : "resume", pids);
+	for (c = line; *c != '\0'; c++)
+		if (*c == ',') {
+			*c = ' ';
+			words++;
+		}
+	if (words > CKPT_ARGS - 10)
+		return free(line), -1;	/* more pids than its line takes */
+	buf = uv_buf_init(line, (unsigned)strlen(line));
+	/* the pipe is empty, and one line fits it whole: written at once or not at all */
+	r = uv_try_write((uv_stream_t *)&op->in, &buf, 1);
+	free(line);
+	if (r != (int)buf.len)
+		return -1;
+	op->standby = 0;
+	op->resume = verb != SUSP_SUSPEND;
+	susp_close(op, SUSP_IN);	/* one order: then end of file */
+	return 0;
+}
+
+int
+suspend_spawn(struct engine *e, const struct job *j, int resume, const char *list, char *err,
+    size_t errlen)
+{
+	struct susp_op *op;
+	char *pids = susp_ckpt_list(j, list);
+	int verb = resume ? SUSP_RESUME : SUSP_SUSPEND;
+
+	if (pids == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* the one ready ahead is for the resume: a suspend's driver is warm anyway */
+	if (resume && (op = susp_take(e, j->id)) != NULL) {
+		if (susp_order(op, verb, pids) == 0) {
+			log_debug("job %lld: nvq-ckpt %s %s (pid %d, ready ahead)", (long long)j->id,
+			    resume ? "resume" : "suspend", list, op->proc.pid);
+			free(pids);
+			return op->proc.pid;
+		}
+		log_debug("job %lld: its nvq-ckpt ready ahead cannot take the order: called off",
+		    (long long)j->id);
+		susp_call_off(op);
+	}
+	op = susp_start(e, j, verb, pids, err, errlen);
+	free(pids);
+	if (op == NULL)
+		return -1;
 	log_debug("job %lld: nvq-ckpt %s %s (pid %d)", (long long)j->id,
 	    resume ? "resume" : "suspend", list, op->proc.pid);
 	return op->proc.pid;
+}
+
+void
+suspend_ready(struct engine *e, const struct job *j)
+{
+	struct susp_op *op;
+	char err[PATH_MAX + 64];
+
+	if (e->ckpt[0] == '\0')
+		return;
+	for (op = e->ckpt_ready; op != NULL; op = op->next)
+		if (op->id == j->id)
+			return;
+	if ((op = susp_start(e, j, SUSP_WAIT, NULL, err, sizeof(err))) == NULL) {
+		log_debug("job %lld: no nvq-ckpt ready ahead: %s", (long long)j->id, err);
+		return;
+	}
+	op->next = e->ckpt_ready;
+	e->ckpt_ready = op;
+	log_debug("job %lld: nvq-ckpt ready ahead (pid %d)", (long long)j->id, op->proc.pid);
+}
+
+void
+suspend_unready(struct engine *e, int64_t id)
+{
+	struct susp_op *op = susp_take(e, id);
+
+	if (op != NULL)
+		susp_call_off(op);
 }
 
 void
@@ -315,8 +466,8 @@ susp_report(struct susp_op *op, int exited, int64_t status, int sig)
 	struct gc_event ev = { .type = GC_EV_HELPER, .job = op->id, .n = op->resume };
 	int r;
 
-	if (op->reported)
-		return;
+	if (op->reported || op->standby)
+		return;	/* told already, or never given an order: nothing to tell */
 	r = susp_read(op->out, &ev.secs, ev.error, sizeof(ev.error), 0);
 	if (r == -1 && !exited)
 		return;	/* no last line: its end tells (killed, or it crashed) */
@@ -342,7 +493,7 @@ susp_done_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	if (n >= 0)
 		return;	/* nothing is written there; n == 0: try again */
 	uv_read_stop(s);
-	uv_close((uv_handle_t *)s, susp_close_cb);
+	susp_close(op, SUSP_DONE);
 	susp_report(op, 0, 0, 0);
 }
 
@@ -350,13 +501,25 @@ susp_done_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 static void
 susp_exit_cb(uv_process_t *p, int64_t status, int sig)
 {
-	struct susp_op *op = p->data;
+	struct susp_op *op = p->data, **pp;
 
 	if (op->reported)
 		log_debug("job %lld: nvq-ckpt %s ended %.3fs after its last line", (long long)op->id,
 		    op->resume ? "resume" : "suspend", susp_now() - op->reported_at);
+	if (op->standby) {
+		/* ready ahead, never given an order: off the list if still there */
+		for (pp = &op->e->ckpt_ready; *pp != NULL; pp = &(*pp)->next)
+			if (*pp == op) {
+				*pp = op->next;
+				break;
+			}
+		log_debug("job %lld: its nvq-ckpt ready ahead ended (status %lld, signal %d)",
+		    (long long)op->id, (long long)status, sig);
+		if (op->out[0] != '\0')
+			unlink(op->out);
+	}
 	susp_report(op, 1, status, sig);
-	uv_close((uv_handle_t *)p, susp_close_cb);
+	susp_close(op, SUSP_DONE | SUSP_IN | SUSP_PROC);
 }
 
 /* Whether pid is in a list of [?]PID@START. */

@@ -50,5 +50,18 @@ int	suspend_spawn(struct engine *, const struct job *, int resume, const char *l
 	    char *err, size_t errlen);
 /* Kills an nvq-ckpt that suspend_spawn started and whose end was not reported yet. */
 void	suspend_kill(int helper);
+/*
+ * Starts an nvq-ckpt for the job's next switch ahead of it (nvq-ckpt wait):
+ * it loads the driver now, while the job's processes hold their GPUs, and
+ * waits for its order; suspend_spawn gives it the job's next resume
+ * instead of starting one then.  A resume from it saves the driver's
+ * start on a GPU no process uses (cuInit: 0.10 s on an H100, against
+ * 0.01 s while the job ran; tests/gpu/ckpt_probe.sh).  One per job at most;
+ * nothing if one is there or it cannot start.
+ */
+void	suspend_ready(struct engine *, const struct job *);
+/* Lets go of the job's nvq-ckpt ready ahead, if any (it ends): the engine,
+ * as it lets go of the job. */
+void	suspend_unready(struct engine *, int64_t id);
 
 #endif

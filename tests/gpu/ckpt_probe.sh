@@ -41,6 +41,26 @@ for r in 1 2; do
 	"$PWD/$B/nvq-ckpt" resume "$pid" > /dev/null
 	sleep 0.5
 done
+# the restore from a process that called cuInit while the holder still ran
+# (warm), against nvq-ckpt resume (its cuInit while the holder is
+# checkpointed), in turns, each after WAIT seconds checkpointed
+for r in $(seq "${WARM_ROUNDS:-2}"); do
+	python3 -c 'import ctypes, subprocess, sys, time
+l = ctypes.CDLL("libcuda.so.1"); t0 = time.time(); l.cuInit(0); t1 = time.time()
+pid, ck = int(sys.argv[1]), sys.argv[2]
+subprocess.run([ck, "suspend", str(pid)], stdout=subprocess.DEVNULL, check=True)
+time.sleep(float(sys.argv[3]))
+a = ctypes.create_string_buffer(64); t2 = time.time()
+r1 = l.cuCheckpointProcessRestore(pid, a); t3 = time.time()
+r2 = l.cuCheckpointProcessUnlock(pid, a); t4 = time.time()
+print("warm process: cuInit %.3f s before; restore %.3f s (%d), unlock %.3f s (%d): %.3f s" % (t1 - t0, t3 - t2, r1, t4 - t3, r2, t4 - t2))' \
+	    "$pid" "$PWD/$B/nvq-ckpt" "${WAIT:-0.5}"
+	sleep 1
+	"$PWD/$B/nvq-ckpt" suspend "$pid" > /dev/null; sleep "${WAIT:-0.5}"
+	t0=$(now); out=$("$PWD/$B/nvq-ckpt" resume "$pid" | tr '\n' ' '); t1=$(now)
+	echo "nvq-ckpt resume: wall $(el "$t0" "$t1") s; $out"
+	sleep 1
+done
 if command -v strace > /dev/null; then
 	strace -f -tt -T -o "$T/st" "$PWD/$B/nvq-ckpt" -n libnvidia-ml.so.1 suspend "$pid" > /dev/null
 	echo "strace, suspend -n: the last 25 lines and the slowest 15 calls:"

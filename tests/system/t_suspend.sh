@@ -22,9 +22,13 @@ t_suspend() {	# nvq suspend and resume: GPU memory out and back, the job never k
 	# a job that needs the whole GPU starts meanwhile
 	b=$(submit -m 75G sleep 0.5)
 	wait_state "$b" COMPLETED
+	expect_match "an nvq-ckpt was made ready for the resume as the suspend began" \
+	    "$(grep "job $a: nvq-ckpt ready ahead" "$T/nvqd.log")" "ready ahead \(pid [0-9]+\)"
 	expect_eq "resume" "$(nvq resume "$a")" "job $a resumes once its memory is free on its GPUs"
 	wait_state "$a" RUNNING
 	expect_eq "restored and unlocked" "$(ckpt_state "$pid")" 0
+	expect_match "by the nvq-ckpt made ready" "$(grep "job $a: nvq-ckpt resume" "$T/nvqd.log")" \
+	    "ready ahead\)"
 	expect_eq "it launches again" "$(growing "$T/a" 0.5)" grows
 	expect_eq "recorded" "$(switches "$a")" "suspend|user|1 resume|user|1 "
 	expect_eq "its time suspended" "$(sqlite3 "$T/nvq.db" "SELECT suspended_time > 0.3 FROM jobs
@@ -60,7 +64,18 @@ t_suspend() {	# nvq suspend and resume: GPU memory out and back, the job never k
 	expect_eq "the retry restored it" "$(ckpt_state "$pid")" 0
 	expect_eq "failures recorded" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM switches
 	    WHERE job_id = $a AND ok = 0 AND error LIKE '%999%'")" 2
+	# suspended, then cancelled: its nvq-ckpt ready for the resume ends too
+	nvq suspend "$a" > /dev/null
+	expect_eq "one nvq-ckpt waits for the resume" "$(pgrep -fc "nvq-ckpt .* wait$")" 1
+	nvq cancel "$a" > /dev/null
+	wait_state "$a" CANCELLED 40
+	sleep 0.5
+	expect_eq "it ended with the job" "$(pgrep -fc "nvq-ckpt .* wait$")" 0
 	# suspended across a restart of nvqd, then cancelled: it ends
+	a=$(fsubmit -m 10G "$FAKE_JOB" launch 60 "$T/a2")
+	wait_count "$T/a2" || return
+	wait_field "$a" hook_pids '^[0-9]+$'
+	pid=$(field "$a" hook_pids)
 	nvq suspend "$a" > /dev/null
 	stop_nvqd; start_nvqd || return
 	expect_eq "suspended after a restart" "$(state "$a")" SUSPENDED
