@@ -18,6 +18,7 @@
 # the folder the rounds' files go in (/tmp by default): both queues' files
 # (nvq's database and spool, tsp's output files) are on its file system,
 # whose cost of a new file weighs on both (bench/newfile.py measures it).
+# ONE_FILE=1: nvq's jobs write stdout and stderr to one file, as tsp's do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000}
@@ -50,6 +51,7 @@ open(sys.argv[3], "w").write("%.6f" % time.time())' "$1" "$2" "$3"
 	fi
 }
 NVQ=${NVQ_BUILD:-$ROOT/build}/nvq
+ONE=()	# with ONE_FILE: -o F -e F, one file (by default spool/ID.out and .err)
 NVQD=${NVQ_BUILD:-$ROOT/build}/nvqd
 W=$(mktemp -d "${BENCH_TMP:-/tmp}/nvq-bench.XXXXXX")
 trap 'kill $(jobs -p) 2>/dev/null || true; [ -z "${TS_SOCKET:-}" ] || tsp -K 2>/dev/null || true; rm -rf "$W"' EXIT
@@ -75,6 +77,7 @@ start_nvqd() {	# SLOTS [SYNC]
 	[limits]
 	max_running_jobs = $1
 	EOF
+	[ -z "${ONE_FILE:-}" ] || { mkdir -p "$NV/out"; ONE=(-o "$NV/out/%j" -e "$NV/out/%j"); }
 	"$NVQD" -c "$NV/nvq.ini" 2> "$NV/log" &
 	NVQD_PID=$!
 	export NVQ_SOCKET=$NV/sock
@@ -101,7 +104,7 @@ nvq_round() {	# SLOTS [SYNC]: prints "submit-seconds run-seconds"
 	poller=$!
 	sleep 0.2	# its start, before the first submit
 	t0=$(now)
-	for ((i = 0; i < N; i++)); do "$NVQ" submit -g 0 true > /dev/null; done
+	for ((i = 0; i < N; i++)); do "$NVQ" submit -g 0 "${ONE[@]}" true > /dev/null; done
 	t1=$(now)
 	wait "$poller"
 	t2=$(cat "$NV/done")
@@ -138,6 +141,7 @@ echo "nvq vs task-spooler, N=$N jobs, median of $ROUNDS rounds, $(nproc) CPUs, $
 echo "files in $(dirname "$W") ($(findmnt -no FSTYPE -T "$W" 2>/dev/null || echo "file system unknown"))"
 echo "nvq: sync = full (every state on disk before it is acknowledged, the default);"
 echo "nvq-n: sync = normal (survives a crash of nvqd, not a power cut); tsp: in memory."
+[ -z "${ONE_FILE:-}" ] || echo "nvq's jobs: stdout and stderr in one file each (ONE_FILE), as tsp's."
 echo "Ratios above 1: nvq is faster."
 printf '%-50s %7s %7s %7s %9s %9s\n' "" "nvq" "nvq-n" "tsp" "tsp/nvq" "tsp/nvq-n"
 for slots in 1 16; do
