@@ -332,7 +332,12 @@ susp_take(struct engine *e, int64_t id)
 	return NULL;
 }
 
-/* A ready nvq-ckpt no longer wanted: its stdin ends, and so does it. */
+/*
+ * A ready nvq-ckpt no longer wanted: it ends, killed (it has only loaded
+ * the driver, and may still be in cuInit: a stop of nvqd must not wait
+ * for it).  Its exit is not reported yet (e->ckpt_ready held it): its pid
+ * is still its own.
+ */
 static void
 susp_call_off(struct susp_op *op)
 {
@@ -340,6 +345,7 @@ susp_call_off(struct susp_op *op)
 	unlink(op->out);
 	op->out[0] = '\0';
 	susp_close(op, SUSP_IN);
+	uv_process_kill(&op->proc, SIGKILL);
 }
 
 /* Gives a ready nvq-ckpt its order (verb and pids); 0, or -1 if it cannot take it. */
