@@ -9,7 +9,8 @@
 # process's acknowledgement, the hooks' moves and each process's answer,
 # nvq-ckpt's start and its steps' times, and the switch's end; after a
 # resume, the job's own time of its first step.  It checks that each
-# switch happened and that the job's data came through intact.
+# switch happened and that the job's data came through intact; then that a
+# second job, suspended and cancelled, leaves no nvq-ckpt waiting.
 # Run as root from anywhere on a machine with an NVIDIA GPU (driver >= 570).
 cd "$(dirname "$0")/../.." || exit 1
 B=${1:-build}; G=${2:-30}; ROUNDS=${3:-2}
@@ -53,5 +54,16 @@ echo "recorded: $(sqlite3 "$T/nvq.db" "SELECT group_concat(kind || ' ' || printf
     's (driver ' || printf('%.3f', driver_seconds) || 's, hook ' ||
     printf('%.3f', coalesce(hook_seconds, 0)) || 's for ' || (coalesce(hook_bytes, 0) >> 20) ||
     ' MiB)', '; ') FROM switches WHERE job_id = $id")"
+# a suspended job cancelled: its nvq-ckpt made ready for the resume ends too
+id=$("$NVQ" submit --parsable -m 7G -o "$T/c.out" -e "$T/c.out" $PY "$PWD/tests/gpu/holder.py" 1 60 "$T/c")
+wait_progress "$T/c" 5 || { echo "FAIL - the second job never ran"; cat "$T/c.out"; exit 1; }
+out=$("$NVQ" suspend "$id" 2>&1)
+check "a second job suspended: $out" [ "$out" = "job $id suspended" ]
+check "one nvq-ckpt waits for its resume" [ "$(pgrep -fc "nvq-ckpt .* wait$")" = 1 ]
+"$NVQ" cancel "$id" > /dev/null
+for _ in $(seq 100); do [ "$(sqlite3 "$T/nvq.db" "SELECT state FROM jobs WHERE id = $id")" = CANCELLED ] && break; sleep 0.1; done
+sleep 0.5
+check "cancelled while suspended, and no nvq-ckpt left waiting" \
+    [ "$(sqlite3 "$T/nvq.db" "SELECT state FROM jobs WHERE id = $id")/$(pgrep -fc "nvq-ckpt .* wait$")" = CANCELLED/0 ]
 echo "$fails failed"
 [ "$fails" = 0 ]
