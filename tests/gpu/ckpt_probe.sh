@@ -1,8 +1,15 @@
 #!/bin/bash
-# ckpt_probe.sh [BUILD]: nvq-ckpt's own time against a PyTorch process
-# holding 1 GiB, outside nvq: its wall time beside the "ok" it prints
-# (seconds from its main()), for suspend with and without NVML's check
-# (-n) and for resume, and strace's view of where the rest goes.
+# ckpt_probe.sh [BUILD]: nvq-ckpt against a PyTorch process holding 1 GiB,
+# outside nvq (docs/gpu-results.md has what it found):
+#   - ROUNDS (3) rounds of its wall time beside the "ok" it prints (seconds
+#     from its main()), suspend with and without NVML's check (-n) and
+#     resume; ALT=BUILD2 runs another build's in turn;
+#   - a fresh process's dlopen of libcuda and cuInit, with the holder
+#     running and checkpointed;
+#   - WARM_ROUNDS (2) pairs: a restore from a process that called cuInit
+#     while the holder ran, against nvq-ckpt resume, each after WAIT (0.5)
+#     seconds checkpointed;
+#   - where strace is installed, its view of a suspend.
 cd "$(dirname "$0")/../.." || exit 1
 B=${1:-build}
 . tests/gpu/lib.sh
