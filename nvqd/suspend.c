@@ -133,10 +133,10 @@ susp_verify(const struct job *j, pid_t pid, int64_t *start)
 /*
  * Reads what nvq-ckpt wrote: 0 if it said ok, 1 if it said why not (into
  * err), -1 if neither; the driver's seconds.  Its lines are logged (debug:
- * a switch's timeline) and acted on unless quiet.
+ * a switch's timeline).
  */
 static int
-susp_read(const char *path, double *driver, char *err, size_t errlen, int quiet)
+susp_read(const char *path, double *driver, char *err, size_t errlen)
 {
 	char line[512], step[32];
 	double secs;
@@ -149,11 +149,8 @@ susp_read(const char *path, double *driver, char *err, size_t errlen, int quiet)
 		return -1;
 	while (fgets(line, sizeof(line), fp) != NULL) {
 		line[strcspn(line, "\n")] = '\0';
-		if (!quiet)
-			log_debug("nvq-ckpt: %s", line);	/* its steps' times */
+		log_debug("nvq-ckpt: %s", line);	/* its steps' times */
 		if (strncmp(line, "skip ", 5) == 0) {
-			if (quiet)
-				continue;
 			if (sscanf(line, "skip %d %d", &pid, &code) == 2 && code == 0)
 				log_warnx("nvq-ckpt: %s: left out", line);	/* not the job's now */
 			else
@@ -474,7 +471,7 @@ susp_report(struct susp_op *op, int exited, int64_t status, int sig)
 
 	if (op->reported || op->standby)
 		return;	/* told already, or never given an order: nothing to tell */
-	r = susp_read(op->out, &ev.secs, ev.error, sizeof(ev.error), 0);
+	r = susp_read(op->out, &ev.secs, ev.error, sizeof(ev.error));
 	if (r == -1 && !exited)
 		return;	/* no last line: its end tells (killed, or it crashed) */
 	if (r == 0 && exited && (status != 0 || sig != 0)) {
