@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -41,7 +39,7 @@ struct susp_op {
 	int		has;		/* SUSP_DONE | SUSP_IN | SUSP_PROC: handles open */
 	int		closing;	/* those closed whose close callback has not run */
 	int		reported;	/* GC_EV_HELPER sent */
-	double		reported_at;
+	uint64_t	reported_at;	/* uv_hrtime() */
 	struct susp_op	*next;		/* in e->ckpt_ready while standby */
 	char		out[PATH_MAX];
 };
@@ -345,9 +343,9 @@ susp_call_off(struct susp_op *op)
 	uv_process_kill(&op->proc, SIGKILL);
 }
 
-/* Gives a ready nvq-ckpt its order (verb and pids); 0, or -1 if it cannot take it. */
+/* Gives a ready nvq-ckpt its order, resume pids; 0, or -1 if it cannot take it. */
 static int
-susp_order(struct susp_op *op, int verb, const char *pids)
+susp_order(struct susp_op *op, const char *pids)
 {
 	size_t len = strlen(pids) + 16;
 	char *line = malloc(len), *c;
@@ -356,7 +354,7 @@ susp_order(struct susp_op *op, int verb, const char *pids)
 
 	if (line == NULL || !(op->has & SUSP_IN))
 		return free(line), -1;
-	snprintf(line, len, "%s %s\n", verb == SUSP_SUSPEND ? "suspend" : "resume", pids);
+	snprintf(line, len, "resume %s\n", pids);
 	for (c = line; *c != '\0'; c++)
 		if (*c == ',') {
 			*c = ' ';
@@ -370,8 +368,7 @@ susp_order(struct susp_op *op, int verb, const char *pids)
 	free(line);
 	if (r != (int)buf.len)
 		return -1;
-	op->standby = 0;
-	op->resume = verb != SUSP_SUSPEND;
+	op->standby = 0;	/* its end is reported from now on */
 	susp_close(op, SUSP_IN);	/* one order: then end of file */
 	return 0;
 }
@@ -390,9 +387,9 @@ suspend_spawn(struct engine *e, const struct job *j, int resume, const char *lis
 	}
 	/* the one ready ahead is for the resume: a suspend's driver is warm anyway */
 	if (resume && (op = susp_take(e, j->id)) != NULL) {
-		if (susp_order(op, verb, pids) == 0) {
-			log_debug("job %lld: nvq-ckpt %s %s (pid %d, ready ahead)", (long long)j->id,
-			    resume ? "resume" : "suspend", list, op->proc.pid);
+		if (susp_order(op, pids) == 0) {
+			log_debug("job %lld: nvq-ckpt resume %s (pid %d, ready ahead)",
+			    (long long)j->id, list, op->proc.pid);
 			free(pids);
 			return op->proc.pid;
 		}
@@ -449,15 +446,6 @@ suspend_kill(int helper)
 		uv_kill(helper, SIGKILL);
 }
 
-static double
-susp_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /*
  * What nvq-ckpt said, reported to GPU control once (GC_EV_HELPER): at the
  * end of its pipe done if its last line is written (ok, or why not), else
@@ -480,7 +468,7 @@ susp_report(struct susp_op *op, int exited, int64_t status, int sig)
 		    (long long)status, sig);
 	}
 	op->reported = 1;
-	op->reported_at = susp_now();
+	op->reported_at = uv_hrtime();
 	unlink(op->out);
 	ev.ok = r == 0;
 	op->e->report(op->e, &ev);
@@ -508,7 +496,7 @@ susp_exit_cb(uv_process_t *p, int64_t status, int sig)
 
 	if (op->reported)
 		log_debug("job %lld: nvq-ckpt %s ended %.3fs after its last line", (long long)op->id,
-		    op->resume ? "resume" : "suspend", susp_now() - op->reported_at);
+		    op->resume ? "resume" : "suspend", (double)(uv_hrtime() - op->reported_at) / 1e9);
 	if (op->standby) {
 		/* ready ahead, never given an order: off the list if still there */
 		for (pp = &op->e->ckpt_ready; *pp != NULL; pp = &(*pp)->next)
