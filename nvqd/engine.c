@@ -1877,19 +1877,26 @@ engine_cancel_many(struct engine *e, struct job *const *js, int n, const char *b
 {
 	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL, -1, 0, NULL, NULL };
 	char why[128];
-	int i, k = 0, grouped, npending = 0;
+	int i, k = 0, grouped = 0, npending = 0;
+	int64_t *ids;
 
 	snprintf(why, sizeof(why), "cancelled by %s", by);
 	end.reason = why;
-	/* the pending ones' ends in one commit; each on its own if it fails */
+	/*
+	 * the pending ones' ends in one commit, which on a full disk takes the
+	 * reserve (it frees room: their environments go); each on its own if
+	 * it fails
+	 */
 	for (i = 0; i < n; i++)
 		npending += js[i]->state == JOB_PENDING;
-	grouped = npending > 1 && store_tx_begin(e->store) == 0;
-	for (i = 0; i < n && grouped; i++)
-		if (js[i]->state == JOB_PENDING)
-			grouped = store_job_end(e->store, js[i]->id, &end) == 0;
-	if (npending > 1 && store_tx_commit(e->store) == -1)
-		grouped = 0;
+	if (npending > 1 && (ids = malloc(sizeof(*ids) * (size_t)npending)) != NULL) {
+		for (i = 0, k = 0; i < n; i++)
+			if (js[i]->state == JOB_PENDING)
+				ids[k++] = js[i]->id;
+		grouped = store_jobs_end(e->store, ids, k, &end) == 0;
+		free(ids);
+		k = 0;
+	}
 	for (i = 0; i < n; i++) {
 		struct job *j = js[i];
 

@@ -16,6 +16,13 @@
 
 struct store;
 
+/*
+ * What a job's row and its first event take in storage beyond their
+ * strings: the estimate store_headroom and [limits] max_stored add to them.
+ */
+#define STORE_ROW_BYTES		512
+#define STORE_ROW_BYTES_SQL	"512"
+
 enum store_type { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT, STORE_BLOB };
 
 /* One column of a result row; s and blob are valid during the callback. */
@@ -58,6 +65,12 @@ struct store_job_new {
 	int64_t		array_index;
 	int		array_back;
 	int		array_limit;
+	/*
+	 * cmd_shared: the task's command is its array's (not --stdin's own):
+	 * stored once, in the first task's row.  Tasks share their array's
+	 * environment always.
+	 */
+	int		cmd_shared;
 	int		held;		/* --hold: it waits for nvq release; 2: for nvq run */
 	const char	*gpus_allow;	/* -w, -x: UUIDs "GPU-a,GPU-b", or NULL */
 	const char	*gpus_deny;
@@ -135,6 +148,12 @@ int		 store_job_ending(struct store *, int64_t id, const char *state,
 		    const char *reason, double now);
 /* Any active job -> a final state, closing its run if it had one. */
 int		 store_job_end(struct store *, int64_t id, const struct store_end *);
+/*
+ * n pending jobs to e->state in one commit (nvq cancel of an array): on a
+ * full disk, tried again with the reserve, a quarter at a time.
+ */
+int		 store_jobs_end(struct store *, const int64_t *ids, int n,
+		    const struct store_end *e);
 /*
  * A running job whose run ended as e->state (NODE_FAIL) goes back to
  * PENDING, as it was submitted, with its run closed and one more restart.

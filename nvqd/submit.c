@@ -228,6 +228,7 @@ submit_expand(struct submit_item *it, struct store_job_new *copies,
 		copies[*k].array_index = it->index[t];
 		copies[*k].array_back = t;
 		copies[*k].array_limit = it->limit;
+		copies[*k].cmd_shared = it->targv == NULL;
 		if (it->targv != NULL) {
 			copies[*k].argv = it->targv[t];
 			copies[*k].argv_len = it->targv_len[t];

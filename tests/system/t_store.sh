@@ -1,0 +1,133 @@
+# t_store.sh: what a submit keeps in nvqd's files, and what one user can
+# do to everyone with it (issue 39): an array's tasks share one stored
+# environment and command; [limits] max_stored bounds what a user's active
+# jobs keep; submits never spend the room kept for ends and cancels; a
+# cancel works on a full disk.
+
+# BIG: an environment of 8 variables of 120 kB (960 kB: as much as
+# max_env's 1M lets through, each variable under the kernel's 128 kB)
+big_env() {
+	local v i
+	v=$(head -c 119990 /dev/zero | tr '\0' x)
+	BIG=(PATH=/usr/bin:/bin)
+	for i in 1 2 3 4 5 6 7 8; do BIG+=("B$i=$v"); done
+}
+# usubmit USER ARGS...: nvq submit --parsable as USER, with the BIG environment
+usubmit() {
+	local u=$1; shift
+	as_user "$u" env -i "${BIG[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable "$@"
+}
+avail_kb() { df -k --output=avail "$1" | tail -1 | tr -d ' '; }
+
+t_store_array_flood() {	# an --array of 40 or 450 tasks with a 960 kB environment cannot fill the disk; others submit, owner and root cancel
+	make_users || { skip "cannot make test users"; return; }
+	small_fs fs 48m || return
+	chmod 755 "$T"
+	write_config
+	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
+	start_nvqd || { umount "$T/fs"; return; }
+	big_env
+	local a1 a2 out rc other
+	# 40 held tasks: 38 MB as 40 copies, which a 48 MB disk took
+	a1=$(usubmit nvqta --hold --array 1-40 -g 0 true 2>&1)
+	expect_match "an array is stored (its environment once)" "$a1" "^[0-9]+$"
+	sleep 0.5	# the checkpoint of the private database's log, if any
+	other=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true 2>&1)
+	expect_match "another user's ordinary submit is stored" "$other" "^[0-9]+$"
+	# the reviewer's: 450 held tasks, 432 MB as 450 copies
+	a2=$(usubmit nvqta --hold --array 1-450 -g 0 true 2>&1)
+	expect_match "and an array of 450" "$a2" "^[0-9]+$"
+	[[ $a1 =~ ^[0-9]+$ ]] || a1=0; [[ $a2 =~ ^[0-9]+$ ]] || a2=0
+	sleep 0.5
+	expect_eq "the file system keeps most of its room (KiB free)" \
+	    "$(( $(avail_kb "$T/fs") > 30000 ))" 1
+	other=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true 2>&1)
+	expect_match "another user's submit after it is stored" "$other" "^[0-9]+$"
+	# now another program fills the file system
+	dd if=/dev/zero of="$T/fs/filler" bs=64k 2> /dev/null
+	out=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit -g 0 true 2>&1); rc=$?
+	expect_eq "on the full disk a submit is refused" "$rc" 1
+	expect_match "with the reason" "$out" "cannot store the job: .*; nothing was queued"
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" cancel "${a1}_" 2>&1); rc=$?
+	expect_eq "the owner cancels the array on the full disk ($out)" "$rc" 0
+	out=$(nvq cancel "${a2}_" 2>&1); rc=$?
+	expect_eq "root cancels the other ($out)" "$rc" 0
+	expect_eq "every task is recorded CANCELLED" "$(sqlite3 "$T/fs/nvq.db" "SELECT count(*)
+	    FROM jobs WHERE array_id IN ($a1, $a2) AND state = 'CANCELLED'")" 490
+	expect_eq "nvqd still serves" "$(nvq list > /dev/null 2>&1; echo $?)" 0
+	rm -f "$T/fs/filler"
+	expect_match "submits work again once there is room" "$(submit --hold -g 0 true)" "^[0-9]+$"
+	stop_nvqd
+	expect_eq "integrity" "$(sqlite3 "$T/fs/nvq.db" "PRAGMA integrity_check")" ok
+	umount "$T/fs"
+}
+
+t_store_headroom() {	# submits stop short of the room kept for ends and cancels, with the reason
+	small_fs fs 24m || return
+	write_config
+	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
+	start_nvqd || { umount "$T/fs"; return; }
+	big_env
+	local i id out rc ids=""
+	# 960 kB each, no array: each stores its own, until the disk's headroom
+	for i in $(seq 40); do
+		out=$(env -i "${BIG[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true 2>&1)
+		rc=$?
+		[ $rc != 0 ] && break
+		ids="$ids${ids:+,}$out"
+	done
+	expect_eq "a submit is refused before the disk is full" "$rc" 1
+	expect_match "saying how much room it would take and what stays free" "$out" \
+	    "cannot store the job: the database's disk has .* free: this would take about .*, and .* stay free for recording ends and cancels; nothing was queued"
+	expect_eq "the room kept is free (KiB)" "$(( $(avail_kb "$T/fs") >= 1024 ))" 1
+	expect_match "a small submit still fits" "$(submit --hold -g 0 true)" "^[0-9]+$"
+	for id in ${ids//,/ }; do
+		out=$(nvq cancel "$id" 2>&1) || fail "cancel of $id: $out"
+	done
+	expect_eq "all recorded" "$(sqlite3 "$T/fs/nvq.db" "SELECT count(*) FROM jobs
+	    WHERE id IN ($ids) AND state = 'CANCELLED'")" "$(echo "${ids//,/ }" | wc -w)"
+	stop_nvqd
+	umount "$T/fs"
+}
+
+t_store_shared() {	# an array's tasks store their environment and command once, and run with them
+	write_config "[limits]" "max_running_jobs = 1"
+	start_nvqd || return
+	local arr big i got
+	big=$(head -c 100000 /dev/zero | tr '\0' y)
+	arr=$(B1=$big B2=$big B3=$big FOO=bar submit --hold --array 1-50 -g 0 \
+	    sh -c 'echo "$NVQ_ARRAY_INDEX $FOO ${#B1}" > "$0/out.$NVQ_ARRAY_INDEX"' "$T")
+	expect_match "submitted" "$arr" "^[0-9]+$"
+	expect_eq "one environment for the 50 tasks" \
+	    "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM array_env")" 1
+	expect_eq "no copy of its own for any task" \
+	    "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM job_env")" 0
+	expect_eq "each task linked to it" \
+	    "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM task_env WHERE array_id = $arr")" 50
+	expect_eq "the private database holds it once (under 1 MB)" \
+	    "$(( $(cat "$T/nvq.db.private" "$T/nvq.db.private-wal" 2>/dev/null | wc -c) < 1000000 ))" 1
+	expect_eq "one command stored for the 50" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs
+	    WHERE array_id = $arr AND command != ''")" 1
+	expect_eq "which every task reads (job_commands)" "$(sqlite3 "$T/nvq.db" "SELECT count(DISTINCT
+	    c.command) || ':' || count(*) FROM job_commands c JOIN jobs j ON j.id = c.id WHERE
+	    j.array_id = $arr AND c.command LIKE 'sh -c %'")" "1:50"
+	expect_match "and nvq show of the last task" "$(field "$((arr + 49))" command)" "^sh -c "
+	# one task cancelled: the others still need the environment
+	nvq cancel "$((arr + 1))" > /dev/null
+	expect_eq "a task cancelled: its link goes" \
+	    "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM task_env")" 49
+	expect_eq "the environment stays for the others" \
+	    "$(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM array_env")" 1
+	nvq release "${arr}_" > /dev/null
+	nvq wait $(seq "$arr" "$((arr + 49))") > /dev/null 2>&1
+	got=""
+	for i in 1 3 50; do got="$got$(cat "$T/out.$i" 2>/dev/null);"; done
+	expect_eq "the tasks ran with their command and environment" "$got" \
+	    "1 bar 100000;3 bar 100000;50 bar 100000;"
+	expect_eq "all the tasks ran but the cancelled one" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE array_id = $arr AND state = 'COMPLETED'")" 49
+	expect_eq "the last one gone, the environment goes" "$(envs_left)" 0
+	expect_eq "and no link is left" "$(sqlite3 "$T/nvq.db.private" "SELECT (SELECT count(*) FROM array_env) +
+	    (SELECT count(*) FROM task_env)")" 0
+	stop_nvqd
+}
