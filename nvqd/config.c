@@ -210,6 +210,11 @@ static const struct config_key config_keys[] = {
 	{ "limits", "max_env", CT_SIZE, AT(max_env), NULL, 0, 0, "1M",
 	  "The largest environment a job may be submitted with (its variables\n"
 	  "and values together); 0 for no limit." },
+	{ "limits", "max_stored", CT_SIZE, AT(max_stored), NULL, 0, 0, "64M",
+	  "The bytes a user's active jobs may keep in nvqd's files: their\n"
+	  "environments, commands and paths (an array's tasks share one copy of\n"
+	  "its environment and command). A submit past it is refused; root is\n"
+	  "exempt, to clean up. 0 for no limit." },
 	{ "limits", "max_priority", CT_INT, AT(max_priority), NULL, 0, 1000000, "100",
 	  "The highest priority (-p) a user may give a job; root and members of\n"
 	  "[security] admin_group may go to 1000000. Anyone may go down to -1000000." },

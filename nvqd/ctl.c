@@ -240,6 +240,32 @@ ctl_env_check(struct ctl_req *r)
 }
 
 /*
+ * What the submit of j (or arr's tasks) would keep in nvqd's files, against
+ * [limits] max_stored with what its user's active and queued jobs keep
+ * (counts kept as jobs come and go: no scan).  Root is exempt, as from
+ * max_pending.  0, or -1 with the refusal set.
+ */
+static int
+ctl_stored_check(struct ctl_req *r, const struct store_job_new *j,
+    const struct submit_array *arr)
+{
+	uint64_t shared, need, have, max = r->e->cfg.max_stored;
+	char hs[16], ns[16], ms[16];
+
+	if (r->uid == 0 || max == 0)
+		return 0;
+	need = submit_bytes(j, arr, &shared) + shared;
+	have = stored_bytes(&r->e->stored, r->uid) + submit_queued_bytes(r->uid);
+	if (have + need <= max)
+		return 0;
+	fmt_size(have, hs, sizeof(hs));
+	fmt_size(need, ns, sizeof(ns));
+	fmt_size(max, ms, sizeof(ms));
+	return ctl_error(r, "%s's jobs keep %s in nvqd's files and this submit would add %s, "
+	    "over [limits] max_stored (%s); nothing was queued", j->user, hs, ns, ms);
+}
+
+/*
  * --stdin's lines, each a task run as /bin/sh -c LINE: their argument
  * vectors and lengths, and the commands shown (the lines, borrowed from m).
  */
@@ -631,6 +657,8 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 			    (unsigned)r->groups[i]);
 		j.groups = groups;
 	}
+	if (ctl_stored_check(r, &j, arrp) == -1)
+		goto out;
 	/* stored with the other submits of this loop turn, then answered (submit.c) */
 	if (submit_queue(r->conn, &j, after, nafter, arrp, note[0] ? note : NULL) == -1) {
 		snprintf(r->err, sizeof(r->err), "out of memory");

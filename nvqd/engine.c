@@ -344,6 +344,7 @@ engine_drop(struct engine *e, struct job *j)
 		j->next->prev = j->prev;
 	e->njobs--;
 	engine_count_pending(e, j, -1);
+	stored_drop(&e->stored, j->uid, j->stored, j->stored_array ? j->array_id : 0);
 	j->gone = 1;
 	/* whoever runs --after it may be ready, or never */
 	if (deptab_count(&e->deptab, j->id) > 0)
@@ -1513,6 +1514,19 @@ engine_requeued(const struct job *j)
 	    strcmp(j->final_state, "PREEMPTED") == 0));
 }
 
+void
+engine_charge(struct engine *e, struct job *j, uint64_t own, uint64_t shared)
+{
+	int64_t array = j->array_id != 0 && shared > 0 ? j->array_id : 0;
+
+	if (stored_add(&e->stored, j->uid, own, array, shared) == -1) {
+		log_warnx("out of memory: job %lld's stored bytes go uncounted", (long long)j->id);
+		return;
+	}
+	j->stored = own;
+	j->stored_array = array != 0;
+}
+
 /* Replaces a job that went back to PENDING with a fresh one, as submitted. */
 static void
 engine_requeue(struct engine *e, struct job *j)
@@ -1529,6 +1543,9 @@ engine_requeue(struct engine *e, struct job *j)
 		log_warnx("job %lld: out of memory; it runs after a restart of nvqd",
 		    (long long)j->id);
 	else {
+		/* before j gives its count back: an array's share stays counted */
+		if (j->stored > 0 || j->stored_array)
+			engine_charge(e, e->jobs, j->stored, j->stored_array ? 1 : 0);
 		e->jobs->requeue = j->requeue;
 		e->jobs->preempt_signal = j->preempt_signal;
 		e->jobs->placed = j->placed;
@@ -2845,6 +2862,7 @@ engine_free(struct engine *e)
 	waitq_free(&e->wq);
 	deptab_free(&e->deptab);
 	gates_free(&e->gates);
+	stored_free(&e->stored);
 	fs_free(&e->fs);
 	free(e->dep_ids);
 	free(e->ends);

@@ -25,6 +25,7 @@
 #include "runner.h"
 #include "sched.h"
 #include "store.h"
+#include "stored.h"
 
 struct slurm;
 struct susp_op;
@@ -45,6 +46,8 @@ struct job {
 	int64_t		array_id;	/* 0: no array */
 	int64_t		array_index;
 	int		array_limit;	/* its array's tasks at once; 0: any */
+	uint64_t	stored;		/* bytes of its own in nvqd's files (stored.h) */
+	int		stored_array;	/* and a share of its array's counted there */
 	int		parked;		/* JOB_Q_PARKED: pending, held by nvq hold (--hold) */
 	int		placed;		/* -w or -x said where it may start: */
 	uint64_t	allowed;	/* these GPUs, by index */
@@ -145,6 +148,7 @@ struct engine {
 		int	pending;
 	}		*users;
 	int		nusers;
+	struct stored	stored;		/* bytes per uid, for [limits] max_stored */
 	int		is_root;
 	char		shim[PATH_MAX];	/* nvq-shim */
 	char		hook[PATH_MAX];	/* libnvq-hook.so, or "" */
@@ -294,6 +298,12 @@ struct engine_array {
 int	engine_add(struct engine *, int64_t id, uint32_t uid, uint32_t gid, const char *user,
 	    int ngpus, uint64_t mem, int priority, double now, int64_t limit,
 	    const int64_t *after, int nafter, const struct engine_array *arr);
+/*
+ * Counts what job j keeps in nvqd's files against its user's [limits]
+ * max_stored: own bytes, and shared bytes of its array counted once for
+ * all its tasks (stored.h); given back when it is no longer active.
+ */
+void	engine_charge(struct engine *, struct job *j, uint64_t own, uint64_t shared);
 /* What a job has beyond its submit's fields, for engine_extras. */
 struct engine_extra {
 	int		parked;		/* held while pending (nvq hold, --hold) */

@@ -1630,7 +1630,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 33)
+	if (n < 37)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -1669,6 +1669,8 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.notify = c[32].i != 0;
 	a.slurm_id = c[33].type == STORE_NULL ? -1 : c[33].i;
 	a.slurm_step = c[34].s;
+	a.stored_own = (uint64_t)c[35].i;
+	a.stored_shared = (uint64_t)c[36].i;
 	return x->cb(x->arg, &a);
 }
 
@@ -1678,7 +1680,16 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, " \
 	"suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, " \
 	"array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny, " \
-	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id, slurm_step FROM jobs "
+	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id, slurm_step, " \
+	STORE_ROW_BYTES_SQL " + length(command) + length(argv) + length(cwd) + length(name) + " \
+	"length(user) + length(stdout_path) + length(stderr_path) + coalesce(length(after), 0) + " \
+	"coalesce(length(groups), 0) + coalesce(length(notify), 0) + " \
+	"coalesce(length(mail_user), 0) + coalesce((SELECT length(env) FROM private.job_env " \
+	"WHERE job_id = jobs.id), 0), " \
+	"coalesce((SELECT length(a.env) FROM private.task_env t JOIN private.array_env a ON " \
+	"a.array_id = t.array_id WHERE t.job_id = jobs.id), 0) + CASE WHEN array_id IS NOT " \
+	"NULL AND length(argv) = 0 THEN (SELECT length(a.command) + length(a.argv) FROM jobs a " \
+	"WHERE a.id = jobs.array_id) ELSE 0 END FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)

@@ -131,3 +131,37 @@ t_store_shared() {	# an array's tasks store their environment and command once, 
 	    (SELECT count(*) FROM task_env)")" 0
 	stop_nvqd
 }
+
+t_store_user_bound() {	# [limits] max_stored: a user's jobs keep at most so much; an array counts its environment once; root is exempt
+	make_users || { skip "cannot make test users"; return; }
+	chmod 755 "$T"
+	write_config "[limits]" "max_stored = 3M"
+	start_nvqd || return
+	big_env
+	local a b c out rc arr
+	a=$(usubmit nvqta --hold -g 0 true); b=$(usubmit nvqta --hold -g 0 true)
+	c=$(usubmit nvqta --hold -g 0 true)
+	expect_match "three jobs of 960 kB fit in 3M" "$a $b $c" "^[0-9]+ [0-9]+ [0-9]+$"
+	out=$(usubmit nvqta --hold -g 0 true 2>&1); rc=$?
+	expect_eq "a fourth is refused" "$rc" 1
+	expect_match "saying why" "$out" \
+	    "nvqta's jobs keep 2\.[0-9]+M in nvqd's files and this submit would add 9[0-9]{2}K, over \[limits\] max_stored \(3M\); nothing was queued"
+	expect_match "another user is not held to nvqta's" \
+	    "$(as_user nvqtb env -i "${BIG[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)" "^[0-9]+$"
+	expect_match "root is exempt" "$(env -i "${BIG[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)" "^[0-9]+$"
+	out=$(usubmit nvqta --hold --array 1-1000 -g 0 true 2>&1); rc=$?
+	expect_eq "an array is refused as well" "$rc" 1
+	as_user nvqta "$NVQ_BIN" -s "$T/sock" cancel "$a" "$b" > /dev/null
+	arr=$(usubmit nvqta --hold --array 1-1000 -g 0 true 2>&1)
+	expect_match "once two ended, an array of 1000 fits: its environment counts once" "$arr" "^[0-9]+$"
+	out=$(usubmit nvqta --hold -g 0 true 2>&1); rc=$?
+	expect_eq "and the bound is reached again" "$rc" 1
+	# what is counted comes back with a restart of nvqd, from the database
+	stop_nvqd; start_nvqd || return
+	out=$(usubmit nvqta --hold -g 0 true 2>&1); rc=$?
+	expect_eq "after a restart too" "$rc" 1
+	expect_match "counted from the database" "$out" "nvqta's jobs keep 2\.[0-9]+M"
+	as_user nvqta "$NVQ_BIN" -s "$T/sock" cancel "${arr}_" > /dev/null
+	expect_match "the array cancelled, its room comes back" "$(usubmit nvqta --hold -g 0 true 2>&1)" "^[0-9]+$"
+	stop_nvqd
+}
