@@ -473,6 +473,10 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		return ctl_error(r, "too many arguments (at most %d)", CTL_MAX_ARGS);
 	if ((s = proto_str(m, "cwd")) == NULL || *s != '/')
 		return ctl_error(r, "the working directory must be an absolute path");
+	/* each task of an array keeps its own copy: no longer than a path can be */
+	if (strlen(s) >= PATH_MAX)
+		return ctl_error(r, "the working directory is longer than %d bytes; nothing was "
+		    "queued", PATH_MAX - 1);
 	if (gpus < 0 || gpus > SCHED_MAX_GPUS)
 		return ctl_error(r, "GPUs must be from 0 to %d", SCHED_MAX_GPUS);
 	/* the scheduler holds everyone to it, root too: such a job would wait for ever */

@@ -165,3 +165,21 @@ t_store_user_bound() {	# [limits] max_stored: a user's jobs keep at most so much
 	expect_match "the array cancelled, its room comes back" "$(usubmit nvqta --hold -g 0 true 2>&1)" "^[0-9]+$"
 	stop_nvqd
 }
+
+t_store_cwd() {	# a working directory longer than a path is refused (each task would keep a copy)
+	write_config; start_nvqd || return
+	local out ver
+	# a submit frame as nvq would send it, but for its working directory
+	ver=$(sed -n 's/^#define PROTO_VERSION[[:space:]]*\([0-9]*\).*/\1/p' common/proto.h)
+	out=$(python3 -c '
+import struct, sys
+def s(k, v):
+	v = v.encode() + b"\0"
+	return b"s" + bytes([len(k)]) + k.encode() + struct.pack(">I", len(v)) + v
+body = s("cwd", "/" + "d" * 5000) + s("arg", "true") + b"i\x04gpus" + struct.pack(">q", 0)
+sys.stdout.buffer.write(struct.pack(">IHH", len(body), int(sys.argv[1]), 3) + body)' "$ver" |
+	    "$HELPERS/rawsend" "$T/sock")
+	expect_match "refused" "$out" "error: the working directory is longer than 4095 bytes; nothing was queued"
+	expect_eq "nothing stored" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" 0
+	stop_nvqd
+}
