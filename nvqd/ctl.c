@@ -246,23 +246,31 @@ ctl_env_check(struct ctl_req *r)
  * max_pending.  0, or -1 with the refusal set.
  */
 static int
-ctl_stored_check(struct ctl_req *r, const struct store_job_new *j,
-    const struct submit_array *arr)
+ctl_stored_over(struct ctl_req *r, const char *user, uint64_t need, const char *what)
 {
-	uint64_t shared, need, have, max = r->e->cfg.max_stored;
+	uint64_t have, max = r->e->cfg.max_stored;
 	char hs[16], ns[16], ms[16];
 
 	if (r->uid == 0 || max == 0)
 		return 0;
-	need = submit_bytes(j, arr, &shared) + shared;
 	have = stored_bytes(&r->e->stored, r->uid) + submit_queued_bytes(r->uid);
 	if (have + need <= max)
 		return 0;
 	fmt_size(have, hs, sizeof(hs));
 	fmt_size(need, ns, sizeof(ns));
 	fmt_size(max, ms, sizeof(ms));
-	return ctl_error(r, "%s's jobs keep %s in nvqd's files and this submit would add %s, "
-	    "over [limits] max_stored (%s); nothing was queued", j->user, hs, ns, ms);
+	return ctl_error(r, "%s's jobs keep %s in nvqd's files and this %s would add %s, "
+	    "over [limits] max_stored (%s); nothing was %s", user, hs, what, ns, ms,
+	    strcmp(what, "submit") == 0 ? "queued" : "restarted");
+}
+
+static int
+ctl_stored_check(struct ctl_req *r, const struct store_job_new *j,
+    const struct submit_array *arr)
+{
+	uint64_t shared, own = submit_bytes(j, arr, &shared);
+
+	return ctl_stored_over(r, j->user, own + shared, "submit");
 }
 
 /*
@@ -1515,6 +1523,9 @@ ctl_restart(struct ctl_req *r, struct proto_buf *out)
 		goto out;
 	}
 	ctl_user_name(r->uid, by, sizeof(by));
+	/* the environment is stored once for all n; each job's row is kept already */
+	if (ctl_stored_over(r, by, (uint64_t)envn + (uint64_t)n * STORE_ROW_BYTES, "restart") == -1)
+		goto out;
 	snprintf(why, sizeof(why), "restarted by %s", by);
 	if (store_jobs_restart(r->e->store, ids, n, env, envn, engine_now(), why) == -1) {
 		ctl_error(r, "cannot record the restart (see nvqd's log); nothing was restarted");

@@ -344,7 +344,7 @@ engine_drop(struct engine *e, struct job *j)
 		j->next->prev = j->prev;
 	e->njobs--;
 	engine_count_pending(e, j, -1);
-	stored_drop(&e->stored, j->uid, j->stored, j->stored_array ? j->array_id : 0);
+	stored_drop(&e->stored, j->uid, j->stored, j->stored_key);
 	j->gone = 1;
 	/* whoever runs --after it may be ready, or never */
 	if (deptab_count(&e->deptab, j->id) > 0)
@@ -1515,16 +1515,14 @@ engine_requeued(const struct job *j)
 }
 
 void
-engine_charge(struct engine *e, struct job *j, uint64_t own, uint64_t shared)
+engine_charge(struct engine *e, struct job *j, uint64_t own, int64_t key, uint64_t shared)
 {
-	int64_t array = j->array_id != 0 && shared > 0 ? j->array_id : 0;
-
-	if (stored_add(&e->stored, j->uid, own, array, shared) == -1) {
+	if (stored_add(&e->stored, j->uid, own, key, shared) == -1) {
 		log_warnx("out of memory: job %lld's stored bytes go uncounted", (long long)j->id);
 		return;
 	}
 	j->stored = own;
-	j->stored_array = array != 0;
+	j->stored_key = key;
 }
 
 /* Replaces a job that went back to PENDING with a fresh one, as submitted. */
@@ -1544,8 +1542,8 @@ engine_requeue(struct engine *e, struct job *j)
 		    (long long)j->id);
 	else {
 		/* before j gives its count back: an array's share stays counted */
-		if (j->stored > 0 || j->stored_array)
-			engine_charge(e, e->jobs, j->stored, j->stored_array ? 1 : 0);
+		if (j->stored > 0 || j->stored_key != 0)
+			engine_charge(e, e->jobs, j->stored, j->stored_key, 0);
 		e->jobs->requeue = j->requeue;
 		e->jobs->preempt_signal = j->preempt_signal;
 		e->jobs->placed = j->placed;

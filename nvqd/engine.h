@@ -47,7 +47,7 @@ struct job {
 	int64_t		array_index;
 	int		array_limit;	/* its array's tasks at once; 0: any */
 	uint64_t	stored;		/* bytes of its own in nvqd's files (stored.h) */
-	int		stored_array;	/* and a share of its array's counted there */
+	int64_t		stored_key;	/* and what it shares, counted there under this key */
 	int		parked;		/* JOB_Q_PARKED: pending, held by nvq hold (--hold) */
 	int		placed;		/* -w or -x said where it may start: */
 	uint64_t	allowed;	/* these GPUs, by index */
@@ -300,10 +300,12 @@ int	engine_add(struct engine *, int64_t id, uint32_t uid, uint32_t gid, const ch
 	    const int64_t *after, int nafter, const struct engine_array *arr);
 /*
  * Counts what job j keeps in nvqd's files against its user's [limits]
- * max_stored: own bytes, and shared bytes of its array counted once for
- * all its tasks (stored.h); given back when it is no longer active.
+ * max_stored: own bytes, and shared bytes (key not 0: its array's, or its
+ * restart's, environment) counted once for all the jobs of that key
+ * (stored.h); given back when it is no longer active.
  */
-void	engine_charge(struct engine *, struct job *j, uint64_t own, uint64_t shared);
+void	engine_charge(struct engine *, struct job *j, uint64_t own, int64_t key,
+	    uint64_t shared);
 /* What a job has beyond its submit's fields, for engine_extras. */
 struct engine_extra {
 	int		parked;		/* held while pending (nvq hold, --hold) */

@@ -49,7 +49,7 @@ recover_add(struct engine *e, const struct store_active_job *a)
 	    a->array_id ? &arr : NULL) == -1)
 		return -1;
 	j = e->jobs;
-	engine_charge(e, j, a->stored_own, a->stored_shared);
+	engine_charge(e, j, a->stored_own, a->stored_key, a->stored_shared);
 	/* held: of a pending job, parked; of a running one, its lock (gpuctl's) */
 	pending = a->state == NULL || strcmp(a->state, "PENDING") == 0;
 	if ((pending && a->held) || a->rank_at > 0 || a->gpus_allow != NULL ||

@@ -449,7 +449,13 @@ store_private_vacuum_mode(struct store *st)
 	return store_exec(st, "VACUUM private");
 }
 
-/* Attaches <path>.private, made 0600 before SQLite ever opens it. */
+/*
+ * Attaches <path>.private, made 0600 before SQLite ever opens it.  Its
+ * tables: job_env, a job's own environment; array_env, one environment
+ * that several jobs share (an array's, by its id; a restart's, by a key
+ * below 0), each of which has a task_env row while it is active; jobs_copy
+ * (store_restore); web_tokens.
+ */
 static int
 store_private(struct store *st, const char *path, char *err, size_t errlen)
 {
@@ -1060,16 +1066,27 @@ store_task_env_delete(struct store *st, int64_t id)
 	return store_done(st, s);
 }
 
-int
-store_env_delete(struct store *st, int64_t id)
+/* Job id's environment, its own or its link to a shared one, gone. */
+static int
+store_env_forget(struct store *st, int64_t id)
 {
 	sqlite3_stmt *s = store_prepare(st, "DELETE FROM private.job_env WHERE job_id = ?");
-	int freed = 0;
 
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
-	if (store_done(st, s) == -1 || store_task_env_delete(st, id) == -1)
+	if (store_done(st, s) == -1)
+		return -1;
+	return store_task_env_delete(st, id);
+}
+
+int
+store_env_delete(struct store *st, int64_t id)
+{
+	sqlite3_stmt *s;
+	int freed = 0;
+
+	if (store_env_forget(st, id) == -1)
 		return -1;
 	if ((s = store_prepare(st, "DELETE FROM private.jobs_copy WHERE id = ?")) == NULL)
 		return -1;
@@ -1630,7 +1647,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 37)
+	if (n < 38)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -1671,6 +1688,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.slurm_step = c[34].s;
 	a.stored_own = (uint64_t)c[35].i;
 	a.stored_shared = (uint64_t)c[36].i;
+	a.stored_key = c[37].i;
 	return x->cb(x->arg, &a);
 }
 
@@ -1689,7 +1707,8 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"coalesce((SELECT length(a.env) FROM private.task_env t JOIN private.array_env a ON " \
 	"a.array_id = t.array_id WHERE t.job_id = jobs.id), 0) + CASE WHEN array_id IS NOT " \
 	"NULL AND length(argv) = 0 THEN (SELECT length(a.command) + length(a.argv) FROM jobs a " \
-	"WHERE a.id = jobs.array_id) ELSE 0 END FROM jobs "
+	"WHERE a.id = jobs.array_id) ELSE 0 END, " \
+	"coalesce((SELECT array_id FROM private.task_env WHERE job_id = jobs.id), 0) FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
@@ -1769,6 +1788,7 @@ store_jobs_restart(struct store *st, const int64_t *ids, int n, const char *env,
     double now, const char *why)
 {
 	sqlite3_stmt *s;
+	int64_t key;
 	int i;
 
 	if (!store_room(st)) {
@@ -1776,17 +1796,31 @@ store_jobs_restart(struct store *st, const int64_t *ids, int n, const char *env,
 		    "reserve for ends and cancels is in use)");
 		return -1;
 	}
-	if (!store_headroom(st, (uint64_t)n * (STORE_ROW_BYTES + (uint64_t)envlen)))
+	if (!store_headroom(st, (uint64_t)n * STORE_ROW_BYTES + (uint64_t)envlen))
 		return -1;
 	if (store_begin(st) == -1)
 		return -1;
+	/*
+	 * the restarter's environment once for all n, as an array's, under a
+	 * key of its own below every other (array ids are job ids, above 0)
+	 */
+	if ((s = store_prepare(st, "INSERT INTO private.array_env (array_id, env) SELECT "
+	    "min(0, coalesce(min(array_id), 0)) - 1, ? FROM private.array_env")) == NULL)
+		goto fail;
+	sqlite3_bind_blob(s, 1, env ? env : "", envlen, SQLITE_STATIC);
+	if (store_done(st, s) == -1)
+		goto fail;
+	key = sqlite3_last_insert_rowid(st->db);
 	for (i = 0; i < n; i++) {
-		s = store_prepare(st, "INSERT OR REPLACE INTO private.job_env (job_id, env) "
+		/* what it ran with, if its end's deletion is still to come (engine_env_flush) */
+		if (store_env_forget(st, ids[i]) == -1)
+			goto fail;
+		s = store_prepare(st, "INSERT OR REPLACE INTO private.task_env (job_id, array_id) "
 		    "VALUES (?, ?)");
 		if (s == NULL)
 			goto fail;
 		sqlite3_bind_int64(s, 1, ids[i]);
-		sqlite3_bind_blob(s, 2, env ? env : "", envlen, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, key);
 		if (store_done(st, s) == -1)
 			goto fail;
 	}

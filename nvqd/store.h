@@ -248,9 +248,11 @@ struct store_active_job {
 	int		preempt_signal;	/* 0: the default */
 	/*
 	 * the bytes it keeps in nvqd's files: of its own, and of what it
-	 * shares with its array's other tasks (environment, command)
+	 * shares with its array's other tasks or its restart's other jobs
+	 * (environment, command), stored under stored_key (0: none)
 	 */
 	uint64_t	stored_own, stored_shared;
+	int64_t		stored_key;
 	int64_t		array_id;	/* 0: no array */
 	int64_t		array_index;	/* -1: no array */
 	int		array_limit;	/* 0: none */

@@ -28,8 +28,9 @@ struct stored {
 
 /*
  * A job of uid becomes active, keeping own bytes of its own and, if array
- * is not 0, a share of its array's shared bytes (counted for the first of
- * its tasks only).  0, or -1 out of memory (then it goes uncounted).
+ * is not 0, a share of the shared bytes stored under that key (an array's
+ * environment and command, or one restart's environment), counted for the
+ * first of its jobs only.  0, or -1 out of memory (then it goes uncounted).
  */
 int		stored_add(struct stored *, uint32_t uid, uint64_t own, int64_t array,
 		    uint64_t shared);

@@ -320,7 +320,8 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 			continue;
 		}
 		engine_charge(e, e->jobs, submit_own(&it->j, it->row, it->targv_len,
-		    (const char *const *)it->tcmd, it->ntasks > 0 ? t : -1), it->shared);
+		    (const char *const *)it->tcmd, it->ntasks > 0 ? t : -1),
+		    it->ntasks > 0 ? ids[k] : 0, it->shared);
 		e->jobs->requeue = it->j.requeue;
 		e->jobs->preempt_signal = it->j.preempt_signal;
 		e->jobs->notify = it->j.notify != NULL || it->j.mail_user != NULL;

@@ -17,6 +17,18 @@ usubmit() {
 	local u=$1; shift
 	as_user "$u" env -i "${BIG[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable "$@"
 }
+# shared_left: the shared environments and links left once there are
+# none, or after 2 s (deleted in batches, as envs_left says)
+shared_left() {
+	local i n
+	for i in $(seq 40); do
+		n=$(sqlite3 "$T/nvq.db.private" "SELECT (SELECT count(*) FROM array_env) +
+		    (SELECT count(*) FROM task_env)")
+		[ "$n" = 0 ] && break
+		sleep 0.05
+	done
+	echo "$n"
+}
 avail_kb() { df -k --output=avail "$1" | tail -1 | tr -d ' '; }
 
 t_store_array_flood() {	# an --array of 40 or 450 tasks with a 960 kB environment cannot fill the disk; others submit, owner and root cancel
@@ -126,9 +138,29 @@ t_store_shared() {	# an array's tasks store their environment and command once, 
 	    "1 bar 100000;3 bar 100000;50 bar 100000;"
 	expect_eq "all the tasks ran but the cancelled one" \
 	    "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE array_id = $arr AND state = 'COMPLETED'")" 49
-	expect_eq "the last one gone, the environment goes" "$(envs_left)" 0
-	expect_eq "and no link is left" "$(sqlite3 "$T/nvq.db.private" "SELECT (SELECT count(*) FROM array_env) +
-	    (SELECT count(*) FROM task_env)")" 0
+	expect_eq "the last one gone, the environment goes, and every link" "$(shared_left)" 0
+	stop_nvqd
+}
+
+t_store_restart() {	# nvq restart of many jobs stores the restarter's environment once
+	write_config; start_nvqd || return
+	local ids="" i id big out
+	for i in $(seq 20); do
+		id=$(submit -g 0 sh -c 'echo "$FOO ${#B1}" > "$0/out.$NVQ_JOB_ID"; [ -n "$FOO" ]' "$T")
+		ids="$ids${ids:+ }$id"
+	done
+	nvq wait $ids > /dev/null 2>&1
+	expect_eq "20 failed" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'FAILED'")" 20
+	big=$(head -c 100000 /dev/zero | tr '\0' z)
+	# at once: the last ones' environments may not be deleted yet (a batch waits 50 ms)
+	FOO=again B1=$big B2=$big B3=$big nvq restart $ids > /dev/null
+	expect_eq "one environment for the 20" "$(sqlite3 "$T/nvq.db.private" "SELECT count(*)
+	    FROM array_env") $(sqlite3 "$T/nvq.db.private" "SELECT count(*) FROM job_env")" "1 0"
+	expect_eq "under a key of its own, linked from each" "$(sqlite3 "$T/nvq.db.private" "SELECT
+	    count(*) FROM task_env t JOIN array_env a ON a.array_id = t.array_id WHERE a.array_id < 0")" 20
+	nvq wait $ids > /dev/null 2>&1
+	expect_eq "they ran with it" "$(cat "$T"/out.* | sort | uniq -c | awk '{ print $1, $2, $3 }')" "20 again 100000"
+	expect_eq "and it went with the last" "$(envs_left) $(shared_left)" "0 0"
 	stop_nvqd
 }
 
