@@ -956,14 +956,13 @@ engine_timer_cb(uv_timer_t *h)
 /*
  * A job that can no longer start: its environment goes at once (it may hold
  * secrets, and megabytes of a user's disk share), in a commit of its own
- * that is not synced (a crash leaves it to start-up's sweep).
+ * that is not synced (a crash leaves it to start-up's sweep), which on a
+ * full disk takes the reserve: it gives room back.
  */
 static void
 engine_forget_env(struct engine *e, const struct job *j)
 {
-	store_lazy_begin(e->store);
-	store_env_delete(e->store, j->id);
-	store_lazy_commit(e->store);
+	store_envs_delete(e->store, &j->id, 1);
 }
 
 /* A job's end is committed: its notifiers, if it or [daemon] on_finish has any. */
@@ -1908,7 +1907,11 @@ engine_cancel_many(struct engine *e, struct job *const *js, int n, const char *b
 		for (i = 0, k = 0; i < n; i++)
 			if (js[i]->state == JOB_PENDING)
 				ids[k++] = js[i]->id;
-		grouped = store_jobs_end(e->store, ids, k, &end) == 0;
+		/* and their environments in one more, which may take the reserve too */
+		if ((grouped = store_jobs_end(e->store, ids, k, &end) == 0) &&
+		    store_envs_delete(e->store, ids, k) == -1)
+			log_warnx("cannot delete the environments of %d cancelled jobs; they go "
+			    "when nvqd restarts", k);
 		free(ids);
 		k = 0;
 	}
@@ -1921,7 +1924,6 @@ engine_cancel_many(struct engine *e, struct job *const *js, int n, const char *b
 			continue;
 		}
 		log_info("job %lld %s", (long long)j->id, why);
-		engine_forget_env(e, j);
 		engine_notice(e, j);
 		engine_drop(e, j);
 	}

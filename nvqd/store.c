@@ -1104,6 +1104,22 @@ store_env_delete(struct store *st, int64_t id)
 	return 0;
 }
 
+int
+store_envs_delete(struct store *st, const int64_t *ids, int n)
+{
+	int i, r;
+
+	do {
+		r = store_lazy_begin(st);
+		for (i = 0; i < n && r == 0; i++)
+			r = store_env_delete(st, ids[i]);
+		if (r == -1)
+			st->doomed = 1;	/* the commit rolls back, and restores sync */
+		r = store_lazy_commit(st);
+	} while (r == -1 && store_reserve_use(st));
+	return r;
+}
+
 /*
  * A transaction that is not synced on its own: it reaches the disk with the
  * next synced commit.  A crash of nvqd loses nothing (the WAL is in the page

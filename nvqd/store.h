@@ -130,6 +130,12 @@ int		 store_job_start(struct store *, int64_t id, double now, const char *uuids,
 int		 store_job_set_pid(struct store *, int64_t id, int pid, int64_t pid_start,
 		    const char *boot_id, const char *cgroup);
 int		 store_env_delete(struct store *, int64_t id);
+/*
+ * The environments of n jobs that can no longer start, in one commit that
+ * is not synced; on a full disk (deleting writes before it frees) tried
+ * again with the reserve, a quarter at a time.
+ */
+int		 store_envs_delete(struct store *, const int64_t *ids, int n);
 /* Groups changes into one synced commit; they nest. */
 int		 store_tx_begin(struct store *);
 int		 store_tx_commit(struct store *);

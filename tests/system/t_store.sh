@@ -67,6 +67,8 @@ t_store_array_flood() {	# an --array of 40 or 450 tasks with a 960 kB environmen
 	expect_eq "every task is recorded CANCELLED" "$(sqlite3 "$T/fs/nvq.db" "SELECT count(*)
 	    FROM jobs WHERE array_id IN ($a1, $a2) AND state = 'CANCELLED'")" 490
 	expect_eq "nvqd still serves" "$(nvq list > /dev/null 2>&1; echo $?)" 0
+	expect_eq "the arrays' environments are gone, on the full disk too" \
+	    "$(sqlite3 "$T/fs/nvq.db.private" "SELECT count(*) FROM array_env")" 0
 	rm -f "$T/fs/filler"
 	expect_match "submits work again once there is room" "$(submit --hold -g 0 true)" "^[0-9]+$"
 	stop_nvqd
