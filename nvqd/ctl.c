@@ -253,7 +253,7 @@ ctl_stored_over(struct ctl_req *r, const char *user, uint64_t need, const char *
 
 	if (r->uid == 0 || max == 0)
 		return 0;
-	have = stored_bytes(&r->e->stored, r->uid) + submit_queued_bytes(r->uid);
+	have = engine_stored(r->e, r->uid) + submit_queued_bytes(r->uid);
 	if (have + need <= max)
 		return 0;
 	fmt_size(have, hs, sizeof(hs));

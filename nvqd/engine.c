@@ -74,39 +74,61 @@ engine_find(struct engine *e, int64_t id)
 	return jobtab_find(&e->jobtab, id);
 }
 
-int
-engine_pending(const struct engine *e, uint32_t uid)
+/* uid's place in e->users, or -1; few users, a short array. */
+static int
+engine_user_find(const struct engine *e, uint32_t uid)
 {
 	int i;
 
 	for (i = 0; i < e->nusers; i++)
 		if (e->users[i].uid == uid)
-			return e->users[i].pending;
-	return 0;
+			return i;
+	return -1;
 }
 
-/* Counts a job in (d = 1) or out (-1) of its user's pending jobs; few users, a short array. */
+/* Likewise, made if it has none; -1 out of memory. */
+static int
+engine_user(struct engine *e, uint32_t uid)
+{
+	int i = engine_user_find(e, uid);
+	void *n;
+
+	if (i >= 0)
+		return i;
+	if ((n = realloc(e->users, (size_t)(e->nusers + 1) * sizeof(*e->users))) == NULL) {
+		log_warnx("out of memory: uid %u's jobs go uncounted", (unsigned)uid);
+		return -1;
+	}
+	e->users = n;
+	memset(&e->users[e->nusers], 0, sizeof(e->users[0]));
+	e->users[e->nusers].uid = uid;
+	return e->nusers++;
+}
+
+int
+engine_pending(const struct engine *e, uint32_t uid)
+{
+	int i = engine_user_find(e, uid);
+
+	return i >= 0 ? e->users[i].pending : 0;
+}
+
+uint64_t
+engine_stored(const struct engine *e, uint32_t uid)
+{
+	int i = engine_user_find(e, uid);
+
+	return i >= 0 ? e->users[i].stored : 0;
+}
+
+/* Counts a job in (d = 1) or out (-1) of its user's pending jobs. */
 static void
 engine_count_pending(struct engine *e, const struct job *j, int d)
 {
-	void *n;
 	int i;
 
-	if (j->state != JOB_PENDING)
+	if (j->state != JOB_PENDING || (i = engine_user(e, j->uid)) < 0)
 		return;
-	for (i = 0; i < e->nusers && e->users[i].uid != j->uid; i++)
-		;
-	if (i == e->nusers) {
-		if ((n = realloc(e->users, (size_t)(i + 1) * sizeof(*e->users))) == NULL) {
-			log_warnx("out of memory: uid %u's pending jobs go uncounted",
-			    (unsigned)j->uid);
-			return;
-		}
-		e->users = n;
-		e->users[i].uid = j->uid;
-		e->users[i].pending = 0;
-		e->nusers++;
-	}
 	if ((e->users[i].pending += d) < 0)
 		e->users[i].pending = 0;
 }
@@ -322,6 +344,21 @@ engine_close_stdio(struct job *j)
 
 static void	engine_ahead_drop(struct engine *, const char *);
 
+/* What engine_charge counted of j, given back: it is no longer active. */
+static void
+engine_uncharge(struct engine *e, struct job *j)
+{
+	uint64_t less = j->stored;
+	int i;
+
+	if (j->stored_key != 0)
+		less += stored_drop(&e->shared, j->stored_key);
+	if ((i = engine_user_find(e, j->uid)) >= 0)
+		e->users[i].stored = e->users[i].stored > less ? e->users[i].stored - less : 0;
+	j->stored = 0;
+	j->stored_key = 0;
+}
+
 static void
 engine_drop(struct engine *e, struct job *j)
 {
@@ -344,7 +381,7 @@ engine_drop(struct engine *e, struct job *j)
 		j->next->prev = j->prev;
 	e->njobs--;
 	engine_count_pending(e, j, -1);
-	stored_drop(&e->stored, j->uid, j->stored, j->stored_key);
+	engine_uncharge(e, j);
 	j->gone = 1;
 	/* whoever runs --after it may be ready, or never */
 	if (deptab_count(&e->deptab, j->id) > 0)
@@ -1516,10 +1553,15 @@ engine_requeued(const struct job *j)
 void
 engine_charge(struct engine *e, struct job *j, uint64_t own, int64_t key, uint64_t shared)
 {
-	if (stored_add(&e->stored, j->uid, own, key, shared) == -1) {
+	uint64_t more = 0;
+	int i;
+
+	if ((i = engine_user(e, j->uid)) < 0 ||
+	    (key != 0 && stored_add(&e->shared, key, shared, &more) == -1)) {
 		log_warnx("out of memory: job %lld's stored bytes go uncounted", (long long)j->id);
 		return;
 	}
+	e->users[i].stored += own + more;
 	j->stored = own;
 	j->stored_key = key;
 }
@@ -2862,7 +2904,7 @@ engine_free(struct engine *e)
 	waitq_free(&e->wq);
 	deptab_free(&e->deptab);
 	gates_free(&e->gates);
-	stored_free(&e->stored);
+	stored_free(&e->shared);
 	fs_free(&e->fs);
 	free(e->dep_ids);
 	free(e->ends);

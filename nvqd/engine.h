@@ -144,11 +144,12 @@ struct engine {
 	struct jobtab	jobtab;		/* and by id */
 	int		njobs;
 	struct {			/* PENDING jobs per uid, for [limits] max_pending: */
-		uint32_t uid;		/* kept by engine_state, engine_link, engine_drop */
+		uint32_t uid;		/* kept by engine_state, engine_link, engine_drop; */
 		int	pending;
-	}		*users;
+		uint64_t stored;	/* the bytes its active jobs keep (max_stored): */
+	}		*users;		/* engine_charge, engine_drop */
 	int		nusers;
-	struct stored	stored;		/* bytes per uid, for [limits] max_stored */
+	struct stored	shared;		/* what jobs share, counted once (stored.h) */
 	int		is_root;
 	char		shim[PATH_MAX];	/* nvq-shim */
 	char		hook[PATH_MAX];	/* libnvq-hook.so, or "" */
@@ -285,6 +286,8 @@ struct job *engine_find(struct engine *, int64_t);
 int	engine_gpu(struct engine *, const struct gc_event *, char *err, size_t errlen);
 /* How many PENDING jobs uid has, counted as they come and go, not scanned. */
 int	engine_pending(const struct engine *, uint32_t uid);
+/* What uid's active jobs keep in nvqd's files ([limits] max_stored), likewise. */
+uint64_t engine_stored(const struct engine *, uint32_t uid);
 /* A job's place in its array, for engine_add. */
 struct engine_array {
 	int64_t		id;		/* the array's: its first task's id */

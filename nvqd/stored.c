@@ -1,165 +1,108 @@
 /*
- * stored.c: the bytes users' active jobs keep in nvqd's files (see
- * stored.h).
+ * stored.c: what jobs share in nvqd's files, counted once (see stored.h).
  */
 #include <stdlib.h>
 
 #include "stored.h"
 
-struct stored_array {
-	struct stored_array *hnext;
-	int64_t		id;
-	uint32_t	uid;
-	uint64_t	bytes;		/* counted once for all its tasks */
-	int		tasks;		/* active */
-};
-
 static size_t
-stored_hash(const struct stored *t, int64_t id)
+stored_home(const struct stored *t, int64_t key)
 {
-	return ((uint64_t)id * 0x9e3779b97f4a7c15ULL >> 20) & (t->nb - 1);
+	return (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15ULL) >> 32) & (t->cap - 1);
 }
 
-static struct stored_array **
-stored_slot(const struct stored *t, int64_t id)
+/* key's slot, or the empty one where it would go (the table is never full). */
+static struct stored_share *
+stored_slot(const struct stored *t, int64_t key)
 {
-	struct stored_array **p;
+	size_t i = stored_home(t, key);
 
-	if (t->nb == 0)
-		return NULL;
-	for (p = &t->b[stored_hash(t, id)]; *p != NULL; p = &(*p)->hnext)
-		if ((*p)->id == id)
-			return p;
-	return NULL;
+	while (t->slot[i].key != 0 && t->slot[i].key != key)
+		i = (i + 1) & (t->cap - 1);
+	return &t->slot[i];
 }
 
+/* Twice the slots (64 at first), each share moved to its place among them. */
 static int
-stored_grow(struct stored *t)
+stored_resize(struct stored *t)
 {
-	struct stored_array **nb, **ob = t->b, *a, *next;
-	size_t i, old = t->nb, n = t->nb ? t->nb * 2 : 64;
+	struct stored_share *old = t->slot;
+	size_t i, ocap = t->cap;
 
-	if ((nb = calloc(n, sizeof(*nb))) == NULL)
+	if ((t->slot = calloc(ocap ? ocap * 2 : 64, sizeof(*t->slot))) == NULL) {
+		t->slot = old;
 		return -1;
-	t->b = nb;
-	t->nb = n;
-	for (i = 0; i < old; i++)
-		for (a = ob[i]; a != NULL; a = next) {
-			next = a->hnext;
-			a->hnext = t->b[stored_hash(t, a->id)];
-			t->b[stored_hash(t, a->id)] = a;
-		}
-	free(ob);
+	}
+	t->cap = ocap ? ocap * 2 : 64;
+	for (i = 0; i < ocap; i++)
+		if (old[i].key != 0)
+			*stored_slot(t, old[i].key) = old[i];
+	free(old);
 	return 0;
-}
-
-/* uid's count, made if it has none; NULL out of memory. */
-static uint64_t *
-stored_user(struct stored *t, uint32_t uid)
-{
-	void *n;
-	int i;
-
-	for (i = 0; i < t->nusers; i++)
-		if (t->users[i].uid == uid)
-			return &t->users[i].bytes;
-	if ((n = realloc(t->users, (size_t)(t->nusers + 1) * sizeof(*t->users))) == NULL)
-		return NULL;
-	t->users = n;
-	t->users[t->nusers].uid = uid;
-	t->users[t->nusers].bytes = 0;
-	return &t->users[t->nusers++].bytes;
-}
-
-/* Takes n from *v, stopping at 0 (a count made from estimates never wraps). */
-static void
-stored_sub(uint64_t *v, uint64_t n)
-{
-	*v = *v > n ? *v - n : 0;
 }
 
 int
-stored_add(struct stored *t, uint32_t uid, uint64_t own, int64_t array, uint64_t shared)
+stored_add(struct stored *t, int64_t key, uint64_t bytes, uint64_t *more)
 {
-	struct stored_array **p, *a;
-	uint64_t *u;
+	struct stored_share *s;
 
-	if ((u = stored_user(t, uid)) == NULL)
+	*more = 0;
+	if (2 * (t->n + 1) > t->cap && stored_resize(t) == -1)
 		return -1;
-	*u += own;
-	if (array == 0)
-		return 0;
-	if ((p = stored_slot(t, array)) != NULL) {
-		a = *p;
-		a->tasks++;
-		/* a task restarted alone may have brought less: the most is kept */
-		if (shared > a->bytes) {
-			*u += shared - a->bytes;
-			a->bytes = shared;
-		}
+	s = stored_slot(t, key);
+	if (s->key == 0) {
+		s->key = key;
+		s->bytes = bytes;
+		s->jobs = 1;
+		t->n++;
+		*more = bytes;
 		return 0;
 	}
-	if ((t->n >= t->nb && stored_grow(t) == -1) || (a = calloc(1, sizeof(*a))) == NULL) {
-		stored_sub(u, own);
-		return -1;
+	s->jobs++;
+	if (bytes > s->bytes) {
+		*more = bytes - s->bytes;
+		s->bytes = bytes;
 	}
-	a->id = array;
-	a->uid = uid;
-	a->bytes = shared;
-	a->tasks = 1;
-	a->hnext = t->b[stored_hash(t, array)];
-	t->b[stored_hash(t, array)] = a;
-	t->n++;
-	*u += shared;
 	return 0;
 }
 
-void
-stored_drop(struct stored *t, uint32_t uid, uint64_t own, int64_t array)
+/* Whether home h lies in the cyclic range (i, j]: an entry there must stay after i. */
+static int
+stored_between(size_t h, size_t i, size_t j)
 {
-	struct stored_array **p, *a;
-	uint64_t *u = stored_user(t, uid);
-
-	if (u != NULL)
-		stored_sub(u, own);
-	if (array == 0 || (p = stored_slot(t, array)) == NULL)
-		return;
-	a = *p;
-	if (--a->tasks > 0)
-		return;
-	if ((u = stored_user(t, a->uid)) != NULL)
-		stored_sub(u, a->bytes);
-	*p = a->hnext;
-	t->n--;
-	free(a);
+	return i <= j ? h > i && h <= j : h > i || h <= j;
 }
 
 uint64_t
-stored_bytes(const struct stored *t, uint32_t uid)
+stored_drop(struct stored *t, int64_t key)
 {
-	int i;
+	struct stored_share *s;
+	uint64_t gone;
+	size_t i, j;
 
-	for (i = 0; i < t->nusers; i++)
-		if (t->users[i].uid == uid)
-			return t->users[i].bytes;
-	return 0;
+	if (t->cap == 0 || (s = stored_slot(t, key))->key == 0 || --s->jobs > 0)
+		return 0;
+	gone = s->bytes;
+	/* the hole is filled from behind, so that no probe stops short at it */
+	i = j = (size_t)(s - t->slot);
+	for (;;) {
+		j = (j + 1) & (t->cap - 1);
+		if (t->slot[j].key == 0)
+			break;
+		if (!stored_between(stored_home(t, t->slot[j].key), i, j)) {
+			t->slot[i] = t->slot[j];
+			i = j;
+		}
+	}
+	t->slot[i].key = 0;
+	t->n--;
+	return gone;
 }
 
 void
 stored_free(struct stored *t)
 {
-	struct stored_array *a, *next;
-	size_t i;
-
-	for (i = 0; i < t->nb; i++)
-		for (a = t->b[i]; a != NULL; a = next) {
-			next = a->hnext;
-			free(a);
-		}
-	free(t->b);
-	free(t->users);
-	t->b = NULL;
-	t->users = NULL;
-	t->nb = t->n = 0;
-	t->nusers = 0;
+	free(t->slot);
+	t->slot = NULL;
+	t->cap = t->n = 0;
 }

@@ -1,12 +1,14 @@
 /*
- * stored.h: the bytes each user's active jobs keep in nvqd's files (their
- * environments, commands, paths), for [limits] max_stored.
+ * stored.h: what jobs share in nvqd's files (an array's one environment and
+ * command, a restart's one environment), counted once for all of them, for
+ * [limits] max_stored.
  *
- * Counted as jobs come and go, never by a scan of the queue: a submit
- * costs a lookup however many jobs wait.  What an array's tasks share (one
- * environment, one command) is counted once, while any of its tasks is
- * active: arrays are kept in a hash table by id, with their active tasks'
- * count.  Pure bookkeeping: no I/O, no clock; the engine calls it.
+ * The engine counts each user's bytes as jobs come and go (engine.h); a job
+ * that shares adds its share here under the key it is stored under (its
+ * array's id, or a restart's key below 0), and is told what its user now
+ * keeps more, or, when the last job of a key goes, keeps less.  An open
+ * addressing table by key, at most half full: an add or a drop is a probe
+ * or two, however many arrays wait.  Pure bookkeeping: no I/O, no clock.
  */
 #ifndef NVQ_STORED_H
 #define NVQ_STORED_H
@@ -14,30 +16,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct stored_array;
+struct stored_share {
+	int64_t		key;		/* 0: an empty slot */
+	uint64_t	bytes;		/* counted once for all its jobs */
+	int		jobs;		/* active */
+};
 
 struct stored {
-	struct {
-		uint32_t	uid;
-		uint64_t	bytes;
-	}		*users;		/* few users: a short array */
-	int		nusers;
-	struct stored_array **b;	/* arrays by id; NULL until the first */
-	size_t		nb, n;
+	struct stored_share *slot;	/* NULL until the first add */
+	size_t		cap;		/* a power of two */
+	size_t		n;
 };
 
 /*
- * A job of uid becomes active, keeping own bytes of its own and, if array
- * is not 0, a share of the shared bytes stored under that key (an array's
- * environment and command, or one restart's environment), counted for the
- * first of its jobs only.  0, or -1 out of memory (then it goes uncounted).
+ * A job sharing bytes under key (not 0) becomes active: *more is what its
+ * user keeps more (bytes for the first job of key; a job that brings more
+ * than those before it, e.g. a task restarted alone, raises the count to
+ * its bytes).  0, or -1 out of memory (*more 0, nothing counted).
  */
-int		stored_add(struct stored *, uint32_t uid, uint64_t own, int64_t array,
-		    uint64_t shared);
-/* That job is no longer active: what stored_add counted, given back. */
-void		stored_drop(struct stored *, uint32_t uid, uint64_t own, int64_t array);
-/* What uid's active jobs keep now. */
-uint64_t	stored_bytes(const struct stored *, uint32_t uid);
+int		stored_add(struct stored *, int64_t key, uint64_t bytes, uint64_t *more);
+/* A job of key is no longer active: what its user keeps less (0 but for the last). */
+uint64_t	stored_drop(struct stored *, int64_t key);
 void		stored_free(struct stored *);
 
 #endif

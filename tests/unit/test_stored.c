@@ -1,7 +1,8 @@
 /*
- * test_stored.c: the bytes users' active jobs keep (stored.c): a job's own
- * bytes come and go with it; an array's shared bytes are counted once for
- * all its tasks and given back with the last; users are counted apart.
+ * test_stored.c: what jobs share, counted once (stored.c): the first job of
+ * a key brings its bytes, the last takes them away, a job that brings more
+ * raises the count; and the table keeps every key through growth and
+ * deletions that shift colliding keys (checked against a plain array).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,99 +15,88 @@
 
 #define MIB	(1ULL << 20)
 
-/* A row: a job becomes active (add) or ends (drop), and uid's count after it. */
+/* A row: a job of key becomes active (add, with bytes) or ends, and what changes. */
 struct step {
 	int		add;
-	uint32_t	uid;
-	uint64_t	own;
-	int64_t		array;
-	uint64_t	shared;
-	uint64_t	want;		/* stored_bytes(uid) after the step */
+	int64_t		key;
+	uint64_t	bytes;
+	uint64_t	want;		/* *more of an add, or what a drop returns */
 };
 
 static void
-run(const struct step *s, size_t n)
+test_once_per_key(void **state)
 {
+	static const struct step s[] = {
+		{ 1, 7, MIB, MIB },		/* an array's first task */
+		{ 1, 7, MIB, 0 },		/* its others: counted already */
+		{ 1, 7, MIB, 0 },
+		{ 0, 7, 0, 0 },			/* the first ends: the share stays */
+		{ 1, -1, 300, 300 },		/* a restart's, below 0 */
+		{ 0, 7, 0, 0 },
+		{ 0, 7, 0, MIB },		/* the last of 7: its share goes */
+		{ 0, 7, 0, 0 },			/* a key no longer there */
+		{ 0, -1, 0, 300 },
+		/* a task restarted alone brings less than its array's: the most counts */
+		{ 1, 11, 50, 50 },
+		{ 1, 11, 500, 450 },
+		{ 1, 11, 10, 0 },
+		{ 0, 11, 0, 0 },
+		{ 0, 11, 0, 0 },
+		{ 0, 11, 0, 500 },
+	};
 	struct stored t = { 0 };
+	uint64_t got;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
+	(void)state;
+	for (i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
 		if (s[i].add)
-			assert_int_equal(stored_add(&t, s[i].uid, s[i].own, s[i].array,
-			    s[i].shared), 0);
+			assert_int_equal(stored_add(&t, s[i].key, s[i].bytes, &got), 0);
 		else
-			stored_drop(&t, s[i].uid, s[i].own, s[i].array);
-		if (stored_bytes(&t, s[i].uid) != s[i].want)
-			fail_msg("step %zu: uid %u keeps %llu bytes, wanted %llu", i,
-			    (unsigned)s[i].uid, (unsigned long long)stored_bytes(&t, s[i].uid),
+			got = stored_drop(&t, s[i].key);
+		if (got != s[i].want)
+			fail_msg("step %zu: %llu, wanted %llu", i, (unsigned long long)got,
 			    (unsigned long long)s[i].want);
 	}
+	assert_int_equal(t.n, 0);
 	stored_free(&t);
 }
 
 static void
-test_plain_jobs(void **state)
+test_table_against_model(void **state)
 {
-	static const struct step s[] = {
-		{ 1, 1000, MIB, 0, 0, MIB },
-		{ 1, 1000, 2 * MIB, 0, 0, 3 * MIB },
-		{ 1, 1001, 5, 0, 0, 5 },		/* another user's */
-		{ 0, 1000, MIB, 0, 0, 2 * MIB },
-		{ 0, 1000, 2 * MIB, 0, 0, 0 },
-		{ 0, 1001, 5, 0, 0, 0 },
-	};
-
-	(void)state;
-	run(s, sizeof(s) / sizeof(s[0]));
-}
-
-static void
-test_array_once(void **state)
-{
-	/* an array of 3 tasks sharing 1 MiB, each 100 bytes of its own */
-	static const struct step s[] = {
-		{ 1, 1000, 100, 7, MIB, MIB + 100 },
-		{ 1, 1000, 100, 7, MIB, MIB + 200 },
-		{ 1, 1000, 100, 7, MIB, MIB + 300 },
-		{ 0, 1000, 100, 7, 0, MIB + 200 },	/* the first ends: shared stays */
-		{ 0, 1000, 100, 7, 0, MIB + 100 },
-		{ 1, 1000, 100, 9, MIB, 2 * MIB + 200 },	/* another array */
-		{ 0, 1000, 100, 7, 0, MIB + 100 },	/* the last of 7: its share goes */
-		{ 0, 1000, 100, 9, 0, 0 },
-		/* a task restarted alone brings less than its array's: the most counts */
-		{ 1, 1000, 10, 11, 50, 60 },
-		{ 1, 1000, 10, 11, 500, 520 },
-		{ 0, 1000, 10, 11, 0, 510 },
-		{ 0, 1000, 10, 11, 0, 0 },
-	};
-
-	(void)state;
-	run(s, sizeof(s) / sizeof(s[0]));
-}
-
-static void
-test_many_arrays(void **state)
-{
+	enum { KEYS = 3000 };
+	static int jobs[KEYS];		/* the model: active jobs per key index */
 	struct stored t = { 0 };
-	int64_t a;
+	uint64_t got, want, total = 0, model = 0;
+	int64_t key;
+	int step, k;
 
 	(void)state;
-	/* past the first table's size: it grows and keeps every array */
-	for (a = 1; a <= 1000; a++) {
-		assert_int_equal(stored_add(&t, 1000, 1, a, 10), 0);
-		assert_int_equal(stored_add(&t, 1000, 1, a, 10), 0);
+	srand(39);
+	/* keys that collide (multiples of a power of two) and keys below 0 */
+	for (step = 0; step < 200000; step++) {
+		k = rand() % KEYS;
+		key = k % 2 ? -(int64_t)(k + 1) : (int64_t)(k + 1) << 12;
+		if (rand() % 5 < 3) {
+			assert_int_equal(stored_add(&t, key, (uint64_t)k + 1, &got), 0);
+			want = jobs[k]++ == 0 ? (uint64_t)k + 1 : 0;
+			assert_int_equal(got, want);
+			total += got;
+			model += want;
+		} else {
+			got = stored_drop(&t, key);
+			want = jobs[k] > 0 && --jobs[k] == 0 ? (uint64_t)k + 1 : 0;
+			assert_int_equal(got, want);
+			total -= got;
+			model -= want;
+		}
+		assert_true(t.cap == 0 || 2 * t.n <= t.cap);
 	}
-	assert_int_equal(stored_bytes(&t, 1000), 1000 * 12);
-	for (a = 1; a <= 1000; a++)
-		stored_drop(&t, 1000, 1, a);
-	assert_int_equal(stored_bytes(&t, 1000), 1000 * 11);
-	for (a = 1; a <= 1000; a++)
-		stored_drop(&t, 1000, 1, a);
-	assert_int_equal(stored_bytes(&t, 1000), 0);
-	assert_int_equal(t.n, 0);
-	/* a drop more than was added (an estimate) stops at 0 */
-	stored_drop(&t, 1000, 5, 0);
-	assert_int_equal(stored_bytes(&t, 1000), 0);
+	assert_int_equal(total, model);
+	for (k = 0, want = 0; k < KEYS; k++)
+		want += jobs[k] > 0;
+	assert_int_equal(t.n, want);
 	stored_free(&t);
 }
 
@@ -114,9 +104,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain_jobs),
-		cmocka_unit_test(test_array_once),
-		cmocka_unit_test(test_many_arrays),
+		cmocka_unit_test(test_once_per_key),
+		cmocka_unit_test(test_table_against_model),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
