@@ -4,22 +4,23 @@
 # jobs keep; submits never spend the room kept for ends and cancels; a
 # cancel works on a full disk.
 
-# BIG: an environment of 8 variables of 120 kB (960 kB: as much as
-# max_env's 1M lets through, each variable under the kernel's 128 kB)
-big_env() {
+# store_big_env: STORE_ENV (the caller's local array), an environment of 8
+# variables of 120 kB (960 kB: as much as max_env's 1M lets through, each
+# variable under the kernel's 128 kB)
+store_big_env() {
 	local v i
 	v=$(head -c 119990 /dev/zero | tr '\0' x)
-	BIG=(PATH=/usr/bin:/bin)
-	for i in 1 2 3 4 5 6 7 8; do BIG+=("B$i=$v"); done
+	STORE_ENV=(PATH=/usr/bin:/bin)
+	for i in 1 2 3 4 5 6 7 8; do STORE_ENV+=("B$i=$v"); done
 }
-# usubmit USER ARGS...: nvq submit --parsable as USER, with the BIG environment
-usubmit() {
+# store_submit_as USER ARGS...: nvq submit --parsable as USER, with the STORE_ENV environment
+store_submit_as() {
 	local u=$1; shift
-	as_user "$u" env -i "${BIG[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable "$@"
+	as_user "$u" env -i "${STORE_ENV[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable "$@"
 }
-# shared_left: the shared environments and links left once there are
+# store_shared_left: the shared environments and links left once there are
 # none, or after 2 s (deleted in batches, as envs_left says)
-shared_left() {
+store_shared_left() {
 	local i n
 	for i in $(seq 40); do
 		n=$(sqlite3 "$T/nvq.db.private" "SELECT (SELECT count(*) FROM array_env) +
@@ -29,7 +30,7 @@ shared_left() {
 	done
 	echo "$n"
 }
-avail_kb() { df -k --output=avail "$1" | tail -1 | tr -d ' '; }
+store_avail_kb() { df -k --output=avail "$1" | tail -1 | tr -d ' '; }
 
 t_store_array_flood() {	# an --array of 40 or 450 tasks with a 960 kB environment cannot fill the disk; others submit, owner and root cancel
 	make_users || { skip "cannot make test users"; return; }
@@ -38,21 +39,21 @@ t_store_array_flood() {	# an --array of 40 or 450 tasks with a 960 kB environmen
 	write_config
 	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
 	start_nvqd || { umount "$T/fs"; return; }
-	big_env
+	local -a STORE_ENV; store_big_env
 	local a1 a2 out rc other
 	# 40 held tasks: 38 MB as 40 copies, which a 48 MB disk took
-	a1=$(usubmit nvqta --hold --array 1-40 -g 0 true 2>&1)
+	a1=$(store_submit_as nvqta --hold --array 1-40 -g 0 true 2>&1)
 	expect_match "an array is stored (its environment once)" "$a1" "^[0-9]+$"
 	sleep 0.5	# the checkpoint of the private database's log, if any
 	other=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true 2>&1)
 	expect_match "another user's ordinary submit is stored" "$other" "^[0-9]+$"
 	# the reviewer's: 450 held tasks, 432 MB as 450 copies
-	a2=$(usubmit nvqta --hold --array 1-450 -g 0 true 2>&1)
+	a2=$(store_submit_as nvqta --hold --array 1-450 -g 0 true 2>&1)
 	expect_match "and an array of 450" "$a2" "^[0-9]+$"
 	[[ $a1 =~ ^[0-9]+$ ]] || a1=0; [[ $a2 =~ ^[0-9]+$ ]] || a2=0
 	sleep 0.5
 	expect_eq "the file system keeps most of its room (KiB free)" \
-	    "$(( $(avail_kb "$T/fs") > 30000 ))" 1
+	    "$(( $(store_avail_kb "$T/fs") > 30000 ))" 1
 	other=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true 2>&1)
 	expect_match "another user's submit after it is stored" "$other" "^[0-9]+$"
 	# now another program fills the file system
@@ -81,11 +82,11 @@ t_store_headroom() {	# submits stop short of the room kept for ends and cancels,
 	write_config
 	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
 	start_nvqd || { umount "$T/fs"; return; }
-	big_env
+	local -a STORE_ENV; store_big_env
 	local i id out rc ids=""
 	# 960 kB each, no array: each stores its own, until the disk's headroom
 	for i in $(seq 40); do
-		out=$(env -i "${BIG[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true 2>&1)
+		out=$(env -i "${STORE_ENV[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true 2>&1)
 		rc=$?
 		[ $rc != 0 ] && break
 		ids="$ids${ids:+,}$out"
@@ -93,7 +94,7 @@ t_store_headroom() {	# submits stop short of the room kept for ends and cancels,
 	expect_eq "a submit is refused before the disk is full" "$rc" 1
 	expect_match "saying how much room it would take and what stays free" "$out" \
 	    "cannot store the job: the database's disk has .* free: this would take about .*, and .* stay free for recording ends and cancels; nothing was queued"
-	expect_eq "the room kept is free (KiB)" "$(( $(avail_kb "$T/fs") >= 1024 ))" 1
+	expect_eq "the room kept is free (KiB)" "$(( $(store_avail_kb "$T/fs") >= 1024 ))" 1
 	expect_match "a small submit still fits" "$(submit --hold -g 0 true)" "^[0-9]+$"
 	for id in ${ids//,/ }; do
 		out=$(nvq cancel "$id" 2>&1) || fail "cancel of $id: $out"
@@ -140,7 +141,7 @@ t_store_shared() {	# an array's tasks store their environment and command once, 
 	    "1 bar 100000;3 bar 100000;50 bar 100000;"
 	expect_eq "all the tasks ran but the cancelled one" \
 	    "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE array_id = $arr AND state = 'COMPLETED'")" 49
-	expect_eq "the last one gone, the environment goes, and every link" "$(shared_left)" 0
+	expect_eq "the last one gone, the environment goes, and every link" "$(store_shared_left)" 0
 	stop_nvqd
 }
 
@@ -162,7 +163,7 @@ t_store_restart() {	# nvq restart of many jobs stores the restarter's environmen
 	    count(*) FROM task_env t JOIN array_env a ON a.array_id = t.array_id WHERE a.array_id < 0")" 20
 	nvq wait $ids > /dev/null 2>&1
 	expect_eq "they ran with it" "$(cat "$T"/out.* | sort | uniq -c | awk '{ print $1, $2, $3 }')" "20 again 100000"
-	expect_eq "and it went with the last" "$(envs_left) $(shared_left)" "0 0"
+	expect_eq "and it went with the last" "$(envs_left) $(store_shared_left)" "0 0"
 	stop_nvqd
 }
 
@@ -171,32 +172,32 @@ t_store_user_bound() {	# [limits] max_stored: a user's jobs keep at most so much
 	chmod 755 "$T"
 	write_config "[limits]" "max_stored = 3M"
 	start_nvqd || return
-	big_env
+	local -a STORE_ENV; store_big_env
 	local a b c out rc arr
-	a=$(usubmit nvqta --hold -g 0 true); b=$(usubmit nvqta --hold -g 0 true)
-	c=$(usubmit nvqta --hold -g 0 true)
+	a=$(store_submit_as nvqta --hold -g 0 true); b=$(store_submit_as nvqta --hold -g 0 true)
+	c=$(store_submit_as nvqta --hold -g 0 true)
 	expect_match "three jobs of 960 kB fit in 3M" "$a $b $c" "^[0-9]+ [0-9]+ [0-9]+$"
-	out=$(usubmit nvqta --hold -g 0 true 2>&1); rc=$?
+	out=$(store_submit_as nvqta --hold -g 0 true 2>&1); rc=$?
 	expect_eq "a fourth is refused" "$rc" 1
 	expect_match "saying why" "$out" \
 	    "nvqta's jobs keep 2\.[0-9]+M in nvqd's files and this submit would add 9[0-9]{2}K, over \[limits\] max_stored \(3M\); nothing was queued"
 	expect_match "another user is not held to nvqta's" \
-	    "$(as_user nvqtb env -i "${BIG[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)" "^[0-9]+$"
-	expect_match "root is exempt" "$(env -i "${BIG[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)" "^[0-9]+$"
-	out=$(usubmit nvqta --hold --array 1-1000 -g 0 true 2>&1); rc=$?
+	    "$(as_user nvqtb env -i "${STORE_ENV[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)" "^[0-9]+$"
+	expect_match "root is exempt" "$(env -i "${STORE_ENV[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)" "^[0-9]+$"
+	out=$(store_submit_as nvqta --hold --array 1-1000 -g 0 true 2>&1); rc=$?
 	expect_eq "an array is refused as well" "$rc" 1
 	as_user nvqta "$NVQ_BIN" -s "$T/sock" cancel "$a" "$b" > /dev/null
-	arr=$(usubmit nvqta --hold --array 1-1000 -g 0 true 2>&1)
+	arr=$(store_submit_as nvqta --hold --array 1-1000 -g 0 true 2>&1)
 	expect_match "once two ended, an array of 1000 fits: its environment counts once" "$arr" "^[0-9]+$"
-	out=$(usubmit nvqta --hold -g 0 true 2>&1); rc=$?
+	out=$(store_submit_as nvqta --hold -g 0 true 2>&1); rc=$?
 	expect_eq "and the bound is reached again" "$rc" 1
 	# what is counted comes back with a restart of nvqd, from the database
 	stop_nvqd; start_nvqd || return
-	out=$(usubmit nvqta --hold -g 0 true 2>&1); rc=$?
+	out=$(store_submit_as nvqta --hold -g 0 true 2>&1); rc=$?
 	expect_eq "after a restart too" "$rc" 1
 	expect_match "counted from the database" "$out" "nvqta's jobs keep 2\.[0-9]+M"
 	as_user nvqta "$NVQ_BIN" -s "$T/sock" cancel "${arr}_" > /dev/null
-	expect_match "the array cancelled, its room comes back" "$(usubmit nvqta --hold -g 0 true 2>&1)" "^[0-9]+$"
+	expect_match "the array cancelled, its room comes back" "$(store_submit_as nvqta --hold -g 0 true 2>&1)" "^[0-9]+$"
 	stop_nvqd
 }
 
