@@ -183,6 +183,13 @@ t_store_user_bound() {	# [limits] max_stored: a user's jobs keep at most so much
 	    "nvqta's jobs keep 2\.[0-9]+M in nvqd's files and this submit would add 9[0-9]{2}K, over \[limits\] max_stored \(3M\); nothing was queued"
 	expect_match "another user is not held to nvqta's" \
 	    "$(as_user nvqtb env -i "${STORE_ENV[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)" "^[0-9]+$"
+	# --stdin: a task per line, each its own command, each counted
+	local line; line="true $(head -c 1000 /dev/zero | tr '\0' e)"
+	out=$(yes "$line" | head -3000 | as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --hold -g 0 --stdin 2>&1)
+	expect_match "3000 lines of 1 kB are counted line by line: refused" "$out" \
+	    "nvqtb's jobs keep 9[0-9]{2}K in nvqd's files and this submit would add [4-9]\.[0-9]M, over"
+	out=$(yes "$line" | head -500 | as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 --stdin 2>&1)
+	expect_match "500 fit" "$out" "^[0-9]+$"
 	expect_match "root is exempt" "$(env -i "${STORE_ENV[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)" "^[0-9]+$"
 	out=$(store_submit_as nvqta --hold --array 1-1000 -g 0 true 2>&1); rc=$?
 	expect_eq "an array is refused as well" "$rc" 1
