@@ -523,6 +523,28 @@ engine_gpu_fx(struct engine *e)
 	}
 }
 
+/* A poll for I/O begins: what was sent before now will be read in it. */
+static void
+engine_io_prepare_cb(uv_prepare_t *h)
+{
+	struct engine *e = h->loop->data;
+
+	e->polling = engine_now();
+}
+
+/*
+ * The poll has handed on what it read.  (One a stop signal cut short read
+ * nothing, but it began before the stop, earlier than any deadline that
+ * passed meanwhile.)
+ */
+static void
+engine_io_check_cb(uv_check_t *h)
+{
+	struct engine *e = h->loop->data;
+
+	e->read_from = e->polling;
+}
+
 static void
 engine_gpu_timer_cb(uv_timer_t *t)
 {
@@ -2694,6 +2716,11 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	uv_timer_init(loop, &e->poll);
 	uv_timer_init(loop, &e->envgone_timer);
 	uv_timer_init(loop, &e->locks);
+	uv_prepare_init(loop, &e->io_prepare);
+	uv_check_init(loop, &e->io_check);
+	e->polling = e->read_from = engine_now();
+	uv_prepare_start(&e->io_prepare, engine_io_prepare_cb);
+	uv_check_start(&e->io_check, engine_io_check_cb);
 	e->report = engine_report;
 	return 0;
 }
@@ -2820,6 +2847,8 @@ engine_shutdown(struct engine *e)
 	uv_close((uv_handle_t *)&e->envgone_timer, engine_noop_close_cb);
 	uv_timer_stop(&e->locks);
 	uv_close((uv_handle_t *)&e->locks, engine_noop_close_cb);
+	uv_close((uv_handle_t *)&e->io_prepare, engine_noop_close_cb);
+	uv_close((uv_handle_t *)&e->io_check, engine_noop_close_cb);
 }
 
 void

@@ -221,6 +221,16 @@ struct engine {
 	/* GPU control (gpuctl.h): its state across jobs, and engine_gpu's */
 	struct gpuctl_all gca;
 	uv_timer_t	locks;		/* the next deadline gpuctl_pass found */
+	/*
+	 * When the loop's sockets were last read: a poll for I/O begins
+	 * (io_prepare) at polling; once it has handed on what it read
+	 * (io_check), every message sent before polling has been read, and
+	 * read_from = polling.  A deadline for an answer is over only once
+	 * read_from passes it (gpuctl.c), however long nvqd stood still.
+	 */
+	uv_prepare_t	io_prepare;
+	uv_check_t	io_check;
+	double		polling, read_from;
 	int		gc_busy;	/* engine_gpu is dispatching */
 	struct gc_event	*gcq;		/* events reported meanwhile, handled next */
 	int		gcq_n, gcq_cap;
