@@ -124,3 +124,30 @@ t_security() {	# user A's jobs are safe from user B; jobs run as exactly their s
 	stop_nvqd
 	check_failed_drop
 }
+
+t_run_terminals() {	# two users who take every terminal slot they may cannot keep nvq run from others
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv > /dev/null || ! command -v useradd > /dev/null ||
+	    ! make_users; then
+		skip "needs root, setpriv and useradd"
+		return
+	fi
+	chmod 755 "$T"
+	write_config; start_nvqd || return
+	local ha hb pa pb out i
+	ha=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)
+	hb=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)
+	# each asks on as many connections as a user may open (256) and passes nothing
+	as_user nvqta "$HELPERS/attach" "$T/sock" "$ha" 0 hold 256 8 > "$T/a.out" & pa=$!
+	as_user nvqtb "$HELPERS/attach" "$T/sock" "$hb" 0 hold 256 8 > "$T/b.out" & pb=$!
+	for i in $(seq 300); do [ -s "$T/a.out" ] && [ -s "$T/b.out" ] && break; sleep 0.05; done
+	# (the slots they took last for 5 s)
+	out=$(echo hello | nvq run -g 0 cat 2>&1)
+	expect_eq "nvq run still gets its stdin to the job" "$out" hello
+	expect_eq "nvqta got its 16" "$(head -1 "$T/a.out")" "ready 16 refused 240"
+	expect_eq "and was told why" "$(sed -n 2p "$T/a.out")" \
+	    "nvqta is passing 16 terminals to nvqd already, the most a user may; try again"
+	expect_eq "nvqtb got its own 16 all the same" "$(head -1 "$T/b.out")" "ready 16 refused 240"
+	kill "$pa" "$pb" 2> /dev/null; wait "$pa" "$pb" 2> /dev/null
+	expect_eq "their jobs still wait for nvq run" "$(field "$ha" held)$(field "$hb" held)" 11
+	nvq cancel "$ha" "$hb" > /dev/null
+}
