@@ -173,6 +173,17 @@ as_user() {	# USER COMMAND...: run as USER with the user's groups, from /tmp
 	(cd /tmp && setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@")
 }
 
+# the supervisor prepared ahead for job ID, from nvqd's log (debug); "" if none within a second
+ahead_pid() {
+	local i p
+	for i in $(seq 50); do
+		p=$(sed -n "s/.*job $1: prepared ahead by supervisor \([0-9]*\).*/\1/p" "$T/nvqd.log" | tail -1)
+		[ -n "$p" ] && break
+		sleep 0.02
+	done
+	echo "$p"
+}
+
 # ---- the hook's link: locks, reports, reconnection (fake libcuda jobs)
 FAKE_JOB=$ROOT/$BUILD/tests/fake_job
 
