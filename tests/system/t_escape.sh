@@ -1,0 +1,43 @@
+# t_escape.sh: other users' text on its way out of nvq.  A raw 0x9b (a CSI
+# on 8-bit terminals), C1 controls in UTF-8 and bidi controls such as
+# U+202E reach no terminal: tables show them as \x9b, \u009b, \u202e, and
+# JSON stays JSON that a parser reads back.  Sourced by run.sh (lib.sh).
+
+t_escape_out() {	# 0x9b and U+202E: escaped in list, show, history and their JSON
+	write_config; start_nvqd || return
+	local rlo=$'\xe2\x80\xae' csi=$'\x9b' c1=$'\xc2\x9b' lri=$'\xe2\x81\xa6'
+	local done pend what out
+	done=$(submit -g 0 -n "d${rlo}x" printf '%s' "a${csi}2J${rlo}b${c1}c${lri}d")
+	pend=$(submit --hold -g 0 -n "p${rlo}x" printf '%s' "a${csi}2J${rlo}b")
+	wait_state "$done" COMPLETED
+	for what in "list" "list --json" "show $done" "show --json $done" "show $pend" \
+	    "show --json $pend" "history" "history --json"; do
+		# shellcheck disable=SC2086
+		out=$(nvq $what 2>&1)
+		expect_eq "nvq $what: no raw 0x9b byte, nor U+009B" "$(LC_ALL=C grep -ac "$csi" <<< "$out")" 0
+		expect_eq "nvq $what: no U+202E" "$(LC_ALL=C grep -ac "$rlo" <<< "$out")" 0
+		expect_eq "nvq $what: no U+2066" "$(LC_ALL=C grep -ac "$lri" <<< "$out")" 0
+	done
+	# tables: visible escapes, as for the other controls
+	expect_match "list: the name" "$(nvq list)" "p\\\\u202ex"
+	expect_match "show: the command" "$(nvq show "$done")" \
+	    "command +printf %s 'a\\\\x9b2J\\\\u202eb\\\\u009bc\\\\u2066d'"
+	expect_match "history: the name" "$(nvq history)" "d\\\\u202ex"
+	# JSON: UTF-8 that a parser reads; the byte that is not UTF-8 comes back as U+FFFD
+	for what in "list --json" "show --json $done" "history --json"; do
+		# shellcheck disable=SC2086
+		out=$(nvq $what 2>&1 | python3 -c '
+import json, sys
+json.loads(sys.stdin.buffer.read().decode("utf-8"))
+print("parsed")' 2>&1)
+		expect_eq "nvq $what: JSON that python reads" "$out" parsed
+	done
+	out=$(nvq show --json "$done" | python3 -c '
+import json, sys
+print(ascii(json.loads(sys.stdin.buffer.read().decode("utf-8"))["job"]["command"]))')
+	expect_eq "json: the command read back" "$out" \
+	    "\"printf %s 'a\\ufffd2J\\u202eb\\x9bc\\u2066d'\""
+	expect_match "json: written as escapes" "$(nvq show --json "$done")" \
+	    'a\\ufffd2J\\u202eb\\u009bc\\u2066d'
+	nvq cancel "$pend" > /dev/null
+}
