@@ -45,7 +45,7 @@ t_top_modify() {	# nvq top and nvq modify reorder and change pending jobs
 	local blk p1 p2 p3 out
 	blk=$(submit -m 10G sleep 30); wait_state "$blk" RUNNING
 	p1=$(submit -m 10G sleep 30); p2=$(submit -m 10G sleep 30); p3=$(submit -m 10G sleep 30)
-	expect_match "top" "$(nvq top "$p3")" "job $p3 is first of its priority"
+	expect_match "top" "$(nvq top "$p3")" "job $p3 is first of its owner's jobs of its priority"
 	expect_match "top of a running job" "$(nvq top "$blk" 2>&1)" "only a pending job"
 	nvq cancel "$blk"
 	wait_state "$p3" RUNNING
@@ -96,7 +96,7 @@ t_top_bank() {	# nvq top moves a job among its owner's own only, and lends it no
 	other=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 10G sleep 30)
 	x=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -m 10G sleep 30)
 	expect_match "top" "$(as_user nvqta "$NVQ_BIN" -s "$T/sock" top "$x")" \
-	    "job $x is first of its priority"
+	    "job $x is first of its owner's jobs of its priority"
 	stop_nvqd; start_nvqd || return	# the order is stored
 	nvq cancel "$blk"
 	expect_eq "another user's higher-priority job goes before the topped one" \
