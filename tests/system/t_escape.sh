@@ -41,3 +41,21 @@ print(ascii(json.loads(sys.stdin.buffer.read().decode("utf-8"))["job"]["command"
 	    'a\\ufffd2J\\u202eb\\u009bc\\u2066d'
 	nvq cancel "$pend" > /dev/null
 }
+
+t_escape_web() {	# the dashboard's API: the same text, escaped as the tables show it
+	local port out link rlo=$'\xe2\x80\xae' csi=$'\x9b' a
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	write_config "[web]" "listen = 127.0.0.1:$port"
+	start_nvqd || return
+	link=$(nvq web-token 2>&1) || { skip "nvqd built without the dashboard: $link"; return; }
+	a=$(submit --hold -g 0 -n "w${rlo}x" printf '%s' "a${csi}2J${rlo}b")
+	out=$(python3 -c 'import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1], timeout=5).read())' \
+	    "http://127.0.0.1:$port/api/state?${link#*\?}")
+	expect_eq "no raw 0x9b byte" "$(LC_ALL=C grep -ac "$csi" <<< "$out")" 0
+	expect_eq "no U+202E" "$(LC_ALL=C grep -ac "$rlo" <<< "$out")" 0
+	expect_eq "what the page gets: visible escapes" "$(python3 -c '
+import json, sys
+for j in json.loads(sys.stdin.buffer.read().decode("utf-8"))["jobs"]:
+    print(j["name"], j["command"])' <<< "$out")" "w\\u202ex printf %s 'a\\x9b2J\\u202eb'"
+	nvq cancel "$a" > /dev/null
+}
