@@ -57,5 +57,7 @@ t_escape_web() {	# the dashboard's API: the same text, escaped as the tables sho
 import json, sys
 for j in json.loads(sys.stdin.buffer.read().decode("utf-8"))["jobs"]:
     print(j["name"], j["command"])' <<< "$out")" "w\\u202ex printf %s 'a\\x9b2J\\u202eb'"
+	expect_eq "the page inserts text as text (textContent), never as HTML" \
+	    "$(grep -c 'innerHTML\|outerHTML\|insertAdjacentHTML\|document\.write' web/app.js)" 0
 	nvq cancel "$a" > /dev/null
 }
