@@ -103,34 +103,6 @@ esc_term_named(uint32_t c)
 	}
 }
 
-size_t
-esc_term(char *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t off = 0;
-	uint32_t c;
-	int kind, n;
-	char l;
-
-	for (; *p != '\0'; p += n) {
-		n = esc_char(p, &kind, &c);
-		if (kind == ESC_TEXT) {
-			memcpy(out + off, p, (size_t)n);
-			off += (size_t)n;
-		} else if (kind == ESC_CONTROL && (l = esc_term_named(c)) != 0)
-			off += esc_two(out + off, l);
-		else if (kind == ESC_BYTE || c < 0x80) {
-			/* C0, DEL, or a byte that is not UTF-8 (c is the byte) */
-			off += esc_two(out + off, 'x');
-			out[off++] = esc_hex[c >> 4];
-			out[off++] = esc_hex[c & 0xf];
-		} else
-			off += esc_u(out + off, c);
-	}
-	out[off] = '\0';
-	return off;
-}
-
 /* The letter JSON writes after a backslash for c, or 0 if it has none. */
 static char
 esc_json_named(uint32_t c)
@@ -147,29 +119,67 @@ esc_json_named(uint32_t c)
 	}
 }
 
-size_t
-esc_json(char *out, const char *s)
+/* A character of kind and code point c, for a terminal, at out: its length; 0: as it is. */
+static size_t
+esc_one_term(char *out, int kind, uint32_t c)
+{
+	char l;
+
+	if (kind == ESC_TEXT)
+		return 0;
+	if (kind == ESC_CONTROL && (l = esc_term_named(c)) != 0)
+		return esc_two(out, l);
+	if (kind == ESC_CONTROL && c >= 0x80)
+		return esc_u(out, c);
+	/* C0, DEL, or a byte that is not UTF-8 (c is the byte) */
+	esc_two(out, 'x');
+	out[2] = esc_hex[c >> 4];
+	out[3] = esc_hex[c & 0xf];
+	return 4;
+}
+
+/* The same in JSON. */
+static size_t
+esc_one_json(char *out, int kind, uint32_t c)
+{
+	char l;
+
+	if (kind == ESC_BYTE)
+		return esc_u(out, 0xfffd);
+	if ((l = esc_json_named(c)) != 0)
+		return esc_two(out, l);
+	return kind == ESC_CONTROL ? esc_u(out, c) : 0;
+}
+
+/* s into out, each character as one() writes it; its length. */
+static size_t
+esc_write(char *out, const char *s, size_t (*one)(char *, int, uint32_t))
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t off = 0;
+	size_t off = 0, k;
 	uint32_t c;
 	int kind, n;
-	char l;
 
 	for (; *p != '\0'; p += n) {
 		n = esc_char(p, &kind, &c);
-		if (kind == ESC_BYTE)
-			off += esc_u(out + off, 0xfffd);
-		else if (kind == ESC_CONTROL || c == '"' || c == '\\') {
-			if ((l = esc_json_named(c)) != 0)
-				off += esc_two(out + off, l);
-			else
-				off += esc_u(out + off, c);
-		} else {
+		if ((k = one(out + off, kind, c)) == 0) {
 			memcpy(out + off, p, (size_t)n);
-			off += (size_t)n;
+			k = (size_t)n;
 		}
+		off += k;
 	}
 	out[off] = '\0';
 	return off;
+}
+
+size_t
+esc_term(char *out, const char *s)
+{
+	return esc_write(out, s, esc_one_term);
+}
+
+size_t
+esc_json(char *out, const char *s)
+{
+	return esc_write(out, s, esc_one_json);
 }

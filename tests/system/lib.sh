@@ -43,6 +43,12 @@ expect_eq() {	# WHAT GOT WANT
 expect_match() {	# WHAT GOT REGEX
 	[[ "$2" =~ $3 ]] || fail "$1: got '$2', wanted /$3/"
 }
+expect_none() {	# WHAT TEXT BYTES...: TEXT holds none of these byte strings
+	local b
+	for b in "${@:3}"; do
+		[ "$(LC_ALL=C grep -acF -- "$b" <<< "$2")" = 0 ] || fail "$1: holds $(printf '%q' "$b")"
+	done
+}
 nvq() { "$NVQ_BIN" -s "$T/sock" "$@"; }
 
 # write_config [extra INI lines...]: a config with 2x16G virtual GPUs unless
