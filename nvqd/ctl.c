@@ -1245,23 +1245,23 @@ ctl_change(struct ctl_req *r, struct proto_buf *out, struct job *j,
 }
 
 /*
- * nvq top: the job goes first among the pending jobs of its priority, as
- * if submitted before every one of them (its aging counts from then too).
+ * nvq top: the job goes first among its owner's waiting jobs of its
+ * priority.  Other users' jobs see it where they saw it: its aging counts
+ * from its own submission, never from another job's (engine_top_at).
  */
 static int
 ctl_top(struct ctl_req *r, struct proto_buf *out)
 {
 	struct store_change c = { 0 };
-	struct job *j, *k;
+	struct job *j;
 	char by[64], why[128];
-	double first = 0;
 
 	if ((j = ctl_pending_to(r, "top")) == NULL)
 		return -1;
-	for (k = r->e->jobs; k != NULL; k = k->next)
-		if (k->state == JOB_PENDING && k != j && (first == 0 || k->submitted_at < first))
-			first = k->submitted_at;
-	c.rank_at = first > 0 && first <= j->submitted_at ? first - 0.001 : j->submitted_at;
+	if ((c.top_at = engine_top_at(r->e, j)) == 0) {
+		proto_put_int(out, "id", j->id);	/* first among them already */
+		return 0;
+	}
 	ctl_user_name(r->uid, by, sizeof(by));
 	snprintf(why, sizeof(why), "moved to the top of priority %d by %s", j->priority, by);
 	return ctl_change(r, out, j, &c, why);

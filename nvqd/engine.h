@@ -58,6 +58,7 @@ struct job {
 	uint64_t	granted;	/* per GPU given (running) */
 	int		priority;
 	double		submitted_at, started_at;
+	double		top_at;		/* nvq top: its time among its owner's jobs; 0: none */
 	int64_t		time_limit;
 	int64_t		after[PARSE_MAX_IDS];
 	int		nafter;
@@ -307,7 +308,8 @@ int	engine_add(struct engine *, int64_t id, uint32_t uid, uint32_t gid, const ch
 /* What a job has beyond its submit's fields, for engine_extras. */
 struct engine_extra {
 	int		parked;		/* held while pending (nvq hold, --hold) */
-	double		rank_at;	/* > 0: its place in order (nvq top) */
+	double		rank_at;	/* > 0: its place in order (nvq restart) */
+	double		top_at;		/* > 0: its place among its owner's jobs (nvq top) */
 	const char	*allow, *deny;	/* -w, -x: GPU UUIDs, comma-separated, or NULL */
 };
 /* Gives a job engine_add just added what x says. */
@@ -323,6 +325,12 @@ int	engine_park(struct engine *, struct job *, int parked, const char *why);
 /* nvq modify and nvq top of a pending job: committed, then done. */
 int	engine_modify(struct engine *, struct job *, const struct store_change *,
 	    const char *why);
+/*
+ * nvq top: the time that puts a pending job first among its owner's
+ * waiting jobs of its priority and kind (of GPUs or none), or 0 where it is
+ * first already.  Its cost is the owner's jobs ahead of it, no one else's.
+ */
+double	engine_top_at(struct engine *, const struct job *);
 /* nvq requeue of a running or suspended job: stopped, then PENDING again. */
 int	engine_requeue_job(struct engine *, struct job *, const char *by);
 /* nvq drain (1) and undrain (0) of GPU i: committed, then done. */

@@ -1393,7 +1393,7 @@ store_job_modify(struct store *st, int64_t id, const struct store_change *c, dou
 	s = store_prepare(st, "UPDATE jobs SET priority = CASE WHEN ?1 THEN ?2 ELSE priority END, "
 	    "mem_per_gpu = CASE WHEN ?3 THEN ?4 ELSE mem_per_gpu END, "
 	    "time_limit = CASE WHEN ?5 THEN ?6 ELSE time_limit END, "
-	    "rank_at = CASE WHEN ?7 > 0 THEN ?7 ELSE rank_at END "
+	    "top_at = CASE WHEN ?7 > 0 THEN ?7 ELSE top_at END "
 	    "WHERE id = ?8 AND state = 'PENDING'");
 	if (s == NULL)
 		goto fail;
@@ -1405,7 +1405,7 @@ store_job_modify(struct store *st, int64_t id, const struct store_change *c, dou
 	sqlite3_bind_int(s, 5, c->has_time);
 	if (c->time_limit > 0)
 		sqlite3_bind_int64(s, 6, c->time_limit);
-	sqlite3_bind_double(s, 7, c->rank_at);
+	sqlite3_bind_double(s, 7, c->top_at);
 	sqlite3_bind_int64(s, 8, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
 	    store_event(st, id, now, "PENDING", reason) == -1)
@@ -1461,7 +1461,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 33)
+	if (n < 36)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -1500,6 +1500,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.notify = c[32].i != 0;
 	a.slurm_id = c[33].type == STORE_NULL ? -1 : c[33].i;
 	a.slurm_step = c[34].s;
+	a.top_at = c[35].type == STORE_NULL ? 0 : c[35].r;
 	return x->cb(x->arg, &a);
 }
 
@@ -1509,7 +1510,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, " \
 	"suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, " \
 	"array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny, " \
-	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id, slurm_step FROM jobs "
+	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id, slurm_step, top_at FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
@@ -1615,7 +1616,7 @@ store_jobs_restart(struct store *st, const int64_t *ids, int n, const char *env,
 		    "ended_at = NULL, exit_code = NULL, signal = NULL, reason = NULL, "
 		    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, ending = NULL, "
 		    "cgroup = NULL, boot_id = NULL, held = 0, suspended_at = NULL, "
-		    "suspend_hold = 0, ckpt_pids = NULL, rank_at = ?, "
+		    "suspend_hold = 0, ckpt_pids = NULL, rank_at = ?, top_at = NULL, "
 		    "restarts = restarts + 1 WHERE id = ? AND "
 		    "state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')");
 		if (s == NULL)

@@ -15,10 +15,10 @@ mkdir -p "$HELPERS"
 $CC -O1 -o "$HELPERS/rawsend" tests/system/rawsend.c || exit 1
 $CC -O1 -o "$HELPERS/flood" tests/system/flood.c || exit 1
 $CC -O2 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o "$HELPERS/load" bench/load.c \
-    nvq/client.c nvq/fmt.c nvq/num.c nvq/json.c common/proto.c common/parse.c common/paths.c common/fdpass.c -linih || exit 1
+    nvq/client.c nvq/fmt.c nvq/num.c nvq/json.c common/esc.c common/proto.c common/parse.c common/paths.c common/fdpass.c -linih || exit 1
 $CC -O1 -shared -fPIC -o "$HELPERS/libfake-nvml.so.1" tests/system/fake_nvml.c || exit 1
 $CC -O1 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o "$HELPERS/attach" \
-    tests/system/attach.c nvq/client.c nvq/fmt.c nvq/num.c nvq/json.c common/proto.c common/parse.c common/paths.c common/fdpass.c \
+    tests/system/attach.c nvq/client.c nvq/fmt.c nvq/num.c nvq/json.c common/esc.c common/proto.c common/parse.c common/paths.c common/fdpass.c \
     -linih || exit 1
 
 PASSED=0
@@ -42,6 +42,12 @@ expect_eq() {	# WHAT GOT WANT
 }
 expect_match() {	# WHAT GOT REGEX
 	[[ "$2" =~ $3 ]] || fail "$1: got '$2', wanted /$3/"
+}
+expect_none() {	# WHAT TEXT BYTES...: TEXT holds none of these byte strings
+	local b
+	for b in "${@:3}"; do
+		[ "$(LC_ALL=C grep -acF -- "$b" <<< "$2")" = 0 ] || fail "$1: holds $(printf '%q' "$b")"
+	done
 }
 nvq() { "$NVQ_BIN" -s "$T/sock" "$@"; }
 
