@@ -61,10 +61,10 @@ NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c n
 	   nvqd/ctl.c nvqd/submit.c nvqd/store.c nvqd/checkpoint.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/reap.c nvqd/start.c \
 	   nvqd/config.c nvqd/log.c nvqd/slurmjob.c nvqd/cmdq.c nvqd/slurm.c nvqd/adopt.c common/proto.c common/parse.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/status.c common/proc.c common/fdpass.c \
-	   common/roff.c
+	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/submit.c nvq/jobs.c nvq/control.c \
 	  nvq/output.c nvq/gpus.c nvq/json.c nvq/shares.c nvq/script.c nvq/run.c nvq/table.c nvq/stats.c nvq/top.c common/proto.c common/parse.c common/paths.c \
-	  common/fdpass.c common/roff.c
+	  common/fdpass.c common/roff.c common/esc.c
 SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
 
 obj	= $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -174,7 +174,8 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 	    $(filter %.o,$^) -ldl -lpthread
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
-UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num stored
+UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num \
+	  esc stored
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -197,7 +198,8 @@ $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c co
 	    common/fdpass.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/tests/test_share: $(call obj,tests/unit/test_share.c common/share.c common/proc.c)
-$(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c)
+$(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c common/esc.c)
+$(BUILD)/tests/test_esc: $(call obj,tests/unit/test_esc.c common/esc.c)
 $(BUILD)/tests/test_num: $(call obj,tests/unit/test_num.c nvq/num.c)
 $(BUILD)/tests/test_portable: $(call obj,tests/unit/test_portable.c nvq-shim/portable.c)
 $(BUILD)/obj/tests/unit/test_portable.o: CPPFLAGS += -iquote nvq-shim

@@ -214,6 +214,10 @@ engine_queue_in(struct engine *e, struct job *j)
 		j->on.key = sched_key(&sj, &e->cfg.sched);
 		j->on.at = sj.submitted_at;
 		j->on.id = j->id;
+		/* nvq top: up its owner's list as if submitted at top_at, its own key kept */
+		j->on.up_at = j->top_at > 0 && j->top_at < j->submitted_at ?
+		    j->submitted_at - j->top_at : 0;
+		j->on.up_key = e->cfg.sched.aging * j->on.up_at / 3600.0;
 		if (waitq_add(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU, j->mem,
 		    &j->on) == -1) {
 			/* filed again at the next reload or restart */
@@ -559,6 +563,28 @@ engine_gpu_fx(struct engine *e)
 		if (fx & GC_FX_KICK)
 			engine_kick(e);
 	}
+}
+
+/* A poll for I/O begins: what was sent before now will be read in it. */
+static void
+engine_io_prepare_cb(uv_prepare_t *h)
+{
+	struct engine *e = h->loop->data;
+
+	e->polling = engine_now();
+}
+
+/*
+ * The poll has handed on what it read.  (One a stop signal cut short read
+ * nothing, but it began before the stop, earlier than any deadline that
+ * passed meanwhile.)
+ */
+static void
+engine_io_check_cb(uv_check_t *h)
+{
+	struct engine *e = h->loop->data;
+
+	e->read_from = e->polling;
 }
 
 static void
@@ -1815,6 +1841,7 @@ engine_extras(struct engine *e, struct job *j, const struct engine_extra *x)
 	j->parked = x->parked && j->state == JOB_PENDING;
 	if (x->rank_at > 0)
 		j->submitted_at = x->rank_at;	/* only the order reads it */
+	j->top_at = x->top_at;
 	if (x->allow != NULL || x->deny != NULL) {
 		j->placed = 1;
 		j->allowed = (x->allow != NULL ? engine_uuid_mask(e, x->allow) :
@@ -1852,11 +1879,28 @@ engine_modify(struct engine *e, struct job *j, const struct store_change *c, con
 		j->mem = c->mem;
 	if (c->has_time)
 		j->time_limit = c->time_limit;
-	if (c->rank_at > 0)
-		j->submitted_at = c->rank_at;
+	if (c->top_at > 0)
+		j->top_at = c->top_at;
 	engine_queue_in(e, j);
 	log_info("job %lld %s", (long long)j->id, why);
 	engine_kick(e);
+	return 0;
+}
+
+double
+engine_top_at(struct engine *e, const struct job *j)
+{
+	const struct order_node *n;
+	const struct job *k;
+
+	n = waitq_front(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU);
+	for (; n != NULL; n = order_next(n)) {
+		k = (const struct job *)(const void *)n;	/* on is its job's first field */
+		if (k == j)
+			return 0;
+		if (k->priority == j->priority)
+			return n->at - n->up_at - 0.001;
+	}
 	return 0;
 }
 
@@ -2760,6 +2804,11 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	uv_timer_init(loop, &e->poll);
 	uv_timer_init(loop, &e->envgone_timer);
 	uv_timer_init(loop, &e->locks);
+	uv_prepare_init(loop, &e->io_prepare);
+	uv_check_init(loop, &e->io_check);
+	e->polling = e->read_from = engine_now();
+	uv_prepare_start(&e->io_prepare, engine_io_prepare_cb);
+	uv_check_start(&e->io_check, engine_io_check_cb);
 	e->report = engine_report;
 	return 0;
 }
@@ -2886,6 +2935,8 @@ engine_shutdown(struct engine *e)
 	uv_close((uv_handle_t *)&e->envgone_timer, engine_noop_close_cb);
 	uv_timer_stop(&e->locks);
 	uv_close((uv_handle_t *)&e->locks, engine_noop_close_cb);
+	uv_close((uv_handle_t *)&e->io_prepare, engine_noop_close_cb);
+	uv_close((uv_handle_t *)&e->io_check, engine_noop_close_cb);
 }
 
 void

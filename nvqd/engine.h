@@ -61,6 +61,7 @@ struct job {
 	uint64_t	granted;	/* per GPU given (running) */
 	int		priority;
 	double		submitted_at, started_at;
+	double		top_at;		/* nvq top: its time among its owner's jobs; 0: none */
 	int64_t		time_limit;
 	int64_t		after[PARSE_MAX_IDS];
 	int		nafter;
@@ -226,6 +227,16 @@ struct engine {
 	/* GPU control (gpuctl.h): its state across jobs, and engine_gpu's */
 	struct gpuctl_all gca;
 	uv_timer_t	locks;		/* the next deadline gpuctl_pass found */
+	/*
+	 * When the loop's sockets were last read: a poll for I/O begins
+	 * (io_prepare) at polling; once it has handed on what it read
+	 * (io_check), every message sent before polling has been read, and
+	 * read_from = polling.  A deadline for an answer is over only once
+	 * read_from passes it (gpuctl.c), however long nvqd stood still.
+	 */
+	uv_prepare_t	io_prepare;
+	uv_check_t	io_check;
+	double		polling, read_from;
 	int		gc_busy;	/* engine_gpu is dispatching */
 	struct gc_event	*gcq;		/* events reported meanwhile, handled next */
 	int		gcq_n, gcq_cap;
@@ -312,7 +323,8 @@ void	engine_charge(struct engine *, struct job *j, uint64_t own, int64_t key,
 /* What a job has beyond its submit's fields, for engine_extras. */
 struct engine_extra {
 	int		parked;		/* held while pending (nvq hold, --hold) */
-	double		rank_at;	/* > 0: its place in order (nvq top) */
+	double		rank_at;	/* > 0: its place in order (nvq restart) */
+	double		top_at;		/* > 0: its place among its owner's jobs (nvq top) */
 	const char	*allow, *deny;	/* -w, -x: GPU UUIDs, comma-separated, or NULL */
 };
 /* Gives a job engine_add just added what x says. */
@@ -328,6 +340,12 @@ int	engine_park(struct engine *, struct job *, int parked, const char *why);
 /* nvq modify and nvq top of a pending job: committed, then done. */
 int	engine_modify(struct engine *, struct job *, const struct store_change *,
 	    const char *why);
+/*
+ * nvq top: the time that puts a pending job first among its owner's
+ * waiting jobs of its priority and kind (of GPUs or none), or 0 where it is
+ * first already.  Its cost is the owner's jobs ahead of it, no one else's.
+ */
+double	engine_top_at(struct engine *, const struct job *);
 /* nvq requeue of a running or suspended job: stopped, then PENDING again. */
 int	engine_requeue_job(struct engine *, struct job *, const char *by);
 /* nvq drain (1) and undrain (0) of GPU i: committed, then done. */

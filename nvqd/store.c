@@ -52,7 +52,7 @@ extern const char *const store_schema[];
 
 /*
  * A task of an array whose command is the array's keeps '' and x'' in
- * command and argv (schema/016_array_shared.sql): its first task's, read
+ * command and argv (schema/018_array_shared.sql): its first task's, read
  * here.  In a query of jobs, by its own name.
  */
 #define STORE_COMMAND	"CASE WHEN jobs.array_id IS NOT NULL AND jobs.command = '' THEN " \
@@ -830,7 +830,7 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	sqlite3_bind_int64(s, 3, j->gid);
 	sqlite3_bind_text(s, 4, j->user, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 5, j->name, -1, SQLITE_STATIC);
-	/* an array's tasks but its first: '' and x'', read as the first's (016) */
+	/* an array's tasks but its first: '' and x'', read as the first's (018) */
 	sqlite3_bind_text(s, 6, store_cmd_shared(j) ? "" : j->command, -1, SQLITE_STATIC);
 	if (store_cmd_shared(j))
 		sqlite3_bind_zeroblob(s, 7, 0);
@@ -1595,7 +1595,7 @@ store_job_modify(struct store *st, int64_t id, const struct store_change *c, dou
 	s = store_prepare(st, "UPDATE jobs SET priority = CASE WHEN ?1 THEN ?2 ELSE priority END, "
 	    "mem_per_gpu = CASE WHEN ?3 THEN ?4 ELSE mem_per_gpu END, "
 	    "time_limit = CASE WHEN ?5 THEN ?6 ELSE time_limit END, "
-	    "rank_at = CASE WHEN ?7 > 0 THEN ?7 ELSE rank_at END "
+	    "top_at = CASE WHEN ?7 > 0 THEN ?7 ELSE top_at END "
 	    "WHERE id = ?8 AND state = 'PENDING'");
 	if (s == NULL)
 		goto fail;
@@ -1607,7 +1607,7 @@ store_job_modify(struct store *st, int64_t id, const struct store_change *c, dou
 	sqlite3_bind_int(s, 5, c->has_time);
 	if (c->time_limit > 0)
 		sqlite3_bind_int64(s, 6, c->time_limit);
-	sqlite3_bind_double(s, 7, c->rank_at);
+	sqlite3_bind_double(s, 7, c->top_at);
 	sqlite3_bind_int64(s, 8, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
 	    store_event(st, id, now, "PENDING", reason) == -1)
@@ -1663,7 +1663,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 38)
+	if (n < 39)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -1702,9 +1702,10 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.notify = c[32].i != 0;
 	a.slurm_id = c[33].type == STORE_NULL ? -1 : c[33].i;
 	a.slurm_step = c[34].s;
-	a.stored_own = (uint64_t)c[35].i;
-	a.stored_shared = (uint64_t)c[36].i;
-	a.stored_key = c[37].i;
+	a.top_at = c[35].type == STORE_NULL ? 0 : c[35].r;
+	a.stored_own = (uint64_t)c[36].i;
+	a.stored_shared = (uint64_t)c[37].i;
+	a.stored_key = c[38].i;
 	return x->cb(x->arg, &a);
 }
 
@@ -1714,7 +1715,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, " \
 	"suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, " \
 	"array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny, " \
-	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id, slurm_step, " \
+	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id, slurm_step, top_at, " \
 	STORE_ROW_BYTES_SQL " + length(command) + length(argv) + length(cwd) + length(name) + " \
 	"length(user) + length(stdout_path) + length(stderr_path) + coalesce(length(after), 0) + " \
 	"coalesce(length(groups), 0) + coalesce(length(notify), 0) + " \
@@ -1847,7 +1848,7 @@ store_jobs_restart(struct store *st, const int64_t *ids, int n, const char *env,
 		    "ended_at = NULL, exit_code = NULL, signal = NULL, reason = NULL, "
 		    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, ending = NULL, "
 		    "cgroup = NULL, boot_id = NULL, held = 0, suspended_at = NULL, "
-		    "suspend_hold = 0, ckpt_pids = NULL, rank_at = ?, "
+		    "suspend_hold = 0, ckpt_pids = NULL, rank_at = ?, top_at = NULL, "
 		    "restarts = restarts + 1 WHERE id = ? AND "
 		    "state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')");
 		if (s == NULL)

@@ -181,7 +181,7 @@ struct store_change {
 	uint64_t	mem;		/* 0: a whole GPU */
 	int		has_time;
 	int64_t		time_limit;	/* 0: none */
-	double		rank_at;	/* > 0: its new place in order (nvq top) */
+	double		top_at;		/* > 0: its new place among its owner's jobs (nvq top) */
 };
 int		 store_job_modify(struct store *, int64_t id, const struct store_change *,
 		    double now, const char *reason);
@@ -262,7 +262,8 @@ struct store_active_job {
 	int64_t		array_id;	/* 0: no array */
 	int64_t		array_index;	/* -1: no array */
 	int		array_limit;	/* 0: none */
-	double		rank_at;	/* nvq top: its place in order; 0: submitted_at */
+	double		rank_at;	/* nvq restart: its place in order; 0: submitted_at */
+	double		top_at;		/* nvq top: its place among its owner's jobs; 0: none */
 	const char	*gpus_allow, *gpus_deny;	/* -w, -x: UUIDs, or NULL */
 	int		notify;		/* --notify or --mail-user given */
 	int64_t		slurm_id;	/* Slurm's job id; -1: none (013_slurm.sql) */

@@ -326,7 +326,7 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		e->jobs->preempt_signal = it->j.preempt_signal;
 		e->jobs->notify = it->j.notify != NULL || it->j.mail_user != NULL;
 		if (it->j.held || it->j.gpus_allow != NULL || it->j.gpus_deny != NULL) {
-			struct engine_extra x = { it->j.held, 0, it->j.gpus_allow,
+			struct engine_extra x = { it->j.held, 0, 0, it->j.gpus_allow,
 			    it->j.gpus_deny };
 
 			engine_extras(e, e->jobs, &x);

@@ -151,3 +151,31 @@ t_hook_claims_ipc() {	# another user's process cannot open a job's CUDA IPC hand
 	expect_match "the job's own processes shared it" "$(nvq log "$a" | tr '\n' ' ')" \
 	    "child read ok ipc ok 4194304 $"
 }
+
+t_hook_claims_stalled() {	# an acknowledgement that waited in nvqd's socket while nvqd stood still stops nothing
+	write_config "[scheduler]" "revoke_timeout = 2s"
+	start_nvqd || return
+	local a pid hp i
+	mkdir "$T/gate"
+	a=$(fsubmit -m 1G "$HOOKPEER" gate 1048576 60 "$T/gate")
+	wait_field "$a" hook_pids '^[0-9]+$' || return
+	pid=$(field "$a" hook_pids)
+	nvq hold "$a" > "$T/hold.out" 2>&1 &
+	hp=$!
+	for i in $(seq 250); do [ -e "$T/gate/asked" ] && break; sleep 0.02; done
+	[ -e "$T/gate/asked" ] || { fail "the lock was never asked back"; return; }
+	# nvqd stands still past revoke_timeout; the process answers at once
+	kill -STOP "$NVQD_PID"
+	touch "$T/gate/go"
+	sleep 4
+	kill -CONT "$NVQD_PID"
+	wait "$hp"
+	expect_eq "nvq hold saw the drain" "$(cat "$T/hold.out")" \
+	    "job $a held: its GPU work has drained"
+	expect_match "the process was not stopped" "$(awk '{print $3}' /proc/"$pid"/stat)" "^[RSD]$"
+	expect_eq "nvqd stopped nothing" "$(grep -c "no acknowledgement of the lock" "$T/nvqd.log")" 0
+	expect_match "it read its sockets once more past the deadline" "$(cat "$T/nvqd.log")" \
+	    "job $a: revoke_timeout passed [0-9.]+s ago; its sockets are read once more first"
+	kill -CONT "$pid" 2> /dev/null	# (where it was stopped, for the cancel to reach it)
+	nvq cancel "$a" > /dev/null
+}
