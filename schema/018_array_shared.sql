@@ -5,8 +5,9 @@
 -- in command and a zero-length argv: its command is its first task's
 -- (the row whose id is its array_id).  job_commands reads every job's
 -- command so.  Their environment, in <database>.private, is stored once
--- too: array_env (by array_id), with a task_env row per task while it is
--- active; it goes with the last of them.
+-- too: array_env (by array_id; an nvq restart's, of any jobs, under a
+-- key below 0), with a task_env row per job while it is active; it goes
+-- with the last of them.
 CREATE VIEW job_commands AS
 	SELECT j.id AS id,
 	    CASE WHEN j.array_id IS NOT NULL AND j.command = '' THEN a.command
