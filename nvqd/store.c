@@ -52,7 +52,7 @@ extern const char *const store_schema[];
 
 /*
  * A task of an array whose command is the array's keeps '' and x'' in
- * command and argv (schema/018_array_shared.sql): its first task's, read
+ * command and argv (schema/017_array_shared.sql): its first task's, read
  * here.  In a query of jobs, by its own name.
  */
 #define STORE_COMMAND	"CASE WHEN jobs.array_id IS NOT NULL AND jobs.command = '' THEN " \

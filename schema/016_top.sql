@@ -1,4 +1,4 @@
--- 017_top.sql: nvq top moves a job among its owner's jobs only.
+-- 016_top.sql: nvq top moves a job among its owner's jobs only.
 -- top_at: after nvq top, the time a pending job takes among its owner's
 -- waiting jobs, just before the first of them of its priority (NULL: none).
 -- Across users it waits as submitted (submitted_at, or rank_at after nvq

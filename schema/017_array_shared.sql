@@ -1,4 +1,4 @@
--- 018_array_shared.sql: an array's tasks share one copy of what their
+-- 017_array_shared.sql: an array's tasks share one copy of what their
 -- submit gave them all, so that an --array of N tasks does not store its
 -- command N times.  A task other than the first whose command is the
 -- array's (--array; --stdin's tasks have commands of their own) keeps ''
