@@ -211,7 +211,7 @@ higher-priority job that needs its memory stops it with its --signal and cancels
 	wait_field "$b" hook_pids '^[0-9]+$' || return
 	sleep 0.5
 	expect_match "refused too" "$(nvq suspend "$b" 2>&1)" \
-	    "^nvq: cannot suspend job $b: job $b's processes share 1M of GPU memory in a way"
+	    "^nvq: cannot suspend job $b: job $b's processes share 1M of GPU memory nvq cannot move "
 	nvq wait "$b"
 	expect_eq "it ran to its end" "$(nvq log "$b")" "driver handle ok"
 	expect_eq "nothing of it was checkpointed" "$(switches "$b")" ""
