@@ -190,7 +190,7 @@ t_hook_claims_shared() {	# a claim of 1 byte shared does not keep a low job in p
 	# no --requeue: it gets its --signal (SIGUSR1 ends hookpeer) and is cancelled
 	low=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -m 50G -p 0 \
 	    "$HOOKPEER" claim 4096 60 1)
-	wait_field "$low" gpu_used '^4096$' || return	# its report, "shared" in it, was taken
+	wait_field "$low" gpu_used '^4096$' 10 || return	# its report, "shared" in it, was taken
 	expect_eq "root's nvq suspend says what stops it instead" "$(nvq suspend "$low" 2>&1)" \
 	    "nvq: cannot suspend job $low: job $low's processes share 1B of GPU memory nvq cannot \
 move (CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
@@ -205,13 +205,13 @@ cancels it (no --requeue)"
 	expect_eq "nothing was suspended" "$(switches "$low")" ""
 	# --requeue: stopped the same way, queued again, and runs once the higher job is done
 	q=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable --requeue -m 50G -p 0 \
-	    "$HOOKPEER" claim 4096 3 1)
-	wait_field "$q" gpu_used '^4096$' || return
+	    "$HOOKPEER" claim 4096 6 1)	# 6 s a run: preempted in the first
+	wait_field "$q" gpu_used '^4096$' 10 || return
 	expect_match "nvq suspend says it would be queued again" "$(nvq suspend "$q" 2>&1)" \
 	    "stops it with its --signal and queues it again \\(--requeue\\)$"
 	h2=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 75G -p 10 sleep 1)
 	wait_state "$h2" COMPLETED 10
-	wait_state "$q" COMPLETED 15
+	wait_state "$q" COMPLETED 20
 	expect_match "requeued, and says why" "$(nvq show "$q")" \
 	    "PREEMPTED +preempted by job $h2 \\(priority 10\\); requeued \\(it holds shared GPU memory nvq cannot move: it cannot be suspended\\).*PENDING +requeued"
 	expect_eq "stopped once and run again" "$(sqlite3 "$T/nvq.db" "SELECT restarts FROM jobs
