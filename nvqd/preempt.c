@@ -18,8 +18,10 @@
  *   - turns: g is a SCHED_TIMESLICE GPU, its quantum there is over, its
  *     priority is not above J's, and it can be suspended.
  * On each GPU the set that gives way is the one that makes J fit with the
- * fewest jobs stopped (requeued or cancelled: they lose their run), then
- * the fewest jobs, then the lowest priorities, then the most recently started.
+ * fewest jobs, then the lowest priorities, then the most recently started,
+ * however each gives way: a job's claim changes how it goes, never whether
+ * it is chosen (a job that said it cannot be suspended would otherwise
+ * push a suspend onto another user's job).
  * A job needing N GPUs takes the N GPUs where that set is smallest.
  *
  * No thrashing: GPUs where a job is being suspended or resumed are left
@@ -33,7 +35,6 @@
 #include "sched.h"
 
 struct preempt_cost {
-	int		lost;		/* jobs stopped rather than suspended */
 	int		n;		/* jobs that give way */
 	int64_t		prio;		/* the sum of their priorities */
 	double		recent;		/* the sum of their slice starts: more is better */
@@ -53,8 +54,6 @@ struct preempt_gpu {
 static int
 preempt_better(const struct preempt_cost *a, const struct preempt_cost *b)
 {
-	if (a->lost != b->lost)
-		return a->lost < b->lost;
 	if (a->n != b->n)
 		return a->n < b->n;
 	if (a->prio != b->prio)
@@ -193,7 +192,6 @@ preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, in
 		for (k = 0; k < pg->ncand; k++)
 			if (m & (1U << k)) {
 				c.n++;
-				c.lost += pg->cand_give[k] != SCHED_GIVE_SUSPEND;
 				c.prio += jobs[pg->cand[k]].priority;
 				c.recent += jobs[pg->cand[k]].slice_start;
 				freed += pg->cand_demand[k];
