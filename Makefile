@@ -204,7 +204,7 @@ $(BUILD)/tests/test_num: $(call obj,tests/unit/test_num.c nvq/num.c)
 $(BUILD)/tests/test_portable: $(call obj,tests/unit/test_portable.c nvq-shim/portable.c)
 $(BUILD)/obj/tests/unit/test_portable.o: CPPFLAGS += -iquote nvq-shim
 # its tables name the fields they test, in order
-$(BUILD)/obj/tests/unit/test_sched.o: CFLAGS += -Wno-missing-field-initializers
+$(BUILD)/obj/tests/unit/test_sched.o $(BUILD)/obj/tests/unit/test_preempt.o: CFLAGS += -Wno-missing-field-initializers
 $(BUILD)/tests/test_config: TEST_LIBS += $(INI_LIBS)
 $(UNIT_BIN):
 	@mkdir -p $(dir $@)

@@ -125,9 +125,10 @@ static const struct config_key config_keys[] = {
 	  "recently started of them are suspended, and resume on their own when\n"
 	  "they fit again) or requeue (they are stopped, with the job's --signal,\n"
 	  "SIGUSR1 unless it said, then SIGKILL after kill_grace, and queued again;\n"
-	  "only jobs submitted with --requeue).  A job that cannot be suspended (its\n"
-	  "processes share memory through CUDA IPC) gives way as with requeue if it\n"
-	  "was submitted with --requeue, and is never chosen otherwise." },
+	  "only jobs submitted with --requeue).  Under suspend, a job that cannot be\n"
+	  "suspended (its processes share memory nvq cannot move, or say they do)\n"
+	  "is stopped the same way, then queued again if it was submitted with\n"
+	  "--requeue, else cancelled (Slurm's PreemptMode REQUEUE and CANCEL)." },
 	{ "scheduler", "placement", CT_NAME, AT(sched.spread), config_placement_names, 0, 0, "pack",
 	  "Which GPUs a job starts on, of those where it fits: pack (the ones with\n"
 	  "the least room left, keeping large holes for large jobs) or spread (the\n"

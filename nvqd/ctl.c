@@ -1132,7 +1132,7 @@ ctl_suspend(struct ctl_req *r, struct proto_buf *out)
 {
 	int suspend = r->msg->type == MSG_SUSPEND;
 	struct gc_event ev = { 0 };
-	char by[64], err[256];
+	char by[64], err[448];
 	struct job *j;
 	int64_t id = ctl_id(r);
 	int rc;

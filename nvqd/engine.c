@@ -970,11 +970,16 @@ engine_limit(struct engine *e, struct job *j)
 	engine_arm(e, j, left > 0 ? left : 0);
 }
 
-/* Commits that a running job is to stop, then signals it. */
+/*
+ * Commits that a running job is to end in state, then signals it: preempt
+ * set, with its --signal (SIGUSR1), to save what it can within kill_grace;
+ * else SIGTERM.
+ */
 static int
-engine_stop(struct engine *e, struct job *j, const char *state, const char *reason)
+engine_stop_as(struct engine *e, struct job *j, const char *state, const char *reason,
+    int preempt)
 {
-	int preempt, sig;
+	int sig;
 
 	if (j->ending[0] != '\0' || j->slurm_id != 0)	/* slurmstepd is Slurm's */
 		return 0;
@@ -982,8 +987,6 @@ engine_stop(struct engine *e, struct job *j, const char *state, const char *reas
 		return -1;
 	snprintf(j->ending, sizeof(j->ending), "%s", state);
 	snprintf(j->end_reason, sizeof(j->end_reason), "%s", reason);
-	/* preempted: the job's --signal (SIGUSR1), to save what it can within kill_grace */
-	preempt = strcmp(state, "PREEMPTED") == 0;
 	sig = preempt ? (j->preempt_signal ? j->preempt_signal : SIGUSR1) : SIGTERM;
 	log_info("job %lld: %s, sending SIG%s", (long long)j->id, reason,
 	    parse_signame(sig) ? parse_signame(sig) : "RTMIN+?");
@@ -991,6 +994,13 @@ engine_stop(struct engine *e, struct job *j, const char *state, const char *reas
 		runner_stop(j->pid, j->pidfd, preempt ? RUNNER_PREEMPT : RUNNER_TERM);
 	engine_arm(e, j, (double)e->cfg.kill_grace);
 	return 0;
+}
+
+/* Commits that a running job is to stop, then signals it (PREEMPTED: its --signal). */
+static int
+engine_stop(struct engine *e, struct job *j, const char *state, const char *reason)
+{
+	return engine_stop_as(e, j, state, reason, strcmp(state, "PREEMPTED") == 0);
 }
 
 static void
@@ -1108,12 +1118,20 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 	for (k = 0; k < pr.nvictims; k++) {
 		v = e->map[pr.victims[k]];
 		/* stopped and queued again (--requeue): by setting, or as it cannot be suspended */
-		if (!pr.rotation && (e->cfg.sched.preempt == SCHED_PREEMPT_REQUEUE ||
-		    v->hook_shared > 0)) {
+		if (pr.give[k] == SCHED_GIVE_REQUEUE) {
 			snprintf(why, sizeof(why), "preempted by job %lld (priority %d); requeued%s",
 			    (long long)b->id, b->priority, v->hook_shared > 0 ? " (it holds "
 			    "shared GPU memory nvq cannot move: it cannot be suspended)" : "");
 			if (engine_stop(e, v, "PREEMPTED", why) == -1)
+				gpuctl_pin(v, now + 60);
+			continue;
+		}
+		/* it cannot be suspended and has no --requeue: stopped the same way, cancelled */
+		if (pr.give[k] == SCHED_GIVE_CANCEL) {
+			snprintf(why, sizeof(why), "preempted by job %lld (priority %d); cancelled: "
+			    "it cannot be suspended (it shares GPU memory) and has no --requeue",
+			    (long long)b->id, b->priority);
+			if (engine_stop_as(e, v, "CANCELLED", why, 1) == -1)
 				gpuctl_pin(v, now + 60);
 			continue;
 		}

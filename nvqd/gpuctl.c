@@ -469,9 +469,14 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 	if (j->hook_shared > 0) {
 		/* what the hooks say they cannot move (hook/offload.h, hook.c) */
 		fmt_size(j->hook_shared, shared, sizeof(shared));
-		snprintf(err, errlen, "job %lld's processes share %s of GPU memory in a way nvq cannot move (the "
-		    "driver's CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a "
-		    "process that has ended); nothing was touched and it runs on", (long long)j->id, shared);
+		/* and what stops it instead: nvq requeue, or preemption (sched_give) */
+		snprintf(err, errlen, "job %lld's processes share %s of GPU memory nvq cannot move "
+		    "(CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process "
+		    "that has ended): it cannot be suspended and runs on untouched; `nvq requeue "
+		    "%lld` stops it and queues it again, and a higher-priority job that needs its "
+		    "memory stops it with its --signal and %s", (long long)j->id, shared,
+		    (long long)j->id, j->requeue ? "queues it again (--requeue)" :
+		    "cancels it (no --requeue)");
 		return -1;
 	}
 	hooks_pids(e, j, 1, pids, sizeof(pids));

@@ -7,8 +7,9 @@
  *	(SCM_RIGHTS) and exits; the parent writes the child's pid to PIDFILE
  *	once it is reaped, reads the socket without ever answering, writes
  *	"eof" to EOFFILE if nvqd closes it, and sleeps on.
- *   hookpeer claim BYTES SECONDS
+ *   hookpeer claim BYTES SECONDS [SHARED]
  *	says hello, reports BYTES used (and peak) on the job's first GPU,
+ *	and SHARED bytes shared in a way nvq cannot move (0 if not given),
  *	then answers like a hook (acknowledges revokes, moves nothing) for
  *	SECONDS.
  *   hookpeer gate BYTES SECONDS DIR
@@ -183,7 +184,7 @@ peer_gate(const char *gate, time_t until)
 }
 
 static int
-peer_claim(long long bytes, int seconds, const char *gate)
+peer_claim(long long bytes, int seconds, long long shared, const char *gate)
 {
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
@@ -196,6 +197,8 @@ peer_claim(long long bytes, int seconds, const char *gate)
 	uuid[strcspn(uuid, ",")] = '\0';
 	peer_hello(fd);
 	proto_begin(&b, MSG_HOOK_REPORT);
+	if (shared > 0)
+		proto_put_int(&b, "shared", shared);
 	proto_put_int(&b, "id", 0);
 	proto_put_str(&b, "uuid", uuid);
 	proto_put_int(&b, "used", bytes);
@@ -236,11 +239,11 @@ main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "handoff") == 0)
 		return peer_handoff(argv[2], argv[3]);
-	if (argc == 4 && strcmp(argv[1], "claim") == 0)
-		return peer_claim(atoll(argv[2]), atoi(argv[3]), NULL);
+	if ((argc == 4 || argc == 5) && strcmp(argv[1], "claim") == 0)
+		return peer_claim(atoll(argv[2]), atoi(argv[3]), argc == 5 ? atoll(argv[4]) : 0, NULL);
 	if (argc == 5 && strcmp(argv[1], "gate") == 0)
-		return peer_claim(atoll(argv[2]), atoi(argv[3]), argv[4]);
-	fprintf(stderr, "usage: hookpeer handoff PIDFILE EOFFILE | claim BYTES SECONDS | "
+		return peer_claim(atoll(argv[2]), atoi(argv[3]), 0, argv[4]);
+	fprintf(stderr, "usage: hookpeer handoff PIDFILE EOFFILE | claim BYTES SECONDS [SHARED] | "
 	    "gate BYTES SECONDS DIR\n");
 	return 2;
 }
