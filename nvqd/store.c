@@ -180,29 +180,38 @@ store_begins(const struct store *st)
  * found the disk full gives a quarter of it back and is tried again;
  * submits are refused until there is room to make it whole again
  * (store_room).  It is STORE_RESERVE, or a sixteenth of a small file system.
+ * Its size, once known, stays the headroom submits keep (store_headroom)
+ * even while the file could not be made: a disk full at start-up (the
+ * reserve spent, nvqd restarted) has it made once there is room.  0, or -1
+ * where it can never be made here (the file system allocates no blocks
+ * ahead, or the file cannot be created): then there is nothing to keep.
  */
-static void
+static int
 store_reserve_make(struct store *st)
 {
 	char dir[PATH_MAX + 16], *slash;
 	struct statvfs sv;
-	int fd;
+	int fd, err;
 
 	if (st->reserve_size == 0) {
 		snprintf(dir, sizeof(dir), "%s", st->reserve);
 		if ((slash = strrchr(dir, '/')) != NULL)
 			*slash = '\0';
 		if (statvfs(slash != NULL ? dir : ".", &sv) == -1)
-			return;
+			return -1;
 		st->reserve_size = STORE_RESERVE;
 		if ((uint64_t)sv.f_blocks * sv.f_frsize / 16 < STORE_RESERVE)
 			st->reserve_size = (off_t)((uint64_t)sv.f_blocks * sv.f_frsize / 16);
 	}
 	if ((fd = open(st->reserve, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
-		return;
-	if (posix_fallocate(fd, 0, st->reserve_size) == 0)
+		return errno == ENOSPC || errno == EDQUOT ? 0 : -1;
+	if ((err = posix_fallocate(fd, 0, st->reserve_size)) == 0)
 		st->reserved = st->reserve_size;
 	close(fd);
+	if (err == 0 || err == ENOSPC || err == EDQUOT || err == EFBIG)
+		return 0;
+	errno = err;	/* for log_warn */
+	return -1;
 }
 
 /* After a failure: 1 if the disk was full and part of the reserve is now free for a retry. */
@@ -229,7 +238,7 @@ store_room(struct store *st)
 	struct statvfs sv;
 
 	if (st->reserve_size == 0 || st->reserved == st->reserve_size)
-		return 1;	/* whole, or none could ever be made: nothing to keep */
+		return 1;	/* whole, or none can ever be made: nothing to keep */
 	snprintf(dir, sizeof(dir), "%s", st->reserve);
 	if ((slash = strrchr(dir, '/')) != NULL)
 		*slash = '\0';
@@ -624,12 +633,13 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 		goto fail;
 	}
 	snprintf(st->reserve, sizeof(st->reserve), "%s.reserve", path);
-	store_reserve_make(st);
-	if (st->reserved == 0) {
-		log_warnx("%s: cannot reserve room for recording ends and cancels on a "
+	if (store_reserve_make(st) == -1) {
+		log_warn("%s: cannot reserve room for recording ends and cancels on a "
 		    "full disk", st->reserve);
 		st->reserve_size = 0;
-	}
+	} else if (st->reserved < st->reserve_size)
+		log_warnx("%s: the disk is full: no room for the reserve kept for ends and "
+		    "cancels; submits are refused until it can be made", st->reserve);
 	/* environments of jobs that ended, or whose submit never committed */
 	store_exec(st, "DELETE FROM private.job_env WHERE job_id NOT IN "
 	    "(SELECT id FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED'))");
@@ -790,7 +800,7 @@ store_headroom(struct store *st, uint64_t need)
 	uint64_t avail, keep = (uint64_t)st->reserve_size;
 
 	if (keep == 0)
-		return 1;	/* no reserve could be made: nothing to keep */
+		return 1;	/* no reserve can ever be made: nothing to keep */
 	snprintf(dir, sizeof(dir), "%s", st->reserve);
 	if ((slash = strrchr(dir, '/')) != NULL)
 		*slash = '\0';

@@ -225,3 +225,34 @@ sys.stdout.buffer.write(struct.pack(">IHH", len(body), int(sys.argv[1]), 3) + bo
 	expect_eq "nothing stored" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" 0
 	stop_nvqd
 }
+
+t_store_reserve_restart() {	# nvqd restarted on a full disk without its reserve keeps the headroom, and makes the reserve once there is room
+	small_fs fs 24m || return
+	write_config
+	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
+	start_nvqd || { umount "$T/fs"; return; }
+	stop_nvqd
+	# the reserve spent on a full disk (it goes at 0); nvqd restarted with 600 kB free
+	rm -f "$T/fs/nvq.db.reserve"
+	fallocate -l $(( ($(store_avail_kb "$T/fs") - 600) * 1024 )) "$T/fs/filler"
+	start_nvqd || { umount "$T/fs"; return; }
+	rm -f "$T/fs/filler"
+	local -a STORE_ENV; store_big_env
+	local i id out rc ids=""
+	for i in $(seq 30); do
+		out=$(env -i "${STORE_ENV[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true 2>&1)
+		rc=$?
+		[ $rc != 0 ] && break
+		ids="$ids${ids:+,}$out"
+	done
+	expect_eq "a submit is refused before the disk is full" "$rc" 1
+	expect_match "by the headroom, not by a full disk" "$out" \
+	    "cannot store the job: the database's disk has .* free: this would take about .*, and .* stay free for recording ends and cancels; nothing was queued"
+	expect_eq "the reserve was made again once there was room" \
+	    "$(stat -c %s "$T/fs/nvq.db.reserve" 2>/dev/null)" $(( 24 * 1024 * 1024 / 16 ))
+	for id in ${ids//,/ }; do
+		out=$(nvq cancel "$id" 2>&1) || { fail "cancel of $id: $out"; break; }
+	done
+	stop_nvqd
+	umount "$T/fs"
+}
