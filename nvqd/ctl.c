@@ -36,7 +36,13 @@ static int ctl_names_epoch = 1;
 struct ctl_entry {
 	int	type;
 	int	(*fn)(struct ctl_req *, struct proto_buf *);
+	int	flags;		/* CTL_* */
 };
+/*
+ * A change a user asks for that must not spend the reserve kept for ends
+ * and cancels (store_room): refused while it is in use, as submits are.
+ */
+#define CTL_ROOM	0x1
 
 static int ctl_error(struct ctl_req *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
@@ -1861,29 +1867,29 @@ ctl_ping(struct ctl_req *r, struct proto_buf *out)
 }
 
 static const struct ctl_entry ctl_table[] = {
-	{ MSG_SUBMIT, ctl_submit },
-	{ MSG_LIST, ctl_list },
-	{ MSG_SHOW, ctl_show },
-	{ MSG_CANCEL, ctl_cancel },
-	{ MSG_HISTORY, ctl_history },
-	{ MSG_GPUS, ctl_gpus },
-	{ MSG_PING, ctl_ping },
-	{ MSG_HOLD, ctl_hold },
-	{ MSG_RELEASE, ctl_hold },
-	{ MSG_SUSPEND, ctl_suspend },
-	{ MSG_RESUME, ctl_suspend },
-	{ MSG_TOP, ctl_top },
-	{ MSG_MODIFY, ctl_modify },
-	{ MSG_REQUEUE, ctl_requeue },
-	{ MSG_RESTART, ctl_restart },
-	{ MSG_ATTACH, ctl_attach },
-	{ MSG_STATS, ctl_stats },
-	{ MSG_WATCH, ctl_watch },
-	{ MSG_WEB_TOKEN, ctl_web_token },
-	{ MSG_DRAIN, ctl_drain },
-	{ MSG_UNDRAIN, ctl_drain },
-	{ MSG_SHARES, ctl_shares },
-	{ MSG_ADOPT, ctl_adopt },
+	{ MSG_SUBMIT, ctl_submit, 0 },
+	{ MSG_LIST, ctl_list, 0 },
+	{ MSG_SHOW, ctl_show, 0 },
+	{ MSG_CANCEL, ctl_cancel, 0 },
+	{ MSG_HISTORY, ctl_history, 0 },
+	{ MSG_GPUS, ctl_gpus, 0 },
+	{ MSG_PING, ctl_ping, 0 },
+	{ MSG_HOLD, ctl_hold, CTL_ROOM },
+	{ MSG_RELEASE, ctl_hold, CTL_ROOM },
+	{ MSG_SUSPEND, ctl_suspend, 0 },
+	{ MSG_RESUME, ctl_suspend, 0 },
+	{ MSG_TOP, ctl_top, CTL_ROOM },
+	{ MSG_MODIFY, ctl_modify, CTL_ROOM },
+	{ MSG_REQUEUE, ctl_requeue, CTL_ROOM },
+	{ MSG_RESTART, ctl_restart, 0 },
+	{ MSG_ATTACH, ctl_attach, 0 },
+	{ MSG_STATS, ctl_stats, 0 },
+	{ MSG_WATCH, ctl_watch, 0 },
+	{ MSG_WEB_TOKEN, ctl_web_token, 0 },
+	{ MSG_DRAIN, ctl_drain, 0 },
+	{ MSG_UNDRAIN, ctl_drain, 0 },
+	{ MSG_SHARES, ctl_shares, 0 },
+	{ MSG_ADOPT, ctl_adopt, 0 },
 };
 
 /* server.h's frame function for a new connection: a request, or a hook's hello. */
@@ -1931,6 +1937,10 @@ ctl_dispatch(struct ctl_req *r, struct proto_buf *out)
 	for (i = 0; i < sizeof(ctl_table) / sizeof(ctl_table[0]); i++) {
 		if (ctl_table[i].type != r->msg->type)
 			continue;
+		if ((ctl_table[i].flags & CTL_ROOM) && !store_room(r->e->store))
+			return ctl_error(r, "the database's disk is full (its reserve for ends and "
+			    "cancels is in use): nvq %s waits for room; nvq cancel works",
+			    proto_type_name(r->msg->type));
 		proto_begin(out, MSG_OK);
 		if (proto_int(r->msg, "array", 0) != 0 && (r->msg->type == MSG_CANCEL ||
 		    r->msg->type == MSG_HOLD || r->msg->type == MSG_RELEASE ||

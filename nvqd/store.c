@@ -1423,15 +1423,15 @@ fail:
 	return -1;
 }
 
-/* Must be recorded even on a full disk: tried again with the reserve. */
+/*
+ * A user's change (nvq hold, release, run's attach): it never takes the
+ * reserve, which a user looping hold and release on a full disk would
+ * spend a quarter at a time.
+ */
 int
 store_job_held(struct store *st, int64_t id, int held, double now, const char *reason)
 {
-	int r = store_job_held_tx(st, id, held, now, reason);
-
-	if (r == -1 && store_reserve_use(st))
-		r = store_job_held_tx(st, id, held, now, reason);
-	return r;
+	return store_job_held_tx(st, id, held, now, reason);
 }
 
 /* The rows of a query about one job (its id is the one parameter). */

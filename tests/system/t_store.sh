@@ -256,3 +256,39 @@ t_store_reserve_restart() {	# nvqd restarted on a full disk without its reserve 
 	stop_nvqd
 	umount "$T/fs"
 }
+
+t_store_reserve_users() {	# a user's hold and release on a full disk never spend the reserve kept for ends and cancels
+	make_users || { skip "cannot make test users"; return; }
+	small_fs fs 24m || return
+	chmod 755 "$T"
+	write_config
+	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
+	start_nvqd || { umount "$T/fs"; return; }
+	local long long2 p whole i out rc refused=0
+	long=$(submit -g 0 sleep 300); long2=$(submit -g 0 sleep 300)
+	# released, it still waits for long2
+	p=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 --after "$long2" true)
+	wait_state "$long" RUNNING
+	whole=$(stat -c %s "$T/fs/nvq.db.reserve")
+	dd if=/dev/zero of="$T/fs/filler" bs=64k 2> /dev/null
+	for i in $(seq 25); do
+		as_user nvqta "$NVQ_BIN" -s "$T/sock" release "$p" > /dev/null 2>&1 || refused=$((refused + 1))
+		as_user nvqta "$NVQ_BIN" -s "$T/sock" hold "$p" > /dev/null 2>&1 || refused=$((refused + 1))
+	done
+	expect_eq "some of them found the disk full" "$(( refused > 0 ))" 1
+	expect_eq "the reserve is whole after them" "$(stat -c %s "$T/fs/nvq.db.reserve" 2>/dev/null)" "$whole"
+	out=$(nvq cancel "$long" 2>&1); rc=$?
+	expect_eq "root's cancel works on the full disk ($out)" "$rc" 0
+	wait_state "$long" CANCELLED 10
+	if [ "$(stat -c %s "$T/fs/nvq.db.reserve" 2>/dev/null)" != "$whole" ]; then
+		# the cancel took some of the reserve: a user's changes wait for room
+		out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" release "$p" 2>&1); rc=$?
+		expect_eq "a release while the reserve is in use is refused" "$rc" 1
+		expect_match "saying why" "$out" "the database's disk is full"
+	fi
+	expect_eq "the user's job waits, as it was" "$(state "$p")" PENDING
+	rm -f "$T/fs/filler"
+	nvq cancel "$long2" > /dev/null
+	stop_nvqd
+	umount "$T/fs"
+}
