@@ -344,6 +344,11 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 	submit_reply(it->conn, ids[k], it->ntasks, NULL, it->note);
 }
 
+/*
+ * Stores the turn's submits in one commit; where that fails (one submit
+ * over the disk's headroom, say) each is tried on its own, so that one
+ * submit's refusal is not everyone's in its turn.  Answers each.
+ */
 static void
 submit_flush(uv_check_t *h)
 {
@@ -351,8 +356,8 @@ submit_flush(uv_check_t *h)
 	struct store_job_new *copies = NULL;
 	struct engine *e = Q.e;
 	int64_t *ids = NULL;
-	char err[512];
-	int i, k, n = Q.n, total = 0;
+	char err[512], own[512];
+	int i, k, n = Q.n, total = 0, one = 0, failed = 0, cnt;
 
 	(void)h;
 	uv_check_stop(&Q.check);
@@ -368,22 +373,34 @@ submit_flush(uv_check_t *h)
 	else {
 		for (i = 0, k = 0; i < n; i++)
 			submit_expand(&Q.items[i], copies, jobs, &k);
-		if (store_jobs_insert(e->store, jobs, total, ids) == -1)
+		if (store_jobs_insert(e->store, jobs, total, ids) == -1) {
 			snprintf(err, sizeof(err), "cannot store the job: %s; nothing was queued",
 			    store_errmsg(e->store));
+			one = n > 1;
+		}
 	}
 	for (i = 0, k = 0; i < n; i++) {
-		if (err[0] == '\0')
+		cnt = Q.items[i].ntasks > 0 ? Q.items[i].ntasks : 1;
+		own[0] = '\0';
+		if (one && store_jobs_insert(e->store, jobs + k, cnt, ids + k) == -1)
+			snprintf(own, sizeof(own), "cannot store the job: %s; nothing was queued",
+			    store_errmsg(e->store));
+		if (one ? own[0] == '\0' : err[0] == '\0')
 			submit_engine(e, &Q.items[i], ids, k);
-		else
+		else {
+			if (one)
+				memcpy(err, own, sizeof(err));	/* the one logged */
 			submit_reply(Q.items[i].conn, 0, 0, err, NULL);
-		k += Q.items[i].ntasks > 0 ? Q.items[i].ntasks : 1;
+			failed++;
+		}
+		k += cnt;
 		submit_item_free(&Q.items[i]);
 	}
-	if (err[0] != '\0')
-		log_warnx("%d submits not stored: %s", n, err);
+	if (failed > 0)
+		log_warnx("%d of %d submits not stored: %s", failed, n, err);
 	else if (n > 1 || total > 1)
-		log_debug("%d submits stored in one commit (%d jobs)", n, total);
+		log_debug("%d submits stored in %s (%d jobs)", n, one ? "commits of their own" :
+		    "one commit", total);
 	Q.n = 0;
 	free(jobs);
 	free(copies);

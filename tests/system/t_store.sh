@@ -292,3 +292,29 @@ t_store_reserve_users() {	# a user's hold and release on a full disk never spend
 	stop_nvqd
 	umount "$T/fs"
 }
+
+t_store_headroom_turn() {	# one submit over the disk's headroom is refused alone, not with every submit of its loop turn
+	small_fs fs 24m || return
+	write_config
+	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
+	start_nvqd || { umount "$T/fs"; return; }
+	local keep big small
+	# what stays free: the reserve (a sixteenth of 24M), and 1M more
+	keep=$(( 24 * 1024 / 16 ))
+	fallocate -l $(( ($(store_avail_kb "$T/fs") - keep - 1024) * 1024 )) "$T/fs/filler"
+	# both sent while nvqd is stopped: read in one loop turn
+	kill -STOP "$NVQD_PID"
+	nvq submit --parsable --hold -g 0 --array 1-4000 true > "$T/big" 2>&1 &
+	big=$!
+	nvq submit --parsable --hold -g 0 true > "$T/small" 2>&1 &
+	small=$!
+	sleep 1
+	kill -CONT "$NVQD_PID"
+	wait "$big"; wait "$small"
+	expect_match "the array of 4000 is over the headroom" "$(cat "$T/big")" \
+	    "the database's disk has .* free: this would take about .*; nothing was queued"
+	expect_match "the small submit beside it is stored" "$(cat "$T/small")" "^[0-9]+$"
+	rm -f "$T/fs/filler"
+	stop_nvqd
+	umount "$T/fs"
+}
