@@ -1719,6 +1719,18 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	return x->cb(x->arg, &a);
 }
 
+/* a TEXT column's bytes, as submits count them (length() counts characters) */
+#define STORE_LEN(x)	"length(CAST(" x " AS BLOB))"
+/*
+ * What a job's row keeps of its own, as submits count it (submit_bytes):
+ * [limits] max_stored's charge after a restart of nvqd, and nvq restart's.
+ */
+#define STORE_ROW_SQL	STORE_ROW_BYTES_SQL " + " STORE_LEN("command") " + length(argv) + " \
+	STORE_LEN("cwd") " + " STORE_LEN("name") " + " STORE_LEN("user") " + " \
+	STORE_LEN("stdout_path") " + " STORE_LEN("stderr_path") " + coalesce(" \
+	STORE_LEN("after") ", 0) + coalesce(" STORE_LEN("groups") ", 0) + coalesce(" \
+	STORE_LEN("notify") ", 0) + coalesce(" STORE_LEN("mail_user") ", 0)"
+
 /* store_active_row_cb's columns */
 #define STORE_ACTIVE_SELECT	"SELECT id, uid, gid, user, state, gpus, " \
 	"mem_per_gpu, priority, submitted_at, started_at, time_limit, after, gpu_uuids, " \
@@ -1726,15 +1738,12 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, " \
 	"array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny, " \
 	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id, slurm_step, top_at, " \
-	STORE_ROW_BYTES_SQL " + length(command) + length(argv) + length(cwd) + length(name) + " \
-	"length(user) + length(stdout_path) + length(stderr_path) + coalesce(length(after), 0) + " \
-	"coalesce(length(groups), 0) + coalesce(length(notify), 0) + " \
-	"coalesce(length(mail_user), 0) + coalesce((SELECT length(env) FROM private.job_env " \
+	STORE_ROW_SQL " + coalesce((SELECT length(env) FROM private.job_env " \
 	"WHERE job_id = jobs.id), 0), " \
 	"coalesce((SELECT length(a.env) FROM private.task_env t JOIN private.array_env a ON " \
 	"a.array_id = t.array_id WHERE t.job_id = jobs.id), 0) + CASE WHEN array_id IS NOT " \
-	"NULL AND length(argv) = 0 THEN (SELECT length(a.command) + length(a.argv) FROM jobs a " \
-	"WHERE a.id = jobs.array_id) ELSE 0 END, " \
+	"NULL AND length(argv) = 0 THEN (SELECT " STORE_LEN("a.command") " + length(a.argv) " \
+	"FROM jobs a WHERE a.id = jobs.array_id) ELSE 0 END, " \
 	"coalesce((SELECT array_id FROM private.task_env WHERE job_id = jobs.id), 0) FROM jobs "
 
 int

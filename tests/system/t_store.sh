@@ -318,3 +318,23 @@ t_store_headroom_turn() {	# one submit over the disk's headroom is refused alone
 	stop_nvqd
 	umount "$T/fs"
 }
+
+t_store_bytes_restart() {	# what a user's jobs keep is counted in bytes after nvqd restarts too, not in characters
+	make_users || { skip "cannot make test users"; return; }
+	chmod 755 "$T"
+	write_config "[limits]" "max_stored = 1M"
+	start_nvqd || return
+	local line out rc
+	# --stdin: 55 tasks of a line of 2700 characters of 3 bytes, each its own
+	# command and argv: 17 kB a task, 5.5 kB of it counted in characters
+	line="true $(head -c 2700 /dev/zero | tr '\0' x | sed 's/x/€/g')"
+	out=$(yes "$line" | head -55 | as_user nvqta env -i PATH=/usr/bin:/bin "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 --stdin 2>&1)
+	expect_match "55 fit" "$out" "^[0-9]+$"
+	out=$(yes "$line" | head -20 | as_user nvqta env -i PATH=/usr/bin:/bin "$NVQ_BIN" -s "$T/sock" submit --hold -g 0 --stdin 2>&1); rc=$?
+	expect_eq "20 more are refused" "$rc" 1
+	stop_nvqd; start_nvqd || return
+	out=$(yes "$line" | head -20 | as_user nvqta env -i PATH=/usr/bin:/bin "$NVQ_BIN" -s "$T/sock" submit --hold -g 0 --stdin 2>&1); rc=$?
+	expect_eq "and after nvqd restarts" "$rc" 1
+	expect_match "counted in bytes" "$out" "nvqta's jobs keep 9[0-9]{2}K in nvqd's files"
+	stop_nvqd
+}
