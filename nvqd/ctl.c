@@ -1417,6 +1417,7 @@ struct ctl_restart_row {
 	char		state[16];
 	int		found;
 	int		slurm;		/* it ran under Slurm */
+	uint64_t	row;		/* store_active_job's stored_row */
 };
 
 static int
@@ -1430,12 +1431,16 @@ ctl_restart_row_cb(void *arg, const struct store_active_job *a)
 	snprintf(x->state, sizeof(x->state), "%s", a->state ? a->state : "?");
 	x->found = 1;
 	x->slurm = a->slurm_id >= 0;
+	x->row = a->stored_row;
 	return 0;
 }
 
-/* Whether finished job id may be restarted by the caller: 0, or -1 with the error set. */
+/*
+ * Whether finished job id may be restarted by the caller: 0, with the
+ * bytes its row keeps added to *bytes, or -1 with the error set.
+ */
 static int
-ctl_restart_check(struct ctl_req *r, int64_t id)
+ctl_restart_check(struct ctl_req *r, int64_t id, uint64_t *bytes)
 {
 	struct ctl_restart_row x = { 0 };
 	char why[256];
@@ -1456,6 +1461,7 @@ ctl_restart_check(struct ctl_req *r, int64_t id)
 		return ctl_error(r, "job %lld ran under Slurm: submit it again", (long long)id);
 	if (x.gpus > 0 && ctl_could_fit(r, x.gpus, x.mem, why, sizeof(why)) == -1)
 		return ctl_error(r, "job %lld could never run now: %s", (long long)id, why);
+	*bytes += x.row;
 	return 0;
 }
 
@@ -1478,6 +1484,7 @@ ctl_restart(struct ctl_req *r, struct proto_buf *out)
 	const struct proto_msg *m = r->msg;
 	int64_t *ids = NULL, *p;
 	char by[64], why[128], *env = NULL;
+	uint64_t rows = 0;
 	int i, n = 0, cap = 0, envn, npending, rc = -1;
 
 	if (r->e->slurm != NULL)
@@ -1516,7 +1523,7 @@ ctl_restart(struct ctl_req *r, struct proto_buf *out)
 			ids[cap++] = ids[i];
 	n = cap;
 	for (i = 0; i < n; i++)
-		if (ctl_restart_check(r, ids[i]) == -1)
+		if (ctl_restart_check(r, ids[i], &rows) == -1)
 			goto out;
 	if (r->uid != 0 && r->e->cfg.max_pending > 0 && (npending = engine_pending(r->e, r->uid) +
 	    submit_queued(r->uid)) + n > r->e->cfg.max_pending) {
@@ -1529,8 +1536,8 @@ ctl_restart(struct ctl_req *r, struct proto_buf *out)
 		goto out;
 	}
 	ctl_user_name(r->uid, by, sizeof(by));
-	/* the environment is stored once for all n; each job's row is kept already */
-	if (ctl_stored_over(r, by, (uint64_t)envn + (uint64_t)n * STORE_ROW_BYTES, "restart") == -1)
+	/* the environment is stored once for all n, beside their rows */
+	if (ctl_stored_over(r, by, (uint64_t)envn + rows, "restart") == -1)
 		goto out;
 	snprintf(why, sizeof(why), "restarted by %s", by);
 	if (store_jobs_restart(r->e->store, ids, n, env, envn, engine_now(), why) == -1) {

@@ -1716,6 +1716,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.stored_own = (uint64_t)c[36].i;
 	a.stored_shared = (uint64_t)c[37].i;
 	a.stored_key = c[38].i;
+	a.stored_row = (uint64_t)c[39].i;
 	return x->cb(x->arg, &a);
 }
 
@@ -1744,7 +1745,10 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"a.array_id = t.array_id WHERE t.job_id = jobs.id), 0) + CASE WHEN array_id IS NOT " \
 	"NULL AND length(argv) = 0 THEN (SELECT " STORE_LEN("a.command") " + length(a.argv) " \
 	"FROM jobs a WHERE a.id = jobs.array_id) ELSE 0 END, " \
-	"coalesce((SELECT array_id FROM private.task_env WHERE job_id = jobs.id), 0) FROM jobs "
+	"coalesce((SELECT array_id FROM private.task_env WHERE job_id = jobs.id), 0), " \
+	STORE_ROW_SQL " + CASE WHEN array_id IS NOT NULL AND length(argv) = 0 THEN (SELECT " \
+	STORE_LEN("a.command") " + length(a.argv) FROM jobs a WHERE a.id = jobs.array_id) " \
+	"ELSE 0 END FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)

@@ -259,6 +259,12 @@ struct store_active_job {
 	 */
 	uint64_t	stored_own, stored_shared;
 	int64_t		stored_key;
+	/*
+	 * its row's bytes with its array's command if it shares it, without
+	 * any environment: what an nvq restart of it keeps (and the
+	 * restarter's environment)
+	 */
+	uint64_t	stored_row;
 	int64_t		array_id;	/* 0: no array */
 	int64_t		array_index;	/* -1: no array */
 	int		array_limit;	/* 0: none */

@@ -319,6 +319,26 @@ t_store_headroom_turn() {	# one submit over the disk's headroom is refused alone
 	umount "$T/fs"
 }
 
+t_store_restart_bound() {	# nvq restart counts the restarted jobs' commands against [limits] max_stored
+	make_users || { skip "cannot make test users"; return; }
+	chmod 755 "$T"
+	write_config "[limits]" "max_stored = 1M"
+	start_nvqd || return
+	local arg i id ids="" out rc
+	arg=$(head -c 60000 /dev/zero | tr '\0' a)
+	# ten jobs of 128 kB (argv, and its command as shown) one after the other: each ends at once
+	for i in $(seq 10); do
+		id=$(as_user nvqta env -i PATH=/usr/bin:/bin "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 false "$arg" "$arg")
+		as_user nvqta "$NVQ_BIN" -s "$T/sock" wait "$id" > /dev/null 2>&1
+		ids="$ids${ids:+ }$id"
+	done
+	expect_eq "ten ended" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'FAILED'")" 10
+	out=$(as_user nvqta env -i PATH=/usr/bin:/bin "$NVQ_BIN" -s "$T/sock" restart $ids 2>&1); rc=$?
+	expect_eq "their restart, 1.2M, is refused" "$rc" 1
+	expect_match "saying why" "$out" "this restart would add 1\.[0-9]+M, over \[limits\] max_stored \(1M\); nothing was restarted"
+	stop_nvqd
+}
+
 t_store_bytes_restart() {	# what a user's jobs keep is counted in bytes after nvqd restarts too, not in characters
 	make_users || { skip "cannot make test users"; return; }
 	chmod 755 "$T"
