@@ -840,7 +840,7 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	sqlite3_bind_int64(s, 3, j->gid);
 	sqlite3_bind_text(s, 4, j->user, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 5, j->name, -1, SQLITE_STATIC);
-	/* an array's tasks but its first: '' and x'', read as the first's (018) */
+	/* an array's tasks but its first: '' and x'', read as the first's (017) */
 	sqlite3_bind_text(s, 6, store_cmd_shared(j) ? "" : j->command, -1, SQLITE_STATIC);
 	if (store_cmd_shared(j))
 		sqlite3_bind_zeroblob(s, 7, 0);
@@ -1993,8 +1993,11 @@ store_auto_peak(struct store *st, uint32_t uid, const char *name, const char *co
 		"SELECT r.peak_gpu_mem, j.id FROM jobs j JOIN runs r ON r.job_id = j.id "
 		"WHERE j.uid = ?1 AND j.name = ?2 AND r.state = 'COMPLETED' "
 		"AND r.peak_gpu_mem > 0 ORDER BY r.id DESC LIMIT " STORE_AUTO_RUNS,
-		"SELECT r.peak_gpu_mem, j.id FROM jobs j JOIN runs r ON r.job_id = j.id "
-		"WHERE j.uid = ?1 AND j.command = ?2 AND r.state = 'COMPLETED' "
+		/* an array's tasks but its first keep '' (STORE_COMMAND): by its first's */
+		"SELECT r.peak_gpu_mem, j.id FROM (SELECT id FROM jobs WHERE uid = ?1 AND "
+		"command = ?2 UNION ALL SELECT t.id FROM jobs a JOIN jobs t ON t.array_id = a.id "
+		"WHERE a.uid = ?1 AND a.command = ?2 AND t.command = '') j "
+		"JOIN runs r ON r.job_id = j.id WHERE r.state = 'COMPLETED' "
 		"AND r.peak_gpu_mem > 0 ORDER BY r.id DESC LIMIT " STORE_AUTO_RUNS,
 	};
 	sqlite3_stmt *s;

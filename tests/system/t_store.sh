@@ -358,3 +358,18 @@ t_store_bytes_restart() {	# what a user's jobs keep is counted in bytes after nv
 	expect_match "counted in bytes" "$out" "nvqta's jobs keep 9[0-9]{2}K in nvqd's files"
 	stop_nvqd
 }
+
+t_store_auto_array() {	# -m auto by command finds the runs of an array's tasks, which store their command once
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	write_config; start_nvqd || return
+	local arr out
+	# the first task fails: the runs to find are its later tasks'
+	arr=$(fsubmit -m 2G -n arr --array 1-3 sh -c "$FAKE_JOB alloc 1073741824 1; [ \$NVQ_ARRAY_INDEX != 1 ]")
+	nvq wait "$arr" "$((arr + 1))" "$((arr + 2))" > /dev/null 2>&1
+	expect_eq "tasks 2 and 3 completed" "$(sqlite3 "$T/nvq.db" "SELECT group_concat(state) FROM
+	    jobs WHERE array_id = $arr AND array_index > 1")" "COMPLETED,COMPLETED"
+	out=$(LD_LIBRARY_PATH=$FAKE_LIB nvq submit --parsable -m auto -n other sh -c \
+	    "$FAKE_JOB alloc 1073741824 1; [ \$NVQ_ARRAY_INDEX != 1 ]" 2>&1)
+	expect_match "by command: a task's peak" "$out" "-m auto: 1\.[0-9]+G, the peak of job ($((arr + 1))|$((arr + 2))) \(1G\)"
+	stop_nvqd
+}
