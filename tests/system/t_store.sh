@@ -1,8 +1,10 @@
 # t_store.sh: what a submit keeps in nvqd's files, and what one user can
 # do to everyone with it (issue 39): an array's tasks share one stored
 # environment and command; [limits] max_stored bounds what a user's active
-# jobs keep; submits never spend the room kept for ends and cancels; a
-# cancel works on a full disk.
+# jobs keep, in bytes, restarts too; submits never spend the room kept for
+# ends and cancels, nor does a user's hold or release, even after nvqd
+# restarts on a full disk; one submit over it is refused alone; a cancel
+# works on a full disk.
 
 # store_big_env: STORE_ENV (the caller's local array), an environment of 8
 # variables of 120 kB (960 kB: as much as max_env's 1M lets through, each
