@@ -191,6 +191,7 @@ store_reserve_make(struct store *st)
 {
 	char dir[PATH_MAX + 16], *slash;
 	struct statvfs sv;
+	struct stat sb;
 	int fd, err;
 
 	if (st->reserve_size == 0) {
@@ -207,6 +208,8 @@ store_reserve_make(struct store *st)
 		return errno == ENOSPC || errno == EDQUOT ? 0 : -1;
 	if ((err = posix_fallocate(fd, 0, st->reserve_size)) == 0)
 		st->reserved = st->reserve_size;
+	else if (fstat(fd, &sb) == 0 && sb.st_size < st->reserve_size)
+		st->reserved = sb.st_size;	/* what a spent reserve kept: still usable */
 	close(fd);
 	if (err == 0 || err == ENOSPC || err == EDQUOT || err == EFBIG)
 		return 0;
@@ -638,8 +641,8 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 		    "full disk", st->reserve);
 		st->reserve_size = 0;
 	} else if (st->reserved < st->reserve_size)
-		log_warnx("%s: the disk is full: no room for the reserve kept for ends and "
-		    "cancels; submits are refused until it can be made", st->reserve);
+		log_warnx("%s: the disk is full: the reserve kept for ends and cancels is not "
+		    "whole; submits are refused until there is room to make it", st->reserve);
 	/* environments of jobs that ended, or whose submit never committed */
 	store_exec(st, "DELETE FROM private.job_env WHERE job_id NOT IN "
 	    "(SELECT id FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED'))");

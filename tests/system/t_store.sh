@@ -259,6 +259,28 @@ t_store_reserve_restart() {	# nvqd restarted on a full disk without its reserve 
 	umount "$T/fs"
 }
 
+t_store_reserve_partial() {	# what a spent reserve kept serves a cancel on a full disk after nvqd restarts
+	small_fs fs 24m || return
+	write_config
+	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
+	start_nvqd || { umount "$T/fs"; return; }
+	local p out rc half=$(( 24 * 1024 * 1024 / 32 ))
+	p=$(submit --hold -g 0 true)
+	stop_nvqd
+	# half of the reserve spent, nvqd restarted on a disk too full to make it whole
+	truncate -s "$half" "$T/fs/nvq.db.reserve"
+	fallocate -l $(( ($(store_avail_kb "$T/fs") - 600) * 1024 )) "$T/fs/filler"
+	start_nvqd || { umount "$T/fs"; return; }
+	dd if=/dev/zero of="$T/fs/filler2" bs=64k 2> /dev/null
+	out=$(nvq cancel "$p" 2>&1); rc=$?
+	expect_eq "a cancel on the full disk is recorded ($out)" "$rc" 0
+	expect_eq "CANCELLED" "$(sqlite3 "$T/fs/nvq.db" "SELECT state FROM jobs WHERE id = $p")" CANCELLED
+	expect_eq "with what the reserve kept" "$(( $(stat -c %s "$T/fs/nvq.db.reserve" 2>/dev/null || echo 0) < half ))" 1
+	rm -f "$T/fs/filler" "$T/fs/filler2"
+	stop_nvqd
+	umount "$T/fs"
+}
+
 t_store_reserve_users() {	# a user's hold and release on a full disk never spend the reserve kept for ends and cancels
 	make_users || { skip "cannot make test users"; return; }
 	small_fs fs 24m || return
