@@ -80,7 +80,7 @@ $(BUILD)/obj/hook/%.o: CPPFLAGS += -iquote hook
 # WEB=0: nvqd without the dashboard ([web] listen is then refused)
 WEB	?= 1
 ifeq ($(WEB),1)
-WEB_SRC	= nvqd/web.c
+WEB_SRC	= nvqd/web.c nvqd/webrate.c
 WEB_OBJ	= $(BUILD)/obj/gen/web_files.o
 WEB_LIBS = -lmicrohttpd -lcjson
 else
@@ -174,7 +174,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 	    $(filter %.o,$^) -ldl -lpthread
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
-UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num
+UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num webrate
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -192,6 +192,7 @@ $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c co
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/slurmjob.c)
+$(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/webrate.c)
 $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c \
 	    common/fdpass.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)

@@ -15,11 +15,12 @@
 #include "log.h"
 #include "store.h"
 #include "web.h"
+#include "webrate.h"
 
 #define WEB_SAMPLE_MS	5000
 #define WEB_SAMPLES	720		/* an hour of them */
 #define WEB_PENDING	100		/* pending jobs in /api/state */
-#define WEB_CONNS	64
+#define WEB_CONNS	128		/* connections in all ([web] per_address each) */
 
 /* The embedded files (web/gen.sh) */
 struct web_file {
@@ -42,6 +43,7 @@ static struct {
 	int			on;
 	struct web_sample	*ring;
 	int			head, n;
+	struct webrate		rate;		/* /metrics and /api/ per address */
 } W;
 
 /* Who asks: 1 with *uid for a known token, 0 for none, -1 for a wrong one. */
@@ -446,6 +448,21 @@ web_metrics(struct MHD_Connection *c)
 	return r;
 }
 
+/* 1 if the client's address may ask for something computed now, 0 if it asks too often. */
+static int
+web_rate(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+	    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr_in *sa;
+
+	if (ci == NULL || ci->client_addr == NULL || ci->client_addr->sa_family != AF_INET)
+		return 1;
+	sa = (const struct sockaddr_in *)(const void *)ci->client_addr;
+	W.rate.rate = W.e->cfg.web_rate;	/* a reload may change it */
+	return webrate_take(&W.rate, sa->sin_addr.s_addr, (double)uv_now(W.e->loop) / 1000);
+}
+
 static enum MHD_Result
 web_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
     const char *version, const char *upload, size_t *upload_len, void **con_cls)
@@ -459,6 +476,8 @@ web_request(void *cls, struct MHD_Connection *c, const char *url, const char *me
 		return web_plain(c, 405, "read-only: GET and HEAD\n");
 	if (*upload_len != 0)
 		return MHD_NO;
+	if ((strcmp(url, "/metrics") == 0 || strncmp(url, "/api/", 5) == 0) && !web_rate(c))
+		return web_plain(c, 429, "too many requests from this address ([web] rate)\n");
 	if (strcmp(url, "/metrics") == 0)
 		return web_metrics(c);
 	if ((viewer = web_viewer(c, &uid)) == -1)
@@ -476,13 +495,40 @@ web_request(void *cls, struct MHD_Connection *c, const char *url, const char *me
 /* MHD's timeouts, on the loop's timer */
 static void web_arm(void);
 
+/* How many connections MHD holds. */
+static unsigned
+web_conns(void)
+{
+	const union MHD_DaemonInfo *i = MHD_get_daemon_info(W.d,
+	    MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+	return i != NULL ? i->num_connections : 0;
+}
+
+/*
+ * MHD's work, then its next timeout on the timer.  At its connection limit
+ * MHD takes the listening socket out of its epoll set, and puts it back only
+ * at the start of a run once connections closed; when the last of those
+ * closes in a run, nothing in that set is ready after it and no timeout is
+ * due, so no further run would come and the backlog would never be
+ * accepted (the listener seemed dead until nvqd restarted).  So a run that
+ * closed connections is followed by another, which puts the socket back.
+ */
 static void
 web_run(void)
 {
-	if (W.d != NULL) {
+	unsigned before;
+	int i;
+
+	if (W.d == NULL)
+		return;
+	for (i = 0; i < 4; i++) {
+		before = web_conns();
 		MHD_run(W.d);
-		web_arm();
+		if (web_conns() >= before)
+			break;
 	}
+	web_arm();
 }
 
 static void
@@ -556,10 +602,12 @@ web_start(struct engine *e, char *err, size_t errlen)
 		return -1;
 	}
 	W.e = e;
+	webrate_init(&W.rate, e->cfg.web_rate);
 	W.d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_SUPPRESS_DATE_NO_CLOCK, 0, NULL, NULL,
 	    web_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)WEB_CONNS,
-	    MHD_OPTION_CONNECTION_TIMEOUT, 30U, MHD_OPTION_END);
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)e->cfg.web_per_address,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)e->cfg.web_timeout, MHD_OPTION_END);
 	if (W.d == NULL) {
 		snprintf(err, errlen, "[web] listen = %s: cannot listen there (in use?)",
 		    e->cfg.web_listen);
