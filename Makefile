@@ -56,15 +56,15 @@ INI_LIBS = -linih
 SQL_LIBS = -lsqlite3
 endif
 
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/stored.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
 	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c nvqd/watch.c \
 	   nvqd/ctl.c nvqd/submit.c nvqd/store.c nvqd/checkpoint.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/reap.c nvqd/start.c \
 	   nvqd/config.c nvqd/log.c nvqd/slurmjob.c nvqd/cmdq.c nvqd/slurm.c nvqd/adopt.c common/proto.c common/parse.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/status.c common/proc.c common/fdpass.c \
-	   common/roff.c
+	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/submit.c nvq/jobs.c nvq/control.c \
 	  nvq/output.c nvq/gpus.c nvq/json.c nvq/shares.c nvq/script.c nvq/run.c nvq/table.c nvq/stats.c nvq/top.c common/proto.c common/parse.c common/paths.c \
-	  common/fdpass.c common/roff.c
+	  common/fdpass.c common/roff.c common/esc.c
 SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
 
 obj	= $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -174,7 +174,8 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 	    $(filter %.o,$^) -ldl -lpthread
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
-UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num webrate
+UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num \
+	  esc stored webrate
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -192,17 +193,19 @@ $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c co
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/slurmjob.c)
+$(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/stored.c)
 $(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/webrate.c)
 $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c \
 	    common/fdpass.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/tests/test_share: $(call obj,tests/unit/test_share.c common/share.c common/proc.c)
-$(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c)
+$(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c common/esc.c)
+$(BUILD)/tests/test_esc: $(call obj,tests/unit/test_esc.c common/esc.c)
 $(BUILD)/tests/test_num: $(call obj,tests/unit/test_num.c nvq/num.c)
 $(BUILD)/tests/test_portable: $(call obj,tests/unit/test_portable.c nvq-shim/portable.c)
 $(BUILD)/obj/tests/unit/test_portable.o: CPPFLAGS += -iquote nvq-shim
 # its tables name the fields they test, in order
-$(BUILD)/obj/tests/unit/test_sched.o: CFLAGS += -Wno-missing-field-initializers
+$(BUILD)/obj/tests/unit/test_sched.o $(BUILD)/obj/tests/unit/test_preempt.o: CFLAGS += -Wno-missing-field-initializers
 $(BUILD)/tests/test_config: TEST_LIBS += $(INI_LIBS)
 $(UNIT_BIN):
 	@mkdir -p $(dir $@)

@@ -9,7 +9,7 @@ median() {
 bench_load_helper() {
 	make -s
 	cc -O2 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o build/load bench/load.c \
-	    nvq/client.c nvq/fmt.c nvq/num.c nvq/json.c common/proto.c common/parse.c common/paths.c common/fdpass.c -linih
+	    nvq/client.c nvq/fmt.c nvq/num.c nvq/json.c common/esc.c common/proto.c common/parse.c common/paths.c common/fdpass.c -linih
 }
 
 # bench_nvqd DIR NVQD [LINE...]: a fresh DIR with a configuration (its

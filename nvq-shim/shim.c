@@ -295,7 +295,18 @@ shim_job(void *arg)
 		if (syscall(SYS_setresgid, s->gid, s->gid, s->gid) == -1)
 			shim_fail(efd, 126, "cannot set gid %u: %s", (unsigned)s->gid,
 			    shim_strerror(errno));
-		if (syscall(SYS_setresuid, s->uid, s->uid, s->uid) == -1)
+		/*
+		 * The uid in two steps.  A change of the effective uid makes
+		 * this memory, the shim's too, as dumpable as fs.suid_dumpable
+		 * says: with 1, traceable by the user, who could then write
+		 * root's shim.  With root's saved uid left it is not the user's
+		 * to trace; made undumpable meanwhile, it stays so once the
+		 * saved uid goes too (no effective id changes), until the
+		 * exec gives the job a memory of its own, dumpable as any.
+		 */
+		if (syscall(SYS_setresuid, s->uid, s->uid, 0) == -1 ||
+		    prctl(PR_SET_DUMPABLE, 0) == -1 ||
+		    syscall(SYS_setresuid, s->uid, s->uid, s->uid) == -1)
 			shim_fail(efd, 126, "cannot set uid %u: %s", (unsigned)s->uid,
 			    shim_strerror(errno));
 		if (s->uid != 0 && (syscall(SYS_setresuid, 0, 0, 0) != -1 || geteuid() == 0))

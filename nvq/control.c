@@ -167,13 +167,13 @@ control_each(struct nvq_args *a, int type, const char *done)
 	return rc;
 }
 
-/* nvq top ID...: each pending job first among the jobs of its priority. */
+/* nvq top ID...: each pending job first among its owner's jobs of its priority. */
 int
 cmd_top(struct nvq_args *a)
 {
 	if (a->argc == 0)
 		return top_view(a);
-	return control_each(a, MSG_TOP, "job %lld is first of its priority\n");
+	return control_each(a, MSG_TOP, "job %lld is first of its owner's jobs of its priority\n");
 }
 
 /* nvq requeue ID...: each running job stopped (as by cancel), then queued again. */

@@ -2,45 +2,18 @@
  * fmt.c: output helpers for nvq: JSON strings and rows, times, and
  * fmt_safe(), through which every string from nvqd passes on its way to a
  * person's terminal: names, commands, paths and reasons are other users'
- * text, and an escape sequence in them must not reach the terminal.
+ * text, and an escape sequence in them must not reach the terminal.  What
+ * is escaped, and how, is common/esc.c's (JSON's too, in json.c).
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "esc.h"
 #include "json.h"
 #include "nvq.h"
 
 #define FMT_SAFE_RING	8
-
-/* The length of the UTF-8 sequence at p (1 to 4), or 0 if it is not one. */
-static int
-fmt_utf8_len(const unsigned char *p)
-{
-	int i, n;
-
-	if (*p < 0x80)
-		return 1;
-	if (*p >= 0xc2 && *p <= 0xdf)
-		n = 2;
-	else if (*p >= 0xe0 && *p <= 0xef)
-		n = 3;
-	else if (*p >= 0xf0 && *p <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong forms, surrogates, past U+10FFFF */
-	if ((*p == 0xe0 && p[1] < 0xa0) || (*p == 0xed && p[1] > 0x9f) ||
-	    (*p == 0xf0 && p[1] < 0x90) || (*p == 0xf4 && p[1] > 0x8f))
-		return 0;
-	return n;
-}
-
-/* Whether the UTF-8 sequence at p is a C1 control (U+0080 to U+009F). */
-#define fmt_is_c1(p)	((p)[0] == 0xc2 && (p)[1] >= 0x80 && (p)[1] <= 0x9f)
 
 const char *
 fmt_safe(const char *s)
@@ -48,48 +21,21 @@ fmt_safe(const char *s)
 	static char *ring[FMT_SAFE_RING];
 	static size_t caps[FMT_SAFE_RING];
 	static unsigned next;
-	const unsigned char *p;
-	size_t need, off = 0;
+	size_t need;
 	unsigned k = next++ % FMT_SAFE_RING;
 	char *b;
-	int n;
 
 	if (s == NULL)
 		return "";
-	/* the longest escape is 4 bytes for 1 (\xHH) */
-	need = strlen(s) * 4 + 1;
+	need = ESC_TERM_MAX(strlen(s));
 	if (need > caps[k]) {
 		if ((b = realloc(ring[k], need)) == NULL)
 			return "?";
 		ring[k] = b;
 		caps[k] = need;
 	}
-	b = ring[k];
-	for (p = (const unsigned char *)s; *p; p += n) {
-		n = fmt_utf8_len(p);
-		if (n == 1 && (*p < 0x20 || *p == 0x7f)) {
-			if (*p == 0x1b)
-				off += (size_t)sprintf(b + off, "\\e");
-			else if (*p == '\n')
-				off += (size_t)sprintf(b + off, "\\n");
-			else if (*p == '\t')
-				off += (size_t)sprintf(b + off, "\\t");
-			else if (*p == '\r')
-				off += (size_t)sprintf(b + off, "\\r");
-			else
-				off += (size_t)sprintf(b + off, "\\x%02x", *p);
-		} else if (n == 0) {
-			off += (size_t)sprintf(b + off, "\\x%02x", *p);
-			n = 1;
-		} else if (n == 2 && fmt_is_c1(p))
-			off += (size_t)sprintf(b + off, "\\u%04x", p[1]);
-		else {
-			memcpy(b + off, p, (size_t)n);
-			off += (size_t)n;
-		}
-	}
-	b[off] = '\0';
-	return b;
+	esc_term(ring[k], s);
+	return ring[k];
 }
 
 void

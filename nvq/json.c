@@ -2,12 +2,14 @@
  * json.c: nvq's JSON values (json.h): a tree of objects, arrays and
  * scalars, each node with its key (in an object) and its next sibling;
  * printed on one line with the escapes JSON needs and those a terminal
- * needs (DEL, C1 controls).
+ * needs (DEL, C1 and bidi controls; bytes that are not UTF-8 as U+FFFD),
+ * all of them common/esc.c's.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "esc.h"
 #include "json.h"
 
 enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_RAW, JSON_STRING, JSON_ARRAY, JSON_OBJECT };
@@ -110,33 +112,23 @@ json_add(struct json *o, const char *key, struct json *v)
 	o->last = v;
 }
 
-/* s as a JSON string, quotes included. */
+/* s as a JSON string, quotes included, escaped as esc.h says. */
 static void
 json_print_string(FILE *fp, const char *s)
 {
-	const unsigned char *p;
+	char small[512], *b = small;
+	size_t need = ESC_JSON_MAX(strlen(s));
 
+	if (need > sizeof(small) && (b = malloc(need)) == NULL) {
+		fputs("\"\"", fp);	/* out of memory: nothing rather than raw text */
+		return;
+	}
+	esc_json(b, s);
 	fputc('"', fp);
-	for (p = (const unsigned char *)s; *p != '\0'; p++)
-		switch (*p) {
-		case '"': fputs("\\\"", fp); break;
-		case '\\': fputs("\\\\", fp); break;
-		case '\b': fputs("\\b", fp); break;
-		case '\f': fputs("\\f", fp); break;
-		case '\n': fputs("\\n", fp); break;
-		case '\r': fputs("\\r", fp); break;
-		case '\t': fputs("\\t", fp); break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(fp, "\\u%04x", *p);
-			else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-				/* a C1 control, U+0080 to U+009F, in UTF-8 */
-				fprintf(fp, "\\u%04x", p[1]);
-				p++;
-			} else
-				fputc(*p, fp);
-		}
+	fputs(b, fp);
 	fputc('"', fp);
+	if (b != small)
+		free(b);
 }
 
 /* Integers as integers; others with as many digits as give the same double back. */

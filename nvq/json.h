@@ -25,8 +25,9 @@ struct json	*json_raw(const char *);
 /* v as the member key of object o, or as the next element of array o (key NULL). */
 void		 json_add(struct json *o, const char *key, struct json *v);
 /*
- * Writes v: strings escaped as JSON asks, and DEL and the C1 controls too,
- * which a terminal would act on.
+ * Writes v: strings escaped as JSON asks, and DEL, the C1 and bidi
+ * controls too, which a terminal would act on; a byte that is not UTF-8
+ * becomes \ufffd (esc.h).
  */
 void		 json_print(FILE *, const struct json *v);
 void		 json_free(struct json *);

@@ -80,7 +80,7 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "let held pending jobs start; give running ones their GPU locks back" },
 	{ "top", "[ID...]", "", "", 0, -1, cmd_top,
 	  "a live view of the GPUs and the queue (q quits); with ids: move pending jobs to "
-	  "the front of their priority" },
+	  "the front of their owner's jobs of their priority" },
 	{ "modify", "[-p PRIORITY] [-m MEM] [-t TIME] ID", "m:p:t:", "mem priority time",
 	  1, 1, cmd_modify, "change a pending job's priority, memory or time limit" },
 	{ "requeue", "ID...", "", "", 1, -1, cmd_requeue,

@@ -88,9 +88,10 @@ void		fmt_json_print(FILE *, struct json *);
 void		fmt_json_row(FILE *, const struct proto_msg *, const struct nvq_row *);
 void		fmt_json_str(FILE *, const char *);
 /*
- * s for a terminal: control characters, DEL, C1 controls and bytes that
- * are not UTF-8 become \e, \n, \t, \r, \xHH or \u0080 to \u009f.  The text
- * is borrowed, valid for 8 more calls (enough for one printf); NULL gives "".
+ * s for a terminal (esc.h's esc_term): control characters, DEL, C1 and
+ * bidi controls and bytes that are not UTF-8 become \e, \n, \t, \r, \xHH,
+ * \u0080 to \u009f or \u202e.  The text is borrowed, valid for 8 more calls
+ * (enough for one printf); NULL gives "".
  */
 const char	*fmt_safe(const char *s);
 /*

@@ -125,9 +125,10 @@ static const struct config_key config_keys[] = {
 	  "recently started of them are suspended, and resume on their own when\n"
 	  "they fit again) or requeue (they are stopped, with the job's --signal,\n"
 	  "SIGUSR1 unless it said, then SIGKILL after kill_grace, and queued again;\n"
-	  "only jobs submitted with --requeue).  A job that cannot be suspended (its\n"
-	  "processes share memory through CUDA IPC) gives way as with requeue if it\n"
-	  "was submitted with --requeue, and is never chosen otherwise." },
+	  "only jobs submitted with --requeue).  Under suspend, a job that cannot be\n"
+	  "suspended (its processes share memory nvq cannot move, or say they do)\n"
+	  "is stopped the same way, then queued again if it was submitted with\n"
+	  "--requeue, else cancelled (Slurm's PreemptMode REQUEUE and CANCEL)." },
 	{ "scheduler", "placement", CT_NAME, AT(sched.spread), config_placement_names, 0, 0, "pack",
 	  "Which GPUs a job starts on, of those where it fits: pack (the ones with\n"
 	  "the least room left, keeping large holes for large jobs) or spread (the\n"
@@ -210,6 +211,11 @@ static const struct config_key config_keys[] = {
 	{ "limits", "max_env", CT_SIZE, AT(max_env), NULL, 0, 0, "1M",
 	  "The largest environment a job may be submitted with (its variables\n"
 	  "and values together); 0 for no limit." },
+	{ "limits", "max_stored", CT_SIZE, AT(max_stored), NULL, 0, 0, "64M",
+	  "The bytes a user's active jobs may keep in nvqd's files: their\n"
+	  "environments, commands and paths (an array's tasks share one copy of\n"
+	  "its environment and command). A submit past it is refused; root is\n"
+	  "exempt, to clean up. 0 for no limit." },
 	{ "limits", "max_priority", CT_INT, AT(max_priority), NULL, 0, 1000000, "100",
 	  "The highest priority (-p) a user may give a job; root and members of\n"
 	  "[security] admin_group may go to 1000000. Anyone may go down to -1000000." },

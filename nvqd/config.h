@@ -67,6 +67,7 @@ struct config {
 	long long	max_pending;		/* pending jobs per user; 0: no limit */
 	long long	max_procs;		/* processes per job; 0: no limit */
 	uint64_t	max_env;		/* bytes of a job's environment; 0: no limit */
+	uint64_t	max_stored;		/* bytes a user's active jobs keep; 0: no limit */
 	int		job_umask;
 	char		rlimits[256];		/* checked by rlimits_parse */
 	int		cgroups;		/* [daemon] cgroups = auto (1) | off (0) */

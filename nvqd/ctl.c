@@ -240,6 +240,40 @@ ctl_env_check(struct ctl_req *r)
 }
 
 /*
+ * What the submit of j (or arr's tasks) would keep in nvqd's files, against
+ * [limits] max_stored with what its user's active and queued jobs keep
+ * (counts kept as jobs come and go: no scan).  Root is exempt, as from
+ * max_pending.  0, or -1 with the refusal set.
+ */
+static int
+ctl_stored_over(struct ctl_req *r, const char *user, uint64_t need, const char *what)
+{
+	uint64_t have, max = r->e->cfg.max_stored;
+	char hs[16], ns[16], ms[16];
+
+	if (r->uid == 0 || max == 0)
+		return 0;
+	have = engine_stored(r->e, r->uid) + submit_queued_bytes(r->uid);
+	if (have + need <= max)
+		return 0;
+	fmt_size(have, hs, sizeof(hs));
+	fmt_size(need, ns, sizeof(ns));
+	fmt_size(max, ms, sizeof(ms));
+	return ctl_error(r, "%s's jobs keep %s in nvqd's files and this %s would add %s, "
+	    "over [limits] max_stored (%s); nothing was %s", user, hs, what, ns, ms,
+	    strcmp(what, "submit") == 0 ? "queued" : "restarted");
+}
+
+static int
+ctl_stored_check(struct ctl_req *r, const struct store_job_new *j,
+    const struct submit_array *arr)
+{
+	uint64_t shared, own = submit_bytes(j, arr, &shared);
+
+	return ctl_stored_over(r, j->user, own + shared, "submit");
+}
+
+/*
  * --stdin's lines, each a task run as /bin/sh -c LINE: their argument
  * vectors and lengths, and the commands shown (the lines, borrowed from m).
  */
@@ -447,6 +481,10 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 		return ctl_error(r, "too many arguments (at most %d)", CTL_MAX_ARGS);
 	if ((s = proto_str(m, "cwd")) == NULL || *s != '/')
 		return ctl_error(r, "the working directory must be an absolute path");
+	/* each task of an array keeps its own copy: no longer than a path can be */
+	if (strlen(s) >= PATH_MAX)
+		return ctl_error(r, "the working directory is longer than %d bytes; nothing was "
+		    "queued", PATH_MAX - 1);
 	if (gpus < 0 || gpus > SCHED_MAX_GPUS)
 		return ctl_error(r, "GPUs must be from 0 to %d", SCHED_MAX_GPUS);
 	/* the scheduler holds everyone to it, root too: such a job would wait for ever */
@@ -631,6 +669,8 @@ ctl_submit(struct ctl_req *r, struct proto_buf *out)
 			    (unsigned)r->groups[i]);
 		j.groups = groups;
 	}
+	if (ctl_stored_check(r, &j, arrp) == -1)
+		goto out;
 	/* stored with the other submits of this loop turn, then answered (submit.c) */
 	if (submit_queue(r->conn, &j, after, nafter, arrp, note[0] ? note : NULL) == -1) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
@@ -1092,7 +1132,7 @@ ctl_suspend(struct ctl_req *r, struct proto_buf *out)
 {
 	int suspend = r->msg->type == MSG_SUSPEND;
 	struct gc_event ev = { 0 };
-	char by[64], err[256];
+	char by[64], err[448];
 	struct job *j;
 	int64_t id = ctl_id(r);
 	int rc;
@@ -1245,23 +1285,23 @@ ctl_change(struct ctl_req *r, struct proto_buf *out, struct job *j,
 }
 
 /*
- * nvq top: the job goes first among the pending jobs of its priority, as
- * if submitted before every one of them (its aging counts from then too).
+ * nvq top: the job goes first among its owner's waiting jobs of its
+ * priority.  Other users' jobs see it where they saw it: its aging counts
+ * from its own submission, never from another job's (engine_top_at).
  */
 static int
 ctl_top(struct ctl_req *r, struct proto_buf *out)
 {
 	struct store_change c = { 0 };
-	struct job *j, *k;
+	struct job *j;
 	char by[64], why[128];
-	double first = 0;
 
 	if ((j = ctl_pending_to(r, "top")) == NULL)
 		return -1;
-	for (k = r->e->jobs; k != NULL; k = k->next)
-		if (k->state == JOB_PENDING && k != j && (first == 0 || k->submitted_at < first))
-			first = k->submitted_at;
-	c.rank_at = first > 0 && first <= j->submitted_at ? first - 0.001 : j->submitted_at;
+	if ((c.top_at = engine_top_at(r->e, j)) == 0) {
+		proto_put_int(out, "id", j->id);	/* first among them already */
+		return 0;
+	}
 	ctl_user_name(r->uid, by, sizeof(by));
 	snprintf(why, sizeof(why), "moved to the top of priority %d by %s", j->priority, by);
 	return ctl_change(r, out, j, &c, why);
@@ -1483,6 +1523,9 @@ ctl_restart(struct ctl_req *r, struct proto_buf *out)
 		goto out;
 	}
 	ctl_user_name(r->uid, by, sizeof(by));
+	/* the environment is stored once for all n; each job's row is kept already */
+	if (ctl_stored_over(r, by, (uint64_t)envn + (uint64_t)n * STORE_ROW_BYTES, "restart") == -1)
+		goto out;
 	snprintf(why, sizeof(why), "restarted by %s", by);
 	if (store_jobs_restart(r->e->store, ids, n, env, envn, engine_now(), why) == -1) {
 		ctl_error(r, "cannot record the restart (see nvqd's log); nothing was restarted");
@@ -1504,8 +1547,13 @@ out:
 	return rc;
 }
 
-/* nvq run's descriptors in flight: at most this many jobs hold some */
+/*
+ * nvq run's descriptors in flight: at most this many attaches wait for
+ * theirs, and a user's at most a 32nd of them, so that it takes 32
+ * accounts, not two, to keep nvq run from everyone
+ */
 #define CTL_MAX_ATTACHED	512
+#define CTL_MAX_ATTACHED_UID	(CTL_MAX_ATTACHED / 32)
 /* and this long to get them after saying it takes them */
 #define CTL_ATTACH_MS		5000
 
@@ -1516,7 +1564,31 @@ struct ctl_attach {
 	char		mask[4];	/* which of the job's 0, 1, 2 they are, in order */
 };
 
+/* whose they are: one uid per attach in flight, in no order */
+static uid_t ctl_attached[CTL_MAX_ATTACHED];
 static int ctl_nattached;
+
+static int
+ctl_attached_by(uid_t uid)
+{
+	int i, n = 0;
+
+	for (i = 0; i < ctl_nattached; i++)
+		n += ctl_attached[i] == uid;
+	return n;
+}
+
+static void
+ctl_attached_drop(uid_t uid)
+{
+	int i;
+
+	for (i = 0; i < ctl_nattached; i++)
+		if (ctl_attached[i] == uid) {
+			ctl_attached[i] = ctl_attached[--ctl_nattached];
+			return;
+		}
+}
 
 /* The end of an attach: a reply, or an error, then the connection closes. */
 static void
@@ -1539,7 +1611,7 @@ ctl_attach_fds_cb(void *arg, struct server_conn *conn, int *fds, int n)
 	struct job *j = engine_find(a->e, a->id);
 	int slots[3] = { -1, -1, -1 }, i;
 
-	ctl_nattached--;
+	ctl_attached_drop(a->uid);
 	if (n != (int)strlen(a->mask)) {
 		for (i = 0; i < n; i++)
 			close(fds[i]);
@@ -1571,6 +1643,7 @@ static int
 ctl_attach(struct ctl_req *r, struct proto_buf *out)
 {
 	const char *mask = proto_str(r->msg, "fds");
+	char by[64];
 	struct ctl_attach *a;
 	struct job *j;
 	size_t i, n;
@@ -1588,6 +1661,11 @@ ctl_attach(struct ctl_req *r, struct proto_buf *out)
 	for (i = 0; i < n; i++)
 		if (mask[i] < '0' || mask[i] > '2' || memchr(mask, mask[i], i) != NULL)
 			return ctl_error(r, "\"fds\" says which of 0, 1, 2 come, each once");
+	if (ctl_attached_by(r->uid) >= CTL_MAX_ATTACHED_UID) {
+		ctl_user_name(r->uid, by, sizeof(by));
+		return ctl_error(r, "%s is passing %d terminals to nvqd already, the most a user "
+		    "may; try again", by, CTL_MAX_ATTACHED_UID);
+	}
 	if (ctl_nattached >= CTL_MAX_ATTACHED)
 		return ctl_error(r, "nvqd takes %d terminals at once; try again", CTL_MAX_ATTACHED);
 	if ((a = calloc(1, sizeof(*a))) == NULL)
@@ -1600,7 +1678,7 @@ ctl_attach(struct ctl_req *r, struct proto_buf *out)
 		free(a);
 		return ctl_error(r, "this connection cannot take descriptors");
 	}
-	ctl_nattached++;
+	ctl_attached[ctl_nattached++] = r->uid;
 	proto_put_int(out, "ready", 1);
 	return 0;
 }

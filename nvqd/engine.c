@@ -74,39 +74,61 @@ engine_find(struct engine *e, int64_t id)
 	return jobtab_find(&e->jobtab, id);
 }
 
-int
-engine_pending(const struct engine *e, uint32_t uid)
+/* uid's place in e->users, or -1; few users, a short array. */
+static int
+engine_user_find(const struct engine *e, uint32_t uid)
 {
 	int i;
 
 	for (i = 0; i < e->nusers; i++)
 		if (e->users[i].uid == uid)
-			return e->users[i].pending;
-	return 0;
+			return i;
+	return -1;
 }
 
-/* Counts a job in (d = 1) or out (-1) of its user's pending jobs; few users, a short array. */
+/* Likewise, made if it has none; -1 out of memory. */
+static int
+engine_user(struct engine *e, uint32_t uid)
+{
+	int i = engine_user_find(e, uid);
+	void *n;
+
+	if (i >= 0)
+		return i;
+	if ((n = realloc(e->users, (size_t)(e->nusers + 1) * sizeof(*e->users))) == NULL) {
+		log_warnx("out of memory: uid %u's jobs go uncounted", (unsigned)uid);
+		return -1;
+	}
+	e->users = n;
+	memset(&e->users[e->nusers], 0, sizeof(e->users[0]));
+	e->users[e->nusers].uid = uid;
+	return e->nusers++;
+}
+
+int
+engine_pending(const struct engine *e, uint32_t uid)
+{
+	int i = engine_user_find(e, uid);
+
+	return i >= 0 ? e->users[i].pending : 0;
+}
+
+uint64_t
+engine_stored(const struct engine *e, uint32_t uid)
+{
+	int i = engine_user_find(e, uid);
+
+	return i >= 0 ? e->users[i].stored : 0;
+}
+
+/* Counts a job in (d = 1) or out (-1) of its user's pending jobs. */
 static void
 engine_count_pending(struct engine *e, const struct job *j, int d)
 {
-	void *n;
 	int i;
 
-	if (j->state != JOB_PENDING)
+	if (j->state != JOB_PENDING || (i = engine_user(e, j->uid)) < 0)
 		return;
-	for (i = 0; i < e->nusers && e->users[i].uid != j->uid; i++)
-		;
-	if (i == e->nusers) {
-		if ((n = realloc(e->users, (size_t)(i + 1) * sizeof(*e->users))) == NULL) {
-			log_warnx("out of memory: uid %u's pending jobs go uncounted",
-			    (unsigned)j->uid);
-			return;
-		}
-		e->users = n;
-		e->users[i].uid = j->uid;
-		e->users[i].pending = 0;
-		e->nusers++;
-	}
 	if ((e->users[i].pending += d) < 0)
 		e->users[i].pending = 0;
 }
@@ -192,6 +214,10 @@ engine_queue_in(struct engine *e, struct job *j)
 		j->on.key = sched_key(&sj, &e->cfg.sched);
 		j->on.at = sj.submitted_at;
 		j->on.id = j->id;
+		/* nvq top: up its owner's list as if submitted at top_at, its own key kept */
+		j->on.up_at = j->top_at > 0 && j->top_at < j->submitted_at ?
+		    j->submitted_at - j->top_at : 0;
+		j->on.up_key = e->cfg.sched.aging * j->on.up_at / 3600.0;
 		if (waitq_add(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU, j->mem,
 		    &j->on) == -1) {
 			/* filed again at the next reload or restart */
@@ -322,6 +348,21 @@ engine_close_stdio(struct job *j)
 
 static void	engine_ahead_drop(struct engine *, const char *);
 
+/* What engine_charge counted of j, given back: it is no longer active. */
+static void
+engine_uncharge(struct engine *e, struct job *j)
+{
+	uint64_t less = j->stored;
+	int i;
+
+	if (j->stored_key != 0)
+		less += stored_drop(&e->shared, j->stored_key);
+	if ((i = engine_user_find(e, j->uid)) >= 0)
+		e->users[i].stored = e->users[i].stored > less ? e->users[i].stored - less : 0;
+	j->stored = 0;
+	j->stored_key = 0;
+}
+
 static void
 engine_drop(struct engine *e, struct job *j)
 {
@@ -344,6 +385,7 @@ engine_drop(struct engine *e, struct job *j)
 		j->next->prev = j->prev;
 	e->njobs--;
 	engine_count_pending(e, j, -1);
+	engine_uncharge(e, j);
 	j->gone = 1;
 	/* whoever runs --after it may be ready, or never */
 	if (deptab_count(&e->deptab, j->id) > 0)
@@ -521,6 +563,28 @@ engine_gpu_fx(struct engine *e)
 		if (fx & GC_FX_KICK)
 			engine_kick(e);
 	}
+}
+
+/* A poll for I/O begins: what was sent before now will be read in it. */
+static void
+engine_io_prepare_cb(uv_prepare_t *h)
+{
+	struct engine *e = h->loop->data;
+
+	e->polling = engine_now();
+}
+
+/*
+ * The poll has handed on what it read.  (One a stop signal cut short read
+ * nothing, but it began before the stop, earlier than any deadline that
+ * passed meanwhile.)
+ */
+static void
+engine_io_check_cb(uv_check_t *h)
+{
+	struct engine *e = h->loop->data;
+
+	e->read_from = e->polling;
 }
 
 static void
@@ -906,11 +970,16 @@ engine_limit(struct engine *e, struct job *j)
 	engine_arm(e, j, left > 0 ? left : 0);
 }
 
-/* Commits that a running job is to stop, then signals it. */
+/*
+ * Commits that a running job is to end in state, then signals it: preempt
+ * set, with its --signal (SIGUSR1), to save what it can within kill_grace;
+ * else SIGTERM.
+ */
 static int
-engine_stop(struct engine *e, struct job *j, const char *state, const char *reason)
+engine_stop_as(struct engine *e, struct job *j, const char *state, const char *reason,
+    int preempt)
 {
-	int preempt, sig;
+	int sig;
 
 	if (j->ending[0] != '\0' || j->slurm_id != 0)	/* slurmstepd is Slurm's */
 		return 0;
@@ -918,8 +987,6 @@ engine_stop(struct engine *e, struct job *j, const char *state, const char *reas
 		return -1;
 	snprintf(j->ending, sizeof(j->ending), "%s", state);
 	snprintf(j->end_reason, sizeof(j->end_reason), "%s", reason);
-	/* preempted: the job's --signal (SIGUSR1), to save what it can within kill_grace */
-	preempt = strcmp(state, "PREEMPTED") == 0;
 	sig = preempt ? (j->preempt_signal ? j->preempt_signal : SIGUSR1) : SIGTERM;
 	log_info("job %lld: %s, sending SIG%s", (long long)j->id, reason,
 	    parse_signame(sig) ? parse_signame(sig) : "RTMIN+?");
@@ -927,6 +994,13 @@ engine_stop(struct engine *e, struct job *j, const char *state, const char *reas
 		runner_stop(j->pid, j->pidfd, preempt ? RUNNER_PREEMPT : RUNNER_TERM);
 	engine_arm(e, j, (double)e->cfg.kill_grace);
 	return 0;
+}
+
+/* Commits that a running job is to stop, then signals it (PREEMPTED: its --signal). */
+static int
+engine_stop(struct engine *e, struct job *j, const char *state, const char *reason)
+{
+	return engine_stop_as(e, j, state, reason, strcmp(state, "PREEMPTED") == 0);
 }
 
 static void
@@ -955,14 +1029,13 @@ engine_timer_cb(uv_timer_t *h)
 /*
  * A job that can no longer start: its environment goes at once (it may hold
  * secrets, and megabytes of a user's disk share), in a commit of its own
- * that is not synced (a crash leaves it to start-up's sweep).
+ * that is not synced (a crash leaves it to start-up's sweep), which on a
+ * full disk takes the reserve: it gives room back.
  */
 static void
 engine_forget_env(struct engine *e, const struct job *j)
 {
-	store_lazy_begin(e->store);
-	store_env_delete(e->store, j->id);
-	store_lazy_commit(e->store);
+	store_envs_delete(e->store, &j->id, 1);
 }
 
 /* A job's end is committed: its notifiers, if it or [daemon] on_finish has any. */
@@ -1045,12 +1118,20 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 	for (k = 0; k < pr.nvictims; k++) {
 		v = e->map[pr.victims[k]];
 		/* stopped and queued again (--requeue): by setting, or as it cannot be suspended */
-		if (!pr.rotation && (e->cfg.sched.preempt == SCHED_PREEMPT_REQUEUE ||
-		    v->hook_shared > 0)) {
+		if (pr.give[k] == SCHED_GIVE_REQUEUE) {
 			snprintf(why, sizeof(why), "preempted by job %lld (priority %d); requeued%s",
 			    (long long)b->id, b->priority, v->hook_shared > 0 ? " (it holds "
 			    "shared GPU memory nvq cannot move: it cannot be suspended)" : "");
 			if (engine_stop(e, v, "PREEMPTED", why) == -1)
+				gpuctl_pin(v, now + 60);
+			continue;
+		}
+		/* it cannot be suspended and has no --requeue: stopped the same way, cancelled */
+		if (pr.give[k] == SCHED_GIVE_CANCEL) {
+			snprintf(why, sizeof(why), "preempted by job %lld (priority %d); cancelled: "
+			    "it cannot be suspended (it shares GPU memory) and has no --requeue",
+			    (long long)b->id, b->priority);
+			if (engine_stop_as(e, v, "CANCELLED", why, 1) == -1)
 				gpuctl_pin(v, now + 60);
 			continue;
 		}
@@ -1513,6 +1594,22 @@ engine_requeued(const struct job *j)
 	    strcmp(j->final_state, "PREEMPTED") == 0));
 }
 
+void
+engine_charge(struct engine *e, struct job *j, uint64_t own, int64_t key, uint64_t shared)
+{
+	uint64_t more = 0;
+	int i;
+
+	if ((i = engine_user(e, j->uid)) < 0 ||
+	    (key != 0 && stored_add(&e->shared, key, shared, &more) == -1)) {
+		log_warnx("out of memory: job %lld's stored bytes go uncounted", (long long)j->id);
+		return;
+	}
+	e->users[i].stored += own + more;
+	j->stored = own;
+	j->stored_key = key;
+}
+
 /* Replaces a job that went back to PENDING with a fresh one, as submitted. */
 static void
 engine_requeue(struct engine *e, struct job *j)
@@ -1529,6 +1626,9 @@ engine_requeue(struct engine *e, struct job *j)
 		log_warnx("job %lld: out of memory; it runs after a restart of nvqd",
 		    (long long)j->id);
 	else {
+		/* before j gives its count back: an array's share stays counted */
+		if (j->stored > 0 || j->stored_key != 0)
+			engine_charge(e, e->jobs, j->stored, j->stored_key, 0);
 		e->jobs->requeue = j->requeue;
 		e->jobs->preempt_signal = j->preempt_signal;
 		e->jobs->placed = j->placed;
@@ -1759,6 +1859,7 @@ engine_extras(struct engine *e, struct job *j, const struct engine_extra *x)
 	j->parked = x->parked && j->state == JOB_PENDING;
 	if (x->rank_at > 0)
 		j->submitted_at = x->rank_at;	/* only the order reads it */
+	j->top_at = x->top_at;
 	if (x->allow != NULL || x->deny != NULL) {
 		j->placed = 1;
 		j->allowed = (x->allow != NULL ? engine_uuid_mask(e, x->allow) :
@@ -1796,11 +1897,28 @@ engine_modify(struct engine *e, struct job *j, const struct store_change *c, con
 		j->mem = c->mem;
 	if (c->has_time)
 		j->time_limit = c->time_limit;
-	if (c->rank_at > 0)
-		j->submitted_at = c->rank_at;
+	if (c->top_at > 0)
+		j->top_at = c->top_at;
 	engine_queue_in(e, j);
 	log_info("job %lld %s", (long long)j->id, why);
 	engine_kick(e);
+	return 0;
+}
+
+double
+engine_top_at(struct engine *e, const struct job *j)
+{
+	const struct order_node *n;
+	const struct job *k;
+
+	n = waitq_front(&e->wq, j->uid, j->ngpus == 0 ? WAITQ_CPU : WAITQ_GPU);
+	for (; n != NULL; n = order_next(n)) {
+		k = (const struct job *)(const void *)n;	/* on is its job's first field */
+		if (k == j)
+			return 0;
+		if (k->priority == j->priority)
+			return n->at - n->up_at - 0.001;
+	}
 	return 0;
 }
 
@@ -1877,19 +1995,30 @@ engine_cancel_many(struct engine *e, struct job *const *js, int n, const char *b
 {
 	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL, -1, 0, NULL, NULL };
 	char why[128];
-	int i, k = 0, grouped, npending = 0;
+	int i, k = 0, grouped = 0, npending = 0;
+	int64_t *ids;
 
 	snprintf(why, sizeof(why), "cancelled by %s", by);
 	end.reason = why;
-	/* the pending ones' ends in one commit; each on its own if it fails */
+	/*
+	 * the pending ones' ends in one commit, which on a full disk takes the
+	 * reserve (it frees room: their environments go); each on its own if
+	 * it fails
+	 */
 	for (i = 0; i < n; i++)
 		npending += js[i]->state == JOB_PENDING;
-	grouped = npending > 1 && store_tx_begin(e->store) == 0;
-	for (i = 0; i < n && grouped; i++)
-		if (js[i]->state == JOB_PENDING)
-			grouped = store_job_end(e->store, js[i]->id, &end) == 0;
-	if (npending > 1 && store_tx_commit(e->store) == -1)
-		grouped = 0;
+	if (npending > 1 && (ids = malloc(sizeof(*ids) * (size_t)npending)) != NULL) {
+		for (i = 0, k = 0; i < n; i++)
+			if (js[i]->state == JOB_PENDING)
+				ids[k++] = js[i]->id;
+		/* and their environments in one more, which may take the reserve too */
+		if ((grouped = store_jobs_end(e->store, ids, k, &end) == 0) &&
+		    store_envs_delete(e->store, ids, k) == -1)
+			log_warnx("cannot delete the environments of %d cancelled jobs; they go "
+			    "when nvqd restarts", k);
+		free(ids);
+		k = 0;
+	}
 	for (i = 0; i < n; i++) {
 		struct job *j = js[i];
 
@@ -1899,7 +2028,6 @@ engine_cancel_many(struct engine *e, struct job *const *js, int n, const char *b
 			continue;
 		}
 		log_info("job %lld %s", (long long)j->id, why);
-		engine_forget_env(e, j);
 		engine_notice(e, j);
 		engine_drop(e, j);
 	}
@@ -2694,6 +2822,11 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	uv_timer_init(loop, &e->poll);
 	uv_timer_init(loop, &e->envgone_timer);
 	uv_timer_init(loop, &e->locks);
+	uv_prepare_init(loop, &e->io_prepare);
+	uv_check_init(loop, &e->io_check);
+	e->polling = e->read_from = engine_now();
+	uv_prepare_start(&e->io_prepare, engine_io_prepare_cb);
+	uv_check_start(&e->io_check, engine_io_check_cb);
 	e->report = engine_report;
 	return 0;
 }
@@ -2820,6 +2953,8 @@ engine_shutdown(struct engine *e)
 	uv_close((uv_handle_t *)&e->envgone_timer, engine_noop_close_cb);
 	uv_timer_stop(&e->locks);
 	uv_close((uv_handle_t *)&e->locks, engine_noop_close_cb);
+	uv_close((uv_handle_t *)&e->io_prepare, engine_noop_close_cb);
+	uv_close((uv_handle_t *)&e->io_check, engine_noop_close_cb);
 }
 
 void
@@ -2838,6 +2973,7 @@ engine_free(struct engine *e)
 	waitq_free(&e->wq);
 	deptab_free(&e->deptab);
 	gates_free(&e->gates);
+	stored_free(&e->shared);
 	fs_free(&e->fs);
 	free(e->dep_ids);
 	free(e->ends);

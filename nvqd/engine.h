@@ -25,6 +25,7 @@
 #include "runner.h"
 #include "sched.h"
 #include "store.h"
+#include "stored.h"
 
 struct slurm;
 struct susp_op;
@@ -45,6 +46,8 @@ struct job {
 	int64_t		array_id;	/* 0: no array */
 	int64_t		array_index;
 	int		array_limit;	/* its array's tasks at once; 0: any */
+	uint64_t	stored;		/* bytes of its own in nvqd's files (stored.h) */
+	int64_t		stored_key;	/* and what it shares, counted there under this key */
 	int		parked;		/* JOB_Q_PARKED: pending, held by nvq hold (--hold) */
 	int		placed;		/* -w or -x said where it may start: */
 	uint64_t	allowed;	/* these GPUs, by index */
@@ -58,6 +61,7 @@ struct job {
 	uint64_t	granted;	/* per GPU given (running) */
 	int		priority;
 	double		submitted_at, started_at;
+	double		top_at;		/* nvq top: its time among its owner's jobs; 0: none */
 	int64_t		time_limit;
 	int64_t		after[PARSE_MAX_IDS];
 	int		nafter;
@@ -141,10 +145,12 @@ struct engine {
 	struct jobtab	jobtab;		/* and by id */
 	int		njobs;
 	struct {			/* PENDING jobs per uid, for [limits] max_pending: */
-		uint32_t uid;		/* kept by engine_state, engine_link, engine_drop */
+		uint32_t uid;		/* kept by engine_state, engine_link, engine_drop; */
 		int	pending;
-	}		*users;
+		uint64_t stored;	/* the bytes its active jobs keep (max_stored): */
+	}		*users;		/* engine_charge, engine_drop */
 	int		nusers;
+	struct stored	shared;		/* what jobs share, counted once (stored.h) */
 	int		is_root;
 	char		shim[PATH_MAX];	/* nvq-shim */
 	char		hook[PATH_MAX];	/* libnvq-hook.so, or "" */
@@ -221,6 +227,16 @@ struct engine {
 	/* GPU control (gpuctl.h): its state across jobs, and engine_gpu's */
 	struct gpuctl_all gca;
 	uv_timer_t	locks;		/* the next deadline gpuctl_pass found */
+	/*
+	 * When the loop's sockets were last read: a poll for I/O begins
+	 * (io_prepare) at polling; once it has handed on what it read
+	 * (io_check), every message sent before polling has been read, and
+	 * read_from = polling.  A deadline for an answer is over only once
+	 * read_from passes it (gpuctl.c), however long nvqd stood still.
+	 */
+	uv_prepare_t	io_prepare;
+	uv_check_t	io_check;
+	double		polling, read_from;
 	int		gc_busy;	/* engine_gpu is dispatching */
 	struct gc_event	*gcq;		/* events reported meanwhile, handled next */
 	int		gcq_n, gcq_cap;
@@ -281,6 +297,8 @@ struct job *engine_find(struct engine *, int64_t);
 int	engine_gpu(struct engine *, const struct gc_event *, char *err, size_t errlen);
 /* How many PENDING jobs uid has, counted as they come and go, not scanned. */
 int	engine_pending(const struct engine *, uint32_t uid);
+/* What uid's active jobs keep in nvqd's files ([limits] max_stored), likewise. */
+uint64_t engine_stored(const struct engine *, uint32_t uid);
 /* A job's place in its array, for engine_add. */
 struct engine_array {
 	int64_t		id;		/* the array's: its first task's id */
@@ -294,10 +312,19 @@ struct engine_array {
 int	engine_add(struct engine *, int64_t id, uint32_t uid, uint32_t gid, const char *user,
 	    int ngpus, uint64_t mem, int priority, double now, int64_t limit,
 	    const int64_t *after, int nafter, const struct engine_array *arr);
+/*
+ * Counts what job j keeps in nvqd's files against its user's [limits]
+ * max_stored: own bytes, and shared bytes (key not 0: its array's, or its
+ * restart's, environment) counted once for all the jobs of that key
+ * (stored.h); given back when it is no longer active.
+ */
+void	engine_charge(struct engine *, struct job *j, uint64_t own, int64_t key,
+	    uint64_t shared);
 /* What a job has beyond its submit's fields, for engine_extras. */
 struct engine_extra {
 	int		parked;		/* held while pending (nvq hold, --hold) */
-	double		rank_at;	/* > 0: its place in order (nvq top) */
+	double		rank_at;	/* > 0: its place in order (nvq restart) */
+	double		top_at;		/* > 0: its place among its owner's jobs (nvq top) */
 	const char	*allow, *deny;	/* -w, -x: GPU UUIDs, comma-separated, or NULL */
 };
 /* Gives a job engine_add just added what x says. */
@@ -313,6 +340,12 @@ int	engine_park(struct engine *, struct job *, int parked, const char *why);
 /* nvq modify and nvq top of a pending job: committed, then done. */
 int	engine_modify(struct engine *, struct job *, const struct store_change *,
 	    const char *why);
+/*
+ * nvq top: the time that puts a pending job first among its owner's
+ * waiting jobs of its priority and kind (of GPUs or none), or 0 where it is
+ * first already.  Its cost is the owner's jobs ahead of it, no one else's.
+ */
+double	engine_top_at(struct engine *, const struct job *);
 /* nvq requeue of a running or suspended job: stopped, then PENDING again. */
 int	engine_requeue_job(struct engine *, struct job *, const char *by);
 /* nvq drain (1) and undrain (0) of GPU i: committed, then done. */

@@ -10,7 +10,8 @@
  *   GRANTED   they may launch kernels
  *   REVOKING  asked back with a new seq at revoke_at; some have not acknowledged
  *   RELEASED  not theirs: every process acknowledged (or there is none)
- *   STOPPED   no acknowledgement within revoke_timeout: SIGSTOPped (pidfds)
+ *   STOPPED   no acknowledgement within revoke_timeout: SIGSTOPped (pidfds);
+ *             the time nvqd itself stood still, not reading, does not count
  *
  * The lock is "desired" when the job runs (not SUSPENDED), has no switch
  * under way, is not held (nvq hold), is not yielding its timeslice GPU, and
@@ -21,7 +22,8 @@
  *   STOPPED            pass: desired                  GRANTED    SIGCONT, seq++, tell
  *   GRANTED            pass: not desired              REVOKING   seq++, tell, revoke_at = now
  *   REVOKING           pass: every process acked seq  RELEASED   free its timeslice GPUs
- *   REVOKING           pass: revoke_timeout passed    STOPPED    SIGSTOP, free its timeslice GPUs
+ *   REVOKING           pass: revoke_timeout passed,   STOPPED    SIGSTOP, free its timeslice GPUs
+ *                      and its sockets read since
  *   STOPPED            pass: DRAINING                 RELEASED   SIGCONT (the driver's lock
  *                                                                needs it running)
  *   any                HOLD n / LINKED, ACK, WANT,    (pass)     held = n; wants, idle,
@@ -467,9 +469,14 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 	if (j->hook_shared > 0) {
 		/* what the hooks say they cannot move (hook/offload.h, hook.c) */
 		fmt_size(j->hook_shared, shared, sizeof(shared));
-		snprintf(err, errlen, "job %lld's processes share %s of GPU memory in a way nvq cannot move (the "
-		    "driver's CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a "
-		    "process that has ended); nothing was touched and it runs on", (long long)j->id, shared);
+		/* and what stops it instead: nvq requeue, or preemption (sched_give) */
+		snprintf(err, errlen, "job %lld's processes share %s of GPU memory nvq cannot move "
+		    "(CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process "
+		    "that has ended): it cannot be suspended and runs on untouched; `nvq requeue "
+		    "%lld` stops it and queues it again, and a higher-priority job that needs its "
+		    "memory stops it with its --signal and %s", (long long)j->id, shared,
+		    (long long)j->id, j->requeue ? "queues it again (--requeue)" :
+		    "cancels it (no --requeue)");
 		return -1;
 	}
 	hooks_pids(e, j, 1, pids, sizeof(pids));
@@ -837,6 +844,31 @@ gc_next(double *next, double t)
 		*next = t;
 }
 
+/*
+ * Whether j's revoke_timeout is over: passed, and the loop has read its
+ * sockets since.  nvqd may have stood still past it (a slow disk, a stopped
+ * or starved process) with an acknowledgement sent in time waiting in a
+ * socket; the loop runs its timers before it reads, so until it has read
+ * once more the time is not over, and *next asks for a look right after.
+ */
+static int
+gc_revoke_over(const struct engine *e, const struct job *j, double now, double *next)
+{
+	double t = j->gc.revoke_at + (double)e->cfg.revoke_timeout;
+
+	if (now < t) {
+		gc_next(next, t);
+		return 0;
+	}
+	if (e->read_from < t) {
+		log_debug("job %lld: revoke_timeout passed %.3fs ago; its sockets are read "
+		    "once more first", (long long)j->id, now - t);
+		gc_next(next, now);
+		return 0;
+	}
+	return 1;
+}
+
 /* Rounds over the locks until nothing changes; the next deadline into *next. */
 static void
 gc_locks(struct engine *e, double now, double *next)
@@ -899,7 +931,7 @@ gc_locks(struct engine *e, double now, double *next)
 				j->gc.revoke_at = 0;
 				gc_release_slices(e, j);
 				changed = 1;
-			} else if (now - j->gc.revoke_at >= (double)e->cfg.revoke_timeout) {
+			} else if (gc_revoke_over(e, j, now, next)) {
 				log_warnx("job %lld: no acknowledgement of the lock in %llds: "
 				    "stopping its processes (SIGSTOP)", (long long)j->id,
 				    (long long)e->cfg.revoke_timeout);
@@ -908,8 +940,7 @@ gc_locks(struct engine *e, double now, double *next)
 				j->gc.revoke_at = 0;
 				gc_release_slices(e, j);
 				changed = 1;
-			} else
-				gc_next(next, j->gc.revoke_at + (double)e->cfg.revoke_timeout);
+			}
 		}
 		if (!changed)
 			break;

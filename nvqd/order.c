@@ -17,7 +17,8 @@ order_init(struct order *o)
 int
 order_before(const struct order_node *a, const struct order_node *b)
 {
-	return sched_goes_before(a->key, a->at, a->id, b->key, b->at, b->id);
+	return sched_goes_before(a->key + a->up_key, a->at - a->up_at, a->id,
+	    b->key + b->up_key, b->at - b->up_at, b->id);
 }
 
 /* A level of 1 to ORDER_LEVELS, each one half as likely as the one below. */

@@ -4,7 +4,10 @@
  * An intrusive skip list of order_node (embedded in struct job): a node is
  * placed by its key, its time and its id, compared as sched_goes_before
  * compares them, so that a pass reads the queue's front without sorting
- * it.  Insert and remove cost O(log n) expected, the first node and the
+ * it.  A node moved up by nvq top is placed as if its key were up_key
+ * higher and its time up_at earlier: that is its place in its owner's own
+ * list (waitq.h), and lends it nothing across users, who compare key and
+ * at alone.  Insert and remove cost O(log n) expected, the first node and the
  * next one O(1).  Levels come from a generator seeded per list: no clock,
  * no allocation.
  */
@@ -20,6 +23,7 @@ struct order_node {
 	double		key;		/* set by the caller before order_insert */
 	double		at;
 	int64_t		id;
+	double		up_key, up_at;	/* nvq top: how far it goes up in its list; 0, 0: not */
 	int		level;		/* levels it is on; 0: in no list */
 };
 
@@ -37,7 +41,7 @@ void		 order_remove(struct order *, struct order_node *);
 /* The first node, the next one; NULL at the end. */
 struct order_node *order_first(const struct order *);
 struct order_node *order_next(const struct order_node *);
-/* Whether a goes before b. */
+/* Whether a goes before b in a list (up_key and up_at counted). */
 int		 order_before(const struct order_node *, const struct order_node *);
 
 #endif

@@ -7,15 +7,21 @@
  *
  * A running job may give way to a job J on GPU g when it is not being
  * suspended or resumed, and either
- *   - priority: [scheduler] preempt is not off, its priority is below J's,
- *     it has run preempt_min_runtime since it started or resumed, J is a
- *     pending job (resumes never preempt), and, for preempt = requeue or a
- *     job that cannot be suspended (unsuspendable), it was submitted with
- *     --requeue (then it is stopped and queued again); or
+ *   - priority: its priority is below J's, it has run preempt_min_runtime
+ *     since it started or resumed, J is a pending job (resumes never
+ *     preempt), and sched_give's table says how: under preempt = suspend
+ *     it is suspended, or, if it cannot be (unsuspendable: its processes
+ *     share memory nvq cannot move, or say so), stopped with its --signal
+ *     and kill_grace, then requeued with --requeue or else cancelled, as
+ *     Slurm's PreemptMode REQUEUE and CANCEL; under preempt = requeue only
+ *     --requeue jobs give way, requeued; or
  *   - turns: g is a SCHED_TIMESLICE GPU, its quantum there is over, its
  *     priority is not above J's, and it can be suspended.
  * On each GPU the set that gives way is the one that makes J fit with the
- * fewest jobs, then the lowest priorities, then the most recently started.
+ * fewest jobs, then the lowest priorities, then the most recently started,
+ * however each gives way: a job's claim changes how it goes, never whether
+ * it is chosen (a job that said it cannot be suspended would otherwise
+ * push a suspend onto another user's job).
  * A job needing N GPUs takes the N GPUs where that set is smallest.
  *
  * No thrashing: GPUs where a job is being suspended or resumed are left
@@ -39,6 +45,7 @@ struct preempt_gpu {
 	int		cand[SCHED_MAX_SUBSET];	/* indexes into jobs that may give way */
 	int		ncand;
 	uint64_t	cand_demand[SCHED_MAX_SUBSET];
+	int		cand_give[SCHED_MAX_SUBSET];	/* enum sched_give */
 	int		usable;
 	struct preempt_cost best;
 };
@@ -54,23 +61,56 @@ preempt_better(const struct preempt_cost *a, const struct preempt_cost *b)
 	return a->recent > b->recent;
 }
 
-/* The time from which running job v may give way to j on g; -1 if never. */
+/*
+ * How a running job gives way to a higher one: [preempt][unsuspendable][requeue].
+ * One that cannot be suspended is stopped instead, never passed over: a
+ * claim of shared memory (hooks.c) buys no protection from a higher job.
+ */
+static const unsigned char preempt_give_table[3][2][2] = {
+	[SCHED_PREEMPT_OFF] = {
+		{ SCHED_GIVE_NEVER, SCHED_GIVE_NEVER },
+		{ SCHED_GIVE_NEVER, SCHED_GIVE_NEVER } },
+	[SCHED_PREEMPT_SUSPEND] = {
+		{ SCHED_GIVE_SUSPEND, SCHED_GIVE_SUSPEND },
+		{ SCHED_GIVE_CANCEL, SCHED_GIVE_REQUEUE } },
+	[SCHED_PREEMPT_REQUEUE] = {
+		{ SCHED_GIVE_NEVER, SCHED_GIVE_REQUEUE },
+		{ SCHED_GIVE_NEVER, SCHED_GIVE_REQUEUE } },
+};
+
+int
+sched_give(const struct sched_job *v, const struct sched_settings *s)
+{
+	if (s->preempt < SCHED_PREEMPT_OFF || s->preempt > SCHED_PREEMPT_REQUEUE)
+		return SCHED_GIVE_NEVER;
+	return preempt_give_table[s->preempt][v->unsuspendable != 0][v->requeue != 0];
+}
+
+/*
+ * The time from which running job v may give way to j on g, and in *give
+ * how (enum sched_give); -1 if never.
+ */
 static double
 preempt_when(const struct sched_gpu *gpu, const struct sched_job *v, const struct sched_job *j,
-    const struct sched_settings *s)
+    const struct sched_settings *s, int *give)
 {
 	double t = -1, r;
+	int how;
 
+	*give = SCHED_GIVE_NEVER;
 	if (v->busy || v->pinned)
 		return -1;
-	if (s->preempt != SCHED_PREEMPT_OFF && !j->suspended && v->priority < j->priority &&
-	    (s->preempt != SCHED_PREEMPT_REQUEUE || v->requeue) &&
-	    (!v->unsuspendable || v->requeue))
+	if (!j->suspended && v->priority < j->priority &&
+	    (how = sched_give(v, s)) != SCHED_GIVE_NEVER) {
 		t = v->slice_start + s->preempt_min_runtime;
+		*give = how;
+	}
 	if (gpu->mode == SCHED_TIMESLICE && v->priority <= j->priority && !v->unsuspendable) {
 		r = v->slice_start + gpu->quantum;
-		if (t < 0 || r < t)
+		if (t < 0 || r < t) {
 			t = r;
+			*give = SCHED_GIVE_SUSPEND;
+		}
 	}
 	return t;
 }
@@ -87,7 +127,7 @@ preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, in
 	const struct sched_gpu *gpu = &gpus[g];
 	uint64_t budget = sched_budget(gpu, s), held = 0, need, d, freed;
 	struct preempt_cost c;
-	int i, k, nheld = 0, whole;
+	int i, k, nheld = 0, whole, give;
 	unsigned m;
 	double t;
 
@@ -116,7 +156,8 @@ preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, in
 			nheld++;
 			started.slice_start = now;
 			started.busy = 0;
-			if ((t = preempt_when(gpu, &started, j, s)) >= 0 && (*wake == 0 || t < *wake))
+			if ((t = preempt_when(gpu, &started, j, s, &give)) >= 0 &&
+			    (*wake == 0 || t < *wake))
 				*wake = t;
 			continue;
 		}
@@ -125,7 +166,7 @@ preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, in
 		d = v->mem == 0 ? budget : v->mem;
 		held += d;
 		nheld++;
-		t = preempt_when(gpu, v, j, s);
+		t = preempt_when(gpu, v, j, s, &give);
 		if (t < 0)
 			continue;
 		if (t > now) {
@@ -136,6 +177,7 @@ preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, in
 		if (pg->ncand == SCHED_MAX_SUBSET)
 			return;		/* beyond what is searched exactly: leave it */
 		pg->cand[pg->ncand] = i;
+		pg->cand_give[pg->ncand] = give;
 		pg->cand_demand[pg->ncand++] = d;
 	}
 	if (whole && pg->ncand < nheld)
@@ -166,9 +208,9 @@ preempt_on(const struct sched_gpu *gpus, int g, const struct sched_job *jobs, in
 	}
 }
 
-/* Adds jobs[i] to the victims once; -1 if there are too many. */
+/* Adds jobs[i], which gives way as give says, to the victims once; -1 if there are too many. */
 static int
-preempt_add(struct sched_preemption *out, int i)
+preempt_add(struct sched_preemption *out, int i, int give)
 {
 	int k;
 
@@ -177,6 +219,7 @@ preempt_add(struct sched_preemption *out, int i)
 			return 0;
 	if (out->nvictims == SCHED_MAX_VICTIMS)
 		return -1;
+	out->give[out->nvictims] = give;
 	out->victims[out->nvictims++] = i;
 	return 0;
 }
@@ -222,7 +265,8 @@ preempt_for(const struct sched_gpu *gpus, int ngpus, const struct sched_job *job
 		if (gpus[g].mode != SCHED_TIMESLICE)
 			timeslice = 0;
 		for (k = 0; k < pg[g].ncand; k++)
-			if ((pg[g].best.set & (1ULL << k)) && preempt_add(out, pg[g].cand[k]) == -1)
+			if ((pg[g].best.set & (1ULL << k)) &&
+			    preempt_add(out, pg[g].cand[k], pg[g].cand_give[k]) == -1)
 				return 0;
 	}
 	if (out->nvictims == 0)

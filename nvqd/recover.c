@@ -49,12 +49,13 @@ recover_add(struct engine *e, const struct store_active_job *a)
 	    a->array_id ? &arr : NULL) == -1)
 		return -1;
 	j = e->jobs;
+	engine_charge(e, j, a->stored_own, a->stored_key, a->stored_shared);
 	/* held: of a pending job, parked; of a running one, its lock (gpuctl's) */
 	pending = a->state == NULL || strcmp(a->state, "PENDING") == 0;
-	if ((pending && a->held) || a->rank_at > 0 || a->gpus_allow != NULL ||
+	if ((pending && a->held) || a->rank_at > 0 || a->top_at > 0 || a->gpus_allow != NULL ||
 	    a->gpus_deny != NULL) {
-		struct engine_extra x = { pending && a->held, a->rank_at, a->gpus_allow,
-		    a->gpus_deny };
+		struct engine_extra x = { pending && a->held, a->rank_at, a->top_at,
+		    a->gpus_allow, a->gpus_deny };
 
 		engine_extras(e, j, &x);
 	}

@@ -28,6 +28,15 @@ enum sched_preempt_mode {
 	SCHED_PREEMPT_REQUEUE	/* they are stopped and queued again (--requeue only) */
 };
 
+/* How a running job gives way (sched_give, sched_preemption.give). */
+enum sched_give {
+	SCHED_GIVE_NEVER = 0,	/* it does not */
+	SCHED_GIVE_SUSPEND,	/* suspended; it resumes when it fits again */
+	SCHED_GIVE_REQUEUE,	/* stopped (its --signal, SIGKILL after kill_grace), queued again */
+	SCHED_GIVE_CANCEL	/* stopped the same way and cancelled: it cannot be
+				   suspended and has no --requeue (Slurm's PreemptMode=CANCEL) */
+};
+
 struct sched_gpu {
 	uint64_t	total;		/* memory the GPU has */
 	uint64_t	outside;	/* memory used by processes outside the queue */
@@ -55,7 +64,7 @@ struct sched_job {
 	int		pinned;		/* may not give way now (a switch of it failed lately) */
 	int		requeue;	/* --requeue: preempt = requeue may stop it */
 	int		unsuspendable;	/* running, cannot be suspended now: gives way only by
-					   being stopped and requeued (--requeue), never by turns */
+					   being stopped (sched_give), never by turns */
 	double		slice_start;	/* running: when it started or last resumed */
 	double		share;		/* fair-share priority points: the same for all of
 					   a user's jobs (fairshare.h), 0 when off */
@@ -108,6 +117,7 @@ struct sched_preemption {
 	int		beneficiary;	/* index into jobs, or -1: nobody gives way */
 	int		rotation;	/* 1: a timeslice turn; 0: priority */
 	int		victims[SCHED_MAX_VICTIMS];	/* indexes into jobs */
+	int		give[SCHED_MAX_VICTIMS];	/* how each gives way: enum sched_give */
 	int		nvictims;
 	double		next_wake;	/* 0, or when a turn ends or a job may be preempted */
 };
@@ -250,6 +260,14 @@ uint64_t	sched_could(const struct sched_gpu *, int, const struct sched_settings 
 void		sched_preempt(const struct sched_gpu *, int, const struct sched_job *, int,
 		    const struct sched_settings *, double now, const struct sched_plan *,
 		    struct sched_preemption *);
+
+/*
+ * How running job v gives way to a pending job of higher priority under
+ * settings s (enum sched_give), whatever the times: suspended if it can
+ * be; if it cannot (unsuspendable), stopped and requeued with --requeue,
+ * else cancelled; under preempt = requeue, only --requeue jobs, requeued.
+ */
+int		sched_give(const struct sched_job *v, const struct sched_settings *s);
 
 /*
  * A timeslice quantum: fixed if fixed > 0, else long enough that switches

@@ -18,6 +18,7 @@
 
 #include "checkpoint.h"
 #include "log.h"
+#include "parse.h"
 #include "store.h"
 
 extern const char *const store_schema[];
@@ -48,6 +49,16 @@ extern const char *const store_schema[];
 
 /* -m auto looks at this many of the last successful runs */
 #define STORE_AUTO_RUNS		"5"
+
+/*
+ * A task of an array whose command is the array's keeps '' and x'' in
+ * command and argv (schema/017_array_shared.sql): its first task's, read
+ * here.  In a query of jobs, by its own name.
+ */
+#define STORE_COMMAND	"CASE WHEN jobs.array_id IS NOT NULL AND jobs.command = '' THEN " \
+	"(SELECT a.command FROM jobs a WHERE a.id = jobs.array_id) ELSE jobs.command END"
+#define STORE_ARGV	"CASE WHEN jobs.array_id IS NOT NULL AND length(jobs.argv) = 0 THEN " \
+	"(SELECT a.argv FROM jobs a WHERE a.id = jobs.array_id) ELSE jobs.argv END"
 
 /* freed pages of the private database given back once there are this many */
 #define STORE_VACUUM_PAGES	64
@@ -438,7 +449,13 @@ store_private_vacuum_mode(struct store *st)
 	return store_exec(st, "VACUUM private");
 }
 
-/* Attaches <path>.private, made 0600 before SQLite ever opens it. */
+/*
+ * Attaches <path>.private, made 0600 before SQLite ever opens it.  Its
+ * tables: job_env, a job's own environment; array_env, one environment
+ * that several jobs share (an array's, by its id; a restart's, by a key
+ * below 0), each of which has a task_env row while it is active; jobs_copy
+ * (store_restore); web_tokens.
+ */
 static int
 store_private(struct store *st, const char *path, char *err, size_t errlen)
 {
@@ -463,6 +480,12 @@ store_private(struct store *st, const char *path, char *err, size_t errlen)
 	    "PRAGMA private.synchronous = NORMAL") == -1 ||
 	    store_exec(st, "CREATE TABLE IF NOT EXISTS private.job_env ("
 	    "job_id INTEGER PRIMARY KEY, env BLOB NOT NULL)") == -1 ||
+	    store_exec(st, "CREATE TABLE IF NOT EXISTS private.array_env ("
+	    "array_id INTEGER PRIMARY KEY, env BLOB NOT NULL)") == -1 ||
+	    store_exec(st, "CREATE TABLE IF NOT EXISTS private.task_env ("
+	    "job_id INTEGER PRIMARY KEY, array_id INTEGER NOT NULL)") == -1 ||
+	    store_exec(st, "CREATE INDEX IF NOT EXISTS private.task_env_array ON "
+	    "task_env (array_id)") == -1 ||
 	    store_exec(st, "CREATE TABLE IF NOT EXISTS private.web_tokens ("
 	    "uid INTEGER PRIMARY KEY, token TEXT NOT NULL UNIQUE)") == -1)
 		goto fail;
@@ -610,6 +633,10 @@ store_open(const char *path, int sync_full, char *err, size_t errlen)
 	/* environments of jobs that ended, or whose submit never committed */
 	store_exec(st, "DELETE FROM private.job_env WHERE job_id NOT IN "
 	    "(SELECT id FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED'))");
+	store_exec(st, "DELETE FROM private.task_env WHERE job_id NOT IN "
+	    "(SELECT id FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED'))");
+	store_exec(st, "DELETE FROM private.array_env WHERE array_id NOT IN "
+	    "(SELECT array_id FROM private.task_env)");
 	store_exec(st, "PRAGMA private.incremental_vacuum");
 	store_exec(st, "PRAGMA private.wal_checkpoint(TRUNCATE)");
 	/* People read it with the sqlite3 shell; the environments are not in it. */
@@ -712,6 +739,76 @@ store_path(char *out, size_t len, const char *tmpl, int64_t id, int64_t array_id
 	out[o < len ? o : len - 1] = '\0';
 }
 
+/* Whether j's command is its array's, stored once in its first task's row. */
+static int
+store_cmd_shared(const struct store_job_new *j)
+{
+	return j->array_task && j->array_back > 0 && j->cmd_shared;
+}
+
+/*
+ * The bytes of the database's files that storing jobs (n of them) takes:
+ * what each row holds, and its environment where it is not an array's
+ * second or later task's (those share their first's).  An estimate for
+ * store_headroom, not a measure.
+ */
+static uint64_t
+store_jobs_bytes(const struct store_job_new *const *jobs, int n)
+{
+	const struct store_job_new *j;
+	uint64_t b = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		j = jobs[i];
+		b += STORE_ROW_BYTES + strlen(j->user) + strlen(j->name) + strlen(j->cwd) +
+		    (j->after ? strlen(j->after) : 0) + (j->groups ? strlen(j->groups) : 0) +
+		    (j->stdout_path ? strlen(j->stdout_path) : 0) +
+		    (j->stderr_path ? strlen(j->stderr_path) : 0) +
+		    (j->gpus_allow ? strlen(j->gpus_allow) : 0) +
+		    (j->gpus_deny ? strlen(j->gpus_deny) : 0) +
+		    (j->notify ? strlen(j->notify) : 0) + (j->mail_user ? strlen(j->mail_user) : 0);
+		if (!store_cmd_shared(j))
+			b += strlen(j->command) + (uint64_t)j->argv_len;
+		if (!j->array_task || j->array_back == 0)
+			b += (uint64_t)j->env_len;
+	}
+	return b;
+}
+
+/*
+ * Whether the database's file system keeps room for ends and cancels
+ * after writing need bytes (twice: into the write-ahead log, then into
+ * the database file at its checkpoint): submits must never spend it.
+ * One statvfs; 1, or 0 with the reason as the last error.
+ */
+static int
+store_headroom(struct store *st, uint64_t need)
+{
+	char dir[PATH_MAX + 16], *slash, fr[32], nd[32], kp[32];
+	struct statvfs sv;
+	uint64_t avail, keep = (uint64_t)st->reserve_size;
+
+	if (keep == 0)
+		return 1;	/* no reserve could be made: nothing to keep */
+	snprintf(dir, sizeof(dir), "%s", st->reserve);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	if (statvfs(slash != NULL ? dir : ".", &sv) == -1)
+		return 1;
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (avail >= 2 * need + keep)
+		return 1;
+	fmt_size(avail, fr, sizeof(fr));
+	fmt_size(2 * need, nd, sizeof(nd));
+	fmt_size(keep, kp, sizeof(kp));
+	snprintf(st->lasterr, sizeof(st->lasterr), "the database's disk has %s free: this "
+	    "would take about %s of it, and %s stay free for recording ends and cancels",
+	    fr, nd, kp);
+	st->full = 0;
+	return 0;
+}
+
 /*
  * Binds and runs the INSERT of job j under id: into jobs (with its first
  * event), or into the private database's copy (copy 1).
@@ -733,8 +830,12 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	sqlite3_bind_int64(s, 3, j->gid);
 	sqlite3_bind_text(s, 4, j->user, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 5, j->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, j->command, -1, SQLITE_STATIC);
-	sqlite3_bind_blob(s, 7, j->argv, j->argv_len, SQLITE_STATIC);
+	/* an array's tasks but its first: '' and x'', read as the first's (018) */
+	sqlite3_bind_text(s, 6, store_cmd_shared(j) ? "" : j->command, -1, SQLITE_STATIC);
+	if (store_cmd_shared(j))
+		sqlite3_bind_zeroblob(s, 7, 0);
+	else
+		sqlite3_bind_blob(s, 7, j->argv, j->argv_len, SQLITE_STATIC);
 	sqlite3_bind_text(s, 8, j->cwd, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 9, j->gpus);
 	if (j->mem > 0)
@@ -779,6 +880,37 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 }
 
 /*
+ * Job id's environment into the private database: its own, or for an
+ * array's task a link to its array's, which the first task stores.
+ */
+static int
+store_env_insert(struct store *st, const struct store_job_new *j, int64_t id)
+{
+	sqlite3_stmt *s;
+
+	if (!j->array_task || j->array_back == 0) {
+		s = store_prepare(st, j->array_task ? "INSERT OR REPLACE INTO private.array_env "
+		    "(array_id, env) VALUES (?, ?)" : "INSERT OR REPLACE INTO private.job_env "
+		    "(job_id, env) VALUES (?, ?)");
+		if (s == NULL)
+			return -1;
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_blob(s, 2, j->env ? j->env : "", j->env_len, SQLITE_STATIC);
+		if (store_done(st, s) == -1)
+			return -1;
+	}
+	if (!j->array_task)
+		return 0;
+	s = store_prepare(st, "INSERT OR REPLACE INTO private.task_env (job_id, array_id) "
+	    "VALUES (?, ?)");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, id - j->array_back);
+	return store_done(st, s);
+}
+
+/*
  * One flush for any number of jobs.  SQLite commits a main and an attached
  * WAL database one after the other, not as one, so the private database
  * goes first, in a commit of its own: the environments, and with sync =
@@ -809,18 +941,13 @@ store_jobs_insert(struct store *st, const struct store_job_new *const *jobs, int
 		    "reserve for ends and cancels is in use)");
 		return -1;
 	}
+	if (n > 0 && !store_headroom(st, store_jobs_bytes(jobs, n)))
+		return -1;
 	if (id <= 0 || n <= 0 || store_begin(st) == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
 		ids[i] = id + i;
-		s = store_prepare(st, "INSERT OR REPLACE INTO private.job_env (job_id, env) "
-		    "VALUES (?, ?)");
-		if (s == NULL)
-			goto fail;
-		sqlite3_bind_int64(s, 1, ids[i]);
-		sqlite3_bind_blob(s, 2, jobs[i]->env ? jobs[i]->env : "", jobs[i]->env_len,
-		    SQLITE_STATIC);
-		if (store_done(st, s) == -1 ||
+		if (store_env_insert(st, jobs[i], ids[i]) == -1 ||
 		    (st->sync_full && store_job_row(st, jobs[i], ids[i], 1) == -1))
 			goto fail;
 	}
@@ -908,16 +1035,58 @@ store_job_set_pid(struct store *st, int64_t id, int pid, int64_t pid_start,
 	return store_done(st, s);
 }
 
-int
-store_env_delete(struct store *st, int64_t id)
+/*
+ * A task's link to its array's environment goes; the environment with
+ * the last link (an index lookup, however many tasks the array has).
+ */
+static int
+store_task_env_delete(struct store *st, int64_t id)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT array_id FROM private.task_env "
+	    "WHERE job_id = ?");
+	int64_t array = 0;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		array = sqlite3_column_int64(s, 0);
+	store_release(st, s);
+	if (array == 0)
+		return 0;
+	if ((s = store_prepare(st, "DELETE FROM private.task_env WHERE job_id = ?")) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if (store_done(st, s) == -1)
+		return -1;
+	if ((s = store_prepare(st, "DELETE FROM private.array_env WHERE array_id = ?1 AND "
+	    "NOT EXISTS (SELECT 1 FROM private.task_env WHERE array_id = ?1)")) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, array);
+	return store_done(st, s);
+}
+
+/* Job id's environment, its own or its link to a shared one, gone. */
+static int
+store_env_forget(struct store *st, int64_t id)
 {
 	sqlite3_stmt *s = store_prepare(st, "DELETE FROM private.job_env WHERE job_id = ?");
-	int freed = 0;
 
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
 	if (store_done(st, s) == -1)
+		return -1;
+	return store_task_env_delete(st, id);
+}
+
+int
+store_env_delete(struct store *st, int64_t id)
+{
+	sqlite3_stmt *s;
+	int freed = 0;
+
+	if (store_env_forget(st, id) == -1)
 		return -1;
 	if ((s = store_prepare(st, "DELETE FROM private.jobs_copy WHERE id = ?")) == NULL)
 		return -1;
@@ -933,6 +1102,22 @@ store_env_delete(struct store *st, int64_t id)
 	if (freed >= STORE_VACUUM_PAGES && store_exec(st, "PRAGMA private.incremental_vacuum") == 0)
 		st->vacuumed = 1;
 	return 0;
+}
+
+int
+store_envs_delete(struct store *st, const int64_t *ids, int n)
+{
+	int i, r;
+
+	do {
+		r = store_lazy_begin(st);
+		for (i = 0; i < n && r == 0; i++)
+			r = store_env_delete(st, ids[i]);
+		if (r == -1)
+			st->doomed = 1;	/* the commit rolls back, and restores sync */
+		r = store_lazy_commit(st);
+	} while (r == -1 && store_reserve_use(st));
+	return r;
 }
 
 /*
@@ -1121,6 +1306,23 @@ store_job_end(struct store *st, int64_t id, const struct store_end *e)
 
 	if (r == -1 && store_reserve_use(st))
 		r = store_job_end_tx(st, id, e);
+	return r;
+}
+
+int
+store_jobs_end(struct store *st, const int64_t *ids, int n, const struct store_end *e)
+{
+	int i, r;
+
+	do {
+		r = store_begin(st);
+		for (i = 0; i < n && r == 0; i++)
+			r = store_job_end_tx(st, ids[i], e);
+		if (r == -1)
+			store_rollback(st);
+		else
+			r = store_commit(st);
+	} while (r == -1 && store_reserve_use(st));
 	return r;
 }
 
@@ -1393,7 +1595,7 @@ store_job_modify(struct store *st, int64_t id, const struct store_change *c, dou
 	s = store_prepare(st, "UPDATE jobs SET priority = CASE WHEN ?1 THEN ?2 ELSE priority END, "
 	    "mem_per_gpu = CASE WHEN ?3 THEN ?4 ELSE mem_per_gpu END, "
 	    "time_limit = CASE WHEN ?5 THEN ?6 ELSE time_limit END, "
-	    "rank_at = CASE WHEN ?7 > 0 THEN ?7 ELSE rank_at END "
+	    "top_at = CASE WHEN ?7 > 0 THEN ?7 ELSE top_at END "
 	    "WHERE id = ?8 AND state = 'PENDING'");
 	if (s == NULL)
 		goto fail;
@@ -1405,7 +1607,7 @@ store_job_modify(struct store *st, int64_t id, const struct store_change *c, dou
 	sqlite3_bind_int(s, 5, c->has_time);
 	if (c->time_limit > 0)
 		sqlite3_bind_int64(s, 6, c->time_limit);
-	sqlite3_bind_double(s, 7, c->rank_at);
+	sqlite3_bind_double(s, 7, c->top_at);
 	sqlite3_bind_int64(s, 8, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
 	    store_event(st, id, now, "PENDING", reason) == -1)
@@ -1461,7 +1663,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 33)
+	if (n < 39)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -1500,6 +1702,10 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.notify = c[32].i != 0;
 	a.slurm_id = c[33].type == STORE_NULL ? -1 : c[33].i;
 	a.slurm_step = c[34].s;
+	a.top_at = c[35].type == STORE_NULL ? 0 : c[35].r;
+	a.stored_own = (uint64_t)c[36].i;
+	a.stored_shared = (uint64_t)c[37].i;
+	a.stored_key = c[38].i;
 	return x->cb(x->arg, &a);
 }
 
@@ -1509,7 +1715,17 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"pid, pid_start, ending, reason, held, boot_id, requeue, cgroup, " \
 	"suspended_at, suspend_hold, ckpt_pids, run_suspended, preempt_signal, " \
 	"array_id, array_index, array_limit, rank_at, gpus_allow, gpus_deny, " \
-	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id, slurm_step FROM jobs "
+	"notify IS NOT NULL OR mail_user IS NOT NULL, slurm_id, slurm_step, top_at, " \
+	STORE_ROW_BYTES_SQL " + length(command) + length(argv) + length(cwd) + length(name) + " \
+	"length(user) + length(stdout_path) + length(stderr_path) + coalesce(length(after), 0) + " \
+	"coalesce(length(groups), 0) + coalesce(length(notify), 0) + " \
+	"coalesce(length(mail_user), 0) + coalesce((SELECT length(env) FROM private.job_env " \
+	"WHERE job_id = jobs.id), 0), " \
+	"coalesce((SELECT length(a.env) FROM private.task_env t JOIN private.array_env a ON " \
+	"a.array_id = t.array_id WHERE t.job_id = jobs.id), 0) + CASE WHEN array_id IS NOT " \
+	"NULL AND length(argv) = 0 THEN (SELECT length(a.command) + length(a.argv) FROM jobs a " \
+	"WHERE a.id = jobs.array_id) ELSE 0 END, " \
+	"coalesce((SELECT array_id FROM private.task_env WHERE job_id = jobs.id), 0) FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
@@ -1589,6 +1805,7 @@ store_jobs_restart(struct store *st, const int64_t *ids, int n, const char *env,
     double now, const char *why)
 {
 	sqlite3_stmt *s;
+	int64_t key;
 	int i;
 
 	if (!store_room(st)) {
@@ -1596,15 +1813,31 @@ store_jobs_restart(struct store *st, const int64_t *ids, int n, const char *env,
 		    "reserve for ends and cancels is in use)");
 		return -1;
 	}
+	if (!store_headroom(st, (uint64_t)n * STORE_ROW_BYTES + (uint64_t)envlen))
+		return -1;
 	if (store_begin(st) == -1)
 		return -1;
+	/*
+	 * the restarter's environment once for all n, as an array's, under a
+	 * key of its own below every other (array ids are job ids, above 0)
+	 */
+	if ((s = store_prepare(st, "INSERT INTO private.array_env (array_id, env) SELECT "
+	    "min(0, coalesce(min(array_id), 0)) - 1, ? FROM private.array_env")) == NULL)
+		goto fail;
+	sqlite3_bind_blob(s, 1, env ? env : "", envlen, SQLITE_STATIC);
+	if (store_done(st, s) == -1)
+		goto fail;
+	key = sqlite3_last_insert_rowid(st->db);
 	for (i = 0; i < n; i++) {
-		s = store_prepare(st, "INSERT OR REPLACE INTO private.job_env (job_id, env) "
+		/* what it ran with, if its end's deletion is still to come (engine_env_flush) */
+		if (store_env_forget(st, ids[i]) == -1)
+			goto fail;
+		s = store_prepare(st, "INSERT OR REPLACE INTO private.task_env (job_id, array_id) "
 		    "VALUES (?, ?)");
 		if (s == NULL)
 			goto fail;
 		sqlite3_bind_int64(s, 1, ids[i]);
-		sqlite3_bind_blob(s, 2, env ? env : "", envlen, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, key);
 		if (store_done(st, s) == -1)
 			goto fail;
 	}
@@ -1615,7 +1848,7 @@ store_jobs_restart(struct store *st, const int64_t *ids, int n, const char *env,
 		    "ended_at = NULL, exit_code = NULL, signal = NULL, reason = NULL, "
 		    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, ending = NULL, "
 		    "cgroup = NULL, boot_id = NULL, held = 0, suspended_at = NULL, "
-		    "suspend_hold = 0, ckpt_pids = NULL, rank_at = ?, "
+		    "suspend_hold = 0, ckpt_pids = NULL, rank_at = ?, top_at = NULL, "
 		    "restarts = restarts + 1 WHERE id = ? AND "
 		    "state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')");
 		if (s == NULL)
@@ -1651,8 +1884,8 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 
 #define STORE_JOBS_SELECT	"SELECT id, user, uid, name, state, gpus, " \
 	"mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, " \
-	"reason, gpu_uuids, command, cwd, time_limit, after, stdout_path, stderr_path, " \
-	"requeue, restarts, suspended_time, array_id, array_index, array_limit, held, " \
+	"reason, gpu_uuids, " STORE_COMMAND " AS command, cwd, time_limit, after, " \
+	"stdout_path, stderr_path, requeue, restarts, suspended_time, array_id, array_index, array_limit, held, " \
 	"gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step FROM jobs "
 #define STORE_JOBS_WHERE	"(?2 IS NULL OR user = ?2) " \
 	"AND (?3 IS NULL OR state = ?3) " \
@@ -1965,8 +2198,10 @@ store_job_exec(struct store *st, int64_t id, store_exec_cb cb, void *arg)
 {
 	struct store_exec_ctx x = { cb, arg };
 
-	return store_rows_of(st, "SELECT argv, cwd, stdout_path, stderr_path, uid, "
-	    "gid, user, (SELECT env FROM private.job_env WHERE job_id = jobs.id) AS env, "
+	return store_rows_of(st, "SELECT " STORE_ARGV " AS argv, cwd, stdout_path, "
+	    "stderr_path, uid, gid, user, coalesce((SELECT env FROM private.job_env WHERE "
+	    "job_id = jobs.id), (SELECT a.env FROM private.task_env t JOIN private.array_env a "
+	    "ON a.array_id = t.array_id WHERE t.job_id = jobs.id)) AS env, "
 	    "groups, name, gpus, mem_per_gpu, time_limit FROM jobs WHERE id = ?", id,
 	    store_exec_row_cb, &x);
 }

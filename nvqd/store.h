@@ -16,6 +16,13 @@
 
 struct store;
 
+/*
+ * What a job's row and its first event take in storage beyond their
+ * strings: the estimate store_headroom and [limits] max_stored add to them.
+ */
+#define STORE_ROW_BYTES		512
+#define STORE_ROW_BYTES_SQL	"512"
+
 enum store_type { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT, STORE_BLOB };
 
 /* One column of a result row; s and blob are valid during the callback. */
@@ -58,6 +65,12 @@ struct store_job_new {
 	int64_t		array_index;
 	int		array_back;
 	int		array_limit;
+	/*
+	 * cmd_shared: the task's command is its array's (not --stdin's own):
+	 * stored once, in the first task's row.  Tasks share their array's
+	 * environment always.
+	 */
+	int		cmd_shared;
 	int		held;		/* --hold: it waits for nvq release; 2: for nvq run */
 	const char	*gpus_allow;	/* -w, -x: UUIDs "GPU-a,GPU-b", or NULL */
 	const char	*gpus_deny;
@@ -117,6 +130,12 @@ int		 store_job_start(struct store *, int64_t id, double now, const char *uuids,
 int		 store_job_set_pid(struct store *, int64_t id, int pid, int64_t pid_start,
 		    const char *boot_id, const char *cgroup);
 int		 store_env_delete(struct store *, int64_t id);
+/*
+ * The environments of n jobs that can no longer start, in one commit that
+ * is not synced; on a full disk (deleting writes before it frees) tried
+ * again with the reserve, a quarter at a time.
+ */
+int		 store_envs_delete(struct store *, const int64_t *ids, int n);
 /* Groups changes into one synced commit; they nest. */
 int		 store_tx_begin(struct store *);
 int		 store_tx_commit(struct store *);
@@ -135,6 +154,12 @@ int		 store_job_ending(struct store *, int64_t id, const char *state,
 		    const char *reason, double now);
 /* Any active job -> a final state, closing its run if it had one. */
 int		 store_job_end(struct store *, int64_t id, const struct store_end *);
+/*
+ * n pending jobs to e->state in one commit (nvq cancel of an array): on a
+ * full disk, tried again with the reserve, a quarter at a time.
+ */
+int		 store_jobs_end(struct store *, const int64_t *ids, int n,
+		    const struct store_end *e);
 /*
  * A running job whose run ended as e->state (NODE_FAIL) goes back to
  * PENDING, as it was submitted, with its run closed and one more restart.
@@ -156,7 +181,7 @@ struct store_change {
 	uint64_t	mem;		/* 0: a whole GPU */
 	int		has_time;
 	int64_t		time_limit;	/* 0: none */
-	double		rank_at;	/* > 0: its new place in order (nvq top) */
+	double		top_at;		/* > 0: its new place among its owner's jobs (nvq top) */
 };
 int		 store_job_modify(struct store *, int64_t id, const struct store_change *,
 		    double now, const char *reason);
@@ -227,10 +252,18 @@ struct store_active_job {
 	const char	*ckpt_pids;
 	double		run_suspended;
 	int		preempt_signal;	/* 0: the default */
+	/*
+	 * the bytes it keeps in nvqd's files: of its own, and of what it
+	 * shares with its array's other tasks or its restart's other jobs
+	 * (environment, command), stored under stored_key (0: none)
+	 */
+	uint64_t	stored_own, stored_shared;
+	int64_t		stored_key;
 	int64_t		array_id;	/* 0: no array */
 	int64_t		array_index;	/* -1: no array */
 	int		array_limit;	/* 0: none */
-	double		rank_at;	/* nvq top: its place in order; 0: submitted_at */
+	double		rank_at;	/* nvq restart: its place in order; 0: submitted_at */
+	double		top_at;		/* nvq top: its place among its owner's jobs; 0: none */
 	const char	*gpus_allow, *gpus_deny;	/* -w, -x: UUIDs, or NULL */
 	int		notify;		/* --notify or --mail-user given */
 	int64_t		slurm_id;	/* Slurm's job id; -1: none (013_slurm.sql) */

@@ -23,6 +23,9 @@ struct submit_item {
 	char			**targv, **tcmd;
 	int			*targv_len;
 	char			note[160];	/* said in the reply: -m auto's choice */
+	uint64_t		row;		/* bytes each of its jobs keeps of its own, */
+	uint64_t		shared;		/* its tasks' shared ones (submit_bytes) */
+	uint64_t		bytes;		/* and all of them */
 };
 
 static struct {
@@ -63,6 +66,56 @@ static size_t
 submit_len(const char *s)
 {
 	return s != NULL ? strlen(s) + 1 : 0;
+}
+
+/* What a job of j keeps of its own but for its command and environment. */
+static uint64_t
+submit_row(const struct store_job_new *j)
+{
+	return STORE_ROW_BYTES + submit_len(j->user) + submit_len(j->name) + submit_len(j->cwd) +
+	    submit_len(j->after) + submit_len(j->groups) + submit_len(j->stdout_path) +
+	    submit_len(j->stderr_path) + submit_len(j->gpus_allow) + submit_len(j->gpus_deny) +
+	    submit_len(j->notify) + submit_len(j->mail_user);
+}
+
+/* Task t's own bytes (t < 0: a job of no array), of row bytes and its command's. */
+static uint64_t
+submit_own(const struct store_job_new *j, uint64_t row, const int *argv_len,
+    const char *const *cmd, int t)
+{
+	if (t < 0)
+		return row + submit_len(j->command) + (uint64_t)j->argv_len + (uint64_t)j->env_len;
+	if (argv_len == NULL)
+		return row;
+	return row + (uint64_t)argv_len[t] + submit_len(cmd[t]);
+}
+
+uint64_t
+submit_bytes(const struct store_job_new *j, const struct submit_array *arr, uint64_t *shared)
+{
+	uint64_t row = submit_row(j), own = 0;
+	int k;
+
+	*shared = 0;
+	if (arr == NULL)
+		return submit_own(j, row, NULL, NULL, -1);
+	*shared = (uint64_t)j->env_len + (arr->argv == NULL ?
+	    submit_len(j->command) + (uint64_t)j->argv_len : 0);
+	for (k = 0; k < arr->n; k++)
+		own += submit_own(j, row, arr->argv_len, arr->cmd, k);
+	return own;
+}
+
+uint64_t
+submit_queued_bytes(uint32_t uid)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < Q.n; i++)
+		if (Q.items[i].j.uid == uid)
+			n += Q.items[i].bytes;
+	return n;
 }
 
 /* The tasks' own parts of an array into it; 0 or -1. */
@@ -159,6 +212,8 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 		submit_item_free(it);
 		return -1;
 	}
+	it->row = submit_row(&it->j);
+	it->bytes = submit_bytes(&it->j, arr, &it->shared) + it->shared;
 	if (Q.n++ == 0 && Q.open)
 		uv_check_start(&Q.check, submit_flush);
 	return 0;
@@ -228,6 +283,7 @@ submit_expand(struct submit_item *it, struct store_job_new *copies,
 		copies[*k].array_index = it->index[t];
 		copies[*k].array_back = t;
 		copies[*k].array_limit = it->limit;
+		copies[*k].cmd_shared = it->targv == NULL;
 		if (it->targv != NULL) {
 			copies[*k].argv = it->targv[t];
 			copies[*k].argv_len = it->targv_len[t];
@@ -263,11 +319,14 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 			lost++;
 			continue;
 		}
+		engine_charge(e, e->jobs, submit_own(&it->j, it->row, it->targv_len,
+		    (const char *const *)it->tcmd, it->ntasks > 0 ? t : -1),
+		    it->ntasks > 0 ? ids[k] : 0, it->shared);
 		e->jobs->requeue = it->j.requeue;
 		e->jobs->preempt_signal = it->j.preempt_signal;
 		e->jobs->notify = it->j.notify != NULL || it->j.mail_user != NULL;
 		if (it->j.held || it->j.gpus_allow != NULL || it->j.gpus_deny != NULL) {
-			struct engine_extra x = { it->j.held, 0, it->j.gpus_allow,
+			struct engine_extra x = { it->j.held, 0, 0, it->j.gpus_allow,
 			    it->j.gpus_deny };
 
 			engine_extras(e, e->jobs, &x);

@@ -47,6 +47,15 @@ int	submit_queue(struct server_conn *conn, const struct store_job_new *j,
 	    const char *note);
 /* How many of uid's submits wait for the end of the turn ([limits] max_pending). */
 int	submit_queued(uint32_t uid);
+/*
+ * The bytes j (or arr's tasks made from it) will keep in nvqd's files
+ * ([limits] max_stored): of their own, returned, and shared by arr's tasks,
+ * into *shared (0 for one job).
+ */
+uint64_t submit_bytes(const struct store_job_new *j, const struct submit_array *arr,
+	    uint64_t *shared);
+/* What uid's submits waiting for the end of the turn will keep, likewise. */
+uint64_t submit_queued_bytes(uint32_t uid);
 /* conn closed: its job is still stored, with no one to tell. */
 void	submit_forget(struct server_conn *conn);
 /* Stores what waits, then closes the handle (nvqd is stopping). */

@@ -230,6 +230,14 @@ waitq_next(struct waitq *q, int kind)
 	return NULL;
 }
 
+struct order_node *
+waitq_front(const struct waitq *q, uint32_t uid, int kind)
+{
+	int i;
+
+	return (i = waitq_find(q, uid)) == -1 ? NULL : order_first(&q->u[i].list[kind]);
+}
+
 void
 waitq_drop(struct waitq *q, uint32_t uid, int kind)
 {

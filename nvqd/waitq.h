@@ -9,6 +9,12 @@
  * then skipped without being looked at (a user at a [limits] limit).  So a
  * pass costs O(jobs read + users), whatever the length of each user's list.
  * Nothing may be added or removed while a pass reads.
+ *
+ * nvq top reorders a user's own list only: a node moved up (order.h's
+ * up_key, up_at) goes first among its owner's jobs, while the merge
+ * compares each user's front by its own key and time, unmoved.  So a job
+ * moved up passes no other user's job it would not pass where it was; its
+ * owner's jobs behind it wait for it, as their owner asked.
  */
 #ifndef NVQ_WAITQ_H
 #define NVQ_WAITQ_H
@@ -71,6 +77,8 @@ void		 waitq_bonus(struct waitq *, double (*f)(void *, uint32_t), void *arg);
 void		 waitq_begin(struct waitq *);
 /* The next node of kind in the order across users; NULL when none is left. */
 struct order_node *waitq_next(struct waitq *, int kind);
+/* The front of uid's list of kind (order_next walks it); NULL if empty. */
+struct order_node *waitq_front(const struct waitq *, uint32_t uid, int kind);
 /* Skips uid's later nodes of kind for the rest of the pass. */
 void		 waitq_drop(struct waitq *, uint32_t uid, int kind);
 

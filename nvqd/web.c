@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "esc.h"
 #include "gpuctl.h"
 #include "log.h"
 #include "store.h"
@@ -102,6 +103,29 @@ web_json(struct MHD_Connection *c, cJSON *j)
 	return r;
 }
 
+/*
+ * Users' text (names, commands, reasons) as the dashboard shows it: escaped
+ * as nvq's tables escape it (esc.h), so that no control, bidi override or
+ * byte that is not UTF-8 reaches the page, which inserts it as text.
+ */
+static void
+web_add_text(cJSON *o, const char *key, const char *s)
+{
+	char small[512], *b = small;
+	size_t need;
+
+	s = s != NULL ? s : "";
+	need = ESC_TERM_MAX(strlen(s));
+	if (need > sizeof(small) && (b = malloc(need)) == NULL) {
+		cJSON_AddStringToObject(o, key, "?");
+		return;
+	}
+	esc_term(b, s);
+	cJSON_AddStringToObject(o, key, b);
+	if (b != small)
+		free(b);
+}
+
 /* The rows of one state into an array: what the viewer may see of each. */
 struct web_jobs {
 	cJSON		*arr;
@@ -147,15 +171,15 @@ web_job_cb(void *arg, const struct store_col *c, int n)
 	cJSON_AddNumberToObject(o, "id", (double)id);
 	/* names for those with a token; a job's own words for its owner (and root) */
 	if (x->viewer && user != NULL)
-		cJSON_AddStringToObject(o, "user", user);
+		web_add_text(o, "user", user);
 	if (x->viewer && (x->uid == 0 || (int64_t)x->uid == uid)) {
-		cJSON_AddStringToObject(o, "name", name ? name : "");
-		cJSON_AddStringToObject(o, "command", cmd ? cmd : "");
+		web_add_text(o, "name", name);
+		web_add_text(o, "command", cmd);
 	}
 	if ((j = engine_find(W.e, id)) != NULL) {
 		if (j->state == JOB_PENDING) {
 			engine_reason(W.e, j, why, sizeof(why));
-			cJSON_AddStringToObject(o, "reason", why);
+			web_add_text(o, "reason", why);
 		}
 		if (j->state == JOB_RUNNING && j->gpu_used != NULL)
 			cJSON_AddNumberToObject(o, "used", (double)engine_job_used(W.e, j));
@@ -191,8 +215,8 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 
 		g = cJSON_CreateObject();
 		cJSON_AddNumberToObject(g, "index", gp->index);
-		cJSON_AddStringToObject(g, "uuid", gp->uuid);
-		cJSON_AddStringToObject(g, "name", gp->name);
+		web_add_text(g, "uuid", gp->uuid);
+		web_add_text(g, "name", gp->name);
 		cJSON_AddStringToObject(g, "mode", config_mode(&e->cfg, i) == SCHED_SERIAL ? "serial" :
 		    config_mode(&e->cfg, i) == SCHED_TIMESLICE ? "timeslice" : "auto");
 		cJSON_AddNumberToObject(g, "total", (double)gp->total);
@@ -237,7 +261,7 @@ web_hours_cb(void *arg, const struct store_col *c, int n)
 
 	for (i = 0; i < n; i++)
 		if (strcmp(c[i].name, "user") == 0)
-			cJSON_AddStringToObject(o, "user", x->viewer ? c[i].s : "(a user)");
+			web_add_text(o, "user", x->viewer ? c[i].s : "(a user)");
 		else if (strcmp(c[i].name, "gpu_hours") == 0)
 			cJSON_AddNumberToObject(o, "gpu_hours", c[i].type == STORE_REAL ? c[i].r :
 			    (double)c[i].i);

@@ -7,10 +7,14 @@
  *	(SCM_RIGHTS) and exits; the parent writes the child's pid to PIDFILE
  *	once it is reaped, reads the socket without ever answering, writes
  *	"eof" to EOFFILE if nvqd closes it, and sleeps on.
- *   hookpeer claim BYTES SECONDS
+ *   hookpeer claim BYTES SECONDS [SHARED]
  *	says hello, reports BYTES used (and peak) on the job's first GPU,
+ *	and SHARED bytes shared in a way nvq cannot move (0 if not given),
  *	then answers like a hook (acknowledges revokes, moves nothing) for
  *	SECONDS.
+ *   hookpeer gate BYTES SECONDS DIR
+ *	as claim, but a revoke is acknowledged only once DIR/go exists; it
+ *	writes DIR/asked when one comes (for stalling nvqd in between).
  */
 #include <errno.h>
 #include <poll.h>
@@ -164,8 +168,23 @@ peer_handoff(const char *pidfile, const char *eoffile)
 	return 0;
 }
 
+/* Waits until GATE exists (NULL: no gate), or until until. */
+static void
+peer_gate(const char *gate, time_t until)
+{
+	char go[4096];
+
+	if (gate == NULL)
+		return;
+	snprintf(go, sizeof(go), "%s/asked", gate);
+	peer_put(go, "asked");
+	snprintf(go, sizeof(go), "%s/go", gate);
+	while (access(go, F_OK) == -1 && time(NULL) < until)
+		usleep(20000);
+}
+
 static int
-peer_claim(long long bytes, int seconds)
+peer_claim(long long bytes, int seconds, long long shared, const char *gate)
 {
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
@@ -178,6 +197,8 @@ peer_claim(long long bytes, int seconds)
 	uuid[strcspn(uuid, ",")] = '\0';
 	peer_hello(fd);
 	proto_begin(&b, MSG_HOOK_REPORT);
+	if (shared > 0)
+		proto_put_int(&b, "shared", shared);
 	proto_put_int(&b, "id", 0);
 	proto_put_str(&b, "uuid", uuid);
 	proto_put_int(&b, "used", bytes);
@@ -195,6 +216,7 @@ peer_claim(long long bytes, int seconds)
 		}
 		memset(&b, 0, sizeof(b));
 		if (m.type == MSG_HOOK_STATE && proto_int(&m, "granted", 1) == 0) {
+			peer_gate(gate, until);
 			proto_begin(&b, MSG_HOOK_ACK);
 			proto_put_int(&b, "seq", proto_int(&m, "seq", 0));
 			peer_send(fd, &b);
@@ -217,8 +239,11 @@ main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "handoff") == 0)
 		return peer_handoff(argv[2], argv[3]);
-	if (argc == 4 && strcmp(argv[1], "claim") == 0)
-		return peer_claim(atoll(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: hookpeer handoff PIDFILE EOFFILE | claim BYTES SECONDS\n");
+	if ((argc == 4 || argc == 5) && strcmp(argv[1], "claim") == 0)
+		return peer_claim(atoll(argv[2]), atoi(argv[3]), argc == 5 ? atoll(argv[4]) : 0, NULL);
+	if (argc == 5 && strcmp(argv[1], "gate") == 0)
+		return peer_claim(atoll(argv[2]), atoi(argv[3]), 0, argv[4]);
+	fprintf(stderr, "usage: hookpeer handoff PIDFILE EOFFILE | claim BYTES SECONDS [SHARED] | "
+	    "gate BYTES SECONDS DIR\n");
 	return 2;
 }

@@ -15,10 +15,10 @@ mkdir -p "$HELPERS"
 $CC -O1 -o "$HELPERS/rawsend" tests/system/rawsend.c || exit 1
 $CC -O1 -o "$HELPERS/flood" tests/system/flood.c || exit 1
 $CC -O2 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o "$HELPERS/load" bench/load.c \
-    nvq/client.c nvq/fmt.c nvq/num.c nvq/json.c common/proto.c common/parse.c common/paths.c common/fdpass.c -linih || exit 1
+    nvq/client.c nvq/fmt.c nvq/num.c nvq/json.c common/esc.c common/proto.c common/parse.c common/paths.c common/fdpass.c -linih || exit 1
 $CC -O1 -shared -fPIC -o "$HELPERS/libfake-nvml.so.1" tests/system/fake_nvml.c || exit 1
 $CC -O1 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o "$HELPERS/attach" \
-    tests/system/attach.c nvq/client.c nvq/fmt.c nvq/num.c nvq/json.c common/proto.c common/parse.c common/paths.c common/fdpass.c \
+    tests/system/attach.c nvq/client.c nvq/fmt.c nvq/num.c nvq/json.c common/esc.c common/proto.c common/parse.c common/paths.c common/fdpass.c \
     -linih || exit 1
 
 PASSED=0
@@ -42,6 +42,12 @@ expect_eq() {	# WHAT GOT WANT
 }
 expect_match() {	# WHAT GOT REGEX
 	[[ "$2" =~ $3 ]] || fail "$1: got '$2', wanted /$3/"
+}
+expect_none() {	# WHAT TEXT BYTES...: TEXT holds none of these byte strings
+	local b
+	for b in "${@:3}"; do
+		[ "$(LC_ALL=C grep -acF -- "$b" <<< "$2")" = 0 ] || fail "$1: holds $(printf '%q' "$b")"
+	done
 }
 nvq() { "$NVQ_BIN" -s "$T/sock" "$@"; }
 
@@ -171,6 +177,17 @@ make_users() {
 as_user() {	# USER COMMAND...: run as USER with the user's groups, from /tmp
 	local u=$1; shift
 	(cd /tmp && setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@")
+}
+
+# the supervisor prepared ahead for job ID, from nvqd's log (debug); "" if none within a second
+ahead_pid() {
+	local i p
+	for i in $(seq 50); do
+		p=$(sed -n "s/.*job $1: prepared ahead by supervisor \([0-9]*\).*/\1/p" "$T/nvqd.log" | tail -1)
+		[ -n "$p" ] && break
+		sleep 0.02
+	done
+	echo "$p"
 }
 
 # ---- the hook's link: locks, reports, reconnection (fake libcuda jobs)

@@ -45,7 +45,7 @@ t_top_modify() {	# nvq top and nvq modify reorder and change pending jobs
 	local blk p1 p2 p3 out
 	blk=$(submit -m 10G sleep 30); wait_state "$blk" RUNNING
 	p1=$(submit -m 10G sleep 30); p2=$(submit -m 10G sleep 30); p3=$(submit -m 10G sleep 30)
-	expect_match "top" "$(nvq top "$p3")" "job $p3 is first of its priority"
+	expect_match "top" "$(nvq top "$p3")" "job $p3 is first of its owner's jobs of its priority"
 	expect_match "top of a running job" "$(nvq top "$blk" 2>&1)" "only a pending job"
 	nvq cancel "$blk"
 	wait_state "$p3" RUNNING
@@ -65,6 +65,49 @@ t_top_modify() {	# nvq top and nvq modify reorder and change pending jobs
 	wait_state "$p2" RUNNING
 	expect_eq "p1 still waits" "$(state "$p1")" PENDING
 	nvq cancel "$p1" "$p2"
+}
+
+# top_first ID...: the first of these jobs to be RUNNING (10 s at most)
+top_first() {
+	local i j
+	for i in $(seq 200); do
+		for j in "$@"; do
+			[ "$(state "$j")" = RUNNING ] && { echo "$j"; return; }
+		done
+		sleep 0.05
+	done
+	echo none
+}
+
+t_top_bank() {	# nvq top moves a job among its owner's own only, and lends it no other job's age
+	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && make_users ||
+	    { skip "needs root, setpriv and useradd"; return; }
+	chmod 755 "$T"
+	# aging of 36000 points an hour: 10 a second; one 10G job at a time
+	write_config "[gpus]" "virtual = 1x16G" "[scheduler]" "aging = 36000"
+	start_nvqd || return
+	local blk bank own high other x
+	blk=$(submit -m 10G sleep 30); wait_state "$blk" RUNNING
+	# nvqta's time bank: a held job that ages, and an older job of its own
+	bank=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -m 10G true)
+	own=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -m 10G sleep 30)
+	sleep 1.5	# 15 points of age, more than the 5 of priority below
+	high=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 10G -p 5 sleep 30)
+	other=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 10G sleep 30)
+	x=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -m 10G sleep 30)
+	expect_match "top" "$(as_user nvqta "$NVQ_BIN" -s "$T/sock" top "$x")" \
+	    "job $x is first of its owner's jobs of its priority"
+	stop_nvqd; start_nvqd || return	# the order is stored
+	nvq cancel "$blk"
+	expect_eq "another user's higher-priority job goes before the topped one" \
+	    "$(top_first "$high" "$x" "$own" "$other")" "$high"
+	nvq cancel "$high"
+	expect_eq "another user's older job of the same priority too" \
+	    "$(top_first "$x" "$own" "$other")" "$other"
+	nvq cancel "$other"
+	expect_eq "the topped job before its owner's older one" "$(top_first "$x" "$own")" "$x"
+	expect_eq "which waits" "$(state "$own")" PENDING
+	nvq cancel "$x" "$own" "$bank" > /dev/null
 }
 
 t_requeue() {	# nvq requeue: the running job stops, waits again, runs again as the same job

@@ -197,9 +197,11 @@ t_hook_export_refused() {	# memory the job shares by the driver's means (NCCL, l
 	wait_field "$a" hook_pids '^[0-9]+$' || return
 	sleep 0.5	# the report that says so: at most one link tick behind
 	expect_eq "nvq suspend is refused, and says why" "$(nvq suspend "$a" 2>&1)" "nvq: cannot \
-suspend job $a: job $a's processes share 4M of GPU memory in a way nvq cannot move (the \
-driver's CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
-ended); nothing was touched and it runs on"
+suspend job $a: job $a's processes share 4M of GPU memory nvq cannot move (CUDA IPC, \
+cuMemExportToShareableHandle as NCCL uses, or memory of a process that has ended): it cannot \
+be suspended and runs on untouched; \`nvq requeue $a\` stops it and queues it again, and a \
+higher-priority job that needs its memory stops it with its --signal and cancels it (no \
+--requeue)"
 	expect_eq "it runs on" "$(field "$a" state)" RUNNING
 	nvq wait "$a"
 	expect_eq "and held its memory to the end" "$(nvq log "$a" | tr '\n' ' ')" "exported ok released ok "
@@ -209,7 +211,7 @@ ended); nothing was touched and it runs on"
 	wait_field "$b" hook_pids '^[0-9]+$' || return
 	sleep 0.5
 	expect_match "refused too" "$(nvq suspend "$b" 2>&1)" \
-	    "^nvq: cannot suspend job $b: job $b's processes share 1M of GPU memory in a way"
+	    "^nvq: cannot suspend job $b: job $b's processes share 1M of GPU memory nvq cannot move "
 	nvq wait "$b"
 	expect_eq "it ran to its end" "$(nvq log "$b")" "driver handle ok"
 	expect_eq "nothing of it was checkpointed" "$(switches "$b")" ""

@@ -151,3 +151,69 @@ t_hook_claims_ipc() {	# another user's process cannot open a job's CUDA IPC hand
 	expect_match "the job's own processes shared it" "$(nvq log "$a" | tr '\n' ' ')" \
 	    "child read ok ipc ok 4194304 $"
 }
+
+t_hook_claims_stalled() {	# an acknowledgement that waited in nvqd's socket while nvqd stood still stops nothing
+	write_config "[scheduler]" "revoke_timeout = 2s"
+	start_nvqd || return
+	local a pid hp i
+	mkdir "$T/gate"
+	a=$(fsubmit -m 1G "$HOOKPEER" gate 1048576 60 "$T/gate")
+	wait_field "$a" hook_pids '^[0-9]+$' || return
+	pid=$(field "$a" hook_pids)
+	nvq hold "$a" > "$T/hold.out" 2>&1 &
+	hp=$!
+	for i in $(seq 250); do [ -e "$T/gate/asked" ] && break; sleep 0.02; done
+	[ -e "$T/gate/asked" ] || { fail "the lock was never asked back"; return; }
+	# nvqd stands still past revoke_timeout; the process answers at once
+	kill -STOP "$NVQD_PID"
+	touch "$T/gate/go"
+	sleep 4
+	kill -CONT "$NVQD_PID"
+	wait "$hp"
+	expect_eq "nvq hold saw the drain" "$(cat "$T/hold.out")" \
+	    "job $a held: its GPU work has drained"
+	expect_match "the process was not stopped" "$(awk '{print $3}' /proc/"$pid"/stat)" "^[RSD]$"
+	expect_eq "nvqd stopped nothing" "$(grep -c "no acknowledgement of the lock" "$T/nvqd.log")" 0
+	expect_match "it read its sockets once more past the deadline" "$(cat "$T/nvqd.log")" \
+	    "job $a: revoke_timeout passed [0-9.]+s ago; its sockets are read once more first"
+	kill -CONT "$pid" 2> /dev/null	# (where it was stopped, for the cancel to reach it)
+	nvq cancel "$a" > /dev/null
+}
+
+t_hook_claims_shared() {	# a claim of 1 byte shared does not keep a low job in place of another user's higher one
+	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && make_users ||
+	    { skip "needs root, setpriv and useradd"; return; }
+	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s" "kill_grace = 2s"
+	chmod 755 "$T" "$FAKE_CKPT_DIR"
+	start_nvqd || return
+	local low high q h2
+	# no --requeue: it gets its --signal (SIGUSR1 ends hookpeer) and is cancelled
+	low=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -m 50G -p 0 \
+	    "$HOOKPEER" claim 4096 60 1)
+	wait_field "$low" gpu_used '^4096$' 10 || return	# its report, "shared" in it, was taken
+	expect_eq "root's nvq suspend says what stops it instead" "$(nvq suspend "$low" 2>&1)" \
+	    "nvq: cannot suspend job $low: job $low's processes share 1B of GPU memory nvq cannot \
+move (CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
+ended): it cannot be suspended and runs on untouched; \`nvq requeue $low\` stops it and queues \
+it again, and a higher-priority job that needs its memory stops it with its --signal and \
+cancels it (no --requeue)"
+	high=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 75G -p 10 sleep 1)
+	wait_state "$low" CANCELLED 10
+	wait_state "$high" COMPLETED 10
+	expect_match "its events say why" "$(nvq show "$low")" \
+	    "CANCELLED +preempted by job $high \\(priority 10\\); cancelled: it cannot be suspended \\(it shares GPU memory\\) and has no --requeue"
+	expect_eq "nothing was suspended" "$(switches "$low")" ""
+	# --requeue: stopped the same way, queued again, and runs once the higher job is done
+	q=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable --requeue -m 50G -p 0 \
+	    "$HOOKPEER" claim 4096 6 1)	# 6 s a run: preempted in the first
+	wait_field "$q" gpu_used '^4096$' 10 || return
+	expect_match "nvq suspend says it would be queued again" "$(nvq suspend "$q" 2>&1)" \
+	    "stops it with its --signal and queues it again \\(--requeue\\)$"
+	h2=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 75G -p 10 sleep 1)
+	wait_state "$h2" COMPLETED 10
+	wait_state "$q" COMPLETED 20
+	expect_match "requeued, and says why" "$(nvq show "$q")" \
+	    "PREEMPTED +preempted by job $h2 \\(priority 10\\); requeued \\(it holds shared GPU memory nvq cannot move: it cannot be suspended\\).*PENDING +requeued"
+	expect_eq "stopped once and run again" "$(sqlite3 "$T/nvq.db" "SELECT restarts FROM jobs
+	    WHERE id = $q")" 1
+}

@@ -508,17 +508,6 @@ t_standby_go() {	# a standby gets its job before the start's commit, and takes t
 	expect_eq "no supervisor left unreaped" "$(ps -o stat= --ppid "$NVQD_PID" | grep -c Z)" 0
 }
 
-# the supervisor prepared ahead for job ID, from nvqd's log (debug); "" if none within a second
-ahead_pid() {
-	local i p
-	for i in $(seq 50); do
-		p=$(sed -n "s/.*job $1: prepared ahead by supervisor \([0-9]*\).*/\1/p" "$T/nvqd.log" | tail -1)
-		[ -n "$p" ] && break
-		sleep 0.02
-	done
-	echo "$p"
-}
-
 t_standby_ahead() {	# the job next in line is handed to a standby while the one before runs; called off when it is not
 	write_config "[limits]" "max_running_jobs = 1"; start_nvqd || return
 	local a b c d pb pc i cg

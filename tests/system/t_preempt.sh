@@ -108,7 +108,7 @@ t_timeslice_turns() {	# jobs that do not fit together take turns, each making pr
 	    FROM switches WHERE why = 'timeslice' AND kind = 'suspend'")" 3
 }
 
-t_preempt_unsuspendable() {	# a job that cannot be suspended gives way only with --requeue, after its --signal
+t_preempt_unsuspendable() {	# a job that cannot be suspended gets its --signal, then is requeued (--requeue) or cancelled
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s" "kill_grace = 3s"
 	start_nvqd || return
@@ -128,21 +128,24 @@ t_preempt_unsuspendable() {	# a job that cannot be suspended gives way only with
 	wait_state "$q" RUNNING 10
 	nvq cancel "$q" > /dev/null
 	wait_state "$q" CANCELLED 10
-	# without --requeue it is not chosen: the higher job waits for it
-	low=$(fsubmit -m 50G sh -c "$FAKE_JOB ipc-orphan 8388608 4; sleep 4")
+	# without --requeue: stopped the same way, then cancelled, with the reason
+	low=$(fsubmit --signal usr2 -m 50G sh -c "trap 'echo got USR2 >> $T/sig2' USR2
+	    $FAKE_JOB ipc-orphan 8388608 30; sleep 30 & wait; wait")
 	wait_field "$low" hook_pids '^[0-9]+,[0-9]+$' || return
 	wait_field "$low" hook_pids '^[0-9]+$' || return
 	sleep 0.5
-	expect_eq "nor by nvq suspend, which says why" "$(nvq suspend "$low" 2>&1)" "nvq: cannot \
-suspend job $low: job $low's processes share 8M of GPU memory in a way nvq cannot move (the \
-driver's CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
-ended); nothing was touched and it runs on"
+	expect_eq "nvq suspend refuses, and says what stops it instead" "$(nvq suspend "$low" 2>&1)" \
+	    "nvq: cannot suspend job $low: job $low's processes share 8M of GPU memory nvq cannot \
+move (CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
+ended): it cannot be suspended and runs on untouched; \`nvq requeue $low\` stops it and queues \
+it again, and a higher-priority job that needs its memory stops it with its --signal and \
+cancels it (no --requeue)"
+	expect_eq "it runs on" "$(state "$low")" RUNNING
 	h2=$(fsubmit -m 50G -p 10 "$FAKE_JOB" launch 1 "$T/h2")
-	sleep 1.5
-	expect_eq "it runs on, the higher job waits" "$(state "$low")$(state "$h2")" RUNNINGPENDING
-	wait_state "$low" COMPLETED 15
+	wait_state "$low" CANCELLED 15
 	wait_state "$h2" COMPLETED 15
-	expect_eq "nothing was suspended or stopped" "$(switches "$low")" ""
-	expect_match "it mapped the memory to the end" "$(nvq log "$low" | tr '\n' ' ')" \
-	    "exporter ends child read ok $"
+	expect_eq "it got its --signal, once" "$(cat "$T/sig2" 2> /dev/null)" "got USR2"
+	expect_match "and says why" "$(nvq show "$low")" \
+	    "CANCELLED +preempted by job $h2 \\(priority 10\\); cancelled: it cannot be suspended \\(it shares GPU memory\\) and has no --requeue"
+	expect_eq "nothing was suspended" "$(switches "$low")" ""
 }

@@ -124,3 +124,92 @@ t_security() {	# user A's jobs are safe from user B; jobs run as exactly their s
 	stop_nvqd
 	check_failed_drop
 }
+
+t_run_terminals() {	# two users who take every terminal slot they may cannot keep nvq run from others
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv > /dev/null || ! command -v useradd > /dev/null ||
+	    ! make_users; then
+		skip "needs root, setpriv and useradd"
+		return
+	fi
+	chmod 755 "$T"
+	write_config; start_nvqd || return
+	local ha hb pa pb out i
+	ha=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)
+	hb=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true)
+	# each asks on as many connections as a user may open (256) and passes nothing
+	as_user nvqta "$HELPERS/attach" "$T/sock" "$ha" 0 hold 256 8 > "$T/a.out" & pa=$!
+	as_user nvqtb "$HELPERS/attach" "$T/sock" "$hb" 0 hold 256 8 > "$T/b.out" & pb=$!
+	for i in $(seq 300); do [ -s "$T/a.out" ] && [ -s "$T/b.out" ] && break; sleep 0.05; done
+	# (the slots they took last for 5 s)
+	out=$(echo hello | nvq run -g 0 cat 2>&1)
+	expect_eq "nvq run still gets its stdin to the job" "$out" hello
+	expect_eq "nvqta got its 16" "$(head -1 "$T/a.out")" "ready 16 refused 240"
+	expect_eq "and was told why" "$(sed -n 2p "$T/a.out")" \
+	    "nvqta is passing 16 terminals to nvqd already, the most a user may; try again"
+	expect_eq "nvqtb got its own 16 all the same" "$(head -1 "$T/b.out")" "ready 16 refused 240"
+	kill "$pa" "$pb" 2> /dev/null; wait "$pa" "$pb" 2> /dev/null
+	expect_eq "their jobs still wait for nvq run" "$(field "$ha" held)$(field "$hb" held)" 11
+	nvq cancel "$ha" "$hb" > /dev/null
+}
+
+# PID: what its first mapping's first 4 bytes read as, for whoever runs it
+# (python's bytes, b'\x7fELF' for a program's header), or the error.
+mem_peek() {
+	python3 -c 'import sys
+pid = sys.argv[1]
+try:
+    start = int(open("/proc/%s/maps" % pid).readline().split("-")[0], 16)
+    with open("/proc/%s/mem" % pid, "rb") as f:
+        f.seek(start)
+        print(f.read(4))
+except OSError as e:
+    print("error", e.errno)' "$1"
+}
+
+t_prepared_undumpable() {	# the job's process waiting as its user beside its root supervisor (one memory) is not the user's to read
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv > /dev/null || ! command -v useradd > /dev/null ||
+	    ! command -v python3 > /dev/null || ! make_users; then
+		skip "needs root, setpriv, useradd and python3"
+		return
+	fi
+	local was
+	was=$(cat /proc/sys/fs/suid_dumpable 2> /dev/null)
+	# with 1, a process that dropped root's uid may be traced by that uid
+	if [ -z "$was" ] || ! echo 1 2> /dev/null > /proc/sys/fs/suid_dumpable; then
+		skip "cannot set fs.suid_dumpable"
+		return
+	fi
+	prepared_undumpable
+	echo "$was" > /proc/sys/fs/suid_dumpable
+}
+
+prepared_undumpable() {
+	chmod 755 "$T"
+	write_config "[limits]" "max_running_jobs = 1"; start_nvqd || return
+	local a b pb child i ta
+	ta=$(id -u nvqta)
+	# nvqta's second job waits for its first (max_running_jobs is per user)
+	a=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 sleep 30)
+	wait_state "$a" RUNNING || return
+	b=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 sleep 30)
+	pb=$(ahead_pid "$b")
+	[ -n "$pb" ] || { fail "job $b was not prepared ahead"; return; }
+	# its process: nvqta's now, waiting for its turn in the supervisor's memory
+	for i in $(seq 100); do
+		child=$(pgrep -P "$pb" | head -1)
+		[ -n "$child" ] && [ "$(awk '/^Uid:/ { print $2 }' /proc/"$child"/status 2> /dev/null)" = "$ta" ] &&
+		    break
+		sleep 0.02
+	done
+	expect_eq "the prepared process is nvqta's, its supervisor root's" \
+	    "$(awk '/^Uid:/ { print $2 }' /proc/"$child"/status 2> /dev/null) $(awk '/^Uid:/ {
+	    print $2 }' /proc/"$pb"/status) $(state "$b")" "$ta 0 PENDING"
+	expect_eq "nvqta cannot read its memory (the supervisor's)" \
+	    "$(as_user nvqta bash -c "$(declare -f mem_peek); mem_peek $child")" "error 13"
+	nvq cancel "$a" > /dev/null
+	wait_state "$b" RUNNING || return
+	expect_eq "the same process runs the job" "$(pgrep -P "$pb" | head -1)" "$child"
+	expect_eq "whose memory, once its own, is nvqta's to read" \
+	    "$(as_user nvqta bash -c "$(declare -f mem_peek); mem_peek $child")" "b'\\x7fELF'"
+	nvq cancel "$b" > /dev/null
+}

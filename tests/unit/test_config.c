@@ -223,7 +223,7 @@ test_each_key_its_field(void **state)
 	    "kill_grace = 17s\npreempt_min_runtime = 19s\nturn = 23s\nswitch_overhead = 29%\n"
 	    "offload = off\n[daemon]\ncgroups = off\n[limits]\nmax_running_jobs = 31\n"
 	    "max_gpus = 3\nmax_pending = 37\nmax_procs = 41\nmax_priority = 43\n"
-	    "max_env = 47K\numask = 053\n");
+	    "max_env = 47K\nmax_stored = 53M\numask = 053\n");
 	assert_int_equal(config_load(&c, path, err, sizeof(err)), 0);
 	assert_int_equal(c.gpu_poll, 7);
 	assert_int_equal(c.quantum, 11);
@@ -240,6 +240,7 @@ test_each_key_its_field(void **state)
 	assert_int_equal(c.max_procs, 41);
 	assert_int_equal(c.max_priority, 43);
 	assert_int_equal(c.max_env, 47 * 1024);
+	assert_int_equal(c.max_stored, 53ULL << 20);
 	assert_int_equal(c.job_umask, 053);
 	/* and the keys not named kept their defaults */
 	assert_true(c.sched.aging == d.sched.aging);

@@ -44,8 +44,10 @@ test_strings(void **state)
 		{ "x\xc2\x9b" "2J\xc2\x80", "\"x\\u009b2J\\u0080\"" },
 		/* the rest of UTF-8 goes through: U+00A0, U+00E9, U+20AC */
 		{ "\xc2\xa0\xc3\xa9\xe2\x82\xac", "\"\xc2\xa0\xc3\xa9\xe2\x82\xac\"" },
-		/* a lone 0xc2 at the end is not read past */
-		{ "z\xc2", "\"z\xc2\"" },
+		/* a lone 0xc2 at the end is not read past; it is not UTF-8: U+FFFD */
+		{ "z\xc2", "\"z\\ufffd\"" },
+		/* a raw 0x9b (a CSI on 8-bit terminals), and U+202E (right-to-left override) */
+		{ "a\x9b" "2J\xe2\x80\xae" "b", "\"a\\ufffd2J\\u202eb\"" },
 	};
 	size_t i;
 	char *s;

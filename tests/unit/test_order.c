@@ -449,6 +449,61 @@ test_walk_drops(void **state)
 	waitq_free(&w.q);
 }
 
+/*
+ * nvq top's move up a user's own list, row by row: the owner's jobs, one
+ * moved up (up_key, up_at), and the other user's; the order read across
+ * both.  Keys as aging of 1 a second gives them (key = priority - at).
+ */
+static void
+test_waitq_top(void **state)
+{
+	static const struct {
+		const char *what;
+		int	prio[4], at[4];	/* users 1, 1, 1 (the last one moved up), 2 */
+		int	before;		/* its owner's first job of its priority */
+		int	order[4];	/* indexes, as read */
+	} t[] = {
+		/* 2's job of priority 5 stays before the job moved up, whatever 1's wait */
+		{ "no other user's priority passed", { 0, 0, 0, 5 }, { 0, 1, 20, 19 }, 0, { 3, 2, 0, 1 } },
+		/* nor 2's older job of the same priority; 1's own wait behind the moved one */
+		{ "no older job of another passed", { 0, 0, 0, 0 }, { 0, 1, 20, 19 }, 0, { 3, 2, 0, 1 } },
+		/* 2's newer job goes after it and after 1's others, as before the move */
+		{ "a newer job of another after", { 0, 0, 0, 0 }, { 0, 1, 20, 30 }, 0, { 2, 0, 1, 3 } },
+		/* 1's job of a higher priority keeps its place before it */
+		{ "its owner's higher priority first", { 9, 0, 0, 0 }, { 5, 1, 20, 30 }, 1, { 0, 2, 1, 3 } },
+	};
+	struct item it[4];
+	struct order_node *x;
+	struct waitq q;
+	size_t r;
+	int i, k;
+
+	(void)state;
+	for (r = 0; r < sizeof(t) / sizeof(t[0]); r++) {
+		waitq_init(&q);
+		memset(it, 0, sizeof(it));
+		for (i = 0; i < 4; i++) {
+			it[i].idx = i;
+			it[i].node.key = t[r].prio[i] - t[r].at[i];
+			it[i].node.at = t[r].at[i];
+			it[i].node.id = i + 1;
+		}
+		/* moved up to just before its owner's first job of its priority */
+		it[2].node.up_at = t[r].at[2] - (t[r].at[t[r].before] - 0.001);
+		it[2].node.up_key = it[2].node.up_at;
+		for (i = 0; i < 4; i++)
+			assert_int_equal(waitq_add(&q, i < 3 ? 1 : 2, WAITQ_CPU, 0, &it[i].node), 0);
+		waitq_begin(&q);
+		for (k = 0; (x = waitq_next(&q, WAITQ_CPU)) != NULL; k++) {
+			if (((struct item *)(void *)x)->idx != t[r].order[k])
+				fail_msg("%s: read %d was %d, wanted %d", t[r].what, k,
+				    ((struct item *)(void *)x)->idx, t[r].order[k]);
+		}
+		assert_int_equal(k, 4);
+		waitq_free(&q);
+	}
+}
+
 /* The queue read without drops is the order of all its jobs, across users. */
 static void
 test_waitq_order(void **state)
@@ -541,6 +596,7 @@ main(void)
 		cmocka_unit_test(test_walk_stops),
 		cmocka_unit_test(test_walk_drops),
 		cmocka_unit_test(test_waitq_order),
+		cmocka_unit_test(test_waitq_top),
 		cmocka_unit_test(test_deptab),
 	};
 

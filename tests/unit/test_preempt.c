@@ -30,6 +30,8 @@ struct pcase {
 	int64_t		victims[4];	/* ids, in any order; 0 ends */
 	double		wake;		/* expected next_wake, or 0 */
 	int		why[6];		/* expected plan decisions; -1: not checked */
+	int		give[4];	/* how victims[k] gives way (enum sched_give);
+					   SCHED_GIVE_NEVER: not checked */
 };
 
 #define X -1
@@ -47,6 +49,9 @@ struct pcase {
 /* cannot be suspended (memory shared through CUDA IPC); q: --requeue */
 #define UNSUSP(i, m, p, mask, q) { .id = i, .uid = 1, .running = 1, .ngpus = 1, .mem = m, \
 	.priority = p, .gpumask = mask, .unsuspendable = 1, .requeue = q }
+/* the same, started (or resumed) at t, without --requeue */
+#define UNSUSPT(i, m, p, mask, t) { .id = i, .uid = 1, .running = 1, .ngpus = 1, .mem = m, \
+	.priority = p, .gpumask = mask, .unsuspendable = 1, .slice_start = t }
 /* suspended at t; r: it may resume */
 #define SUSP(i, m, p, mask, t, r) { .id = i, .uid = 1, .ngpus = 1, .mem = m, .priority = p, \
 	.submitted_at = t, .gpumask = mask, .suspended = 1, .may_resume = r }
@@ -57,16 +62,40 @@ static const struct pcase cases[] = {
 	  { SCHED_RUNNING, SCHED_WAIT_MEM } },
 	{ "suspend: the lower job gives way", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
 	  { RUN(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 2, { 1 }, 0,
-	  { SCHED_RUNNING, SCHED_WAIT_MEM } },
-	{ "a job that cannot be suspended, without --requeue, is not chosen: another is",
+	  { SCHED_RUNNING, SCHED_WAIT_MEM }, { SCHED_GIVE_SUSPEND } },
+	{ "a job that cannot be suspended is chosen as any other (the lowest priority), "
+	  "and cancelled without --requeue",
 	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
 	  { UNSUSP(1, 40 * G, 0, 1, 0), RUN(2, 40 * G, 1, 1, 0), PEND(3, 40 * G, 10, 1) },
-	  3, { 2 }, 0, { X, X, X } },
-	{ "nor when it alone would make room", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
-	  { UNSUSP(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0, { X, X } },
+	  3, { 1 }, 0, { X, X, X }, { SCHED_GIVE_CANCEL } },
+	{ "... its claim pushes no suspend onto another's job of higher priority",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { RUN(1, 40 * G, 5, 1, 0), UNSUSP(2, 40 * G, 0, 1, 1), PEND(3, 40 * G, 10, 1) },
+	  3, { 2 }, 0, { X, X, X }, { SCHED_GIVE_REQUEUE } },
+	{ "... the fewest jobs give way, however they go",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 4,
+	  { UNSUSP(1, 40 * G, 1, 1, 0), RUN(2, 20 * G, 0, 1, 0), RUN(3, 20 * G, 0, 1, 0),
+	    PEND(4, 40 * G, 10, 1) }, 4, { 1 }, 0, { X, X, X, X }, { SCHED_GIVE_CANCEL } },
+	{ "when it alone would make room, it is stopped and cancelled (a claim protects nothing)",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { UNSUSP(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 2, { 1 }, 0, { X, X },
+	  { SCHED_GIVE_CANCEL } },
+	{ "... not before preempt_min_runtime; wake when it is over",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 60, 2,
+	  { UNSUSPT(1, 50 * G, 0, 1, NOW - 10), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, NOW + 50,
+	  { X, X } },
+	{ "... nor for a job of its own priority",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { UNSUSP(1, 50 * G, 10, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0, { X, X } },
 	{ "with --requeue it gives way (it is stopped and queued again)",
 	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
-	  { UNSUSP(1, 50 * G, 0, 1, 1), PEND(2, 50 * G, 10, 1) }, 2, { 1 }, 0, { X, X } },
+	  { UNSUSP(1, 50 * G, 0, 1, 1), PEND(2, 50 * G, 10, 1) }, 2, { 1 }, 0, { X, X },
+	  { SCHED_GIVE_REQUEUE } },
+	{ "requeue: one that cannot be suspended, without --requeue, is not stopped",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_REQUEUE, 0, 2,
+	  { UNSUSP(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0, { X, X } },
+	{ "preempt = off: nor is it", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_OFF, 0, 2,
+	  { UNSUSP(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0, { X, X } },
 	{ "it never takes turns on a timeslice GPU", 1, { 80 * G }, { SCHED_TIMESLICE }, 30,
 	  SCHED_PREEMPT_OFF, 0, 2,
 	  { UNSUSP(1, 50 * G, 0, 1, 1), PEND(2, 50 * G, 0, 1) }, 0, { 0 }, 0, { X, X } },
@@ -128,7 +157,7 @@ static const struct pcase cases[] = {
 	{ "requeue: only --requeue jobs are stopped",
 	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_REQUEUE, 0, 3,
 	  { RUN(1, 40 * G, 0, 1, 0), RUNQ(2, 40 * G, 0, 1, 0), PEND(3, 40 * G, 10, 1) },
-	  3, { 2 }, 0, { X, X, X } },
+	  3, { 2 }, 0, { X, X, X }, { SCHED_GIVE_REQUEUE } },
 	{ "requeue: without --requeue jobs nothing is stopped",
 	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_REQUEUE, 0, 2,
 	  { RUN(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0, { X, X } },
@@ -150,7 +179,7 @@ static const struct pcase cases[] = {
 	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 3,
 	  { RUN(1, 45 * G, 0, 1, NOW - 40), SUSP(2, 45 * G, 0, 1, NOW - 50, 1),
 	    PEND(3, 45 * G, 0, NOW - 100) }, 3, { 1 }, 0,
-	  { SCHED_RUNNING, SCHED_WAIT_MEM, SCHED_WAIT_MEM } },
+	  { SCHED_RUNNING, SCHED_WAIT_MEM, SCHED_WAIT_MEM }, { SCHED_GIVE_SUSPEND } },
 	{ "timeslice: a suspended job's turn", 1, { 80 * G }, { SCHED_TIMESLICE }, 30,
 	  SCHED_PREEMPT_OFF, 0, 2,
 	  { RUN(1, 45 * G, 0, 1, NOW - 40), SUSP(2, 45 * G, 0, 1, NOW - 50, 1) }, 2, { 1 }, 0,
@@ -184,6 +213,64 @@ has(const int64_t *ids, int64_t id)
 		if (ids[k] == id)
 			return 1;
 	return 0;
+}
+
+/* How the case wants victim id to give way; SCHED_GIVE_NEVER: not checked. */
+static int
+give_of(const struct pcase *t, int64_t id)
+{
+	int k;
+
+	for (k = 0; k < 4 && t->victims[k] != 0; k++)
+		if (t->victims[k] == id)
+			return t->give[k];
+	return SCHED_GIVE_NEVER;
+}
+
+/*
+ * sched_give, row by row: a job that cannot be suspended is stopped, never
+ * passed over (unless preempt = requeue and it has no --requeue, as any job).
+ */
+static void
+test_give(void **state)
+{
+	static const struct {
+		int	preempt, unsuspendable, requeue, want;
+	} rows[] = {
+		{ SCHED_PREEMPT_OFF, 0, 0, SCHED_GIVE_NEVER },
+		{ SCHED_PREEMPT_OFF, 0, 1, SCHED_GIVE_NEVER },
+		{ SCHED_PREEMPT_OFF, 1, 0, SCHED_GIVE_NEVER },
+		{ SCHED_PREEMPT_OFF, 1, 1, SCHED_GIVE_NEVER },
+		{ SCHED_PREEMPT_SUSPEND, 0, 0, SCHED_GIVE_SUSPEND },
+		{ SCHED_PREEMPT_SUSPEND, 0, 1, SCHED_GIVE_SUSPEND },
+		{ SCHED_PREEMPT_SUSPEND, 1, 0, SCHED_GIVE_CANCEL },
+		{ SCHED_PREEMPT_SUSPEND, 1, 1, SCHED_GIVE_REQUEUE },
+		{ SCHED_PREEMPT_REQUEUE, 0, 0, SCHED_GIVE_NEVER },
+		{ SCHED_PREEMPT_REQUEUE, 0, 1, SCHED_GIVE_REQUEUE },
+		{ SCHED_PREEMPT_REQUEUE, 1, 0, SCHED_GIVE_NEVER },
+		{ SCHED_PREEMPT_REQUEUE, 1, 1, SCHED_GIVE_REQUEUE },
+		{ 7, 1, 1, SCHED_GIVE_NEVER },		/* not a mode: nothing */
+	};
+	struct sched_settings set;
+	struct sched_job v;
+	size_t i;
+	int got;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		memset(&set, 0, sizeof(set));
+		memset(&v, 0, sizeof(v));
+		set.preempt = rows[i].preempt;
+		v.running = 1;
+		v.unsuspendable = rows[i].unsuspendable;
+		v.requeue = rows[i].requeue;
+		if ((got = sched_give(&v, &set)) != rows[i].want) {
+			print_error("preempt %d, unsuspendable %d, requeue %d: %d, wanted %d\n",
+			    rows[i].preempt, rows[i].unsuspendable, rows[i].requeue, got,
+			    rows[i].want);
+			fail();
+		}
+	}
 }
 
 static void
@@ -247,6 +334,14 @@ test_cases(void **state)
 					    (long long)t->jobs[out.victims[k]].id);
 					fail();
 				}
+			for (k = 0; k < out.nvictims; k++)
+				if ((i = give_of(t, t->jobs[out.victims[k]].id)) != SCHED_GIVE_NEVER &&
+				    out.give[k] != i) {
+					print_error("%s: job %lld gives way by %d, wanted %d\n",
+					    t->name, (long long)t->jobs[out.victims[k]].id,
+					    out.give[k], i);
+					fail();
+				}
 			assert_int_equal(out.rotation, t->mode[0] == SCHED_TIMESLICE);
 		}
 		if (t->beneficiary == 0 && out.next_wake != t->wake) {
@@ -303,6 +398,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_give),
 		cmocka_unit_test(test_quantum),
 		cmocka_unit_test(test_quantum_overhead),
 	};
