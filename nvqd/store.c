@@ -2261,41 +2261,29 @@ store_web_uid(struct store *st, const char *token, uint32_t *uid)
 }
 
 int
-store_hist(struct store *st, int runs, const double *le, int n, int64_t *counts,
-    int64_t *count, double *sum)
+store_hist(struct store *st, int runs, store_row_cb cb, void *arg)
 {
-	static const char *const sql[2] = {
-		/* how long jobs waited for their first start */
-		"SELECT min(r.started_at) - j.submitted_at FROM jobs j JOIN runs r "
-		"ON r.job_id = j.id GROUP BY j.id",
-		/* how long finished runs ran, their time suspended not counted */
-		"SELECT ended_at - started_at - coalesce(suspended_time, 0) FROM runs "
-		"WHERE ended_at IS NOT NULL",
-	};
-	sqlite3_stmt *s = store_prepare(st, sql[runs != 0]);
-	double v;
-	int rc, i;
+	/* +Inf as text: a REAL infinity would not convert to the column's integer */
+	sqlite3_stmt *s = store_prepare(st, "SELECT CASE WHEN b.le > 1e300 THEN '+Inf' "
+	    "ELSE b.le END AS le, b.n AS n, m.sum AS sum FROM metric_buckets b "
+	    "JOIN metric_sums m ON m.kind = b.kind WHERE b.kind = ? ORDER BY b.le");
 
-	*count = 0;
-	*sum = 0;
-	for (i = 0; i < n; i++)
-		counts[i] = 0;
 	if (s == NULL)
 		return -1;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		v = sqlite3_column_double(s, 0);
-		for (i = 0; i < n; i++)
-			counts[i] += v <= le[i];
-		(*count)++;
-		*sum += v;
-	}
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? 0 : -1;
+	sqlite3_bind_text(s, 1, runs ? "run" : "wait", -1, SQLITE_STATIC);
+	return store_rows(st, s, cb, arg);
 }
 
 int
 store_state_counts(struct store *st, store_row_cb cb, void *arg)
 {
-	return store_rows(st, store_prepare(st, "SELECT state, count(*) AS n FROM jobs "
-	    "GROUP BY state ORDER BY state"), cb, arg);
+	return store_rows(st, store_prepare(st, "SELECT state, n FROM metric_jobs "
+	    "ORDER BY state"), cb, arg);
+}
+
+int
+store_switch_counts(struct store *st, store_row_cb cb, void *arg)
+{
+	return store_rows(st, store_prepare(st, "SELECT kind, ok, n, seconds "
+	    "FROM metric_switches ORDER BY kind DESC, ok DESC"), cb, arg);
 }

@@ -368,59 +368,75 @@ web_count_cb(void *arg, const struct store_col *c, int n)
 	return 0;
 }
 
+/* A histogram's rows (store_hist) in Prometheus' text */
+struct web_hist {
+	struct web_text	*t;
+	const char	*name;
+	long long	count;
+	double		sum;
+};
+
+static int
+web_hist_cb(void *arg, const struct store_col *c, int n)
+{
+	struct web_hist *h = arg;
+
+	if (n < 3)
+		return 1;
+	if (c[0].type == STORE_TEXT)
+		web_printf(h->t, "%s_bucket{le=\"%s\"} %lld\n", h->name, c[0].s,
+		    (long long)c[1].i);
+	else
+		web_printf(h->t, "%s_bucket{le=\"%g\"} %lld\n", h->name, c[0].r,
+		    (long long)c[1].i);
+	h->count = (long long)c[1].i;	/* the last, +Inf: all of them */
+	h->sum = c[2].r;
+	return 0;
+}
+
 static void
 web_hist(struct web_text *t, const char *name, const char *help, int runs)
 {
-	static const double le[] = { 1, 10, 60, 300, 1800, 3600, 21600, 86400 };
-	int64_t counts[8], count;
-	double sum;
-	size_t i;
+	struct web_hist h = { t, name, 0, 0 };
 
-	if (store_hist(W.e->store, runs, le, 8, counts, &count, &sum) == -1) {
+	web_printf(t, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+	if (store_hist(W.e->store, runs, web_hist_cb, &h) == -1) {
 		t->failed = 1;
 		return;
 	}
-	web_printf(t, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
-	for (i = 0; i < 8; i++)
-		web_printf(t, "%s_bucket{le=\"%g\"} %lld\n", name, le[i], (long long)counts[i]);
-	web_printf(t, "%s_bucket{le=\"+Inf\"} %lld\n%s_sum %.3f\n%s_count %lld\n", name,
-	    (long long)count, name, sum, name, (long long)count);
+	web_printf(t, "%s_sum %.3f\n%s_count %lld\n", name, h.sum, name, h.count);
 }
 
 /* Suspends and resumes: their count (seconds 0) or the seconds they took (1) */
 struct web_switches {
 	struct web_text	*t;
 	int		seconds;
+	double		sum;		/* seconds: the kind's so far */
 };
 
 static int
 web_switch_cb(void *arg, const struct store_col *c, int n)
 {
 	struct web_switches *x = arg;
-	struct web_text *t = x->t;
-	int i;
-	const char *kind = NULL;
-	long long count = 0, ok = 0;
-	double mean = 0;
 
-	for (i = 0; i < n; i++)
-		if (strcmp(c[i].name, "kind") == 0)
-			kind = c[i].s;
-		else if (strcmp(c[i].name, "count") == 0)
-			count = c[i].i;
-		else if (strcmp(c[i].name, "ok") == 0)
-			ok = c[i].i;
-		else if (strcmp(c[i].name, "mean_s") == 0)
-			mean = c[i].r;
-	if (kind != NULL && !x->seconds) {
-		web_printf(t, "nvq_switches_total{kind=\"%s\",ok=\"1\"} %lld\n", kind, ok);
-		web_printf(t, "nvq_switches_total{kind=\"%s\",ok=\"0\"} %lld\n", kind, count - ok);
-	} else if (kind != NULL)
-		web_printf(t, "nvq_switch_seconds_total{kind=\"%s\"} %.3f\n", kind,
-		    mean * (double)count);
+	if (n < 4 || c[0].s == NULL)
+		return 1;
+	/* rows by kind, ok 1 then 0 */
+	if (!x->seconds)
+		web_printf(x->t, "nvq_switches_total{kind=\"%s\",ok=\"%d\"} %lld\n", c[0].s,
+		    c[1].i != 0, (long long)c[2].i);
+	else if (c[1].i != 0)
+		x->sum = c[3].r;
+	else
+		web_printf(x->t, "nvq_switch_seconds_total{kind=\"%s\"} %.3f\n", c[0].s,
+		    x->sum + c[3].r);
 	return 0;
 }
 
+/*
+ * Prometheus' text: what the store's triggers counted (schema/018_metrics.sql)
+ * and the GPUs' figures in memory; a few rows read, whatever the history.
+ */
 static enum MHD_Result
 web_metrics(struct MHD_Connection *c)
 {
@@ -454,12 +470,13 @@ web_metrics(struct MHD_Connection *c)
 	    "failed.\n# TYPE nvq_switches_total counter\n");
 	sw.t = &t;
 	sw.seconds = 0;
-	if (store_stats(e->store, STORE_STATS_SWITCHES, 0, NULL, web_switch_cb, &sw) == -1)
+	sw.sum = 0;
+	if (store_switch_counts(e->store, web_switch_cb, &sw) == -1)
 		t.failed = 1;
 	web_printf(&t, "# HELP nvq_switch_seconds_total Seconds spent suspending and "
 	    "resuming.\n# TYPE nvq_switch_seconds_total counter\n");
 	sw.seconds = 1;
-	if (store_stats(e->store, STORE_STATS_SWITCHES, 0, NULL, web_switch_cb, &sw) == -1)
+	if (store_switch_counts(e->store, web_switch_cb, &sw) == -1)
 		t.failed = 1;
 	web_hist(&t, "nvq_job_wait_seconds", "How long jobs waited for their first start.", 0);
 	web_hist(&t, "nvq_job_run_seconds", "How long finished runs ran, not suspended.", 1);
