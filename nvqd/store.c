@@ -1894,6 +1894,14 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 	"AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')) " \
 	"AND (?6 = 0 OR ended_at >= ?6) AND id > ?7 AND id <= ?8 ORDER BY id"
 
+/* 1 if state is one of an active job's: its rows are all in jobs_active. */
+static int
+store_state_active(const char *state)
+{
+	return strcmp(state, "PENDING") == 0 || strcmp(state, "RUNNING") == 0 ||
+	    strcmp(state, "SUSPENDED") == 0;
+}
+
 int
 store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void *arg)
 {
@@ -1906,7 +1914,8 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	 * The index's condition is in the query as it is in the index, so that
 	 * SQLite can use it; INDEXED BY holds it to that.
 	 */
-	if (f->id == 0 && f->state == NULL && !f->all && !f->finished)
+	if (f->id == 0 && (f->state == NULL || store_state_active(f->state)) && !f->all &&
+	    !f->finished)
 		s = store_prepare(st, STORE_JOBS_SELECT "INDEXED BY jobs_active WHERE "
 		    "state IN ('PENDING', 'RUNNING', 'SUSPENDED') AND " STORE_JOBS_WHERE);
 	else if (f->id == 0 && f->finished)
@@ -2041,9 +2050,12 @@ store_stats(struct store *st, int what, double since, const char *user, store_ro
 		"GROUP BY j.user ORDER BY gpu_hours DESC, j.user",
 		/* how long jobs waited for their first start: nearest-rank percentiles */
 		[STORE_STATS_WAIT] =
-		"WITH f AS (SELECT min(r.started_at) - j.submitted_at AS w FROM jobs j "
-		"JOIN runs r ON r.job_id = j.id WHERE (?2 IS NULL OR j.user = ?2) "
-		"GROUP BY j.id HAVING min(r.started_at) >= ?1), "
+		/* the first runs started since: through runs_started, not every job */
+		"WITH f AS (SELECT r.started_at - j.submitted_at AS w FROM runs r "
+		"JOIN jobs j ON j.id = r.job_id WHERE r.started_at >= ?1 "
+		"AND (?2 IS NULL OR j.user = ?2) AND NOT EXISTS (SELECT 1 FROM runs p "
+		"WHERE p.job_id = r.job_id AND (p.started_at < r.started_at OR "
+		"(p.started_at = r.started_at AND p.id < r.id)))), "
 		"o AS (SELECT w, row_number() OVER (ORDER BY w) AS k, count(*) OVER () AS n FROM f) "
 		"SELECT count(*) AS started, "
 		"coalesce(max(CASE WHEN k = (50 * n + 99) / 100 THEN w END), 0.0) AS p50, "

@@ -21,6 +21,7 @@
 #define WEB_SAMPLE_MS	5000
 #define WEB_SAMPLES	720		/* an hour of them */
 #define WEB_PENDING	100		/* pending jobs in /api/state */
+#define WEB_HISTORY_MS	30000		/* /api/history's sums: at most this often */
 #define WEB_CONNS	128		/* connections in all ([web] per_address each) */
 
 /* The embedded files (web/gen.sh) */
@@ -45,6 +46,13 @@ static struct {
 	struct web_sample	*ring;
 	int			head, n;
 	struct webrate		rate;		/* /metrics and /api/ per address */
+	/*
+	 * /api/history's GPU-hours per user and queue waits, as both kinds of
+	 * viewer see them, computed at most once every WEB_HISTORY_MS whatever
+	 * the number of clients: each costs the runs of its 7 days or its day
+	 */
+	cJSON			*hours[2], *wait;
+	uint64_t		hist_at;	/* uv_now of the last; 0: none */
 } W;
 
 /* Who asks: 1 with *uid for a known token, 0 for none, -1 for a wrong one. */
@@ -188,6 +196,28 @@ web_job_cb(void *arg, const struct store_col *c, int n)
 	return --x->left <= 0;
 }
 
+/* The active states' counts (store_state_counts) into int64_t[3]: RUNNING, SUSPENDED, PENDING. */
+static int
+web_state_count_cb(void *arg, const struct store_col *c, int n)
+{
+	static const char *const states[] = { "RUNNING", "SUSPENDED", "PENDING" };
+	int64_t *count = arg;
+	int k;
+
+	for (k = 0; n >= 2 && c[0].s != NULL && k < 3; k++)
+		if (strcmp(c[0].s, states[k]) == 0)
+			count[k] = c[1].i;
+	return 0;
+}
+
+static int
+web_id_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static enum MHD_Result
 web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 {
@@ -197,7 +227,8 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 	struct web_jobs x = { NULL, viewer, uid, 0 };
 	struct store_filter f;
 	char idbuf[1024], *tok, *save;
-	int i, k, count[3] = { 0, 0, 0 };
+	int64_t count[3] = { 0, 0, 0 }, *held = NULL;
+	int i, k, m, n;
 	struct job *j;
 
 	if (root == NULL)
@@ -233,23 +264,45 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 			cJSON_AddItemToArray(ids, cJSON_CreateNumber(strtod(tok, NULL)));
 		cJSON_AddItemToArray(gpus, g);
 	}
-	for (j = e->jobs; j != NULL; j = j->next)
-		count[j->state == JOB_RUNNING ? 0 : j->state == JOB_SUSPENDED ? 1 : 2]++;
+	/* what the store's triggers counted, and the rows shown: none of the history */
+	if (store_state_counts(e->store, web_state_count_cb, count) == -1)
+		goto fail;
 	counts = cJSON_AddObjectToObject(root, "counts");
 	for (k = 0; k < 3; k++)
-		cJSON_AddNumberToObject(counts, states[k], count[k]);
+		cJSON_AddNumberToObject(counts, states[k], (double)count[k]);
 	jobs = cJSON_AddArrayToObject(root, "jobs");
 	x.arr = jobs;
-	for (k = 0; k < 3; k++) {
-		memset(&f, 0, sizeof(f));
-		f.state = states[k];
-		x.left = k == 2 ? WEB_PENDING : 1 << 30;
-		if (store_jobs(e->store, &f, web_job_cb, &x) == -1) {
-			cJSON_Delete(root);
-			return web_plain(c, 500, "the database could not be read\n");
+	/* the running and the suspended: those nvqd holds, each found by id, in order */
+	for (n = 0, j = e->held; j != NULL; j = j->lnext)
+		n++;
+	if (n > 0 && (held = malloc((size_t)n * sizeof(*held))) == NULL)
+		goto fail;
+	for (k = 0; k < 2; k++) {
+		for (i = 0, j = e->held; j != NULL; j = j->lnext)
+			if (j->state == (k == 0 ? JOB_RUNNING : JOB_SUSPENDED))
+				held[i++] = j->id;
+		qsort(held, (size_t)i, sizeof(*held), web_id_cmp);
+		for (m = 0; m < i; m++) {
+			memset(&f, 0, sizeof(f));
+			f.id = held[m];
+			x.left = 1;
+			if (store_jobs(e->store, &f, web_job_cb, &x) == -1)
+				goto fail;
 		}
 	}
+	free(held);
+	held = NULL;
+	/* the first pending ones, through the active jobs' index */
+	memset(&f, 0, sizeof(f));
+	f.state = states[2];
+	x.left = WEB_PENDING;
+	if (store_jobs(e->store, &f, web_job_cb, &x) == -1)
+		goto fail;
 	return web_json(c, root);
+fail:
+	free(held);
+	cJSON_Delete(root);
+	return web_plain(c, 500, "the database could not be read\n");
 }
 
 static int
@@ -281,13 +334,50 @@ web_wait_cb(void *arg, const struct store_col *c, int n)
 	return 0;
 }
 
+static void
+web_history_free(void)
+{
+	cJSON_Delete(W.hours[0]);
+	cJSON_Delete(W.hours[1]);
+	cJSON_Delete(W.wait);
+	W.hours[0] = W.hours[1] = W.wait = NULL;
+}
+
+/* W.hours and W.wait, unless computed less than WEB_HISTORY_MS ago: 0, or -1. */
+static int
+web_history_sums(void)
+{
+	uint64_t now = uv_now(W.e->loop);
+	struct web_jobs x = { NULL, 0, 0, 0 };
+	double t = engine_now();
+	cJSON *o;
+	int ok;
+
+	if (W.hist_at != 0 && now - W.hist_at < WEB_HISTORY_MS && W.wait != NULL)
+		return 0;
+	web_history_free();
+	x.viewer = 1;
+	ok = (x.arr = W.hours[1] = cJSON_CreateArray()) != NULL && store_stats(W.e->store,
+	    STORE_STATS_USERS, t - 7 * 86400, NULL, web_hours_cb, &x) == 0;
+	/* the same without the names */
+	if (ok && (W.hours[0] = cJSON_Duplicate(W.hours[1], 1)) != NULL)
+		cJSON_ArrayForEach(o, W.hours[0])
+			ok = ok && cJSON_ReplaceItemInObject(o, "user", cJSON_CreateString("(a user)"));
+	ok = ok && W.hours[0] != NULL && (x.arr = W.wait = cJSON_CreateObject()) != NULL &&
+	    store_stats(W.e->store, STORE_STATS_WAIT, t - 86400, NULL, web_wait_cb, &x) == 0;
+	if (!ok) {
+		web_history_free();
+		return -1;
+	}
+	W.hist_at = now;
+	return 0;
+}
+
 static enum MHD_Result
-web_history(struct MHD_Connection *c, int viewer, uint32_t uid)
+web_history(struct MHD_Connection *c, int viewer)
 {
 	cJSON *root = cJSON_CreateObject(), *arr, *s, *g;
-	struct web_jobs x = { NULL, viewer, uid, 0 };
-	double now = engine_now();
-	int i, k, gi;
+	int i, gi;
 
 	if (root == NULL)
 		return web_plain(c, 500, "out of memory\n");
@@ -312,14 +402,12 @@ web_history(struct MHD_Connection *c, int viewer, uint32_t uid)
 		}
 		cJSON_AddItemToArray(arr, s);
 	}
-	x.arr = cJSON_AddArrayToObject(root, "gpu_hours");
-	k = store_stats(W.e->store, STORE_STATS_USERS, now - 7 * 86400, NULL, web_hours_cb, &x);
-	x.arr = cJSON_AddObjectToObject(root, "wait");
-	if (k == -1 || store_stats(W.e->store, STORE_STATS_WAIT, now - 86400, NULL, web_wait_cb,
-	    &x) == -1) {
+	if (web_history_sums() == -1) {
 		cJSON_Delete(root);
 		return web_plain(c, 500, "the database could not be read\n");
 	}
+	cJSON_AddItemToObject(root, "gpu_hours", cJSON_Duplicate(W.hours[viewer != 0], 1));
+	cJSON_AddItemToObject(root, "wait", cJSON_Duplicate(W.wait, 1));
 	return web_json(c, root);
 }
 
@@ -526,7 +614,7 @@ web_request(void *cls, struct MHD_Connection *c, const char *url, const char *me
 	if (strcmp(url, "/api/state") == 0)
 		return web_state(c, viewer, uid);
 	if (strcmp(url, "/api/history") == 0)
-		return web_history(c, viewer, uid);
+		return web_history(c, viewer);
 	for (f = web_files; f->path != NULL; f++)
 		if (strcmp(url, f->path) == 0)
 			return web_send(c, 200, f->type, f->data, strlen(f->data));
@@ -679,6 +767,7 @@ web_stop(void)
 	uv_close((uv_handle_t *)&W.sampler, NULL);
 	MHD_stop_daemon(W.d);
 	W.d = NULL;
+	web_history_free();
 	free(W.ring);
 	W.ring = NULL;
 }
