@@ -236,10 +236,10 @@ static const struct config_key config_keys[] = {
 	  "on: listen may be an address other machines reach (put TLS in front of\n"
 	  "it: the tokens travel in the links)." },
 	{ "web", "timeout", CT_SECONDS, AT(web_timeout), NULL, 1, 3600, "10s",
-	  "How long a connection to the dashboard may stay idle (a request\n"
-	  "begun and not finished too) before nvqd closes it, so that clients\n"
-	  "holding connections cannot keep others out for long (restart to\n"
-	  "change)." },
+	  "How long a connection to the dashboard may stay idle, and how long\n"
+	  "a request's head may take to arrive however it trickles in, before\n"
+	  "nvqd closes the connection, so that clients holding connections\n"
+	  "cannot keep others out for long (restart to change)." },
 	{ "web", "per_address", CT_INT, AT(web_per_address), NULL, 1, 1000, "16",
 	  "Connections one client address may hold at once (of 128 in all);\n"
 	  "past it, a new one is closed at once (restart to change)." },

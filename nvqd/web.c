@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "engine.h"
 #include "esc.h"
@@ -30,6 +31,19 @@ struct web_file {
 };
 extern const struct web_file web_files[];
 
+/*
+ * A connection from its accept to its close, for [web] timeout on a
+ * request's head: MHD's own timeout counts idle time only, which a client
+ * sending a byte now and then never reaches.
+ */
+struct web_conn {
+	struct web_conn		*next, *prev;
+	struct MHD_Connection	*c;
+	uint64_t		since;		/* uv_now: accepted, or its last answer sent */
+	int			headed;		/* its request's head came: the handler ran */
+	int			cut;		/* shut down by web_sweep_cb */
+};
+
 /* What was sampled every WEB_SAMPLE_MS */
 struct web_sample {
 	double		t;
@@ -41,8 +55,9 @@ static struct {
 	struct engine		*e;
 	struct MHD_Daemon	*d;
 	uv_poll_t		poll;
-	uv_timer_t		timer, sampler;
+	uv_timer_t		timer, sampler, sweep;
 	int			on;
+	struct web_conn		*conns;
 	struct web_sample	*ring;
 	int			head, n;
 	struct webrate		rate;		/* /metrics and /api/ per address */
@@ -592,15 +607,71 @@ web_rate(struct MHD_Connection *c)
 	return webrate_take(&W.rate, sa->sin_addr.s_addr, (double)uv_now(W.e->loop) / 1000);
 }
 
+static struct web_conn *
+web_conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* MHD accepted or closed a connection: kept in W.conns meanwhile. */
+static void
+web_conn_cb(void *cls, struct MHD_Connection *c, void **ctx,
+    enum MHD_ConnectionNotificationCode toe)
+{
+	struct web_conn *k = *ctx;
+
+	(void)cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		/* out of memory: untracked, left to MHD's idle timeout */
+		if ((k = calloc(1, sizeof(*k))) == NULL)
+			return;
+		k->c = c;
+		k->since = uv_now(W.e->loop);
+		if ((k->next = W.conns) != NULL)
+			W.conns->prev = k;
+		W.conns = k;
+		*ctx = k;
+	} else if (k != NULL) {
+		if (k->prev != NULL)
+			k->prev->next = k->next;
+		else
+			W.conns = k->next;
+		if (k->next != NULL)
+			k->next->prev = k->prev;
+		free(k);
+		*ctx = NULL;
+	}
+}
+
+/* A request answered: the next one's head has [web] timeout from now. */
+static void
+web_done_cb(void *cls, struct MHD_Connection *c, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct web_conn *k = web_conn_of(c);
+
+	(void)cls; (void)con_cls; (void)toe;
+	if (k != NULL) {
+		k->headed = 0;
+		k->since = uv_now(W.e->loop);
+	}
+}
+
 static enum MHD_Result
 web_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
     const char *version, const char *upload, size_t *upload_len, void **con_cls)
 {
 	const struct web_file *f;
+	struct web_conn *k;
 	uint32_t uid = 0;
 	int viewer;
 
 	(void)cls; (void)version; (void)upload; (void)con_cls;
+	if ((k = web_conn_of(c)) != NULL)
+		k->headed = 1;
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return web_plain(c, 405, "read-only: GET and HEAD\n");
 	if (*upload_len != 0)
@@ -685,6 +756,33 @@ web_arm(void)
 		uv_timer_stop(&W.timer);
 }
 
+static void	web_run(void);
+
+/* Shuts the connections whose request's head is late: MHD then reads their end and closes them. */
+static void
+web_sweep_cb(uv_timer_t *t)
+{
+	uint64_t now = uv_now(W.e->loop), limit = (uint64_t)W.e->cfg.web_timeout * 1000;
+	const union MHD_ConnectionInfo *ci;
+	struct web_conn *k;
+	int cut = 0;
+
+	(void)t;
+	for (k = W.conns; k != NULL; k = k->next) {
+		if (k->headed || k->cut || now - k->since <= limit)
+			continue;
+		ci = MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci != NULL && shutdown(ci->connect_fd, SHUT_RDWR) == 0) {
+			k->cut = 1;
+			cut++;
+		}
+	}
+	if (cut > 0) {
+		log_debug("web: %d connections closed: no request within [web] timeout", cut);
+		web_run();
+	}
+}
+
 static void
 web_sample_cb(uv_timer_t *t)
 {
@@ -736,7 +834,9 @@ web_start(struct engine *e, char *err, size_t errlen)
 	    web_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)WEB_CONNS,
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)e->cfg.web_per_address,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)e->cfg.web_timeout, MHD_OPTION_END);
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)e->cfg.web_timeout,
+	    MHD_OPTION_NOTIFY_CONNECTION, web_conn_cb, NULL,
+	    MHD_OPTION_NOTIFY_COMPLETED, web_done_cb, NULL, MHD_OPTION_END);
 	if (W.d == NULL) {
 		snprintf(err, errlen, "[web] listen = %s: cannot listen there (in use?)",
 		    e->cfg.web_listen);
@@ -749,6 +849,8 @@ web_start(struct engine *e, char *err, size_t errlen)
 	uv_poll_start(&W.poll, UV_READABLE, web_poll_cb);
 	uv_timer_init(e->loop, &W.timer);
 	uv_timer_init(e->loop, &W.sampler);
+	uv_timer_init(e->loop, &W.sweep);
+	uv_timer_start(&W.sweep, web_sweep_cb, 1000, 1000);
 	uv_timer_start(&W.sampler, web_sample_cb, 0, WEB_SAMPLE_MS);
 	W.on = 1;
 	web_arm();
@@ -765,6 +867,7 @@ web_stop(void)
 	uv_close((uv_handle_t *)&W.poll, NULL);
 	uv_close((uv_handle_t *)&W.timer, NULL);
 	uv_close((uv_handle_t *)&W.sampler, NULL);
+	uv_close((uv_handle_t *)&W.sweep, NULL);
 	MHD_stop_daemon(W.d);
 	W.d = NULL;
 	web_history_free();

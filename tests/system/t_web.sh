@@ -155,6 +155,9 @@ t_web_flood() {	# past its connection limits the listener serves again, with no 
 	out=$(web_load get "$port" /api/state 127.0.0.1)
 	expect_match "its own address, 3.5 s on (timeout = 2s): /api/state" "$out" '^200.*"counts":\{"RUNNING":1,'
 	kill "$holder" 2> /dev/null; wait "$holder" 2> /dev/null
+	# a request's head trickling in, a byte every 0.2 s, never idle: closed once [web] timeout is past
+	out=$(web_load trickle "$port" 8 127.0.0.2)
+	expect_match "a trickling request's head: closed after 2 s and before 4" "$out" '^[23]\.[0-9]$'
 	# past the total limit (128) from 10 addresses (16 each), held 1.5 s, then all
 	# closed at once by the client: the listener takes the next ones at once
 	web_load hold "$port" 20 1.5 "$(seq -s, -f 127.0.0.%g 3 12)" > "$T/held2" &

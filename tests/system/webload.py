@@ -6,6 +6,9 @@
       once; prints how many were opened
   webload.py scrape PORT N SECONDS PATH  N clients each asking PATH over and
       over for SECONDS; prints the answers by status (200=..., 429=...)
+  webload.py trickle PORT SECONDS SRC    a request's head from SRC, a byte
+      every 0.2 s and never its end: prints after how many seconds the
+      server closed the connection, or "open" after SECONDS
   webload.py get PORT PATH [SRC]         one GET from SRC: the status, and
       the body on stdout; exit 1 when no answer came in 5 s
 """
@@ -75,6 +78,24 @@ def main():
         for t in ts:
             t.join()
         print(" ".join("%s=%d" % (k, v) for k, v in sorted(counts.items(), key=str)))
+    elif what == "trickle":
+        secs, src = float(sys.argv[3]), sys.argv[4]
+        s = connect(port, src, 1)
+        t0 = time.time()
+        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        s.settimeout(0.2)
+        while time.time() - t0 < secs:
+            try:
+                s.sendall(b"X-Slow: 1\r\n"[:1])
+                if s.recv(1) == b"":
+                    print("%.1f" % (time.time() - t0))
+                    return
+            except socket.timeout:
+                continue
+            except OSError:
+                print("%.1f" % (time.time() - t0))
+                return
+        print("open")
     elif what == "get":
         st, body = get(port, sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
         if st is None:
