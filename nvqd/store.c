@@ -656,6 +656,27 @@ fail:
 	return NULL;
 }
 
+struct store *
+store_open_reader(const char *path, char *err, size_t errlen)
+{
+	struct store *st;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+	    NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, st->db ? sqlite3_errmsg(st->db) :
+		    "cannot open");
+		sqlite3_close(st->db);
+		free(st);
+		return NULL;
+	}
+	sqlite3_busy_timeout(st->db, 5000);
+	return st;
+}
+
 void
 store_close(struct store *st)
 {

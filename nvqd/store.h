@@ -104,6 +104,13 @@ struct store_filter {
 };
 
 struct store	*store_open(const char *path, int sync_full, char *err, size_t errlen);
+/*
+ * A read-only connection to the database store_open made ready (no private
+ * database, no migration), for reports on a thread other than the loop's:
+ * store_stats and the like work on it, from one thread at a time.  NULL
+ * with a sentence in err.  Closed with store_close.
+ */
+struct store	*store_open_reader(const char *path, char *err, size_t errlen);
 void		 store_close(struct store *);
 int		 store_version(struct store *);
 /*

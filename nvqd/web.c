@@ -18,6 +18,7 @@
 #include "store.h"
 #include "web.h"
 #include "webrate.h"
+#include "websum.h"
 
 #define WEB_SAMPLE_MS	5000
 #define WEB_SAMPLES	720		/* an hour of them */
@@ -62,12 +63,17 @@ static struct {
 	int			head, n;
 	struct webrate		rate;		/* /metrics and /api/ per address */
 	/*
-	 * /api/history's GPU-hours per user and queue waits, as both kinds of
-	 * viewer see them, computed at most once every WEB_HISTORY_MS whatever
-	 * the number of clients: each costs the runs of its 7 days or its day
+	 * /api/history's GPU-hours per user and queue waits (websum.h): the
+	 * last computed, asked for again at most every WEB_HISTORY_MS whatever
+	 * the number of clients; the requests that came before the first one
+	 * wait for it, suspended
 	 */
-	cJSON			*hours[2], *wait;
-	uint64_t		hist_at;	/* uv_now of the last; 0: none */
+	struct websum		sum;
+	struct websum_result	sums;
+	int			sums_ok;	/* sums holds a result */
+	uint64_t		sums_at;	/* uv_now when the last was asked for */
+	struct MHD_Connection	*waiting[WEB_CONNS];
+	int			nwaiting;
 } W;
 
 /* Who asks: 1 with *uid for a known token, 0 for none, -1 for a wrong one. */
@@ -320,81 +326,82 @@ fail:
 	return web_plain(c, 500, "the database could not be read\n");
 }
 
-static int
-web_hours_cb(void *arg, const struct store_col *c, int n)
-{
-	struct web_jobs *x = arg;
-	cJSON *o = cJSON_CreateObject();
-	int i;
+static void	web_run(void);
 
-	for (i = 0; i < n; i++)
-		if (strcmp(c[i].name, "user") == 0)
-			web_add_text(o, "user", x->viewer ? c[i].s : "(a user)");
-		else if (strcmp(c[i].name, "gpu_hours") == 0)
-			cJSON_AddNumberToObject(o, "gpu_hours", c[i].type == STORE_REAL ? c[i].r :
-			    (double)c[i].i);
-	cJSON_AddItemToArray(x->arr, o);
-	return 0;
-}
-
-static int
-web_wait_cb(void *arg, const struct store_col *c, int n)
-{
-	struct web_jobs *x = arg;
-	int i;
-
-	for (i = 0; i < n; i++)
-		cJSON_AddNumberToObject(x->arr, c[i].name, c[i].type == STORE_REAL ? c[i].r :
-		    (double)c[i].i);
-	return 0;
-}
-
+/* The sums came (websum.h): kept, and the requests waiting for them go on. */
 static void
-web_history_free(void)
+web_sums_cb(struct websum *w, struct websum_result *r, int failed)
 {
-	cJSON_Delete(W.hours[0]);
-	cJSON_Delete(W.hours[1]);
-	cJSON_Delete(W.wait);
-	W.hours[0] = W.hours[1] = W.wait = NULL;
+	int i;
+
+	if (!W.on) {
+		if (r != NULL)
+			websum_result_free(r);
+		websum_close(w);
+		return;
+	}
+	if (!failed) {
+		websum_result_free(&W.sums);
+		W.sums = *r;
+		W.sums_ok = 1;
+	}
+	for (i = 0; i < W.nwaiting; i++)
+		MHD_resume_connection(W.waiting[i]);
+	W.nwaiting = 0;
+	web_run();
 }
 
-/* W.hours and W.wait, unless computed less than WEB_HISTORY_MS ago: 0, or -1. */
-static int
-web_history_sums(void)
+/* Asks for the sums again if the last are WEB_HISTORY_MS old (or there are none). */
+static void
+web_sums_kick(void)
 {
 	uint64_t now = uv_now(W.e->loop);
-	struct web_jobs x = { NULL, 0, 0, 0 };
-	double t = engine_now();
-	cJSON *o;
-	int ok;
 
-	if (W.hist_at != 0 && now - W.hist_at < WEB_HISTORY_MS && W.wait != NULL)
-		return 0;
-	web_history_free();
-	x.viewer = 1;
-	ok = (x.arr = W.hours[1] = cJSON_CreateArray()) != NULL && store_stats(W.e->store,
-	    STORE_STATS_USERS, t - 7 * 86400, NULL, web_hours_cb, &x) == 0;
-	/* the same without the names */
-	if (ok && (W.hours[0] = cJSON_Duplicate(W.hours[1], 1)) != NULL)
-		cJSON_ArrayForEach(o, W.hours[0])
-			ok = ok && cJSON_ReplaceItemInObject(o, "user", cJSON_CreateString("(a user)"));
-	ok = ok && W.hours[0] != NULL && (x.arr = W.wait = cJSON_CreateObject()) != NULL &&
-	    store_stats(W.e->store, STORE_STATS_WAIT, t - 86400, NULL, web_wait_cb, &x) == 0;
-	if (!ok) {
-		web_history_free();
-		return -1;
+	if (W.sum.busy || (W.sums_at != 0 && now - W.sums_at < WEB_HISTORY_MS))
+		return;
+	if (websum_run(W.e->loop, &W.sum, engine_now(), web_sums_cb) == 0)
+		W.sums_at = now;
+}
+
+/* The sums as the viewer sees them: user names only with a token. */
+static void
+web_sums_json(cJSON *root, int viewer)
+{
+	cJSON *arr = cJSON_AddArrayToObject(root, "gpu_hours"), *o;
+	cJSON *wait = cJSON_AddObjectToObject(root, "wait");
+	int i;
+
+	for (i = 0; arr != NULL && i < W.sums.nusers; i++) {
+		if ((o = cJSON_CreateObject()) == NULL)
+			break;
+		web_add_text(o, "user", viewer ? W.sums.users[i].user : "(a user)");
+		cJSON_AddNumberToObject(o, "gpu_hours", W.sums.users[i].gpu_hours);
+		cJSON_AddItemToArray(arr, o);
 	}
-	W.hist_at = now;
-	return 0;
+	for (i = 0; wait != NULL && i < W.sums.nwait; i++)
+		cJSON_AddNumberToObject(wait, W.sums.wait_key[i], W.sums.wait[i]);
 }
 
 static enum MHD_Result
-web_history(struct MHD_Connection *c, int viewer)
+web_history(struct MHD_Connection *c, int viewer, void **con_cls)
 {
-	cJSON *root = cJSON_CreateObject(), *arr, *s, *g;
+	cJSON *root, *arr, *s, *g;
 	int i, gi;
 
-	if (root == NULL)
+	web_sums_kick();
+	/* none, and none coming: the last failed (asked again WEB_HISTORY_MS on) */
+	if (!W.sums_ok && !W.sum.busy)
+		return web_plain(c, 500, "the database could not be read\n");
+	if (!W.sums_ok) {
+		/* none yet: this request waits for the first (resumed by web_sums_cb) */
+		if (W.nwaiting == WEB_CONNS)
+			return web_plain(c, 503, "busy; try again\n");
+		W.waiting[W.nwaiting++] = c;
+		*con_cls = &W;
+		MHD_suspend_connection(c);
+		return MHD_YES;
+	}
+	if ((root = cJSON_CreateObject()) == NULL)
 		return web_plain(c, 500, "out of memory\n");
 	cJSON_AddNumberToObject(root, "interval", WEB_SAMPLE_MS / 1000.0);
 	arr = cJSON_AddArrayToObject(root, "samples");
@@ -417,12 +424,7 @@ web_history(struct MHD_Connection *c, int viewer)
 		}
 		cJSON_AddItemToArray(arr, s);
 	}
-	if (web_history_sums() == -1) {
-		cJSON_Delete(root);
-		return web_plain(c, 500, "the database could not be read\n");
-	}
-	cJSON_AddItemToObject(root, "gpu_hours", cJSON_Duplicate(W.hours[viewer != 0], 1));
-	cJSON_AddItemToObject(root, "wait", cJSON_Duplicate(W.wait, 1));
+	web_sums_json(root, viewer);
 	return web_json(c, root);
 }
 
@@ -669,14 +671,16 @@ web_request(void *cls, struct MHD_Connection *c, const char *url, const char *me
 	uint32_t uid = 0;
 	int viewer;
 
-	(void)cls; (void)version; (void)upload; (void)con_cls;
+	(void)cls; (void)version; (void)upload;
 	if ((k = web_conn_of(c)) != NULL)
 		k->headed = 1;
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return web_plain(c, 405, "read-only: GET and HEAD\n");
 	if (*upload_len != 0)
 		return MHD_NO;
-	if ((strcmp(url, "/metrics") == 0 || strncmp(url, "/api/", 5) == 0) && !web_rate(c))
+	/* a request resumed (*con_cls set by web_history) was counted when it came */
+	if ((strcmp(url, "/metrics") == 0 || strncmp(url, "/api/", 5) == 0) &&
+	    *con_cls == NULL && !web_rate(c))
 		return web_plain(c, 429, "too many requests from this address ([web] rate)\n");
 	if (strcmp(url, "/metrics") == 0)
 		return web_metrics(c);
@@ -685,7 +689,7 @@ web_request(void *cls, struct MHD_Connection *c, const char *url, const char *me
 	if (strcmp(url, "/api/state") == 0)
 		return web_state(c, viewer, uid);
 	if (strcmp(url, "/api/history") == 0)
-		return web_history(c, viewer);
+		return web_history(c, viewer, con_cls);
 	for (f = web_files; f->path != NULL; f++)
 		if (strcmp(url, f->path) == 0)
 			return web_send(c, 200, f->type, f->data, strlen(f->data));
@@ -755,8 +759,6 @@ web_arm(void)
 	else
 		uv_timer_stop(&W.timer);
 }
-
-static void	web_run(void);
 
 /* Shuts the connections whose request's head is late: MHD then reads their end and closes them. */
 static void
@@ -830,7 +832,9 @@ web_start(struct engine *e, char *err, size_t errlen)
 	}
 	W.e = e;
 	webrate_init(&W.rate, e->cfg.web_rate);
-	W.d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_SUPPRESS_DATE_NO_CLOCK, 0, NULL, NULL,
+	websum_init(&W.sum, e->cfg.database);
+	W.d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_SUPPRESS_DATE_NO_CLOCK |
+	    MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
 	    web_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)WEB_CONNS,
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)e->cfg.web_per_address,
@@ -861,6 +865,8 @@ web_start(struct engine *e, char *err, size_t errlen)
 void
 web_stop(void)
 {
+	int i;
+
 	if (!W.on)
 		return;
 	W.on = 0;
@@ -868,9 +874,16 @@ web_stop(void)
 	uv_close((uv_handle_t *)&W.timer, NULL);
 	uv_close((uv_handle_t *)&W.sampler, NULL);
 	uv_close((uv_handle_t *)&W.sweep, NULL);
+	/* MHD stops no suspended connection */
+	for (i = 0; i < W.nwaiting; i++)
+		MHD_resume_connection(W.waiting[i]);
+	W.nwaiting = 0;
 	MHD_stop_daemon(W.d);
 	W.d = NULL;
-	web_history_free();
+	websum_result_free(&W.sums);
+	W.sums_ok = 0;
+	if (!W.sum.busy)
+		websum_close(&W.sum);	/* else once it is done (web_sums_cb) */
 	free(W.ring);
 	W.ring = NULL;
 }
