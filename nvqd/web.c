@@ -302,7 +302,8 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 		for (i = 0, j = e->held; j != NULL; j = j->lnext)
 			if (j->state == (k == 0 ? JOB_RUNNING : JOB_SUSPENDED))
 				held[i++] = j->id;
-		qsort(held, (size_t)i, sizeof(*held), web_id_cmp);
+		if (i > 1)
+			qsort(held, (size_t)i, sizeof(*held), web_id_cmp);
 		for (m = 0; m < i; m++) {
 			memset(&f, 0, sizeof(f));
 			f.id = held[m];
