@@ -80,7 +80,7 @@ $(BUILD)/obj/hook/%.o: CPPFLAGS += -iquote hook
 # WEB=0: nvqd without the dashboard ([web] listen is then refused)
 WEB	?= 1
 ifeq ($(WEB),1)
-WEB_SRC	= nvqd/web.c nvqd/webrate.c nvqd/websum.c
+WEB_SRC	= nvqd/web.c nvqd/webmetrics.c nvqd/webrate.c nvqd/websum.c
 WEB_OBJ	= $(BUILD)/obj/gen/web_files.o
 WEB_LIBS = -lmicrohttpd -lcjson
 else

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "store.h"
 #include "web.h"
+#include "webmetrics.h"
 #include "webrate.h"
 #include "websum.h"
 
@@ -429,169 +430,17 @@ web_history(struct MHD_Connection *c, int viewer, void **con_cls)
 	return web_json(c, root);
 }
 
-/* A growing text buffer for /metrics */
-struct web_text {
-	char	*p;
-	size_t	len, cap;
-	int	failed;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-web_printf(struct web_text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-	char *np;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->p ? t->p + t->len : NULL, t->p ? t->cap - t->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->failed = 1;
-			return;
-		}
-		if (t->p != NULL && t->len + (size_t)n < t->cap) {
-			t->len += (size_t)n;
-			return;
-		}
-		if ((np = realloc(t->p, t->cap * 2 + (size_t)n + 256)) == NULL) {
-			t->failed = 1;
-			return;
-		}
-		t->p = np;
-		t->cap = t->cap * 2 + (size_t)n + 256;
-	}
-}
-
-static int
-web_count_cb(void *arg, const struct store_col *c, int n)
-{
-	struct web_text *t = arg;
-
-	if (n >= 2 && c[0].s != NULL)
-		web_printf(t, "nvq_jobs{state=\"%s\"} %lld\n", c[0].s, (long long)c[1].i);
-	return 0;
-}
-
-/* A histogram's rows (store_hist) in Prometheus' text */
-struct web_hist {
-	struct web_text	*t;
-	const char	*name;
-	long long	count;
-	double		sum;
-};
-
-static int
-web_hist_cb(void *arg, const struct store_col *c, int n)
-{
-	struct web_hist *h = arg;
-
-	if (n < 3)
-		return 1;
-	if (c[0].type == STORE_TEXT)
-		web_printf(h->t, "%s_bucket{le=\"%s\"} %lld\n", h->name, c[0].s,
-		    (long long)c[1].i);
-	else
-		web_printf(h->t, "%s_bucket{le=\"%g\"} %lld\n", h->name, c[0].r,
-		    (long long)c[1].i);
-	h->count = (long long)c[1].i;	/* the last, +Inf: all of them */
-	h->sum = c[2].r;
-	return 0;
-}
-
-static void
-web_hist(struct web_text *t, const char *name, const char *help, int runs)
-{
-	struct web_hist h = { t, name, 0, 0 };
-
-	web_printf(t, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
-	if (store_hist(W.e->store, runs, web_hist_cb, &h) == -1) {
-		t->failed = 1;
-		return;
-	}
-	web_printf(t, "%s_sum %.3f\n%s_count %lld\n", name, h.sum, name, h.count);
-}
-
-/* Suspends and resumes: their count (seconds 0) or the seconds they took (1) */
-struct web_switches {
-	struct web_text	*t;
-	int		seconds;
-	double		sum;		/* seconds: the kind's so far */
-};
-
-static int
-web_switch_cb(void *arg, const struct store_col *c, int n)
-{
-	struct web_switches *x = arg;
-
-	if (n < 4 || c[0].s == NULL)
-		return 1;
-	/* rows by kind, ok 1 then 0 */
-	if (!x->seconds)
-		web_printf(x->t, "nvq_switches_total{kind=\"%s\",ok=\"%d\"} %lld\n", c[0].s,
-		    c[1].i != 0, (long long)c[2].i);
-	else if (c[1].i != 0)
-		x->sum = c[3].r;
-	else
-		web_printf(x->t, "nvq_switch_seconds_total{kind=\"%s\"} %.3f\n", c[0].s,
-		    x->sum + c[3].r);
-	return 0;
-}
-
-/*
- * Prometheus' text: what the store's triggers counted (schema/018_metrics.sql)
- * and the GPUs' figures in memory; a few rows read, whatever the history.
- */
 static enum MHD_Result
 web_metrics(struct MHD_Connection *c)
 {
-	static const char *const kinds[] = { "total", "budget", "demanded", "used", "outside" };
-	struct engine *e = W.e;
-	struct web_text t = { NULL, 0, 0, 0 };
-	struct web_switches sw;
-	char ids[1024];
-	uint64_t v[5];
 	enum MHD_Result r;
-	int i, k;
+	size_t len;
+	char *t;
 
-	web_printf(&t, "# HELP nvq_jobs Jobs by state.\n# TYPE nvq_jobs gauge\n");
-	if (store_state_counts(e->store, web_count_cb, &t) == -1)
-		t.failed = 1;
-	web_printf(&t, "# HELP nvq_gpu_memory_bytes GPU memory: total, the queue's budget, "
-	    "demanded by jobs, used by jobs, used outside the queue.\n"
-	    "# TYPE nvq_gpu_memory_bytes gauge\n");
-	for (i = 0; i < e->gpus.n; i++) {
-		v[0] = e->gpus.gpus[i].total;
-		v[1] = engine_budget(e, i);
-		v[2] = engine_demanded(e, i, ids, sizeof(ids));
-		v[3] = engine_queue_used(e, i);
-		v[4] = e->gpus.gpus[i].outside;
-		for (k = 0; k < 5; k++)
-			web_printf(&t, "nvq_gpu_memory_bytes{gpu=\"%d\",uuid=\"%s\",kind=\"%s\"} "
-			    "%llu\n", e->gpus.gpus[i].index, e->gpus.gpus[i].uuid, kinds[k],
-			    (unsigned long long)v[k]);
-	}
-	web_printf(&t, "# HELP nvq_switches_total Suspends and resumes, done (ok=1) or "
-	    "failed.\n# TYPE nvq_switches_total counter\n");
-	sw.t = &t;
-	sw.seconds = 0;
-	sw.sum = 0;
-	if (store_switch_counts(e->store, web_switch_cb, &sw) == -1)
-		t.failed = 1;
-	web_printf(&t, "# HELP nvq_switch_seconds_total Seconds spent suspending and "
-	    "resuming.\n# TYPE nvq_switch_seconds_total counter\n");
-	sw.seconds = 1;
-	if (store_switch_counts(e->store, web_switch_cb, &sw) == -1)
-		t.failed = 1;
-	web_hist(&t, "nvq_job_wait_seconds", "How long jobs waited for their first start.", 0);
-	web_hist(&t, "nvq_job_run_seconds", "How long finished runs ran, not suspended.", 1);
-	if (t.failed) {
-		free(t.p);
+	if ((t = webmetrics_render(W.e, &len)) == NULL)
 		return web_plain(c, 500, "the database could not be read\n");
-	}
-	r = web_send(c, 200, "text/plain; version=0.0.4; charset=utf-8", t.p, t.len);
-	free(t.p);
+	r = web_send(c, 200, "text/plain; version=0.0.4; charset=utf-8", t, len);
+	free(t);
 	return r;
 }
 
