@@ -80,7 +80,7 @@ $(BUILD)/obj/hook/%.o: CPPFLAGS += -iquote hook
 # WEB=0: nvqd without the dashboard ([web] listen is then refused)
 WEB	?= 1
 ifeq ($(WEB),1)
-WEB_SRC	= nvqd/web.c
+WEB_SRC	= nvqd/web.c nvqd/webmetrics.c nvqd/webrate.c nvqd/websum.c
 WEB_OBJ	= $(BUILD)/obj/gen/web_files.o
 WEB_LIBS = -lmicrohttpd -lcjson
 else
@@ -175,7 +175,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored
+	  esc stored webrate
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -194,6 +194,7 @@ $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/slurmjob.c)
 $(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/stored.c)
+$(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/webrate.c)
 $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c \
 	    common/fdpass.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)

@@ -235,6 +235,18 @@ static const struct config_key config_keys[] = {
 	{ "web", "remote", CT_NAME, AT(web_remote), config_onoff_names, 0, 0, "off",
 	  "on: listen may be an address other machines reach (put TLS in front of\n"
 	  "it: the tokens travel in the links)." },
+	{ "web", "timeout", CT_SECONDS, AT(web_timeout), NULL, 1, 3600, "10s",
+	  "How long a connection to the dashboard may stay idle, and how long\n"
+	  "a request's head may take to arrive however it trickles in, before\n"
+	  "nvqd closes the connection, so that clients holding connections\n"
+	  "cannot keep others out for long (restart to change)." },
+	{ "web", "per_address", CT_INT, AT(web_per_address), NULL, 1, 1000, "16",
+	  "Connections one client address may hold at once (of 128 in all);\n"
+	  "past it, a new one is closed at once (restart to change)." },
+	{ "web", "rate", CT_INT, AT(web_rate), NULL, 1, 100000, "10",
+	  "Requests a second one client address may make for /metrics and the\n"
+	  "dashboard's data (/api/...), in bursts of as many; past it, they\n"
+	  "are answered 429 Too Many Requests." },
 	{ "cluster", "engine", CT_NAME, AT(slurm), config_engine_names, 0, 0, "local",
 	  "local: nvqd runs the jobs on this machine's GPUs. slurm: nvq submit\n"
 	  "hands each job to Slurm (sbatch, run as the job's user) with\n"

@@ -54,6 +54,9 @@ struct config {
 	char		slurm_peaks[PATH_MAX];	/* [cluster] peaks: the SPANK plugin's records */
 	char		slurm_bin[PATH_MAX];	/* [cluster] slurm_bin: sbatch, squeue, ... */
 	int		web_remote;		/* [web] remote = on: not only loopback */
+	int64_t		web_timeout;		/* [web] timeout: seconds a connection may idle */
+	int		web_per_address;	/* [web] per_address: connections of one address */
+	int		web_rate;		/* [web] rate: requests a second of one address */
 	int64_t		fs_halflife;		/* seconds */
 	double		fs_weight;		/* priority points of a user who used nothing */
 	/* [security] and [limits] for the shared server */

@@ -669,6 +669,27 @@ fail:
 	return NULL;
 }
 
+struct store *
+store_open_reader(const char *path, char *err, size_t errlen)
+{
+	struct store *st;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+	    NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, st->db ? sqlite3_errmsg(st->db) :
+		    "cannot open");
+		sqlite3_close(st->db);
+		free(st);
+		return NULL;
+	}
+	sqlite3_busy_timeout(st->db, 5000);
+	return st;
+}
+
 void
 store_close(struct store *st)
 {
@@ -1920,6 +1941,14 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 	"AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')) " \
 	"AND (?6 = 0 OR ended_at >= ?6) AND id > ?7 AND id <= ?8 ORDER BY id"
 
+/* 1 if state is one of an active job's: its rows are all in jobs_active. */
+static int
+store_state_active(const char *state)
+{
+	return strcmp(state, "PENDING") == 0 || strcmp(state, "RUNNING") == 0 ||
+	    strcmp(state, "SUSPENDED") == 0;
+}
+
 int
 store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void *arg)
 {
@@ -1932,7 +1961,8 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	 * The index's condition is in the query as it is in the index, so that
 	 * SQLite can use it; INDEXED BY holds it to that.
 	 */
-	if (f->id == 0 && f->state == NULL && !f->all && !f->finished)
+	if (f->id == 0 && (f->state == NULL || store_state_active(f->state)) && !f->all &&
+	    !f->finished)
 		s = store_prepare(st, STORE_JOBS_SELECT "INDEXED BY jobs_active WHERE "
 		    "state IN ('PENDING', 'RUNNING', 'SUSPENDED') AND " STORE_JOBS_WHERE);
 	else if (f->id == 0 && f->finished)
@@ -2070,9 +2100,12 @@ store_stats(struct store *st, int what, double since, const char *user, store_ro
 		"GROUP BY j.user ORDER BY gpu_hours DESC, j.user",
 		/* how long jobs waited for their first start: nearest-rank percentiles */
 		[STORE_STATS_WAIT] =
-		"WITH f AS (SELECT min(r.started_at) - j.submitted_at AS w FROM jobs j "
-		"JOIN runs r ON r.job_id = j.id WHERE (?2 IS NULL OR j.user = ?2) "
-		"GROUP BY j.id HAVING min(r.started_at) >= ?1), "
+		/* the first runs started since: through runs_started, not every job */
+		"WITH f AS (SELECT r.started_at - j.submitted_at AS w FROM runs r "
+		"JOIN jobs j ON j.id = r.job_id WHERE r.started_at >= ?1 "
+		"AND (?2 IS NULL OR j.user = ?2) AND NOT EXISTS (SELECT 1 FROM runs p "
+		"WHERE p.job_id = r.job_id AND (p.started_at < r.started_at OR "
+		"(p.started_at = r.started_at AND p.id < r.id)))), "
 		"o AS (SELECT w, row_number() OVER (ORDER BY w) AS k, count(*) OVER () AS n FROM f) "
 		"SELECT count(*) AS started, "
 		"coalesce(max(CASE WHEN k = (50 * n + 99) / 100 THEN w END), 0.0) AS p50, "
@@ -2290,41 +2323,29 @@ store_web_uid(struct store *st, const char *token, uint32_t *uid)
 }
 
 int
-store_hist(struct store *st, int runs, const double *le, int n, int64_t *counts,
-    int64_t *count, double *sum)
+store_hist(struct store *st, int runs, store_row_cb cb, void *arg)
 {
-	static const char *const sql[2] = {
-		/* how long jobs waited for their first start */
-		"SELECT min(r.started_at) - j.submitted_at FROM jobs j JOIN runs r "
-		"ON r.job_id = j.id GROUP BY j.id",
-		/* how long finished runs ran, their time suspended not counted */
-		"SELECT ended_at - started_at - coalesce(suspended_time, 0) FROM runs "
-		"WHERE ended_at IS NOT NULL",
-	};
-	sqlite3_stmt *s = store_prepare(st, sql[runs != 0]);
-	double v;
-	int rc, i;
+	/* +Inf as text: a REAL infinity would not convert to the column's integer */
+	sqlite3_stmt *s = store_prepare(st, "SELECT CASE WHEN b.le > 1e300 THEN '+Inf' "
+	    "ELSE b.le END AS le, b.n AS n, m.sum AS sum FROM metric_buckets b "
+	    "JOIN metric_sums m ON m.kind = b.kind WHERE b.kind = ? ORDER BY b.le");
 
-	*count = 0;
-	*sum = 0;
-	for (i = 0; i < n; i++)
-		counts[i] = 0;
 	if (s == NULL)
 		return -1;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		v = sqlite3_column_double(s, 0);
-		for (i = 0; i < n; i++)
-			counts[i] += v <= le[i];
-		(*count)++;
-		*sum += v;
-	}
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? 0 : -1;
+	sqlite3_bind_text(s, 1, runs ? "run" : "wait", -1, SQLITE_STATIC);
+	return store_rows(st, s, cb, arg);
 }
 
 int
 store_state_counts(struct store *st, store_row_cb cb, void *arg)
 {
-	return store_rows(st, store_prepare(st, "SELECT state, count(*) AS n FROM jobs "
-	    "GROUP BY state ORDER BY state"), cb, arg);
+	return store_rows(st, store_prepare(st, "SELECT state, n FROM metric_jobs "
+	    "ORDER BY state"), cb, arg);
+}
+
+int
+store_switch_counts(struct store *st, store_row_cb cb, void *arg)
+{
+	return store_rows(st, store_prepare(st, "SELECT kind, ok, n, seconds "
+	    "FROM metric_switches ORDER BY kind DESC, ok DESC"), cb, arg);
 }

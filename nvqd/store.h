@@ -104,6 +104,13 @@ struct store_filter {
 };
 
 struct store	*store_open(const char *path, int sync_full, char *err, size_t errlen);
+/*
+ * A read-only connection to the database store_open made ready (no private
+ * database, no migration), for reports on a thread other than the loop's:
+ * store_stats and the like work on it, from one thread at a time.  NULL
+ * with a sentence in err.  Closed with store_close.
+ */
+struct store	*store_open_reader(const char *path, char *err, size_t errlen);
 void		 store_close(struct store *);
 int		 store_version(struct store *);
 /*
@@ -372,14 +379,17 @@ int		 store_stats(struct store *, int what, double since, const char *user,
  */
 int		 store_web_token(struct store *, uint32_t uid, int renew, char *token, size_t len);
 /*
- * /metrics: a cumulative histogram of the queue wait of jobs' first starts
- * (runs 0) or of finished runs' time running (runs 1): counts[i] of those
- * <= le[i], their count and sum.  0, or -1.
+ * /metrics, from what the triggers of schema/018_metrics.sql keep (a few
+ * rows, whatever the history).  store_hist: the cumulative histogram of
+ * the queue wait of jobs' first starts (runs 0) or of finished runs' time
+ * running (runs 1): rows of "le" (REAL, or the text "+Inf"), "n" and
+ * "sum" (of all the values, on every row), by le.  store_state_counts: jobs by state,
+ * rows of "state", "n".  store_switch_counts: suspends and resumes, rows
+ * of "kind", "ok", "n", "seconds".  0, or -1.
  */
-int		 store_hist(struct store *, int runs, const double *le, int n, int64_t *counts,
-		    int64_t *count, double *sum);
-/* Jobs by state, all of them: rows of "state", "n". */
+int		 store_hist(struct store *, int runs, store_row_cb, void *);
 int		 store_state_counts(struct store *, store_row_cb, void *);
+int		 store_switch_counts(struct store *, store_row_cb, void *);
 /* The uid whose token it is: 1, 0 for none, -1 (the database failed). */
 int		 store_web_uid(struct store *, const char *token, uint32_t *uid);
 /* Calls cb with job id's row, if there is one; 0, or -1. */

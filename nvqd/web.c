@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "engine.h"
 #include "esc.h"
@@ -16,17 +17,34 @@
 #include "log.h"
 #include "store.h"
 #include "web.h"
+#include "webmetrics.h"
+#include "webrate.h"
+#include "websum.h"
 
 #define WEB_SAMPLE_MS	5000
 #define WEB_SAMPLES	720		/* an hour of them */
 #define WEB_PENDING	100		/* pending jobs in /api/state */
-#define WEB_CONNS	64
+#define WEB_HISTORY_MS	30000		/* /api/history's sums: at most this often */
+#define WEB_CONNS	128		/* connections in all ([web] per_address each) */
 
 /* The embedded files (web/gen.sh) */
 struct web_file {
 	const char	*path, *type, *data;
 };
 extern const struct web_file web_files[];
+
+/*
+ * A connection from its accept to its close, for [web] timeout on a
+ * request's head: MHD's own timeout counts idle time only, which a client
+ * sending a byte now and then never reaches.
+ */
+struct web_conn {
+	struct web_conn		*next, *prev;
+	struct MHD_Connection	*c;
+	uint64_t		since;		/* uv_now: accepted, or its last answer sent */
+	int			headed;		/* its request's head came: the handler ran */
+	int			cut;		/* shut down by web_sweep_cb */
+};
 
 /* What was sampled every WEB_SAMPLE_MS */
 struct web_sample {
@@ -39,10 +57,24 @@ static struct {
 	struct engine		*e;
 	struct MHD_Daemon	*d;
 	uv_poll_t		poll;
-	uv_timer_t		timer, sampler;
+	uv_timer_t		timer, sampler, sweep;
 	int			on;
+	struct web_conn		*conns;
 	struct web_sample	*ring;
 	int			head, n;
+	struct webrate		rate;		/* /metrics and /api/ per address */
+	/*
+	 * /api/history's GPU-hours per user and queue waits (websum.h): the
+	 * last computed, asked for again at most every WEB_HISTORY_MS whatever
+	 * the number of clients; the requests that came before the first one
+	 * wait for it, suspended
+	 */
+	struct websum		sum;
+	struct websum_result	sums;
+	int			sums_ok;	/* sums holds a result */
+	uint64_t		sums_at;	/* uv_now when the last was asked for */
+	struct MHD_Connection	*waiting[WEB_CONNS];
+	int			nwaiting;
 } W;
 
 /* Who asks: 1 with *uid for a known token, 0 for none, -1 for a wrong one. */
@@ -186,6 +218,28 @@ web_job_cb(void *arg, const struct store_col *c, int n)
 	return --x->left <= 0;
 }
 
+/* The active states' counts (store_state_counts) into int64_t[3]: RUNNING, SUSPENDED, PENDING. */
+static int
+web_state_count_cb(void *arg, const struct store_col *c, int n)
+{
+	static const char *const states[] = { "RUNNING", "SUSPENDED", "PENDING" };
+	int64_t *count = arg;
+	int k;
+
+	for (k = 0; n >= 2 && c[0].s != NULL && k < 3; k++)
+		if (strcmp(c[0].s, states[k]) == 0)
+			count[k] = c[1].i;
+	return 0;
+}
+
+static int
+web_id_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static enum MHD_Result
 web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 {
@@ -195,7 +249,8 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 	struct web_jobs x = { NULL, viewer, uid, 0 };
 	struct store_filter f;
 	char idbuf[1024], *tok, *save;
-	int i, k, count[3] = { 0, 0, 0 };
+	int64_t count[3] = { 0, 0, 0 }, *held = NULL;
+	int i, k, m, n;
 	struct job *j;
 
 	if (root == NULL)
@@ -231,63 +286,124 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 			cJSON_AddItemToArray(ids, cJSON_CreateNumber(strtod(tok, NULL)));
 		cJSON_AddItemToArray(gpus, g);
 	}
-	for (j = e->jobs; j != NULL; j = j->next)
-		count[j->state == JOB_RUNNING ? 0 : j->state == JOB_SUSPENDED ? 1 : 2]++;
+	/* what the store's triggers counted, and the rows shown: none of the history */
+	if (store_state_counts(e->store, web_state_count_cb, count) == -1)
+		goto fail;
 	counts = cJSON_AddObjectToObject(root, "counts");
 	for (k = 0; k < 3; k++)
-		cJSON_AddNumberToObject(counts, states[k], count[k]);
+		cJSON_AddNumberToObject(counts, states[k], (double)count[k]);
 	jobs = cJSON_AddArrayToObject(root, "jobs");
 	x.arr = jobs;
-	for (k = 0; k < 3; k++) {
-		memset(&f, 0, sizeof(f));
-		f.state = states[k];
-		x.left = k == 2 ? WEB_PENDING : 1 << 30;
-		if (store_jobs(e->store, &f, web_job_cb, &x) == -1) {
-			cJSON_Delete(root);
-			return web_plain(c, 500, "the database could not be read\n");
+	/* the running and the suspended: those nvqd holds, each found by id, in order */
+	for (n = 0, j = e->held; j != NULL; j = j->lnext)
+		n++;
+	if (n > 0 && (held = malloc((size_t)n * sizeof(*held))) == NULL)
+		goto fail;
+	for (k = 0; k < 2; k++) {
+		for (i = 0, j = e->held; j != NULL; j = j->lnext)
+			if (j->state == (k == 0 ? JOB_RUNNING : JOB_SUSPENDED))
+				held[i++] = j->id;
+		if (i > 1)
+			qsort(held, (size_t)i, sizeof(*held), web_id_cmp);
+		for (m = 0; m < i; m++) {
+			memset(&f, 0, sizeof(f));
+			f.id = held[m];
+			x.left = 1;
+			if (store_jobs(e->store, &f, web_job_cb, &x) == -1)
+				goto fail;
 		}
 	}
+	free(held);
+	held = NULL;
+	/* the first pending ones, through the active jobs' index */
+	memset(&f, 0, sizeof(f));
+	f.state = states[2];
+	x.left = WEB_PENDING;
+	if (store_jobs(e->store, &f, web_job_cb, &x) == -1)
+		goto fail;
 	return web_json(c, root);
+fail:
+	free(held);
+	cJSON_Delete(root);
+	return web_plain(c, 500, "the database could not be read\n");
 }
 
-static int
-web_hours_cb(void *arg, const struct store_col *c, int n)
+static void	web_run(void);
+
+/* The sums came (websum.h): kept, and the requests waiting for them go on. */
+static void
+web_sums_cb(struct websum *w, struct websum_result *r, int failed)
 {
-	struct web_jobs *x = arg;
-	cJSON *o = cJSON_CreateObject();
 	int i;
 
-	for (i = 0; i < n; i++)
-		if (strcmp(c[i].name, "user") == 0)
-			web_add_text(o, "user", x->viewer ? c[i].s : "(a user)");
-		else if (strcmp(c[i].name, "gpu_hours") == 0)
-			cJSON_AddNumberToObject(o, "gpu_hours", c[i].type == STORE_REAL ? c[i].r :
-			    (double)c[i].i);
-	cJSON_AddItemToArray(x->arr, o);
-	return 0;
+	if (!W.on) {
+		if (r != NULL)
+			websum_result_free(r);
+		websum_close(w);
+		return;
+	}
+	if (!failed) {
+		websum_result_free(&W.sums);
+		W.sums = *r;
+		W.sums_ok = 1;
+	}
+	for (i = 0; i < W.nwaiting; i++)
+		MHD_resume_connection(W.waiting[i]);
+	W.nwaiting = 0;
+	web_run();
 }
 
-static int
-web_wait_cb(void *arg, const struct store_col *c, int n)
+/* Asks for the sums again if the last are WEB_HISTORY_MS old (or there are none). */
+static void
+web_sums_kick(void)
 {
-	struct web_jobs *x = arg;
+	uint64_t now = uv_now(W.e->loop);
+
+	if (W.sum.busy || (W.sums_at != 0 && now - W.sums_at < WEB_HISTORY_MS))
+		return;
+	if (websum_run(W.e->loop, &W.sum, engine_now(), web_sums_cb) == 0)
+		W.sums_at = now;
+}
+
+/* The sums as the viewer sees them: user names only with a token. */
+static void
+web_sums_json(cJSON *root, int viewer)
+{
+	cJSON *arr = cJSON_AddArrayToObject(root, "gpu_hours"), *o;
+	cJSON *wait = cJSON_AddObjectToObject(root, "wait");
 	int i;
 
-	for (i = 0; i < n; i++)
-		cJSON_AddNumberToObject(x->arr, c[i].name, c[i].type == STORE_REAL ? c[i].r :
-		    (double)c[i].i);
-	return 0;
+	for (i = 0; arr != NULL && i < W.sums.nusers; i++) {
+		if ((o = cJSON_CreateObject()) == NULL)
+			break;
+		web_add_text(o, "user", viewer ? W.sums.users[i].user : "(a user)");
+		cJSON_AddNumberToObject(o, "gpu_hours", W.sums.users[i].gpu_hours);
+		cJSON_AddItemToArray(arr, o);
+	}
+	for (i = 0; wait != NULL && i < W.sums.nwait; i++)
+		cJSON_AddNumberToObject(wait, W.sums.wait_key[i], W.sums.wait[i]);
 }
 
 static enum MHD_Result
-web_history(struct MHD_Connection *c, int viewer, uint32_t uid)
+web_history(struct MHD_Connection *c, int viewer, void **con_cls)
 {
-	cJSON *root = cJSON_CreateObject(), *arr, *s, *g;
-	struct web_jobs x = { NULL, viewer, uid, 0 };
-	double now = engine_now();
-	int i, k, gi;
+	cJSON *root, *arr, *s, *g;
+	int i, gi;
 
-	if (root == NULL)
+	web_sums_kick();
+	/* none, and none coming: the last failed (asked again WEB_HISTORY_MS on) */
+	if (!W.sums_ok && !W.sum.busy)
+		return web_plain(c, 500, "the database could not be read\n");
+	if (!W.sums_ok) {
+		/* none yet: this request waits for the first (resumed by web_sums_cb) */
+		if (W.nwaiting == WEB_CONNS)
+			return web_plain(c, 503, "busy; try again\n");
+		W.waiting[W.nwaiting++] = c;
+		*con_cls = &W;
+		MHD_suspend_connection(c);
+		return MHD_YES;
+	}
+	if ((root = cJSON_CreateObject()) == NULL)
 		return web_plain(c, 500, "out of memory\n");
 	cJSON_AddNumberToObject(root, "interval", WEB_SAMPLE_MS / 1000.0);
 	arr = cJSON_AddArrayToObject(root, "samples");
@@ -310,164 +426,90 @@ web_history(struct MHD_Connection *c, int viewer, uint32_t uid)
 		}
 		cJSON_AddItemToArray(arr, s);
 	}
-	x.arr = cJSON_AddArrayToObject(root, "gpu_hours");
-	k = store_stats(W.e->store, STORE_STATS_USERS, now - 7 * 86400, NULL, web_hours_cb, &x);
-	x.arr = cJSON_AddObjectToObject(root, "wait");
-	if (k == -1 || store_stats(W.e->store, STORE_STATS_WAIT, now - 86400, NULL, web_wait_cb,
-	    &x) == -1) {
-		cJSON_Delete(root);
-		return web_plain(c, 500, "the database could not be read\n");
-	}
+	web_sums_json(root, viewer);
 	return web_json(c, root);
-}
-
-/* A growing text buffer for /metrics */
-struct web_text {
-	char	*p;
-	size_t	len, cap;
-	int	failed;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-web_printf(struct web_text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-	char *np;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->p ? t->p + t->len : NULL, t->p ? t->cap - t->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->failed = 1;
-			return;
-		}
-		if (t->p != NULL && t->len + (size_t)n < t->cap) {
-			t->len += (size_t)n;
-			return;
-		}
-		if ((np = realloc(t->p, t->cap * 2 + (size_t)n + 256)) == NULL) {
-			t->failed = 1;
-			return;
-		}
-		t->p = np;
-		t->cap = t->cap * 2 + (size_t)n + 256;
-	}
-}
-
-static int
-web_count_cb(void *arg, const struct store_col *c, int n)
-{
-	struct web_text *t = arg;
-
-	if (n >= 2 && c[0].s != NULL)
-		web_printf(t, "nvq_jobs{state=\"%s\"} %lld\n", c[0].s, (long long)c[1].i);
-	return 0;
-}
-
-static void
-web_hist(struct web_text *t, const char *name, const char *help, int runs)
-{
-	static const double le[] = { 1, 10, 60, 300, 1800, 3600, 21600, 86400 };
-	int64_t counts[8], count;
-	double sum;
-	size_t i;
-
-	if (store_hist(W.e->store, runs, le, 8, counts, &count, &sum) == -1) {
-		t->failed = 1;
-		return;
-	}
-	web_printf(t, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
-	for (i = 0; i < 8; i++)
-		web_printf(t, "%s_bucket{le=\"%g\"} %lld\n", name, le[i], (long long)counts[i]);
-	web_printf(t, "%s_bucket{le=\"+Inf\"} %lld\n%s_sum %.3f\n%s_count %lld\n", name,
-	    (long long)count, name, sum, name, (long long)count);
-}
-
-/* Suspends and resumes: their count (seconds 0) or the seconds they took (1) */
-struct web_switches {
-	struct web_text	*t;
-	int		seconds;
-};
-
-static int
-web_switch_cb(void *arg, const struct store_col *c, int n)
-{
-	struct web_switches *x = arg;
-	struct web_text *t = x->t;
-	int i;
-	const char *kind = NULL;
-	long long count = 0, ok = 0;
-	double mean = 0;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(c[i].name, "kind") == 0)
-			kind = c[i].s;
-		else if (strcmp(c[i].name, "count") == 0)
-			count = c[i].i;
-		else if (strcmp(c[i].name, "ok") == 0)
-			ok = c[i].i;
-		else if (strcmp(c[i].name, "mean_s") == 0)
-			mean = c[i].r;
-	if (kind != NULL && !x->seconds) {
-		web_printf(t, "nvq_switches_total{kind=\"%s\",ok=\"1\"} %lld\n", kind, ok);
-		web_printf(t, "nvq_switches_total{kind=\"%s\",ok=\"0\"} %lld\n", kind, count - ok);
-	} else if (kind != NULL)
-		web_printf(t, "nvq_switch_seconds_total{kind=\"%s\"} %.3f\n", kind,
-		    mean * (double)count);
-	return 0;
 }
 
 static enum MHD_Result
 web_metrics(struct MHD_Connection *c)
 {
-	static const char *const kinds[] = { "total", "budget", "demanded", "used", "outside" };
-	struct engine *e = W.e;
-	struct web_text t = { NULL, 0, 0, 0 };
-	struct web_switches sw;
-	char ids[1024];
-	uint64_t v[5];
 	enum MHD_Result r;
-	int i, k;
+	size_t len;
+	char *t;
 
-	web_printf(&t, "# HELP nvq_jobs Jobs by state.\n# TYPE nvq_jobs gauge\n");
-	if (store_state_counts(e->store, web_count_cb, &t) == -1)
-		t.failed = 1;
-	web_printf(&t, "# HELP nvq_gpu_memory_bytes GPU memory: total, the queue's budget, "
-	    "demanded by jobs, used by jobs, used outside the queue.\n"
-	    "# TYPE nvq_gpu_memory_bytes gauge\n");
-	for (i = 0; i < e->gpus.n; i++) {
-		v[0] = e->gpus.gpus[i].total;
-		v[1] = engine_budget(e, i);
-		v[2] = engine_demanded(e, i, ids, sizeof(ids));
-		v[3] = engine_queue_used(e, i);
-		v[4] = e->gpus.gpus[i].outside;
-		for (k = 0; k < 5; k++)
-			web_printf(&t, "nvq_gpu_memory_bytes{gpu=\"%d\",uuid=\"%s\",kind=\"%s\"} "
-			    "%llu\n", e->gpus.gpus[i].index, e->gpus.gpus[i].uuid, kinds[k],
-			    (unsigned long long)v[k]);
-	}
-	web_printf(&t, "# HELP nvq_switches_total Suspends and resumes, done (ok=1) or "
-	    "failed.\n# TYPE nvq_switches_total counter\n");
-	sw.t = &t;
-	sw.seconds = 0;
-	if (store_stats(e->store, STORE_STATS_SWITCHES, 0, NULL, web_switch_cb, &sw) == -1)
-		t.failed = 1;
-	web_printf(&t, "# HELP nvq_switch_seconds_total Seconds spent suspending and "
-	    "resuming.\n# TYPE nvq_switch_seconds_total counter\n");
-	sw.seconds = 1;
-	if (store_stats(e->store, STORE_STATS_SWITCHES, 0, NULL, web_switch_cb, &sw) == -1)
-		t.failed = 1;
-	web_hist(&t, "nvq_job_wait_seconds", "How long jobs waited for their first start.", 0);
-	web_hist(&t, "nvq_job_run_seconds", "How long finished runs ran, not suspended.", 1);
-	if (t.failed) {
-		free(t.p);
+	if ((t = webmetrics_render(W.e, &len)) == NULL)
 		return web_plain(c, 500, "the database could not be read\n");
-	}
-	r = web_send(c, 200, "text/plain; version=0.0.4; charset=utf-8", t.p, t.len);
-	free(t.p);
+	r = web_send(c, 200, "text/plain; version=0.0.4; charset=utf-8", t, len);
+	free(t);
 	return r;
+}
+
+/* 1 if the client's address may ask for something computed now, 0 if it asks too often. */
+static int
+web_rate(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+	    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr_in *sa;
+
+	if (ci == NULL || ci->client_addr == NULL || ci->client_addr->sa_family != AF_INET)
+		return 1;
+	sa = (const struct sockaddr_in *)(const void *)ci->client_addr;
+	W.rate.rate = W.e->cfg.web_rate;	/* a reload may change it */
+	return webrate_take(&W.rate, sa->sin_addr.s_addr, (double)uv_now(W.e->loop) / 1000);
+}
+
+static struct web_conn *
+web_conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* MHD accepted or closed a connection: kept in W.conns meanwhile. */
+static void
+web_conn_cb(void *cls, struct MHD_Connection *c, void **ctx,
+    enum MHD_ConnectionNotificationCode toe)
+{
+	struct web_conn *k = *ctx;
+
+	(void)cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		/* out of memory: untracked, left to MHD's idle timeout */
+		if ((k = calloc(1, sizeof(*k))) == NULL)
+			return;
+		k->c = c;
+		k->since = uv_now(W.e->loop);
+		if ((k->next = W.conns) != NULL)
+			W.conns->prev = k;
+		W.conns = k;
+		*ctx = k;
+	} else if (k != NULL) {
+		if (k->prev != NULL)
+			k->prev->next = k->next;
+		else
+			W.conns = k->next;
+		if (k->next != NULL)
+			k->next->prev = k->prev;
+		free(k);
+		*ctx = NULL;
+	}
+}
+
+/* A request answered: the next one's head has [web] timeout from now. */
+static void
+web_done_cb(void *cls, struct MHD_Connection *c, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct web_conn *k = web_conn_of(c);
+
+	(void)cls; (void)con_cls; (void)toe;
+	if (k != NULL) {
+		k->headed = 0;
+		k->since = uv_now(W.e->loop);
+	}
 }
 
 static enum MHD_Result
@@ -475,14 +517,21 @@ web_request(void *cls, struct MHD_Connection *c, const char *url, const char *me
     const char *version, const char *upload, size_t *upload_len, void **con_cls)
 {
 	const struct web_file *f;
+	struct web_conn *k;
 	uint32_t uid = 0;
 	int viewer;
 
-	(void)cls; (void)version; (void)upload; (void)con_cls;
+	(void)cls; (void)version; (void)upload;
+	if ((k = web_conn_of(c)) != NULL)
+		k->headed = 1;
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return web_plain(c, 405, "read-only: GET and HEAD\n");
 	if (*upload_len != 0)
 		return MHD_NO;
+	/* a request resumed (*con_cls set by web_history) was counted when it came */
+	if ((strcmp(url, "/metrics") == 0 || strncmp(url, "/api/", 5) == 0) &&
+	    *con_cls == NULL && !web_rate(c))
+		return web_plain(c, 429, "too many requests from this address ([web] rate)\n");
 	if (strcmp(url, "/metrics") == 0)
 		return web_metrics(c);
 	if ((viewer = web_viewer(c, &uid)) == -1)
@@ -490,7 +539,7 @@ web_request(void *cls, struct MHD_Connection *c, const char *url, const char *me
 	if (strcmp(url, "/api/state") == 0)
 		return web_state(c, viewer, uid);
 	if (strcmp(url, "/api/history") == 0)
-		return web_history(c, viewer, uid);
+		return web_history(c, viewer, con_cls);
 	for (f = web_files; f->path != NULL; f++)
 		if (strcmp(url, f->path) == 0)
 			return web_send(c, 200, f->type, f->data, strlen(f->data));
@@ -500,13 +549,40 @@ web_request(void *cls, struct MHD_Connection *c, const char *url, const char *me
 /* MHD's timeouts, on the loop's timer */
 static void web_arm(void);
 
+/* How many connections MHD holds. */
+static unsigned
+web_conns(void)
+{
+	const union MHD_DaemonInfo *i = MHD_get_daemon_info(W.d,
+	    MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+	return i != NULL ? i->num_connections : 0;
+}
+
+/*
+ * MHD's work, then its next timeout on the timer.  At its connection limit
+ * MHD takes the listening socket out of its epoll set, and puts it back only
+ * at the start of a run once connections closed; when the last of those
+ * closes in a run, nothing in that set is ready after it and no timeout is
+ * due, so no further run would come and the backlog would never be
+ * accepted (the listener seemed dead until nvqd restarted).  So a run that
+ * closed connections is followed by another, which puts the socket back.
+ */
 static void
 web_run(void)
 {
-	if (W.d != NULL) {
+	unsigned before;
+	int i;
+
+	if (W.d == NULL)
+		return;
+	for (i = 0; i < 4; i++) {
+		before = web_conns();
 		MHD_run(W.d);
-		web_arm();
+		if (web_conns() >= before)
+			break;
 	}
+	web_arm();
 }
 
 static void
@@ -532,6 +608,31 @@ web_arm(void)
 		uv_timer_start(&W.timer, web_timer_cb, ms, 0);
 	else
 		uv_timer_stop(&W.timer);
+}
+
+/* Shuts the connections whose request's head is late: MHD then reads their end and closes them. */
+static void
+web_sweep_cb(uv_timer_t *t)
+{
+	uint64_t now = uv_now(W.e->loop), limit = (uint64_t)W.e->cfg.web_timeout * 1000;
+	const union MHD_ConnectionInfo *ci;
+	struct web_conn *k;
+	int cut = 0;
+
+	(void)t;
+	for (k = W.conns; k != NULL; k = k->next) {
+		if (k->headed || k->cut || now - k->since <= limit)
+			continue;
+		ci = MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci != NULL && shutdown(ci->connect_fd, SHUT_RDWR) == 0) {
+			k->cut = 1;
+			cut++;
+		}
+	}
+	if (cut > 0) {
+		log_debug("web: %d connections closed: no request within [web] timeout", cut);
+		web_run();
+	}
 }
 
 static void
@@ -580,10 +681,16 @@ web_start(struct engine *e, char *err, size_t errlen)
 		return -1;
 	}
 	W.e = e;
-	W.d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_SUPPRESS_DATE_NO_CLOCK, 0, NULL, NULL,
+	webrate_init(&W.rate, e->cfg.web_rate);
+	websum_init(&W.sum, e->cfg.database);
+	W.d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_SUPPRESS_DATE_NO_CLOCK |
+	    MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
 	    web_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)WEB_CONNS,
-	    MHD_OPTION_CONNECTION_TIMEOUT, 30U, MHD_OPTION_END);
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)e->cfg.web_per_address,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)e->cfg.web_timeout,
+	    MHD_OPTION_NOTIFY_CONNECTION, web_conn_cb, NULL,
+	    MHD_OPTION_NOTIFY_COMPLETED, web_done_cb, NULL, MHD_OPTION_END);
 	if (W.d == NULL) {
 		snprintf(err, errlen, "[web] listen = %s: cannot listen there (in use?)",
 		    e->cfg.web_listen);
@@ -596,6 +703,8 @@ web_start(struct engine *e, char *err, size_t errlen)
 	uv_poll_start(&W.poll, UV_READABLE, web_poll_cb);
 	uv_timer_init(e->loop, &W.timer);
 	uv_timer_init(e->loop, &W.sampler);
+	uv_timer_init(e->loop, &W.sweep);
+	uv_timer_start(&W.sweep, web_sweep_cb, 1000, 1000);
 	uv_timer_start(&W.sampler, web_sample_cb, 0, WEB_SAMPLE_MS);
 	W.on = 1;
 	web_arm();
@@ -606,14 +715,25 @@ web_start(struct engine *e, char *err, size_t errlen)
 void
 web_stop(void)
 {
+	int i;
+
 	if (!W.on)
 		return;
 	W.on = 0;
 	uv_close((uv_handle_t *)&W.poll, NULL);
 	uv_close((uv_handle_t *)&W.timer, NULL);
 	uv_close((uv_handle_t *)&W.sampler, NULL);
+	uv_close((uv_handle_t *)&W.sweep, NULL);
+	/* MHD stops no suspended connection */
+	for (i = 0; i < W.nwaiting; i++)
+		MHD_resume_connection(W.waiting[i]);
+	W.nwaiting = 0;
 	MHD_stop_daemon(W.d);
 	W.d = NULL;
+	websum_result_free(&W.sums);
+	W.sums_ok = 0;
+	if (!W.sum.busy)
+		websum_close(&W.sum);	/* else once it is done (web_sums_cb) */
 	free(W.ring);
 	W.ring = NULL;
 }

@@ -14,6 +14,15 @@
  *                   user over 7 days, queue waits over a day (JSON)
  *   /metrics        Prometheus text format
  *
+ * What a request costs the loop, whatever the history: /metrics reads the
+ * counters schema/018_metrics.sql's triggers keep; /api/state its counts
+ * from there, the running and suspended jobs nvqd holds and the first
+ * pending ones; /api/history the samples in memory and sums that
+ * websum.c computes off the loop at most every 30 s.  Each client address
+ * may ask for those [web] rate times a second (429 past it, webrate.c)
+ * and hold [web] per_address connections; a connection idle, or whose
+ * request's head has not come, for [web] timeout is closed.
+ *
  * Who sees what: ?token=T, the token `nvq web-token` gives its caller
  * (store_web_token), makes the viewer that user: user names are shown,
  * and the names and commands of the viewer's own jobs (root's token: of

@@ -95,6 +95,169 @@ PY
 	# the browser and every process it started
 	pkill -f "user-data-dir=$T/chrome2"; wait "$br" 2> /dev/null
 	expect_match "the link still works" "$(web_get "/api/state?${rootlink#*\?}")" '"viewer_uid":"0"'
+	expect_eq "/metrics after a restart: what a scan of the history says" "$(web_metrics_match)" same
 	nvq cancel "$a" "$b" "$c" "$e" > /dev/null 2>&1
 	as_user nvqta "$NVQ_BIN" -s "$T/sock" cancel "$b" > /dev/null 2>&1
+}
+
+# web_metrics_match: "same" if /metrics says what a scan of the database says
+# (the queries /metrics ran before its counters), else what differs
+web_metrics_match() {
+	web_load get "${WEB#*:}" /metrics 127.0.0.99 > "$T/m.txt"
+	/usr/bin/python3 - "$T/nvq.db" "$T/m.txt" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+m = {}
+for line in open(sys.argv[2]).read().splitlines()[1:]:
+    if line and not line.startswith("#"):
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+want = {}
+for st, n in db.execute("SELECT state, count(*) FROM jobs GROUP BY state"):
+    want['nvq_jobs{state="%s"}' % st] = n
+for name, q in (("nvq_job_wait_seconds", "SELECT min(r.started_at) - j.submitted_at FROM jobs j "
+                 "JOIN runs r ON r.job_id = j.id GROUP BY j.id"),
+                ("nvq_job_run_seconds", "SELECT ended_at - started_at - coalesce(suspended_time, 0) "
+                 "FROM runs WHERE ended_at IS NOT NULL")):
+    v = [r[0] for r in db.execute(q)]
+    want[name + "_count"] = len(v)
+    want[name + "_sum"] = round(sum(v), 3)
+    for le in (1, 10, 60, 300, 1800, 3600, 21600, 86400):
+        want['%s_bucket{le="%g"}' % (name, le)] = sum(x <= le for x in v)
+for kind, ok, n, secs in db.execute("SELECT kind, ok, count(*), sum(seconds) FROM switches "
+                                    "GROUP BY kind, ok"):
+    want['nvq_switches_total{kind="%s",ok="%d"}' % (kind, ok)] = n
+bad = ["%s: %s, a scan says %s" % (k, m.get(k), v) for k, v in sorted(want.items())
+       if m.get(k) is None or abs(m[k] - v) > 0.01 + 1e-9 * abs(v)]
+print("; ".join(bad) if bad else "same")
+PY
+}
+
+# web_load ARGS...: tests/system/webload.py (connections held, scrapers, a GET from an address)
+web_load() { python3 "$ROOT/tests/system/webload.py" "$@"; }
+
+t_web_flood() {	# past its connection limits the listener serves again, with no restart
+	local port; port=$(web_port)
+	WEB=127.0.0.1:$port
+	write_config "[web]" "listen = $WEB" "timeout = 2s"
+	start_nvqd || return
+	local a out i; a=$(submit -g 0 -n flooded sleep 300)
+	wait_state "$a" RUNNING
+	# one address holds 100 connections open and idle, and never closes them
+	web_load hold "$port" 100 40 127.0.0.1 > "$T/held" &
+	local holder=$!
+	for i in $(seq 50); do [ -s "$T/held" ] && break; sleep 0.1; done
+	expect_eq "the flood: connected" "$(cat "$T/held")" 100
+	out=$(web_load get "$port" /metrics 127.0.0.2)
+	expect_match "another address, during the flood: /metrics" "$out" '^200'
+	# the flood's connections are idle past [web] timeout: closed, so its address is served too
+	sleep 3.5
+	out=$(web_load get "$port" /api/state 127.0.0.1)
+	expect_match "its own address, 3.5 s on (timeout = 2s): /api/state" "$out" '^200.*"counts":\{"RUNNING":1,'
+	kill "$holder" 2> /dev/null; wait "$holder" 2> /dev/null
+	# a request's head trickling in, a byte every 0.2 s, never idle: closed once [web] timeout is past
+	out=$(web_load trickle "$port" 8 127.0.0.2)
+	expect_match "a trickling request's head: closed after 2 s and before 4" "$out" '^[23]\.[0-9]$'
+	# past the total limit (128) from 10 addresses (16 each), held 1.5 s, then all
+	# closed at once by the client: the listener takes the next ones at once
+	web_load hold "$port" 20 1.5 "$(seq -s, -f 127.0.0.%g 3 12)" > "$T/held2" &
+	holder=$!
+	for i in $(seq 50); do [ -s "$T/held2" ] && break; sleep 0.1; done
+	expect_eq "the second flood: connected" "$(cat "$T/held2")" 200
+	wait "$holder"
+	# served again at once, and what it says is what nvq says
+	out=$(web_load get "$port" /metrics)
+	expect_match "after the floods: /metrics" "$out" '^200'
+	expect_eq "after the floods: /metrics counts the running job as nvq does" \
+	    "$(echo "$out" | sed -n 's/^nvq_jobs{state="RUNNING"} //p')" \
+	    "$(nvq list | awk '$0 ~ /RUNNING/' | wc -l)"
+	expect_match "after the floods: the dashboard" "$(web_load get "$port" /)" '^200'
+	expect_match "after the floods: /api/history" "$(web_load get "$port" /api/history)" '^200.*"wait":'
+	nvq cancel "$a" > /dev/null
+}
+
+# web_seed DB ID N: N finished copies of finished job ID (ids ID+1 on), each
+# with a run, in DB while nvqd is stopped: submitted one every 2.5 s into the
+# past (a month of them), started a second later, ended a second after that
+web_seed() {
+	sqlite3 "$1" "BEGIN; CREATE TEMP TABLE k AS WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL
+	    SELECT i + 1 FROM k WHERE i < $3) SELECT i FROM k;
+	INSERT INTO jobs (id, uid, gid, user, name, command, argv, cwd, state, gpus,
+	    mem_per_gpu, priority, stdout_path, stderr_path, submitted_at, started_at, ended_at,
+	    exit_code)
+	    SELECT $2 + i, uid, gid, user, name, command, argv, cwd, 'COMPLETED', gpus, mem_per_gpu,
+	    priority, stdout_path, stderr_path, submitted_at - i * 2.5, submitted_at - i * 2.5 + 1,
+	    submitted_at - i * 2.5 + 2, 0 FROM jobs, temp.k WHERE id = $2;
+	INSERT INTO runs (job_id, gpu_uuids, gpus, mem_per_gpu, started_at, ended_at, exit_code,
+	    state, gpu_share) SELECT id, '', gpus, mem_per_gpu, started_at, ended_at, 0, 'COMPLETED', 0
+	    FROM jobs WHERE id > $2;
+	COMMIT;"
+}
+
+# web_submits: the slowest of 5 submits by nvqta, half a second apart, in ms
+web_submits() {
+	local i t0 ms worst=0
+	for i in 1 2 3 4 5; do
+		t0=$(date +%s%N)
+		as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 -n quick true > /dev/null ||
+		    fail "submit $i: refused"
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		[ "$ms" -gt "$worst" ] && worst=$ms
+		sleep 0.5
+	done
+	echo "$worst"
+}
+
+t_web_scrapers() {	# 16 clients scraping /metrics over a million finished jobs: another user's submit stays quick
+	make_users || { fail "cannot create users"; return; }
+	chmod 755 "$T"
+	local port; port=$(web_port)
+	WEB=127.0.0.1:$port
+	# every scrape answered in full: what a scrape costs, not what [web] rate refuses
+	write_config "[web]" "listen = $WEB" "rate = 100000"
+	start_nvqd || return
+	local one a t0 worst out
+	one=$(submit -g 0 -n seed true)
+	wait_state "$one" COMPLETED
+	stop_nvqd
+	t0=$(date +%s%N)
+	web_seed "$T/nvq.db" "$one" 1000000 || { fail "cannot seed the history"; return; }
+	echo "    (seeded 1,000,000 jobs and runs in $(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+	start_nvqd || return
+	web_load scrape "$port" 16 10 /metrics > "$T/scrapes" &
+	local scrapers=$!
+	sleep 2
+	worst=$(web_submits)
+	wait "$scrapers"
+	echo "    (scrapes: $(cat "$T/scrapes"); the slowest of 5 submits: $worst ms)"
+	[ "$worst" -lt 500 ] || fail "a submit took $worst ms under 16 scrapers (wanted < 500)"
+	expect_match "the scrapers were answered, none refused" "$(cat "$T/scrapes")" '^200=[0-9]+$'
+	# the dashboard's data, 4 clients each: its lists and its sums of the last 7 days
+	web_load scrape "$port" 4 8 /api/state > "$T/states" &
+	scrapers=$!
+	web_load scrape "$port" 4 8 /api/history > "$T/histories" &
+	local scrapers2=$!
+	sleep 1
+	worst=$(web_submits)
+	wait "$scrapers" "$scrapers2"
+	echo "    (/api/state: $(cat "$T/states"), /api/history: $(cat "$T/histories"); the slowest of 5 submits: $worst ms)"
+	[ "$worst" -lt 500 ] || fail "a submit took $worst ms under 8 dashboard clients (wanted < 500)"
+	expect_match "/api/state answered, none refused" "$(cat "$T/states")" '^200=[0-9]+$'
+	expect_match "/api/history answered, none refused" "$(cat "$T/histories")" '^200=[0-9]+$'
+	a=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 -n quick true)
+	# [web] rate, reloaded: one address asking past 10 a second is refused, cheaply
+	write_config "[web]" "listen = $WEB" "rate = 10"
+	kill -HUP "$NVQD_PID"
+	sleep 0.5
+	out=$(web_load scrape "$port" 4 2 /metrics)
+	expect_match "rate = 10: 4 scrapers over 2 s, the most refused" "$out" '^200=[1-3][0-9] 429=[0-9]{3,}$'
+	wait_state "$a" COMPLETED
+	out=$(web_load get "$port" /metrics 127.0.0.2)
+	expect_eq "/metrics: what a scan of the history says" "$(web_metrics_match)" same
+	expect_eq "/metrics: the finished jobs, history included" \
+	    "$(echo "$out" | sed -n 's/^nvq_jobs{state="COMPLETED"} //p')" 1000012
+	expect_eq "/metrics: runs counted, history included" \
+	    "$(echo "$out" | sed -n 's/^nvq_job_run_seconds_count //p')" 1000012
+	expect_eq "/metrics: the history's runs took 1 s: in the le=1 bucket" \
+	    "$(echo "$out" | sed -n 's/^nvq_job_run_seconds_bucket{le="1"} //p')" 1000012
 }
