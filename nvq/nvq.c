@@ -341,6 +341,7 @@ main(int argc, char **argv)
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	proto_reuse_storage();	/* nvq is one thread */
+	fmt_locale();
 	memset(&a, 0, sizeof(a));
 	a.gpus = -1;
 	while (k < argc && argv[k][0] == '-') {
