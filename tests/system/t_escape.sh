@@ -86,6 +86,12 @@ t_escape_latin1() {	# a terminal whose locale is not UTF-8 gets ASCII only: Û (
 import json, sys
 print(ascii(json.loads(sys.stdin.read())["job"]["name"]))' <<< "$out")" "'\\xdb2J'"
 	done
+	# on a terminal of 30 columns, lines are cut with "~": "…" is no Latin-1 character
+	out=$(python3 tests/system/pty_run.py 24 30 zzz '' -- "$(command -v env)" -u LC_ALL -u LC_CTYPE \
+	    LANG=en_US.ISO-8859-1 "$NVQ_BIN" -s "$T/sock" list)
+	expect_eq "a Latin-1 terminal: ASCII only" \
+	    "$(printf '%s' "$out" | LC_ALL=C tr -d '\000-\177' | wc -c)" 0
+	expect_match "a Latin-1 terminal: cut with ~" "$out" $'\n1 +root +\\\\xc3\\\\x9b2J[^\n]*~\r'
 	# a UTF-8 locale (LC_CTYPE's over LANG's) is sent the text as it is
 	for loc in "LANG=C.UTF-8" "LANG=en_US.ISO-8859-1 LC_CTYPE=en_US.utf8" "LC_ALL=UTF-8"; do
 		# shellcheck disable=SC2086
