@@ -82,8 +82,11 @@ esc_char(const unsigned char *p, int *kind, uint32_t *cp)
 		*cp = *p;
 		return 1;
 	}
-	*kind = *cp < 0x20 || (*cp >= 0x7f && *cp <= 0x9f) || esc_is_format(*cp) ?
-	    ESC_CONTROL : ESC_TEXT;
+	/* ASCII, most of what nvq shows, asks no table */
+	if (*cp < 0x80)
+		*kind = *cp < 0x20 || *cp == 0x7f ? ESC_CONTROL : ESC_TEXT;
+	else
+		*kind = *cp <= 0x9f || esc_is_format(*cp) ? ESC_CONTROL : ESC_TEXT;
 	return n;
 }
 
@@ -163,11 +166,11 @@ esc_one_term(char *out, const struct esc_ch *ch)
 {
 	char l;
 
+	if (ch->kind == ESC_TEXT && ch->c != '\\')
+		return 0;
 	/* doubled, so that a "\u202e" someone typed never reads as U+202E */
 	if (ch->c == '\\')
 		return esc_two(out, '\\');
-	if (ch->kind == ESC_TEXT)
-		return 0;
 	if (ch->kind == ESC_CONTROL && (l = esc_term_named(ch->c)) != 0)
 		return esc_two(out, l);
 	if (ch->kind == ESC_CONTROL && ch->c >= 0x10000)
@@ -222,6 +225,12 @@ esc_write(char *out, const char *s, size_t (*one)(char *, const struct esc_ch *)
 	size_t off = 0, k;
 
 	for (ch.p = (const unsigned char *)s; *ch.p != '\0'; ch.p += ch.n) {
+		/* printable ASCII but for the two that JSON escapes: as it is in every form */
+		if (*ch.p >= 0x20 && *ch.p < 0x7f && *ch.p != '\\' && *ch.p != '"') {
+			out[off++] = (char)*ch.p;
+			ch.n = 1;
+			continue;
+		}
 		ch.n = esc_char(ch.p, &ch.kind, &ch.c);
 		if ((k = one(out + off, &ch)) == 0) {
 			memcpy(out + off, ch.p, (size_t)ch.n);
