@@ -15,6 +15,23 @@
 
 #define FMT_SAFE_RING	8
 
+static int fmt_esc_flags;	/* esc_term's: ESC_ASCII where the charset is not UTF-8 */
+
+void
+fmt_locale(void)
+{
+	int ascii = !esc_locale_utf8(getenv("LC_ALL"), getenv("LC_CTYPE"), getenv("LANG"));
+
+	fmt_esc_flags = ascii ? ESC_ASCII : 0;
+	json_set_ascii(ascii);
+}
+
+int
+fmt_ascii(void)
+{
+	return fmt_esc_flags & ESC_ASCII;
+}
+
 const char *
 fmt_safe(const char *s)
 {
@@ -34,7 +51,7 @@ fmt_safe(const char *s)
 		ring[k] = b;
 		caps[k] = need;
 	}
-	esc_term(ring[k], s);
+	esc_term(ring[k], s, fmt_esc_flags);
 	return ring[k];
 }
 

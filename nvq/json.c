@@ -2,7 +2,7 @@
  * json.c: nvq's JSON values (json.h): a tree of objects, arrays and
  * scalars, each node with its key (in an object) and its next sibling;
  * printed on one line with the escapes JSON needs and those a terminal
- * needs (DEL, C1 and bidi controls; bytes that are not UTF-8 as U+FFFD),
+ * needs (DEL, C1 and format controls; bytes that are not UTF-8 as U+FFFD),
  * all of them common/esc.c's.
  */
 #include <math.h>
@@ -112,6 +112,14 @@ json_add(struct json *o, const char *key, struct json *v)
 	o->last = v;
 }
 
+static int json_esc_flags;	/* esc_json's: ESC_ASCII for a terminal that is not UTF-8 */
+
+void
+json_set_ascii(int on)
+{
+	json_esc_flags = on ? ESC_ASCII : 0;
+}
+
 /* s as a JSON string, quotes included, escaped as esc.h says. */
 static void
 json_print_string(FILE *fp, const char *s)
@@ -123,7 +131,7 @@ json_print_string(FILE *fp, const char *s)
 		fputs("\"\"", fp);	/* out of memory: nothing rather than raw text */
 		return;
 	}
-	esc_json(b, s);
+	esc_json(b, s, json_esc_flags);
 	fputc('"', fp);
 	fputs(b, fp);
 	fputc('"', fp);

@@ -25,11 +25,13 @@ struct json	*json_raw(const char *);
 /* v as the member key of object o, or as the next element of array o (key NULL). */
 void		 json_add(struct json *o, const char *key, struct json *v);
 /*
- * Writes v: strings escaped as JSON asks, and DEL, the C1 and bidi
+ * Writes v: strings escaped as JSON asks, and DEL, the C1 and format
  * controls too, which a terminal would act on; a byte that is not UTF-8
  * becomes \ufffd (esc.h).
  */
 void		 json_print(FILE *, const struct json *v);
+/* on: json_print writes each character past ASCII as \uXXXX (esc.h's ESC_ASCII). */
+void		 json_set_ascii(int on);
 void		 json_free(struct json *);
 
 #endif

@@ -151,6 +151,9 @@ nvq_man(FILE *fp)
 	fputs(".PP\n`nvq COMMAND \\-\\-help' prints a command's options.\n", fp);
 	fputs(".SH ENVIRONMENT\n.TP\n.B NVQ_SOCKET, NVQ_CONFIG\nwhere nvqd is (above).\n"
 	    ".TP\n.B NO_COLOR\nno colour in tables, even on a terminal.\n"
+	    ".TP\n.B LC_ALL, LC_CTYPE, LANG\nthe terminal's charset, from the first one set: where it "
+	    "is not UTF-8 (C, POSIX, none set), other users' text comes out in ASCII only, each byte "
+	    "past it as \\exHH (\\euXXXX in \\-\\-json).\n"
 	    ".TP\n.B NVQ_JOB_ID, NVQ_ARRAY_ID, NVQ_ARRAY_INDEX, NVQ_GPU_MEM, "
 	    "CUDA_VISIBLE_DEVICES\nset in every job.\n", fp);
 	fputs(".SH EXIT STATUS\n", fp);
@@ -341,6 +344,7 @@ main(int argc, char **argv)
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	proto_reuse_storage();	/* nvq is one thread */
+	fmt_locale();
 	memset(&a, 0, sizeof(a));
 	a.gpus = -1;
 	while (k < argc && argv[k][0] == '-') {

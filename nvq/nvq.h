@@ -89,11 +89,19 @@ void		fmt_json_row(FILE *, const struct proto_msg *, const struct nvq_row *);
 void		fmt_json_str(FILE *, const char *);
 /*
  * s for a terminal (esc.h's esc_term): control characters, DEL, C1 and
- * bidi controls and bytes that are not UTF-8 become \e, \n, \t, \r, \xHH,
- * \u0080 to \u009f or \u202e.  The text is borrowed, valid for 8 more calls
- * (enough for one printf); NULL gives "".
+ * format controls and bytes that are not UTF-8 become \e, \n, \t, \r, \xHH,
+ * \u0080 to \u009f or \u202e, a backslash \\; past ASCII, every byte \xHH
+ * where the locale is not UTF-8 (fmt_locale).  The text is borrowed, valid
+ * for 8 more calls (enough for one printf); NULL gives "".
  */
 const char	*fmt_safe(const char *s);
+/*
+ * Reads the charset of the locale (LC_ALL, LC_CTYPE, LANG) once, at start:
+ * where it is not UTF-8, fmt_safe and JSON put out ASCII only.
+ */
+void		fmt_locale(void);
+/* Whether the terminal's charset is not UTF-8 (fmt_locale). */
+int		fmt_ascii(void);
 /*
  * snprintf(buf, len, "%s", s) without printf: a listing copies some ten
  * strings a row, and musl's printf costs far more per call than glibc's.

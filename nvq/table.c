@@ -166,8 +166,8 @@ table_emit(struct table *t, size_t used)
 	while (keep > 0 && ((unsigned char)t->line[keep] & 0xc0) == 0x80)
 		keep--;
 	t->line[keep] = '\0';
-	/* a colour cut in its middle is ended */
-	printf("%s%s\xe2\x80\xa6\n", t->line, t->color ? "\033[0m" : "");
+	/* a colour cut in its middle is ended; "~" where the charset has no … */
+	printf("%s%s%s\n", t->line, t->color ? "\033[0m" : "", fmt_ascii() ? "~" : "\xe2\x80\xa6");
 }
 
 void

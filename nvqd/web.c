@@ -150,7 +150,7 @@ web_add_text(cJSON *o, const char *key, const char *s)
 		cJSON_AddStringToObject(o, key, "?");
 		return;
 	}
-	esc_term(b, s);
+	esc_term(b, s, 0);	/* the page is UTF-8 */
 	cJSON_AddStringToObject(o, key, b);
 	if (b != small)
 		free(b);

@@ -21,6 +21,11 @@ $CC -O1 -std=c11 -D_GNU_SOURCE -iquote common -iquote nvq -o "$HELPERS/attach" \
     tests/system/attach.c nvq/client.c nvq/fmt.c nvq/num.c nvq/json.c common/esc.c common/proto.c common/parse.c common/paths.c common/fdpass.c \
     -linih || exit 1
 
+# nvq's tables are read as a UTF-8 terminal's, whatever locale CI has:
+# where the locale is not UTF-8, nvq sends ASCII only (t_escape_latin1)
+export LANG=C.UTF-8
+unset LC_ALL LC_CTYPE
+
 PASSED=0
 FAILED=0
 SKIPPED=0

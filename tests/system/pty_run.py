@@ -15,10 +15,13 @@ import time
 
 rows, cols, wait, send = sys.argv[1:5]
 argv = sys.argv[sys.argv.index("--") + 1:]
+size = struct.pack("HHHH", int(rows), int(cols), 0, 0)
 pid, fd = pty.fork()
 if pid == 0:
+    # the size is set before the command runs: set by the parent, a loaded
+    # machine let the command ask first and find 0x0 (no width: lines uncut)
+    fcntl.ioctl(0, termios.TIOCSWINSZ, size)
     os.execv(argv[0], argv)
-fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", int(rows), int(cols), 0, 0))
 buf = b""
 deadline = time.time() + 10
 done = False

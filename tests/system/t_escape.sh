@@ -58,3 +58,63 @@ for j in json.loads(sys.stdin.buffer.read().decode("utf-8"))["jobs"]:
 	    "$(grep -c 'innerHTML\|outerHTML\|insertAdjacentHTML\|document\.write' web/app.js)" 0
 	nvq cancel "$a" > /dev/null
 }
+
+t_escape_latin1() {	# a terminal whose locale is not UTF-8 gets ASCII only: Û (C3 9B) is a CSI on a Latin-1 one
+	write_config; start_nvqd || return
+	local u=$'\xc3\x9b' e=$'\xc3\xa9' a loc what out
+	a=$(submit --hold -g 0 -n "${u}2J" printf '%s' "${e}${u}")
+	# the charset is LC_ALL's, else LC_CTYPE's, else LANG's; none set: the C locale's, ASCII
+	for loc in "LANG=en_US.ISO-8859-1" "LANG=C.UTF-8 LC_ALL=C" "LANG=C.UTF-8 LC_CTYPE=POSIX" \
+	    "LANG=de_DE@euro" ""; do
+		for what in "list" "show $a" "list --json" "show --json $a"; do
+			# shellcheck disable=SC2086
+			out=$(env -u LC_ALL -u LC_CTYPE -u LANG $loc "$NVQ_BIN" -s "$T/sock" $what 2>&1)
+			expect_eq "'$loc' nvq $what: ASCII only" \
+			    "$(printf '%s' "$out" | LC_ALL=C tr -d '\000-\177' | wc -c)" 0
+		done
+		# shellcheck disable=SC2086
+		out=$(env -u LC_ALL -u LC_CTYPE -u LANG $loc "$NVQ_BIN" -s "$T/sock" list)
+		expect_match "'$loc' list: the name, byte by byte" "$out" " \\\\xc3\\\\x9b2J "
+		# shellcheck disable=SC2086
+		out=$(env -u LC_ALL -u LC_CTYPE -u LANG $loc "$NVQ_BIN" -s "$T/sock" show "$a")
+		expect_match "'$loc' show: the command" "$out" \
+		    "command +printf %s '\\\\xc3\\\\xa9\\\\xc3\\\\x9b'"
+		# shellcheck disable=SC2086
+		out=$(env -u LC_ALL -u LC_CTYPE -u LANG $loc "$NVQ_BIN" -s "$T/sock" show --json "$a")
+		expect_match "'$loc' show --json: \\\\u escapes" "$out" '"name":"\\u00db2J"'
+		expect_eq "'$loc' show --json: the name read back" "$(python3 -c '
+import json, sys
+print(ascii(json.loads(sys.stdin.read())["job"]["name"]))' <<< "$out")" "'\\xdb2J'"
+	done
+	# on a terminal of 30 columns, lines are cut with "~": "…" is no Latin-1 character
+	out=$(python3 tests/system/pty_run.py 24 30 zzz '' -- "$(command -v env)" -u LC_ALL -u LC_CTYPE \
+	    LANG=en_US.ISO-8859-1 "$NVQ_BIN" -s "$T/sock" list)
+	expect_eq "a Latin-1 terminal: ASCII only" \
+	    "$(printf '%s' "$out" | LC_ALL=C tr -d '\000-\177' | wc -c)" 0
+	expect_match "a Latin-1 terminal: cut with ~" "$out" $'\n1 +root +\\\\xc3\\\\x9b2J[^\n]*~\r'
+	# a UTF-8 locale (LC_CTYPE's over LANG's) is sent the text as it is
+	for loc in "LANG=C.UTF-8" "LANG=en_US.ISO-8859-1 LC_CTYPE=en_US.utf8" "LC_ALL=UTF-8"; do
+		# shellcheck disable=SC2086
+		expect_match "'$loc' list: the name" \
+		    "$(env -u LC_ALL -u LC_CTYPE -u LANG $loc "$NVQ_BIN" -s "$T/sock" list)" " ${u}2J "
+	done
+	nvq cancel "$a" > /dev/null
+}
+
+t_escape_invisible() {	# format characters (Unicode's Cf) are shown, and a typed "\u202e" is told from U+202E
+	write_config; start_nvqd || return
+	local zw=$'\xe2\x80\x8b' shy=$'\xc2\xad' bom=$'\xef\xbb\xbf' wj=$'\xe2\x81\xa0' \
+	    tag=$'\xf3\xa0\x80\x81' a b
+	a=$(submit --hold -g 0 -n "a${zw}b${shy}c${bom}d${wj}e${tag}f" true)
+	b=$(submit --hold -g 0 -n 'x\u202ey' true)
+	expect_none "nvq list" "$(nvq list)" "$zw" "$shy" "$bom" "$wj" "$tag"
+	expect_none "nvq show" "$(nvq show "$a")" "$zw" "$shy" "$bom" "$wj" "$tag"
+	expect_match "show: U+200B, U+00AD, U+FEFF, U+2060, U+E0001" "$(nvq show "$a")" \
+	    'name +a\\u200bb\\u00adc\\ufeffd\\u2060e\\U000e0001f'
+	expect_match "list: a backslash typed is doubled" "$(nvq list)" ' x\\\\u202ey '
+	expect_match "show --json: the same as JSON escapes" "$(nvq show --json "$a")" \
+	    '"name":"a\\u200bb\\u00adc\\ufeffd\\u2060e\\udb40\\udc01f"'
+	expect_match "show --json: the backslash, as JSON writes it" "$(nvq show --json "$b")" \
+	    '"name":"x\\\\u202ey"'
+	nvq cancel "$a" "$b" > /dev/null
+}

@@ -174,8 +174,9 @@ t_hook_claims_stalled() {	# an acknowledgement that waited in nvqd's socket whil
 	    "job $a held: its GPU work has drained"
 	expect_match "the process was not stopped" "$(awk '{print $3}' /proc/"$pid"/stat)" "^[RSD]$"
 	expect_eq "nvqd stopped nothing" "$(grep -c "no acknowledgement of the lock" "$T/nvqd.log")" 0
-	expect_match "it read its sockets once more past the deadline" "$(cat "$T/nvqd.log")" \
-	    "job $a: revoke_timeout passed [0-9.]+s ago; its sockets are read once more first"
+	# nvqd logs "its sockets are read once more first" only where SIGSTOP found it
+	# in its poll; stopped between its check and its next poll, it reads the
+	# acknowledgement first, so that line is no sign of anything either way
 	kill -CONT "$pid" 2> /dev/null	# (where it was stopped, for the cancel to reach it)
 	nvq cancel "$a" > /dev/null
 }

@@ -1,8 +1,9 @@
 /*
  * test_esc.c: common/esc.c, row by row: each kind of character a user's
  * text may hold, as a terminal is shown it (esc_term) and as JSON writes
- * it (esc_json); what esc_char says of each; and the bounds on the
- * output's size, met by the worst input.
+ * it (esc_json), also in ASCII only (ESC_ASCII, for a terminal whose
+ * charset is not UTF-8); what esc_char says of each; which locales are
+ * UTF-8; and the bounds on the output's size, met by the worst input.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +21,9 @@ static const struct {
 } rows[] = {
 	{ "empty", "", "", "" },
 	{ "plain ASCII", "train.py --lr 3e-4", "train.py --lr 3e-4", "train.py --lr 3e-4" },
-	{ "JSON's own", "a\"b\\c/d", "a\"b\\c/d", "a\\\"b\\\\c/d" },
+	{ "JSON's own; a backslash doubled for a terminal too", "a\"b\\c/d", "a\"b\\\\c/d",
+	  "a\\\"b\\\\c/d" },
+	{ "a \\u202e typed is no U+202E", "x\\u202ey", "x\\\\u202ey", "x\\\\u202ey" },
 	{ "ESC and a CSI", "\x1b[2J", "\\e[2J", "\\u001b[2J" },
 	{ "newline, tab, return", "a\nb\tc\rd", "a\\nb\\tc\\rd", "a\\nb\\tc\\rd" },
 	{ "backspace, form feed", "\b\f", "\\x08\\x0c", "\\b\\f" },
@@ -42,9 +45,19 @@ static const struct {
 	  "\\u200e\\u200f" },
 	{ "U+061C, U+2028, U+2029", "\xd8\x9c\xe2\x80\xa8\xe2\x80\xa9",
 	  "\\u061c\\u2028\\u2029", "\\u061c\\u2028\\u2029" },
-	{ "their neighbours are text: U+2030, U+2065, U+206A, U+00A0",
-	  "\xe2\x80\xb0\xe2\x81\xa5\xe2\x81\xaa\xc2\xa0", "\xe2\x80\xb0\xe2\x81\xa5\xe2\x81\xaa\xc2\xa0",
-	  "\xe2\x80\xb0\xe2\x81\xa5\xe2\x81\xaa\xc2\xa0" },
+	{ "invisible: U+200B to U+200D, U+2060, U+2064, U+00AD, U+FEFF",
+	  "\xe2\x80\x8b\xe2\x80\x8c\xe2\x80\x8d\xe2\x81\xa0\xe2\x81\xa4\xc2\xad\xef\xbb\xbf",
+	  "\\u200b\\u200c\\u200d\\u2060\\u2064\\u00ad\\ufeff",
+	  "\\u200b\\u200c\\u200d\\u2060\\u2064\\u00ad\\ufeff" },
+	{ "U+206A, U+206F, U+180E, U+0600, U+FFF9", "\xe2\x81\xaa\xe2\x81\xaf\xe1\xa0\x8e\xd8\x80\xef\xbf\xb9",
+	  "\\u206a\\u206f\\u180e\\u0600\\ufff9", "\\u206a\\u206f\\u180e\\u0600\\ufff9" },
+	{ "past U+FFFF: U+E0001, U+E007F (tags), U+1D173", "\xf3\xa0\x80\x81\xf3\xa0\x81\xbf\xf0\x9d\x85\xb3",
+	  "\\U000e0001\\U000e007f\\U0001d173",
+	  "\\udb40\\udc01\\udb40\\udc7f\\ud834\\udd73" },
+	{ "their neighbours are text: U+2030, U+2065, U+2070, U+00A0, U+00AC, U+00AE, U+E0080",
+	  "\xe2\x80\xb0\xe2\x81\xa5\xe2\x81\xb0\xc2\xa0\xc2\xac\xc2\xae\xf3\xa0\x82\x80",
+	  "\xe2\x80\xb0\xe2\x81\xa5\xe2\x81\xb0\xc2\xa0\xc2\xac\xc2\xae\xf3\xa0\x82\x80",
+	  "\xe2\x80\xb0\xe2\x81\xa5\xe2\x81\xb0\xc2\xa0\xc2\xac\xc2\xae\xf3\xa0\x82\x80" },
 	{ "UTF-8 text: é, €, 𝄞, 漢", "\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e\xe6\xbc\xa2",
 	  "\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e\xe6\xbc\xa2",
 	  "\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e\xe6\xbc\xa2" },
@@ -59,6 +72,20 @@ static const struct {
 	{ "a lone lead before text", "\xc2z", "\\xc2z", "\\ufffdz" },
 };
 
+/* The same with ESC_ASCII: nothing past ASCII, whatever the text. */
+static const struct {
+	const char	*what, *in, *term, *json;
+} ascii_rows[] = {
+	{ "plain ASCII and its controls", "a\\b\x1b[2J\x7f", "a\\\\b\\e[2J\\x7f",
+	  "a\\\\b\\u001b[2J\\u007f" },
+	{ "U+00DB (C3 9B): a CSI on a Latin-1 terminal", "\xc3\x9b" "2J", "\\xc3\\x9b2J",
+	  "\\u00db2J" },
+	{ "UTF-8 text: é, €, 𝄞", "\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e", "\\xc3\\xa9\\xe2\\x82\\xac\\xf0\\x9d\\x84\\x9e",
+	  "\\u00e9\\u20ac\\ud834\\udd1e" },
+	{ "U+009B and U+202E", "\xc2\x9b\xe2\x80\xae", "\\xc2\\x9b\\xe2\\x80\\xae", "\\u009b\\u202e" },
+	{ "a raw 0x9b, a cut sequence", "\x9b\xe2\x80", "\\x9b\\xe2\\x80", "\\ufffd\\ufffd\\ufffd" },
+};
+
 static void
 test_rows(void **state)
 {
@@ -69,18 +96,68 @@ test_rows(void **state)
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		n = strlen(rows[i].in);
 		assert_true(ESC_JSON_MAX(n) <= sizeof(json));
-		if (esc_term(term, rows[i].in) != strlen(rows[i].term) ||
+		if (esc_term(term, rows[i].in, 0) != strlen(rows[i].term) ||
 		    strcmp(term, rows[i].term) != 0)
 			fail_msg("%s: terminal: got \"%s\", wanted \"%s\"", rows[i].what, term,
 			    rows[i].term);
-		if (esc_json(json, rows[i].in) != strlen(rows[i].json) ||
+		if (esc_json(json, rows[i].in, 0) != strlen(rows[i].json) ||
 		    strcmp(json, rows[i].json) != 0)
 			fail_msg("%s: JSON: got \"%s\", wanted \"%s\"", rows[i].what, json,
 			    rows[i].json);
 	}
+	for (i = 0; i < sizeof(ascii_rows) / sizeof(ascii_rows[0]); i++) {
+		n = strlen(ascii_rows[i].in);
+		assert_true(ESC_JSON_MAX(n) <= sizeof(json));
+		if (esc_term(term, ascii_rows[i].in, ESC_ASCII) != strlen(ascii_rows[i].term) ||
+		    strcmp(term, ascii_rows[i].term) != 0)
+			fail_msg("%s: ASCII terminal: got \"%s\", wanted \"%s\"", ascii_rows[i].what,
+			    term, ascii_rows[i].term);
+		if (esc_json(json, ascii_rows[i].in, ESC_ASCII) != strlen(ascii_rows[i].json) ||
+		    strcmp(json, ascii_rows[i].json) != 0)
+			fail_msg("%s: ASCII JSON: got \"%s\", wanted \"%s\"", ascii_rows[i].what,
+			    json, ascii_rows[i].json);
+	}
 }
 
-/* Whatever the input, the output holds no byte a terminal acts on, nor any that is not UTF-8. */
+/* Which locales are UTF-8: LC_ALL's, else LC_CTYPE's, else LANG's. */
+static void
+test_locale(void **state)
+{
+	static const struct {
+		const char *lc_all, *lc_ctype, *lang;
+		int	utf8;
+	} t[] = {
+		{ NULL, NULL, "C.UTF-8", 1 },
+		{ NULL, NULL, "en_US.utf8", 1 },
+		{ NULL, NULL, "sr_RS.UTF-8@latin", 1 },
+		{ NULL, "UTF-8", NULL, 1 },		/* macOS's LC_CTYPE */
+		{ NULL, NULL, "en_US.ISO-8859-1", 0 },
+		{ NULL, NULL, "de_DE@euro", 0 },
+		{ NULL, NULL, "en_US.UTF-16", 0 },
+		{ NULL, NULL, "en_US.utf88", 0 },
+		{ NULL, NULL, "C", 0 },
+		{ NULL, NULL, "POSIX", 0 },
+		{ NULL, NULL, NULL, 0 },		/* nothing set: the C locale */
+		{ "", "", "", 0 },
+		{ "C", NULL, "C.UTF-8", 0 },		/* LC_ALL first */
+		{ "", "POSIX", "C.UTF-8", 0 },		/* an empty one counts as unset */
+		{ NULL, "en_GB.UTF-8", "en_GB.ISO-8859-15", 1 },
+		{ "C.UTF-8", "C", "C", 1 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (esc_locale_utf8(t[i].lc_all, t[i].lc_ctype, t[i].lang) != t[i].utf8)
+			fail_msg("LC_ALL=%s LC_CTYPE=%s LANG=%s: wanted %s", t[i].lc_all ? t[i].lc_all : "(unset)",
+			    t[i].lc_ctype ? t[i].lc_ctype : "(unset)", t[i].lang ? t[i].lang : "(unset)",
+			    t[i].utf8 ? "UTF-8" : "not UTF-8");
+}
+
+/*
+ * Whatever the input, the output holds no byte a terminal acts on, nor any
+ * that is not UTF-8; with ESC_ASCII, none past ASCII.
+ */
 static void
 test_every_pair(void **state)
 {
@@ -95,8 +172,16 @@ test_every_pair(void **state)
 			in[0] = (char)a;
 			in[1] = (char)b;
 			in[2] = '\0';
-			esc_term(term, in);
-			esc_json(json, in);
+			esc_term(term, in, ESC_ASCII);
+			esc_json(json, in, ESC_ASCII);
+			for (p = (const unsigned char *)term; *p; p++)
+				if (*p >= 0x80 || *p < 0x20 || *p == 0x7f)
+					fail_msg("%02x %02x: ASCII terminal output has %02x", a, b, *p);
+			for (p = (const unsigned char *)json; *p; p++)
+				if (*p >= 0x80 || *p < 0x20 || *p == 0x7f)
+					fail_msg("%02x %02x: ASCII JSON output has %02x", a, b, *p);
+			esc_term(term, in, 0);
+			esc_json(json, in, 0);
 			for (p = (const unsigned char *)term; *p; p += n) {
 				n = esc_char(p, &kind, &cp);
 				if (kind != ESC_TEXT)
@@ -146,15 +231,25 @@ static void
 test_bounds(void **state)
 {
 	char in[101], term[ESC_TERM_MAX(100)], json[ESC_JSON_MAX(100)];
+	int n;
+	int flags;
 
 	(void)state;
-	memset(in, 0x9b, 100);
-	in[100] = '\0';
-	assert_int_equal(esc_term(term, in) + 1, ESC_TERM_MAX(100));
-	assert_int_equal(esc_json(json, in) + 1, ESC_JSON_MAX(100));
-	memset(in, 0x01, 100);
-	assert_int_equal(esc_term(term, in) + 1, ESC_TERM_MAX(100));
-	assert_int_equal(esc_json(json, in) + 1, ESC_JSON_MAX(100));
+	for (flags = 0; flags <= ESC_ASCII; flags += ESC_ASCII) {
+		memset(in, 0x9b, 100);
+		in[100] = '\0';
+		assert_int_equal(esc_term(term, in, flags) + 1, ESC_TERM_MAX(100));
+		assert_int_equal(esc_json(json, in, flags) + 1, ESC_JSON_MAX(100));
+		memset(in, 0x01, 100);
+		assert_int_equal(esc_term(term, in, flags) + 1, ESC_TERM_MAX(100));
+		assert_int_equal(esc_json(json, in, flags) + 1, ESC_JSON_MAX(100));
+		/* 25 tags (4 bytes each): \U000e0001 (10) and \udb40\udc01 (12), within */
+		memset(in, 0, sizeof(in));
+		for (n = 0; n < 25; n++)
+			memcpy(in + 4 * n, "\xf3\xa0\x80\x81", 4);
+		assert_true(esc_term(term, in, flags) + 1 <= ESC_TERM_MAX(100));
+		assert_int_equal(esc_json(json, in, flags), 25 * 12);
+	}
 }
 
 int
@@ -164,6 +259,7 @@ main(void)
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_every_pair),
 		cmocka_unit_test(test_char),
+		cmocka_unit_test(test_locale),
 		cmocka_unit_test(test_bounds),
 	};
 
