@@ -55,7 +55,8 @@
  *               pass: move_until passed            CHECKPOINT  (without their answers)
  *   CHECKPOINT  (no CUDA process to checkpoint)    NONE (S)    record; FX_LIMIT, FX_KICK
  *   CHECKPOINT  HELPER ok                          NONE (S)    record; FX_LIMIT, FX_KICK
- *   CHECKPOINT  HELPER failed, or spawn failed     NONE (R)    record; pinned; FX_KICK
+ *   CHECKPOINT  HELPER failed, or spawn failed     NONE (R)    record; unsuspendable a
+ *                                                              while; FX_KICK
  *   CHECKPOINT  pass: helper_until passed          CHECKPOINT  kill nvq-ckpt (switch_timeout)
  *   CHECKPOINT  HELPER after that kill             RESTORE     undo = 1: spawn nvq-ckpt resume
  *   NONE (S)    RESUME                             RESTORE     spawn nvq-ckpt resume
@@ -68,7 +69,8 @@
  *   RESTORE     pass: helper_until passed          RESTORE     kill nvq-ckpt (switch_timeout)
  *   RESTORE     HELPER after that kill, not undo   NONE (S)    failed, as the row above
  *   RESTORE     HELPER, undo (whatever its end)    NONE (R)    the suspend failed: record,
- *                                                              with how the undo went; pinned
+ *                                                              with how the undo went;
+ *                                                              unsuspendable a while
  *   MOVE_IN     MOVED or UNLINKED: none moving,    NONE (R)    record; FX_LIMIT, FX_KICK
  *               or pass: move_until passed
  *   MOVE_IN     the same, some bytes left behind   NONE (S)    failed, as RESTORE's
@@ -79,7 +81,11 @@
  *
  * (R) and (S): j->state RUNNING and SUSPENDED.  A request that fails its
  * checks changes nothing and is answered with why.  A switch that fails
- * leaves the job as it was; it is never killed.
+ * leaves the job as it was; it is never killed here.  A failed resume pins
+ * it (not asked to switch again for GPUCTL_PIN); a failed suspend makes it,
+ * for as long, one that cannot be suspended (gpuctl_unsuspendable), which
+ * the scheduler stops with its --signal, then requeues or cancels, when it
+ * must give way: a job that can make its checkpoint fail buys no place.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -94,7 +100,7 @@
 #include "parse.h"
 #include "suspend.h"
 
-#define GPUCTL_PIN	60.0	/* seconds a job that failed to switch is left alone */
+#define GPUCTL_PIN	60.0	/* seconds a failed switch counts (pinned, unsuspendable) */
 #define GPUCTL_TURN_MIN	5.0	/* the shortest automatic turn */
 /*
  * Before a switch is measured on a GPU, a suspend plus a resume of m bytes
@@ -184,6 +190,30 @@ int
 gpuctl_pinned(const struct job *j, double now)
 {
 	return j->gc.pinned_until > now || (j->nsess == 0 && j->gc.relink_until > now);
+}
+
+void
+gpuctl_suspend_failed(struct job *j, const char *why, double now)
+{
+	if (why != j->gc.error)
+		snprintf(j->gc.error, sizeof(j->gc.error), "%s", why);
+	j->gc.unsusp_until = now + GPUCTL_PIN;
+}
+
+int
+gpuctl_unsuspendable(const struct job *j, double now, char *why, size_t len)
+{
+	if (j->hook_shared > 0) {
+		if (why != NULL)
+			snprintf(why, len, "it shares GPU memory");
+		return 1;
+	}
+	if (j->gc.unsusp_until > now) {
+		if (why != NULL)
+			snprintf(why, len, "its suspend failed: %s", j->gc.error);
+		return 1;
+	}
+	return 0;
 }
 
 double
@@ -328,7 +358,10 @@ gc_failed(struct engine *e, struct job *j, const char *why, double now)
 	w.ok = 0;
 	w.error = why;
 	snprintf(j->gc.error, sizeof(j->gc.error), "%s", why);
-	j->gc.pinned_until = now + GPUCTL_PIN;
+	if (resume)
+		j->gc.pinned_until = now + GPUCTL_PIN;
+	else
+		gpuctl_suspend_failed(j, j->gc.error, now);	/* stopped, not passed over */
 	j->gc.phase = GC_NONE;
 	if (resume) {
 		/* still suspended: it waits for nvq resume, which tries again */
