@@ -466,6 +466,45 @@ gc_moved(struct engine *e, struct job *j, double now)
 	}
 }
 
+/*
+ * How a giving way reads, by enum sched_give: what stops a job that cannot be
+ * suspended (SCHED_GIVE_NEVER: nothing does; SUSPEND does not apply).
+ */
+static const char *const gc_give_says[] = {
+	[SCHED_GIVE_REQUEUE] = "stops it with its --signal and queues it again (--requeue)",
+	[SCHED_GIVE_CANCEL] = "stops it with its --signal and cancels it (no --requeue)",
+};
+
+/*
+ * What stops unsuspendable job j instead of a suspend under nvqd's settings,
+ * from sched_give and sched_give_turn, into buf: by a higher-priority job,
+ * and, on a timeslice GPU, at the end of its turn.
+ */
+static void
+gc_instead(struct engine *e, const struct job *j, char *buf, size_t len)
+{
+	struct sched_job sj = { .running = 1, .unsuspendable = 1, .requeue = j->requeue };
+	const struct sched_settings *s = &e->cfg.sched;
+	size_t n;
+	int g, give = sched_give(&sj, s), turns = 0;
+
+	if (give == SCHED_GIVE_REQUEUE || give == SCHED_GIVE_CANCEL)
+		snprintf(buf, len, "a higher-priority job that needs its memory %s",
+		    gc_give_says[give]);
+	else
+		snprintf(buf, len, "a higher-priority job that needs its memory waits for it (%s)",
+		    s->preempt == SCHED_PREEMPT_OFF ? "preempt = off" :
+		    "preempt = requeue, and it has no --requeue");
+	for (g = 0; g < e->gpus.n; g++)
+		if (gc_in(j, g) && config_mode(&e->cfg, g) == SCHED_TIMESLICE)
+			turns = 1;
+	give = sched_give_turn(&sj);
+	if (turns && (n = strlen(buf)) < len &&
+	    (give == SCHED_GIVE_REQUEUE || give == SCHED_GIVE_CANCEL))
+		snprintf(buf + n, len - n, "; at the end of its turn on a timeslice GPU, a job "
+		    "waiting for its memory %s", gc_give_says[give]);
+}
+
 /* NONE (R) -> DRAINING, or a sentence why not. */
 static int
 gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double now, char *err,
@@ -502,14 +541,12 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 	if (j->hook_shared > 0) {
 		/* what the hooks say they cannot move (hook/offload.h, hook.c) */
 		fmt_size(j->hook_shared, shared, sizeof(shared));
-		/* and what stops it instead: nvq requeue, or preemption (sched_give) */
 		snprintf(err, errlen, "job %lld's processes share %s of GPU memory nvq cannot move "
 		    "(CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process "
 		    "that has ended): it cannot be suspended and runs on untouched; `nvq requeue "
-		    "%lld` stops it and queues it again, and a higher-priority job that needs its "
-		    "memory stops it with its --signal and %s", (long long)j->id, shared,
-		    (long long)j->id, j->requeue ? "queues it again (--requeue)" :
-		    "cancels it (no --requeue)");
+		    "%lld` stops it and queues it again, and ", (long long)j->id, shared,
+		    (long long)j->id);
+		gc_instead(e, j, err + strlen(err), errlen - strlen(err));
 		return -1;
 	}
 	hooks_pids(e, j, 1, pids, sizeof(pids));

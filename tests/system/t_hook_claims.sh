@@ -236,3 +236,29 @@ t_hook_claims_turns() {	# a claim of 1 byte shared buys no turn of its own on a 
 	expect_eq "nothing was suspended" "$(switches "$a")" ""
 	[ "$(state "$a")" = RUNNING ] && nvq cancel "$a" > /dev/null
 }
+
+t_hook_claims_refusal() {	# nvq suspend's refusal says what the settings will do instead
+	ckpt_config "[scheduler]" "mode = timeslice" "turn = 1h" "preempt = off"
+	start_nvqd || return
+	local a
+	a=$(submit -m 50G "$HOOKPEER" claim 4096 60 1)
+	wait_field "$a" gpu_used '^4096$' 10 || return
+	expect_eq "preempt = off, a timeslice GPU" "$(nvq suspend "$a" 2>&1)" \
+	    "nvq: cannot suspend job $a: job $a's processes share 1B of GPU memory nvq cannot \
+move (CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
+ended): it cannot be suspended and runs on untouched; \`nvq requeue $a\` stops it and queues \
+it again, and a higher-priority job that needs its memory waits for it (preempt = off); at the \
+end of its turn on a timeslice GPU, a job waiting for its memory stops it with its --signal \
+and cancels it (no --requeue)"
+	nvq cancel "$a" > /dev/null
+	wait_state "$a" CANCELLED 10
+	stop_nvqd
+	ckpt_config "[scheduler]" "preempt = requeue"
+	start_nvqd || return
+	a=$(submit -m 50G "$HOOKPEER" claim 4096 60 1)
+	wait_field "$a" gpu_used '^4096$' 10 || return
+	expect_match "preempt = requeue, no --requeue" "$(nvq suspend "$a" 2>&1)" \
+	    "queues it again, and a higher-priority job that needs its memory waits for it \\(preempt = requeue, and it has no --requeue\\)$"
+	nvq cancel "$a" > /dev/null
+	wait_state "$a" CANCELLED 10
+}
