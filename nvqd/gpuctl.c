@@ -53,8 +53,9 @@
  *   DRAINING    pass: lock back, else              CHECKPOINT  spawn nvq-ckpt suspend
  *   MOVE_OUT    MOVED or UNLINKED: none moving     CHECKPOINT  spawn nvq-ckpt suspend
  *               pass: move_until passed            CHECKPOINT  (without their answers)
- *   CHECKPOINT  (no CUDA process to checkpoint)    NONE (S)    record; FX_LIMIT, FX_KICK
- *   CHECKPOINT  HELPER ok                          NONE (S)    record; FX_LIMIT, FX_KICK
+ *   CHECKPOINT  (no CUDA process to checkpoint)    NONE (S)    record; unsuspendable no
+ *                                                              more; FX_LIMIT, FX_KICK
+ *   CHECKPOINT  HELPER ok                          NONE (S)    the same
  *   CHECKPOINT  HELPER failed, or spawn failed     NONE (R)    record; unsuspendable a
  *                                                              while; FX_KICK
  *   CHECKPOINT  pass: helper_until passed          CHECKPOINT  kill nvq-ckpt (switch_timeout)
@@ -302,6 +303,7 @@ gc_suspended(struct engine *e, struct job *j, double now)
 	j->gc.suspended_at = now;
 	j->gc.hold = j->gc.why == GC_USER;
 	j->gc.last_suspend = now - j->gc.t0;
+	j->gc.unsusp_until = 0;		/* it can be suspended after all */
 	log_info("job %lld SUSPENDED (%s) in %.2fs, %lld bytes moved (%lld by its hooks in "
 	    "%.2fs)", (long long)j->id, reason, j->gc.last_suspend, (long long)w.bytes,
 	    (long long)(j->gc.move_bytes > 0 ? j->gc.move_bytes : 0), j->gc.move_secs);
