@@ -1138,7 +1138,7 @@ ctl_suspend(struct ctl_req *r, struct proto_buf *out)
 {
 	int suspend = r->msg->type == MSG_SUSPEND;
 	struct gc_event ev = { 0 };
-	char by[64], err[448];
+	char by[64], err[640];
 	struct job *j;
 	int64_t id = ctl_id(r);
 	int rc;
@@ -1176,7 +1176,7 @@ ctl_array_each(struct ctl_req *r, struct proto_buf *out,
 	int64_t array = proto_int(r->msg, "array", 0), *ids = NULL, *failed = NULL;
 	struct proto_buf scratch = { 0 };
 	struct job **js = NULL, *j;
-	char first[512] = "", by[64], state[16];
+	char first[768] = "", by[64], state[16];
 	int i, n, k = 0, done = 0, skipped = 0, nf, rc = -1;
 	int cancel = r->msg->type == MSG_CANCEL, hold = r->msg->type == MSG_HOLD ||
 	    r->msg->type == MSG_RELEASE;

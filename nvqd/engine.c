@@ -156,8 +156,8 @@ engine_sj(const struct engine *e, const struct job *j, double now, struct sched_
 	/* a Slurm step (adopt.h) is Slurm's to stop, never the scheduler's */
 	sj->pinned = gpuctl_pinned(j, now) || j->slurm_id != 0;
 	sj->requeue = j->requeue;
-	/* memory its processes share cannot be moved out (gpuctl refuses) */
-	sj->unsuspendable = j->hook_shared > 0;
+	/* memory its processes share cannot be moved out (gpuctl refuses), or a suspend failed */
+	sj->unsuspendable = gpuctl_unsuspendable(j, now, NULL, 0);
 	sj->slice_start = j->gc.slice_start;
 	sj->restrict_gpus = j->placed;
 	sj->allowed = j->allowed;
@@ -1105,7 +1105,7 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 	struct sched_preemption pr;
 	struct gc_event ev = { .type = GC_EV_SUSPEND };
 	struct job *b, *v;
-	char err[256], why[128];
+	char err[640], why[512], by[96], cannot[320];
 	int k;
 
 	sched_preempt(gpus, e->gpus.n, e->sj, n, &e->cfg.sched, now, plan, &pr);
@@ -1115,22 +1115,28 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 		return;
 	engine_ends_close(e);	/* the preemption's records are its own */
 	b = e->map[pr.beneficiary];
+	if (pr.rotation)
+		snprintf(by, sizeof(by), "its turn on a timeslice GPU ended and job %lld "
+		    "(priority %d) waits", (long long)b->id, b->priority);
+	else
+		snprintf(by, sizeof(by), "preempted by job %lld (priority %d)", (long long)b->id,
+		    b->priority);
 	for (k = 0; k < pr.nvictims; k++) {
 		v = e->map[pr.victims[k]];
+		if (!gpuctl_unsuspendable(v, now, cannot, sizeof(cannot)))
+			cannot[0] = '\0';
 		/* stopped and queued again (--requeue): by setting, or as it cannot be suspended */
 		if (pr.give[k] == SCHED_GIVE_REQUEUE) {
-			snprintf(why, sizeof(why), "preempted by job %lld (priority %d); requeued%s",
-			    (long long)b->id, b->priority, v->hook_shared > 0 ? " (it holds "
-			    "shared GPU memory nvq cannot move: it cannot be suspended)" : "");
+			snprintf(why, sizeof(why), "%s; requeued%s%s%s", by, cannot[0] != '\0' ?
+			    ": it cannot be suspended (" : "", cannot, cannot[0] != '\0' ? ")" : "");
 			if (engine_stop(e, v, "PREEMPTED", why) == -1)
 				gpuctl_pin(v, now + 60);
 			continue;
 		}
 		/* it cannot be suspended and has no --requeue: stopped the same way, cancelled */
 		if (pr.give[k] == SCHED_GIVE_CANCEL) {
-			snprintf(why, sizeof(why), "preempted by job %lld (priority %d); cancelled: "
-			    "it cannot be suspended (it shares GPU memory) and has no --requeue",
-			    (long long)b->id, b->priority);
+			snprintf(why, sizeof(why), "%s; cancelled: it cannot be suspended (%s) and "
+			    "has no --requeue", by, cannot);
 			if (engine_stop_as(e, v, "CANCELLED", why, 1) == -1)
 				gpuctl_pin(v, now + 60);
 			continue;
@@ -1141,7 +1147,8 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 		if (engine_gpu(e, &ev, err, sizeof(err)) == -1) {
 			log_warnx("job %lld cannot give way to job %lld: %s", (long long)v->id,
 			    (long long)b->id, err);
-			gpuctl_pin(v, now + 60);
+			/* the next pass stops it instead: a refusal is no place kept */
+			gpuctl_suspend_failed(v, err, now);
 		}
 	}
 }

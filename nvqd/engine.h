@@ -100,7 +100,7 @@ struct job {
 	uv_poll_t	*poll;
 	uv_timer_t	*timer;		/* time limit, then kill grace */
 	char		ending[16];	/* "", CANCELLED or TIMEOUT */
-	char		end_reason[128];
+	char		end_reason[256];
 	int		killed_hard;
 	struct sched_decision dec;	/* from the last pass */
 	uint64_t	*gpu_used;	/* running: bytes NVML sees its processes use, */

@@ -53,9 +53,11 @@
  *   DRAINING    pass: lock back, else              CHECKPOINT  spawn nvq-ckpt suspend
  *   MOVE_OUT    MOVED or UNLINKED: none moving     CHECKPOINT  spawn nvq-ckpt suspend
  *               pass: move_until passed            CHECKPOINT  (without their answers)
- *   CHECKPOINT  (no CUDA process to checkpoint)    NONE (S)    record; FX_LIMIT, FX_KICK
- *   CHECKPOINT  HELPER ok                          NONE (S)    record; FX_LIMIT, FX_KICK
- *   CHECKPOINT  HELPER failed, or spawn failed     NONE (R)    record; pinned; FX_KICK
+ *   CHECKPOINT  (no CUDA process to checkpoint)    NONE (S)    record; unsuspendable no
+ *                                                              more; FX_LIMIT, FX_KICK
+ *   CHECKPOINT  HELPER ok                          NONE (S)    the same
+ *   CHECKPOINT  HELPER failed, or spawn failed     NONE (R)    record; unsuspendable a
+ *                                                              while; FX_KICK
  *   CHECKPOINT  pass: helper_until passed          CHECKPOINT  kill nvq-ckpt (switch_timeout)
  *   CHECKPOINT  HELPER after that kill             RESTORE     undo = 1: spawn nvq-ckpt resume
  *   NONE (S)    RESUME                             RESTORE     spawn nvq-ckpt resume
@@ -68,7 +70,8 @@
  *   RESTORE     pass: helper_until passed          RESTORE     kill nvq-ckpt (switch_timeout)
  *   RESTORE     HELPER after that kill, not undo   NONE (S)    failed, as the row above
  *   RESTORE     HELPER, undo (whatever its end)    NONE (R)    the suspend failed: record,
- *                                                              with how the undo went; pinned
+ *                                                              with how the undo went;
+ *                                                              unsuspendable a while
  *   MOVE_IN     MOVED or UNLINKED: none moving,    NONE (R)    record; FX_LIMIT, FX_KICK
  *               or pass: move_until passed
  *   MOVE_IN     the same, some bytes left behind   NONE (S)    failed, as RESTORE's
@@ -79,7 +82,11 @@
  *
  * (R) and (S): j->state RUNNING and SUSPENDED.  A request that fails its
  * checks changes nothing and is answered with why.  A switch that fails
- * leaves the job as it was; it is never killed.
+ * leaves the job as it was; it is never killed here.  A failed resume pins
+ * it (not asked to switch again for GPUCTL_PIN); a failed suspend makes it,
+ * for as long, one that cannot be suspended (gpuctl_unsuspendable), which
+ * the scheduler stops with its --signal, then requeues or cancels, when it
+ * must give way: a job that can make its checkpoint fail buys no place.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -94,7 +101,7 @@
 #include "parse.h"
 #include "suspend.h"
 
-#define GPUCTL_PIN	60.0	/* seconds a job that failed to switch is left alone */
+#define GPUCTL_PIN	60.0	/* seconds a failed switch counts (pinned, unsuspendable) */
 #define GPUCTL_TURN_MIN	5.0	/* the shortest automatic turn */
 /*
  * Before a switch is measured on a GPU, a suspend plus a resume of m bytes
@@ -186,6 +193,30 @@ gpuctl_pinned(const struct job *j, double now)
 	return j->gc.pinned_until > now || (j->nsess == 0 && j->gc.relink_until > now);
 }
 
+void
+gpuctl_suspend_failed(struct job *j, const char *why, double now)
+{
+	if (why != j->gc.error)
+		snprintf(j->gc.error, sizeof(j->gc.error), "%s", why);
+	j->gc.unsusp_until = now + GPUCTL_PIN;
+}
+
+int
+gpuctl_unsuspendable(const struct job *j, double now, char *why, size_t len)
+{
+	if (j->hook_shared > 0) {
+		if (why != NULL)
+			snprintf(why, len, "it shares GPU memory");
+		return 1;
+	}
+	if (j->gc.unsusp_until > now) {
+		if (why != NULL)
+			snprintf(why, len, "its suspend failed: %s", j->gc.error);
+		return 1;
+	}
+	return 0;
+}
+
 double
 gpuctl_turn(struct engine *e, int g)
 {
@@ -272,6 +303,7 @@ gc_suspended(struct engine *e, struct job *j, double now)
 	j->gc.suspended_at = now;
 	j->gc.hold = j->gc.why == GC_USER;
 	j->gc.last_suspend = now - j->gc.t0;
+	j->gc.unsusp_until = 0;		/* it can be suspended after all */
 	log_info("job %lld SUSPENDED (%s) in %.2fs, %lld bytes moved (%lld by its hooks in "
 	    "%.2fs)", (long long)j->id, reason, j->gc.last_suspend, (long long)w.bytes,
 	    (long long)(j->gc.move_bytes > 0 ? j->gc.move_bytes : 0), j->gc.move_secs);
@@ -328,7 +360,10 @@ gc_failed(struct engine *e, struct job *j, const char *why, double now)
 	w.ok = 0;
 	w.error = why;
 	snprintf(j->gc.error, sizeof(j->gc.error), "%s", why);
-	j->gc.pinned_until = now + GPUCTL_PIN;
+	if (resume)
+		j->gc.pinned_until = now + GPUCTL_PIN;
+	else
+		gpuctl_suspend_failed(j, j->gc.error, now);	/* stopped, not passed over */
 	j->gc.phase = GC_NONE;
 	if (resume) {
 		/* still suspended: it waits for nvq resume, which tries again */
@@ -433,6 +468,45 @@ gc_moved(struct engine *e, struct job *j, double now)
 	}
 }
 
+/*
+ * How a giving way reads, by enum sched_give: what stops a job that cannot be
+ * suspended (SCHED_GIVE_NEVER: nothing does; SUSPEND does not apply).
+ */
+static const char *const gc_give_says[] = {
+	[SCHED_GIVE_REQUEUE] = "stops it with its --signal and queues it again (--requeue)",
+	[SCHED_GIVE_CANCEL] = "stops it with its --signal and cancels it (no --requeue)",
+};
+
+/*
+ * What stops unsuspendable job j instead of a suspend under nvqd's settings,
+ * from sched_give and sched_give_turn, into buf: by a higher-priority job,
+ * and, on a timeslice GPU, at the end of its turn.
+ */
+static void
+gc_instead(struct engine *e, const struct job *j, char *buf, size_t len)
+{
+	struct sched_job sj = { .running = 1, .unsuspendable = 1, .requeue = j->requeue };
+	const struct sched_settings *s = &e->cfg.sched;
+	size_t n;
+	int g, give = sched_give(&sj, s), turns = 0;
+
+	if (give == SCHED_GIVE_REQUEUE || give == SCHED_GIVE_CANCEL)
+		snprintf(buf, len, "a higher-priority job that needs its memory %s",
+		    gc_give_says[give]);
+	else
+		snprintf(buf, len, "a higher-priority job that needs its memory waits for it (%s)",
+		    s->preempt == SCHED_PREEMPT_OFF ? "preempt = off" :
+		    "preempt = requeue, and it has no --requeue");
+	for (g = 0; g < e->gpus.n; g++)
+		if (gc_in(j, g) && config_mode(&e->cfg, g) == SCHED_TIMESLICE)
+			turns = 1;
+	give = sched_give_turn(&sj);
+	if (turns && (n = strlen(buf)) < len &&
+	    (give == SCHED_GIVE_REQUEUE || give == SCHED_GIVE_CANCEL))
+		snprintf(buf + n, len - n, "; at the end of its turn on a timeslice GPU, a job "
+		    "waiting for its memory %s", gc_give_says[give]);
+}
+
 /* NONE (R) -> DRAINING, or a sentence why not. */
 static int
 gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double now, char *err,
@@ -469,14 +543,12 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 	if (j->hook_shared > 0) {
 		/* what the hooks say they cannot move (hook/offload.h, hook.c) */
 		fmt_size(j->hook_shared, shared, sizeof(shared));
-		/* and what stops it instead: nvq requeue, or preemption (sched_give) */
 		snprintf(err, errlen, "job %lld's processes share %s of GPU memory nvq cannot move "
 		    "(CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process "
 		    "that has ended): it cannot be suspended and runs on untouched; `nvq requeue "
-		    "%lld` stops it and queues it again, and a higher-priority job that needs its "
-		    "memory stops it with its --signal and %s", (long long)j->id, shared,
-		    (long long)j->id, j->requeue ? "queues it again (--requeue)" :
-		    "cancels it (no --requeue)");
+		    "%lld` stops it and queues it again, and ", (long long)j->id, shared,
+		    (long long)j->id);
+		gc_instead(e, j, err + strlen(err), errlen - strlen(err));
 		return -1;
 	}
 	hooks_pids(e, j, 1, pids, sizeof(pids));

@@ -79,7 +79,9 @@ struct gpuctl {
 	double		suspended_at;
 	double		last_suspend;	/* seconds its last suspend took */
 	double		slice_start;	/* when it started or last resumed */
-	double		pinned_until;	/* a switch of it failed: not asked again before */
+	double		pinned_until;	/* a resume of it failed: not asked again before */
+	double		unsusp_until;	/* a suspend of it failed: until then it gives way
+					   by being stopped (gpuctl_unsuspendable) */
 	int		hold;		/* suspended by a user: waits for nvq resume */
 	char		*ckpt_pids;	/* the processes checkpointed, comma-separated */
 	int64_t		ckpt_bytes;	/* GPU memory moved; -1: unknown */
@@ -173,11 +175,23 @@ void		 gpuctl_loaded(struct job *, int running, int held, double suspended_at, i
 		    const char *ckpt_pids, double suspended_total, double now);
 /* The scheduler asked it to give way and it could not: not asked again before until. */
 void		 gpuctl_pin(struct job *, double until);
+/* The scheduler asked it to suspend and it could not, for why (borrowed):
+ * for a while it is one that cannot be suspended, stopped instead when it
+ * must give way. */
+void		 gpuctl_suspend_failed(struct job *, const char *why, double now);
+/*
+ * Whether the job cannot be suspended now, so gives way only by being
+ * stopped (sched_give): its processes share GPU memory nvq cannot move,
+ * or a suspend of it failed lately.  If so, and why is not NULL, the
+ * reason into why (len bytes), for its events.
+ */
+int		 gpuctl_unsuspendable(const struct job *, double now, char *why, size_t len);
 /* Frees what gpuctl holds of a job. */
 void		 gpuctl_free(struct job *);
 
-/* Whether the job may not be asked to give way now: a switch of it failed
- * lately, or nvqd restarted and its hooks have not linked again yet. */
+/* Whether the job may not be asked to give way now: a resume of it failed
+ * lately, a stop of it could not begin, or nvqd restarted and its hooks
+ * have not linked again yet. */
 int		 gpuctl_pinned(const struct job *, double now);
 /* The turn on timeslice GPU g, in seconds. */
 double		 gpuctl_turn(struct engine *, int g);

@@ -15,8 +15,10 @@
  *     and kill_grace, then requeued with --requeue or else cancelled, as
  *     Slurm's PreemptMode REQUEUE and CANCEL; under preempt = requeue only
  *     --requeue jobs give way, requeued; or
- *   - turns: g is a SCHED_TIMESLICE GPU, its quantum there is over, its
- *     priority is not above J's, and it can be suspended.
+ *   - turns: g is a SCHED_TIMESLICE GPU, its quantum there is over and its
+ *     priority is not above J's; it is suspended, or, if it cannot be,
+ *     stopped the same way and requeued or cancelled (sched_give_turn),
+ *     whatever preempt says: a claim buys no turn of its own.
  * On each GPU the set that gives way is the one that makes J fit with the
  * fewest jobs, then the lowest priorities, then the most recently started,
  * however each gives way: a job's claim changes how it goes, never whether
@@ -61,12 +63,16 @@ preempt_better(const struct preempt_cost *a, const struct preempt_cost *b)
 	return a->recent > b->recent;
 }
 
+/* The row of preempt_give_table for the end of a turn on a timeslice GPU. */
+#define PREEMPT_TURN	3
+
 /*
- * How a running job gives way to a higher one: [preempt][unsuspendable][requeue].
+ * How a running job gives way: [preempt, or PREEMPT_TURN][unsuspendable][requeue].
  * One that cannot be suspended is stopped instead, never passed over: a
- * claim of shared memory (hooks.c) buys no protection from a higher job.
+ * claim of shared memory (hooks.c), or a suspend that fails, buys no
+ * protection from a higher job, nor a turn that does not end.
  */
-static const unsigned char preempt_give_table[3][2][2] = {
+static const unsigned char preempt_give_table[4][2][2] = {
 	[SCHED_PREEMPT_OFF] = {
 		{ SCHED_GIVE_NEVER, SCHED_GIVE_NEVER },
 		{ SCHED_GIVE_NEVER, SCHED_GIVE_NEVER } },
@@ -76,6 +82,9 @@ static const unsigned char preempt_give_table[3][2][2] = {
 	[SCHED_PREEMPT_REQUEUE] = {
 		{ SCHED_GIVE_NEVER, SCHED_GIVE_REQUEUE },
 		{ SCHED_GIVE_NEVER, SCHED_GIVE_REQUEUE } },
+	[PREEMPT_TURN] = {
+		{ SCHED_GIVE_SUSPEND, SCHED_GIVE_SUSPEND },
+		{ SCHED_GIVE_CANCEL, SCHED_GIVE_REQUEUE } },
 };
 
 int
@@ -84,6 +93,12 @@ sched_give(const struct sched_job *v, const struct sched_settings *s)
 	if (s->preempt < SCHED_PREEMPT_OFF || s->preempt > SCHED_PREEMPT_REQUEUE)
 		return SCHED_GIVE_NEVER;
 	return preempt_give_table[s->preempt][v->unsuspendable != 0][v->requeue != 0];
+}
+
+int
+sched_give_turn(const struct sched_job *v)
+{
+	return preempt_give_table[PREEMPT_TURN][v->unsuspendable != 0][v->requeue != 0];
 }
 
 /*
@@ -105,11 +120,11 @@ preempt_when(const struct sched_gpu *gpu, const struct sched_job *v, const struc
 		t = v->slice_start + s->preempt_min_runtime;
 		*give = how;
 	}
-	if (gpu->mode == SCHED_TIMESLICE && v->priority <= j->priority && !v->unsuspendable) {
+	if (gpu->mode == SCHED_TIMESLICE && v->priority <= j->priority) {
 		r = v->slice_start + gpu->quantum;
 		if (t < 0 || r < t) {
 			t = r;
-			*give = SCHED_GIVE_SUSPEND;
+			*give = sched_give_turn(v);
 		}
 	}
 	return t;

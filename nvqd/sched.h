@@ -64,7 +64,7 @@ struct sched_job {
 	int		pinned;		/* may not give way now (a switch of it failed lately) */
 	int		requeue;	/* --requeue: preempt = requeue may stop it */
 	int		unsuspendable;	/* running, cannot be suspended now: gives way only by
-					   being stopped (sched_give), never by turns */
+					   being stopped (sched_give, sched_give_turn) */
 	double		slice_start;	/* running: when it started or last resumed */
 	double		share;		/* fair-share priority points: the same for all of
 					   a user's jobs (fairshare.h), 0 when off */
@@ -268,6 +268,13 @@ void		sched_preempt(const struct sched_gpu *, int, const struct sched_job *, int
  * else cancelled; under preempt = requeue, only --requeue jobs, requeued.
  */
 int		sched_give(const struct sched_job *v, const struct sched_settings *s);
+
+/*
+ * How running job v gives way at the end of its turn on a SCHED_TIMESLICE
+ * GPU (enum sched_give), whatever preempt says: suspended if it can be,
+ * else stopped and requeued with --requeue, else cancelled.
+ */
+int		sched_give_turn(const struct sched_job *v);
 
 /*
  * A timeslice quantum: fixed if fixed > 0, else long enough that switches

@@ -205,16 +205,61 @@ cancels it (no --requeue)"
 	    "CANCELLED +preempted by job $high \\(priority 10\\); cancelled: it cannot be suspended \\(it shares GPU memory\\) and has no --requeue"
 	expect_eq "nothing was suspended" "$(switches "$low")" ""
 	# --requeue: stopped the same way, queued again, and runs once the higher job is done
+	# 30 s a run, so that a slow first report still finds it running; cancelled at the end
 	q=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable --requeue -m 50G -p 0 \
-	    "$HOOKPEER" claim 4096 6 1)	# 6 s a run: preempted in the first
+	    "$HOOKPEER" claim 4096 30 1)
 	wait_field "$q" gpu_used '^4096$' 10 || return
 	expect_match "nvq suspend says it would be queued again" "$(nvq suspend "$q" 2>&1)" \
 	    "stops it with its --signal and queues it again \\(--requeue\\)$"
 	h2=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 75G -p 10 sleep 1)
 	wait_state "$h2" COMPLETED 10
-	wait_state "$q" COMPLETED 20
+	wait_state "$q" RUNNING 10
 	expect_match "requeued, and says why" "$(nvq show "$q")" \
-	    "PREEMPTED +preempted by job $h2 \\(priority 10\\); requeued \\(it holds shared GPU memory nvq cannot move: it cannot be suspended\\).*PENDING +requeued"
+	    "PREEMPTED +preempted by job $h2 \\(priority 10\\); requeued: it cannot be suspended \\(it shares GPU memory\\).*PENDING +requeued"
 	expect_eq "stopped once and run again" "$(sqlite3 "$T/nvq.db" "SELECT restarts FROM jobs
 	    WHERE id = $q")" 1
+	nvq cancel "$q" > /dev/null
+	wait_state "$q" CANCELLED 10
+}
+
+t_hook_claims_turns() {	# a claim of 1 byte shared buys no turn of its own on a timeslice GPU
+	ckpt_config "[scheduler]" "mode = timeslice" "turn = 1s" "preempt = off" "kill_grace = 2s"
+	start_nvqd || return
+	local a b
+	# no --requeue: at the end of its turn, its --signal (SIGUSR1 ends hookpeer), then cancelled
+	a=$(submit -m 50G "$HOOKPEER" claim 4096 60 1)
+	wait_field "$a" gpu_used '^4096$' 10 || return
+	b=$(submit -m 50G sleep 1)
+	wait_state "$a" CANCELLED 15
+	wait_state "$b" COMPLETED 15
+	expect_match "its events say why" "$(nvq show "$a")" \
+	    "CANCELLED +its turn on a timeslice GPU ended and job $b \\(priority 0\\) waits; cancelled: it cannot be suspended \\(it shares GPU memory\\) and has no --requeue"
+	expect_eq "nothing was suspended" "$(switches "$a")" ""
+	[ "$(state "$a")" = RUNNING ] && nvq cancel "$a" > /dev/null
+}
+
+t_hook_claims_refusal() {	# nvq suspend's refusal says what the settings will do instead
+	ckpt_config "[scheduler]" "mode = timeslice" "turn = 1h" "preempt = off"
+	start_nvqd || return
+	local a
+	a=$(submit -m 50G "$HOOKPEER" claim 4096 60 1)
+	wait_field "$a" gpu_used '^4096$' 10 || return
+	expect_eq "preempt = off, a timeslice GPU" "$(nvq suspend "$a" 2>&1)" \
+	    "nvq: cannot suspend job $a: job $a's processes share 1B of GPU memory nvq cannot \
+move (CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
+ended): it cannot be suspended and runs on untouched; \`nvq requeue $a\` stops it and queues \
+it again, and a higher-priority job that needs its memory waits for it (preempt = off); at the \
+end of its turn on a timeslice GPU, a job waiting for its memory stops it with its --signal \
+and cancels it (no --requeue)"
+	nvq cancel "$a" > /dev/null
+	wait_state "$a" CANCELLED 10
+	stop_nvqd
+	ckpt_config "[scheduler]" "preempt = requeue"
+	start_nvqd || return
+	a=$(submit -m 50G "$HOOKPEER" claim 4096 60 1)
+	wait_field "$a" gpu_used '^4096$' 10 || return
+	expect_match "preempt = requeue, no --requeue" "$(nvq suspend "$a" 2>&1)" \
+	    "queues it again, and a higher-priority job that needs its memory waits for it \\(preempt = requeue, and it has no --requeue\\)$"
+	nvq cancel "$a" > /dev/null
+	wait_state "$a" CANCELLED 10
 }

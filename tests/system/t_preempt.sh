@@ -123,7 +123,7 @@ t_preempt_unsuspendable() {	# a job that cannot be suspended gets its --signal, 
 	wait_state "$h" COMPLETED 15
 	expect_eq "it got its --signal, once" "$(cat "$T/sig" 2> /dev/null)" "got USR2"
 	expect_match "it was stopped and queued again, and says why" "$(nvq show "$q")" \
-	    "PREEMPTED +preempted by job $h \\(priority 10\\); requeued \\(it holds shared GPU memory nvq cannot move: it cannot be suspended\\).*PENDING +requeued"
+	    "PREEMPTED +preempted by job $h \\(priority 10\\); requeued: it cannot be suspended \\(it shares GPU memory\\).*PENDING +requeued"
 	expect_eq "nothing was suspended" "$(switches "$q")" ""
 	wait_state "$q" RUNNING 10
 	nvq cancel "$q" > /dev/null
@@ -148,4 +148,22 @@ cancels it (no --requeue)"
 	expect_match "and says why" "$(nvq show "$low")" \
 	    "CANCELLED +preempted by job $h2 \\(priority 10\\); cancelled: it cannot be suspended \\(it shares GPU memory\\) and has no --requeue"
 	expect_eq "nothing was suspended" "$(switches "$low")" ""
+}
+
+t_preempt_suspend_fails() {	# a job whose suspend fails is stopped instead, not passed over
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s" "kill_grace = 2s"
+	start_nvqd || return
+	local low h
+	echo checkpoint > "$FAKE_CKPT_DIR/fail"	# the driver's checkpoint of it fails
+	low=$(fsubmit -m 50G "$FAKE_JOB" launch 60 "$T/low")
+	wait_count "$T/low" || return
+	wait_field "$low" hook_pids '^[0-9]+$' || return
+	h=$(fsubmit -m 50G -p 10 "$FAKE_JOB" launch 1 "$T/h")
+	wait_state "$low" CANCELLED 15
+	wait_state "$h" COMPLETED 15
+	expect_match "its events say why" "$(nvq show "$low")" \
+	    "CANCELLED +preempted by job $h \\(priority 10\\); cancelled: it cannot be suspended \\(its suspend failed: checkpoint [0-9]+ 999[^)]*\\) and has no --requeue"
+	expect_eq "the suspend was tried once, and failed" "$(switches "$low")" "suspend|preempt|0 "
+	[ "$(state "$low")" = RUNNING ] && nvq cancel "$low" > /dev/null
 }

@@ -96,9 +96,21 @@ static const struct pcase cases[] = {
 	  { UNSUSP(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0, { X, X } },
 	{ "preempt = off: nor is it", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_OFF, 0, 2,
 	  { UNSUSP(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0, { X, X } },
-	{ "it never takes turns on a timeslice GPU", 1, { 80 * G }, { SCHED_TIMESLICE }, 30,
-	  SCHED_PREEMPT_OFF, 0, 2,
-	  { UNSUSP(1, 50 * G, 0, 1, 1), PEND(2, 50 * G, 0, 1) }, 0, { 0 }, 0, { X, X } },
+	{ "on a timeslice GPU its turn ends too: stopped and requeued with --requeue",
+	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
+	  { UNSUSP(1, 50 * G, 0, 1, 1), PEND(2, 50 * G, 0, 1) }, 2, { 1 }, 0, { X, X },
+	  { SCHED_GIVE_REQUEUE } },
+	{ "... cancelled without (a claim buys no turn of its own)",
+	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
+	  { UNSUSPT(1, 50 * G, 0, 1, NOW - 40), PEND(2, 50 * G, 0, 1) }, 2, { 1 }, 0, { X, X },
+	  { SCHED_GIVE_CANCEL } },
+	{ "... but not before its turn is over; wake at its end",
+	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
+	  { UNSUSPT(1, 50 * G, 0, 1, NOW - 10), PEND(2, 50 * G, 0, 1) }, 0, { 0 }, NOW + 20,
+	  { X, X } },
+	{ "... nor for a job of higher priority than the waiting one",
+	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
+	  { UNSUSP(1, 50 * G, 5, 1, 1), PEND(2, 50 * G, 0, 1) }, 0, { 0 }, 0, { X, X } },
 	{ "equal priorities never preempt", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
 	  { RUN(1, 50 * G, 5, 1, 0), PEND(2, 50 * G, 5, 1) }, 0, { 0 }, 0, { X, X } },
 	{ "preempt_min_runtime protects a job that just started; wake when it is over",
@@ -273,6 +285,39 @@ test_give(void **state)
 	}
 }
 
+/*
+ * sched_give_turn, row by row: at the end of a turn on a timeslice GPU a job
+ * that cannot be suspended is stopped as by preemption, whatever preempt says.
+ */
+static void
+test_give_turn(void **state)
+{
+	static const struct {
+		int	unsuspendable, requeue, want;
+	} rows[] = {
+		{ 0, 0, SCHED_GIVE_SUSPEND },
+		{ 0, 1, SCHED_GIVE_SUSPEND },
+		{ 1, 0, SCHED_GIVE_CANCEL },
+		{ 1, 1, SCHED_GIVE_REQUEUE },
+	};
+	struct sched_job v;
+	size_t i;
+	int got;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		memset(&v, 0, sizeof(v));
+		v.running = 1;
+		v.unsuspendable = rows[i].unsuspendable;
+		v.requeue = rows[i].requeue;
+		if ((got = sched_give_turn(&v)) != rows[i].want) {
+			print_error("unsuspendable %d, requeue %d: %d, wanted %d\n",
+			    rows[i].unsuspendable, rows[i].requeue, got, rows[i].want);
+			fail();
+		}
+	}
+}
+
 static void
 test_cases(void **state)
 {
@@ -399,6 +444,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_give),
+		cmocka_unit_test(test_give_turn),
 		cmocka_unit_test(test_quantum),
 		cmocka_unit_test(test_quantum_overhead),
 	};
