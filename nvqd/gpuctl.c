@@ -505,6 +505,9 @@ gc_instead(struct engine *e, const struct job *j, char *buf, size_t len)
 	    (give == SCHED_GIVE_REQUEUE || give == SCHED_GIVE_CANCEL))
 		snprintf(buf + n, len - n, "; at the end of its turn on a timeslice GPU, a job "
 		    "waiting for its memory %s", gc_give_says[give]);
+	else if (turns && (n = strlen(buf)) < len)
+		snprintf(buf + n, len - n, "; it takes no turns on a timeslice GPU: jobs of its "
+		    "priority wait for its end");
 }
 
 /* NONE (R) -> DRAINING, or a sentence why not. */

@@ -15,10 +15,14 @@
  *     and kill_grace, then requeued with --requeue or else cancelled, as
  *     Slurm's PreemptMode REQUEUE and CANCEL; under preempt = requeue only
  *     --requeue jobs give way, requeued; or
- *   - turns: g is a SCHED_TIMESLICE GPU, its quantum there is over and its
- *     priority is not above J's; it is suspended, or, if it cannot be,
- *     stopped the same way and requeued or cancelled (sched_give_turn),
- *     whatever preempt says: a claim buys no turn of its own.
+ *   - turns: g is a SCHED_TIMESLICE GPU, its quantum there is over, its
+ *     priority is not above J's, and it can be suspended (sched_give_turn).
+ *     One that cannot is not stopped at the end of a turn, whatever it
+ *     asked: as Slurm's gang scheduling, turns are taken only by suspending,
+ *     and a job stopped (requeued, cancelled) at each turn's end would lose
+ *     its work at every turn.  It keeps the GPU as on a serial GPU, until
+ *     it ends or a higher job preempts it (above).  A claim of shared memory
+ *     thus buys a job no turns among its equals, and nothing more.
  * On each GPU the set that gives way is the one that makes J fit with the
  * fewest jobs, then the lowest priorities, then the most recently started,
  * however each gives way: a job's claim changes how it goes, never whether
@@ -70,7 +74,8 @@ preempt_better(const struct preempt_cost *a, const struct preempt_cost *b)
  * How a running job gives way: [preempt, or PREEMPT_TURN][unsuspendable][requeue].
  * One that cannot be suspended is stopped instead, never passed over: a
  * claim of shared memory (hooks.c), or a suspend that fails, buys no
- * protection from a higher job, nor a turn that does not end.
+ * protection from a higher job.  At the end of a turn it is not stopped
+ * (see the top of this file).
  */
 static const unsigned char preempt_give_table[4][2][2] = {
 	[SCHED_PREEMPT_OFF] = {
@@ -84,7 +89,7 @@ static const unsigned char preempt_give_table[4][2][2] = {
 		{ SCHED_GIVE_NEVER, SCHED_GIVE_REQUEUE } },
 	[PREEMPT_TURN] = {
 		{ SCHED_GIVE_SUSPEND, SCHED_GIVE_SUSPEND },
-		{ SCHED_GIVE_CANCEL, SCHED_GIVE_REQUEUE } },
+		{ SCHED_GIVE_NEVER, SCHED_GIVE_NEVER } },
 };
 
 int
@@ -120,11 +125,12 @@ preempt_when(const struct sched_gpu *gpu, const struct sched_job *v, const struc
 		t = v->slice_start + s->preempt_min_runtime;
 		*give = how;
 	}
-	if (gpu->mode == SCHED_TIMESLICE && v->priority <= j->priority) {
+	if (gpu->mode == SCHED_TIMESLICE && v->priority <= j->priority &&
+	    (how = sched_give_turn(v)) != SCHED_GIVE_NEVER) {
 		r = v->slice_start + gpu->quantum;
 		if (t < 0 || r < t) {
 			t = r;
-			*give = sched_give_turn(v);
+			*give = how;
 		}
 	}
 	return t;

@@ -272,7 +272,7 @@ int		sched_give(const struct sched_job *v, const struct sched_settings *s);
 /*
  * How running job v gives way at the end of its turn on a SCHED_TIMESLICE
  * GPU (enum sched_give), whatever preempt says: suspended if it can be,
- * else stopped and requeued with --requeue, else cancelled.
+ * else SCHED_GIVE_NEVER (it takes no turns; preempt.c says why).
  */
 int		sched_give_turn(const struct sched_job *v);
 

@@ -222,20 +222,26 @@ cancels it (no --requeue)"
 	wait_state "$q" CANCELLED 10
 }
 
-t_hook_claims_turns() {	# a claim of 1 byte shared buys no turn of its own on a timeslice GPU
-	ckpt_config "[scheduler]" "mode = timeslice" "turn = 1s" "preempt = off" "kill_grace = 2s"
+t_hook_claims_turns() {	# on a timeslice GPU a job that cannot be suspended takes no turns: neither stopped nor suspended; a higher job still preempts it
+	ckpt_config "[scheduler]" "mode = timeslice" "turn = 1s" "preempt = suspend" \
+	    "preempt_min_runtime = 0" "kill_grace = 2s"
 	start_nvqd || return
-	local a b
-	# no --requeue: at the end of its turn, its --signal (SIGUSR1 ends hookpeer), then cancelled
-	a=$(submit -m 50G "$HOOKPEER" claim 4096 60 1)
+	local a b c
+	# --requeue too: stopped at each turn's end it would lose its work each turn
+	a=$(submit --requeue -m 50G "$HOOKPEER" claim 4096 60 1)
 	wait_field "$a" gpu_used '^4096$' 10 || return
 	b=$(submit -m 50G sleep 1)
-	wait_state "$a" CANCELLED 15
-	wait_state "$b" COMPLETED 15
-	expect_match "its events say why" "$(nvq show "$a")" \
-	    "CANCELLED +its turn on a timeslice GPU ended and job $b \\(priority 0\\) waits; cancelled: it cannot be suspended \\(it shares GPU memory\\) and has no --requeue"
+	sleep 4	# four turns
+	expect_eq "its turns are over, it runs on" "$(state "$a")" RUNNING
+	expect_eq "not stopped" "$(field "$a" restarts)" 0
 	expect_eq "nothing was suspended" "$(switches "$a")" ""
-	[ "$(state "$a")" = RUNNING ] && nvq cancel "$a" > /dev/null
+	expect_eq "the job of its priority waits" "$(state "$b")" PENDING
+	# a higher job: stopped with its --signal and requeued
+	c=$(submit -p 10 -m 50G sleep 1)
+	wait_state "$c" COMPLETED 15
+	expect_match "requeued for the higher job" "$(nvq show "$a")" \
+	    "job $c \\(priority 10\\)[^\n]*; requeued: it cannot be suspended"
+	nvq cancel "$a" "$b" > /dev/null 2>&1
 }
 
 t_hook_claims_refusal() {	# nvq suspend's refusal says what the settings will do instead
@@ -248,9 +254,8 @@ t_hook_claims_refusal() {	# nvq suspend's refusal says what the settings will do
 	    "nvq: cannot suspend job $a: job $a's processes share 1B of GPU memory nvq cannot \
 move (CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
 ended): it cannot be suspended and runs on untouched; \`nvq requeue $a\` stops it and queues \
-it again, and a higher-priority job that needs its memory waits for it (preempt = off); at the \
-end of its turn on a timeslice GPU, a job waiting for its memory stops it with its --signal \
-and cancels it (no --requeue)"
+it again, and a higher-priority job that needs its memory waits for it (preempt = off); it \
+takes no turns on a timeslice GPU: jobs of its priority wait for its end"
 	nvq cancel "$a" > /dev/null
 	wait_state "$a" CANCELLED 10
 	stop_nvqd

@@ -96,18 +96,20 @@ static const struct pcase cases[] = {
 	  { UNSUSP(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0, { X, X } },
 	{ "preempt = off: nor is it", 1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_OFF, 0, 2,
 	  { UNSUSP(1, 50 * G, 0, 1, 0), PEND(2, 50 * G, 10, 1) }, 0, { 0 }, 0, { X, X } },
-	{ "on a timeslice GPU its turn ends too: stopped and requeued with --requeue",
+	{ "on a timeslice GPU it takes no turns, with --requeue too (each turn's work lost)",
 	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
-	  { UNSUSP(1, 50 * G, 0, 1, 1), PEND(2, 50 * G, 0, 1) }, 2, { 1 }, 0, { X, X },
-	  { SCHED_GIVE_REQUEUE } },
-	{ "... cancelled without (a claim buys no turn of its own)",
+	  { UNSUSP(1, 50 * G, 0, 1, 1), PEND(2, 50 * G, 0, 1) }, 0, { 0 }, 0, { X, X } },
+	{ "... nor without, its turn long over (a claim buys no turns among equals)",
 	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
-	  { UNSUSPT(1, 50 * G, 0, 1, NOW - 40), PEND(2, 50 * G, 0, 1) }, 2, { 1 }, 0, { X, X },
-	  { SCHED_GIVE_CANCEL } },
-	{ "... but not before its turn is over; wake at its end",
+	  { UNSUSPT(1, 50 * G, 0, 1, NOW - 40), PEND(2, 50 * G, 0, 1) }, 0, { 0 }, 0, { X, X } },
+	{ "... and no wake at its turn's end",
 	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
-	  { UNSUSPT(1, 50 * G, 0, 1, NOW - 10), PEND(2, 50 * G, 0, 1) }, 0, { 0 }, NOW + 20,
+	  { UNSUSPT(1, 50 * G, 0, 1, NOW - 10), PEND(2, 50 * G, 0, 1) }, 0, { 0 }, 0,
 	  { X, X } },
+	{ "... but a higher job still stops it there, under preempt = suspend: cancelled",
+	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { UNSUSPT(1, 50 * G, 0, 1, NOW - 40), PEND(2, 50 * G, 10, 1) }, 2, { 1 }, 0, { X, X },
+	  { SCHED_GIVE_CANCEL } },
 	{ "... nor for a job of higher priority than the waiting one",
 	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
 	  { UNSUSP(1, 50 * G, 5, 1, 1), PEND(2, 50 * G, 0, 1) }, 0, { 0 }, 0, { X, X } },
@@ -287,7 +289,7 @@ test_give(void **state)
 
 /*
  * sched_give_turn, row by row: at the end of a turn on a timeslice GPU a job
- * that cannot be suspended is stopped as by preemption, whatever preempt says.
+ * is suspended; one that cannot be is not stopped, whatever it asked.
  */
 static void
 test_give_turn(void **state)
@@ -297,8 +299,8 @@ test_give_turn(void **state)
 	} rows[] = {
 		{ 0, 0, SCHED_GIVE_SUSPEND },
 		{ 0, 1, SCHED_GIVE_SUSPEND },
-		{ 1, 0, SCHED_GIVE_CANCEL },
-		{ 1, 1, SCHED_GIVE_REQUEUE },
+		{ 1, 0, SCHED_GIVE_NEVER },
+		{ 1, 1, SCHED_GIVE_NEVER },
 	};
 	struct sched_job v;
 	size_t i;
