@@ -166,11 +166,8 @@ esc_one_term(char *out, const struct esc_ch *ch)
 {
 	char l;
 
-	if (ch->kind == ESC_TEXT && ch->c != '\\')
+	if (ch->kind == ESC_TEXT)
 		return 0;
-	/* doubled, so that a "\u202e" someone typed never reads as U+202E */
-	if (ch->c == '\\')
-		return esc_two(out, '\\');
 	if (ch->kind == ESC_CONTROL && (l = esc_term_named(ch->c)) != 0)
 		return esc_two(out, l);
 	if (ch->kind == ESC_CONTROL && ch->c >= 0x10000)

@@ -19,8 +19,10 @@
  * For a terminal (esc_term): \e, \n, \t, \r, \xHH for the other C0
  * controls, DEL and each byte that is not UTF-8, \u0080 to \u009f and
  * \u202e (four lowercase hex digits; \U000e0001, eight, past U+FFFF) for
- * the others, and a backslash doubled, so that text someone typed as
- * "\u202e" never reads as an escape.  In JSON (esc_json): what JSON
+ * the others.  A backslash goes out as it is: commands show as typed, and
+ * text someone typed as "\u202e" shows as those six characters, which
+ * move nothing on a terminal (nvqd's status reasons hold such escapes
+ * already, from the supervisor).  In JSON (esc_json): what JSON
  * requires (\" \\ \b \f \n \r \t, \u00XX), the controls above as \u00XX
  * and \u202e (a pair of surrogates past U+FFFF), and each byte that is not
  * UTF-8 as \ufffd (U+FFFD, the replacement character), so that the JSON is

@@ -21,9 +21,9 @@ static const struct {
 } rows[] = {
 	{ "empty", "", "", "" },
 	{ "plain ASCII", "train.py --lr 3e-4", "train.py --lr 3e-4", "train.py --lr 3e-4" },
-	{ "JSON's own; a backslash doubled for a terminal too", "a\"b\\c/d", "a\"b\\\\c/d",
+	{ "JSON's own; a backslash as it is for a terminal", "a\"b\\c/d", "a\"b\\c/d",
 	  "a\\\"b\\\\c/d" },
-	{ "a \\u202e typed is no U+202E", "x\\u202ey", "x\\\\u202ey", "x\\\\u202ey" },
+	{ "a \\u202e typed is six characters", "x\\u202ey", "x\\u202ey", "x\\\\u202ey" },
 	{ "ESC and a CSI", "\x1b[2J", "\\e[2J", "\\u001b[2J" },
 	{ "newline, tab, return", "a\nb\tc\rd", "a\\nb\\tc\\rd", "a\\nb\\tc\\rd" },
 	{ "backspace, form feed", "\b\f", "\\x08\\x0c", "\\b\\f" },
@@ -76,7 +76,7 @@ static const struct {
 static const struct {
 	const char	*what, *in, *term, *json;
 } ascii_rows[] = {
-	{ "plain ASCII and its controls", "a\\b\x1b[2J\x7f", "a\\\\b\\e[2J\\x7f",
+	{ "plain ASCII and its controls", "a\\b\x1b[2J\x7f", "a\\b\\e[2J\\x7f",
 	  "a\\\\b\\u001b[2J\\u007f" },
 	{ "U+00DB (C3 9B): a CSI on a Latin-1 terminal", "\xc3\x9b" "2J", "\\xc3\\x9b2J",
 	  "\\u00db2J" },
