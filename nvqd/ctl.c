@@ -23,6 +23,7 @@
 #include "recover.h"
 #include "gpuctl.h"
 #include "slurm.h"
+#include "statq.h"
 #include "submit.h"
 #include "watch.h"
 
@@ -1788,49 +1789,18 @@ ctl_shares(struct ctl_req *r, struct proto_buf *out)
 	return 0;
 }
 
-struct ctl_stat {
-	struct proto_buf	*out;
-	const char		*kind;
-};
-
-/* A row of nvq stats: "stat" (its kind), then its columns; REAL as "%.4f". */
-static int
-ctl_stat_cb(void *arg, const struct store_col *c, int n)
-{
-	struct ctl_stat *x = arg;
-	char buf[32];
-	int i;
-
-	proto_put_str(x->out, "stat", x->kind);
-	for (i = 0; i < n; i++)
-		if (c[i].type == STORE_INT)
-			proto_put_int(x->out, c[i].name, c[i].i);
-		else if (c[i].type == STORE_REAL) {
-			snprintf(buf, sizeof(buf), "%.4f", c[i].r);
-			proto_put_str(x->out, c[i].name, buf);
-		} else if (c[i].type == STORE_TEXT)
-			proto_put_str(x->out, c[i].name, c[i].s);
-	return x->out->failed;
-}
-
-/* nvq stats [--since] [--user]: what the history says, summed up. */
+/*
+ * nvq stats [--since] [--user]: what the history says, summed up, read off
+ * the loop (statq.h), so the reply comes later.
+ */
 static int
 ctl_stats(struct ctl_req *r, struct proto_buf *out)
 {
-	static const char *const kinds[STORE_STATS_N] = { "user", "wait", "failure", "switch" };
-	struct ctl_stat x = { out, NULL };
-	double since = (double)proto_int(r->msg, "since", 0);
-	int k;
-
-	ctl_now(out);
-	for (k = 0; k < STORE_STATS_N; k++) {
-		x.kind = kinds[k];
-		if (store_stats(r->e->store, k, since, proto_str(r->msg, "user"), ctl_stat_cb,
-		    &x) == -1)
-			return ctl_error(r, "the database could not be read (see nvqd's log)");
-	}
-	if (out->failed)
-		return ctl_error(r, "the statistics are too long for a reply");
+	(void)out;
+	if (statq_add(r->conn, (uint32_t)r->uid, (double)proto_int(r->msg, "since", 0),
+	    proto_str(r->msg, "user"), engine_now(), r->err, sizeof(r->err)) == -1)
+		return -1;
+	r->deferred = 1;
 	return 0;
 }
 
@@ -1931,6 +1901,7 @@ ctl_closed(void *arg, struct server_conn *conn)
 {
 	(void)arg;
 	submit_forget(conn);
+	statq_forget(conn);
 }
 
 const struct server_handler ctl_handler = { .frame = ctl_frame, .closed = ctl_closed };
