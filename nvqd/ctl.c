@@ -709,6 +709,12 @@ out:
  */
 #define CTL_PAGE_ROWS	1000
 #define CTL_PAGE_BYTES	(512u << 10)
+/*
+ * Rows a page examines at most (store_jobs_bound): a filter that matches
+ * few of a million finished jobs costs the loop a page's worth per request,
+ * over as many requests as it takes, not a scan of the history in one.
+ */
+#define CTL_PAGE_SCAN	20000
 
 struct ctl_rows {
 	struct ctl_req		*r;
@@ -825,7 +831,8 @@ ctl_page(struct ctl_req *r, struct proto_buf *out, struct store_filter *f, const
 	if (f->after < 0)
 		return ctl_error(r, "a page's cursor must be a job id");
 	ctl_now(out);
-	if (store_jobs(r->e->store, f, ctl_row_cb, &rows) == -1)
+	if (store_jobs_bound(r->e->store, f, CTL_PAGE_SCAN, &f->upto) == -1 ||
+	    store_jobs(r->e->store, f, ctl_row_cb, &rows) == -1)
 		return ctl_error(r, "the database could not be read (see nvqd's log)");
 	if (out->failed)
 		return ctl_error(r, "job %lld's row is too long for a reply of the %s",
@@ -833,6 +840,10 @@ ctl_page(struct ctl_req *r, struct proto_buf *out, struct store_filter *f, const
 	if (rows.full) {
 		proto_put_int(out, "more", 1);
 		proto_put_int(out, "next", rows.last);
+	} else if (f->upto > 0) {
+		/* CTL_PAGE_SCAN rows examined, fewer matched: the client asks on from there */
+		proto_put_int(out, "more", 1);
+		proto_put_int(out, "next", f->upto);
 	}
 	return 0;
 }
