@@ -1833,8 +1833,10 @@ store_array_active(struct store *st, int64_t array, int64_t **ids, int *n)
 int
 store_restartable(struct store *st, uint32_t uid, double since, int64_t **ids, int *n)
 {
-	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs WHERE uid = ?1 AND "
-	    "state IN " STORE_FAILED " AND ended_at >= ?2 AND slurm_id IS NULL ORDER BY id");
+	/* uid's failures (schema/019_stats.sql), not every job uid ever ran */
+	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs INDEXED BY jobs_uid_failed "
+	    "WHERE uid = ?1 AND state IN " STORE_FAILED " AND ended_at >= ?2 "
+	    "AND slurm_id IS NULL ORDER BY id");
 
 	if (s == NULL)
 		return -1;
