@@ -93,22 +93,6 @@ statq_read_fn(struct store *rd, void *arg)
 
 static void	statq_next(void);
 
-/* Sends conn an error reply. */
-static void
-statq_error(struct server_conn *conn, const char *err)
-{
-	struct proto_buf b = { 0 };
-
-	proto_begin(&b, MSG_ERROR);
-	proto_put_str(&b, "error", err);
-	if (proto_end(&b) == -1) {
-		proto_buf_free(&b);
-		server_end(conn);
-		return;
-	}
-	server_push(conn, &b);
-}
-
 static void
 statq_done_cb(struct storework *sw, void *arg, int failed)
 {
@@ -127,10 +111,10 @@ statq_done_cb(struct storework *sw, void *arg, int failed)
 		proto_buf_free(&Q.reply);
 	else if (failed) {
 		proto_buf_free(&Q.reply);
-		statq_error(conn, "the database could not be read (see nvqd's log)");
+		server_push_error(conn, "the database could not be read (see nvqd's log)");
 	} else if (Q.reply.failed || proto_end(&Q.reply) == -1) {
 		proto_buf_free(&Q.reply);
-		statq_error(conn, "the statistics are too long for a reply");
+		server_push_error(conn, "the statistics are too long for a reply");
 	} else
 		server_push(conn, &Q.reply);	/* its bytes are taken */
 	memset(&Q.reply, 0, sizeof(Q.reply));
@@ -151,7 +135,7 @@ statq_next(void)
 		}
 		if (storework_run(Q.loop, &Q.sw, statq_read_fn, statq_done_cb, it) == 0)
 			return;
-		statq_error(it->conn, "nvqd cannot read the statistics now (see its log)");
+		server_push_error(it->conn, "nvqd cannot read the statistics now (see its log)");
 		log_warnx("stats: cannot queue a read on the thread pool");
 		Q.head = (Q.head + 1) % STATQ_MAX;
 		Q.n--;

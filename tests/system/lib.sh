@@ -198,6 +198,19 @@ history_seed() {
 	COMMIT;"
 }
 
+# seed_million: nvqd started for one job (its id in SEED), stopped, and a
+# million finished copies of it seeded after it (history_seed)
+seed_million() {
+	local t0
+	start_nvqd || return 1
+	SEED=$(submit -g 0 -n seed true)
+	wait_state "$SEED" COMPLETED
+	stop_nvqd
+	t0=$(date +%s%N)
+	history_seed "$T/nvq.db" "$SEED" 1000000 || { fail "cannot seed the history"; return 1; }
+	echo "    (seeded 1,000,000 jobs and runs in $(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+}
+
 # submit_worst USER: the slowest of 5 submits by USER, half a second apart, in ms
 submit_worst() {
 	local i t0 ms worst=0

@@ -81,16 +81,10 @@ t_stats_busy() {	# one user's clients looping on nvq stats, sparse listings, res
 	make_users || { fail "cannot create users"; return; }
 	chmod 755 "$T"
 	write_config
-	start_nvqd || return
-	local one worst out t0 i
-	one=$(submit -g 0 -n seed true)
-	wait_state "$one" COMPLETED
-	stop_nvqd
-	t0=$(date +%s%N)
-	history_seed "$T/nvq.db" "$one" 1000000 || { fail "cannot seed the history"; return; }
+	local worst out i
+	seed_million || return
 	# two of the million are nvqtb's: a listing of his finds them pages apart
-	sqlite3 "$T/nvq.db" "UPDATE jobs SET user = 'nvqtb' WHERE id IN ($one + 500000, $one + 999999)"
-	echo "    (seeded 1,000,000 jobs and runs in $(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+	sqlite3 "$T/nvq.db" "UPDATE jobs SET user = 'nvqtb' WHERE id IN ($SEED + 500000, $SEED + 999999)"
 	start_nvqd || return
 	# 4 clients summing the last 7 days (242,000 runs) over and over
 	busy_loop 4 "$NVQ_BIN" -s "$T/sock" stats
@@ -115,7 +109,7 @@ t_stats_busy() {	# one user's clients looping on nvq stats, sparse listings, res
 print([(u["user"], u["runs"]) for u in json.load(sys.stdin)["users"] if u["user"] == "root"])')
 	expect_eq "nvq stats --since 45d: root's runs, the million but nvqtb's two" "$out" "[('root', 999999)]"
 	expect_eq "nvq history -u nvqtb: his two, 500,000 rows apart" \
-	    "$(nvq history -u nvqtb --format id | tail -n +2 | tr '\n' ' ')" "$((one + 500000)) $((one + 999999)) "
+	    "$(nvq history -u nvqtb --format id | tail -n +2 | tr '\n' ' ')" "$((SEED + 500000)) $((SEED + 999999)) "
 	expect_eq "nvq list -a -u nobody: none, and it ends" "$(nvq list -a -u nobody --format id | wc -l)" 1
 	expect_match "-m auto: none of the million had a peak" \
 	    "$(nvq submit -g 1 -m auto -n seed true 2>&1)" 'no job of yours named "seed"'

@@ -183,14 +183,8 @@ t_web_scrapers() {	# 16 clients scraping /metrics over a million finished jobs: 
 	WEB=127.0.0.1:$port
 	# every scrape answered in full: what a scrape costs, not what [web] rate refuses
 	write_config "[web]" "listen = $WEB" "rate = 100000"
-	start_nvqd || return
-	local one a t0 worst out
-	one=$(submit -g 0 -n seed true)
-	wait_state "$one" COMPLETED
-	stop_nvqd
-	t0=$(date +%s%N)
-	history_seed "$T/nvq.db" "$one" 1000000 || { fail "cannot seed the history"; return; }
-	echo "    (seeded 1,000,000 jobs and runs in $(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+	local a worst out
+	seed_million || return
 	start_nvqd || return
 	web_load scrape "$port" 16 10 /metrics > "$T/scrapes" &
 	local scrapers=$!
