@@ -23,6 +23,7 @@
 #include "recover.h"
 #include "gpuctl.h"
 #include "slurm.h"
+#include "statq.h"
 #include "submit.h"
 #include "watch.h"
 
@@ -708,6 +709,12 @@ out:
  */
 #define CTL_PAGE_ROWS	1000
 #define CTL_PAGE_BYTES	(512u << 10)
+/*
+ * Rows a page examines at most (store_jobs_bound): a filter that matches
+ * few of a million finished jobs costs the loop a page's worth per request,
+ * over as many requests as it takes, not a scan of the history in one.
+ */
+#define CTL_PAGE_SCAN	20000
 
 struct ctl_rows {
 	struct ctl_req		*r;
@@ -824,7 +831,8 @@ ctl_page(struct ctl_req *r, struct proto_buf *out, struct store_filter *f, const
 	if (f->after < 0)
 		return ctl_error(r, "a page's cursor must be a job id");
 	ctl_now(out);
-	if (store_jobs(r->e->store, f, ctl_row_cb, &rows) == -1)
+	if (store_jobs_bound(r->e->store, f, CTL_PAGE_SCAN, &f->upto) == -1 ||
+	    store_jobs(r->e->store, f, ctl_row_cb, &rows) == -1)
 		return ctl_error(r, "the database could not be read (see nvqd's log)");
 	if (out->failed)
 		return ctl_error(r, "job %lld's row is too long for a reply of the %s",
@@ -832,6 +840,10 @@ ctl_page(struct ctl_req *r, struct proto_buf *out, struct store_filter *f, const
 	if (rows.full) {
 		proto_put_int(out, "more", 1);
 		proto_put_int(out, "next", rows.last);
+	} else if (f->upto > 0) {
+		/* CTL_PAGE_SCAN rows examined, fewer matched: the client asks on from there */
+		proto_put_int(out, "more", 1);
+		proto_put_int(out, "next", f->upto);
 	}
 	return 0;
 }
@@ -1788,49 +1800,18 @@ ctl_shares(struct ctl_req *r, struct proto_buf *out)
 	return 0;
 }
 
-struct ctl_stat {
-	struct proto_buf	*out;
-	const char		*kind;
-};
-
-/* A row of nvq stats: "stat" (its kind), then its columns; REAL as "%.4f". */
-static int
-ctl_stat_cb(void *arg, const struct store_col *c, int n)
-{
-	struct ctl_stat *x = arg;
-	char buf[32];
-	int i;
-
-	proto_put_str(x->out, "stat", x->kind);
-	for (i = 0; i < n; i++)
-		if (c[i].type == STORE_INT)
-			proto_put_int(x->out, c[i].name, c[i].i);
-		else if (c[i].type == STORE_REAL) {
-			snprintf(buf, sizeof(buf), "%.4f", c[i].r);
-			proto_put_str(x->out, c[i].name, buf);
-		} else if (c[i].type == STORE_TEXT)
-			proto_put_str(x->out, c[i].name, c[i].s);
-	return x->out->failed;
-}
-
-/* nvq stats [--since] [--user]: what the history says, summed up. */
+/*
+ * nvq stats [--since] [--user]: what the history says, summed up, read off
+ * the loop (statq.h), so the reply comes later.
+ */
 static int
 ctl_stats(struct ctl_req *r, struct proto_buf *out)
 {
-	static const char *const kinds[STORE_STATS_N] = { "user", "wait", "failure", "switch" };
-	struct ctl_stat x = { out, NULL };
-	double since = (double)proto_int(r->msg, "since", 0);
-	int k;
-
-	ctl_now(out);
-	for (k = 0; k < STORE_STATS_N; k++) {
-		x.kind = kinds[k];
-		if (store_stats(r->e->store, k, since, proto_str(r->msg, "user"), ctl_stat_cb,
-		    &x) == -1)
-			return ctl_error(r, "the database could not be read (see nvqd's log)");
-	}
-	if (out->failed)
-		return ctl_error(r, "the statistics are too long for a reply");
+	(void)out;
+	if (statq_add(r->conn, (uint32_t)r->uid, (double)proto_int(r->msg, "since", 0),
+	    proto_str(r->msg, "user"), engine_now(), r->err, sizeof(r->err)) == -1)
+		return -1;
+	r->deferred = 1;
 	return 0;
 }
 
@@ -1931,6 +1912,7 @@ ctl_closed(void *arg, struct server_conn *conn)
 {
 	(void)arg;
 	submit_forget(conn);
+	statq_forget(conn);
 }
 
 const struct server_handler ctl_handler = { .frame = ctl_frame, .closed = ctl_closed };

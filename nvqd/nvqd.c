@@ -23,6 +23,7 @@
 #include "proto.h"
 #include "server.h"
 #include "slurm.h"
+#include "statq.h"
 #include "submit.h"
 #include "watch.h"
 #include "web.h"
@@ -103,6 +104,7 @@ nvqd_stop_cb(uv_signal_t *s, int signum)
 
 	log_info("%s: stopping; running jobs go on", signum == SIGTERM ? "SIGTERM" : "SIGINT");
 	submit_stop();	/* what was read is stored and answered first */
+	statq_stop();
 	if (d->engine.slurm != NULL)
 		slurm_stop(d->engine.slurm);
 	d->engine.slurm = NULL;
@@ -241,6 +243,7 @@ main(int argc, char **argv)
 	recover_jobs(&d.engine);
 	engine_run(&d.engine);
 	submit_init(&loop, &d.engine);
+	statq_init(&loop, d.engine.cfg.database);
 	watch_init(&loop);
 	d.engine.on_change = watch_changed;
 	d.server = server_start(&loop, d.engine.cfg.socket, &ctl_handler, &d.engine);

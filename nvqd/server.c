@@ -207,6 +207,12 @@ server_error(struct server_conn *c, const char *msg, int close_after)
 	server_send(c, &b, close_after);
 }
 
+void
+server_push_error(struct server_conn *c, const char *msg)
+{
+	server_error(c, msg, 0);
+}
+
 static void
 server_request(struct server_conn *c, int type, const uint8_t *body, uint32_t len)
 {

@@ -54,6 +54,8 @@ void		 server_stop(struct server *);
 void		 server_handoff(struct server_conn *, const struct server_handler *h, void *arg);
 /* A frame to conn, unasked (b's bytes are taken). */
 void		 server_push(struct server_conn *, struct proto_buf *b);
+/* An error reply to conn, later than its request (a deferred reply); conn stays open. */
+void		 server_push_error(struct server_conn *, const char *msg);
 /*
  * A pidfd of the process that connected (the caller's to close), or -1
  * with errno.  Before Linux 6.5, one of the process with the peer's pid,

@@ -49,6 +49,7 @@ extern const char *const store_schema[];
 
 /* -m auto looks at this many of the last successful runs */
 #define STORE_AUTO_RUNS		"5"
+#define STORE_AUTO_JOBS		"1000"	/* of a name or command, the last: -m auto looks no further */
 
 /*
  * A task of an array whose command is the array's keeps '' and x'' in
@@ -1832,8 +1833,10 @@ store_array_active(struct store *st, int64_t array, int64_t **ids, int *n)
 int
 store_restartable(struct store *st, uint32_t uid, double since, int64_t **ids, int *n)
 {
-	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs WHERE uid = ?1 AND "
-	    "state IN " STORE_FAILED " AND ended_at >= ?2 AND slurm_id IS NULL ORDER BY id");
+	/* uid's failures (schema/019_stats.sql), not every job uid ever ran */
+	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs INDEXED BY jobs_uid_failed "
+	    "WHERE uid = ?1 AND state IN " STORE_FAILED " AND ended_at >= ?2 "
+	    "AND slurm_id IS NULL ORDER BY id");
 
 	if (s == NULL)
 		return -1;
@@ -1941,36 +1944,46 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 	"AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')) " \
 	"AND (?6 = 0 OR ended_at >= ?6) AND id > ?7 AND id <= ?8 ORDER BY id"
 
-/* 1 if state is one of an active job's: its rows are all in jobs_active. */
+/*
+ * The rows a listing reads, by the index that holds them (what follows FROM jobs:
+ * the index's condition, as it is in the index so that SQLite can use it;
+ * INDEXED BY holds it to that).  A page reads its own rows, not the history
+ * before them or the queue among them; only the user and since filters
+ * skip rows of the index, and store_jobs_bound bounds those.
+ */
+enum { STORE_BY_ID, STORE_BY_STATE, STORE_BY_ACTIVE, STORE_BY_FINISHED, STORE_BY_TABLE };
+#define STORE_BY_STATE_FROM	"INDEXED BY jobs_state WHERE state = ?3 AND "
+#define STORE_BY_ACTIVE_FROM	"INDEXED BY jobs_active WHERE " \
+	"state IN ('PENDING', 'RUNNING', 'SUSPENDED') AND "
+#define STORE_BY_FINISHED_FROM	"INDEXED BY jobs_finished WHERE " \
+	"state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED') AND "
+
+/* Which rows f's listing reads (schema/015_listing.sql; jobs_state by state, then id). */
 static int
-store_state_active(const char *state)
+store_jobs_by(const struct store_filter *f)
 {
-	return strcmp(state, "PENDING") == 0 || strcmp(state, "RUNNING") == 0 ||
-	    strcmp(state, "SUSPENDED") == 0;
+	if (f->id != 0)
+		return STORE_BY_ID;
+	if (f->state != NULL)
+		return STORE_BY_STATE;
+	if (!f->all && !f->finished)
+		return STORE_BY_ACTIVE;
+	return f->finished ? STORE_BY_FINISHED : STORE_BY_TABLE;
 }
 
 int
 store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void *arg)
 {
+	static const char *const sql[] = {
+		[STORE_BY_ID] = STORE_JOBS_SELECT "WHERE " STORE_JOBS_WHERE,
+		[STORE_BY_STATE] = STORE_JOBS_SELECT STORE_BY_STATE_FROM STORE_JOBS_WHERE,
+		[STORE_BY_ACTIVE] = STORE_JOBS_SELECT STORE_BY_ACTIVE_FROM STORE_JOBS_WHERE,
+		[STORE_BY_FINISHED] = STORE_JOBS_SELECT STORE_BY_FINISHED_FROM STORE_JOBS_WHERE,
+		[STORE_BY_TABLE] = STORE_JOBS_SELECT "WHERE " STORE_JOBS_WHERE,
+	};
 	sqlite3_stmt *s;
 
-	/*
-	 * The active jobs (nvq list) through jobs_active, the finished ones (nvq
-	 * history) through jobs_finished (schema/015_listing.sql): a page reads
-	 * its own rows, not the history before them or the queue among them.
-	 * The index's condition is in the query as it is in the index, so that
-	 * SQLite can use it; INDEXED BY holds it to that.
-	 */
-	if (f->id == 0 && (f->state == NULL || store_state_active(f->state)) && !f->all &&
-	    !f->finished)
-		s = store_prepare(st, STORE_JOBS_SELECT "INDEXED BY jobs_active WHERE "
-		    "state IN ('PENDING', 'RUNNING', 'SUSPENDED') AND " STORE_JOBS_WHERE);
-	else if (f->id == 0 && f->finished)
-		s = store_prepare(st, STORE_JOBS_SELECT "INDEXED BY jobs_finished WHERE "
-		    "state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED') AND " STORE_JOBS_WHERE);
-	else
-		s = store_prepare(st, STORE_JOBS_SELECT "WHERE " STORE_JOBS_WHERE);
-	if (s == NULL)
+	if ((s = store_prepare(st, sql[store_jobs_by(f)])) == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, f->id);
 	sqlite3_bind_text(s, 2, f->user, -1, SQLITE_STATIC);
@@ -1980,8 +1993,37 @@ store_jobs(struct store *st, const struct store_filter *f, store_row_cb cb, void
 	sqlite3_bind_double(s, 6, f->since);
 	/* one job (f->id): a range of the rowid, so that it is a lookup and not a scan */
 	sqlite3_bind_int64(s, 7, f->id != 0 && f->id - 1 > f->after ? f->id - 1 : f->after);
-	sqlite3_bind_int64(s, 8, f->id != 0 ? f->id : INT64_MAX);
+	sqlite3_bind_int64(s, 8, f->id != 0 ? f->id : f->upto > 0 ? f->upto : INT64_MAX);
 	return store_rows(st, s, cb, arg);
+}
+
+int
+store_jobs_bound(struct store *st, const struct store_filter *f, int n, int64_t *upto)
+{
+	static const char *const sql[] = {
+		[STORE_BY_STATE] = "SELECT id FROM jobs " STORE_BY_STATE_FROM "id > ?1 ORDER BY id "
+		"LIMIT 1 OFFSET ?2",
+		[STORE_BY_ACTIVE] = "SELECT id FROM jobs " STORE_BY_ACTIVE_FROM "id > ?1 ORDER BY id "
+		"LIMIT 1 OFFSET ?2",
+		[STORE_BY_FINISHED] = "SELECT id FROM jobs " STORE_BY_FINISHED_FROM "id > ?1 ORDER BY id "
+		"LIMIT 1 OFFSET ?2",
+		[STORE_BY_TABLE] = "SELECT id FROM jobs WHERE id > ?1 ORDER BY id LIMIT 1 OFFSET ?2",
+	};
+	sqlite3_stmt *s;
+	int by = store_jobs_by(f), rc;
+
+	*upto = 0;
+	if (by == STORE_BY_ID || n <= 0)
+		return 0;
+	if ((s = store_prepare(st, sql[by])) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, f->after);
+	sqlite3_bind_int(s, 2, n - 1);
+	sqlite3_bind_text(s, 3, f->state, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*upto = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 int
@@ -2022,16 +2064,25 @@ int
 store_auto_peak(struct store *st, uint32_t uid, const char *name, const char *command,
     uint64_t *peak, int64_t *from)
 {
+	/*
+	 * Among the last STORE_AUTO_JOBS jobs of the name (or command) and as
+	 * many of their arrays' tasks: a submit's cost, on the loop, is not
+	 * that of a user's whole history of jobs of one name.
+	 */
 	static const char *const sql[2] = {
-		"SELECT r.peak_gpu_mem, j.id FROM jobs j JOIN runs r ON r.job_id = j.id "
-		"WHERE j.uid = ?1 AND j.name = ?2 AND r.state = 'COMPLETED' "
-		"AND r.peak_gpu_mem > 0 ORDER BY r.id DESC LIMIT " STORE_AUTO_RUNS,
-		/* an array's tasks but its first keep '' (STORE_COMMAND): by its first's */
 		"SELECT r.peak_gpu_mem, j.id FROM (SELECT id FROM jobs WHERE uid = ?1 AND "
-		"command = ?2 UNION ALL SELECT t.id FROM jobs a JOIN jobs t ON t.array_id = a.id "
-		"WHERE a.uid = ?1 AND a.command = ?2 AND t.command = '') j "
+		"name = ?2 ORDER BY id DESC LIMIT " STORE_AUTO_JOBS ") j "
 		"JOIN runs r ON r.job_id = j.id WHERE r.state = 'COMPLETED' "
 		"AND r.peak_gpu_mem > 0 ORDER BY r.id DESC LIMIT " STORE_AUTO_RUNS,
+		/* an array's tasks but its first keep '' (STORE_COMMAND): by its first's */
+		"WITH a AS (SELECT id FROM jobs WHERE uid = ?1 AND command = ?2 "
+		"ORDER BY id DESC LIMIT " STORE_AUTO_JOBS "), "
+		"j AS (SELECT id FROM a UNION ALL SELECT id FROM (SELECT t.id, t.command "
+		"FROM a JOIN jobs t ON t.array_id = a.id LIMIT " STORE_AUTO_JOBS ") "
+		"WHERE command = '') "
+		"SELECT r.peak_gpu_mem, j.id FROM j JOIN runs r ON r.job_id = j.id "
+		"WHERE r.state = 'COMPLETED' AND r.peak_gpu_mem > 0 "
+		"ORDER BY r.id DESC LIMIT " STORE_AUTO_RUNS,
 	};
 	sqlite3_stmt *s;
 	int k, rc;
@@ -2119,7 +2170,8 @@ store_stats(struct store *st, int what, double since, const char *user, store_ro
 		"WHEN reason LIKE 'cancelled by %' THEN 'cancelled by a user' "
 		"WHEN reason LIKE 'dependency % ended %' THEN 'a dependency failed' "
 		"ELSE coalesce(reason, '') END AS why, count(*) AS count FROM jobs "
-		"WHERE ended_at >= ?1 AND (?2 IS NULL OR user = ?2) "
+		/* the window's failures (schema/019_stats.sql), not every failure since */
+		"INDEXED BY jobs_failed_ended WHERE ended_at >= ?1 AND (?2 IS NULL OR user = ?2) "
 		"AND state IN ('FAILED', 'TIMEOUT', 'NODE_FAIL', 'CANCELLED') "
 		"GROUP BY state, why ORDER BY count DESC, state, why LIMIT 20",
 		/* suspends and resumes: how many, how long, how much they moved */

@@ -101,6 +101,7 @@ struct store_filter {
 	int		finished;	/* only finished jobs */
 	double		since;		/* finished at or after; 0: any */
 	int64_t		after;		/* ids above this only (a page's cursor); 0: from the first */
+	int64_t		upto;		/* ids up to this only (store_jobs_bound); 0: any */
 };
 
 struct store	*store_open(const char *path, int sync_full, char *err, size_t errlen);
@@ -335,6 +336,14 @@ int		 store_jobs_restart(struct store *, const int64_t *ids, int n, const char *
 		    int envlen, double now, const char *why);
 /* Rows of jobs for clients: each column by name, as nvq lists them. */
 int		 store_jobs(struct store *, const struct store_filter *, store_row_cb, void *);
+/*
+ * A page's bound: *upto, the id of the n-th row after f->after of those
+ * f's listing reads (its index's rows, before the user and since filters
+ * skip some), or 0 if fewer are left; a page that reads no further than
+ * it examines at most n rows, however few of them match.  0, or -1.
+ */
+int		 store_jobs_bound(struct store *, const struct store_filter *, int n,
+		    int64_t *upto);
 int		 store_runs(struct store *, int64_t id, store_row_cb, void *);
 int		 store_events(struct store *, int64_t id, store_row_cb, void *);
 /*
@@ -353,7 +362,9 @@ typedef void (*store_notice_cb)(void *arg, const struct store_notice *);
 /*
  * -m auto: the largest peak on one GPU (runs.peak_gpu_mem) of the last 5
  * runs that COMPLETED of uid's jobs of this name, else of this command,
- * and the job it came from.  1, 0 when there is none, or -1.
+ * and the job it came from; among the last 1000 jobs of the name (of the
+ * command, and 1000 of their arrays' tasks), so that its cost is bounded.
+ * 1, 0 when there is none, or -1.
  */
 int		 store_auto_peak(struct store *, uint32_t uid, const char *name,
 		    const char *command, uint64_t *peak, int64_t *from);

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
 #include "store.h"
 #include "websum.h"
 
@@ -13,7 +12,7 @@ void
 websum_init(struct websum *w, const char *path)
 {
 	memset(w, 0, sizeof(*w));
-	snprintf(w->path, sizeof(w->path), "%s", path);
+	storework_init(&w->sw, path);
 }
 
 void
@@ -26,10 +25,8 @@ websum_result_free(struct websum_result *r)
 void
 websum_close(struct websum *w)
 {
-	store_close(w->rd);
-	w->rd = NULL;
+	storework_close(&w->sw);
 }
-
 static int
 websum_user_cb(void *arg, const struct store_col *c, int n)
 {
@@ -63,35 +60,30 @@ websum_wait_cb(void *arg, const struct store_col *c, int n)
 	return 0;
 }
 
-/* On a thread of the pool: the sums into w->next. */
-static void
-websum_work_cb(uv_work_t *req)
+/* On a thread of the pool (storework.h): the sums into w->next. */
+static int
+websum_sums_fn(struct store *rd, void *arg)
 {
-	struct websum *w = req->data;
-	char err[256];
+	struct websum *w = arg;
 
 	websum_result_free(&w->next);
-	w->failed = 1;
-	if (w->rd == NULL && (w->rd = store_open_reader(w->path, err, sizeof(err))) == NULL) {
-		log_warnx("web: %s", err);
-		return;
-	}
-	if (store_stats(w->rd, STORE_STATS_USERS, w->now - 7 * 86400, NULL, websum_user_cb,
-	    &w->next) == -1 || store_stats(w->rd, STORE_STATS_WAIT, w->now - 86400, NULL,
+	if (store_stats(rd, STORE_STATS_USERS, w->now - 7 * 86400, NULL, websum_user_cb,
+	    &w->next) == -1 || store_stats(rd, STORE_STATS_WAIT, w->now - 86400, NULL,
 	    websum_wait_cb, &w->next) == -1)
-		return;
-	w->failed = 0;
+		return -1;
+	return 0;
 }
 
 static void
-websum_done_cb(uv_work_t *req, int status)
+websum_done_cb(struct storework *sw, void *arg, int failed)
 {
-	struct websum *w = req->data;
+	struct websum *w = arg;
 	struct websum_result r = w->next;
 
+	(void)sw;
 	memset(&w->next, 0, sizeof(w->next));
 	w->busy = 0;
-	if (status != 0 || w->failed) {
+	if (failed) {
 		websum_result_free(&r);
 		w->cb(w, NULL, 1);
 	} else
@@ -105,8 +97,7 @@ websum_run(uv_loop_t *loop, struct websum *w, double now, websum_cb cb)
 		return -1;
 	w->now = now;
 	w->cb = cb;
-	w->work.data = w;
-	if (uv_queue_work(loop, &w->work, websum_work_cb, websum_done_cb) != 0)
+	if (storework_run(loop, &w->sw, websum_sums_fn, websum_done_cb, w) != 0)
 		return -1;
 	w->busy = 1;
 	return 0;

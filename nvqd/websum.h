@@ -1,9 +1,9 @@
 /*
  * websum.h: the dashboard's sums of the history, GPU-hours per user over 7
  * days and the queue waits of a day (store_stats), computed on libuv's
- * thread pool with a read-only connection of their own, so that the loop
- * never waits for them: each costs the runs of its window, hundreds of
- * thousands of them on a busy server.  One computation at a time; web.c
+ * thread pool with a read-only connection of their own (storework.h), so
+ * that the loop never waits for them: each costs the runs of its window,
+ * hundreds of thousands of them on a busy server.  One computation at a time; web.c
  * asks for one at most every WEB_HISTORY_MS and serves the last result
  * meanwhile.  The worker touches nothing of nvqd's but its struct websum
  * (its result, its connection) while busy; the loop reads them only once
@@ -12,8 +12,9 @@
 #ifndef NVQ_WEBSUM_H
 #define NVQ_WEBSUM_H
 
-#include <limits.h>
 #include <uv.h>
+
+#include "storework.h"
 
 #define WEBSUM_WAIT	8		/* columns of store_stats' STORE_STATS_WAIT, at most */
 
@@ -35,12 +36,9 @@ struct websum;
 typedef void	(*websum_cb)(struct websum *, struct websum_result *, int failed);
 
 struct websum {
-	uv_work_t	work;
-	char		path[PATH_MAX];	/* the database */
-	struct store	*rd;		/* the worker's, opened on first use */
+	struct storework sw;		/* its read on the pool */
 	double		now;		/* the time the sums end at */
 	struct websum_result next;	/* being made */
-	int		failed;
 	int		busy;		/* queued or running */
 	websum_cb	cb;
 };

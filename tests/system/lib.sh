@@ -184,6 +184,52 @@ as_user() {	# USER COMMAND...: run as USER with the user's groups, from /tmp
 	(cd /tmp && setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@")
 }
 
+# history_seed DB ID N: N finished copies of finished job ID (ids ID+1 on),
+# each with a run, in DB while nvqd is stopped: submitted one every 2.5 s
+# into the past (a month of them), started a second later, ended a second
+# after that.  A million take some 10 s.
+history_seed() {
+	sqlite3 "$1" "BEGIN; CREATE TEMP TABLE k AS WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL
+	    SELECT i + 1 FROM k WHERE i < $3) SELECT i FROM k;
+	INSERT INTO jobs (id, uid, gid, user, name, command, argv, cwd, state, gpus,
+	    mem_per_gpu, priority, stdout_path, stderr_path, submitted_at, started_at, ended_at,
+	    exit_code)
+	    SELECT $2 + i, uid, gid, user, name, command, argv, cwd, 'COMPLETED', gpus, mem_per_gpu,
+	    priority, stdout_path, stderr_path, submitted_at - i * 2.5, submitted_at - i * 2.5 + 1,
+	    submitted_at - i * 2.5 + 2, 0 FROM jobs, temp.k WHERE id = $2;
+	INSERT INTO runs (job_id, gpu_uuids, gpus, mem_per_gpu, started_at, ended_at, exit_code,
+	    state, gpu_share) SELECT id, '', gpus, mem_per_gpu, started_at, ended_at, 0, 'COMPLETED', 0
+	    FROM jobs WHERE id > $2;
+	COMMIT;"
+}
+
+# seed_million: nvqd started for one job (its id in SEED), stopped, and a
+# million finished copies of it seeded after it (history_seed)
+seed_million() {
+	local t0
+	start_nvqd || return 1
+	SEED=$(submit -g 0 -n seed true)
+	wait_state "$SEED" COMPLETED
+	stop_nvqd
+	t0=$(date +%s%N)
+	history_seed "$T/nvq.db" "$SEED" 1000000 || { fail "cannot seed the history"; return 1; }
+	echo "    (seeded 1,000,000 jobs and runs in $(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+}
+
+# submit_worst USER: the slowest of 5 submits by USER, half a second apart, in ms
+submit_worst() {
+	local i t0 ms worst=0
+	for i in 1 2 3 4 5; do
+		t0=$(date +%s%N)
+		as_user "$1" "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 -n quick true > /dev/null ||
+		    fail "submit $i: refused"
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		[ "$ms" -gt "$worst" ] && worst=$ms
+		sleep 0.5
+	done
+	echo "$worst"
+}
+
 # the supervisor prepared ahead for job ID, from nvqd's log (debug); "" if none within a second
 ahead_pid() {
 	local i p

@@ -64,3 +64,62 @@ t_stats() {	# nvq stats: GPU-hours, waits, asked vs used, failures, switches, by
 	expect_match "table: resumes" "$out" "resume +1 +1 +4.00s +4.00s +1G"
 	expect_match "a bad --since" "$(nvq stats --since yesterday 2>&1)" "not a date"
 }
+
+# busy_loop N COMMAND...: N clients of root running COMMAND over and over
+# until $T/stop exists; their pids join BUSY
+BUSY=()
+busy_loop() {
+	local n=$1 i; shift
+	for i in $(seq "$n"); do
+		( while [ ! -e "$T/stop" ]; do "$@" > /dev/null 2>&1; done ) &
+		BUSY+=($!)
+	done
+}
+busy_stop() { touch "$T/stop"; wait "${BUSY[@]}"; BUSY=(); rm -f "$T/stop"; }
+
+t_stats_busy() {	# one user's clients looping on nvq stats, sparse listings, restart --failed and -m auto over a million finished jobs: another user's submit stays quick
+	make_users || { fail "cannot create users"; return; }
+	chmod 755 "$T"
+	write_config
+	local worst out i
+	seed_million || return
+	# two of the million are nvqtb's: a listing of his finds them pages apart
+	sqlite3 "$T/nvq.db" "UPDATE jobs SET user = 'nvqtb' WHERE id IN ($SEED + 500000, $SEED + 999999)"
+	start_nvqd || return
+	# 4 clients summing the last 7 days (242,000 runs) over and over
+	busy_loop 4 "$NVQ_BIN" -s "$T/sock" stats
+	sleep 1
+	worst=$(submit_worst nvqta)
+	busy_stop
+	echo "    (4 clients on nvq stats: the slowest of 5 submits $worst ms)"
+	[ "$worst" -lt 500 ] || fail "a submit took $worst ms under 4 clients of nvq stats (wanted < 500)"
+	# listings that match none of a million, restart --failed (none failed) and
+	# -m auto of a name a million jobs bear (none with a peak)
+	busy_loop 1 "$NVQ_BIN" -s "$T/sock" history -u nobody
+	busy_loop 1 "$NVQ_BIN" -s "$T/sock" list -a -u nobody
+	busy_loop 1 "$NVQ_BIN" -s "$T/sock" restart --failed
+	busy_loop 2 "$NVQ_BIN" -s "$T/sock" submit -g 1 -m auto -n seed true
+	sleep 1
+	worst=$(submit_worst nvqta)
+	busy_stop
+	echo "    (5 clients on listings, restart --failed and -m auto: the slowest of 5 submits $worst ms)"
+	[ "$worst" -lt 500 ] || fail "a submit took $worst ms under 5 clients of listings, restart and -m auto (wanted < 500)"
+	# what they are answered is still the history's
+	out=$(nvq stats --json --since 45d | python3 -c 'import json, sys
+print([(u["user"], u["runs"]) for u in json.load(sys.stdin)["users"] if u["user"] == "root"])')
+	expect_eq "nvq stats --since 45d: root's runs, the million but nvqtb's two" "$out" "[('root', 999999)]"
+	expect_eq "nvq history -u nvqtb: his two, 500,000 rows apart" \
+	    "$(nvq history -u nvqtb --format id | tail -n +2 | tr '\n' ' ')" "$((SEED + 500000)) $((SEED + 999999)) "
+	expect_eq "nvq list -a -u nobody: none, and it ends" "$(nvq list -a -u nobody --format id | wc -l)" 1
+	expect_match "-m auto: none of the million had a peak" \
+	    "$(nvq submit -g 1 -m auto -n seed true 2>&1)" 'no job of yours named "seed"'
+	# more than 8 of one user's nvq stats at once: the rest refused, at once
+	for i in $(seq 12); do
+		nvq stats > "$T/stats.$i" 2>&1 &
+		BUSY+=($!)
+	done
+	wait "${BUSY[@]}"
+	BUSY=()
+	expect_match "12 at once: some refused" "$(cat "$T"/stats.*)" "nvqd is busy summing the history .*as many of yours as it takes"
+	expect_match "12 at once: the others answered" "$(cat "$T"/stats.*)" "GPU time by user"
+}

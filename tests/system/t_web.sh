@@ -176,38 +176,6 @@ t_web_flood() {	# past its connection limits the listener serves again, with no 
 	nvq cancel "$a" > /dev/null
 }
 
-# web_seed DB ID N: N finished copies of finished job ID (ids ID+1 on), each
-# with a run, in DB while nvqd is stopped: submitted one every 2.5 s into the
-# past (a month of them), started a second later, ended a second after that
-web_seed() {
-	sqlite3 "$1" "BEGIN; CREATE TEMP TABLE k AS WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL
-	    SELECT i + 1 FROM k WHERE i < $3) SELECT i FROM k;
-	INSERT INTO jobs (id, uid, gid, user, name, command, argv, cwd, state, gpus,
-	    mem_per_gpu, priority, stdout_path, stderr_path, submitted_at, started_at, ended_at,
-	    exit_code)
-	    SELECT $2 + i, uid, gid, user, name, command, argv, cwd, 'COMPLETED', gpus, mem_per_gpu,
-	    priority, stdout_path, stderr_path, submitted_at - i * 2.5, submitted_at - i * 2.5 + 1,
-	    submitted_at - i * 2.5 + 2, 0 FROM jobs, temp.k WHERE id = $2;
-	INSERT INTO runs (job_id, gpu_uuids, gpus, mem_per_gpu, started_at, ended_at, exit_code,
-	    state, gpu_share) SELECT id, '', gpus, mem_per_gpu, started_at, ended_at, 0, 'COMPLETED', 0
-	    FROM jobs WHERE id > $2;
-	COMMIT;"
-}
-
-# web_submits: the slowest of 5 submits by nvqta, half a second apart, in ms
-web_submits() {
-	local i t0 ms worst=0
-	for i in 1 2 3 4 5; do
-		t0=$(date +%s%N)
-		as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 -n quick true > /dev/null ||
-		    fail "submit $i: refused"
-		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-		[ "$ms" -gt "$worst" ] && worst=$ms
-		sleep 0.5
-	done
-	echo "$worst"
-}
-
 t_web_scrapers() {	# 16 clients scraping /metrics over a million finished jobs: another user's submit stays quick
 	make_users || { fail "cannot create users"; return; }
 	chmod 755 "$T"
@@ -215,19 +183,13 @@ t_web_scrapers() {	# 16 clients scraping /metrics over a million finished jobs: 
 	WEB=127.0.0.1:$port
 	# every scrape answered in full: what a scrape costs, not what [web] rate refuses
 	write_config "[web]" "listen = $WEB" "rate = 100000"
-	start_nvqd || return
-	local one a t0 worst out
-	one=$(submit -g 0 -n seed true)
-	wait_state "$one" COMPLETED
-	stop_nvqd
-	t0=$(date +%s%N)
-	web_seed "$T/nvq.db" "$one" 1000000 || { fail "cannot seed the history"; return; }
-	echo "    (seeded 1,000,000 jobs and runs in $(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+	local a worst out
+	seed_million || return
 	start_nvqd || return
 	web_load scrape "$port" 16 10 /metrics > "$T/scrapes" &
 	local scrapers=$!
 	sleep 2
-	worst=$(web_submits)
+	worst=$(submit_worst nvqta)
 	wait "$scrapers"
 	echo "    (scrapes: $(cat "$T/scrapes"); the slowest of 5 submits: $worst ms)"
 	[ "$worst" -lt 500 ] || fail "a submit took $worst ms under 16 scrapers (wanted < 500)"
@@ -238,7 +200,7 @@ t_web_scrapers() {	# 16 clients scraping /metrics over a million finished jobs: 
 	web_load scrape "$port" 4 8 /api/history > "$T/histories" &
 	local scrapers2=$!
 	sleep 1
-	worst=$(web_submits)
+	worst=$(submit_worst nvqta)
 	wait "$scrapers" "$scrapers2"
 	echo "    (/api/state: $(cat "$T/states"), /api/history: $(cat "$T/histories"); the slowest of 5 submits: $worst ms)"
 	[ "$worst" -lt 500 ] || fail "a submit took $worst ms under 8 dashboard clients (wanted < 500)"
