@@ -15,6 +15,17 @@ store_big_env() {
 	STORE_ENV=(PATH=/usr/bin:/bin)
 	for i in 1 2 3 4 5 6 7 8; do STORE_ENV+=("B$i=$v"); done
 }
+# store_fill N: up to N held submits of STORE_ENV's 960 kB, until one is
+# refused; sets the caller's out and rc (the last), ids (those stored, by commas)
+store_fill() {
+	local i
+	for i in $(seq "$1"); do
+		out=$(env -i "${STORE_ENV[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true 2>&1)
+		rc=$?
+		[ $rc != 0 ] && break
+		ids="$ids${ids:+,}$out"
+	done
+}
 # store_submit_as USER ARGS...: nvq submit --parsable as USER, with the STORE_ENV environment
 store_submit_as() {
 	local u=$1; shift
@@ -87,12 +98,7 @@ t_store_headroom() {	# submits stop short of the room kept for ends and cancels,
 	local -a STORE_ENV; store_big_env
 	local i id out rc ids=""
 	# 960 kB each, no array: each stores its own, until the disk's headroom
-	for i in $(seq 40); do
-		out=$(env -i "${STORE_ENV[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true 2>&1)
-		rc=$?
-		[ $rc != 0 ] && break
-		ids="$ids${ids:+,}$out"
-	done
+	store_fill 40
 	expect_eq "a submit is refused before the disk is full" "$rc" 1
 	expect_match "saying how much room it would take and what stays free" "$out" \
 	    "cannot store the job: the database's disk has .* free: this would take about .*, and .* stay free for recording ends and cancels; nothing was queued"
@@ -241,12 +247,7 @@ t_store_reserve_restart() {	# nvqd restarted on a full disk without its reserve 
 	rm -f "$T/fs/filler"
 	local -a STORE_ENV; store_big_env
 	local i id out rc ids=""
-	for i in $(seq 30); do
-		out=$(env -i "${STORE_ENV[@]}" "$NVQ_BIN" -s "$T/sock" submit --parsable --hold -g 0 true 2>&1)
-		rc=$?
-		[ $rc != 0 ] && break
-		ids="$ids${ids:+,}$out"
-	done
+	store_fill 30
 	expect_eq "a submit is refused before the disk is full" "$rc" 1
 	expect_match "by the headroom, not by a full disk" "$out" \
 	    "cannot store the job: the database's disk has .* free: this would take about .*, and .* stay free for recording ends and cancels; nothing was queued"
