@@ -144,6 +144,7 @@ t_web_flood() {	# past its connection limits the listener serves again, with no 
 	local a out i; a=$(submit -g 0 -n flooded sleep 300)
 	wait_state "$a" RUNNING
 	# one address holds 100 connections open and idle, and never closes them
+	local flooded_at=$SECONDS
 	web_load hold "$port" 100 40 127.0.0.1 > "$T/held" &
 	local holder=$!
 	for i in $(seq 50); do [ -s "$T/held" ] && break; sleep 0.1; done
@@ -173,6 +174,11 @@ t_web_flood() {	# past its connection limits the listener serves again, with no 
 	    "$(nvq list | awk '$0 ~ /RUNNING/' | wc -l)"
 	expect_match "after the floods: the dashboard" "$(web_load get "$port" /)" '^200'
 	expect_match "after the floods: /api/history" "$(web_load get "$port" /api/history)" '^200.*"wait":'
+	# and a minute after the first flood began (the review's check), with no restart
+	sleep $(( 60 - (SECONDS - flooded_at) > 0 ? 60 - (SECONDS - flooded_at) : 0 ))
+	expect_match "60 s after the flood: the dashboard" "$(web_load get "$port" /)" '^200'
+	expect_match "60 s after the flood: /metrics" "$(web_load get "$port" /metrics)" '^200'
+	expect_eq "the same nvqd" "$(kill -0 "$NVQD_PID" && echo up)" up
 	nvq cancel "$a" > /dev/null
 }
 
