@@ -1239,14 +1239,15 @@ fail:
 	return -1;
 }
 
-/* Must be recorded even on a full disk: tried again with the reserve. */
+/* Must be recorded even on a full disk: tried again with the reserve, all of it if need be. */
 int
 store_job_ending(struct store *st, int64_t id, const char *state, const char *reason,
     double now)
 {
 	int r = store_job_ending_tx(st, id, state, reason, now);
 
-	if (r == -1 && store_reserve_use(st))
+	/* a quarter of the reserve at a time, until it is spent */
+	while (r == -1 && store_reserve_use(st))
 		r = store_job_ending_tx(st, id, state, reason, now);
 	return r;
 }
@@ -1333,13 +1334,14 @@ fail:
 	return -1;
 }
 
-/* Must be recorded even on a full disk: tried again with the reserve. */
+/* Must be recorded even on a full disk: tried again with the reserve, all of it if need be. */
 int
 store_job_end(struct store *st, int64_t id, const struct store_end *e)
 {
 	int r = store_job_end_tx(st, id, e);
 
-	if (r == -1 && store_reserve_use(st))
+	/* a quarter of the reserve at a time, until it is spent */
+	while (r == -1 && store_reserve_use(st))
 		r = store_job_end_tx(st, id, e);
 	return r;
 }
@@ -1416,13 +1418,14 @@ fail:
 	return -1;
 }
 
-/* Must be recorded even on a full disk: tried again with the reserve. */
+/* Must be recorded even on a full disk: tried again with the reserve, all of it if need be. */
 int
 store_job_requeue(struct store *st, int64_t id, const struct store_end *e)
 {
 	int r = store_job_requeue_tx(st, id, e);
 
-	if (r == -1 && store_reserve_use(st))
+	/* a quarter of the reserve at a time, until it is spent */
+	while (r == -1 && store_reserve_use(st))
 		r = store_job_requeue_tx(st, id, e);
 	return r;
 }
