@@ -22,7 +22,7 @@
  *     and a job stopped (requeued, cancelled) at each turn's end would lose
  *     its work at every turn.  It keeps the GPU as on a serial GPU, until
  *     it ends or a higher job preempts it (above).  A claim of shared memory
- *     thus buys a job no turns among its equals, and nothing more.
+ *     thus keeps a job out of turns among its equals, and buys nothing more.
  * On each GPU the set that gives way is the one that makes J fit with the
  * fewest jobs, then the lowest priorities, then the most recently started,
  * however each gives way: a job's claim changes how it goes, never whether
