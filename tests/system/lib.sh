@@ -146,6 +146,7 @@ run_test() {
 		"$name"
 	fi
 	stop_nvqd
+	kill_started
 	if [ $CUR_FAILED = 0 ] && [ $CUR_SKIPPED = 1 ]; then
 		SKIPPED=$((SKIPPED + 1))
 		SKIPS+=("$name")
@@ -162,6 +163,30 @@ run_test() {
 }
 
 # ---------------------------------------------------------------- helpers shared by topics
+# kill_started: what this test's jobs left running when its nvqd stopped
+# ("running jobs go on"): each supervisor the test's database names, if it is
+# still that process (its start time), with every process under it (it is a
+# subreaper: the job's orphans stay below it).  By pid, never by name, so
+# that another run's processes on the machine are left alone.
+kill_started() {
+	local db pid start tree p
+	db=$(sed -n 's/^database = //p' "$T/nvq.ini" 2> /dev/null)
+	[ -r "$db" ] || return 0
+	sqlite3 "$db" "SELECT pid, pid_start FROM jobs WHERE pid IS NOT NULL AND
+	    state IN ('RUNNING', 'SUSPENDED')" 2> /dev/null | while IFS='|' read -r pid start; do
+		[ "$(awk '{ print $22 }' "/proc/$pid/stat" 2> /dev/null)" = "$start" ] || continue
+		tree=$pid
+		p=$pid
+		while [ -n "$p" ]; do
+			p=$(pgrep -d ' ' -P "${p// /,}")
+			tree="$tree $p"
+		done
+		kill -CONT $tree 2> /dev/null
+		kill -KILL $tree 2> /dev/null
+	done
+	return 0
+}
+
 
 alive() {	# PID: "alive" if it runs (a zombie does not)
 	local st

@@ -224,7 +224,9 @@ t_same_process() {	# a pid from the database is signalled only if it is still th
 		expect_eq "what the job left without its shim was killed" \
 		    "$(alive "$(cat "$T/jobpid")")" ""
 	else
-		pkill -f 'sleep 3102'
+		# its sleep, by the pid of the shell that started it
+		pkill -P "$(cat "$T/jobpid")" sleep
+		kill "$(cat "$T/jobpid")" 2> /dev/null
 	fi
 }
 
