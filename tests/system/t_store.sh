@@ -15,6 +15,14 @@ store_big_env() {
 	STORE_ENV=(PATH=/usr/bin:/bin)
 	for i in 1 2 3 4 5 6 7 8; do STORE_ENV+=("B$i=$v"); done
 }
+# store_nvqd_on_fs SIZE: nvqd with its database and spool on a file system
+# of SIZE of its own (T/fs), started; fails (the file system unmounted) if not
+store_nvqd_on_fs() {
+	small_fs fs "$1" || return 1
+	write_config
+	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
+	start_nvqd || { umount "$T/fs"; return 1; }
+}
 # store_fill N: up to N held submits of STORE_ENV's 960 kB, until one is
 # refused; sets the caller's out and rc (the last), ids (those stored, by commas)
 store_fill() {
@@ -47,11 +55,8 @@ store_avail_kb() { df -k --output=avail "$1" | tail -1 | tr -d ' '; }
 
 t_store_array_flood() {	# an --array of 40 or 450 tasks with a 960 kB environment cannot fill the disk; others submit, owner and root cancel
 	make_users || { skip "cannot make test users"; return; }
-	small_fs fs 48m || return
 	chmod 755 "$T"
-	write_config
-	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
-	start_nvqd || { umount "$T/fs"; return; }
+	store_nvqd_on_fs 48m || return
 	local -a STORE_ENV; store_big_env
 	local a1 a2 out rc other
 	# 40 held tasks: 38 MB as 40 copies, which a 48 MB disk took
@@ -91,10 +96,7 @@ t_store_array_flood() {	# an --array of 40 or 450 tasks with a 960 kB environmen
 }
 
 t_store_headroom() {	# submits stop short of the room kept for ends and cancels, with the reason
-	small_fs fs 24m || return
-	write_config
-	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
-	start_nvqd || { umount "$T/fs"; return; }
+	store_nvqd_on_fs 24m || return
 	local -a STORE_ENV; store_big_env
 	local i id out rc ids=""
 	# 960 kB each, no array: each stores its own, until the disk's headroom
@@ -235,10 +237,7 @@ sys.stdout.buffer.write(struct.pack(">IHH", len(body), int(sys.argv[1]), 3) + bo
 }
 
 t_store_reserve_restart() {	# nvqd restarted on a full disk without its reserve keeps the headroom, and makes the reserve once there is room
-	small_fs fs 24m || return
-	write_config
-	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
-	start_nvqd || { umount "$T/fs"; return; }
+	store_nvqd_on_fs 24m || return
 	stop_nvqd
 	# the reserve spent on a full disk (it goes at 0); nvqd restarted with 600 kB free
 	rm -f "$T/fs/nvq.db.reserve"
@@ -261,10 +260,7 @@ t_store_reserve_restart() {	# nvqd restarted on a full disk without its reserve 
 }
 
 t_store_reserve_partial() {	# what a spent reserve kept serves a cancel on a full disk after nvqd restarts
-	small_fs fs 24m || return
-	write_config
-	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
-	start_nvqd || { umount "$T/fs"; return; }
+	store_nvqd_on_fs 24m || return
 	local p out rc half=$(( 24 * 1024 * 1024 / 32 ))
 	p=$(submit --hold -g 0 true)
 	stop_nvqd
@@ -284,11 +280,8 @@ t_store_reserve_partial() {	# what a spent reserve kept serves a cancel on a ful
 
 t_store_reserve_users() {	# a user's hold and release on a full disk never spend the reserve kept for ends and cancels
 	make_users || { skip "cannot make test users"; return; }
-	small_fs fs 24m || return
 	chmod 755 "$T"
-	write_config
-	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
-	start_nvqd || { umount "$T/fs"; return; }
+	store_nvqd_on_fs 24m || return
 	local long long2 p whole i out rc refused=0
 	long=$(submit -g 0 sleep 300); long2=$(submit -g 0 sleep 300)
 	# released, it still waits for long2
@@ -319,10 +312,7 @@ t_store_reserve_users() {	# a user's hold and release on a full disk never spend
 }
 
 t_store_headroom_turn() {	# one submit over the disk's headroom is refused alone, not with every submit of its loop turn
-	small_fs fs 24m || return
-	write_config
-	sed -i "s#^database = .*#database = $T/fs/nvq.db#; s#^spool = .*#spool = $T/fs/spool#" "$T/nvq.ini"
-	start_nvqd || { umount "$T/fs"; return; }
+	store_nvqd_on_fs 24m || return
 	local keep big small
 	# what stays free: the reserve (a sixteenth of 24M), and 1M more
 	keep=$(( 24 * 1024 / 16 ))
