@@ -1,0 +1,134 @@
+/*
+ * host_probe.c: what fresh host memory costs to fault in and page-lock on
+ * this machine, by thread count, the first time and again (issue 40).  On
+ * a fresh VM the first touch of a page is the host's too, and slow; once
+ * freed, does the guest hand the same (warm) pages back?
+ *
+ *   host_probe STEP...    each STEP: what:GIB:THREADS, run in order
+ *     touch     mmap + MADV_HUGEPAGE, each 4 KiB written, in 1 GiB pieces
+ *               taken in turn by THREADS threads; kept until "free"
+ *     reg       the same pieces page-locked with cuMemHostRegister alone,
+ *               untouched (the driver faults them in), kept
+ *     treg      touched, then page-locked, per piece (the hook's way)
+ *     free      unlocks and unmaps everything kept (GIB, THREADS ignored)
+ * libcuda is opened at run time: built anywhere with
+ *   gcc -O2 -pthread host_probe.c -o host_probe -ldl
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GIB	(1ull << 30)
+#define MAXP	256
+
+static int (*cu_init)(unsigned), (*cu_dev)(int *, int), (*cu_retain)(void **, int),
+    (*cu_set)(void *), (*cu_reg)(void *, size_t, unsigned), (*cu_unreg)(void *);
+static void *ctx;
+static char *piece[MAXP];
+static int locked[MAXP];
+static size_t npiece;
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct job { size_t first, end, *next; int op; };
+
+static void *
+worker(void *arg)
+{
+	struct job *j = arg;
+	size_t c, i;
+	char *p;
+
+	cu_set(ctx);
+	while ((c = __atomic_fetch_add(j->next, 1, __ATOMIC_RELAXED)) < j->end) {
+		p = mmap(NULL, GIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			perror("mmap");
+			exit(1);
+		}
+		madvise(p, GIB, MADV_HUGEPAGE);
+		if (j->op != 1)
+			for (i = 0; i < GIB; i += 4096)
+				((volatile char *)p)[i] = 0;
+		if (j->op != 0) {
+			int r = cu_reg(p, GIB, 1);
+			if (r != 0)
+				fprintf(stderr, "cuMemHostRegister: %d\n", r);
+			locked[c] = r == 0;
+		}
+		piece[c] = p;
+	}
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+	pthread_t t[64];
+	struct job j[64];
+	char what[16];
+	size_t gib, next, c;
+	int th, i, dev, op;
+	double t0, s;
+
+	if (lib == NULL) {
+		fprintf(stderr, "%s\n", dlerror());
+		return 1;
+	}
+	*(void **)&cu_init = dlsym(lib, "cuInit");
+	*(void **)&cu_dev = dlsym(lib, "cuDeviceGet");
+	*(void **)&cu_retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
+	*(void **)&cu_set = dlsym(lib, "cuCtxSetCurrent");
+	*(void **)&cu_reg = dlsym(lib, "cuMemHostRegister_v2");
+	*(void **)&cu_unreg = dlsym(lib, "cuMemHostUnregister");
+	if (cu_init(0) != 0 || cu_dev(&dev, 0) != 0 || cu_retain(&ctx, dev) != 0)
+		return 1;
+	cu_set(ctx);
+	for (i = 1; i < argc; i++) {
+		if (sscanf(argv[i], "%15[a-z]:%zu:%d", what, &gib, &th) != 3 || th < 1 || th > 64) {
+			fprintf(stderr, "bad step %s\n", argv[i]);
+			return 2;
+		}
+		t0 = now();
+		if (strcmp(what, "free") == 0) {
+			for (c = 0; c < npiece; c++) {
+				if (locked[c])
+					cu_unreg(piece[c]);
+				munmap(piece[c], GIB);
+			}
+			printf("%-22s %zu GiB freed in %.2f s\n", argv[i], npiece, now() - t0);
+			npiece = 0;
+			fflush(stdout);
+			continue;
+		}
+		op = strcmp(what, "touch") == 0 ? 0 : strcmp(what, "reg") == 0 ? 1 : 2;
+		if (npiece + gib > MAXP)
+			return 2;
+		next = npiece;
+		for (c = 0; c < (size_t)th; c++) {
+			j[c] = (struct job){ npiece, npiece + gib, &next, op };
+			pthread_create(&t[c], NULL, worker, &j[c]);
+		}
+		for (c = 0; c < (size_t)th; c++)
+			pthread_join(t[c], NULL);
+		npiece += gib;
+		s = now() - t0;
+		printf("%-22s %.2f s, %.2f GB/s\n", argv[i], s, gib * GIB / s / 1e9);
+		fflush(stdout);
+	}
+	return 0;
+}
