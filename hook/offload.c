@@ -508,12 +508,13 @@ off_room(size_t n)
 }
 
 /*
- * A move out, shared by its workers: the allocations in staging order,
- * where each lands, and the pieces, taken in turn.  A worker makes the
- * piece it takes (unless it was there already) and at once copies into it
- * the parts that land there, so that the copies run while other pieces
- * are still being faulted in and page-locked: the copy (55 GB/s on the
- * H100) hides behind the preparation instead of following it.
+ * A move out, shared by its threads: the allocations in staging order,
+ * where each lands, and the pieces.  Workers take the missing pieces in
+ * turn and make them (fault in, page-lock); the calling thread copies into
+ * each piece as soon as it is ready, so that the copy (55 GB/s on the
+ * H100) runs behind the preparation instead of after it.  The copies stay
+ * on one thread: the link does not go faster for two, and a worker that
+ * waited for its turn at the link would make no piece meanwhile.
  */
 struct off_move {
 	struct rec	**rec;		/* the allocations to move, in staging order */
@@ -523,11 +524,16 @@ struct off_move {
 	size_t		n;
 	size_t		pieces;		/* the staging's pieces this move uses */
 	size_t		ready;		/* those that were there already */
-	size_t		next;		/* the next piece to take */
+	size_t		next;		/* the next piece to make */
 	size_t		last;		/* the length of the last piece, if made now */
 	int		nomem;		/* a piece could not be made */
-	int		workers;	/* threads that took pieces */
+	int		workers;	/* threads that made pieces */
 	CUcontext	ctx;		/* one of the process's: page-locking needs one */
+	pthread_mutex_t	mu;		/* over the queue and exited */
+	pthread_cond_t	cv;
+	size_t		*queue;		/* pieces made, not yet filled */
+	size_t		qhead, qtail;
+	int		exited;		/* workers done */
 };
 
 /* Copies into piece c the parts of the allocations that land there. */
@@ -555,6 +561,7 @@ off_fill(struct off_move *m, size_t c)
 	}
 }
 
+/* A worker: makes the pieces it takes and hands each to the copying thread. */
 static void *
 off_mover(void *arg)
 {
@@ -563,21 +570,48 @@ off_mover(void *arg)
 
 	while (!__atomic_load_n(&m->nomem, __ATOMIC_RELAXED) &&
 	    (c = __atomic_fetch_add(&m->next, 1, __ATOMIC_RELAXED)) < m->pieces) {
-		if (c >= m->ready &&
-		    (S.piece[c] = off_piece(m->ctx, c + 1 == m->pieces ? m->last : OFF_CHUNK,
-		    &S.locked[c])) == NULL) {
+		S.piece[c] = off_piece(m->ctx, c + 1 == m->pieces ? m->last : OFF_CHUNK,
+		    &S.locked[c]);
+		pthread_mutex_lock(&m->mu);
+		if (S.piece[c] == NULL)
 			__atomic_store_n(&m->nomem, 1, __ATOMIC_RELAXED);
-			break;
-		}
-		off_fill(m, c);
+		else
+			m->queue[m->qtail++] = c;
+		pthread_cond_signal(&m->cv);
+		pthread_mutex_unlock(&m->mu);
 	}
+	pthread_mutex_lock(&m->mu);
+	m->exited++;
+	pthread_cond_signal(&m->cv);
+	pthread_mutex_unlock(&m->mu);
 	return NULL;
+}
+
+/* Fills the pieces the workers hand over, as they come, until all n have exited. */
+static void
+off_copier(struct off_move *m, int n)
+{
+	size_t c;
+
+	pthread_mutex_lock(&m->mu);
+	for (;;) {
+		while (m->qhead == m->qtail && m->exited < n)
+			pthread_cond_wait(&m->cv, &m->mu);
+		if (m->qhead == m->qtail)
+			break;
+		c = m->queue[m->qhead++];
+		pthread_mutex_unlock(&m->mu);
+		if (!__atomic_load_n(&m->nomem, __ATOMIC_RELAXED))
+			off_fill(m, c);
+		pthread_mutex_lock(&m->mu);
+	}
+	pthread_mutex_unlock(&m->mu);
 }
 
 /*
  * Copies the allocations of m into the staging, under O.mu: into the
- * pieces there are, and into the missing ones as soon as each is made, by
- * up to OFF_WORKERS threads at once (fresh memory faults in at a few GB/s
+ * pieces there are, and into the missing ones as soon as each is made by
+ * one of up to OFF_WORKERS threads (fresh memory faults in at a few GB/s
  * from one thread).  A piece that cannot be locked still works, slower.
  * -1 if a piece could not be made: then nothing may leave its device.
  */
@@ -585,10 +619,9 @@ static int
 off_move_run(struct off_move *m, size_t total)
 {
 	pthread_t t[OFF_WORKERS];
-	int started[OFF_WORKERS];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t want = stageplan_pieces(total, OFF_CHUNK), c, unlocked = 0, make;
-	int n, i;
+	int n = 0, i;
 
 	m->pieces = want;
 	m->last = total - (want - 1) * OFF_CHUNK;
@@ -603,16 +636,32 @@ off_move_run(struct off_move *m, size_t total)
 			S.piece[c] = NULL;
 	}
 	make = want - m->ready;
-	n = make == 0 ? 1 : cpus < 2 ? 1 : cpus < OFF_WORKERS ? (int)cpus : OFF_WORKERS;
-	if ((size_t)n > make && make > 0)
-		n = (int)make;
-	m->workers = n;
-	for (i = 1; i < n; i++)
-		started[i] = pthread_create(&t[i], NULL, off_mover, m) == 0;
-	off_mover(m);
-	for (i = 1; i < n; i++)
-		if (started[i])
+	m->next = m->ready;
+	if (make > 0) {
+		if ((m->queue = calloc(make, sizeof(*m->queue))) == NULL)
+			return -1;
+		pthread_mutex_init(&m->mu, NULL);
+		pthread_cond_init(&m->cv, NULL);
+		n = cpus < 2 ? 1 : cpus < OFF_WORKERS ? (int)cpus : OFF_WORKERS;
+		if ((size_t)n > make)
+			n = (int)make;
+		for (i = 0; i < n; i++)
+			if (pthread_create(&t[i], NULL, off_mover, m) != 0)
+				break;
+		m->workers = n = i;
+	}
+	/* what was there already first, while the workers make the rest */
+	for (c = 0; c < m->ready && c < want; c++)
+		off_fill(m, c);
+	if (make > 0) {
+		if (n == 0)
+			off_mover(m);	/* no thread: make them here, then fill them */
+		off_copier(m, n == 0 ? 1 : n);
+		for (i = 0; i < n; i++)
 			pthread_join(t[i], NULL);
+		pthread_cond_destroy(&m->cv);
+		pthread_mutex_destroy(&m->mu);
+	}
 	for (c = m->ready; c < want; c++) {
 		if (S.piece[c] == NULL) {
 			/* keep what was made before the hole; give back the rest */
@@ -987,6 +1036,7 @@ off_move_plan(struct off_move *m)
 static void
 off_move_free(struct off_move *m)
 {
+	free(m->queue);
 	free(m->rec);
 	free(m->size);
 	free(m->off);
