@@ -402,7 +402,10 @@ offload_free(CUdeviceptr p, CUresult *res)
  * of 1 GiB were not.  A copy never crosses a piece's edge, so each one runs
  * from page-locked memory.  Getting the memory is what costs (30 GiB on the
  * H100, tests/gpu/staging_probe.sh: 1.1 s to fault in from 8 threads, 0.7 s
- * to page-lock, then 0.6 s to copy), so nvqd may let a process keep some
+ * to page-lock, then 0.6 s to copy; on a fresh VM, memory the guest never
+ * touched faults in at 5 to 10 GB/s however many threads touch it,
+ * tests/gpu/host_probe.c), so a move out copies into each piece as soon as
+ * it is made (off_move_run), and nvqd may let a process keep some
  * between switches (offload_keep): it is made ahead, in the background,
  * as the job's memory grows, and kept after a resume.  Pieces are never
  * inherited by a child (MADV_DONTFORK): a fork would copy page-locked
