@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 #define GIB	(1ull << 30)
 #define MAXP	256
 
@@ -45,15 +47,6 @@ static size_t queue[MAXP], qtail, exited;
 static char *piece[MAXP];
 static int locked[MAXP];
 static size_t npiece;
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 struct job { size_t first, end, *next; int op; };
 
