@@ -169,6 +169,8 @@ test_copies_overlap_staging(void **state)
 	at = fake_first_copy_regs() - reg;
 	assert_int_equal(st.bytes, PIECES * 4 * MiB);
 	assert_int_equal(fake_calls("cuMemHostRegister_v2") - reg, PIECES);
+	print_message("the first copy out began after %d of the %d pieces were page-locked\n", at,
+	    PIECES);
 	/* one piece per worker (16 at most) before the first copy, and room to spare */
 	if (at < 1 || at > PIECES / 2)
 		fail_msg("the first copy out began after %d of the %d pieces were page-locked", at,
