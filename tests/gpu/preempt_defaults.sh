@@ -32,9 +32,10 @@ check "$B: the high job completed, data intact ($(tail -1 "$T/high.out"))" [ "$r
 check "$B: the low job completed, data intact ($(grep -c 'data ok' "$T/low.out") checks after gaps)" \
     [ "$rl" = 0 ]
 sub=$(q "SELECT submitted_at FROM jobs WHERE id = $high")
-IFS='|' read -r s_at s_end s_sec s_drv s_hook s_mib <<< "$(q "SELECT started_at, ended_at, seconds,
-    driver_seconds, coalesce(hook_seconds, 0), coalesce(hook_bytes, 0) >> 20 FROM switches
-    WHERE job_id = $low AND kind = 'suspend' ORDER BY id LIMIT 1")"
+IFS='|' read -r s_at s_sec s_drv s_hook s_mib <<< "$(q "SELECT started_at, printf('%.2f', seconds),
+    printf('%.2f', driver_seconds), printf('%.2f', coalesce(hook_seconds, 0)),
+    coalesce(hook_bytes, 0) >> 20 FROM switches WHERE job_id = $low AND kind = 'suspend'
+    ORDER BY id LIMIT 1")"
 h_start=$(q "SELECT started_at FROM jobs WHERE id = $high")
 echo "$B $G GiB preemption: high submitted -> its first step $(el "$t0" "$t1") s; from its submit:" \
     "suspend began $(el "$sub" "$s_at") s, suspend took ${s_sec} s (driver ${s_drv} s, hook ${s_hook} s" \
