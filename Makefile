@@ -163,7 +163,8 @@ $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The hook: position-independent, everything hidden but hook.map's names.
-HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c hook/ipc.c common/proto.c common/share.c \
+HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c hook/stageplan.c hook/ipc.c common/proto.c \
+	   common/share.c \
 	   common/proc.c
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -175,7 +176,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate
+	  esc stored webrate stageplan
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -198,6 +199,7 @@ $(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/webrate.c
 $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c \
 	    common/fdpass.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
+$(BUILD)/tests/test_stageplan: $(call obj,tests/unit/test_stageplan.c hook/stageplan.c)
 $(BUILD)/tests/test_share: $(call obj,tests/unit/test_share.c common/share.c common/proc.c)
 $(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c common/esc.c)
 $(BUILD)/tests/test_esc: $(call obj,tests/unit/test_esc.c common/esc.c)
@@ -219,7 +221,7 @@ $(FAKE_CUDA): tests/hook/fake_cuda.c common/cuda_decls.h
 	    -Wl,-soname,libcuda.so.1 \
 	    -o $@ $< $(HOOK_LDFLAGS)
 # offload.c against the fake libcuda's VMM API (real memory)
-$(BUILD)/tests/test_offload: $(call obj,tests/unit/test_offload.c hook/offload.c) $(FAKE_CUDA)
+$(BUILD)/tests/test_offload: $(call obj,tests/unit/test_offload.c hook/offload.c hook/stageplan.c) $(FAKE_CUDA)
 # pieces of 4 MiB, so that the test's copies cross their edges
 $(BUILD)/obj/hook/offload.o: CPPFLAGS += -DOFF_CHUNK='(4ull << 20)'
 $(BUILD)/tests/test_offload: TEST_LIBS += -Wl,-rpath,$(abspath $(dir $(FAKE_CUDA))) -ldl -lpthread

@@ -17,8 +17,9 @@
 
 #include "budget.h"
 #include "offload.h"
+#include "stageplan.h"
 
-#define OFF_TOUCHERS	8	/* threads that fault the staging memory in */
+#define OFF_WORKERS	16	/* threads that make the staging and fill it */
 #define OFF_PAGE	4096
 #define OFF_IMPORT_WAIT	60.0	/* seconds an importer waits for the exporter's memory */
 #ifndef SYS_pidfd_getfd
@@ -401,7 +402,10 @@ offload_free(CUdeviceptr p, CUresult *res)
  * of 1 GiB were not.  A copy never crosses a piece's edge, so each one runs
  * from page-locked memory.  Getting the memory is what costs (30 GiB on the
  * H100, tests/gpu/staging_probe.sh: 1.1 s to fault in from 8 threads, 0.7 s
- * to page-lock, then 0.6 s to copy), so nvqd may let a process keep some
+ * to page-lock, then 0.6 s to copy; on a fresh VM, memory the guest never
+ * touched faults in at 5 to 10 GB/s however many threads touch it,
+ * tests/gpu/host_probe.c), so a move out copies into each piece as soon as
+ * it is made (off_move_run), and nvqd may let a process keep some
  * between switches (offload_keep): it is made ahead, in the background,
  * as the job's memory grows, and kept after a resume.  Pieces are never
  * inherited by a child (MADV_DONTFORK): a fork would copy page-locked
@@ -506,67 +510,168 @@ off_room(size_t n)
 	return 0;
 }
 
-struct off_worker {
-	size_t		*next, end;	/* pieces to make: [*next, end), taken in turn */
-	size_t		last;		/* the length of piece end - 1 */
-	CUcontext	ctx;
-	pthread_t	t;
+/*
+ * A move out, shared by its threads: the allocations in staging order,
+ * where each lands, and the pieces.  Workers take the missing pieces in
+ * turn and make them (fault in, page-lock); the calling thread copies into
+ * each piece as soon as it is ready, so that the copy (55 GB/s on the
+ * H100) runs behind the preparation instead of after it.  The copies stay
+ * on one thread: the link does not go faster for two, and a worker that
+ * waited for its turn at the link would make no piece meanwhile.
+ */
+struct off_move {
+	struct rec	**rec;		/* the allocations to move, in staging order */
+	size_t		*size;		/* their sizes */
+	size_t		*off;		/* where each lands (stageplan_layout) */
+	CUresult	*res;		/* per allocation: the first copy that failed */
+	size_t		n;
+	size_t		pieces;		/* the staging's pieces this move uses */
+	size_t		ready;		/* those that were there already */
+	size_t		next;		/* the next piece to make */
+	size_t		last;		/* the length of the last piece, if made now */
+	int		nomem;		/* a piece could not be made */
+	int		workers;	/* threads that made pieces */
+	CUcontext	ctx;		/* one of the process's: page-locking needs one */
+	pthread_mutex_t	mu;		/* over the queue and exited */
+	pthread_cond_t	cv;
+	size_t		*queue;		/* pieces made, not yet filled */
+	size_t		qhead, qtail;
+	int		exited;		/* workers done */
 };
 
-static void *
-off_worker(void *arg)
+/* Copies into piece c the parts of the allocations that land there. */
+static void
+off_fill(struct off_move *m, size_t c)
 {
-	struct off_worker *w = arg;
+	struct stageplan_part p;
+	size_t cur = 0;
+	struct rec *r;
+	CUcontext old;
+	CUresult res, ok;
+
+	while (stageplan_next(m->off, m->n, OFF_CHUNK, c, &cur, &p)) {
+		r = m->rec[p.item];
+		if (__atomic_load_n(&m->res[p.item], __ATOMIC_RELAXED) != CUDA_SUCCESS)
+			continue;	/* it stays on its device anyway */
+		if ((res = O.ctx_push(r->ctx)) == CUDA_SUCCESS) {
+			res = O.dtoh(S.piece[c] + p.at, r->va + p.from, p.len);
+			O.ctx_pop(&old);
+		}
+		ok = CUDA_SUCCESS;
+		if (res != CUDA_SUCCESS)
+			__atomic_compare_exchange_n(&m->res[p.item], &ok, res, 0, __ATOMIC_RELAXED,
+			    __ATOMIC_RELAXED);
+	}
+}
+
+/* A worker: makes the pieces it takes and hands each to the copying thread. */
+static void *
+off_mover(void *arg)
+{
+	struct off_move *m = arg;
 	size_t c;
 
-	while ((c = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED)) < w->end)
-		S.piece[c] = off_piece(w->ctx, c + 1 == w->end ? w->last : OFF_CHUNK,
+	while (!__atomic_load_n(&m->nomem, __ATOMIC_RELAXED) &&
+	    (c = __atomic_fetch_add(&m->next, 1, __ATOMIC_RELAXED)) < m->pieces) {
+		S.piece[c] = off_piece(m->ctx, c + 1 == m->pieces ? m->last : OFF_CHUNK,
 		    &S.locked[c]);
+		pthread_mutex_lock(&m->mu);
+		if (S.piece[c] == NULL)
+			__atomic_store_n(&m->nomem, 1, __ATOMIC_RELAXED);
+		else
+			m->queue[m->qtail++] = c;
+		pthread_cond_signal(&m->cv);
+		pthread_mutex_unlock(&m->mu);
+	}
+	pthread_mutex_lock(&m->mu);
+	m->exited++;
+	pthread_cond_signal(&m->cv);
+	pthread_mutex_unlock(&m->mu);
 	return NULL;
 }
 
+/* Fills the pieces the workers hand over, as they come, until all n have exited. */
+static void
+off_copier(struct off_move *m, int n)
+{
+	size_t c;
+
+	pthread_mutex_lock(&m->mu);
+	for (;;) {
+		while (m->qhead == m->qtail && m->exited < n)
+			pthread_cond_wait(&m->cv, &m->mu);
+		if (m->qhead == m->qtail)
+			break;
+		c = m->queue[m->qhead++];
+		pthread_mutex_unlock(&m->mu);
+		if (!__atomic_load_n(&m->nomem, __ATOMIC_RELAXED))
+			off_fill(m, c);
+		pthread_mutex_lock(&m->mu);
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
 /*
- * Staging for len bytes, under O.mu: the pieces there are, and the missing
- * ones made by several threads at once (fresh memory faults in at a few
- * GB/s from one thread).  A piece that cannot be locked still works,
- * slower.  -1 if there is no memory.
+ * Copies the allocations of m into the staging, under O.mu: into the
+ * pieces there are, and into the missing ones as soon as each is made by
+ * one of up to OFF_WORKERS threads (fresh memory faults in at a few GB/s
+ * from one thread).  A piece that cannot be locked still works, slower.
+ * -1 if a piece could not be made: then nothing may leave its device.
  */
 static int
-off_stage(size_t len, CUcontext ctx)
+off_move_run(struct off_move *m, size_t total)
 {
-	struct off_worker w[OFF_TOUCHERS];
+	pthread_t t[OFF_WORKERS];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t want = (len + OFF_CHUNK - 1) / OFF_CHUNK, next, c, unlocked = 0;
-	size_t last = len - (want - 1) * OFF_CHUNK;
-	int n = cpus > OFF_TOUCHERS ? OFF_TOUCHERS : cpus > 1 ? (int)cpus : 1, i;
+	size_t want = stageplan_pieces(total, OFF_CHUNK), c, unlocked = 0, make;
+	int n = 0, i;
 
-	if (len <= off_held())
-		return 0;
-	/* what is made now ends where the need does: a small job pays for its size */
-	off_untail();
-	if (off_room(want) == -1)
-		return -1;
-	next = S.n;
-	for (i = 0; i < n; i++) {
-		w[i].next = &next;
-		w[i].end = want;
-		w[i].last = last;
-		w[i].ctx = ctx;
-		if (i > 0 && (size_t)i < want - S.n &&
-		    pthread_create(&w[i].t, NULL, off_worker, &w[i]) != 0)
-			w[i].end = 0;
+	m->pieces = want;
+	m->last = total - (want - 1) * OFF_CHUNK;
+	m->ready = want;
+	if (total > off_held()) {
+		/* what is made now ends where the need does: a small job pays for its size */
+		off_untail();
+		if (off_room(want) == -1)
+			return -1;
+		m->ready = S.n;
+		for (c = S.n; c < want; c++)
+			S.piece[c] = NULL;
 	}
-	off_worker(&w[0]);
-	for (i = 1; i < n; i++)
-		if (w[i].end != 0 && (size_t)i < want - S.n)
-			pthread_join(w[i].t, NULL);
-	for (c = S.n; c < want; c++) {
+	make = want - m->ready;
+	m->next = m->ready;
+	if (make > 0) {
+		if ((m->queue = calloc(make, sizeof(*m->queue))) == NULL)
+			return -1;
+		pthread_mutex_init(&m->mu, NULL);
+		pthread_cond_init(&m->cv, NULL);
+		n = cpus < 2 ? 1 : cpus < OFF_WORKERS ? (int)cpus : OFF_WORKERS;
+		if ((size_t)n > make)
+			n = (int)make;
+		for (i = 0; i < n; i++)
+			if (pthread_create(&t[i], NULL, off_mover, m) != 0)
+				break;
+		m->workers = n = i;
+	}
+	/* what was there already first, while the workers make the rest */
+	for (c = 0; c < m->ready && c < want; c++)
+		off_fill(m, c);
+	if (make > 0) {
+		if (n == 0)
+			off_mover(m);	/* no thread: make them here, then fill them */
+		off_copier(m, n == 0 ? 1 : n);
+		for (i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+		pthread_cond_destroy(&m->cv);
+		pthread_mutex_destroy(&m->mu);
+	}
+	for (c = m->ready; c < want; c++) {
 		if (S.piece[c] == NULL) {
 			/* keep what was made before the hole; give back the rest */
 			S.n = c;
 			for (; c < want; c++)
 				if (S.piece[c] != NULL)
-					off_unpiece(S.piece[c], c + 1 == want ? last : OFF_CHUNK,
+					off_unpiece(S.piece[c], c + 1 == want ? m->last : OFF_CHUNK,
 					    S.locked[c]);
 			return -1;
 		}
@@ -574,9 +679,11 @@ off_stage(size_t len, CUcontext ctx)
 	}
 	if (unlocked > 0)
 		O.log("offload: cannot page-lock %zu of %zu pieces of staging memory: "
-		    "copying through pageable memory there", unlocked, want - S.n);
-	S.n = want;
-	S.tail = last < OFF_CHUNK ? last : 0;
+		    "copying through pageable memory there", unlocked, make);
+	if (make > 0) {
+		S.n = want;
+		S.tail = m->last < OFF_CHUNK ? m->last : 0;
+	}
 	return 0;
 }
 
@@ -870,22 +977,21 @@ off_movable(struct offload_stats *st)
 	return st->error[0] == '\0' ? (int64_t)total : -1;
 }
 
-/* Moves one allocation of the process's own out: the name of the step that failed. */
+/*
+ * Lets go of the device memory of one allocation of the process's own,
+ * copied out already: the name of the step that failed.
+ */
 static const char *
-off_out_one(struct rec *r, size_t off, CUresult *res)
+off_out_one(struct rec *r, CUresult *res)
 {
-	const char *step = NULL;
 	CUcontext old;
 
 	if ((*res = O.ctx_push(r->ctx)) != CUDA_SUCCESS)
 		return "entering its context";
-	if ((*res = off_copy(1, r->va, off, r->size)) != CUDA_SUCCESS)
-		step = "copying out";
-	else if ((*res = O.unmap(r->va, r->size)) != CUDA_SUCCESS)
-		step = "unmapping";
+	*res = O.unmap(r->va, r->size);
 	O.ctx_pop(&old);
-	if (step != NULL)
-		return step;
+	if (*res != CUDA_SUCCESS)
+		return "unmapping";
 	/* unmapped: the handle goes, and with it the device memory */
 	if (O.release(r->h) != CUDA_SUCCESS)
 		O.log("cannot release the handle of 0x%llx", (unsigned long long)r->va);
@@ -907,17 +1013,52 @@ off_unmap_import(struct rec *r, CUresult *res)
 	return NULL;
 }
 
+/* The allocations of the process's own that are resident, laid out in m; -1: no memory. */
+static int
+off_move_plan(struct off_move *m)
+{
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	m->rec = calloc(O.live, sizeof(*m->rec));
+	m->size = calloc(O.live, sizeof(*m->size));
+	m->off = calloc(O.live + 1, sizeof(*m->off));
+	m->res = calloc(O.live, sizeof(*m->res));
+	if (m->rec == NULL || m->size == NULL || m->off == NULL || m->res == NULL)
+		return -1;
+	for (i = 0; i < O.cap; i++)
+		if (O.tab[i].state == REC_IN) {
+			m->rec[m->n] = &O.tab[i];
+			m->size[m->n++] = O.tab[i].size;
+		}
+	stageplan_layout(m->size, m->n, m->off);
+	m->ctx = m->n > 0 ? m->rec[0]->ctx : NULL;
+	return 0;
+}
+
+static void
+off_move_free(struct off_move *m)
+{
+	free(m->queue);
+	free(m->rec);
+	free(m->size);
+	free(m->off);
+	free(m->res);
+}
+
 int
 offload_out(struct offload_stats *st)
 {
 	double t0 = off_now();
-	size_t i, off = 0;
+	struct off_move m;
+	size_t i;
 	int64_t total;
 	struct rec *r;
 	CUresult res = CUDA_SUCCESS;
 	const char *step = NULL;
 
 	memset(st, 0, sizeof(*st));
+	memset(&m, 0, sizeof(m));
 	pthread_mutex_lock(&O.mu);
 	if ((total = off_movable(st)) == -1) {
 		pthread_mutex_unlock(&O.mu);
@@ -928,43 +1069,55 @@ offload_out(struct offload_stats *st)
 		pthread_mutex_unlock(&O.mu);
 		return 0;
 	}
-	/* the pieces kept or made ahead serve; the missing ones are made now */
-	for (i = 0; total > 0 && O.tab[i].state != REC_IN; i++)
-		;
-	if (total > 0 && off_stage((size_t)total, O.tab[i].ctx) == -1) {
+	off_sync_all();
+	/* copied into the pieces kept or made ahead, and into the missing ones as they come */
+	if (total > 0 && (off_move_plan(&m) == -1 || off_move_run(&m, (size_t)total) == -1)) {
 		snprintf(st->error, sizeof(st->error), "no host memory for %lld bytes of staging",
 		    (long long)total);
 		st->left = (uint64_t)total;
 		pthread_mutex_unlock(&O.mu);
+		off_move_free(&m);
 		return -1;
 	}
-	off_sync_all();
+	/* what reached the staging leaves its device, up to the first failure */
+	for (i = 0; i < m.n; i++) {
+		r = m.rec[i];
+		if (step != NULL) {
+			st->left += r->size;
+			continue;
+		}
+		if ((res = m.res[i]) != CUDA_SUCCESS)
+			step = "copying out";
+		else if ((step = off_out_one(r, &res)) == NULL) {
+			r->off = m.off[i];
+			r->state = REC_OUT;
+			st->bytes += r->size;
+			continue;
+		}
+		off_error(st, step, r, res);
+		st->left += r->size;
+	}
 	for (i = 0; i < O.cap; i++) {
 		r = &O.tab[i];
-		if (r->state != REC_IN && r->state != REC_IMPORT)
+		if (r->state != REC_IMPORT)
 			continue;
 		if (step != NULL) {
 			st->left += r->size;
 			continue;
 		}
-		if (r->state == REC_IMPORT) {
-			if ((step = off_unmap_import(r, &res)) == NULL)
-				r->state = REC_UNMAPPED;
-		} else if ((step = off_out_one(r, off, &res)) == NULL) {
-			r->off = off;
-			r->state = REC_OUT;
-			off += r->size;
-			st->bytes += r->size;
-		}
-		if (step != NULL) {
+		if ((step = off_unmap_import(r, &res)) == NULL)
+			r->state = REC_UNMAPPED;
+		else {
 			off_error(st, step, r, res);
 			st->left += r->size;
 		}
 	}
 	pthread_mutex_unlock(&O.mu);
+	off_move_free(&m);
 	st->seconds = off_now() - t0;
-	O.log("offload out: %llu bytes in %.3f s%s%s", (unsigned long long)st->bytes,
-	    st->seconds, step ? ": " : "", step ? st->error : "");
+	O.log("offload out: %llu bytes in %.3f s (%zu pieces of staging, %zu made now by %d "
+	    "threads)%s%s", (unsigned long long)st->bytes, st->seconds, m.pieces,
+	    m.pieces - m.ready, m.workers, step ? ": " : "", step ? st->error : "");
 	return step == NULL ? 0 : -1;
 }
 

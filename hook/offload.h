@@ -9,7 +9,8 @@
  * gate), offload_out copies each such allocation into pinned host staging
  * (pieces of 1 GiB: mmap with transparent huge pages, touched by several
  * threads, then cuMemHostRegister; or those made ahead, offload_keep) at
- * the link's full speed, and unmaps and releases its device memory; the
+ * the link's full speed, each piece as soon as it is made, and unmaps and
+ * releases its device memory; the
  * address range stays reserved.  Then the
  * driver's checkpoint moves what is left (the context, small allocations).
  * offload_in creates and maps the memory again at the same addresses and

@@ -24,21 +24,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 #define BLOCK	(2ull << 20)
 
 #define CK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char *s_ = "?"; \
 	cuGetErrorString(r_, &s_); fprintf(stderr, "%s: %d %s\n", #x, r_, s_); exit(1); } } while (0)
 
 struct chunk { CUdeviceptr va; CUmemGenericAllocationHandle h; void *host; };
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static unsigned
 pattern(size_t chunk, size_t block)

@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 #define GIB	(1ull << 30)
 #define THREADS	8
 
@@ -35,15 +37,6 @@
 	cuGetErrorString(r_, &s_); fprintf(stderr, "%s: %d %s\n", #x, r_, s_); exit(1); } } while (0)
 
 static CUcontext ctx;
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 struct work {
 	char	*p;

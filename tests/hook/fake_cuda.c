@@ -13,6 +13,7 @@
  * makes that step fail with out of memory.
  * It defines the driver's ABI, not ours: built without -Wmissing-prototypes.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #define E	__attribute__((visibility("default")))
 
 static struct { const char *name; int calls; } counts[256];
+static pthread_mutex_t counts_mu = PTHREAD_MUTEX_INITIALIZER;	/* the hook calls from several threads */
 static int current_dev;
 static uint64_t allocated;
 
@@ -39,26 +41,31 @@ count(const char *name)
 {
 	int i;
 
+	pthread_mutex_lock(&counts_mu);
 	for (i = 0; i < 256 && counts[i].name; i++)
 		if (strcmp(counts[i].name, name) == 0) {
 			counts[i].calls++;
+			pthread_mutex_unlock(&counts_mu);
 			return;
 		}
 	if (i < 256) {
 		counts[i].name = name;
 		counts[i].calls = 1;
 	}
+	pthread_mutex_unlock(&counts_mu);
 }
 
 int
 fake_calls(const char *name)
 {
-	int i;
+	int i, n = 0;
 
+	pthread_mutex_lock(&counts_mu);
 	for (i = 0; i < 256 && counts[i].name; i++)
 		if (strcmp(counts[i].name, name) == 0)
-			return counts[i].calls;
-	return 0;
+			n = counts[i].calls;
+	pthread_mutex_unlock(&counts_mu);
+	return n;
 }
 
 void
@@ -344,7 +351,8 @@ cuMemUnmap(CUdeviceptr p, size_t n)
 E CUresult cuMemGetAllocationGranularity(size_t *g, const void *prop, int opt) { (void)prop; (void)opt; *g = 2 << 20; return 0; }
 /* a context current on the calling thread, as cuMemHostRegister needs one */
 static __thread void *fake_tls_ctx;
-E CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int f) { (void)p; (void)n; count("cuMemHostRegister_v2"); if (f & 1) count("fake_register_portable"); return fake_tls_ctx != NULL ? 0 : 201; }
+/* FAKE_REGISTER_US: each registration takes that long, as page-locking a GiB does */
+E CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int f) { const char *us = getenv("FAKE_REGISTER_US"); (void)p; (void)n; if (us != NULL) usleep((useconds_t)atoi(us)); count("cuMemHostRegister_v2"); if (f & 1) count("fake_register_portable"); return fake_tls_ctx != NULL ? 0 : 201; }
 E CUresult cuMemHostUnregister(void *p) { (void)p; count("cuMemHostUnregister"); return 0; }
 E CUresult cuCtxGetCurrent(void **c) { *c = (void *)(uintptr_t)(current_dev + 1); return 0; }
 E CUresult cuDeviceCanAccessPeer(int *can, CUdevice a, CUdevice b) { (void)a; (void)b; *can = 1; return 0; }
@@ -571,7 +579,11 @@ E CUresult cuGraphLaunch(void *g, CUstream s) { (void)g; (void)s; return fake_la
 E CUresult cuGraphLaunch_ptsz(void *g, CUstream s) { (void)g; (void)s; return fake_launch("cuGraphLaunch_ptsz"); }
 E CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) { CUresult r = fake_launch("cuMemcpyHtoD_v2"); return r ? r : fake_copy((void *)(uintptr_t)d, h, d, n); }
 E CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *h, size_t n) { (void)d; (void)h; (void)n; return fake_launch("cuMemcpyHtoD_v2_ptds"); }
-E CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { CUresult r = fake_launch("cuMemcpyDtoH_v2"); return r ? r : fake_copy(h, (void *)(uintptr_t)d, d, n); }
+/* registrations made when the first copy to the host since the last call began; -1: none */
+static int regs_at_copy = -1;
+E int fake_first_copy_regs(void);
+int fake_first_copy_regs(void) { return __atomic_exchange_n(&regs_at_copy, -1, __ATOMIC_SEQ_CST); }
+E CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { int none = -1; CUresult r = fake_launch("cuMemcpyDtoH_v2"); __atomic_compare_exchange_n(&regs_at_copy, &none, fake_calls("cuMemHostRegister_v2"), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); return r ? r : fake_copy(h, (void *)(uintptr_t)d, d, n); }
 /* devices, their UUIDs (from CUDA_VISIBLE_DEVICES, as the driver maps
  * them) and primary contexts, for the hook's link */
 E CUresult cuDeviceGet(CUdevice *d, int ordinal) { *d = ordinal; return 0; }

@@ -66,11 +66,11 @@ t_suspend() {	# nvq suspend and resume: GPU memory out and back, the job never k
 	    WHERE job_id = $a AND ok = 0 AND error LIKE '%999%'")" 2
 	# suspended, then cancelled: its nvq-ckpt ready for the resume ends too
 	nvq suspend "$a" > /dev/null
-	expect_eq "one nvq-ckpt waits for the resume" "$(pgrep -fc "nvq-ckpt .* wait$")" 1
+	expect_eq "one nvq-ckpt waits for the resume" "$(pgrep -fc "^$ROOT/$BUILD/nvq-ckpt .* wait$")" 1
 	nvq cancel "$a" > /dev/null
 	wait_state "$a" CANCELLED 40
 	sleep 0.5
-	expect_eq "it ended with the job" "$(pgrep -fc "nvq-ckpt .* wait$")" 0
+	expect_eq "it ended with the job" "$(pgrep -fc "^$ROOT/$BUILD/nvq-ckpt .* wait$")" 0
 	# suspended across a restart of nvqd, then cancelled: it ends
 	a=$(fsubmit -m 10G "$FAKE_JOB" launch 60 "$T/a2")
 	wait_count "$T/a2" || return

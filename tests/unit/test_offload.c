@@ -27,6 +27,7 @@
 #define MiB	(1ull << 20)
 
 int	fake_calls(const char *);
+int	fake_first_copy_regs(void);
 size_t	fake_mapped_bytes(void);
 CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
 
@@ -140,6 +141,46 @@ test_out_and_back(void **state)
 	assert_int_equal(offload_free(b, &r), 1);
 	assert_int_equal(fake_mapped_bytes(), 0);
 	assert_int_equal(offload_free(12345, &r), 0);	/* not one of these */
+}
+
+/*
+ * The copies out begin as soon as the first pieces of the staging are
+ * page-locked, not after the last one: each worker fills the piece it
+ * made while the others still make theirs (a registration here takes 1 ms,
+ * as locking a GiB takes tens on the H100).
+ */
+static void
+test_copies_overlap_staging(void **state)
+{
+	enum { PIECES = 64 };
+	struct offload_stats st;
+	CUdeviceptr a;
+	CUresult r;
+	int reg, at;
+
+	(void)state;
+	assert_int_equal(offload_alloc(&a, PIECES * 4 * MiB, 0), CUDA_SUCCESS);
+	fill(a, PIECES * 4 * MiB, 8);
+	reg = fake_calls("cuMemHostRegister_v2");
+	fake_first_copy_regs();
+	setenv("FAKE_REGISTER_US", "1000", 1);
+	assert_int_equal(offload_out(&st), 0);
+	unsetenv("FAKE_REGISTER_US");
+	at = fake_first_copy_regs() - reg;
+	assert_int_equal(st.bytes, PIECES * 4 * MiB);
+	assert_int_equal(fake_calls("cuMemHostRegister_v2") - reg, PIECES);
+	print_message("the first copy out began after %d of the %d pieces were page-locked\n", at,
+	    PIECES);
+	/* one piece per worker (16 at most) before the first copy, and room to spare */
+	if (at < 1 || at > PIECES / 2)
+		fail_msg("the first copy out began after %d of the %d pieces were page-locked", at,
+		    PIECES);
+	assert_int_equal(offload_in(&st), 0);
+	assert_true(intact(a, PIECES * 4 * MiB, 8));
+	offload_drop_staging();
+	assert_int_equal(offload_staged(), 0);
+	assert_int_equal(offload_free(a, &r), 1);
+	assert_int_equal(fake_mapped_bytes(), 0);
 }
 
 static void
@@ -401,6 +442,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_sizes, setup),
 		cmocka_unit_test_setup(test_out_and_back, setup),
+		cmocka_unit_test_setup(test_copies_overlap_staging, setup),
 		cmocka_unit_test_setup(test_keep, setup),
 		cmocka_unit_test_setup(test_failed_restore_finishes_later, setup),
 		cmocka_unit_test_setup(test_many, setup),
