@@ -27,6 +27,44 @@ hookmsg_hello(const struct proto_msg *m, struct hookmsg_hello *h, char *err, siz
 	}
 	h->job = job->i;
 	h->pid = pid != NULL ? pid->i : 0;
+	/* an older hook says neither: it is revoked as before */
+	h->cut = proto_int(m, "cut", 0) == 1 && proto_int(m, "version", 2) >= 3;
+	return 0;
+}
+
+int
+hookmsg_cut(const struct proto_msg *m, struct hookmsg_cut *c, char *err, size_t errlen)
+{
+	const struct proto_field *seq = proto_get(m, "seq");
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	if (m->type != MSG_HOOK_CUT) {
+		snprintf(err, errlen, "%s is not a cut report", proto_type_name(m->type));
+		return -1;
+	}
+	if (seq == NULL || seq->kind != 'i' || seq->i <= 0) {
+		snprintf(err, errlen, "a cut report needs its revoke's seq");
+		return -1;
+	}
+	c->seq = seq->i;
+	c->progress = proto_int(m, "progress", 0) != 0;
+	for (i = 0; i < m->nfields; i++) {
+		const struct proto_field *f = &m->fields[i];
+
+		if (strcmp(f->key, "n") != 0)
+			continue;
+		if (f->kind != 'i' || f->i < 0) {
+			snprintf(err, errlen, "a cut report's count must be an integer, 0 or more");
+			return -1;
+		}
+		if (c->n == HOOKMSG_MAX_COMMS) {
+			snprintf(err, errlen, "a cut report of more than %d communicators",
+			    HOOKMSG_MAX_COMMS);
+			return -1;
+		}
+		c->count[c->n++] = f->i;
+	}
 	return 0;
 }
 
