@@ -42,6 +42,10 @@
  *   fake_job ipc-orphan BYTES SECONDS
  *	the same, but the first process ends 2 s after starting the other,
  *	which maps its memory on: the last holder of it.
+ *   fake_job ddp RANKS SECONDS FILE
+ *	RANKS ranks of a data-parallel job over fake NCCL collectives
+ *	(fake_ddp.c); each writes its steps to FILE.rankN; prints
+ *	"ddp ok STEPS" when every rank ended after the same step.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +64,7 @@ typedef CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, un
 
 CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
     CUdriverProcAddressQueryResult *);
+int	fake_ddp(int ranks, double secs, const char *file);
 
 static void *
 resolve(const char *name)
@@ -447,6 +452,8 @@ main(int argc, char **argv)
 		printf("launched %ld\n", n);
 		return 0;
 	}
+	if (argc == 5 && strcmp(argv[1], "ddp") == 0)
+		return fake_ddp(atoi(argv[2]), atof(argv[3]), argv[4]);
 	if (argc == 4 && strcmp(argv[1], "race") == 0)
 		return do_race(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "ipc") == 0)
