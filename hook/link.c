@@ -269,7 +269,8 @@ link_revoke(int64_t seq, int cut)
 	int n;
 
 	link_gate(GATE_SHUT);
-	if (cut && L.can_cut) {
+	/* seq 0: a restarted nvqd's word for a job held before; no revoke to cut */
+	if (cut && L.can_cut && seq > 0) {
 		/* at once: a synchronous copy in flight may wait for a peer's collective */
 		n = cut_shut(counts, CUT_MAX_COMMS);
 		link_send_cut(seq, counts, n, 0);
