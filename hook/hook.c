@@ -1022,24 +1022,6 @@ nvmlDeviceGetMemoryInfo_v2(void *dev, struct nvq_nvml_memory_v2 *m)
 	return r;
 }
 
-/* The gated wrappers: through the gate, then exactly the real variant. */
-#define HOOK_GATE_FN(name, params, args) \
-	EXPORT CUresult name params; \
-	EXPORT CUresult \
-	name params \
-	{ \
-		CUresult (*real) params = hook_real(F_##name); \
-		CUresult r; \
-		if (real == NULL) \
-			return NOT_LOADED; \
-		gate_enter(); \
-		r = real args; \
-		gate_leave(); \
-		return r; \
-	}
-HOOK_GATED(HOOK_GATE_FN)
-#undef HOOK_GATE_FN
-
 /* A launch through the gate; an NCCL kernel's counted on its communicator. */
 static void
 hook_launch_enter(void *f, void **p, void **x)
@@ -1056,7 +1038,8 @@ hook_launch_enter(void *f, void **p, void **x)
 	}
 }
 
-#define HOOK_COUNT_FN(name, params, args) \
+/* The gated wrappers: through the gate (enter), then exactly the real variant. */
+#define HOOK_WRAP_FN(name, params, args, enter) \
 	EXPORT CUresult name params; \
 	EXPORT CUresult \
 	name params \
@@ -1065,13 +1048,19 @@ hook_launch_enter(void *f, void **p, void **x)
 		CUresult r; \
 		if (real == NULL) \
 			return NOT_LOADED; \
-		hook_launch_enter(f, p, x); \
+		enter; \
 		r = real args; \
 		gate_leave(); \
 		return r; \
 	}
+#define HOOK_GATE_FN(name, params, args)	HOOK_WRAP_FN(name, params, args, gate_enter())
+#define HOOK_COUNT_FN(name, params, args) \
+	HOOK_WRAP_FN(name, params, args, hook_launch_enter(f, p, x))
+HOOK_GATED(HOOK_GATE_FN)
 HOOK_COUNTED(HOOK_COUNT_FN)
 #undef HOOK_COUNT_FN
+#undef HOOK_GATE_FN
+#undef HOOK_WRAP_FN
 
 /* ---- for link.c ---- */
 

@@ -12,10 +12,8 @@ cd "$(dirname "$0")/../.."
 B=${1:-build}
 STEPS=${STEPS:-6000}
 . tests/gpu/lib.sh
-export NCCL_NVLS_ENABLE=0
-gpu_nvqd tsddp "[scheduler]" "compute = timeslice" "quantum = ${QUANTUM:-5s}" \
+gpu_nvqd2 tsddp "[scheduler]" "compute = timeslice" "quantum = ${QUANTUM:-5s}" \
     "revoke_timeout = 10s"
-[ "$("$NVQ" gpus --json | grep -c '"uuid"')" -ge 2 ] || { echo "needs two GPUs"; exit 1; }
 cat > "$T/ddp.py" <<'PY'
 import sys, time, torch, torch.distributed as dist
 dist.init_process_group("nccl")

@@ -11,11 +11,9 @@
 set -u
 cd "$(dirname "$0")/../.."
 B=${1:-build}
-HOLDS=${HOLDS:-20}
 . tests/gpu/lib.sh
-export NCCL_NVLS_ENABLE=0
-gpu_nvqd trainerhold "[scheduler]" "revoke_timeout = 10s"
-[ "$("$NVQ" gpus --json | grep -c '"uuid"')" -ge 2 ] || { echo "needs two GPUs"; exit 1; }
+gpu_nvqd2 trainerhold "[scheduler]" "revoke_timeout = 10s"
+HOLDS=${HOLDS:-20}
 cat > "$T/train.py" <<'PY'
 import os, sys, torch
 from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments, TrainerCallback

@@ -23,13 +23,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cuda_decls.h"
+#include "fake_job.h"
 #include "fake_nccl.h"
-
-int	fake_ddp(int ranks, double secs, const char *file);
 
 typedef CUresult (*ddp_launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
     unsigned, unsigned, CUstream, void **, void **);
@@ -38,52 +36,22 @@ typedef CUresult (*ddp_getfn_fn)(void **, void *, const char *);
 typedef CUresult (*ddp_alloc_fn)(CUdeviceptr *, size_t);
 typedef CUresult (*ddp_dtoh_fn)(void *, CUdeviceptr, size_t);
 
-CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
-    CUdriverProcAddressQueryResult *);
-
-static void *
-ddp_resolve(const char *name)
-{
-	CUdriverProcAddressQueryResult st;
-	void *p = NULL;
-
-	if (cuGetProcAddress_v2(name, &p, 12000, 0, &st) != CUDA_SUCCESS || p == NULL) {
-		fprintf(stderr, "fake_job: cannot resolve %s\n", name);
-		exit(3);
-	}
-	return p;
-}
-
-static double
-ddp_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
+/* FILE.WHATRANK: a rank's figure */
 static void
 ddp_put(const char *file, const char *what, int rank, long n)
 {
-	char path[4096], tmp[4200];
-	FILE *fp;
+	char path[4096];
 
 	snprintf(path, sizeof(path), "%s.%s%d", file, what, rank);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((fp = fopen(tmp, "w")) == NULL)
-		return;
-	fprintf(fp, "%ld\n", n);
-	fclose(fp);
-	rename(tmp, path);
+	put_count(path, n);
 }
 
 static int
 ddp_rank(int rank, double secs, const char *file, struct fake_nccl_file *shared)
 {
-	ddp_launch_fn launch = (ddp_launch_fn)ddp_resolve("cuLaunchKernel");
-	ddp_launch_ex_fn launch_ex = (ddp_launch_ex_fn)ddp_resolve("cuLaunchKernelEx");
-	ddp_dtoh_fn dtoh = (ddp_dtoh_fn)ddp_resolve("cuMemcpyDtoH");
+	ddp_launch_fn launch = (ddp_launch_fn)resolve("cuLaunchKernel");
+	ddp_launch_ex_fn launch_ex = (ddp_launch_ex_fn)resolve("cuLaunchKernelEx");
+	ddp_dtoh_fn dtoh = (ddp_dtoh_fn)resolve("cuMemcpyDtoH");
 	static char comm_struct[64];	/* this rank's struct ncclDevComm */
 	struct { uint64_t comm, mask; } args = { (uint64_t)(uintptr_t)comm_struct, 1 };
 	size_t asz = sizeof(args);
@@ -95,15 +63,15 @@ ddp_rank(int rank, double secs, const char *file, struct fake_nccl_file *shared)
 	uint64_t host, stop;
 	int k, srank = -1, sstep = 0, sd = 0;
 	long step = 0;
-	double t0 = ddp_now();
+	double t0 = now();
 	CUresult r;
 
 	if (stall != NULL && sscanf(stall, "%d:%d:%d", &srank, &sstep, &sd) != 3)
 		srank = -1;
-	if (((ddp_getfn_fn)ddp_resolve("cuModuleGetFunction"))(&compute, NULL, "fake_compute") ||
-	    ((ddp_getfn_fn)ddp_resolve("cuModuleGetFunction"))(&allreduce, NULL,
+	if (((ddp_getfn_fn)resolve("cuModuleGetFunction"))(&compute, NULL, "fake_compute") ||
+	    ((ddp_getfn_fn)resolve("cuModuleGetFunction"))(&allreduce, NULL,
 	    "ncclDevKernel_AllReduce_Sum_f32_RING_LL") ||
-	    ((ddp_alloc_fn)ddp_resolve("cuMemAlloc"))(&dev, 64) != CUDA_SUCCESS) {
+	    ((ddp_alloc_fn)resolve("cuMemAlloc"))(&dev, 64) != CUDA_SUCCESS) {
 		fprintf(stderr, "rank %d: no kernels or memory\n", rank);
 		return 1;
 	}
@@ -115,7 +83,7 @@ ddp_rank(int rank, double secs, const char *file, struct fake_nccl_file *shared)
 		stop = __atomic_load_n(&shared->stop, __ATOMIC_SEQ_CST);
 		if (stop != 0 && (uint64_t)step >= stop)
 			break;
-		if (rank == 0 && stop == 0 && (ddp_now() - t0 >= secs || access(stopfile, F_OK) == 0))
+		if (rank == 0 && stop == 0 && (now() - t0 >= secs || access(stopfile, F_OK) == 0))
 			__atomic_store_n(&shared->stop, (uint64_t)step + 2, __ATOMIC_SEQ_CST);
 		for (k = 0; k < 3; k++)
 			launch(compute, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);

@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "cuda_decls.h"
+#include "fake_job.h"
 
 typedef CUresult (*gpa2_fn)(const char *, void **, int, cuuint64_t,
     CUdriverProcAddressQueryResult *);
@@ -64,9 +65,8 @@ typedef CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, un
 
 CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
     CUdriverProcAddressQueryResult *);
-int	fake_ddp(int ranks, double secs, const char *file);
 
-static void *
+void *
 resolve(const char *name)
 {
 	CUdriverProcAddressQueryResult st;
@@ -79,7 +79,7 @@ resolve(const char *name)
 	return p;
 }
 
-static double
+double
 now(void)
 {
 	struct timespec ts;
@@ -88,7 +88,7 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void
+void
 put_count(const char *file, long n)
 {
 	char tmp[4096];
