@@ -134,3 +134,28 @@ t_cut_old_hook() {	# a process that never reports its counts (an older hook) is 
 	wait_ranks "$T/d" 45 || return
 	ddp_end "$a" "$T/d"
 }
+
+t_cut_suspend_unreached() {	# the drain before a suspend that no cut ends: a failed suspend, no SIGSTOP
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	export FAKE_CKPT_DIR=$T/ckpt
+	mkdir -p "$FAKE_CKPT_DIR"
+	write_config "[gpus]" "virtual = 2x16G" "cuda_library = $FAKE_LIB/libcuda.so.1" \
+	    "[scheduler]" "revoke_timeout = 2s"
+	start_nvqd || return
+	local a out rc
+	a=$(ddp_job "$T/d" FAKE_DDP_STALL=1:40:6)
+	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
+	wait_ranks "$T/d" 39 || return
+	sleep 0.3
+	out=$(nvq suspend "$a" 2>&1); rc=$?
+	expect_eq "nvq suspend fails" "$rc" 1
+	expect_match "saying why" "$out" "^nvq: job $a: the suspend failed: its processes did not \
+reach the same collective in 2s: process [0-9]+ launched 39 of the 40 collectives .*; it runs on$"
+	expect_eq "running" "$(state "$a")" RUNNING
+	expect_eq "its lock is its own" "$(field "$a" lock)" granted
+	expect_eq "recorded as a failed suspend" "$(switches "$a")" "suspend|user|0 "
+	expect_eq "no SIGSTOP" "$(grep -c SIGSTOP "$T/nvqd.log")" 0
+	wait_ranks "$T/d" 45 || return
+	ddp_end "$a" "$T/d"
+	unset FAKE_CKPT_DIR
+}
