@@ -611,6 +611,7 @@ link_main(void *arg)
 		}
 		if (p[1].revents & POLLIN)
 			(void)!read(L.wake[0], junk, sizeof(junk));
+		link_cut_tick();	/* an acknowledgement goes before a want */
 		pthread_mutex_lock(&L.mu);
 		want = L.waiting > 0 && !L.want_sent &&
 		    !gate_passes(__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST));
@@ -619,7 +620,6 @@ link_main(void *arg)
 		pthread_mutex_unlock(&L.mu);
 		if (want)
 			link_simple(MSG_HOOK_WANT, NULL, 0);
-		link_cut_tick();
 		link_report();
 		link_send_oom();
 		/* timeslice: give the lock back early when the job is idle */

@@ -20,10 +20,13 @@
  * holds every timeslice GPU it runs on.
  *
  *   from               event                          to         action
- *   RELEASED,REVOKING  pass: desired                  GRANTED    seq++, tell its processes
- *   STOPPED            pass: desired                  GRANTED    SIGCONT, seq++, tell
+ *   RELEASED,REVOKING  pass: desired                  GRANTED    seq++, tell its processes;
+ *                                                                want_held = 0
+ *   STOPPED            pass: desired                  GRANTED    SIGCONT, seq++, tell;
+ *                                                                want_held = 0
  *   GRANTED            pass: not desired              REVOKING   seq++, tell, revoke_at = now
- *   REVOKING           pass: every process acked seq  RELEASED   free its timeslice GPUs
+ *   REVOKING           pass: every process acked seq  RELEASED   free its timeslice GPUs; wants =
+ *                                                                want_held, want_since = now
  *   REVOKING           pass: every process that can   REVOKING   send those not acked the cut:
  *                      cut acked seq or reported its             the largest count of each
  *                      counts (CUT), some not acked              communicator; cut_sent = seq
@@ -45,7 +48,9 @@
  *                                                                needs it running)
  *   any                HOLD n / LINKED, ACK, CUT,     (pass)     held = n (a hold clears
  *                      WANT, IDLE, UNLINKED, TIMER,              cut_error); wants, idle,
- *                      CHANGED                                   want_since as reported
+ *                      CHANGED                                   want_since as reported (a
+ *                                                                WANT while REVOKING is kept
+ *                                                                past the release: want_held)
  *   any                GONE                           RELEASED   free its timeslice GPUs
  *
  * Timeslice GPUs (gpuctl_all.ts_holder): the pass gives a free one to the
@@ -783,7 +788,7 @@ gc_moved_one(struct engine *e, struct job *j, const struct gc_event *ev, double 
 
 /* Frees the timeslice GPUs j holds. */
 static void
-gc_release_slices(struct engine *e, struct job *j)
+gc_release_slices(struct engine *e, struct job *j, double now)
 {
 	int g;
 
@@ -791,7 +796,15 @@ gc_release_slices(struct engine *e, struct job *j)
 		if (e->gca.ts_holder[g] == j->id)
 			e->gca.ts_holder[g] = 0;
 	j->gc.yielding = 0;
-	j->gc.wants = 0;
+	/*
+	 * A process that waited for the lock while it was being taken back
+	 * (a rank at the cut while its peer ran on to it) says so once: that
+	 * wait goes on, at the back of the line.  Dropped, the job would wait
+	 * for a turn that never comes.
+	 */
+	j->gc.wants = j->gc.want_held;
+	j->gc.want_since = now;
+	j->gc.want_held = 0;
 	j->gc.idle = 0;
 }
 
@@ -825,6 +838,8 @@ gpuctl_event(struct engine *e, struct job *j, const struct gc_event *ev, double 
 	case GC_EV_CUT:
 		break;	/* the pass sees who acknowledged or reported */
 	case GC_EV_WANT:
+		if (j->gc.lock == GC_REVOKING)
+			j->gc.want_held = 1;
 		if (!j->gc.wants) {
 			j->gc.wants = 1;
 			j->gc.want_since = now;
@@ -1002,6 +1017,7 @@ gc_cut_failed(struct engine *e, struct job *j, double now)
 	j->gc.lock = GC_GRANTED;
 	j->gc.seq++;
 	j->gc.revoke_at = 0;
+	j->gc.want_held = 0;
 	hooks_send_lock(e, j);
 }
 
@@ -1047,6 +1063,7 @@ gc_locks(struct engine *e, double now, double *next)
 				j->gc.lock = GC_GRANTED;
 				j->gc.seq++;
 				j->gc.revoke_at = 0;
+				j->gc.want_held = 0;
 				hooks_send_lock(e, j);
 				log_debug("job %lld: lock granted (seq %lld)", (long long)j->id,
 				    (long long)j->gc.seq);
@@ -1065,7 +1082,7 @@ gc_locks(struct engine *e, double now, double *next)
 			if (hooks_acked(e, j, j->gc.seq)) {
 				j->gc.lock = GC_RELEASED;
 				j->gc.revoke_at = 0;
-				gc_release_slices(e, j);
+				gc_release_slices(e, j, now);
 				changed = 1;
 				continue;
 			}
@@ -1085,7 +1102,7 @@ gc_locks(struct engine *e, double now, double *next)
 				hooks_signal(e, j, SIGSTOP);
 				j->gc.lock = GC_STOPPED;
 				j->gc.revoke_at = 0;
-				gc_release_slices(e, j);
+				gc_release_slices(e, j, now);
 				changed = 1;
 			}
 		}

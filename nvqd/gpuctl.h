@@ -68,6 +68,7 @@ struct gpuctl {
 	int		held;		/* nvq hold */
 	int		yielding;	/* timeslice: giving its GPU to the next job */
 	int		wants;		/* timeslice: one of its launches waits */
+	int		want_held;	/* one said so while its lock was being taken back */
 	double		want_since;
 	int		idle;		/* timeslice: it launches nothing */
 	int64_t		cut_sent;	/* the revoke seq whose cut targets were sent */
