@@ -52,6 +52,20 @@ cut_init(int (*get_name)(const char **, void *), int wake)
 	pthread_mutex_unlock(&C.mu);
 }
 
+/*
+ * Whether a kernel's name, as the driver gives it, is NCCL's: it begins
+ * with "nccl", after the "_Z" and length of a C++ mangled name (NCCL's
+ * kernels are C++ functions: _Z21ncclDevKernel_Generic24ncclDevKernelArgs...).
+ */
+static int
+cut_nccl_name(const char *name)
+{
+	if (name[0] == '_' && name[1] == 'Z')
+		for (name += 2; *name >= '0' && *name <= '9'; name++)
+			;
+	return strncmp(name, "nccl", 4) == 0;
+}
+
 /* Whether f is an NCCL kernel: asked of the driver once, then looked up. */
 static int
 cut_nccl(void *f)
@@ -72,7 +86,7 @@ cut_nccl(void *f)
 			if ((v & ~(uintptr_t)3) == k)
 				return (v & 3) == CUT_IS_NCCL;
 		}
-	nccl = C.get_name(&name, f) == 0 && name != NULL && strncmp(name, "nccl", 4) == 0;
+	nccl = C.get_name(&name, f) == 0 && name != NULL && cut_nccl_name(name);
 	if ((k & 3) != 0)
 		return nccl;	/* not a handle the table can hold: asked each time */
 	for (i = 0; i < CUT_FN_PROBE; i++) {

@@ -4,8 +4,8 @@
  * A rank stopped before launching a collective that a peer has launched
  * leaves the peer's kernel spinning: its GPU work never drains.  So the
  * hook counts, per process, the launches of NCCL's device kernels (their
- * names begin with "nccl", asked of the driver once per function with
- * cuFuncGetName) per communicator: the communicator is the pointer the
+ * names begin with "nccl", C++ mangling aside, asked of the driver once per
+ * function with cuFuncGetName) per communicator: the communicator is the pointer the
  * kernel's argument block begins with (struct ncclDevComm *), numbered 0,
  * 1, ... in the order this process first launched on it.  When nvqd takes
  * the lock back, every process reports its counts (cut_shut); nvqd sends

@@ -7,7 +7,8 @@
  * reach their collectives at different moments), an NCCL all-reduce on its
  * communicator (an argument block whose first 8 bytes are its own comm
  * pointer; by extra's buffer on odd steps as NCCL >= 2.19 launches, by
- * kernelParams on even ones as older NCCL does), then a synchronous copy
+ * kernelParams on even ones as older NCCL does; named as the driver names
+ * a C++ kernel on even ranks, plainly on odd ones), then a synchronous copy
  * (loss.item()), which waits until every rank launched that all-reduce.
  * It writes its all-reduces launched to FILE.collN, and after each step
  * its step count to FILE.rankN.  Rank 0 ends the
@@ -69,8 +70,9 @@ ddp_rank(int rank, double secs, const char *file, struct fake_nccl_file *shared)
 	if (stall != NULL && sscanf(stall, "%d:%d:%d", &srank, &sstep, &sd) != 3)
 		srank = -1;
 	if (((ddp_getfn_fn)resolve("cuModuleGetFunction"))(&compute, NULL, "fake_compute") ||
-	    ((ddp_getfn_fn)resolve("cuModuleGetFunction"))(&allreduce, NULL,
-	    "ncclDevKernel_AllReduce_Sum_f32_RING_LL") ||
+	    ((ddp_getfn_fn)resolve("cuModuleGetFunction"))(&allreduce, NULL, rank % 2 ?
+	    "ncclDevKernel_AllReduce_Sum_f32_RING_LL" :
+	    "_Z21ncclDevKernel_Generic24ncclDevKernelArgsStorageILm4096EE") ||
 	    ((ddp_alloc_fn)resolve("cuMemAlloc"))(&dev, 64) != CUDA_SUCCESS) {
 		fprintf(stderr, "rank %d: no kernels or memory\n", rank);
 		return 1;

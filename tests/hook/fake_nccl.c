@@ -3,7 +3,7 @@
  *
  * cuModuleGetFunction hands out function handles by name and
  * cuFuncGetName gives the name back, as the driver does (CUDA >= 12.3).
- * A launch of a kernel whose name begins with "nccl" is a collective: its
+ * A launch of a kernel whose name holds "nccl" is a collective: its
  * communicator is the first 8 bytes of its argument block (extra's
  * CU_LAUNCH_PARAM_BUFFER_POINTER, or kernelParams[0]), numbered in the
  * order this process first launched on it, and the launch is counted in
@@ -105,7 +105,7 @@ fake_nccl_launch(void *f, void **p, void **x)
 	uint64_t comm;
 	int i, c;
 
-	if (fn < fake_fns || fn >= fake_fns + fake_nfns || strncmp(fn->name, "nccl", 4) != 0 ||
+	if (fn < fake_fns || fn >= fake_fns + fake_nfns || strstr(fn->name, "nccl") == NULL ||
 	    fake_nccl_map() == -1)
 		return 0;
 	if (x != NULL) {
