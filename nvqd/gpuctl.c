@@ -1000,7 +1000,8 @@ gc_cut_failed(struct engine *e, struct job *j, double now)
 	    (long long)j->gc.seq);
 	if (j->gc.held) {
 		j->gc.held = 0;
-		if (store_job_held(e->store, j->id, 0, now, "hold failed: no cut") == -1)
+		if (store_job_held(e->store, j->id, 0, now,
+		    "hold failed: its processes did not reach the same collective") == -1)
 			log_warnx("job %lld: cannot record that its hold failed", (long long)j->id);
 	}
 	if (j->gc.yielding) {
