@@ -163,8 +163,8 @@ $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The hook: position-independent, everything hidden but hook.map's names.
-HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c hook/stageplan.c hook/ipc.c common/proto.c \
-	   common/share.c \
+HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/cut.c hook/offload.c hook/stageplan.c hook/ipc.c \
+	   common/proto.c common/share.c \
 	   common/proc.c
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -215,11 +215,11 @@ $(UNIT_BIN):
 
 # The hook, preloaded into a test linked with a fake libcuda.so.1.
 FAKE_CUDA = $(BUILD)/tests/fake/libcuda.so.1
-$(FAKE_CUDA): tests/hook/fake_cuda.c common/cuda_decls.h
+$(FAKE_CUDA): tests/hook/fake_cuda.c tests/hook/fake_nccl.c tests/hook/fake_nccl.h common/cuda_decls.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -Wno-missing-prototypes -fPIC -shared \
 	    -Wl,-soname,libcuda.so.1 \
-	    -o $@ $< $(HOOK_LDFLAGS)
+	    -o $@ $(filter %.c,$^) $(HOOK_LDFLAGS)
 # offload.c against the fake libcuda's VMM API (real memory)
 $(BUILD)/tests/test_offload: $(call obj,tests/unit/test_offload.c hook/offload.c hook/stageplan.c) $(FAKE_CUDA)
 # pieces of 4 MiB, so that the test's copies cross their edges
@@ -234,9 +234,10 @@ $(BUILD)/tests/test_hook: tests/hook/test_hook.c $(FAKE_CUDA) $(FAKE_NVML)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -o $@ $< $(HOOK_LDFLAGS) $(FAKE_CUDA) -ldl \
 	    -lcmocka
-$(BUILD)/tests/fake_job: tests/hook/fake_job.c $(FAKE_CUDA)
+$(BUILD)/tests/fake_job: tests/hook/fake_job.c tests/hook/fake_ddp.c tests/hook/fake_job.h tests/hook/fake_nccl.h \
+    $(FAKE_CUDA)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -o $@ $< $(HOOK_LDFLAGS) $(FAKE_CUDA)
+	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -o $@ $(filter %.c,$^) $(HOOK_LDFLAGS) $(FAKE_CUDA)
 HOOK_PRELOAD = $(abspath $(BUILD)/libnvq-hook.so)
 # the hook's declarations against the real cuda.h, where there is one
 CUDA_H = $(wildcard /usr/local/cuda/include/cuda.h)

@@ -20,6 +20,14 @@
 #include <stdint.h>
 
 #define PROTO_VERSION	2	/* 2: hold/release and the hook's messages */
+/*
+ * The hook's link, within frames of PROTO_VERSION: a hello says "version"
+ * (none: 2) and "cut" 1 when the hook can stop at a cut (3: MSG_HOOK_CUT,
+ * MSG_HOOK_CUTAT); nvqd's revoke says "cut" 1 when it knows cuts.  Either
+ * side without them keeps to version 2: the frame version stays 2, so an
+ * older hook still links to a newer nvqd and the other way round.
+ */
+#define PROTO_HOOK_VERSION	3
 #define PROTO_HEADER	8
 #define PROTO_MAX_BODY	(4U << 20)
 #define PROTO_MAX_KEY	32
@@ -68,12 +76,17 @@ enum proto_type {
 				   this node becomes a running job: "slurm_job", "step",
 				   "uid", "gid", "gpus" (node indexes), "mem"; answered
 				   with "id", "uuids", "status" (where its end goes) */
+	MSG_HOOK_CUT,		/* hook: "seq" of a revoke, ["progress"] 1, then "n" per
+				   communicator: its NCCL launches on it (cut.h) */
+	MSG_HOOK_CUTAT,		/* nvqd: "seq", then "n" per communicator: the cut's
+				   targets, the largest count of the job's processes */
 	MSG_MAX
 };
 
 /* Whether a message type belongs to the hook's link. */
 #define proto_is_hook(t)	(((t) >= MSG_HOOK_HELLO && (t) <= MSG_HOOK_IDLE) || \
-				(t) == MSG_HOOK_MOVE || (t) == MSG_HOOK_MOVED || (t) == MSG_HOOK_OOM)
+				(t) == MSG_HOOK_MOVE || (t) == MSG_HOOK_MOVED || (t) == MSG_HOOK_OOM || \
+				(t) == MSG_HOOK_CUT || (t) == MSG_HOOK_CUTAT)
 
 struct proto_field {
 	char		key[PROTO_MAX_KEY + 1];

@@ -8,6 +8,11 @@
  * fall to zero.  Both sides use sequentially consistent operations, so
  * either the launcher sees the gate shut and backs out, or the link thread
  * sees the launcher in flight and waits for it.
+ *
+ * GATE_CUT is the way to a consistent cut across a job's ranks (cut.h):
+ * launches and copies pass as when open, but an NCCL launch passes only
+ * while its communicator's count is below the cut's target (decided in
+ * cut.c, under its mutex).  The fast path tests one comparison for both.
  */
 #ifndef NVQ_GATE_H
 #define NVQ_GATE_H
@@ -16,9 +21,13 @@
 
 enum gate_state {
 	GATE_INIT = 0,		/* the link has not started: start it */
+	GATE_SHUT,		/* taken back (hold, timeslice) or waiting for nvqd */
 	GATE_OPEN,		/* the job holds its locks */
-	GATE_SHUT		/* taken back (hold, timeslice) or waiting for nvqd */
+	GATE_CUT		/* taken back, running on to the cut's targets (cut.h) */
 };
+
+/* Whether a launch or copy passes (open, or on its way to the cut). */
+#define gate_passes(st)	((st) >= GATE_OPEN)
 
 struct gate {
 	int		state;
@@ -36,8 +45,8 @@ gate_enter(void)
 {
 	for (;;) {
 		__atomic_fetch_add(&nvq_gate.inflight, 1, __ATOMIC_SEQ_CST);
-		if (__builtin_expect(__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) ==
-		    GATE_OPEN, 1)) {
+		if (__builtin_expect(gate_passes(__atomic_load_n(&nvq_gate.state,
+		    __ATOMIC_SEQ_CST)), 1)) {
 			if (!__atomic_load_n(&nvq_gate.active, __ATOMIC_RELAXED))
 				__atomic_store_n(&nvq_gate.active, 1, __ATOMIC_RELAXED);
 			return;

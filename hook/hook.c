@@ -29,6 +29,7 @@
 
 #include "budget.h"
 #include "cuda_decls.h"
+#include "cut.h"
 #include "gate.h"
 #include "ipc.h"
 #include "link.h"
@@ -177,6 +178,8 @@ hook_cuda(void)
 		*(void **)&hook.ctx_push = hook_real_dlsym(h, "cuCtxPushCurrent_v2");
 		*(void **)&hook.ctx_pop = hook_real_dlsym(h, "cuCtxPopCurrent_v2");
 		*(void **)&hook.ctx_sync = hook_real_dlsym(h, "cuCtxSynchronize");
+		/* CUDA >= 12.3; without it no kernel is known as NCCL's (cut.h) */
+		cut_init((int (*)(const char **, void *))hook_real_dlsym(h, "cuFuncGetName"), -1);
 		/* nvqd's [scheduler] offload; read here, once, as libcuda opens */
 		off = getenv("NVQ_HOOK_OFFLOAD");
 		hook_cuda_opened = h;
@@ -255,11 +258,14 @@ hook_nvml(void)
 			CUstream s)
 #define M2DS_A		(d, pitch, v, w, h, s)
 
-#define HOOK_GATED(X) \
+/* the launches NCCL uses: counted per communicator when the kernel is NCCL's (cut.h) */
+#define HOOK_COUNTED(X) \
 	X(cuLaunchKernel, LAUNCH_P, LAUNCH_A) \
 	X(cuLaunchKernel_ptsz, LAUNCH_P, LAUNCH_A) \
 	X(cuLaunchKernelEx, LAUNCH_EX_P, LAUNCH_EX_A) \
-	X(cuLaunchKernelEx_ptsz, LAUNCH_EX_P, LAUNCH_EX_A) \
+	X(cuLaunchKernelEx_ptsz, LAUNCH_EX_P, LAUNCH_EX_A)
+
+#define HOOK_GATED(X) \
 	X(cuLaunchCooperativeKernel, COOP_P, COOP_A) \
 	X(cuLaunchCooperativeKernel_ptsz, COOP_P, COOP_A) \
 	X(cuGraphLaunch, GRAPH_P, GRAPH_A) \
@@ -330,6 +336,7 @@ enum hook_fn {
 	F_GET_PROC, F_GET_PROC_V2,
 	F_IPC_GET, F_IPC_OPEN, F_IPC_OPEN_V2, F_IPC_CLOSE,
 #define HOOK_ENUM(name, params, args) F_##name,
+	HOOK_COUNTED(HOOK_ENUM)
 	HOOK_GATED(HOOK_ENUM)
 #undef HOOK_ENUM
 	F_NVML_MEM, F_NVML_MEM_V2,	/* from here on, NVML's */
@@ -1015,8 +1022,24 @@ nvmlDeviceGetMemoryInfo_v2(void *dev, struct nvq_nvml_memory_v2 *m)
 	return r;
 }
 
-/* The gated wrappers: through the gate, then exactly the real variant. */
-#define HOOK_GATE_FN(name, params, args) \
+/* A launch through the gate; an NCCL kernel's counted on its communicator. */
+static void
+hook_launch_enter(void *f, void **p, void **x)
+{
+	int c = cut_comm(f, p, x);
+
+	if (c < 0) {
+		gate_enter();
+		return;
+	}
+	while (cut_pass(c) == -1) {
+		gate_enter();	/* waits for the gate to open */
+		gate_leave();
+	}
+}
+
+/* The gated wrappers: through the gate (enter), then exactly the real variant. */
+#define HOOK_WRAP_FN(name, params, args, enter) \
 	EXPORT CUresult name params; \
 	EXPORT CUresult \
 	name params \
@@ -1025,13 +1048,19 @@ nvmlDeviceGetMemoryInfo_v2(void *dev, struct nvq_nvml_memory_v2 *m)
 		CUresult r; \
 		if (real == NULL) \
 			return NOT_LOADED; \
-		gate_enter(); \
+		enter; \
 		r = real args; \
 		gate_leave(); \
 		return r; \
 	}
+#define HOOK_GATE_FN(name, params, args)	HOOK_WRAP_FN(name, params, args, gate_enter())
+#define HOOK_COUNT_FN(name, params, args) \
+	HOOK_WRAP_FN(name, params, args, hook_launch_enter(f, p, x))
 HOOK_GATED(HOOK_GATE_FN)
+HOOK_COUNTED(HOOK_COUNT_FN)
+#undef HOOK_COUNT_FN
 #undef HOOK_GATE_FN
+#undef HOOK_WRAP_FN
 
 /* ---- for link.c ---- */
 
@@ -1151,6 +1180,7 @@ static struct hook_entry hook_table[F_NFUNCS] = {
 	[F_IPC_OPEN_V2] = { "cuIpcOpenMemHandle_v2", (void *)cuIpcOpenMemHandle_v2, NULL, 0 },
 	[F_IPC_CLOSE] = { "cuIpcCloseMemHandle", (void *)cuIpcCloseMemHandle, NULL, 0 },
 #define HOOK_ROW(name, params, args) [F_##name] = { #name, (void *)name, NULL, 0 },
+	HOOK_COUNTED(HOOK_ROW)
 	HOOK_GATED(HOOK_ROW)
 #undef HOOK_ROW
 	[F_NVML_MEM] = { "nvmlDeviceGetMemoryInfo", (void *)nvmlDeviceGetMemoryInfo, NULL, 0 },

@@ -10,6 +10,13 @@
  *   - MSG_HOOK_STATE granted=1 opens the gate; granted=0 shuts it, waits
  *     for the launches and copies in flight and for the GPU work already
  *     submitted (cuCtxSynchronize), then acknowledges with the same seq;
+ *   - with "cut" 1 in that revoke (nvqd knows cuts, cut.h) and this hook's
+ *     NCCL counts not empty, it first reports the counts (MSG_HOOK_CUT) at
+ *     once and waits for nvqd's targets (MSG_HOOK_CUTAT) without blocking
+ *     this thread: a process below them runs on (GATE_CUT) and, once a
+ *     launch reaches them, drains and acknowledges as above; while it runs
+ *     on, its counts go to nvqd again when they change (at most every
+ *     100 ms), so that nvqd can say where it stopped if it never gets there;
  *   - MSG_HOOK_LIMIT caps what this process may allocate, because the
  *     job's other processes hold the rest of its budget;
  *   - a launch waiting at a shut gate sends MSG_HOOK_WANT once;
@@ -37,6 +44,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "cut.h"
 #include "gate.h"
 #include "link.h"
 #include "offload.h"
@@ -69,6 +77,10 @@ static struct {
 	int		want_sent;
 	int		idle_sent;
 	int		refused_said;	/* the refusal was written to stderr */
+	int		can_cut;	/* NVQ_HOOK_CUT is not 0 */
+	int64_t		cut_seq;	/* the revoke whose cut is under way; 0: none */
+	uint64_t	cut_sent[CUT_MAX_COMMS];	/* the counts last reported */
+	int		cut_sent_n;
 	double		idle_since;	/* the last launch seen, or the last grant */
 	uint8_t		*buf;		/* what was read and not yet handled */
 	size_t		len, cap;
@@ -97,7 +109,9 @@ static void
 link_gate(int state)
 {
 	pthread_mutex_lock(&L.mu);
-	__atomic_store_n(&nvq_gate.state, state, __ATOMIC_SEQ_CST);
+	cut_set_state(state);
+	if (state != GATE_SHUT)
+		L.cut_seq = 0;
 	if (state == GATE_OPEN)
 		L.want_sent = 0;
 	pthread_cond_broadcast(&L.cv);
@@ -196,6 +210,8 @@ link_connect(void)
 	proto_begin(&b, MSG_HOOK_HELLO);
 	proto_put_int(&b, "job", L.job);
 	proto_put_int(&b, "pid", (int64_t)getpid());
+	proto_put_int(&b, "version", PROTO_HOOK_VERSION);
+	proto_put_int(&b, "cut", L.can_cut);
 	if (link_send(&b) == -1) {
 		link_close();
 		return -1;
@@ -203,16 +219,15 @@ link_connect(void)
 	return 0;
 }
 
-/* Takes the lock back: shut, drain, synchronize, acknowledge. */
+/* The gate shut: drain, synchronize, acknowledge seq. */
 static void
-link_revoke(int64_t seq)
+link_drain(int64_t seq)
 {
 	struct proto_buf b = { 0 };
 	uint64_t used[BUDGET_MAX_DEV], peak[BUDGET_MAX_DEV];
 	struct timespec ts = { 0, 100000 };
 	int n;
 
-	link_gate(GATE_SHUT);
 	while (__atomic_load_n(&nvq_gate.inflight, __ATOMIC_SEQ_CST) != 0)
 		nanosleep(&ts, NULL);
 	n = L.ops->usage(used, peak, BUDGET_MAX_DEV);
@@ -223,6 +238,99 @@ link_revoke(int64_t seq)
 	L.ops->log("lock taken back (seq %lld): drained and acknowledged", (long long)seq);
 }
 
+/* Tells nvqd this process's NCCL launches per communicator (MSG_HOOK_CUT). */
+static void
+link_send_cut(int64_t seq, const uint64_t *counts, int n, int progress)
+{
+	struct proto_buf b = { 0 };
+	int c;
+
+	proto_begin(&b, MSG_HOOK_CUT);
+	proto_put_int(&b, "seq", seq);
+	if (progress)
+		proto_put_int(&b, "progress", 1);
+	for (c = 0; c < n; c++)
+		proto_put_int(&b, "n", (int64_t)(counts[c] < INT64_MAX ? counts[c] : INT64_MAX));
+	if (link_send(&b) == 0) {
+		memcpy(L.cut_sent, counts, sizeof(counts[0]) * (size_t)n);
+		L.cut_sent_n = n;
+	}
+}
+
+/*
+ * Takes the lock back.  Where nvqd knows cuts and this process launched
+ * NCCL kernels, it reports its counts and waits for the targets (link_cutat);
+ * otherwise shut, drain, synchronize, acknowledge.
+ */
+static void
+link_revoke(int64_t seq, int cut)
+{
+	uint64_t counts[CUT_MAX_COMMS];
+	int n;
+
+	link_gate(GATE_SHUT);
+	/* seq 0: a restarted nvqd's word for a job held before; no revoke to cut */
+	if (cut && L.can_cut && seq > 0) {
+		/* at once: a synchronous copy in flight may wait for a peer's collective */
+		n = cut_shut(counts, CUT_MAX_COMMS);
+		link_send_cut(seq, counts, n, 0);
+		if (n > 0) {
+			pthread_mutex_lock(&L.mu);
+			L.cut_seq = seq;
+			pthread_mutex_unlock(&L.mu);
+			L.ops->log("lock asked back (seq %lld): %d communicators' counts reported",
+			    (long long)seq, n);
+			return;
+		}
+	}
+	link_drain(seq);
+}
+
+/* nvqd's targets for the cut of revoke seq: run on to them, or drain now. */
+static void
+link_cutat(const struct proto_msg *m)
+{
+	uint64_t targets[CUT_MAX_COMMS];
+	int64_t seq = proto_int(m, "seq", 0);
+	int i, n = 0, at;
+
+	if (seq == 0 || seq != L.cut_seq)
+		return;	/* an older revoke's, or a grant came since */
+	for (i = 0; i < m->nfields && n < CUT_MAX_COMMS; i++)
+		if (strcmp(m->fields[i].key, "n") == 0 && m->fields[i].kind == 'i')
+			targets[n++] = m->fields[i].i > 0 ? (uint64_t)m->fields[i].i : 0;
+	if ((at = cut_aim(targets, n)) == 1) {
+		L.cut_seq = 0;
+		link_drain(seq);
+	} else if (at == 0) {
+		/* launches and copies waiting at the shut gate may pass now */
+		pthread_mutex_lock(&L.mu);
+		pthread_cond_broadcast(&L.cv);
+		pthread_mutex_unlock(&L.mu);
+		L.ops->log("running on to the cut of seq %lld", (long long)seq);
+	}
+}
+
+/* On the way to a cut: reached it (drain), or counts to tell nvqd. */
+static void
+link_cut_tick(void)
+{
+	uint64_t counts[CUT_MAX_COMMS];
+	int64_t seq = L.cut_seq;
+	int n;
+
+	if (seq == 0)
+		return;
+	if (cut_take_reached()) {
+		L.cut_seq = 0;
+		link_drain(seq);
+		return;
+	}
+	n = cut_counts(counts, CUT_MAX_COMMS);
+	if (n != L.cut_sent_n || memcmp(counts, L.cut_sent, sizeof(counts[0]) * (size_t)n) != 0)
+		link_send_cut(seq, counts, n, 1);
+}
+
 /* Moves the job's memory out (the gate shut) or back, and says what moved. */
 static void
 link_move(int64_t seq, int out)
@@ -231,7 +339,7 @@ link_move(int64_t seq, int out)
 	struct offload_stats st;
 
 	memset(&st, 0, sizeof(st));
-	if (out && __atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) == GATE_OPEN)
+	if (out && gate_passes(__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST)))
 		snprintf(st.error, sizeof(st.error), "the job holds its GPU lock");
 	else if (out)
 		offload_out(&st);
@@ -290,7 +398,7 @@ link_message(const struct proto_msg *m)
 		if (proto_int(m, "granted", 1))
 			link_open();
 		else
-			link_revoke(proto_int(m, "seq", 0));
+			link_revoke(proto_int(m, "seq", 0), proto_int(m, "cut", 0) != 0);
 		pthread_mutex_lock(&L.mu);
 		L.first_done = 1;
 		pthread_cond_broadcast(&L.cv);
@@ -298,6 +406,9 @@ link_message(const struct proto_msg *m)
 		break;
 	case MSG_HOOK_LIMIT:
 		link_limit(m);
+		break;
+	case MSG_HOOK_CUTAT:
+		link_cutat(m);
 		break;
 	case MSG_HOOK_MOVE:
 		link_move(proto_int(m, "seq", 0), (int)proto_int(m, "out", 1));
@@ -500,9 +611,10 @@ link_main(void *arg)
 		}
 		if (p[1].revents & POLLIN)
 			(void)!read(L.wake[0], junk, sizeof(junk));
+		link_cut_tick();	/* an acknowledgement goes before a want */
 		pthread_mutex_lock(&L.mu);
 		want = L.waiting > 0 && !L.want_sent &&
-		    __atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) != GATE_OPEN;
+		    !gate_passes(__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST));
 		if (want)
 			L.want_sent = 1;
 		pthread_mutex_unlock(&L.mu);
@@ -529,7 +641,7 @@ void
 link_start(const struct link_ops *ops)
 {
 	const char *path = getenv("NVQ_HOOK_SOCKET"), *job = getenv("NVQ_JOB_ID");
-	const char *pol = getenv("NVQ_HOOK_ON_DISCONNECT");
+	const char *pol = getenv("NVQ_HOOK_ON_DISCONNECT"), *cut = getenv("NVQ_HOOK_CUT");
 	sigset_t all, old;
 	pthread_t t;
 	struct timespec until;
@@ -562,12 +674,14 @@ link_start(const struct link_ops *ops)
 	}
 	snprintf(L.path, sizeof(L.path), "%s", path);
 	L.wait_policy = pol != NULL && strcmp(pol, "wait") == 0;
+	L.can_cut = cut == NULL || strcmp(cut, "0") != 0;
 	L.sent_n = -1;
 	if (pipe2(L.wake, O_CLOEXEC | O_NONBLOCK) == -1) {
 		__atomic_store_n(&nvq_gate.state, GATE_OPEN, __ATOMIC_SEQ_CST);
 		pthread_mutex_unlock(&L.mu);
 		return;
 	}
+	cut_init(NULL, L.wake[1]);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&t, NULL, link_main, NULL) != 0) {
@@ -603,7 +717,7 @@ link_wait_gate(void)
 	L.waiting++;
 	if (!L.want_sent && L.wake[1] >= 0)
 		(void)!write(L.wake[1], &c, 1);
-	while (__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) != GATE_OPEN)
+	while (!gate_passes(__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST)))
 		pthread_cond_wait(&L.cv, &L.mu);
 	L.waiting--;
 	pthread_mutex_unlock(&L.mu);
@@ -634,6 +748,9 @@ link_child(void)
 	if (L.wake[1] >= 0)
 		close(L.wake[1]);
 	L.fd = L.wake[0] = L.wake[1] = -1;
+	cut_child(-1);
+	L.cut_seq = 0;
+	L.cut_sent_n = 0;
 	L.started = L.first_done = L.waiting = L.want_sent = L.idle_sent = 0;
 	L.len = 0;
 	L.sent_n = -1;

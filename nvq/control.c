@@ -369,10 +369,15 @@ control_until(struct nvq_args *a, int64_t id, int tries,
 static int
 control_held(int64_t id, const struct proto_msg *m, const struct nvq_row *job)
 {
-	const char *lock = row_str(m, job, "lock");
+	const char *lock = row_str(m, job, "lock"), *err = row_str(m, job, "lock_error");
 
 	if (lock != NULL && strcmp(lock, "holding") == 0)
 		return -1;
+	if (lock != NULL && strcmp(lock, "granted") == 0 && err != NULL) {
+		/* its ranks could not stop at the same collective: not held, it runs on */
+		nvq_err("job %lld not held: %s", (long long)id, fmt_safe(err));
+		return 1;
+	}
 	printf("job %lld held: %s\n", (long long)id, lock == NULL ? "it has ended" :
 	    strcmp(lock, "stopped") == 0 ?
 	    "it did not answer in time and was stopped (SIGSTOP)" : "its GPU work has drained");

@@ -797,6 +797,8 @@ ctl_row_cb(void *arg, const struct store_col *c, int n)
 	if (j != NULL && j->state == JOB_RUNNING) {
 		proto_put_int(rows->out, "granted", (int64_t)j->granted);
 		proto_put_str(rows->out, "lock", gpuctl_lock_state(j));
+		if (j->gc.cut_error[0] != '\0')
+			proto_put_str(rows->out, "lock_error", j->gc.cut_error);
 		if (j->gpu_used != NULL && (!rows->r->e->gpus.is_virtual ||
 		    engine_job_peak(rows->r->e, j) > 0)) {
 			proto_put_int(rows->out, "gpu_used", (int64_t)engine_job_used(rows->r->e, j));

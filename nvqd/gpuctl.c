@@ -9,6 +9,8 @@
  * LOCK      what its processes were told last, and whether they heard it
  *   GRANTED   they may launch kernels
  *   REVOKING  asked back with a new seq at revoke_at; some have not acknowledged
+ *             (those that launched NCCL kernels report their counts first, and
+ *             run on to the cut nvqd sends them: hook/cut.h)
  *   RELEASED  not theirs: every process acknowledged (or there is none)
  *   STOPPED   no acknowledgement within revoke_timeout: SIGSTOPped (pidfds);
  *             the time nvqd itself stood still, not reading, does not count
@@ -18,16 +20,37 @@
  * holds every timeslice GPU it runs on.
  *
  *   from               event                          to         action
- *   RELEASED,REVOKING  pass: desired                  GRANTED    seq++, tell its processes
- *   STOPPED            pass: desired                  GRANTED    SIGCONT, seq++, tell
+ *   RELEASED,REVOKING  pass: desired                  GRANTED    seq++, tell its processes;
+ *                                                                want_held = 0
+ *   STOPPED            pass: desired                  GRANTED    SIGCONT, seq++, tell;
+ *                                                                want_held = 0
  *   GRANTED            pass: not desired              REVOKING   seq++, tell, revoke_at = now
- *   REVOKING           pass: every process acked seq  RELEASED   free its timeslice GPUs
+ *   REVOKING           pass: every process acked seq  RELEASED   free its timeslice GPUs; wants =
+ *                                                                want_held, want_since = now
+ *   REVOKING           pass: every process that can   REVOKING   send those not acked the cut:
+ *                      cut acked seq or reported its             the largest count of each
+ *                      counts (CUT), some not acked              communicator; cut_sent = seq
+ *                      have counts, cut_sent < seq
  *   REVOKING           pass: revoke_timeout passed,   STOPPED    SIGSTOP, free its timeslice GPUs
- *                      and its sockets read since
+ *                      its sockets read since, and a
+ *                      process neither acked nor
+ *                      reported NCCL counts (an older
+ *                      hook, hung, or not a rank)
+ *   REVOKING           pass: revoke_timeout passed,   GRANTED    not reached: seq++, tell; why
+ *                      its sockets read since, every             (which process, at which count
+ *                      process acked or reported                 of which target) in cut_error
+ *                                                                and the log; the operation that
+ *                                                                wanted the lock fails: held = 0
+ *                                                                (nvq hold says why), yielding =
+ *                                                                0 (a new turn), DRAINING -> NONE
+ *                                                                (R) as a failed suspend
  *   STOPPED            pass: DRAINING                 RELEASED   SIGCONT (the driver's lock
  *                                                                needs it running)
- *   any                HOLD n / LINKED, ACK, WANT,    (pass)     held = n; wants, idle,
- *                      IDLE, UNLINKED, TIMER, CHANGED            want_since as reported
+ *   any                HOLD n / LINKED, ACK, CUT,     (pass)     held = n (a hold clears
+ *                      WANT, IDLE, UNLINKED, TIMER,              cut_error); wants, idle,
+ *                      CHANGED                                   want_since as reported (a
+ *                                                                WANT while REVOKING is kept
+ *                                                                past the release: want_held)
  *   any                GONE                           RELEASED   free its timeslice GPUs
  *
  * Timeslice GPUs (gpuctl_all.ts_holder): the pass gives a free one to the
@@ -115,7 +138,7 @@
 
 static const char *const gc_whys[] = { "user", "preempt", "timeslice", "restart" };
 static const char *const gc_evs[] = {
-	"linked", "unlinked", "ack", "want", "idle", "moved", "helper", "timer", "changed",
+	"linked", "unlinked", "ack", "cut", "want", "idle", "moved", "helper", "timer", "changed",
 	"suspend", "release", "hold", "resume", "recover", "gone"
 };
 
@@ -765,7 +788,7 @@ gc_moved_one(struct engine *e, struct job *j, const struct gc_event *ev, double 
 
 /* Frees the timeslice GPUs j holds. */
 static void
-gc_release_slices(struct engine *e, struct job *j)
+gc_release_slices(struct engine *e, struct job *j, double now)
 {
 	int g;
 
@@ -773,7 +796,15 @@ gc_release_slices(struct engine *e, struct job *j)
 		if (e->gca.ts_holder[g] == j->id)
 			e->gca.ts_holder[g] = 0;
 	j->gc.yielding = 0;
-	j->gc.wants = 0;
+	/*
+	 * A process that waited for the lock while it was being taken back
+	 * (a rank at the cut while its peer ran on to it) says so once: that
+	 * wait goes on, at the back of the line.  Dropped, the job would wait
+	 * for a turn that never comes.
+	 */
+	j->gc.wants = j->gc.want_held;
+	j->gc.want_since = now;
+	j->gc.want_held = 0;
 	j->gc.idle = 0;
 }
 
@@ -804,8 +835,11 @@ gpuctl_event(struct engine *e, struct job *j, const struct gc_event *ev, double 
 			gc_moved(e, j, now);
 		break;
 	case GC_EV_ACK:
-		break;	/* the pass sees who acknowledged */
+	case GC_EV_CUT:
+		break;	/* the pass sees who acknowledged or reported */
 	case GC_EV_WANT:
+		if (j->gc.lock == GC_REVOKING)
+			j->gc.want_held = 1;
 		if (!j->gc.wants) {
 			j->gc.wants = 1;
 			j->gc.want_since = now;
@@ -826,6 +860,8 @@ gpuctl_event(struct engine *e, struct job *j, const struct gc_event *ev, double 
 		return gc_release(e, j, ev->by, now, err, errlen);
 	case GC_EV_HOLD:
 		j->gc.held = (int)ev->n;
+		if (j->gc.held)
+			j->gc.cut_error[0] = '\0';	/* nvq hold waits for this one's outcome */
 		if (!j->gc.held)
 			j->gc.wants = j->nsess > 0;
 		break;
@@ -944,6 +980,48 @@ gc_revoke_over(const struct engine *e, const struct job *j, double now, double *
 	return 1;
 }
 
+/*
+ * REVOKING, revoke_timeout over, and every process answered: some did not
+ * reach the cut (or did and their work did not drain).  Stopping them now
+ * would stop a rank mid-collective: the lock goes back to the job, and the
+ * operation that wanted it fails with the reason.
+ */
+static void
+gc_cut_failed(struct engine *e, struct job *j, double now)
+{
+	char why[200], err[300];
+	int g;
+
+	hooks_cut_why(e, j, j->gc.seq, why, sizeof(why));
+	snprintf(j->gc.cut_error, sizeof(j->gc.cut_error), "its processes did not reach the "
+	    "same collective in %llds: %s; its lock was given back", (long long)e->cfg.revoke_timeout,
+	    why);
+	log_warnx("job %lld: %s (seq %lld)", (long long)j->id, j->gc.cut_error,
+	    (long long)j->gc.seq);
+	if (j->gc.held) {
+		j->gc.held = 0;
+		if (store_job_held(e->store, j->id, 0, now,
+		    "hold failed: its processes did not reach the same collective") == -1)
+			log_warnx("job %lld: cannot record that its hold failed", (long long)j->id);
+	}
+	if (j->gc.yielding) {
+		/* its turn goes on: the next quantum's end tries again */
+		j->gc.yielding = 0;
+		for (g = 0; g < e->gpus.n; g++)
+			if (e->gca.ts_holder[g] == j->id)
+				e->gca.ts_since[g] = now;
+	}
+	if (j->gc.phase == GC_DRAINING) {
+		snprintf(err, sizeof(err), "%s", j->gc.cut_error);
+		gc_failed(e, j, err, now);
+	}
+	j->gc.lock = GC_GRANTED;
+	j->gc.seq++;
+	j->gc.revoke_at = 0;
+	j->gc.want_held = 0;
+	hooks_send_lock(e, j);
+}
+
 /* Rounds over the locks until nothing changes; the next deadline into *next. */
 static void
 gc_locks(struct engine *e, double now, double *next)
@@ -986,6 +1064,7 @@ gc_locks(struct engine *e, double now, double *next)
 				j->gc.lock = GC_GRANTED;
 				j->gc.seq++;
 				j->gc.revoke_at = 0;
+				j->gc.want_held = 0;
 				hooks_send_lock(e, j);
 				log_debug("job %lld: lock granted (seq %lld)", (long long)j->id,
 				    (long long)j->gc.seq);
@@ -1004,16 +1083,27 @@ gc_locks(struct engine *e, double now, double *next)
 			if (hooks_acked(e, j, j->gc.seq)) {
 				j->gc.lock = GC_RELEASED;
 				j->gc.revoke_at = 0;
-				gc_release_slices(e, j);
+				gc_release_slices(e, j, now);
 				changed = 1;
-			} else if (gc_revoke_over(e, j, now, next)) {
+				continue;
+			}
+			if (j->gc.cut_sent < j->gc.seq && hooks_cut_ready(e, j, j->gc.seq)) {
+				hooks_cut_send(e, j, j->gc.seq);
+				j->gc.cut_sent = j->gc.seq;
+			}
+			if (!gc_revoke_over(e, j, now, next))
+				continue;
+			if (hooks_cut_missing(e, j, j->gc.seq) == 0) {
+				gc_cut_failed(e, j, now);
+				changed = 1;
+			} else {
 				log_warnx("job %lld: no acknowledgement of the lock in %llds: "
 				    "stopping its processes (SIGSTOP)", (long long)j->id,
 				    (long long)e->cfg.revoke_timeout);
 				hooks_signal(e, j, SIGSTOP);
 				j->gc.lock = GC_STOPPED;
 				j->gc.revoke_at = 0;
-				gc_release_slices(e, j);
+				gc_release_slices(e, j, now);
 				changed = 1;
 			}
 		}

@@ -68,8 +68,11 @@ struct gpuctl {
 	int		held;		/* nvq hold */
 	int		yielding;	/* timeslice: giving its GPU to the next job */
 	int		wants;		/* timeslice: one of its launches waits */
+	int		want_held;	/* one said so while its lock was being taken back */
 	double		want_since;
 	int		idle;		/* timeslice: it launches nothing */
+	int64_t		cut_sent;	/* the revoke seq whose cut targets were sent */
+	char		cut_error[256];	/* the last revoke whose cut was not reached, why */
 	/* the switch */
 	int		phase;		/* enum gc_phase */
 	int		why;		/* enum gc_why */
@@ -119,6 +122,7 @@ enum gc_ev {
 	GC_EV_LINKED,		/* a process of the job linked */
 	GC_EV_UNLINKED,		/* a process of the job went away */
 	GC_EV_ACK,		/* a process acknowledged a lock seq */
+	GC_EV_CUT,		/* a process reported its NCCL counts for revoke seq n */
 	GC_EV_WANT,		/* a process waits for the lock */
 	GC_EV_IDLE,		/* n: the job launches nothing (1) or again (0) */
 	GC_EV_MOVED,		/* a process answered a move: bytes, left, secs, error */

@@ -7,26 +7,77 @@
 
 #include "hookmsg.h"
 
+/* Whether f is an integer above 0; if not, -1 with "a NAME needs WHAT" in err. */
+static int
+hookmsg_positive(const struct proto_field *f, const char *name, const char *what, char *err,
+    size_t errlen)
+{
+	if (f != NULL && f->kind == 'i' && f->i > 0)
+		return 0;
+	snprintf(err, errlen, "a %s needs %s", name, what);
+	return -1;
+}
+
+/* Whether m is of type t; if not, -1 with "TYPE is not WHAT" in err. */
+static int
+hookmsg_is(const struct proto_msg *m, int t, const char *what, char *err, size_t errlen)
+{
+	if (m->type == t)
+		return 0;
+	snprintf(err, errlen, "%s is not %s", proto_type_name(m->type), what);
+	return -1;
+}
+
 int
 hookmsg_hello(const struct proto_msg *m, struct hookmsg_hello *h, char *err, size_t errlen)
 {
 	const struct proto_field *job = proto_get(m, "job"), *pid = proto_get(m, "pid");
 
 	memset(h, 0, sizeof(*h));
-	if (m->type != MSG_HOOK_HELLO) {
-		snprintf(err, errlen, "%s is not a hello", proto_type_name(m->type));
+	if (hookmsg_is(m, MSG_HOOK_HELLO, "a hello", err, errlen) == -1)
 		return -1;
-	}
-	if (job == NULL || job->kind != 'i' || job->i <= 0) {
-		snprintf(err, errlen, "a hello needs a job id");
+	if (hookmsg_positive(job, "hello", "a job id", err, errlen) == -1)
 		return -1;
-	}
 	if (pid != NULL && (pid->kind != 'i' || pid->i <= 0 || pid->i > INT32_MAX)) {
 		snprintf(err, errlen, "a hello's pid must be a positive integer");
 		return -1;
 	}
 	h->job = job->i;
 	h->pid = pid != NULL ? pid->i : 0;
+	/* an older hook says neither: it is revoked as before */
+	h->cut = proto_int(m, "cut", 0) == 1 && proto_int(m, "version", 2) >= 3;
+	return 0;
+}
+
+int
+hookmsg_cut(const struct proto_msg *m, struct hookmsg_cut *c, char *err, size_t errlen)
+{
+	const struct proto_field *seq = proto_get(m, "seq");
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	if (hookmsg_is(m, MSG_HOOK_CUT, "a cut report", err, errlen) == -1)
+		return -1;
+	if (hookmsg_positive(seq, "cut report", "its revoke's seq", err, errlen) == -1)
+		return -1;
+	c->seq = seq->i;
+	c->progress = proto_int(m, "progress", 0) != 0;
+	for (i = 0; i < m->nfields; i++) {
+		const struct proto_field *f = &m->fields[i];
+
+		if (strcmp(f->key, "n") != 0)
+			continue;
+		if (f->kind != 'i' || f->i < 0) {
+			snprintf(err, errlen, "a cut report's count must be an integer, 0 or more");
+			return -1;
+		}
+		if (c->n == HOOKMSG_MAX_COMMS) {
+			snprintf(err, errlen, "a cut report of more than %d communicators",
+			    HOOKMSG_MAX_COMMS);
+			return -1;
+		}
+		c->count[c->n++] = f->i;
+	}
 	return 0;
 }
 
@@ -38,10 +89,8 @@ hookmsg_report(const struct proto_msg *m, struct hookmsg_row *rows, int max, int
 	int i, k, n = 0;
 
 	*shared = *staged = 0;
-	if (m->type != MSG_HOOK_REPORT) {
-		snprintf(err, errlen, "%s is not a report", proto_type_name(m->type));
+	if (hookmsg_is(m, MSG_HOOK_REPORT, "a report", err, errlen) == -1)
 		return -1;
-	}
 	for (i = 0; i < m->nfields; i++) {
 		const struct proto_field *f = &m->fields[i];
 		int64_t *v;

@@ -18,10 +18,20 @@
 #include "proto.h"
 
 #define HOOKMSG_MAX_ROWS	64	/* GPUs one report may name */
+#define HOOKMSG_MAX_COMMS	64	/* communicators one cut report may count (CUT_MAX_COMMS) */
 
 struct hookmsg_hello {
 	int64_t		job;
 	int64_t		pid;		/* what the process says it is; 0: not said */
+	int		cut;		/* it stops at a cut (MSG_HOOK_CUT): "cut" 1 */
+};
+
+/* A MSG_HOOK_CUT: a process's NCCL launches per communicator at a revoke. */
+struct hookmsg_cut {
+	int64_t		seq;		/* the revoke's, > 0 */
+	int		progress;	/* on its way to the targets, not the first report */
+	int		n;		/* communicators */
+	int64_t		count[HOOKMSG_MAX_COMMS];	/* each 0 or more */
 };
 
 struct hookmsg_row {
@@ -32,6 +42,11 @@ struct hookmsg_row {
 /* A MSG_HOOK_HELLO's fields: "job" > 0, an optional "pid" > 0. */
 int	hookmsg_hello(const struct proto_msg *, struct hookmsg_hello *, char *err,
 	    size_t errlen);
+/*
+ * A MSG_HOOK_CUT's fields: "seq" > 0, an optional "progress", then "n"
+ * per communicator, each 0 or more, at most HOOKMSG_MAX_COMMS of them.
+ */
+int	hookmsg_cut(const struct proto_msg *, struct hookmsg_cut *, char *err, size_t errlen);
 /*
  * A MSG_HOOK_REPORT's rows, each starting at a "uuid" (an "id" before it
  * is the hook's device number, ignored): fills rows (max), returns how many.

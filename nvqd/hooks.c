@@ -50,6 +50,11 @@ struct hook_sess {
 	uint64_t	shared;		/* shared bytes it cannot move, as it reported */
 	uint64_t	staging;	/* host staging it may keep ([scheduler] staging) */
 	uint64_t	staged;		/* what it holds, as it reported (at most staging) */
+	int		can_cut;	/* its hello said it stops at a cut */
+	int64_t		cut_seq;	/* the revoke its counts are of; 0: none */
+	int		ncut, ntarget;
+	int64_t		cut_count[HOOKMSG_MAX_COMMS];	/* claims, as it reported */
+	int64_t		cut_target[HOOKMSG_MAX_COMMS];	/* what it was sent */
 	struct hook_sess *next, *prev;
 };
 
@@ -80,6 +85,8 @@ hooks_send_state(struct engine *e, struct hook_sess *s)
 	proto_put_int(&b, "seq", j->gc.seq);
 	proto_put_int(&b, "timeslice", config_timesliced(&e->cfg, j->gpumask, e->gpus.n));
 	proto_put_int(&b, "staging", (int64_t)s->staging);
+	if (j->gc.lock != GC_GRANTED)
+		proto_put_int(&b, "cut", 1);	/* report NCCL counts first (cut.h) */
 	if (proto_end(&b) == -1) {
 		proto_buf_free(&b);
 		return;
@@ -121,6 +128,131 @@ hooks_acked(struct engine *e, const struct job *j, int64_t seq)
 		if (s->job == j && s->acked < seq)
 			return 0;
 	return 1;
+}
+
+/* Whether s has answered revoke seq: acknowledged, or reported its counts. */
+static int
+hooks_cut_answered(const struct hook_sess *s, int64_t seq)
+{
+	return s->acked >= seq || (s->can_cut && s->cut_seq == seq);
+}
+
+int
+hooks_cut_ready(struct engine *e, const struct job *j, int64_t seq)
+{
+	struct hook_sess *s;
+	int some = 0;
+
+	for (s = e->sessions; s != NULL; s = s->next) {
+		if (s->job != j || !s->can_cut)
+			continue;	/* an older hook is revoked as before */
+		if (!hooks_cut_answered(s, seq))
+			return 0;
+		if (s->acked < seq && s->ncut > 0)
+			some = 1;
+	}
+	return some;
+}
+
+void
+hooks_cut_send(struct engine *e, struct job *j, int64_t seq)
+{
+	int64_t target[HOOKMSG_MAX_COMMS];
+	struct hook_sess *s, *next;
+	struct proto_buf b;
+	int c, n = 0;
+
+	memset(target, 0, sizeof(target));
+	for (s = e->sessions; s != NULL; s = s->next)
+		if (s->job == j && s->can_cut && s->cut_seq == seq)
+			for (c = 0; c < s->ncut; c++) {
+				if (s->cut_count[c] > target[c])
+					target[c] = s->cut_count[c];
+				if (c + 1 > n)
+					n = c + 1;
+			}
+	for (s = e->sessions; s != NULL; s = next) {
+		next = s->next;	/* a failed send closes s at once */
+		if (s->job != j || !s->can_cut || s->cut_seq != seq || s->acked >= seq ||
+		    s->ncut == 0)
+			continue;
+		memcpy(s->cut_target, target, sizeof(target));
+		s->ntarget = n;
+		memset(&b, 0, sizeof(b));
+		proto_begin(&b, MSG_HOOK_CUTAT);
+		proto_put_int(&b, "seq", seq);
+		for (c = 0; c < n; c++)
+			proto_put_int(&b, "n", target[c]);
+		if (proto_end(&b) == -1) {
+			proto_buf_free(&b);
+			continue;
+		}
+		server_push(s->conn, &b);
+	}
+	log_debug("job %lld: the cut of seq %lld sent (%d communicators)", (long long)j->id,
+	    (long long)seq, n);
+}
+
+int
+hooks_cut_missing(struct engine *e, const struct job *j, int64_t seq)
+{
+	struct hook_sess *s;
+	int n = 0;
+
+	/* one that launched no collective and did not drain is stopped as before */
+	for (s = e->sessions; s != NULL; s = s->next)
+		if (s->job == j && s->acked < seq && !(s->can_cut && s->cut_seq == seq &&
+		    s->ncut > 0))
+			n++;
+	return n;
+}
+
+void
+hooks_cut_why(struct engine *e, const struct job *j, int64_t seq, char *buf, size_t len)
+{
+	struct hook_sess *s, *late = NULL;
+	int c;
+
+	snprintf(buf, len, "its processes did not drain their GPU work");
+	for (s = e->sessions; s != NULL; s = s->next) {
+		if (s->job != j || s->acked >= seq)
+			continue;
+		for (c = 0; c < s->ntarget; c++)
+			if ((c < s->ncut ? s->cut_count[c] : 0) < s->cut_target[c]) {
+				snprintf(buf, len, "process %d launched %lld of the %lld collectives "
+				    "of its communicator %d that a peer had launched",
+				    (int)s->pid, (long long)(c < s->ncut ? s->cut_count[c] : 0),
+				    (long long)s->cut_target[c], c);
+				return;
+			}
+		if (late == NULL)
+			late = s;
+	}
+	if (late != NULL)
+		snprintf(buf, len, "process %d reached the cut but its GPU work did not drain",
+		    (int)late->pid);
+}
+
+/* A process's NCCL counts at a revoke (cut.h): claims, kept for the pass. */
+static int
+hooks_cut(struct engine *e, struct hook_sess *s, const struct proto_msg *m, char *err,
+    size_t errlen)
+{
+	struct hookmsg_cut c;
+
+	if (hookmsg_cut(m, &c, err, errlen) == -1)
+		return -1;
+	/* an older revoke's, or one this process cannot answer so */
+	if (!s->can_cut || c.seq != s->job->gc.seq || s->job->gc.lock == GC_GRANTED)
+		return 0;
+	if (c.progress && s->cut_seq != c.seq)
+		return 0;	/* on its way to a cut it never reported */
+	s->cut_seq = c.seq;
+	s->ncut = c.n;
+	memcpy(s->cut_count, c.count, sizeof(c.count[0]) * (size_t)c.n);
+	if (!c.progress)
+		hooks_report_ev(e, GC_EV_CUT, s->job, c.seq);
+	return 0;
 }
 
 /*
@@ -458,6 +590,7 @@ hooks_hello(struct engine *e, struct server_conn *conn, const struct proto_msg *
 	s->pid = pid;
 	s->start = start;
 	s->acked = j->gc.seq;	/* nothing of its own is in flight */
+	s->can_cut = h.cut;
 	s->next = e->sessions;
 	if (e->sessions != NULL)
 		e->sessions->prev = s;
@@ -515,6 +648,10 @@ hooks_conn_frame(void *arg, struct server_conn *conn, const struct server_peer *
 		break;
 	case MSG_HOOK_MOVED:
 		hooks_moved(e, s, m);
+		break;
+	case MSG_HOOK_CUT:
+		if (hooks_cut(e, s, m, err, errlen) == -1)
+			goto fail;
 		break;
 	case MSG_HOOK_OOM:
 		/* a claim, used for the words of the job's end only */

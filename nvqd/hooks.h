@@ -15,8 +15,8 @@
  * Locks and moves are gpuctl.c's to decide: hooks.c tells the processes
  * what it decided (hooks_send_lock, hooks_move), signals them through their
  * pidfds (hooks_signal), and reports each fact to GPU control through
- * e->report: a process linked, went away, acknowledged a lock, waits for
- * one, is idle, answered a move.  It calls neither gpuctl.c nor suspend.c.
+ * e->report: a process linked, went away, acknowledged a lock, reported
+ * its NCCL counts for a cut, waits for one, is idle, answered a move.  It calls neither gpuctl.c nor suspend.c.
  */
 #ifndef NVQ_HOOKS_H
 #define NVQ_HOOKS_H
@@ -49,6 +49,20 @@ void		 hooks_send_lock(struct engine *, struct job *);
 void		 hooks_signal(struct engine *, struct job *, int sig);
 /* Whether every process of j acknowledged lock seq. */
 int		 hooks_acked(struct engine *, const struct job *, int64_t seq);
+/*
+ * The cut (hook/cut.h) of revoke seq.  hooks_cut_ready: whether every
+ * process of j that can stop at a cut has acknowledged seq or reported its
+ * NCCL counts, and some that did not acknowledge launched collectives.
+ * hooks_cut_send: sends those the targets, the largest count of each
+ * communicator.  hooks_cut_missing: how many processes have neither
+ * acknowledged nor reported (older hooks, or hung).  hooks_cut_why: which
+ * process did not reach the cut, at which count of which target, into buf.
+ */
+int		 hooks_cut_ready(struct engine *, const struct job *, int64_t seq);
+void		 hooks_cut_send(struct engine *, struct job *, int64_t seq);
+int		 hooks_cut_missing(struct engine *, const struct job *, int64_t seq);
+void		 hooks_cut_why(struct engine *, const struct job *, int64_t seq, char *buf,
+		    size_t len);
 /*
  * Asks every process of j to move its memory out (1) or back (0), as move
  * seq; each answer is reported as GC_EV_MOVED.  Returns how many were asked.

@@ -8,7 +8,8 @@
  * hook's link; a hello or a report that decodes is checked as nvqd checks
  * it, and what the checks accept must hold: a hello names a job, a report's
  * rows are distinct GPUs with byte counts of 0 or more, and its figures,
- * bounded and summed as hooks.c sums them, never exceed the bound.
+ * bounded and summed as hooks.c sums them, never exceed the bound; a cut
+ * report has a seq and at most HOOKMSG_MAX_COMMS counts of 0 or more.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@
 
 static const int fuzz_types[] = {
 	MSG_HOOK_HELLO, MSG_HOOK_REPORT, MSG_HOOK_ACK, MSG_HOOK_WANT, MSG_HOOK_IDLE,
-	MSG_HOOK_MOVED
+	MSG_HOOK_MOVED, MSG_HOOK_CUT
 };
 
 static void
@@ -75,6 +76,25 @@ fuzz_report(const struct proto_msg *m, uint64_t bound)
 	}
 }
 
+static void
+fuzz_cut(const struct proto_msg *m)
+{
+	struct hookmsg_cut c;
+	char err[128] = "";
+	int k;
+
+	if (hookmsg_cut(m, &c, err, sizeof(err)) == -1) {
+		if (err[0] == '\0')
+			abort();
+		return;
+	}
+	if (m->type != MSG_HOOK_CUT || c.seq <= 0 || c.n < 0 || c.n > HOOKMSG_MAX_COMMS)
+		abort();
+	for (k = 0; k < c.n; k++)
+		if (c.count[k] < 0)
+			abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -103,6 +123,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		fuzz_hello(&m);
 		fuzz_report(&m, bound);
+		fuzz_cut(&m);
 		proto_msg_free(&m);
 	}
 	return 0;

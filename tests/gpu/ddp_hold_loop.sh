@@ -12,9 +12,7 @@ cd "$(dirname "$0")/../.."
 B=${1:-build}
 HOLDS=${HOLDS:-20}
 . tests/gpu/lib.sh
-export NCCL_NVLS_ENABLE=0
-gpu_nvqd ddphold "[scheduler]" "revoke_timeout = 5s"
-[ "$("$NVQ" gpus --json | grep -c '"uuid"')" -ge 2 ] || { echo "needs two GPUs"; exit 1; }
+gpu_nvqd2 ddphold "[scheduler]" "revoke_timeout = 5s"
 cat > "$T/ddp.py" <<'PY'
 import os, sys, time, torch, torch.distributed as dist
 dist.init_process_group("nccl")

@@ -46,6 +46,14 @@ while True:
 	exit 1
 }
 
+# gpu_nvqd2 NAME [LINE...]: gpu_nvqd for a check of NCCL jobs on two GPUs:
+# NCCL_NVLS_ENABLE=0 for its jobs; exits if nvqd sees fewer than two GPUs.
+gpu_nvqd2() {
+	export NCCL_NVLS_ENABLE=0
+	gpu_nvqd "$@"
+	[ "$("$NVQ" gpus --json | grep -c '"uuid"')" -ge 2 ] || { echo "needs two GPUs"; exit 1; }
+}
+
 # Steps a job wrote to FILE, one line each; waits until there are N (60 s at most).
 # count FILE: the number a job writes into FILE, 0 while it is missing or
 # empty (a writer truncates it before each new figure)

@@ -11,6 +11,9 @@
  * range copy for real (CUDA_ERROR_ILLEGAL_ADDRESS where nothing is mapped);
  * FAKE_VMM_FAIL=create|map (or that word in the file FAKE_CKPT_DIR/vmmfail)
  * makes that step fail with out of memory.
+ * NCCL's kernels and their collectives are fake_nccl.c's: a synchronize or
+ * a synchronous copy waits there for every rank's launch of each
+ * collective this process launched.
  * It defines the driver's ABI, not ours: built without -Wmissing-prototypes.
  */
 #include <pthread.h>
@@ -27,6 +30,11 @@
 
 #define FAKE_TOTAL	(80ULL << 30)
 #define E	__attribute__((visibility("default")))
+
+int	fake_nccl_launch(void *, void **, void **);
+int	fake_nccl_wait(void);
+E CUresult cuModuleGetFunction(void **, void *, const char *);
+E CUresult cuFuncGetName(const char **, void *);
 
 static struct { const char *name; int calls; } counts[256];
 static pthread_mutex_t counts_mu = PTHREAD_MUTEX_INITIALIZER;	/* the hook calls from several threads */
@@ -573,17 +581,19 @@ fake_launch(const char *fn)
 		usleep(10000);
 	return 0;
 }
-E CUresult cuLaunchKernel(void *f, unsigned a, unsigned b, unsigned c, unsigned d, unsigned e, unsigned g, unsigned sh, CUstream s, void **p, void **x) { (void)f; (void)a; (void)b; (void)c; (void)d; (void)e; (void)g; (void)sh; (void)s; (void)p; (void)x; return fake_launch("cuLaunchKernel"); }
-E CUresult cuLaunchKernel_ptsz(void *f, unsigned a, unsigned b, unsigned c, unsigned d, unsigned e, unsigned g, unsigned sh, CUstream s, void **p, void **x) { (void)f; (void)a; (void)b; (void)c; (void)d; (void)e; (void)g; (void)sh; (void)s; (void)p; (void)x; return fake_launch("cuLaunchKernel_ptsz"); }
+E CUresult cuLaunchKernel(void *f, unsigned a, unsigned b, unsigned c, unsigned d, unsigned e, unsigned g, unsigned sh, CUstream s, void **p, void **x) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)g; (void)sh; (void)s; return fake_launch("cuLaunchKernel") ? 1 : fake_nccl_launch(f, p, x); }
+E CUresult cuLaunchKernel_ptsz(void *f, unsigned a, unsigned b, unsigned c, unsigned d, unsigned e, unsigned g, unsigned sh, CUstream s, void **p, void **x) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)g; (void)sh; (void)s; return fake_launch("cuLaunchKernel_ptsz") ? 1 : fake_nccl_launch(f, p, x); }
+E CUresult cuLaunchKernelEx(const void *cfg, void *f, void **p, void **x) { (void)cfg; return fake_launch("cuLaunchKernelEx") ? 1 : fake_nccl_launch(f, p, x); }
+E CUresult cuLaunchKernelEx_ptsz(const void *cfg, void *f, void **p, void **x) { (void)cfg; return fake_launch("cuLaunchKernelEx_ptsz") ? 1 : fake_nccl_launch(f, p, x); }
 E CUresult cuGraphLaunch(void *g, CUstream s) { (void)g; (void)s; return fake_launch("cuGraphLaunch"); }
 E CUresult cuGraphLaunch_ptsz(void *g, CUstream s) { (void)g; (void)s; return fake_launch("cuGraphLaunch_ptsz"); }
-E CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) { CUresult r = fake_launch("cuMemcpyHtoD_v2"); return r ? r : fake_copy((void *)(uintptr_t)d, h, d, n); }
+E CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) { CUresult r = fake_launch("cuMemcpyHtoD_v2"); if (!r) r = fake_nccl_wait(); return r ? r : fake_copy((void *)(uintptr_t)d, h, d, n); }
 E CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *h, size_t n) { (void)d; (void)h; (void)n; return fake_launch("cuMemcpyHtoD_v2_ptds"); }
 /* registrations made when the first copy to the host since the last call began; -1: none */
 static int regs_at_copy = -1;
 E int fake_first_copy_regs(void);
 int fake_first_copy_regs(void) { return __atomic_exchange_n(&regs_at_copy, -1, __ATOMIC_SEQ_CST); }
-E CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { int none = -1; CUresult r = fake_launch("cuMemcpyDtoH_v2"); __atomic_compare_exchange_n(&regs_at_copy, &none, fake_calls("cuMemHostRegister_v2"), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); return r ? r : fake_copy(h, (void *)(uintptr_t)d, d, n); }
+E CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { int none = -1; CUresult r = fake_launch("cuMemcpyDtoH_v2"); __atomic_compare_exchange_n(&regs_at_copy, &none, fake_calls("cuMemHostRegister_v2"), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); if (!r) r = fake_nccl_wait(); return r ? r : fake_copy(h, (void *)(uintptr_t)d, d, n); }
 /* devices, their UUIDs (from CUDA_VISIBLE_DEVICES, as the driver maps
  * them) and primary contexts, for the hook's link */
 E CUresult cuDeviceGet(CUdevice *d, int ordinal) { *d = ordinal; return 0; }
@@ -628,7 +638,7 @@ cuCtxSynchronize(void)
 	count("cuCtxSynchronize");
 	while (hang != NULL && access(hang, F_OK) == 0)
 		usleep(10000);
-	return 0;
+	return fake_nccl_wait();
 }
 E CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
@@ -647,6 +657,10 @@ static const struct { const char *name; void *fn; } fake_syms[] = {
 	{ "cuMemGetInfo_v2", (void *)cuMemGetInfo_v2 }, { "cuDeviceTotalMem_v2", (void *)cuDeviceTotalMem_v2 },
 	{ "cuGetProcAddress_v2", (void *)cuGetProcAddress_v2 },
 	{ "cuLaunchKernel", (void *)cuLaunchKernel }, { "cuLaunchKernel_ptsz", (void *)cuLaunchKernel_ptsz },
+	{ "cuLaunchKernelEx", (void *)cuLaunchKernelEx },
+	{ "cuLaunchKernelEx_ptsz", (void *)cuLaunchKernelEx_ptsz },
+	{ "cuModuleGetFunction", (void *)cuModuleGetFunction },
+	{ "cuFuncGetName", (void *)cuFuncGetName },
 	{ "cuGraphLaunch", (void *)cuGraphLaunch }, { "cuGraphLaunch_ptsz", (void *)cuGraphLaunch_ptsz },
 	{ "cuMemcpyHtoD_v2", (void *)cuMemcpyHtoD_v2 }, { "cuMemcpyHtoD_v2_ptds", (void *)cuMemcpyHtoD_v2_ptds },
 	{ "cuMemcpyDtoH_v2", (void *)cuMemcpyDtoH_v2 },
@@ -682,7 +696,7 @@ fake_resolve(const char *sym, void **pfn, int version, cuuint64_t flags)
 	    "cuMemGetInfo", "cuDeviceTotalMem", "cuArrayCreate", "cuArray3DCreate",
 	    "cuGetProcAddress", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuIpcOpenMemHandle", NULL };
 	static const char *const ptsz[] = { "cuMemAllocAsync", "cuMemAllocFromPoolAsync",
-	    "cuMemFreeAsync", "cuLaunchKernel", "cuGraphLaunch", NULL };
+	    "cuMemFreeAsync", "cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch", NULL };
 	static const char *const ptds[] = { "cuMemcpyHtoD", NULL };
 	char name[128];
 	int i;

@@ -42,6 +42,10 @@
  *   fake_job ipc-orphan BYTES SECONDS
  *	the same, but the first process ends 2 s after starting the other,
  *	which maps its memory on: the last holder of it.
+ *   fake_job ddp RANKS SECONDS FILE
+ *	RANKS ranks of a data-parallel job over fake NCCL collectives
+ *	(fake_ddp.c); each writes its steps to FILE.rankN; prints
+ *	"ddp ok STEPS" when every rank ended after the same step.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +55,7 @@
 #include <unistd.h>
 
 #include "cuda_decls.h"
+#include "fake_job.h"
 
 typedef CUresult (*gpa2_fn)(const char *, void **, int, cuuint64_t,
     CUdriverProcAddressQueryResult *);
@@ -61,7 +66,7 @@ typedef CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, un
 CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
     CUdriverProcAddressQueryResult *);
 
-static void *
+void *
 resolve(const char *name)
 {
 	CUdriverProcAddressQueryResult st;
@@ -74,7 +79,7 @@ resolve(const char *name)
 	return p;
 }
 
-static double
+double
 now(void)
 {
 	struct timespec ts;
@@ -83,7 +88,7 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void
+void
 put_count(const char *file, long n)
 {
 	char tmp[4096];
@@ -447,6 +452,8 @@ main(int argc, char **argv)
 		printf("launched %ld\n", n);
 		return 0;
 	}
+	if (argc == 5 && strcmp(argv[1], "ddp") == 0)
+		return fake_ddp(atoi(argv[2]), atof(argv[3]), argv[4]);
 	if (argc == 4 && strcmp(argv[1], "race") == 0)
 		return do_race(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "ipc") == 0)

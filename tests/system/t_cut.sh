@@ -1,0 +1,161 @@
+# t_cut.sh: a consistent cut across a job's ranks (hook/cut.h): hold,
+# timeslice turns and the hook's older protocol, against the fake
+# libcuda's NCCL collectives (tests/hook/fake_nccl.c), whose synchronize
+# and synchronous copies wait for every rank's launch.  fake_job ddp runs
+# the ranks, each in a session of its own as torchrun starts them.
+# Sourced by run.sh (helpers in lib.sh).
+
+# ranks_at FILE: "R0 R1", the steps each of the two ranks has finished
+ranks_at() { echo "$(count "$1.rank0") $(count "$1.rank1")"; }
+# colls_at FILE: "R0 R1", the all-reduces each has launched
+colls_at() { echo "$(count "$1.coll0") $(count "$1.coll1")"; }
+
+# wait_ranks FILE N: until both ranks finished N steps or more
+wait_ranks() {
+	local i
+	for i in $(seq 200); do
+		[ "$(count "$1.rank0")" -ge "$2" ] 2>/dev/null &&
+		    [ "$(count "$1.rank1")" -ge "$2" ] 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "$1: the ranks are at $(ranks_at "$1"), not $2"; return 1
+}
+
+# ddp_job FILE [ENV=VALUE...]: a 2-rank fake DDP job that runs until FILE.stop
+ddp_job() {
+	local f=$1
+	shift
+	env "$@" LD_LIBRARY_PATH="$FAKE_LIB" "$NVQ_BIN" -s "$T/sock" submit --parsable -g 2 -m 2G \
+	    "$FAKE_JOB" ddp 2 300 "$f"
+}
+
+# ddp_end ID FILE: the job ends by itself; its ranks ended after the same step
+ddp_end() {
+	touch "$2.stop"
+	wait_state "$1" COMPLETED 20
+	expect_match "every rank ended after the same step" "$(nvq log "$1" | tail -1)" '^ddp ok [0-9]+$'
+}
+
+t_cut_hold() {	# 20 holds of a 2-rank job: each drains without SIGSTOP, both ranks at the same collective
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	write_config "[scheduler]" "revoke_timeout = 3s"
+	start_nvqd || return
+	local a i out at later coll bad=0
+	a=$(ddp_job "$T/d")
+	wait_ranks "$T/d" 20 || return
+	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
+	for i in $(seq 20); do
+		out=$(nvq hold "$a")
+		[ "$out" = "job $a held: its GPU work has drained" ] ||
+		    { fail "hold $i: $out"; bad=1; break; }
+		sleep 0.2	# (a rank writes its counts after its calls return)
+		at=$(ranks_at "$T/d"); coll=$(colls_at "$T/d")
+		sleep 0.4; later=$(ranks_at "$T/d")
+		[ "$at" = "$later" ] || { fail "hold $i: steps while held: $at, then $later"; bad=1; }
+		[ "$coll" = "$(colls_at "$T/d")" ] || { fail "hold $i: all-reduces while held"; bad=1; }
+		[ "${coll% *}" = "${coll#* }" ] ||
+		    { fail "hold $i: the ranks stopped at all-reduces $coll"; bad=1; }
+		nvq release "$a" > /dev/null
+		wait_ranks "$T/d" $(( ${at% *} + 3 )) || { bad=1; break; }
+	done
+	expect_eq "20 holds, each drained, the ranks at one collective and still" "$bad" 0
+	expect_eq "no SIGSTOP" "$(grep -c SIGSTOP "$T/nvqd.log")" 0
+	expect_match "the ranks ran on to the cut" "$(cat "$T/nvqd.log")" "the cut of seq [0-9]+ sent"
+	ddp_end "$a" "$T/d"
+}
+
+t_cut_timeslice() {	# two 2-rank jobs on the same two timeslice GPUs take turns through cuts
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	write_config "[scheduler]" "compute = timeslice" "quantum = 1s" "revoke_timeout = 3s"
+	start_nvqd || return
+	local a b i pa pb na nb only_a=0 only_b=0
+	a=$(ddp_job "$T/a")
+	wait_ranks "$T/a" 10 || return
+	b=$(ddp_job "$T/b")
+	wait_field "$b" hook_pids '^[0-9]+,[0-9]+$' || return
+	# over 5 s: each makes progress while the other does not
+	for i in $(seq 50); do
+		pa=$(count "$T/a.rank0"); pb=$(count "$T/b.rank0")
+		sleep 0.1
+		na=$(count "$T/a.rank0"); nb=$(count "$T/b.rank0")
+		[ "$na" -gt "$pa" ] && [ "$nb" = "$pb" ] && only_a=$((only_a + 1))
+		[ "$nb" -gt "$pb" ] && [ "$na" = "$pa" ] && only_b=$((only_b + 1))
+	done
+	[ $only_a -ge 5 ] && [ $only_b -ge 5 ] ||
+	    fail "turns: a alone in $only_a, b alone in $only_b of 50 samples"
+	[ "$(grep -c "lock granted" "$T/nvqd.log")" -ge 4 ] || fail "fewer than 4 grants in 5 s"
+	touch "$T/a.stop" "$T/b.stop"
+	ddp_end "$a" "$T/a"
+	ddp_end "$b" "$T/b"
+	expect_eq "no SIGSTOP" "$(grep -c SIGSTOP "$T/nvqd.log")" 0
+}
+
+t_cut_unreached() {	# a rank that cannot reach the cut: the hold fails with why, no SIGSTOP, it runs on
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	write_config "[scheduler]" "revoke_timeout = 2s"
+	start_nvqd || return
+	local a out rc pids
+	# rank 1 sleeps 6 s on the CPU before the all-reduce of step 40
+	a=$(ddp_job "$T/d" FAKE_DDP_STALL=1:40:6)
+	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
+	pids=$(field "$a" hook_pids)
+	wait_ranks "$T/d" 39 || return
+	sleep 0.3	# rank 0 launched it and waits in its copy
+	expect_eq "the ranks wait at step 39" "$(ranks_at "$T/d")" "39 39"
+	out=$(nvq hold "$a" 2>&1); rc=$?
+	expect_eq "nvq hold fails" "$rc" 1
+	expect_match "with the one-line reason" "$out" "^nvq: job $a not held: its processes did not \
+reach the same collective in 2s: process ($(echo "$pids" | tr , '|')) launched 39 of the 40 \
+collectives of its communicator 0 that a peer had launched; its lock was given back$"
+	expect_eq "one line" "$(echo "$out" | wc -l)" 1
+	expect_eq "not held" "$(field "$a" lock)" granted
+	expect_eq "not held, as stored" "$(sqlite3 "$T/nvq.db" "SELECT held FROM jobs WHERE id = $a")" 0
+	expect_eq "no SIGSTOP" "$(grep -c SIGSTOP "$T/nvqd.log")" 0
+	expect_match "logged" "$(cat "$T/nvqd.log")" "did not reach the same collective"
+	wait_ranks "$T/d" 45 || return	# once rank 1 wakes, both run on
+	ddp_end "$a" "$T/d"
+}
+
+t_cut_old_hook() {	# a process that never reports its counts (an older hook) is still stopped as before
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	write_config "[scheduler]" "revoke_timeout = 2s"
+	start_nvqd || return
+	local a out
+	a=$(ddp_job "$T/d" NVQ_HOOK_CUT=0 FAKE_DDP_STALL=1:40:6)
+	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
+	wait_ranks "$T/d" 39 || return
+	sleep 0.3	# rank 0 launched the all-reduce and waits in its copy: no drain
+	out=$(nvq hold "$a")
+	expect_eq "stopped after revoke_timeout, as before cuts" "$out" \
+	    "job $a held: it did not answer in time and was stopped (SIGSTOP)"
+	expect_match "logged" "$(cat "$T/nvqd.log")" "no acknowledgement of the lock in 2s"
+	expect_eq "no cut asked of it" "$(grep -c "the cut of seq" "$T/nvqd.log")" 0
+	nvq release "$a" > /dev/null
+	wait_ranks "$T/d" 45 || return
+	ddp_end "$a" "$T/d"
+}
+
+t_cut_suspend_unreached() {	# the drain before a suspend that no cut ends: a failed suspend, no SIGSTOP
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	export FAKE_CKPT_DIR=$T/ckpt
+	mkdir -p "$FAKE_CKPT_DIR"
+	write_config "[gpus]" "virtual = 2x16G" "cuda_library = $FAKE_LIB/libcuda.so.1" \
+	    "[scheduler]" "revoke_timeout = 2s"
+	start_nvqd || return
+	local a out rc
+	a=$(ddp_job "$T/d" FAKE_DDP_STALL=1:40:6)
+	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
+	wait_ranks "$T/d" 39 || return
+	sleep 0.3
+	out=$(nvq suspend "$a" 2>&1); rc=$?
+	expect_eq "nvq suspend fails" "$rc" 1
+	expect_match "saying why" "$out" "^nvq: job $a: the suspend failed: its processes did not \
+reach the same collective in 2s: process [0-9]+ launched 39 of the 40 collectives .*; it runs on$"
+	expect_eq "running" "$(state "$a")" RUNNING
+	expect_eq "its lock is its own" "$(field "$a" lock)" granted
+	expect_eq "recorded as a failed suspend" "$(switches "$a")" "suspend|user|0 "
+	expect_eq "no SIGSTOP" "$(grep -c SIGSTOP "$T/nvqd.log")" 0
+	wait_ranks "$T/d" 45 || return
+	ddp_end "$a" "$T/d"
+	unset FAKE_CKPT_DIR
+}
