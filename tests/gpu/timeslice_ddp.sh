@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 B=${1:-build}
 STEPS=${STEPS:-6000}
 . tests/gpu/lib.sh
-gpu_nvqd2 tsddp "[scheduler]" "compute = timeslice" "quantum = ${QUANTUM:-5s}" \
+gpu_nvqd2 tsddp "log_level = debug" "[scheduler]" "compute = timeslice" "quantum = ${QUANTUM:-5s}" \
     "revoke_timeout = 10s"
 cat > "$T/ddp.py" <<'PY'
 import sys, time, torch, torch.distributed as dist
@@ -54,7 +54,7 @@ timeout 900 "$NVQ" wait "$a" > /dev/null 2>&1; timeout 900 "$NVQ" wait "$b" > /d
 t1=$(now); t_pair=$(el "$t0" "$t1")
 ratio=$(awk -v p="$t_pair" -v o="$t_one" 'BEGIN { printf "%.2f", p / o }')
 stops=$(grep -c SIGSTOP "$T/nvqd.log")
-echo "the pair: $t_pair s (a $(state "$a"), b $(state "$b")); ratio pair/one $ratio"
+echo "the pair: $t_pair s (a $(state "$a"), b $(state "$b")); ratio pair/one $ratio; training a $(awk '{print $2}' "$T/pa.rank0") s, b $(awk '{print $2}' "$T/pb.rank0") s"
 echo "SIGSTOP in nvqd's log: $stops; cuts not reached: $(grep -c 'did not reach the same collective' "$T/nvqd.log"); grants: $(grep -c 'lock granted' "$T/nvqd.log")"
 echo "replicas: a $(replicas pa), b $(replicas pb)"
 check "one alone completed" test "$(state "$one")" = COMPLETED
