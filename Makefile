@@ -163,7 +163,8 @@ $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The hook: position-independent, everything hidden but hook.map's names.
-HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c hook/ipc.c common/proto.c common/share.c \
+HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c hook/ipc.c hook/xmem.c hook/xreg.c \
+	   common/proto.c common/share.c \
 	   common/proc.c
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -70,6 +70,20 @@ ipc_init(pid_t supervisor, void (*log)(const char *fmt, ...))
 	I.log = log;
 }
 
+void
+ipc_allow_peers(void)
+{
+	pthread_mutex_lock(&I.mu);
+	if (!I.tracer_set && I.supervisor > 0) {
+		/* let the job's processes (the supervisor's descendants) take the descriptor */
+		if (prctl(PR_SET_PTRACER, (unsigned long)I.supervisor, 0, 0, 0) == -1 &&
+		    errno != EINVAL)
+			I.log("ipc: PR_SET_PTRACER: %s", strerror(errno));
+		I.tracer_set = 1;
+	}
+	pthread_mutex_unlock(&I.mu);
+}
+
 CUresult
 ipc_get(struct nvq_cu_ipc_mem_handle *h, CUdeviceptr p)
 {
@@ -81,15 +95,7 @@ ipc_get(struct nvq_cu_ipc_mem_handle *h, CUdeviceptr p)
 		return IPC_PASS;
 	if (r != CUDA_SUCCESS)
 		return r;
-	pthread_mutex_lock(&I.mu);
-	if (!I.tracer_set && I.supervisor > 0) {
-		/* let the job's processes (the supervisor's descendants) take the descriptor */
-		if (prctl(PR_SET_PTRACER, (unsigned long)I.supervisor, 0, 0, 0) == -1 &&
-		    errno != EINVAL)
-			I.log("ipc: PR_SET_PTRACER: %s", strerror(errno));
-		I.tracer_set = 1;
-	}
-	pthread_mutex_unlock(&I.mu);
+	ipc_allow_peers();
 	memset(&ih, 0, sizeof(ih));
 	memcpy(ih.magic, IPC_MAGIC, sizeof(ih.magic));
 	ih.pid = (int32_t)getpid();

@@ -17,6 +17,7 @@
 
 #include "budget.h"
 #include "offload.h"
+#include "xmem.h"
 
 #define OFF_TOUCHERS	8	/* threads that fault the staging memory in */
 #define OFF_PAGE	4096
@@ -907,6 +908,24 @@ off_unmap_import(struct rec *r, CUresult *res)
 	return NULL;
 }
 
+/*
+ * Then the memory the job's processes share NCCL's way (xmem.h), once this
+ * process's own is out: rc is how that went (after a failure nothing more
+ * moves).
+ */
+static int
+off_out_shared(struct offload_stats *st, double t0, int rc)
+{
+	uint64_t bytes = 0, left = 0;
+
+	if (rc == 0 && xmem_out(&bytes, &left, st->error, sizeof(st->error)) == -1)
+		rc = -1;
+	st->bytes += bytes;
+	st->left += left;
+	st->seconds = off_now() - t0;
+	return rc;
+}
+
 int
 offload_out(struct offload_stats *st)
 {
@@ -926,7 +945,7 @@ offload_out(struct offload_stats *st)
 	}
 	if (total == 0 && O.imports == 0) {
 		pthread_mutex_unlock(&O.mu);
-		return 0;
+		return off_out_shared(st, t0, 0);
 	}
 	/* the pieces kept or made ahead serve; the missing ones are made now */
 	for (i = 0; total > 0 && O.tab[i].state != REC_IN; i++)
@@ -965,7 +984,7 @@ offload_out(struct offload_stats *st)
 	st->seconds = off_now() - t0;
 	O.log("offload out: %llu bytes in %.3f s%s%s", (unsigned long long)st->bytes,
 	    st->seconds, step ? ": " : "", step ? st->error : "");
-	return step == NULL ? 0 : -1;
+	return off_out_shared(st, t0, step == NULL ? 0 : -1);
 }
 
 /*
@@ -1073,7 +1092,10 @@ offload_in(struct offload_stats *st)
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&O.mu);
 	/* its own memory first: another process may be waiting to map it again */
-	for (pass = 0; pass < 2; pass++)
+	for (pass = 0; pass < 2; pass++) {
+		if (step == NULL && xmem_in(pass, &st->bytes, &st->left, st->error,
+		    sizeof(st->error)) == -1)
+			step = "bringing shared memory back";
 		for (i = 0; i < O.cap; i++) {
 			r = &O.tab[i];
 			if (r->state != (pass == 0 ? REC_OUT : REC_UNMAPPED))
@@ -1093,6 +1115,7 @@ offload_in(struct offload_stats *st)
 				st->left += r->size;
 			}
 		}
+	}
 	pthread_mutex_unlock(&O.mu);
 	st->seconds = off_now() - t0;
 	if (st->bytes > 0 || step != NULL)
@@ -1111,7 +1134,7 @@ offload_resident(void)
 	for (i = 0; i < O.cap && !out; i++)
 		out = O.tab[i].state == REC_OUT || O.tab[i].state == REC_UNMAPPED;
 	pthread_mutex_unlock(&O.mu);
-	return !out;
+	return !out && xmem_resident();
 }
 
 void
