@@ -176,7 +176,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate
+	  esc stored webrate xreg
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -200,6 +200,7 @@ $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c co
 	    common/fdpass.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/tests/test_share: $(call obj,tests/unit/test_share.c common/share.c common/proc.c)
+$(BUILD)/tests/test_xreg: $(call obj,tests/unit/test_xreg.c hook/xreg.c common/proc.c)
 $(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c common/esc.c)
 $(BUILD)/tests/test_esc: $(call obj,tests/unit/test_esc.c common/esc.c)
 $(BUILD)/tests/test_num: $(call obj,tests/unit/test_num.c nvq/num.c)

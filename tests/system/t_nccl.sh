@@ -25,7 +25,7 @@ t_nccl_suspend() {	# NCCL's shared buffers go out of both ranks on suspend and c
 	start_nvqd || return
 	local a b p q before
 	# the peer maps the exporter's 8M twice (its handle released), both wait 8 s
-	a=$(NVQ_DEBUG=1 fsubmit -m 1G -o "$T/a.out" -e "$T/a.err" "$FAKE_JOB" nccl 8388608 8)
+	a=$(NVQ_DEBUG=1 fsubmit -m 20G -o "$T/a.out" -e "$T/a.err" "$FAKE_JOB" nccl 8388608 8)
 	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
 	nccl_wait_out "$T/a.out" "^peer mapped" || return
 	p=$(field "$a" hook_pids); q=${p#*,}; p=${p%,*}
@@ -38,7 +38,7 @@ t_nccl_suspend() {	# NCCL's shared buffers go out of both ranks on suspend and c
 	wait_state "$a" RUNNING
 	expect_eq "both map it again, as before" "$(nccl_held "$p" "$q")" "$before"
 	# preempted by a higher job that needs the GPU: suspended, not stopped
-	b=$(submit -m 75G -p 10 sleep 0.5)
+	b=$(submit -m 70G -p 10 sleep 0.5)
 	wait_state "$b" COMPLETED 20
 	wait_state "$a" RUNNING 20
 	expect_match "preempted by suspend, then resumed" "$(switches "$a")" \
