@@ -288,6 +288,7 @@ xmem_imported(CUmemGenericAllocationHandle h, int fd)
 	uint32_t gen;
 	int a, k, pidfd;
 
+	memset(&row, 0, sizeof(row));
 	if (!X.on || X.props(&prop, h) != CUDA_SUCCESS ||
 	    prop.location.type != NVQ_CU_MEM_LOCATION_TYPE_DEVICE)
 		return;	/* host memory (NCCL's proxy buffers): the driver's to keep */
@@ -453,6 +454,8 @@ xmem_export(void *out, CUmemGenericAllocationHandle h, int type, unsigned long l
     CUresult *r)
 {
 	struct xmem_alloc *x;
+	const char *why;
+	size_t size;
 	int a, fd, keep, row = -1;
 	uint32_t gen = 0;
 
@@ -487,12 +490,14 @@ xmem_export(void *out, CUmemGenericAllocationHandle h, int type, unsigned long l
 		x->fds[x->nfd].row = row;
 		x->fds[x->nfd++].gen = gen;
 	}
+	size = x->size;
+	why = x->bad;
 	pthread_mutex_unlock(&X.mu);
 	/* the importer takes the new memory from this process after a suspend */
 	if (row >= 0)
 		ipc_allow_peers();
-	X.log("shared memory: %zu bytes exported%s%s", x->size, row >= 0 ? "" : ": cannot be "
-	    "moved: ", row >= 0 ? "" : x->bad);
+	X.log("shared memory: %zu bytes exported%s%s", size, row >= 0 ? "" : ": cannot be "
+	    "moved: ", row >= 0 || why == NULL ? "" : why);
 	return 1;
 }
 
@@ -724,7 +729,7 @@ xmem_out(uint64_t *bytes, uint64_t *left, char *err, size_t errlen)
 {
 	const char *why, *step = NULL;
 	CUresult r = CUDA_SUCCESS;
-	int a;
+	int a, moved;
 
 	if (!X.on)
 		return 0;
@@ -753,7 +758,8 @@ xmem_out(uint64_t *bytes, uint64_t *left, char *err, size_t errlen)
 			*left += xmem_bytes(a);
 			continue;
 		}
-		X.out = 1;	/* from the first one out, the job's calls on them wait */
+		/* from the first one out, the job's calls on them wait */
+		__atomic_store_n(&X.out, 1, __ATOMIC_RELEASE);
 		if ((step = xmem_out_one(a, &r)) != NULL) {
 			snprintf(err, errlen, "%s %llu bytes of shared memory: CUDA error %d", step,
 			    (unsigned long long)xmem_bytes(a), (int)r);
@@ -761,8 +767,9 @@ xmem_out(uint64_t *bytes, uint64_t *left, char *err, size_t errlen)
 		} else if (!X.a[a].imported)
 			*bytes += X.a[a].size;
 	}
+	moved = X.out;
 	pthread_mutex_unlock(&X.mu);
-	if (*bytes > 0 || X.out)
+	if (moved)
 		X.log("shared memory out: %llu bytes%s%s", (unsigned long long)*bytes,
 		    step ? ": " : "", step ? err : "");
 	return step == NULL ? 0 : -1;
@@ -860,7 +867,7 @@ xmem_in(int pass, uint64_t *bytes, uint64_t *left, char *err, size_t errlen)
 	for (a = 0; a < X.na; a++)
 		still += X.a[a].used && X.a[a].out;
 	if (still == 0 && X.out) {
-		X.out = 0;
+		__atomic_store_n(&X.out, 0, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&X.cv);
 	}
 	pthread_mutex_unlock(&X.mu);
