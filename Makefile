@@ -163,7 +163,7 @@ $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The hook: position-independent, everything hidden but hook.map's names.
-HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c hook/ipc.c hook/xmem.c hook/xreg.c \
+HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/offload.c hook/ipc.c hook/xmem.c hook/xreg.c hook/peerfd.c \
 	   common/proto.c common/share.c \
 	   common/proc.c
 $(BUILD)/pic/%.o: %.c
@@ -221,7 +221,8 @@ $(FAKE_CUDA): tests/hook/fake_cuda.c common/cuda_decls.h
 	    -Wl,-soname,libcuda.so.1 \
 	    -o $@ $< $(HOOK_LDFLAGS)
 # offload.c against the fake libcuda's VMM API (real memory)
-$(BUILD)/tests/test_offload: $(call obj,tests/unit/test_offload.c hook/offload.c) $(FAKE_CUDA)
+$(BUILD)/tests/test_offload: $(call obj,tests/unit/test_offload.c hook/offload.c hook/xmem.c hook/xreg.c \
+	    hook/peerfd.c hook/ipc.c common/proc.c) $(FAKE_CUDA)
 # pieces of 4 MiB, so that the test's copies cross their edges
 $(BUILD)/obj/hook/offload.o: CPPFLAGS += -DOFF_CHUNK='(4ull << 20)'
 $(BUILD)/tests/test_offload: TEST_LIBS += -Wl,-rpath,$(abspath $(dir $(FAKE_CUDA))) -ldl -lpthread

@@ -11,20 +11,17 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "budget.h"
 #include "offload.h"
+#include "peerfd.h"
 #include "xmem.h"
 
 #define OFF_TOUCHERS	8	/* threads that fault the staging memory in */
 #define OFF_PAGE	4096
 #define OFF_IMPORT_WAIT	60.0	/* seconds an importer waits for the exporter's memory */
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd	438
-#endif
 
 typedef void *CUcontext;
 
@@ -56,7 +53,6 @@ static struct {
 	struct rec	*tab;
 	size_t		cap, used, live;	/* slots, used (live + tombs), live */
 	int		imports;	/* live REC_IMPORT and REC_UNMAPPED records */
-	int		null_fd;	/* /dev/null: what an exported fd is while out */
 	size_t		gran[BUDGET_MAX_DEV];
 	CUresult (*ctx_get)(CUcontext *);
 	CUresult (*ctx_push)(CUcontext);
@@ -813,15 +809,6 @@ off_sync_all(void)
 	}
 }
 
-/* /dev/null, open once: what an exported descriptor is while its memory is out. */
-static int
-off_null(void)
-{
-	if (O.null_fd == 0)
-		O.null_fd = 1 + open("/dev/null", O_RDONLY | O_CLOEXEC);
-	return O.null_fd - 1;
-}
-
 /* Whether the process that exported an import has ended (or is unknown). */
 static int
 off_orphan(const struct rec *r)
@@ -865,7 +852,7 @@ off_movable(struct offload_stats *st)
 				    "moved", r->size, (unsigned long long)r->va);
 		}
 	}
-	if (st->error[0] == '\0' && exports > 0 && off_null() < 0)
+	if (st->error[0] == '\0' && exports > 0 && peerfd_null() < 0)
 		snprintf(st->error, sizeof(st->error), "cannot open /dev/null: %s",
 		    strerror(errno));
 	return st->error[0] == '\0' ? (int64_t)total : -1;
@@ -891,7 +878,7 @@ off_out_one(struct rec *r, size_t off, CUresult *res)
 	if (O.release(r->h) != CUDA_SUCCESS)
 		O.log("cannot release the handle of 0x%llx", (unsigned long long)r->va);
 	/* and the descriptor other processes took it by: its number stays taken */
-	if (r->exported && dup3(off_null(), r->fd, O_CLOEXEC) == -1)
+	if (r->exported && dup3(peerfd_null(), r->fd, O_CLOEXEC) == -1)
 		O.log("offload: cannot put /dev/null in place of descriptor %d: %s", r->fd,
 		    strerror(errno));
 	return NULL;
@@ -1040,10 +1027,10 @@ off_take(const struct rec *r)
 	struct stat st, nul;
 	int fd;
 
-	if (fstat(off_null(), &nul) == -1)
+	if (fstat(peerfd_null(), &nul) == -1)
 		return -1;
 	for (;;) {
-		if ((fd = (int)syscall(SYS_pidfd_getfd, r->pidfd, r->rfd, 0)) == -1)
+		if ((fd = peerfd_take(r->pidfd, r->rfd)) == -1)
 			return -1;
 		if (fstat(fd, &st) == 0 && !(S_ISCHR(st.st_mode) && st.st_rdev == nul.st_rdev))
 			return fd;

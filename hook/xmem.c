@@ -9,25 +9,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ipc.h"
+#include "peerfd.h"
 #include "proc.h"
 #include "xmem.h"
 #include "xreg.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open	434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd	438
-#endif
 #define XMEM_ACC	16	/* access descriptors kept per mapping */
 #define XMEM_FDS	32	/* kept descriptors per allocation: one per export */
 #define XMEM_WAIT	60.0	/* seconds an importer waits for its exporter's memory */
@@ -65,64 +60,79 @@ struct xmem_map {
 	struct nvq_cu_mem_access_desc acc[XMEM_ACC];
 };
 
-static struct {
+/* The driver's functions xmem.c calls: field, name, type. */
+#define XMEM_DRIVER(F) \
+	F(create, "cuMemCreate", CUresult (*)(CUmemGenericAllocationHandle *, size_t, \
+	    const struct nvq_cu_mem_allocation_prop *, unsigned long long)) \
+	F(release, "cuMemRelease", CUresult (*)(CUmemGenericAllocationHandle)) \
+	F(map, "cuMemMap", CUresult (*)(CUdeviceptr, size_t, size_t, \
+	    CUmemGenericAllocationHandle, unsigned long long)) \
+	F(unmap, "cuMemUnmap", CUresult (*)(CUdeviceptr, size_t)) \
+	F(set_access, "cuMemSetAccess", CUresult (*)(CUdeviceptr, size_t, \
+	    const struct nvq_cu_mem_access_desc *, size_t)) \
+	F(export, "cuMemExportToShareableHandle", CUresult (*)(void *, \
+	    CUmemGenericAllocationHandle, int, unsigned long long)) \
+	F(import, "cuMemImportFromShareableHandle", CUresult (*)( \
+	    CUmemGenericAllocationHandle *, void *, int)) \
+	F(retain, "cuMemRetainAllocationHandle", CUresult (*)(CUmemGenericAllocationHandle *, \
+	    void *)) \
+	F(props, "cuMemGetAllocationPropertiesFromHandle", CUresult (*)( \
+	    struct nvq_cu_mem_allocation_prop *, CUmemGenericAllocationHandle)) \
+	F(reserve, "cuMemAddressReserve", CUresult (*)(CUdeviceptr *, size_t, size_t, \
+	    CUdeviceptr, unsigned long long)) \
+	F(addr_free, "cuMemAddressFree", CUresult (*)(CUdeviceptr, size_t)) \
+	F(dtoh, "cuMemcpyDtoH_v2", CUresult (*)(void *, CUdeviceptr, size_t)) \
+	F(htod, "cuMemcpyHtoD_v2", CUresult (*)(CUdeviceptr, const void *, size_t)) \
+	F(ctx_get, "cuCtxGetCurrent", CUresult (*)(CUcontext *)) \
+	F(ctx_push, "cuCtxPushCurrent_v2", CUresult (*)(CUcontext)) \
+	F(ctx_pop, "cuCtxPopCurrent_v2", CUresult (*)(CUcontext *)) \
+	F(ctx_sync, "cuCtxSynchronize", CUresult (*)(void))
+
+#define XMEM_FIELD(field, name, type) __typeof__(type) field;
+struct xmem_driver {
+	XMEM_DRIVER(XMEM_FIELD)
+};
+#undef XMEM_FIELD
+
+static struct xmem_state {
 	pthread_mutex_t	mu;
 	pthread_cond_t	cv;
 	int		on;
 	int		out;		/* some of it is out: callers wait */
-	int		null_fd;	/* /dev/null + 1 */
 	struct xmem_alloc *a;
 	int		na, capa;
 	struct xmem_map	*m;
 	int		nm, capm;
-	CUresult (*create)(CUmemGenericAllocationHandle *, size_t,
-			    const struct nvq_cu_mem_allocation_prop *, unsigned long long);
-	CUresult (*release)(CUmemGenericAllocationHandle);
-	CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
-			    unsigned long long);
-	CUresult (*unmap)(CUdeviceptr, size_t);
-	CUresult (*set_access)(CUdeviceptr, size_t, const struct nvq_cu_mem_access_desc *,
-			    size_t);
-	CUresult (*export)(void *, CUmemGenericAllocationHandle, int, unsigned long long);
-	CUresult (*import)(CUmemGenericAllocationHandle *, void *, int);
-	CUresult (*retain)(CUmemGenericAllocationHandle *, void *);
-	CUresult (*props)(struct nvq_cu_mem_allocation_prop *, CUmemGenericAllocationHandle);
-	CUresult (*reserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
-	CUresult (*addr_free)(CUdeviceptr, size_t);
-	CUresult (*dtoh)(void *, CUdeviceptr, size_t);
-	CUresult (*htod)(CUdeviceptr, const void *, size_t);
-	CUresult (*ctx_get)(CUcontext *);
-	CUresult (*ctx_push)(CUcontext);
-	CUresult (*ctx_pop)(CUcontext *);
-	CUresult (*ctx_sync)(void);
+	struct xmem_driver d;
 	void	(*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 } X = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+#define XMEM_ROW(field, name, type) { name, offsetof(struct xmem_driver, field) },
+static const struct { const char *name; size_t at; } xmem_fns[] = { XMEM_DRIVER(XMEM_ROW) };
+#undef XMEM_ROW
 
 void
 xmem_init(int on, const char *share_path, void *(*sym)(const char *),
     void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2))))
 {
-#define SYM(field, name) (*(void **)&X.field = sym(name)) != NULL
+	size_t i;
+	void *f;
+
 	X.log = log;
 	if (!on)
 		return;
-	X.on = SYM(create, "cuMemCreate") && SYM(release, "cuMemRelease") &&
-	    SYM(map, "cuMemMap") && SYM(unmap, "cuMemUnmap") &&
-	    SYM(set_access, "cuMemSetAccess") && SYM(export, "cuMemExportToShareableHandle") &&
-	    SYM(import, "cuMemImportFromShareableHandle") &&
-	    SYM(retain, "cuMemRetainAllocationHandle") &&
-	    SYM(props, "cuMemGetAllocationPropertiesFromHandle") &&
-	    SYM(reserve, "cuMemAddressReserve") && SYM(addr_free, "cuMemAddressFree") &&
-	    SYM(dtoh, "cuMemcpyDtoH_v2") && SYM(htod, "cuMemcpyHtoD_v2") &&
-	    SYM(ctx_get, "cuCtxGetCurrent") && SYM(ctx_push, "cuCtxPushCurrent_v2") &&
-	    SYM(ctx_pop, "cuCtxPopCurrent_v2") && SYM(ctx_sync, "cuCtxSynchronize");
-#undef SYM
+	for (i = 0; i < sizeof(xmem_fns) / sizeof(xmem_fns[0]); i++) {
+		if ((f = sym(xmem_fns[i].name)) == NULL)
+			return;	/* an older driver: its exports stay unmovable */
+		memcpy((char *)&X.d + xmem_fns[i].at, &f, sizeof(f));
+	}
 	/* without the job's table an importer cannot find its exporter: nothing to follow */
-	if (X.on && xreg_open(share_path) == -1) {
-		X.on = 0;
+	if (xreg_open(share_path) == -1) {
 		log("shared memory: no table beside the job's account: NCCL's buffers stay "
 		    "unmovable");
+		return;
 	}
+	X.on = 1;
 }
 
 static double
@@ -143,6 +153,26 @@ xmem_wait(void)
 }
 
 /* ---- the tables ---- */
+
+static int xmem_by_handle(CUmemGenericAllocationHandle);
+
+/*
+ * The allocation the job knows as h, with X.mu held once the memory is in;
+ * -1 with X.mu released if h is not one of these (or xmem is off).
+ */
+static int
+xmem_lock_handle(CUmemGenericAllocationHandle h)
+{
+	int a;
+
+	if (!X.on)
+		return -1;
+	pthread_mutex_lock(&X.mu);
+	xmem_wait();
+	if ((a = xmem_by_handle(h)) < 0)
+		pthread_mutex_unlock(&X.mu);
+	return a;
+}
 
 /* The allocation the job knows as h (refs > 0), or -1. */
 static int
@@ -168,49 +198,41 @@ xmem_by_addr(CUdeviceptr p)
 	return -1;
 }
 
+/*
+ * A free slot of a table of rows of size bytes whose first member is an int
+ * "used" (grown by doubling): its index, zeroed and marked used; -1.
+ */
 static int
-xmem_new_alloc(void)
+xmem_slot(void **tab, int *n, int *cap, size_t size)
 {
-	struct xmem_alloc *na;
+	char *nt;
 	int i;
 
-	for (i = 0; i < X.na; i++)
-		if (!X.a[i].used)
+	for (i = 0; i < *n; i++)
+		if (!*(int *)((char *)*tab + (size_t)i * size))
 			break;
-	if (i == X.na && X.na == X.capa) {
-		if ((na = realloc(X.a, (size_t)(X.capa ? 2 * X.capa : 64) * sizeof(*na))) == NULL)
+	if (i == *n && *n == *cap) {
+		if ((nt = realloc(*tab, (size_t)(*cap ? 2 * *cap : 64) * size)) == NULL)
 			return -1;
-		X.a = na;
-		X.capa = X.capa ? 2 * X.capa : 64;
+		*tab = nt;
+		*cap = *cap ? 2 * *cap : 64;
 	}
-	if (i == X.na)
-		X.na++;
-	memset(&X.a[i], 0, sizeof(X.a[i]));
-	X.a[i].used = 1;
-	X.a[i].pidfd = -1;
-	X.a[i].row = -1;
+	if (i == *n)
+		(*n)++;
+	memset((char *)*tab + (size_t)i * size, 0, size);
+	*(int *)((char *)*tab + (size_t)i * size) = 1;
 	return i;
 }
 
 static int
-xmem_new_map(void)
+xmem_new_alloc(void)
 {
-	struct xmem_map *nm;
-	int i;
+	int i = xmem_slot((void **)&X.a, &X.na, &X.capa, sizeof(*X.a));
 
-	for (i = 0; i < X.nm; i++)
-		if (!X.m[i].used)
-			break;
-	if (i == X.nm && X.nm == X.capm) {
-		if ((nm = realloc(X.m, (size_t)(X.capm ? 2 * X.capm : 64) * sizeof(*nm))) == NULL)
-			return -1;
-		X.m = nm;
-		X.capm = X.capm ? 2 * X.capm : 64;
+	if (i >= 0) {
+		X.a[i].pidfd = -1;
+		X.a[i].row = -1;
 	}
-	if (i == X.nm)
-		X.nm++;
-	memset(&X.m[i], 0, sizeof(X.m[i]));
-	X.m[i].used = 1;
 	return i;
 }
 
@@ -271,7 +293,7 @@ xmem_created(CUmemGenericAllocationHandle h, size_t size,
 		X.a[a].prop = *prop;
 		X.a[a].size = size;
 		X.a[a].refs = 1;
-		if (X.ctx_get(&X.a[a].ctx) != CUDA_SUCCESS)
+		if (X.d.ctx_get(&X.a[a].ctx) != CUDA_SUCCESS)
 			X.a[a].ctx = NULL;
 		if (X.a[a].app != h)
 			X.log("shared memory: the driver's handle %llx is the job's for moved memory",
@@ -289,13 +311,11 @@ xmem_imported(CUmemGenericAllocationHandle h, int fd)
 	int a, k, pidfd;
 
 	memset(&row, 0, sizeof(row));
-	if (!X.on || X.props(&prop, h) != CUDA_SUCCESS ||
+	if (!X.on || X.d.props(&prop, h) != CUDA_SUCCESS ||
 	    prop.location.type != NVQ_CU_MEM_LOCATION_TYPE_DEVICE)
 		return;	/* host memory (NCCL's proxy buffers): the driver's to keep */
 	k = xreg_find(fd, &row, &gen);
-	pidfd = k >= 0 ? (int)syscall(SYS_pidfd_open, (pid_t)row.pid, 0) : -1;
-	if (pidfd >= 0)
-		fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+	pidfd = k >= 0 ? peerfd_pidfd((pid_t)row.pid) : -1;
 	pthread_mutex_lock(&X.mu);
 	if ((a = xmem_new_alloc()) < 0) {
 		pthread_mutex_unlock(&X.mu);
@@ -308,7 +328,7 @@ xmem_imported(CUmemGenericAllocationHandle h, int fd)
 	X.a[a].prop = prop;
 	X.a[a].refs = 1;
 	X.a[a].imported = 1;
-	if (X.ctx_get(&X.a[a].ctx) != CUDA_SUCCESS)
+	if (X.d.ctx_get(&X.a[a].ctx) != CUDA_SUCCESS)
 		X.a[a].ctx = NULL;
 	if (k < 0 || pidfd < 0 || proc_start_time(row.pid) != row.start) {
 		X.a[a].bad = "imported from a process not in the job's table";
@@ -332,18 +352,12 @@ xmem_release(CUmemGenericAllocationHandle h, CUresult *r, int *last)
 	struct xmem_alloc *x;
 	int a;
 
-	if (!X.on)
+	if ((a = xmem_lock_handle(h)) < 0)
 		return 0;
-	pthread_mutex_lock(&X.mu);
-	xmem_wait();
-	if ((a = xmem_by_handle(h)) < 0) {
-		pthread_mutex_unlock(&X.mu);
-		return 0;
-	}
 	x = &X.a[a];
 	*r = CUDA_SUCCESS;
 	/* the driver holds one reference for all of the job's: the last one gives it back */
-	if ((*last = x->refs == 1) && (*r = X.release(x->real)) != CUDA_SUCCESS)
+	if ((*last = x->refs == 1) && (*r = X.d.release(x->real)) != CUDA_SUCCESS)
 		*last = 0;
 	else {
 		x->refs--;
@@ -359,16 +373,10 @@ xmem_map(CUdeviceptr va, size_t size, size_t off, CUmemGenericAllocationHandle h
 {
 	int a, k;
 
-	if (!X.on)
+	if ((a = xmem_lock_handle(h)) < 0)
 		return 0;
-	pthread_mutex_lock(&X.mu);
-	xmem_wait();
-	if ((a = xmem_by_handle(h)) < 0) {
-		pthread_mutex_unlock(&X.mu);
-		return 0;
-	}
-	if ((*r = X.map(va, size, off, X.a[a].real, flags)) == CUDA_SUCCESS) {
-		if ((k = xmem_new_map()) < 0)
+	if ((*r = X.d.map(va, size, off, X.a[a].real, flags)) == CUDA_SUCCESS) {
+		if ((k = xmem_slot((void **)&X.m, &X.nm, &X.capm, sizeof(*X.m))) < 0)
 			X.a[a].bad = "no memory to follow its mappings";
 		else {
 			X.m[k].va = va;
@@ -396,7 +404,7 @@ xmem_unmap(CUdeviceptr va, size_t size, CUresult *r)
 		pthread_mutex_unlock(&X.mu);
 		return 0;
 	}
-	if ((*r = X.unmap(va, size)) == CUDA_SUCCESS)
+	if ((*r = X.d.unmap(va, size)) == CUDA_SUCCESS)
 		for (k = 0; k < X.nm; k++)
 			if (X.m[k].used && X.m[k].va >= va && X.m[k].va - va < size) {
 				X.m[k].used = 0;
@@ -424,7 +432,7 @@ xmem_set_access(CUdeviceptr va, size_t size, const struct nvq_cu_mem_access_desc
 		pthread_mutex_unlock(&X.mu);
 		return 0;
 	}
-	if ((*r = X.set_access(va, size, d, n)) == CUDA_SUCCESS)
+	if ((*r = X.d.set_access(va, size, d, n)) == CUDA_SUCCESS)
 		for (k = 0; k < X.nm; k++) {
 			m = &X.m[k];
 			if (!m->used || !(m->va < va + size && va < m->va + m->size))
@@ -459,16 +467,10 @@ xmem_export(void *out, CUmemGenericAllocationHandle h, int type, unsigned long l
 	int a, fd, keep, row = -1;
 	uint32_t gen = 0;
 
-	if (!X.on)
+	if ((a = xmem_lock_handle(h)) < 0)
 		return 0;
-	pthread_mutex_lock(&X.mu);
-	xmem_wait();
-	if ((a = xmem_by_handle(h)) < 0) {
-		pthread_mutex_unlock(&X.mu);
-		return 0;
-	}
 	x = &X.a[a];
-	if ((*r = X.export(out, x->real, type, flags)) != CUDA_SUCCESS ||
+	if ((*r = X.d.export(out, x->real, type, flags)) != CUDA_SUCCESS ||
 	    type != NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
 		if (*r == CUDA_SUCCESS)
 			x->bad = "exported to a handle type other than a POSIX descriptor";
@@ -519,7 +521,7 @@ xmem_retain(CUmemGenericAllocationHandle *h, void *p, CUresult *r)
 	*r = CUDA_SUCCESS;
 	if (x->refs == 0) {
 		/* the job released every handle: the driver's new one is the job's again */
-		if ((*r = X.retain(&x->real, p)) == CUDA_SUCCESS)
+		if ((*r = X.d.retain(&x->real, p)) == CUDA_SUCCESS)
 			x->app = xmem_app_value(x->real);
 	}
 	if (*r == CUDA_SUCCESS) {
@@ -535,12 +537,9 @@ xmem_real(CUmemGenericAllocationHandle h)
 {
 	int a;
 
-	if (!X.on)
+	if ((a = xmem_lock_handle(h)) < 0)
 		return h;
-	pthread_mutex_lock(&X.mu);
-	xmem_wait();
-	if ((a = xmem_by_handle(h)) >= 0)
-		h = X.a[a].real;
+	h = X.a[a].real;
 	pthread_mutex_unlock(&X.mu);
 	return h;
 }
@@ -597,14 +596,6 @@ xmem_unmovable(void)
 	return n;
 }
 
-static int
-xmem_null(void)
-{
-	if (X.null_fd == 0)
-		X.null_fd = 1 + open("/dev/null", O_RDONLY | O_CLOEXEC);
-	return X.null_fd - 1;
-}
-
 /* Copies an allocation between host and device through a mapping of all of it here. */
 static CUresult
 xmem_copy(int a, int out)
@@ -625,26 +616,26 @@ xmem_copy(int a, int out)
 		d.location.type = NVQ_CU_MEM_LOCATION_TYPE_DEVICE;
 		d.location.id = x->prop.location.id;
 		d.flags = NVQ_CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-		if ((r = X.reserve(&tmp, x->size, 0, 0, 0)) != CUDA_SUCCESS)
+		if ((r = X.d.reserve(&tmp, x->size, 0, 0, 0)) != CUDA_SUCCESS)
 			return r;
-		if ((r = X.map(tmp, x->size, 0, x->real, 0)) != CUDA_SUCCESS) {
-			X.addr_free(tmp, x->size);
+		if ((r = X.d.map(tmp, x->size, 0, x->real, 0)) != CUDA_SUCCESS) {
+			X.d.addr_free(tmp, x->size);
 			return r;
 		}
-		if ((r = X.set_access(tmp, x->size, &d, 1)) != CUDA_SUCCESS) {
-			X.unmap(tmp, x->size);
-			X.addr_free(tmp, x->size);
+		if ((r = X.d.set_access(tmp, x->size, &d, 1)) != CUDA_SUCCESS) {
+			X.d.unmap(tmp, x->size);
+			X.d.addr_free(tmp, x->size);
 			return r;
 		}
 		va = tmp;
 	}
-	if ((r = X.ctx_push(x->ctx)) == CUDA_SUCCESS) {
-		r = out ? X.dtoh(x->stage, va, x->size) : X.htod(va, x->stage, x->size);
-		X.ctx_pop(&old);
+	if ((r = X.d.ctx_push(x->ctx)) == CUDA_SUCCESS) {
+		r = out ? X.d.dtoh(x->stage, va, x->size) : X.d.htod(va, x->stage, x->size);
+		X.d.ctx_pop(&old);
 	}
 	if (tmp != 0) {
-		X.unmap(tmp, x->size);
-		X.addr_free(tmp, x->size);
+		X.d.unmap(tmp, x->size);
+		X.d.addr_free(tmp, x->size);
 	}
 	return r;
 }
@@ -658,7 +649,7 @@ xmem_unmap_all(int a)
 
 	for (k = 0; k < X.nm && r == CUDA_SUCCESS; k++)
 		if (X.m[k].used && X.m[k].a == a)
-			r = X.unmap(X.m[k].va, X.m[k].size);
+			r = X.d.unmap(X.m[k].va, X.m[k].size);
 	return r;
 }
 
@@ -672,9 +663,9 @@ xmem_map_all(int a)
 	for (k = 0; k < X.nm && r == CUDA_SUCCESS; k++) {
 		if (!X.m[k].used || X.m[k].a != a)
 			continue;
-		r = X.map(X.m[k].va, X.m[k].size, X.m[k].off, X.a[a].real, 0);
+		r = X.d.map(X.m[k].va, X.m[k].size, X.m[k].off, X.a[a].real, 0);
 		if (r == CUDA_SUCCESS && X.m[k].nacc > 0)
-			r = X.set_access(X.m[k].va, X.m[k].size, X.m[k].acc, (size_t)X.m[k].nacc);
+			r = X.d.set_access(X.m[k].va, X.m[k].size, X.m[k].acc, (size_t)X.m[k].nacc);
 	}
 	return r;
 }
@@ -684,9 +675,9 @@ xmem_sync(CUcontext ctx)
 {
 	CUcontext old;
 
-	if (ctx != NULL && X.ctx_push(ctx) == CUDA_SUCCESS) {
-		X.ctx_sync();
-		X.ctx_pop(&old);
+	if (ctx != NULL && X.d.ctx_push(ctx) == CUDA_SUCCESS) {
+		X.d.ctx_sync();
+		X.d.ctx_pop(&old);
 	}
 }
 
@@ -713,11 +704,11 @@ xmem_out_one(int a, CUresult *r)
 	}
 	if ((*r = xmem_unmap_all(a)) != CUDA_SUCCESS)
 		return "unmapping";
-	if (x->refs > 0 && X.release(x->real) != CUDA_SUCCESS)
+	if (x->refs > 0 && X.d.release(x->real) != CUDA_SUCCESS)
 		X.log("shared memory: cannot release the handle of %zu bytes", x->size);
 	/* the descriptors peers took it by: the numbers stay taken, the memory goes */
 	for (k = 0; k < x->nfd; k++)
-		if (dup3(xmem_null(), x->fds[k].fd, O_CLOEXEC) == -1)
+		if (dup3(peerfd_null(), x->fds[k].fd, O_CLOEXEC) == -1)
 			X.log("shared memory: cannot put /dev/null in place of descriptor %d: %s",
 			    x->fds[k].fd, strerror(errno));
 	x->out = 1;
@@ -745,7 +736,7 @@ xmem_out(uint64_t *bytes, uint64_t *left, char *err, size_t errlen)
 				    (unsigned long long)xmem_bytes(a), why);
 		}
 	}
-	if (err[0] == '\0' && xmem_null() < 0)
+	if (err[0] == '\0' && peerfd_null() < 0)
 		snprintf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
 	if (err[0] != '\0') {
 		pthread_mutex_unlock(&X.mu);
@@ -782,18 +773,18 @@ xmem_in_own(int a, CUresult *r)
 	struct xmem_alloc *x = &X.a[a];
 	int k, fd = -1;
 
-	if ((*r = X.create(&x->real, x->size, &x->prop, 0)) != CUDA_SUCCESS)
+	if ((*r = X.d.create(&x->real, x->size, &x->prop, 0)) != CUDA_SUCCESS)
 		return "making again";
 	if ((*r = xmem_map_all(a)) != CUDA_SUCCESS) {
 		xmem_unmap_all(a);
-		X.release(x->real);
+		X.d.release(x->real);
 		return "mapping again";
 	}
 	if ((*r = xmem_copy(a, 0)) != CUDA_SUCCESS ||
-	    (*r = X.export(&fd, x->real, NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) !=
+	    (*r = X.d.export(&fd, x->real, NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) !=
 	    CUDA_SUCCESS) {
 		xmem_unmap_all(a);
-		X.release(x->real);
+		X.d.release(x->real);
 		return "copying in or exporting";
 	}
 	for (k = 0; k < x->nfd; k++) {
@@ -804,7 +795,7 @@ xmem_in_own(int a, CUresult *r)
 	}
 	close(fd);
 	if (x->refs == 0)
-		X.release(x->real);	/* the job had released it: its mappings hold it */
+		X.d.release(x->real);	/* the job had released it: its mappings hold it */
 	munmap(x->stage, x->size);
 	x->stage = NULL;
 	x->out = 0;
@@ -825,19 +816,19 @@ xmem_in_import(int a, CUresult *r)
 	if (st != XREG_IN)
 		return st == 0 ? "waiting for its exporter, which has ended," :
 		    "waiting for its exporter (60 s) for";
-	if ((fd = (int)syscall(SYS_pidfd_getfd, x->pidfd, x->rfd, 0)) == -1)
+	if ((fd = peerfd_take(x->pidfd, x->rfd)) == -1)
 		return "taking the exporter's descriptor of";
-	*r = X.import(&x->real, (void *)(intptr_t)fd, NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+	*r = X.d.import(&x->real, (void *)(intptr_t)fd, NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
 	close(fd);
 	if (*r != CUDA_SUCCESS)
 		return "importing again";
 	if ((*r = xmem_map_all(a)) != CUDA_SUCCESS) {
 		xmem_unmap_all(a);
-		X.release(x->real);
+		X.d.release(x->real);
 		return "mapping again";
 	}
 	if (x->refs == 0)
-		X.release(x->real);
+		X.d.release(x->real);
 	x->out = 0;
 	return NULL;
 }
