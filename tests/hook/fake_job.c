@@ -52,8 +52,11 @@
  *	cuMemRetainAllocationHandle, checks the first half and writes the
  *	second, then prints "peer mapped".  Both wait SECONDS (a suspend and
  *	resume in between), read what the other wrote, at the same addresses,
- *	and the peer writes the first half again, which the first checks:
- *	"peer ok", then "nccl ok BYTES".  With orphan the first process ends
+ *	and the peer writes the first half again, which the first checks;
+ *	the first exports it again (NCCL connects lazily) and the peer
+ *	imports and maps it a second time and reads it there: "peer ok", then
+ *	"nccl ok BYTES".  The first holds two references to its handle
+ *	(NCCL's refcount, cuMemRetainAllocationHandle) and releases both.  With orphan the first process ends
  *	once the other has mapped the memory ("exporter ends").
  */
 #include <stdio.h>
@@ -501,7 +504,7 @@ static int
 do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
 {
 	struct nvq_cu_mem_allocation_prop prop;
-	CUmemGenericAllocationHandle h;
+	CUmemGenericAllocationHandle h, hr;
 	size_t half = bytes / 2;
 	CUdeviceptr p;
 	char sfd[16], size[32];
@@ -519,6 +522,12 @@ do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
 	}
 	if (nccl_map(h, bytes, &p) == -1 || ipc_words(p, half, 0, 0) == -1)
 		return 1;
+	/* NCCL's refcount: one more reference to the handle, released at the end */
+	if ((r = ((retain_fn)resolve("cuMemRetainAllocationHandle"))(&hr, (void *)(uintptr_t)p)) !=
+	    CUDA_SUCCESS || hr != h) {
+		printf("retain: CUDA error %d, or another handle\n", (int)r);
+		return 1;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
 		return 1;
 	snprintf(sfd, sizeof(sfd), "%d", sv[1]);
@@ -552,12 +561,25 @@ do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
 		printf("the peer's writes after the wait are not here\n");
 		return 1;
 	}
+	/* a connection made after the wait (NCCL connects lazily): exported again */
+	if ((r = ((export_fn)resolve("cuMemExportToShareableHandle"))(&fd, h,
+	    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) != CUDA_SUCCESS ||
+	    nccl_send_fd(sv[0], fd) == -1) {
+		printf("exporting again failed: CUDA error %d\n", (int)r);
+		return 1;
+	}
+	close(fd);
+	if (nccl_hear(sv[0], 'i') == -1) {
+		printf("the peer could not import it again\n");
+		return 1;
+	}
 	nccl_say(sv[0], 'd');
 	if (waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		printf("the peer failed\n");
 		return 1;
 	}
-	if (nccl_unmap(p, bytes) == -1 || ((release_fn)resolve("cuMemRelease"))(h) != CUDA_SUCCESS) {
+	if (nccl_unmap(p, bytes) == -1 || ((release_fn)resolve("cuMemRelease"))(hr) != CUDA_SUCCESS ||
+	    ((release_fn)resolve("cuMemRelease"))(h) != CUDA_SUCCESS) {
 		printf("freeing failed\n");
 		return 1;
 	}
@@ -571,7 +593,7 @@ do_nccl_peer(int s, size_t bytes, unsigned hold)
 {
 	CUmemGenericAllocationHandle h, h2;
 	size_t half = bytes / 2;
-	CUdeviceptr p, q;
+	CUdeviceptr p, q, q2;
 	CUresult r;
 	int fd;
 
@@ -607,7 +629,21 @@ do_nccl_peer(int s, size_t bytes, unsigned hold)
 		printf("peer: the memory is not the same after the wait\n");
 		return 1;
 	}
-	if (ipc_words(p, half, 2, 0) == -1 || nccl_say(s, 'w') == -1 || nccl_hear(s, 'd') == -1 ||
+	if (ipc_words(p, half, 2, 0) == -1 || nccl_say(s, 'w') == -1) {
+		printf("peer: writing failed\n");
+		return 1;
+	}
+	/* imported a second time, from a descriptor exported after the wait */
+	if ((fd = nccl_recv_fd(s)) == -1 ||
+	    ((import_fn)resolve("cuMemImportFromShareableHandle"))(&h, (void *)(intptr_t)fd,
+	    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != CUDA_SUCCESS ||
+	    nccl_map(h, bytes, &q2) == -1 || ipc_words(q2, half, 2, 1) == -1 ||
+	    nccl_unmap(q2, bytes) == -1 || ((release_fn)resolve("cuMemRelease"))(h) != CUDA_SUCCESS) {
+		printf("peer: the second import is not the same memory\n");
+		return 1;
+	}
+	close(fd);
+	if (nccl_say(s, 'i') == -1 || nccl_hear(s, 'd') == -1 ||
 	    nccl_unmap(p, bytes) == -1 || nccl_unmap(q, bytes) == -1) {
 		printf("peer: writing or unmapping failed\n");
 		return 1;
