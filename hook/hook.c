@@ -1256,15 +1256,14 @@ static struct hook_entry hook_table[F_NFUNCS] = {
 	[F_IPC_OPEN] = { "cuIpcOpenMemHandle", (void *)cuIpcOpenMemHandle, NULL, 0 },
 	[F_IPC_OPEN_V2] = { "cuIpcOpenMemHandle_v2", (void *)cuIpcOpenMemHandle_v2, NULL, 0 },
 	[F_IPC_CLOSE] = { "cuIpcCloseMemHandle", (void *)cuIpcCloseMemHandle, NULL, 0 },
-	[F_MEM_MAP] = { "cuMemMap", (void *)cuMemMap, NULL, 0 },
-	[F_MEM_UNMAP] = { "cuMemUnmap", (void *)cuMemUnmap, NULL, 0 },
-	[F_MEM_SET_ACCESS] = { "cuMemSetAccess", (void *)cuMemSetAccess, NULL, 0 },
-	[F_MEM_IMPORT] = { "cuMemImportFromShareableHandle", (void *)cuMemImportFromShareableHandle,
-	    NULL, 0 },
-	[F_MEM_RETAIN] = { "cuMemRetainAllocationHandle", (void *)cuMemRetainAllocationHandle,
-	    NULL, 0 },
-	[F_MEM_PROPS] = { "cuMemGetAllocationPropertiesFromHandle",
-	    (void *)cuMemGetAllocationPropertiesFromHandle, NULL, 0 },
+	/* the VMM calls on shared memory (xmem.h) */
+#define HOOK_NAMED(f, fn) [f] = { #fn, (void *)fn, NULL, 0 },
+	HOOK_NAMED(F_MEM_MAP, cuMemMap) HOOK_NAMED(F_MEM_UNMAP, cuMemUnmap)
+	HOOK_NAMED(F_MEM_SET_ACCESS, cuMemSetAccess)
+	HOOK_NAMED(F_MEM_IMPORT, cuMemImportFromShareableHandle)
+	HOOK_NAMED(F_MEM_RETAIN, cuMemRetainAllocationHandle)
+	HOOK_NAMED(F_MEM_PROPS, cuMemGetAllocationPropertiesFromHandle)
+#undef HOOK_NAMED
 #define HOOK_ROW(name, params, args) [F_##name] = { #name, (void *)name, NULL, 0 },
 	HOOK_GATED(HOOK_ROW)
 #undef HOOK_ROW

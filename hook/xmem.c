@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ipc.h"
@@ -25,7 +24,8 @@
 
 #define XMEM_ACC	16	/* access descriptors kept per mapping */
 #define XMEM_FDS	32	/* kept descriptors per allocation: one per export */
-#define XMEM_WAIT	60.0	/* seconds an importer waits for its exporter's memory */
+#define XMEM_POLL_US	2000	/* an importer looks at its exporter's row this often, */
+#define XMEM_POLLS	30000	/* this many times (60 s) at most */
 #define XMEM_ERR_INVALID	1
 #define XMEM_ERR_OS		304
 
@@ -133,15 +133,6 @@ xmem_init(int on, const char *share_path, void *(*sym)(const char *),
 		return;
 	}
 	X.on = 1;
-}
-
-static double
-xmem_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Waits, under X.mu, while a suspend has the memory out. */
@@ -807,11 +798,10 @@ static const char *
 xmem_in_import(int a, CUresult *r)
 {
 	struct xmem_alloc *x = &X.a[a];
-	double until = xmem_now() + XMEM_WAIT;
-	int st, fd;
+	int st, fd, polls = 0;
 
-	while ((st = xreg_state(x->row, x->gen)) == XREG_OUT && xmem_now() < until)
-		usleep(2000);
+	while ((st = xreg_state(x->row, x->gen)) == XREG_OUT && polls++ < XMEM_POLLS)
+		usleep(XMEM_POLL_US);
 	*r = XMEM_ERR_OS;
 	if (st != XREG_IN)
 		return st == 0 ? "waiting for its exporter, which has ended," :

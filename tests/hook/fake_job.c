@@ -465,39 +465,72 @@ nccl_hear(int s, char want)
 	return read(s, &c, 1) == 1 && c == want ? 0 : -1;
 }
 
+/* A one-byte message with room for one descriptor (SCM_RIGHTS), as NCCL's ipcsocket.cc sends. */
+struct nccl_msg {
+	char		byte;
+	struct iovec	iov;
+	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } ctl;
+	struct msghdr	m;
+};
+
+static void
+nccl_msg_init(struct nccl_msg *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->byte = 'f';
+	x->iov.iov_base = &x->byte;
+	x->iov.iov_len = 1;
+	x->m.msg_iov = &x->iov;
+	x->m.msg_iovlen = 1;
+	x->m.msg_control = x->ctl.buf;
+	x->m.msg_controllen = sizeof(x->ctl.buf);
+}
+
 static int
 nccl_send_fd(int s, int fd)
 {
-	char byte = 'f', ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-	    .msg_controllen = sizeof(ctl) };
+	struct nccl_msg x;
 	struct cmsghdr *c;
 
-	memset(ctl, 0, sizeof(ctl));
-	c = CMSG_FIRSTHDR(&m);
+	nccl_msg_init(&x);
+	c = CMSG_FIRSTHDR(&x.m);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(s, &m, 0) == 1 ? 0 : -1;
+	return sendmsg(s, &x.m, 0) == 1 ? 0 : -1;
 }
 
 static int
 nccl_recv_fd(int s)
 {
-	char byte, ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-	    .msg_controllen = sizeof(ctl) };
+	struct nccl_msg x;
 	struct cmsghdr *c;
 	int fd;
 
-	if (recvmsg(s, &m, 0) != 1 || (c = CMSG_FIRSTHDR(&m)) == NULL ||
+	nccl_msg_init(&x);
+	if (recvmsg(s, &x.m, 0) != 1 || (c = CMSG_FIRSTHDR(&x.m)) == NULL ||
 	    c->cmsg_type != SCM_RIGHTS)
 		return -1;
 	memcpy(&fd, CMSG_DATA(c), sizeof(int));
 	return fd;
+}
+
+/* NCCL's proxy (proxyGetFd): exports h on request, sends it over its socket, closes its own. */
+static int
+nccl_proxy_send(int s, CUmemGenericAllocationHandle h)
+{
+	CUresult r;
+	int fd = -1;
+
+	if ((r = ((export_fn)resolve("cuMemExportToShareableHandle"))(&fd, h,
+	    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) != CUDA_SUCCESS ||
+	    nccl_send_fd(s, fd) == -1) {
+		printf("export failed: CUDA error %d\n", (int)r);
+		return -1;
+	}
+	close(fd);
+	return 0;
 }
 
 static int
@@ -509,7 +542,7 @@ do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
 	CUdeviceptr p;
 	char sfd[16], size[32];
 	CUresult r;
-	int sv[2], fd = -1, st;
+	int sv[2], st;
 	pid_t pid;
 
 	memset(&prop, 0, sizeof(prop));
@@ -540,14 +573,8 @@ do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
 		_exit(127);
 	}
 	close(sv[1]);
-	/* NCCL's proxy: export on request, send over its socket, close its own */
-	if ((r = ((export_fn)resolve("cuMemExportToShareableHandle"))(&fd, h,
-	    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) != CUDA_SUCCESS ||
-	    nccl_send_fd(sv[0], fd) == -1) {
-		printf("export failed: CUDA error %d\n", (int)r);
+	if (nccl_proxy_send(sv[0], h) == -1)
 		return 1;
-	}
-	close(fd);
 	if (nccl_hear(sv[0], 'm') == -1) {
 		printf("the peer did not map it\n");
 		return 1;
@@ -562,14 +589,7 @@ do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
 		return 1;
 	}
 	/* a connection made after the wait (NCCL connects lazily): exported again */
-	if ((r = ((export_fn)resolve("cuMemExportToShareableHandle"))(&fd, h,
-	    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) != CUDA_SUCCESS ||
-	    nccl_send_fd(sv[0], fd) == -1) {
-		printf("exporting again failed: CUDA error %d\n", (int)r);
-		return 1;
-	}
-	close(fd);
-	if (nccl_hear(sv[0], 'i') == -1) {
+	if (nccl_proxy_send(sv[0], h) == -1 || nccl_hear(sv[0], 'i') == -1) {
 		printf("the peer could not import it again\n");
 		return 1;
 	}
