@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@ struct xmem_alloc {
 	size_t		size;		/* 0: not known (an import from outside the table) */
 	int		refs;		/* the job's references to its handle */
 	int		imported;
+	int		exported;	/* exported once at least, to whatever handle type */
 	int		out;		/* a suspend has it out */
 	const char	*bad;		/* why it cannot be moved; NULL if it can */
 	CUcontext	ctx;		/* where it was made or imported */
@@ -99,6 +101,7 @@ static struct xmem_state {
 	pthread_cond_t	cv;
 	int		on;
 	int		out;		/* some of it is out: callers wait */
+	int		shared;		/* something was exported or imported (never reset) */
 	struct xmem_alloc *a;
 	int		na, capa;
 	struct xmem_map	*m;
@@ -319,6 +322,7 @@ xmem_imported(CUmemGenericAllocationHandle h, int fd)
 	X.a[a].prop = prop;
 	X.a[a].refs = 1;
 	X.a[a].imported = 1;
+	__atomic_store_n(&X.shared, 1, __ATOMIC_RELEASE);
 	if (X.d.ctx_get(&X.a[a].ctx) != CUDA_SUCCESS)
 		X.a[a].ctx = NULL;
 	if (k < 0 || pidfd < 0 || proc_start_time(row.pid) != row.start) {
@@ -461,7 +465,11 @@ xmem_export(void *out, CUmemGenericAllocationHandle h, int type, unsigned long l
 	if ((a = xmem_lock_handle(h)) < 0)
 		return 0;
 	x = &X.a[a];
-	if ((*r = X.d.export(out, x->real, type, flags)) != CUDA_SUCCESS ||
+	if ((*r = X.d.export(out, x->real, type, flags)) == CUDA_SUCCESS) {
+		x->exported = 1;
+		__atomic_store_n(&X.shared, 1, __ATOMIC_RELEASE);
+	}
+	if (*r != CUDA_SUCCESS ||
 	    type != NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
 		if (*r == CUDA_SUCCESS)
 			x->bad = "exported to a handle type other than a POSIX descriptor";
@@ -559,13 +567,22 @@ xmem_moves(const struct xmem_alloc *x)
 	return x->used && (x->nfd > 0 || x->imported);
 }
 
+/* Whether other processes map it (or may): exported or imported. */
+static int
+xmem_shared(const struct xmem_alloc *x)
+{
+	return x->used && (x->exported || x->imported);
+}
+
 /* Why it cannot be moved now, or NULL. */
 static const char *
 xmem_why_not(const struct xmem_alloc *x)
 {
 	if (x->bad != NULL)
 		return x->bad;
-	if (x->imported && xreg_state(x->row, x->gen) == 0)
+	/* its exporter ended (its pidfd reads), or freed it (its row given back) */
+	if (x->imported && (poll(&(struct pollfd){ .fd = x->pidfd, .events = POLLIN }, 1, 0) != 0 ||
+	    !xreg_held(x->row, x->gen)))
 		return "the memory of a process that has ended (or freed it), mapped here";
 	return NULL;
 }
@@ -576,13 +593,13 @@ xmem_unmovable(void)
 	uint64_t n = 0;
 	int a;
 
-	if (!X.on)
+	/* read at every tick of the link: nothing to walk until something was shared */
+	if (!__atomic_load_n(&X.shared, __ATOMIC_ACQUIRE))
 		return 0;
 	pthread_mutex_lock(&X.mu);
 	for (a = 0; a < X.na; a++)
-		if (xmem_moves(&X.a[a]) || X.a[a].bad != NULL)
-			if (!X.a[a].out && xmem_why_not(&X.a[a]) != NULL)
-				n += xmem_bytes(a);
+		if (xmem_shared(&X.a[a]) && !X.a[a].out && xmem_why_not(&X.a[a]) != NULL)
+			n += xmem_bytes(a);
 	pthread_mutex_unlock(&X.mu);
 	return n;
 }
@@ -718,7 +735,7 @@ xmem_out(uint64_t *bytes, uint64_t *left, char *err, size_t errlen)
 	pthread_mutex_lock(&X.mu);
 	/* all of it can move, or none of it does */
 	for (a = 0; a < X.na; a++) {
-		if (!X.a[a].used || !(xmem_moves(&X.a[a]) || X.a[a].bad))
+		if (!xmem_shared(&X.a[a]))
 			continue;
 		if ((why = xmem_why_not(&X.a[a])) != NULL) {
 			*left += xmem_bytes(a);

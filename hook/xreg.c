@@ -162,6 +162,14 @@ xreg_find(int fd, struct xreg_row *out, uint32_t *gen)
 }
 
 int
+xreg_held(int row, uint32_t gen)
+{
+	return xreg_tab != NULL && row >= 0 && row < XREG_ROWS &&
+	    __atomic_load_n(&xreg_tab[row].gen, __ATOMIC_ACQUIRE) == gen &&
+	    __atomic_load_n(&xreg_tab[row].pid, __ATOMIC_ACQUIRE) > 0;
+}
+
+int
 xreg_state(int row, uint32_t gen)
 {
 	struct xreg_row *r;

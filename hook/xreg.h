@@ -52,6 +52,8 @@ void	xreg_set(int row, uint32_t gen, int state);
  * or -1.
  */
 int	xreg_find(int fd, struct xreg_row *out, uint32_t *gen);
+/* Whether a row still is the one taken with gen (no look at its process: cheap). */
+int	xreg_held(int row, uint32_t gen);
 /* A row's state if it still is the one taken with gen and its process lives; 0 if not. */
 int	xreg_state(int row, uint32_t gen);
 

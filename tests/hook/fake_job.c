@@ -42,7 +42,7 @@
  *   fake_job ipc-orphan BYTES SECONDS
  *	the same, but the first process ends 2 s after starting the other,
  *	which maps its memory on: the last holder of it.
- *   fake_job nccl BYTES SECONDS [orphan]
+ *   fake_job nccl BYTES SECONDS [orphan | freed]
  *	NCCL's way of sharing a buffer between ranks: the first process makes
  *	BYTES with cuMemCreate (POSIX descriptors requested), maps it and
  *	writes the first half; it starts another (exec, a session of its
@@ -56,8 +56,10 @@
  *	the first exports it again (NCCL connects lazily) and the peer
  *	imports and maps it a second time and reads it there: "peer ok", then
  *	"nccl ok BYTES".  The first holds two references to its handle
- *	(NCCL's refcount, cuMemRetainAllocationHandle) and releases both.  With orphan the first process ends
- *	once the other has mapped the memory ("exporter ends").
+ *	(NCCL's refcount, cuMemRetainAllocationHandle) and releases both.
+ *	With orphan the first process ends once the other has mapped the
+ *	memory ("exporter ends"); with freed it unmaps and releases it then,
+ *	and lives on SECONDS ("exporter freed it").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -579,8 +581,19 @@ do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
 		printf("the peer did not map it\n");
 		return 1;
 	}
-	if (orphan) {
+	if (orphan == 1) {
 		printf("exporter ends\n");
+		return 0;
+	}
+	if (orphan == 2) {
+		/* frees its memory while the peer maps it on (undefined in CUDA, done anyway) */
+		if (nccl_unmap(p, bytes) == -1 ||
+		    ((release_fn)resolve("cuMemRelease"))(hr) != CUDA_SUCCESS ||
+		    ((release_fn)resolve("cuMemRelease"))(h) != CUDA_SUCCESS)
+			return 1;
+		printf("exporter freed it\n");
+		fflush(stdout);
+		sleep((unsigned)atoi(hold));
 		return 0;
 	}
 	if (nccl_hear(sv[0], 'w') == -1 || ipc_words(p, half, 2, 1) == -1 ||
@@ -733,7 +746,8 @@ main(int argc, char **argv)
 		return do_export(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]));
 	if ((argc == 4 || argc == 5) && strcmp(argv[1], "nccl") == 0)
 		return do_nccl(strtoull(argv[2], NULL, 10), argv[0], argv[3],
-		    argc == 5 && strcmp(argv[4], "orphan") == 0);
+		    argc < 5 ? 0 : strcmp(argv[4], "orphan") == 0 ? 1 : strcmp(argv[4], "freed") == 0 ?
+		    2 : 0);
 	if (argc == 5 && strcmp(argv[1], "nccl-peer") == 0)
 		return do_nccl_peer(atoi(argv[2]), strtoull(argv[3], NULL, 10),
 		    (unsigned)atoi(argv[4]));

@@ -52,7 +52,7 @@ t_nccl_suspend() {	# NCCL's shared buffers go out of both ranks on suspend and c
 	expect_match "the exporter moved it itself" "$(cat "$T/a.err")" "shared memory out: 8388608 bytes"
 }
 
-t_nccl_orphan_refused() {	# an import whose exporter ended cannot be moved: the suspend is refused, untouched
+t_nccl_orphan_refused() {	# an import whose exporter ended (or freed it) cannot be moved: the suspend is refused, untouched
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	ckpt_config
 	start_nvqd || return
@@ -66,4 +66,13 @@ t_nccl_orphan_refused() {	# an import whose exporter ended cannot be moved: the 
 	expect_eq "it runs on" "$(field "$a" state)" RUNNING
 	expect_eq "nothing was checkpointed" "$(switches "$a")" ""
 	nvq cancel "$a" > /dev/null
+	# the exporter lives on but freed the memory the peer still maps: the same
+	local b
+	b=$(fsubmit -m 1G -o "$T/b.out" "$FAKE_JOB" nccl 4194304 30 freed)
+	nccl_wait_out "$T/b.out" "^exporter freed it" || return
+	sleep 0.5
+	expect_match "refused while the exporter lives, and says why" "$(nvq suspend "$b" 2>&1)" \
+	    "^nvq: cannot suspend job $b: job $b's processes share 4M of GPU memory nvq cannot move "
+	expect_eq "nothing of it was checkpointed" "$(switches "$b")" ""
+	nvq cancel "$b" > /dev/null
 }
