@@ -164,6 +164,7 @@ $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
 
 # The hook: position-independent, everything hidden but hook.map's names.
 HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/cut.c hook/offload.c hook/stageplan.c hook/ipc.c \
+	   hook/xmem.c hook/xreg.c hook/peerfd.c \
 	   common/proto.c common/share.c \
 	   common/proc.c
 $(BUILD)/pic/%.o: %.c
@@ -176,7 +177,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate stageplan
+	  esc stored webrate stageplan xreg
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -201,6 +202,7 @@ $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c co
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/tests/test_stageplan: $(call obj,tests/unit/test_stageplan.c hook/stageplan.c)
 $(BUILD)/tests/test_share: $(call obj,tests/unit/test_share.c common/share.c common/proc.c)
+$(BUILD)/tests/test_xreg: $(call obj,tests/unit/test_xreg.c hook/xreg.c common/proc.c)
 $(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c common/esc.c)
 $(BUILD)/tests/test_esc: $(call obj,tests/unit/test_esc.c common/esc.c)
 $(BUILD)/tests/test_num: $(call obj,tests/unit/test_num.c nvq/num.c)
@@ -221,7 +223,8 @@ $(FAKE_CUDA): tests/hook/fake_cuda.c tests/hook/fake_nccl.c tests/hook/fake_nccl
 	    -Wl,-soname,libcuda.so.1 \
 	    -o $@ $(filter %.c,$^) $(HOOK_LDFLAGS)
 # offload.c against the fake libcuda's VMM API (real memory)
-$(BUILD)/tests/test_offload: $(call obj,tests/unit/test_offload.c hook/offload.c hook/stageplan.c) $(FAKE_CUDA)
+$(BUILD)/tests/test_offload: $(call obj,tests/unit/test_offload.c hook/offload.c hook/stageplan.c \
+	    hook/xmem.c hook/xreg.c hook/peerfd.c hook/ipc.c common/proc.c) $(FAKE_CUDA)
 # pieces of 4 MiB, so that the test's copies cross their edges
 $(BUILD)/obj/hook/offload.o: CPPFLAGS += -DOFF_CHUNK='(4ull << 20)'
 $(BUILD)/tests/test_offload: TEST_LIBS += -Wl,-rpath,$(abspath $(dir $(FAKE_CUDA))) -ldl -lpthread

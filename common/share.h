@@ -26,6 +26,8 @@
 #define SHARE_DEVS	64
 #define SHARE_SLOTS	256
 #define SHARE_MAGIC	0x6e76717368617232ULL	/* "nvqshar2" */
+/* The job's table of exported memory beside it (hook/xreg.h): its path, this appended. */
+#define SHARE_XREG_SUFFIX	"-x"
 
 struct share_slot {
 	int32_t		pid;		/* 0: free; -1: being taken back */

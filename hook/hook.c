@@ -35,6 +35,7 @@
 #include "link.h"
 #include "share.h"
 #include "offload.h"
+#include "xmem.h"
 
 #define EXPORT	__attribute__((visibility("default")))
 
@@ -100,6 +101,7 @@ hook_child_cb(void)
 	hook.drv_exported = 0;
 	share_child();
 	offload_child();
+	xmem_child();
 	ipc_child();
 	link_child();
 }
@@ -184,6 +186,9 @@ hook_cuda(void)
 		off = getenv("NVQ_HOOK_OFFLOAD");
 		hook_cuda_opened = h;
 		offload_init(off != NULL && strcmp(off, "1") == 0, hook_cuda_sym, hook_log);
+		/* NCCL's shared buffers move with the rest (xmem.h) */
+		xmem_init(off != NULL && strcmp(off, "1") == 0, getenv("NVQ_SHARE"), hook_cuda_sym,
+		    hook_log);
 	}
 	__atomic_store_n(&hook.cuda, h, __ATOMIC_RELEASE);
 	return h;
@@ -335,6 +340,7 @@ enum hook_fn {
 	F_MEM_GET_INFO, F_DEVICE_TOTAL_MEM,
 	F_GET_PROC, F_GET_PROC_V2,
 	F_IPC_GET, F_IPC_OPEN, F_IPC_OPEN_V2, F_IPC_CLOSE,
+	F_MEM_MAP, F_MEM_UNMAP, F_MEM_SET_ACCESS, F_MEM_IMPORT, F_MEM_RETAIN, F_MEM_PROPS,
 #define HOOK_ENUM(name, params, args) F_##name,
 	HOOK_COUNTED(HOOK_ENUM)
 	HOOK_GATED(HOOK_ENUM)
@@ -647,7 +653,8 @@ cuMemCreate(CUmemGenericAllocationHandle *h, size_t n,
 	dev = prop->location.id;
 	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
 		return r;
-	r = real(h, n, prop, flags);
+	if ((r = real(h, n, prop, flags)) == CUDA_SUCCESS)
+		xmem_created(*h, n, prop);	/* memory another process may map (NCCL's) */
 	return hook_settle(r, BUDGET_HANDLE, r == CUDA_SUCCESS ? *h : 0, dev, n);
 }
 
@@ -658,11 +665,106 @@ cuMemRelease(CUmemGenericAllocationHandle h)
 	CUresult (*real)(CUmemGenericAllocationHandle) = hook_real(F_MEM_RELEASE);
 	CUresult r;
 
+	int last;
+
 	if (real == NULL)
 		return NOT_LOADED;
+	if (xmem_release(h, &r, &last)) {
+		if (last)
+			hook_forget(BUDGET_HANDLE, h);
+		return r;
+	}
 	if ((r = real(h)) == CUDA_SUCCESS)
 		hook_forget(BUDGET_HANDLE, h);
 	return r;
+}
+
+/*
+ * The VMM calls on memory shared NCCL's way (xmem.h): followed, so that a
+ * suspend can move it out of every process and back; the job's handle
+ * values are translated to the driver's after a move.  Every other handle
+ * and address goes to the driver as it is.
+ */
+EXPORT CUresult cuMemMap(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+    unsigned long long);
+EXPORT CUresult
+cuMemMap(CUdeviceptr va, size_t n, size_t off, CUmemGenericAllocationHandle h,
+    unsigned long long flags)
+{
+	CUresult (*real)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+	    unsigned long long) = hook_real(F_MEM_MAP);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	return xmem_map(va, n, off, h, flags, &r) ? r : real(va, n, off, h, flags);
+}
+
+EXPORT CUresult cuMemUnmap(CUdeviceptr, size_t);
+EXPORT CUresult
+cuMemUnmap(CUdeviceptr va, size_t n)
+{
+	CUresult (*real)(CUdeviceptr, size_t) = hook_real(F_MEM_UNMAP);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	return xmem_unmap(va, n, &r) ? r : real(va, n);
+}
+
+EXPORT CUresult cuMemSetAccess(CUdeviceptr, size_t, const struct nvq_cu_mem_access_desc *, size_t);
+EXPORT CUresult
+cuMemSetAccess(CUdeviceptr va, size_t n, const struct nvq_cu_mem_access_desc *d, size_t count)
+{
+	CUresult (*real)(CUdeviceptr, size_t, const struct nvq_cu_mem_access_desc *, size_t) =
+	    hook_real(F_MEM_SET_ACCESS);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	return xmem_set_access(va, n, d, count, &r) ? r : real(va, n, d, count);
+}
+
+EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *, void *, int);
+EXPORT CUresult
+cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *os, int type)
+{
+	CUresult (*real)(CUmemGenericAllocationHandle *, void *, int) = hook_real(F_MEM_IMPORT);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	hook_init();
+	if ((r = real(h, os, type)) == CUDA_SUCCESS &&
+	    type == NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+		xmem_imported(*h, (int)(intptr_t)os);
+	return r;
+}
+
+EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *, void *);
+EXPORT CUresult
+cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *h, void *p)
+{
+	CUresult (*real)(CUmemGenericAllocationHandle *, void *) = hook_real(F_MEM_RETAIN);
+	CUresult r;
+
+	if (real == NULL)
+		return NOT_LOADED;
+	return xmem_retain(h, p, &r) ? r : real(h, p);
+}
+
+EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(struct nvq_cu_mem_allocation_prop *,
+    CUmemGenericAllocationHandle);
+EXPORT CUresult
+cuMemGetAllocationPropertiesFromHandle(struct nvq_cu_mem_allocation_prop *prop,
+    CUmemGenericAllocationHandle h)
+{
+	CUresult (*real)(struct nvq_cu_mem_allocation_prop *, CUmemGenericAllocationHandle) =
+	    hook_real(F_MEM_PROPS);
+
+	if (real == NULL)
+		return NOT_LOADED;
+	return real(prop, xmem_real(h));
 }
 
 /* The allocation that holds p (cuMemGetAddressRange): 0, or -1. */
@@ -678,10 +780,11 @@ hook_range(CUdeviceptr p, CUdeviceptr *base, size_t *size)
 
 /*
  * The job's own exports of VMM memory (NCCL shares its buffers between
- * ranks this way): other processes map that memory, and neither the hook
- * nor the driver's checkpoint can move it, so the process reports it and
- * nvqd does not suspend the job.  The hook's own exports (offload.c) call
- * the driver directly and do not come here.
+ * ranks this way): other processes map that memory.  With offload on the
+ * hook moves it itself (xmem.h); otherwise neither the hook nor the
+ * driver's checkpoint can move it, so the process reports it and nvqd does
+ * not suspend the job.  The hook's own exports (offload.c) call the driver
+ * directly and do not come here.
  */
 EXPORT CUresult cuMemExportToShareableHandle(void *, CUmemGenericAllocationHandle, int,
     unsigned long long);
@@ -695,6 +798,9 @@ cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle h, int type
 
 	if (real == NULL)
 		return NOT_LOADED;
+	/* NCCL's buffers: moved with the job on a suspend (xmem.h), unless it says not */
+	if (xmem_export(out, h, type, flags, &r))
+		return r;
 	if ((r = real(out, h, type, flags)) == CUDA_SUCCESS) {
 		pthread_mutex_lock(&hook.lock);
 		budget_exported(&hook.budget, BUDGET_HANDLE, h);	/* device memory only */
@@ -1092,7 +1198,7 @@ hook_unmovable(void)
 	pthread_mutex_lock(&hook.lock);
 	n = hook.budget.exported + hook.drv_exported;
 	pthread_mutex_unlock(&hook.lock);
-	return n + ipc_driver_bytes() + offload_unmovable();
+	return n + ipc_driver_bytes() + offload_unmovable() + xmem_unmovable();
 }
 
 static int
@@ -1179,6 +1285,14 @@ static struct hook_entry hook_table[F_NFUNCS] = {
 	[F_IPC_OPEN] = { "cuIpcOpenMemHandle", (void *)cuIpcOpenMemHandle, NULL, 0 },
 	[F_IPC_OPEN_V2] = { "cuIpcOpenMemHandle_v2", (void *)cuIpcOpenMemHandle_v2, NULL, 0 },
 	[F_IPC_CLOSE] = { "cuIpcCloseMemHandle", (void *)cuIpcCloseMemHandle, NULL, 0 },
+	/* the VMM calls on shared memory (xmem.h) */
+#define HOOK_NAMED(f, fn) [f] = { #fn, (void *)fn, NULL, 0 },
+	HOOK_NAMED(F_MEM_MAP, cuMemMap) HOOK_NAMED(F_MEM_UNMAP, cuMemUnmap)
+	HOOK_NAMED(F_MEM_SET_ACCESS, cuMemSetAccess)
+	HOOK_NAMED(F_MEM_IMPORT, cuMemImportFromShareableHandle)
+	HOOK_NAMED(F_MEM_RETAIN, cuMemRetainAllocationHandle)
+	HOOK_NAMED(F_MEM_PROPS, cuMemGetAllocationPropertiesFromHandle)
+#undef HOOK_NAMED
 #define HOOK_ROW(name, params, args) [F_##name] = { #name, (void *)name, NULL, 0 },
 	HOOK_COUNTED(HOOK_ROW)
 	HOOK_GATED(HOOK_ROW)

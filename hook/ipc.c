@@ -6,20 +6,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "ipc.h"
 #include "offload.h"
+#include "peerfd.h"
 #include "proc.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open	434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd	438
-#endif
 #ifndef PR_SET_PTRACER
 #define PR_SET_PTRACER	0x59616d61
 #endif
@@ -70,6 +64,20 @@ ipc_init(pid_t supervisor, void (*log)(const char *fmt, ...))
 	I.log = log;
 }
 
+void
+ipc_allow_peers(void)
+{
+	pthread_mutex_lock(&I.mu);
+	if (!I.tracer_set && I.supervisor > 0) {
+		/* let the job's processes (the supervisor's descendants) take the descriptor */
+		if (prctl(PR_SET_PTRACER, (unsigned long)I.supervisor, 0, 0, 0) == -1 &&
+		    errno != EINVAL)
+			I.log("ipc: PR_SET_PTRACER: %s", strerror(errno));
+		I.tracer_set = 1;
+	}
+	pthread_mutex_unlock(&I.mu);
+}
+
 CUresult
 ipc_get(struct nvq_cu_ipc_mem_handle *h, CUdeviceptr p)
 {
@@ -81,15 +89,7 @@ ipc_get(struct nvq_cu_ipc_mem_handle *h, CUdeviceptr p)
 		return IPC_PASS;
 	if (r != CUDA_SUCCESS)
 		return r;
-	pthread_mutex_lock(&I.mu);
-	if (!I.tracer_set && I.supervisor > 0) {
-		/* let the job's processes (the supervisor's descendants) take the descriptor */
-		if (prctl(PR_SET_PTRACER, (unsigned long)I.supervisor, 0, 0, 0) == -1 &&
-		    errno != EINVAL)
-			I.log("ipc: PR_SET_PTRACER: %s", strerror(errno));
-		I.tracer_set = 1;
-	}
-	pthread_mutex_unlock(&I.mu);
+	ipc_allow_peers();
 	memset(&ih, 0, sizeof(ih));
 	memcpy(ih.magic, IPC_MAGIC, sizeof(ih.magic));
 	ih.pid = (int32_t)getpid();
@@ -112,7 +112,7 @@ ipc_take(const struct ipc_handle *ih, int *pidfdp, char *err, size_t errlen)
 {
 	int pidfd, fd;
 
-	if ((pidfd = (int)syscall(SYS_pidfd_open, (pid_t)ih->pid, 0)) == -1) {
+	if ((pidfd = peerfd_pidfd((pid_t)ih->pid)) == -1) {
 		snprintf(err, errlen, "process %d: %s", (int)ih->pid, strerror(errno));
 		return -1;
 	}
@@ -122,7 +122,7 @@ ipc_take(const struct ipc_handle *ih, int *pidfdp, char *err, size_t errlen)
 		close(pidfd);
 		return -1;
 	}
-	if ((fd = (int)syscall(SYS_pidfd_getfd, pidfd, ih->fd, 0)) == -1) {
+	if ((fd = peerfd_take(pidfd, ih->fd)) == -1) {
 		snprintf(err, errlen, "taking descriptor %d of process %d: %s", (int)ih->fd,
 		    (int)ih->pid, strerror(errno));
 		close(pidfd);

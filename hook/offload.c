@@ -11,20 +11,18 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "budget.h"
 #include "offload.h"
+#include "peerfd.h"
 #include "stageplan.h"
+#include "xmem.h"
 
 #define OFF_WORKERS	16	/* threads that make the staging and fill it */
 #define OFF_PAGE	4096
 #define OFF_IMPORT_WAIT	60.0	/* seconds an importer waits for the exporter's memory */
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd	438
-#endif
 
 typedef void *CUcontext;
 
@@ -56,7 +54,6 @@ static struct {
 	struct rec	*tab;
 	size_t		cap, used, live;	/* slots, used (live + tombs), live */
 	int		imports;	/* live REC_IMPORT and REC_UNMAPPED records */
-	int		null_fd;	/* /dev/null: what an exported fd is while out */
 	size_t		gran[BUDGET_MAX_DEV];
 	CUresult (*ctx_get)(CUcontext *);
 	CUresult (*ctx_push)(CUcontext);
@@ -919,15 +916,6 @@ off_sync_all(void)
 	}
 }
 
-/* /dev/null, open once: what an exported descriptor is while its memory is out. */
-static int
-off_null(void)
-{
-	if (O.null_fd == 0)
-		O.null_fd = 1 + open("/dev/null", O_RDONLY | O_CLOEXEC);
-	return O.null_fd - 1;
-}
-
 /* Whether the process that exported an import has ended (or is unknown). */
 static int
 off_orphan(const struct rec *r)
@@ -971,7 +959,7 @@ off_movable(struct offload_stats *st)
 				    "moved", r->size, (unsigned long long)r->va);
 		}
 	}
-	if (st->error[0] == '\0' && exports > 0 && off_null() < 0)
+	if (st->error[0] == '\0' && exports > 0 && peerfd_null() < 0)
 		snprintf(st->error, sizeof(st->error), "cannot open /dev/null: %s",
 		    strerror(errno));
 	return st->error[0] == '\0' ? (int64_t)total : -1;
@@ -996,7 +984,7 @@ off_out_one(struct rec *r, CUresult *res)
 	if (O.release(r->h) != CUDA_SUCCESS)
 		O.log("cannot release the handle of 0x%llx", (unsigned long long)r->va);
 	/* and the descriptor other processes took it by: its number stays taken */
-	if (r->exported && dup3(off_null(), r->fd, O_CLOEXEC) == -1)
+	if (r->exported && dup3(peerfd_null(), r->fd, O_CLOEXEC) == -1)
 		O.log("offload: cannot put /dev/null in place of descriptor %d: %s", r->fd,
 		    strerror(errno));
 	return NULL;
@@ -1046,6 +1034,24 @@ off_move_free(struct off_move *m)
 	free(m->res);
 }
 
+/*
+ * Then the memory the job's processes share NCCL's way (xmem.h), once this
+ * process's own is out: rc is how that went (after a failure nothing more
+ * moves).
+ */
+static int
+off_out_shared(struct offload_stats *st, double t0, int rc)
+{
+	uint64_t bytes = 0, left = 0;
+
+	if (rc == 0 && xmem_out(&bytes, &left, st->error, sizeof(st->error)) == -1)
+		rc = -1;
+	st->bytes += bytes;
+	st->left += left;
+	st->seconds = off_now() - t0;
+	return rc;
+}
+
 int
 offload_out(struct offload_stats *st)
 {
@@ -1067,7 +1073,7 @@ offload_out(struct offload_stats *st)
 	}
 	if (total == 0 && O.imports == 0) {
 		pthread_mutex_unlock(&O.mu);
-		return 0;
+		return off_out_shared(st, t0, 0);
 	}
 	off_sync_all();
 	/* copied into the pieces kept or made ahead, and into the missing ones as they come */
@@ -1118,7 +1124,7 @@ offload_out(struct offload_stats *st)
 	O.log("offload out: %llu bytes in %.3f s (%zu pieces of staging, %zu made now by %d "
 	    "threads)%s%s", (unsigned long long)st->bytes, st->seconds, m.pieces,
 	    m.pieces - m.ready, m.workers, step ? ": " : "", step ? st->error : "");
-	return step == NULL ? 0 : -1;
+	return off_out_shared(st, t0, step == NULL ? 0 : -1);
 }
 
 /*
@@ -1174,10 +1180,10 @@ off_take(const struct rec *r)
 	struct stat st, nul;
 	int fd;
 
-	if (fstat(off_null(), &nul) == -1)
+	if (fstat(peerfd_null(), &nul) == -1)
 		return -1;
 	for (;;) {
-		if ((fd = (int)syscall(SYS_pidfd_getfd, r->pidfd, r->rfd, 0)) == -1)
+		if ((fd = peerfd_take(r->pidfd, r->rfd)) == -1)
 			return -1;
 		if (fstat(fd, &st) == 0 && !(S_ISCHR(st.st_mode) && st.st_rdev == nul.st_rdev))
 			return fd;
@@ -1226,7 +1232,10 @@ offload_in(struct offload_stats *st)
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&O.mu);
 	/* its own memory first: another process may be waiting to map it again */
-	for (pass = 0; pass < 2; pass++)
+	for (pass = 0; pass < 2; pass++) {
+		if (step == NULL && xmem_in(pass, &st->bytes, &st->left, st->error,
+		    sizeof(st->error)) == -1)
+			step = "bringing shared memory back";
 		for (i = 0; i < O.cap; i++) {
 			r = &O.tab[i];
 			if (r->state != (pass == 0 ? REC_OUT : REC_UNMAPPED))
@@ -1246,6 +1255,7 @@ offload_in(struct offload_stats *st)
 				st->left += r->size;
 			}
 		}
+	}
 	pthread_mutex_unlock(&O.mu);
 	st->seconds = off_now() - t0;
 	if (st->bytes > 0 || step != NULL)
@@ -1264,7 +1274,7 @@ offload_resident(void)
 	for (i = 0; i < O.cap && !out; i++)
 		out = O.tab[i].state == REC_OUT || O.tab[i].state == REC_UNMAPPED;
 	pthread_mutex_unlock(&O.mu);
-	return !out;
+	return !out && xmem_resident();
 }
 
 void

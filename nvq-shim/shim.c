@@ -590,6 +590,17 @@ shim_call_off(struct shim_child *c, pid_t job)
 	}
 }
 
+/* Removes the job's memory account and the table of exports its hooks made beside it. */
+static void
+shim_unlink_share(const struct shim_spec *s)
+{
+	char x[PATH_MAX + sizeof(SHARE_XREG_SUFFIX)];
+
+	unlink(s->share);
+	snprintf(x, sizeof(x), "%s%s", s->share, SHARE_XREG_SUFFIX);
+	unlink(x);
+}
+
 /* Undoes what the shim set up for its job: its cgroup (empty) and memory account. */
 static void
 shim_undo(const struct shim_spec *s)
@@ -597,7 +608,7 @@ shim_undo(const struct shim_spec *s)
 	if (*s->cgroup != '\0')
 		rmdir(s->cgroup);
 	if (*s->share != '\0')
-		unlink(s->share);
+		shim_unlink_share(s);
 }
 
 /*
@@ -793,7 +804,7 @@ shim_shim(struct shim_spec *s)
 	if (*s->cgroup != '\0')
 		rmdir(s->cgroup);
 	if (*s->share != '\0')
-		unlink(s->share);
+		shim_unlink_share(s);
 	_exit(0);
 }
 

@@ -114,9 +114,13 @@ fake_free(const char *fn, CUdeviceptr p)
 /* ---- the VMM API ---- */
 #define FAKE_MAX_RANGES	4096
 #define FAKE_HANDLE_MAGIC 0xfa4e4d4d
-/* fdok: made exportable (POSIX descriptors); imported: another's memory */
-struct fake_handle { uint32_t magic; int fd; size_t size; int fdok, imported; };
-static struct { uintptr_t va; size_t size; int mapped; } ranges[FAKE_MAX_RANGES];
+/*
+ * fdok: made exportable (POSIX descriptors); imported: another's memory;
+ * refs: the handle's references and its mappings, as the driver keeps the
+ * memory while it is mapped after its handle was released.
+ */
+struct fake_handle { uint32_t magic; int fd; size_t size; int fdok, imported, refs, dev; };
+static struct { uintptr_t va; size_t size; int mapped; struct fake_handle *fh; } ranges[FAKE_MAX_RANGES];
 static size_t mapped_bytes;
 
 E size_t fake_mapped_bytes(void);
@@ -155,6 +159,8 @@ fake_vmm_create(CUmemGenericAllocationHandle *h, size_t n, int fdok)
 	fh->magic = FAKE_HANDLE_MAGIC;
 	fh->size = n;
 	fh->fdok = fdok;
+	fh->refs = 1;
+	fh->dev = current_dev;
 	if ((fh->fd = memfd_create("fake-vmm", MFD_CLOEXEC)) == -1 ||
 	    ftruncate(fh->fd, (off_t)n) == -1) {
 		free(fh);
@@ -163,6 +169,19 @@ fake_vmm_create(CUmemGenericAllocationHandle *h, size_t n, int fdok)
 	allocated += n;
 	*h = (CUmemGenericAllocationHandle)(uintptr_t)fh;
 	return CUDA_SUCCESS;
+}
+
+/* Drops a reference (a handle's or a mapping's); the last frees the memory. */
+static void
+fake_vmm_unref(struct fake_handle *fh)
+{
+	if (--fh->refs > 0)
+		return;
+	fh->magic = 0;
+	close(fh->fd);
+	if (!fh->imported)
+		allocated -= fh->size;
+	free(fh);
 }
 
 /* 1 if h was a VMM handle (released), 0 if it is another kind */
@@ -174,11 +193,7 @@ fake_vmm_release(CUmemGenericAllocationHandle h)
 	if (fh == NULL || fh->magic != FAKE_HANDLE_MAGIC)
 		return 0;
 	count("cuMemRelease");
-	fh->magic = 0;
-	close(fh->fd);
-	if (!fh->imported)
-		allocated -= fh->size;
-	free(fh);
+	fake_vmm_unref(fh);
 	return 1;
 }
 
@@ -216,6 +231,7 @@ cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *os, int ty
 	fh->magic = FAKE_HANDLE_MAGIC;
 	fh->size = (size_t)st.st_size;
 	fh->imported = 1;
+	fh->refs = 1;
 	if ((fh->fd = dup(fd)) == -1) {
 		free(fh);
 		return 304;
@@ -325,6 +341,8 @@ cuMemMap(CUdeviceptr p, size_t n, size_t off, CUmemGenericAllocationHandle h,
 	    (off_t)off) == MAP_FAILED)
 		return 1;
 	ranges[i].mapped = 1;
+	ranges[i].fh = fh;
+	fh->refs++;
 	mapped_bytes += n;
 	return CUDA_SUCCESS;
 }
@@ -353,8 +371,49 @@ cuMemUnmap(CUdeviceptr p, size_t n)
 		return 1;
 	ranges[i].mapped = 0;
 	mapped_bytes -= n;
+	fake_vmm_unref(ranges[i].fh);
+	ranges[i].fh = NULL;
 	return CUDA_SUCCESS;
 }
+
+/* ---- NCCL's calls on shared memory (issue 40 item 3): retain, properties ---- */
+
+/* The handle of the memory mapped at p, one more reference to it (NCCL's free path). */
+E CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *, void *);
+E CUresult
+cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *h, void *p)
+{
+	int i = fake_range((uintptr_t)p, 1);
+
+	count("cuMemRetainAllocationHandle");
+	if (h == NULL || i < 0 || !ranges[i].mapped)
+		return 1;
+	ranges[i].fh->refs++;
+	*h = (CUmemGenericAllocationHandle)(uintptr_t)ranges[i].fh;
+	return 0;
+}
+
+/* What it was made with: pinned device memory, its device, its handle types. */
+E CUresult cuMemGetAllocationPropertiesFromHandle(struct nvq_cu_mem_allocation_prop *,
+    CUmemGenericAllocationHandle);
+E CUresult
+cuMemGetAllocationPropertiesFromHandle(struct nvq_cu_mem_allocation_prop *prop,
+    CUmemGenericAllocationHandle h)
+{
+	struct fake_handle *fh = (struct fake_handle *)(uintptr_t)h;
+
+	count("cuMemGetAllocationPropertiesFromHandle");
+	if (prop == NULL || fh == NULL || fh->magic != FAKE_HANDLE_MAGIC)
+		return 1;
+	memset(prop, 0, sizeof(*prop));
+	prop->type = 1;
+	prop->location.type = 1;
+	prop->location.id = fh->dev;
+	prop->requestedHandleTypes = fh->fdok || fh->imported ? 1 : 0;
+	return 0;
+}
+
+/* ---- end of NCCL's calls ---- */
 
 E CUresult cuMemGetAllocationGranularity(size_t *g, const void *prop, int opt) { (void)prop; (void)opt; *g = 2 << 20; return 0; }
 /* a context current on the calling thread, as cuMemHostRegister needs one */
@@ -675,6 +734,10 @@ static const struct { const char *name; void *fn; } fake_syms[] = {
 	{ "cuIpcCloseMemHandle", (void *)cuIpcCloseMemHandle },
 	{ "cuMemExportToShareableHandle", (void *)cuMemExportToShareableHandle },
 	{ "cuMemImportFromShareableHandle", (void *)cuMemImportFromShareableHandle },
+	/* NCCL's calls on shared memory */
+	{ "cuMemRetainAllocationHandle", (void *)cuMemRetainAllocationHandle },
+	{ "cuMemGetAllocationPropertiesFromHandle",
+	    (void *)cuMemGetAllocationPropertiesFromHandle },
 };
 
 static void *

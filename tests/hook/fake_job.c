@@ -46,10 +46,29 @@
  *	RANKS ranks of a data-parallel job over fake NCCL collectives
  *	(fake_ddp.c); each writes its steps to FILE.rankN; prints
  *	"ddp ok STEPS" when every rank ended after the same step.
+ *   fake_job nccl BYTES SECONDS [orphan | freed]
+ *	NCCL's way of sharing a buffer between ranks: the first process makes
+ *	BYTES with cuMemCreate (POSIX descriptors requested), maps it and
+ *	writes the first half; it starts another (exec, a session of its
+ *	own) and passes it a descriptor of the memory over a Unix socket
+ *	(SCM_RIGHTS), closing its own.  That one imports it, maps it, releases
+ *	its handle (the mapping keeps the memory), maps it again through
+ *	cuMemRetainAllocationHandle, checks the first half and writes the
+ *	second, then prints "peer mapped".  Both wait SECONDS (a suspend and
+ *	resume in between), read what the other wrote, at the same addresses,
+ *	and the peer writes the first half again, which the first checks;
+ *	the first exports it again (NCCL connects lazily) and the peer
+ *	imports and maps it a second time and reads it there: "peer ok", then
+ *	"nccl ok BYTES".  The first holds two references to its handle
+ *	(NCCL's refcount, cuMemRetainAllocationHandle) and releases both.
+ *	With orphan the first process ends once the other has mapped the
+ *	memory ("exporter ends"); with freed it unmaps and releases it then,
+ *	and lives on SECONDS ("exporter freed it").
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -401,6 +420,276 @@ do_export(size_t bytes, unsigned hold)
 	return r != CUDA_SUCCESS;
 }
 
+/* ---- NCCL's sharing (nccl mode), after src/transport/p2p.cc and src/proxy.cc ---- */
+
+typedef CUresult (*reserve_fn)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+typedef CUresult (*map_fn)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+    unsigned long long);
+typedef CUresult (*access_fn)(CUdeviceptr, size_t, const struct nvq_cu_mem_access_desc *, size_t);
+typedef CUresult (*unmap_fn)(CUdeviceptr, size_t);
+typedef CUresult (*addr_free_fn)(CUdeviceptr, size_t);
+typedef CUresult (*import_fn)(CUmemGenericAllocationHandle *, void *, int);
+typedef CUresult (*retain_fn)(CUmemGenericAllocationHandle *, void *);
+
+/* Reserves a range, maps h there readable and writable from device 0: 0, or -1. */
+static int
+nccl_map(CUmemGenericAllocationHandle h, size_t bytes, CUdeviceptr *p)
+{
+	struct nvq_cu_mem_access_desc d;
+	CUresult r;
+
+	memset(&d, 0, sizeof(d));
+	d.location.type = NVQ_CU_MEM_LOCATION_TYPE_DEVICE;
+	d.flags = NVQ_CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if ((r = ((reserve_fn)resolve("cuMemAddressReserve"))(p, bytes, 0, 0, 0)) != CUDA_SUCCESS ||
+	    (r = ((map_fn)resolve("cuMemMap"))(*p, bytes, 0, h, 0)) != CUDA_SUCCESS ||
+	    (r = ((access_fn)resolve("cuMemSetAccess"))(*p, bytes, &d, 1)) != CUDA_SUCCESS) {
+		printf("mapping failed: CUDA error %d\n", (int)r);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+nccl_unmap(CUdeviceptr p, size_t bytes)
+{
+	return ((unmap_fn)resolve("cuMemUnmap"))(p, bytes) == CUDA_SUCCESS &&
+	    ((addr_free_fn)resolve("cuMemAddressFree"))(p, bytes) == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* One byte over the socket, each way. */
+static int
+nccl_say(int s, char c)
+{
+	return send(s, &c, 1, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+static int
+nccl_hear(int s, char want)
+{
+	char c = 0;
+
+	return read(s, &c, 1) == 1 && c == want ? 0 : -1;
+}
+
+/* A one-byte message with room for one descriptor (SCM_RIGHTS), as NCCL's ipcsocket.cc sends. */
+struct nccl_msg {
+	char		byte;
+	struct iovec	iov;
+	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } ctl;
+	struct msghdr	m;
+};
+
+static void
+nccl_msg_init(struct nccl_msg *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->byte = 'f';
+	x->iov.iov_base = &x->byte;
+	x->iov.iov_len = 1;
+	x->m.msg_iov = &x->iov;
+	x->m.msg_iovlen = 1;
+	x->m.msg_control = x->ctl.buf;
+	x->m.msg_controllen = sizeof(x->ctl.buf);
+}
+
+static int
+nccl_send_fd(int s, int fd)
+{
+	struct nccl_msg x;
+	struct cmsghdr *c;
+
+	nccl_msg_init(&x);
+	c = CMSG_FIRSTHDR(&x.m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(s, &x.m, 0) == 1 ? 0 : -1;
+}
+
+static int
+nccl_recv_fd(int s)
+{
+	struct nccl_msg x;
+	struct cmsghdr *c;
+	int fd;
+
+	nccl_msg_init(&x);
+	if (recvmsg(s, &x.m, 0) != 1 || (c = CMSG_FIRSTHDR(&x.m)) == NULL ||
+	    c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/* NCCL's proxy (proxyGetFd): exports h on request, sends it over its socket, closes its own. */
+static int
+nccl_proxy_send(int s, CUmemGenericAllocationHandle h)
+{
+	CUresult r;
+	int fd = -1;
+
+	if ((r = ((export_fn)resolve("cuMemExportToShareableHandle"))(&fd, h,
+	    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) != CUDA_SUCCESS ||
+	    nccl_send_fd(s, fd) == -1) {
+		printf("export failed: CUDA error %d\n", (int)r);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int
+do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
+{
+	struct nvq_cu_mem_allocation_prop prop;
+	CUmemGenericAllocationHandle h, hr;
+	size_t half = bytes / 2;
+	CUdeviceptr p;
+	char sfd[16], size[32];
+	CUresult r;
+	int sv[2], st;
+	pid_t pid;
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = NVQ_CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = NVQ_CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.requestedHandleTypes = NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	if ((r = ((create_fn)resolve("cuMemCreate"))(&h, bytes, &prop, 0)) != CUDA_SUCCESS) {
+		printf("cuMemCreate: CUDA error %d\n", (int)r);
+		return 1;
+	}
+	if (nccl_map(h, bytes, &p) == -1 || ipc_words(p, half, 0, 0) == -1)
+		return 1;
+	/* NCCL's refcount: one more reference to the handle, released at the end */
+	if ((r = ((retain_fn)resolve("cuMemRetainAllocationHandle"))(&hr, (void *)(uintptr_t)p)) !=
+	    CUDA_SUCCESS || hr != h) {
+		printf("retain: CUDA error %d, or another handle\n", (int)r);
+		return 1;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+		return 1;
+	snprintf(sfd, sizeof(sfd), "%d", sv[1]);
+	snprintf(size, sizeof(size), "%zu", bytes);
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		close(sv[0]);
+		setsid();
+		execl(self, self, "nccl-peer", sfd, size, hold, (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	if (nccl_proxy_send(sv[0], h) == -1)
+		return 1;
+	if (nccl_hear(sv[0], 'm') == -1) {
+		printf("the peer did not map it\n");
+		return 1;
+	}
+	if (orphan == 1) {
+		printf("exporter ends\n");
+		return 0;
+	}
+	if (orphan == 2) {
+		/* frees its memory while the peer maps it on (undefined in CUDA, done anyway) */
+		if (nccl_unmap(p, bytes) == -1 ||
+		    ((release_fn)resolve("cuMemRelease"))(hr) != CUDA_SUCCESS ||
+		    ((release_fn)resolve("cuMemRelease"))(h) != CUDA_SUCCESS)
+			return 1;
+		printf("exporter freed it\n");
+		fflush(stdout);
+		sleep((unsigned)atoi(hold));
+		return 0;
+	}
+	if (nccl_hear(sv[0], 'w') == -1 || ipc_words(p, half, 2, 1) == -1 ||
+	    ipc_words(p + half, half, 1, 1) == -1) {
+		printf("the peer's writes after the wait are not here\n");
+		return 1;
+	}
+	/* a connection made after the wait (NCCL connects lazily): exported again */
+	if (nccl_proxy_send(sv[0], h) == -1 || nccl_hear(sv[0], 'i') == -1) {
+		printf("the peer could not import it again\n");
+		return 1;
+	}
+	nccl_say(sv[0], 'd');
+	if (waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		printf("the peer failed\n");
+		return 1;
+	}
+	if (nccl_unmap(p, bytes) == -1 || ((release_fn)resolve("cuMemRelease"))(hr) != CUDA_SUCCESS ||
+	    ((release_fn)resolve("cuMemRelease"))(h) != CUDA_SUCCESS) {
+		printf("freeing failed\n");
+		return 1;
+	}
+	printf("nccl ok %zu\n", bytes);
+	return 0;
+}
+
+/* The other rank: imports, maps twice, releases its handle, reads and writes. */
+static int
+do_nccl_peer(int s, size_t bytes, unsigned hold)
+{
+	CUmemGenericAllocationHandle h, h2;
+	size_t half = bytes / 2;
+	CUdeviceptr p, q, q2;
+	CUresult r;
+	int fd;
+
+	if ((fd = nccl_recv_fd(s)) == -1) {
+		printf("peer: no descriptor\n");
+		return 1;
+	}
+	if ((r = ((import_fn)resolve("cuMemImportFromShareableHandle"))(&h, (void *)(intptr_t)fd,
+	    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) != CUDA_SUCCESS) {
+		printf("peer: import: CUDA error %d\n", (int)r);
+		return 1;
+	}
+	close(fd);
+	if (nccl_map(h, bytes, &p) == -1 ||
+	    ((release_fn)resolve("cuMemRelease"))(h) != CUDA_SUCCESS ||
+	    ((retain_fn)resolve("cuMemRetainAllocationHandle"))(&h2, (void *)(uintptr_t)p) !=
+	    CUDA_SUCCESS || nccl_map(h2, bytes, &q) == -1 ||
+	    ((release_fn)resolve("cuMemRelease"))(h2) != CUDA_SUCCESS) {
+		printf("peer: mapping it twice failed\n");
+		return 1;
+	}
+	if (ipc_words(q, half, 0, 1) == -1 || ipc_words(p + half, half, 1, 0) == -1) {
+		printf("peer: the memory is not the first process's\n");
+		return 1;
+	}
+	printf("peer mapped\n");
+	fflush(stdout);
+	nccl_say(s, 'm');
+	sleep(hold);
+	/* a suspend meanwhile: both halves as they were, at the same addresses */
+	if (ipc_words(q, half, 0, 1) == -1 || ipc_words(q + half, half, 1, 1) == -1 ||
+	    ipc_words(p, half, 0, 1) == -1) {
+		printf("peer: the memory is not the same after the wait\n");
+		return 1;
+	}
+	if (ipc_words(p, half, 2, 0) == -1 || nccl_say(s, 'w') == -1) {
+		printf("peer: writing failed\n");
+		return 1;
+	}
+	/* imported a second time, from a descriptor exported after the wait */
+	if ((fd = nccl_recv_fd(s)) == -1 ||
+	    ((import_fn)resolve("cuMemImportFromShareableHandle"))(&h, (void *)(intptr_t)fd,
+	    NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != CUDA_SUCCESS ||
+	    nccl_map(h, bytes, &q2) == -1 || ipc_words(q2, half, 2, 1) == -1 ||
+	    nccl_unmap(q2, bytes) == -1 || ((release_fn)resolve("cuMemRelease"))(h) != CUDA_SUCCESS) {
+		printf("peer: the second import is not the same memory\n");
+		return 1;
+	}
+	close(fd);
+	if (nccl_say(s, 'i') == -1 || nccl_hear(s, 'd') == -1 ||
+	    nccl_unmap(p, bytes) == -1 || nccl_unmap(q, bytes) == -1) {
+		printf("peer: writing or unmapping failed\n");
+		return 1;
+	}
+	printf("peer ok\n");
+	return 0;
+}
+
 /* A small allocation (the driver's own, not VMM) shared by the driver's IPC handle. */
 static int
 do_ipc_driver(size_t bytes, unsigned hold)
@@ -462,6 +751,13 @@ main(int argc, char **argv)
 		return do_ipc_driver(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]));
 	if (argc == 4 && strcmp(argv[1], "export") == 0)
 		return do_export(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]));
+	if ((argc == 4 || argc == 5) && strcmp(argv[1], "nccl") == 0)
+		return do_nccl(strtoull(argv[2], NULL, 10), argv[0], argv[3],
+		    argc < 5 ? 0 : strcmp(argv[4], "orphan") == 0 ? 1 : strcmp(argv[4], "freed") == 0 ?
+		    2 : 0);
+	if (argc == 5 && strcmp(argv[1], "nccl-peer") == 0)
+		return do_nccl_peer(atoi(argv[2]), strtoull(argv[3], NULL, 10),
+		    (unsigned)atoi(argv[4]));
 	if (argc == 4 && strcmp(argv[1], "ipc-orphan") == 0)
 		return do_ipc(strtoull(argv[2], NULL, 10), argv[0], argv[3], 1);
 	if ((argc == 4 || argc == 5) && strcmp(argv[1], "ipc-child") == 0)

@@ -188,18 +188,20 @@ t_hook_ipc_suspend() {	# memory shared through CUDA IPC goes out of every proces
 	expect_eq "recorded" "$(switches "$a")" "suspend|user|1 resume|user|1 "
 }
 
-t_hook_export_refused() {	# memory the job shares by the driver's means (NCCL, legacy IPC): the suspend is refused untouched
+t_hook_export_refused() {	# memory the job shares by the driver's means (NCCL's with offload off, legacy IPC): the suspend is refused untouched
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
-	ckpt_config
+	# with offload on, the hooks move NCCL's way of sharing themselves (t_nccl.sh)
+	ckpt_config "[scheduler]" "offload = off"
 	start_nvqd || return
 	local a b
 	a=$(fsubmit -m 1G "$FAKE_JOB" export 4194304 4)
 	wait_field "$a" hook_pids '^[0-9]+$' || return
 	sleep 0.5	# the report that says so: at most one link tick behind
 	expect_eq "nvq suspend is refused, and says why" "$(nvq suspend "$a" 2>&1)" "nvq: cannot \
-suspend job $a: job $a's processes share 4M of GPU memory nvq cannot move (CUDA IPC, \
-cuMemExportToShareableHandle as NCCL uses, or memory of a process that has ended): it cannot \
-be suspended and runs on untouched; \`nvq requeue $a\` stops it and queues it again, and a \
+suspend job $a: job $a's processes share 4M of GPU memory nvq cannot move (the driver's \
+own CUDA IPC handles, as NCCL_CUMEM_ENABLE=0 uses; cuMemExportToShareableHandle while \
+[scheduler] offload is off; or memory of a process that has ended): it cannot be suspended \
+and runs on untouched; \`nvq requeue $a\` stops it and queues it again, and a \
 higher-priority job that needs its memory stops it with its --signal and cancels it (no \
 --requeue)"
 	expect_eq "it runs on" "$(field "$a" state)" RUNNING

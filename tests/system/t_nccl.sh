@@ -1,0 +1,78 @@
+# t_nccl.sh: memory that a job's ranks share NCCL's way (cuMem memory
+# exported to a descriptor, passed over a Unix socket, imported by a peer),
+# moved out and back by the hooks of every rank on suspend and resume.
+# Sourced by run.sh (helpers in lib.sh).
+
+nccl_held() {	# PID...: per process, "MAPPED,HELD": the fake driver's device memories
+	local p	# it maps, and its descriptors of them; sorted
+	for p in "$@"; do
+		echo "$(grep -c fake-vmm "/proc/$p/maps"),$(ls -l "/proc/$p/fd" | grep -c fake-vmm)"
+	done | sort | tr '\n' ' '
+}
+
+nccl_wait_out() {	# FILE REGEX: until FILE has a line that matches (10 s)
+	local i
+	for i in $(seq 200); do
+		grep -Eq "$2" "$1" 2> /dev/null && return 0
+		sleep 0.05
+	done
+	fail "no /$2/ in $1: $(cat "$1" 2> /dev/null | tr '\n' ' ')"; return 1
+}
+
+t_nccl_suspend() {	# NCCL's shared buffers go out of both ranks on suspend and come back shared, at the same addresses
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s"
+	start_nvqd || return
+	local a b p q before
+	# the peer maps the exporter's 8M twice (its handle released), both wait 8 s
+	a=$(NVQ_DEBUG=1 fsubmit -m 20G -o "$T/a.out" -e "$T/a.err" "$FAKE_JOB" nccl 8388608 8)
+	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
+	nccl_wait_out "$T/a.out" "^peer mapped" || return
+	p=$(field "$a" hook_pids); q=${p#*,}; p=${p%,*}
+	before=$(nccl_held "$p" "$q")
+	expect_match "both ranks hold the shared memory" "$before" '^1,[12] 2,1 $'
+	sleep 0.3	# a report: at most one link tick behind
+	expect_eq "nvq suspend is not refused" "$(nvq suspend "$a" 2>&1)" "job $a suspended"
+	expect_eq "the device memory is gone from both ranks" "$(nccl_held "$p" "$q")" "0,0 0,0 "
+	expect_eq "resume" "$(nvq resume "$a")" "job $a resumes once its memory is free on its GPUs"
+	wait_state "$a" RUNNING
+	expect_eq "both map it again, as before" "$(nccl_held "$p" "$q")" "$before"
+	# preempted by a higher job that needs the GPU: suspended, not stopped
+	b=$(submit -m 70G -p 10 sleep 0.5)
+	wait_state "$b" COMPLETED 20
+	wait_state "$a" RUNNING 20
+	expect_match "preempted by suspend, then resumed" "$(switches "$a")" \
+	    "^suspend\|user\|1 resume\|user\|1 suspend\|preempt\|1 resume\|preempt\|1 $"
+	nvq wait "$a" > /dev/null
+	# each read what the other wrote before, through the same pointers, and
+	# the exporter saw what the peer wrote after: one memory again
+	expect_eq "both ranks read each other's data after the round trips" \
+	    "$(tr '\n' ' ' < "$T/a.out")" "peer mapped peer ok nccl ok 8388608 "
+	expect_eq "it completed" "$(field "$a" state)" COMPLETED
+	expect_match "the exporter moved it itself" "$(cat "$T/a.err")" "shared memory out: 8388608 bytes"
+}
+
+t_nccl_orphan_refused() {	# an import whose exporter ended (or freed it) cannot be moved: the suspend is refused, untouched
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config
+	start_nvqd || return
+	local a
+	a=$(fsubmit -m 1G -o "$T/a.out" sh -c "$FAKE_JOB nccl 4194304 30 orphan; sleep 30 & wait")
+	nccl_wait_out "$T/a.out" "^exporter ends" || return
+	wait_field "$a" hook_pids '^[0-9]+$' || return	# the exporter's link has ended
+	sleep 0.5	# the report that says so: at most one link tick behind
+	expect_match "nvq suspend is refused, and says why" "$(nvq suspend "$a" 2>&1)" \
+	    "^nvq: cannot suspend job $a: job $a's processes share 4M of GPU memory nvq cannot move "
+	expect_eq "it runs on" "$(field "$a" state)" RUNNING
+	expect_eq "nothing was checkpointed" "$(switches "$a")" ""
+	nvq cancel "$a" > /dev/null
+	# the exporter lives on but freed the memory the peer still maps: the same
+	local b
+	b=$(fsubmit -m 1G -o "$T/b.out" "$FAKE_JOB" nccl 4194304 30 freed)
+	nccl_wait_out "$T/b.out" "^exporter freed it" || return
+	sleep 0.5
+	expect_match "refused while the exporter lives, and says why" "$(nvq suspend "$b" 2>&1)" \
+	    "^nvq: cannot suspend job $b: job $b's processes share 4M of GPU memory nvq cannot move "
+	expect_eq "nothing of it was checkpointed" "$(switches "$b")" ""
+	nvq cancel "$b" > /dev/null
+}
