@@ -1152,7 +1152,7 @@ ctl_suspend(struct ctl_req *r, struct proto_buf *out)
 {
 	int suspend = r->msg->type == MSG_SUSPEND;
 	struct gc_event ev = { 0 };
-	char by[64], err[640];
+	char by[64], err[896];
 	struct job *j;
 	int64_t id = ctl_id(r);
 	int rc;

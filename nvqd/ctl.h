@@ -25,7 +25,7 @@ struct ctl_req {
 	struct server_conn	*conn;	/* the request's connection */
 	int			deferred; /* the handler replies later (submit.h) */
 	int64_t			id;	/* not 0: the job, instead of the message's "id" */
-	char			err[768];
+	char			err[1024];
 };
 
 /*

@@ -570,9 +570,10 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 		/* what the hooks say they cannot move (hook/offload.h, hook.c) */
 		fmt_size(j->hook_shared, shared, sizeof(shared));
 		snprintf(err, errlen, "job %lld's processes share %s of GPU memory nvq cannot move "
-		    "(the driver's own CUDA IPC handles, as NCCL_CUMEM_ENABLE=0 uses; "
-		    "cuMemExportToShareableHandle while [scheduler] offload is off; or memory of a "
-		    "process that has ended): it cannot be suspended and runs on untouched; `nvq requeue "
+		    "(the driver's own CUDA IPC handles: allocations under 2 MiB, or all with "
+		    "offload off; cuMemExportToShareableHandle while [scheduler] offload is off; or "
+		    "memory of a process that has ended): it cannot be suspended and runs on untouched; "
+		    "`nvq requeue "
 		    "%lld` stops it and queues it again, and ", (long long)j->id, shared,
 		    (long long)j->id);
 		gc_instead(e, j, err + strlen(err), errlen - strlen(err));

@@ -219,7 +219,7 @@ server_request(struct server_conn *c, int type, const uint8_t *body, uint32_t le
 	struct server_peer peer = { c->uid, c->gid, c->pid, c->groups, c->ngroups };
 	struct proto_buf out = { 0 };
 	struct proto_msg m;
-	char err[512];
+	char err[1024];	/* ctl.h's r->err fits */
 	int r;
 
 	if (proto_decode(type, body, len, &m, err, sizeof(err)) == -1) {

@@ -199,7 +199,7 @@ t_hook_export_refused() {	# memory the job shares by the driver's means (NCCL's 
 	sleep 0.5	# the report that says so: at most one link tick behind
 	expect_eq "nvq suspend is refused, and says why" "$(nvq suspend "$a" 2>&1)" "nvq: cannot \
 suspend job $a: job $a's processes share 4M of GPU memory nvq cannot move (the driver's \
-own CUDA IPC handles, as NCCL_CUMEM_ENABLE=0 uses; cuMemExportToShareableHandle while \
+own CUDA IPC handles: allocations under 2 MiB, or all with offload off; cuMemExportToShareableHandle while \
 [scheduler] offload is off; or memory of a process that has ended): it cannot be suspended \
 and runs on untouched; \`nvq requeue $a\` stops it and queues it again, and a \
 higher-priority job that needs its memory stops it with its --signal and cancels it (no \

@@ -194,7 +194,8 @@ t_hook_claims_shared() {	# a claim of 1 byte shared does not keep a low job in p
 	wait_field "$low" gpu_used '^4096$' 10 || return	# its report, "shared" in it, was taken
 	expect_eq "root's nvq suspend says what stops it instead" "$(nvq suspend "$low" 2>&1)" \
 	    "nvq: cannot suspend job $low: job $low's processes share 1B of GPU memory nvq cannot \
-move (CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
+move (the driver's own CUDA IPC handles: allocations under 2 MiB, or all with offload off; \
+cuMemExportToShareableHandle while [scheduler] offload is off; or memory of a process that has \
 ended): it cannot be suspended and runs on untouched; \`nvq requeue $low\` stops it and queues \
 it again, and a higher-priority job that needs its memory stops it with its --signal and \
 cancels it (no --requeue)"
@@ -252,7 +253,8 @@ t_hook_claims_refusal() {	# nvq suspend's refusal says what the settings will do
 	wait_field "$a" gpu_used '^4096$' 10 || return
 	expect_eq "preempt = off, a timeslice GPU" "$(nvq suspend "$a" 2>&1)" \
 	    "nvq: cannot suspend job $a: job $a's processes share 1B of GPU memory nvq cannot \
-move (CUDA IPC, cuMemExportToShareableHandle as NCCL uses, or memory of a process that has \
+move (the driver's own CUDA IPC handles: allocations under 2 MiB, or all with offload off; \
+cuMemExportToShareableHandle while [scheduler] offload is off; or memory of a process that has \
 ended): it cannot be suspended and runs on untouched; \`nvq requeue $a\` stops it and queues \
 it again, and a higher-priority job that needs its memory waits for it (preempt = off); it \
 takes no turns on a timeslice GPU: jobs of its priority wait for its end"

@@ -136,7 +136,7 @@ t_preempt_unsuspendable() {	# a job that cannot be suspended gets its --signal, 
 	sleep 0.5
 	expect_eq "nvq suspend refuses, and says what stops it instead" "$(nvq suspend "$low" 2>&1)" \
 	    "nvq: cannot suspend job $low: job $low's processes share 8M of GPU memory nvq cannot \
-move (the driver's own CUDA IPC handles, as NCCL_CUMEM_ENABLE=0 uses; \
+move (the driver's own CUDA IPC handles: allocations under 2 MiB, or all with offload off; \
 cuMemExportToShareableHandle while [scheduler] offload is off; or memory of a process that has \
 ended): it cannot be suspended and runs on untouched; \`nvq requeue $low\` stops it and queues \
 it again, and a higher-priority job that needs its memory stops it with its --signal and \
