@@ -167,7 +167,10 @@ static const struct config_key config_keys[] = {
 	  "How long a job holds a timeslice GPU while others wait for it." },
 	{ "scheduler", "revoke_timeout", CT_SECONDS, AT(revoke_timeout), NULL, 1, 3600, "10s",
 	  "How long a job has to acknowledge that its GPU lock was taken back\n"
-	  "(nvq hold, timeslice) before nvqd stops its processes with SIGSTOP." },
+	  "(nvq hold, timeslice) before nvqd stops its processes with SIGSTOP.\n"
+	  "Ranks of an NCCL job that reported where they are but could not reach\n"
+	  "the same collective in that time are not stopped: the lock goes back\n"
+	  "to the job, and the hold, turn or suspend fails with the reason." },
 	{ "scheduler", "switch_timeout", CT_SECONDS, AT(switch_timeout), NULL, 1, 86400, "2m",
 	  "How long the driver's checkpoint (nvq-ckpt) may take to suspend or\n"
 	  "resume a job, plus a second per 256 MiB it holds. Past it, nvq-ckpt is\n"
