@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -47,8 +46,6 @@ struct ipc_open {
 
 static struct {
 	pthread_mutex_t	mu;
-	pid_t		supervisor;
-	int		tracer_set;
 	struct ipc_open	open[IPC_MAX_OPEN];
 	int		nopen;
 	struct { CUdeviceptr p; uint64_t size; int refs; } drv[IPC_MAX_OPEN];	/* the driver's */
@@ -60,23 +57,10 @@ static struct {
 void
 ipc_init(pid_t supervisor, void (*log)(const char *fmt, ...))
 {
-	I.supervisor = supervisor;
+	peerfd_tracer(supervisor);
 	I.log = log;
 }
 
-void
-ipc_allow_peers(void)
-{
-	pthread_mutex_lock(&I.mu);
-	if (!I.tracer_set && I.supervisor > 0) {
-		/* let the job's processes (the supervisor's descendants) take the descriptor */
-		if (prctl(PR_SET_PTRACER, (unsigned long)I.supervisor, 0, 0, 0) == -1 &&
-		    errno != EINVAL)
-			I.log("ipc: PR_SET_PTRACER: %s", strerror(errno));
-		I.tracer_set = 1;
-	}
-	pthread_mutex_unlock(&I.mu);
-}
 
 CUresult
 ipc_get(struct nvq_cu_ipc_mem_handle *h, CUdeviceptr p)
@@ -89,7 +73,9 @@ ipc_get(struct nvq_cu_ipc_mem_handle *h, CUdeviceptr p)
 		return IPC_PASS;
 	if (r != CUDA_SUCCESS)
 		return r;
-	ipc_allow_peers();
+	/* let the job's processes (the supervisor's descendants) take the descriptor */
+	if (peerfd_allow() == -1)
+		I.log("ipc: PR_SET_PTRACER: %s", strerror(errno));
 	memset(&ih, 0, sizeof(ih));
 	memcpy(ih.magic, IPC_MAGIC, sizeof(ih.magic));
 	ih.pid = (int32_t)getpid();
@@ -264,5 +250,5 @@ ipc_child(void)
 	I.ndrv = 0;
 	I.drv_bytes = 0;
 	I.nopen = 0;
-	I.tracer_set = 0;
+	peerfd_child();
 }

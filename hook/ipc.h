@@ -27,11 +27,6 @@
 /* Once, at init: the job's supervisor (0: none known) and the hook's log. */
 void	ipc_init(pid_t supervisor,
 	    void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2))));
-/*
- * Lets the job's processes take this process's descriptors with
- * pidfd_getfd (PR_SET_PTRACER to the supervisor, where Yama asks); once.
- */
-void	ipc_allow_peers(void);
 /* cuIpcGetMemHandle of p: the CUDA result, or IPC_PASS. */
 CUresult ipc_get(struct nvq_cu_ipc_mem_handle *h, CUdeviceptr p);
 /* cuIpcOpenMemHandle of h: the CUDA result, or IPC_PASS. */

@@ -17,7 +17,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ipc.h"
 #include "peerfd.h"
 #include "proc.h"
 #include "xmem.h"
@@ -495,8 +494,8 @@ xmem_export(void *out, CUmemGenericAllocationHandle h, int type, unsigned long l
 	why = x->bad;
 	pthread_mutex_unlock(&X.mu);
 	/* the importer takes the new memory from this process after a suspend */
-	if (row >= 0)
-		ipc_allow_peers();
+	if (row >= 0 && peerfd_allow() == -1)
+		X.log("shared memory: PR_SET_PTRACER: %s", strerror(errno));
 	X.log("shared memory: %zu bytes exported%s%s", size, row >= 0 ? "" : ": cannot be "
 	    "moved: ", row >= 0 || why == NULL ? "" : why);
 	return 1;
