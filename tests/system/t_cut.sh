@@ -29,6 +29,28 @@ ddp_job() {
 	    "$FAKE_JOB" ddp 2 300 "$f"
 }
 
+# ddp_stalled FILE ENV...: a 2-rank job, A, whose rank 1 sleeps before a
+# collective of step 40 (FAKE_DDP_STALL in ENV), once both wait at step 39
+ddp_stalled() {
+	local f=$1
+	shift
+	A=$(ddp_job "$f" "$@")
+	wait_field "$A" hook_pids '^[0-9]+,[0-9]+$' || return 1
+	wait_ranks "$f" 39 || return 1
+	sleep 0.3	# rank 0 launched it and waits in its copy
+}
+
+# expect_turns FILE: a DDP job's rank 0 takes 20 steps within 25 s
+expect_turns() {
+	local i
+	for i in $(seq 250); do
+		[ "$(count "$1.rank0")" -ge 20 ] && break
+		sleep 0.1
+	done
+	expect_eq "$1 got turns" "$([ "$(count "$1.rank0")" -ge 20 ] &&
+	    echo yes || echo "no: at $(count "$1.rank0") steps")" yes
+}
+
 # ddp_end ID FILE: the job ends by itself; its ranks ended after the same step
 ddp_end() {
 	touch "$2.stop"
@@ -165,18 +187,13 @@ t_cut_turns_bounded() {	# a timeslice job whose cuts never end its turns keeps t
 	build_hookpeer || { fail "cannot build hookpeer"; return; }
 	write_config "[scheduler]" "compute = timeslice" "quantum = 1s" "revoke_timeout = 1s"
 	start_nvqd || return
-	local a b i
+	local a b
 	# a answers every revoke with NCCL counts and never acknowledges
 	a=$(nvq submit --parsable -g 2 -m 2G "$HOOKPEER" cutter 1000 60)
 	wait_field "$a" hook_pids '^[0-9]+$' || return
 	wait_field "$a" lock granted || return
 	b=$(ddp_job "$T/b")
-	for i in $(seq 250); do
-		[ "$(count "$T/b.rank0")" -ge 20 ] && break
-		sleep 0.1
-	done
-	expect_eq "b got turns" "$([ "$(count "$T/b.rank0")" -ge 20 ] &&
-	    echo yes || echo "no: b at $(count "$T/b.rank0") steps")" yes
+	expect_turns "$T/b"
 	expect_match "a's turns ended by cuts not reached first" "$(cat "$T/nvqd.log")" \
 	    "job $a: its processes did not reach the same collective in 1s"
 	expect_match "then it was stopped, saying why" "$(cat "$T/nvqd.log")" \
@@ -189,18 +206,13 @@ t_cut_turns_stall() {	# a timeslice job whose rank stalls before a collective: t
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	write_config "[scheduler]" "compute = timeslice" "quantum = 1s" "revoke_timeout = 1s"
 	start_nvqd || return
-	local a b i
+	local a b
 	# a's rank 1 sleeps 40 s on the CPU before the all-reduce of step 30;
 	# rank 0 waits for it in its copy, its link busy draining
 	a=$(ddp_job "$T/a" FAKE_DDP_STALL=1:30:40)
 	wait_ranks "$T/a" 29 || return
 	b=$(ddp_job "$T/b")
-	for i in $(seq 250); do
-		[ "$(count "$T/b.rank0")" -ge 20 ] && break
-		sleep 0.1
-	done
-	expect_eq "b got turns" "$([ "$(count "$T/b.rank0")" -ge 20 ] &&
-	    echo yes || echo "no: b at $(count "$T/b.rank0") steps")" yes
+	expect_turns "$T/b"
 	expect_match "a was stopped, saying why" "$(cat "$T/nvqd.log")" \
 	    "job $a: .*stopping its processes \(SIGSTOP\)"
 	ddp_end "$b" "$T/b"
@@ -213,11 +225,9 @@ t_cut_comm_late() {	# a second communicator first used by one rank just before a
 	start_nvqd || return
 	local a out
 	# from step 40 on, a second all-reduce on a second communicator; rank 1
-	# sleeps 3 s on the CPU before its first one
-	a=$(ddp_job "$T/d" FAKE_DDP_COMM2=40 FAKE_DDP_STALL=1:40:3)
-	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
-	wait_ranks "$T/d" 39 || return
-	sleep 0.3	# rank 0 launched both and waits in its copy; rank 1 only the first
+	# sleeps 3 s on the CPU before its first one: rank 0 launched both
+	ddp_stalled "$T/d" FAKE_DDP_COMM2=40 FAKE_DDP_STALL=1:40:3 || return
+	a=$A
 	expect_eq "the ranks wait at step 39" "$(ranks_at "$T/d")" "39 39"
 	out=$(nvq hold "$a" 2>&1)
 	expect_eq "the hold drains" "$out" "job $a held: its GPU work has drained"
@@ -265,11 +275,9 @@ t_cut_relink() {	# a rank that links again in the middle of a revoke reports and
 	write_config "[scheduler]" "revoke_timeout = 8s"
 	start_nvqd || return
 	local a r1 spid out
-	a=$(ddp_job "$T/d" FAKE_DDP_STALL=1:40:3)
-	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
-	wait_ranks "$T/d" 39 || return
+	ddp_stalled "$T/d" FAKE_DDP_STALL=1:40:3 || return
+	a=$A
 	r1=$(count "$T/d.pid1")
-	sleep 0.3	# rank 1 sleeps before the all-reduce of step 40; rank 0 waits in its copy
 	# rank 1's link loses its connection at its next read: the revoke's
 	strace -f -qq -e trace=read -e inject=read:error=ECONNRESET:when=1 -p "$r1" \
 	    -o "$T/strace.r1" 2> /dev/null &
