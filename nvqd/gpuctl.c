@@ -60,7 +60,10 @@
  *                      WANT, IDLE, UNLINKED, TIMER,              cut_error); wants, idle,
  *                      CHANGED                                   want_since as reported (a
  *                                                                WANT while REVOKING is kept
- *                                                                past the release: want_held)
+ *                                                                past the release: want_held;
+ *                                                                one that can cut and LINKED
+ *                                                                while REVOKING has not acked
+ *                                                                seq: it reports first)
  *   any                GONE                           RELEASED   free its timeslice GPUs
  *
  * Timeslice GPUs (gpuctl_all.ts_holder): the pass gives a free one to the
