@@ -36,7 +36,9 @@ static struct {
 	int		n;		/* communicators seen */
 	uint64_t	key[CUT_MAX_COMMS];	/* their struct ncclDevComm pointers */
 	uint64_t	count[CUT_MAX_COMMS];	/* launches passed */
-	uint64_t	target[CUT_MAX_COMMS];	/* while GATE_CUT */
+	uint64_t	target[CUT_MAX_COMMS];	/* while GATE_CUT, of ntarget communicators */
+	int		ntarget;	/* nvqd's targets, some maybe for communicators
+					   this process has not launched on yet */
 	int		reached;	/* a launch reached the cut: the link drains */
 	uintptr_t	fn[CUT_FN_SLOTS];
 } C = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .wake = -1 };
@@ -140,8 +142,13 @@ cut_comm(void *f, void **p, void **x)
 	if (c == C.n && C.n < CUT_MAX_COMMS) {
 		C.key[C.n] = comm;
 		C.count[C.n] = 0;
-		/* first launched on the way to a cut: it waits for the next grant */
-		C.target[C.n] = 0;
+		/*
+		 * first launched on the way to a cut: it takes the target at its
+		 * number (a peer launched on it first); past nvqd's targets, it
+		 * waits for the next grant
+		 */
+		if (C.n >= C.ntarget)
+			C.target[C.n] = 0;
 		C.n++;
 	} else if (c == C.n)
 		c = -1;
@@ -149,14 +156,17 @@ cut_comm(void *f, void **p, void **x)
 	return c;
 }
 
-/* Whether every communicator has reached its target (C.mu held). */
+/*
+ * Whether every communicator has reached its target (C.mu held); one not
+ * launched on yet counts 0 launches against the target at its number.
+ */
 static int
 cut_at_locked(void)
 {
 	int c;
 
-	for (c = 0; c < C.n; c++)
-		if (C.count[c] < C.target[c])
+	for (c = 0; c < C.n || c < C.ntarget; c++)
+		if ((c < C.n ? C.count[c] : 0) < C.target[c])
 			return 0;
 	return 1;
 }
@@ -199,8 +209,10 @@ cut_set_state(int state)
 {
 	pthread_mutex_lock(&C.mu);
 	__atomic_store_n(&nvq_gate.state, state, __ATOMIC_SEQ_CST);
-	if (state != GATE_CUT)
+	if (state != GATE_CUT) {
 		C.reached = 0;
+		C.ntarget = 0;
+	}
 	pthread_cond_broadcast(&C.cv);
 	pthread_mutex_unlock(&C.mu);
 }
@@ -223,6 +235,7 @@ cut_shut(uint64_t *counts, int max)
 	pthread_mutex_lock(&C.mu);
 	__atomic_store_n(&nvq_gate.state, GATE_SHUT, __ATOMIC_SEQ_CST);
 	C.reached = 0;
+	C.ntarget = 0;
 	n = cut_counts_locked(counts, max);
 	pthread_cond_broadcast(&C.cv);
 	pthread_mutex_unlock(&C.mu);
@@ -250,8 +263,12 @@ cut_aim(const uint64_t *targets, int n)
 		pthread_mutex_unlock(&C.mu);
 		return -1;
 	}
-	for (c = 0; c < C.n; c++)
+	/* all n: a communicator this process has not launched on takes its own at first use */
+	if (n > CUT_MAX_COMMS)
+		n = CUT_MAX_COMMS;
+	for (c = 0; c < C.n || c < n; c++)
 		C.target[c] = c < n ? targets[c] : C.count[c];
+	C.ntarget = n;
 	at = cut_at_locked();
 	if (!at)
 		__atomic_store_n(&nvq_gate.state, GATE_CUT, __ATOMIC_SEQ_CST);
@@ -279,6 +296,7 @@ cut_child(int wake)
 	pthread_mutex_init(&C.mu, NULL);
 	pthread_cond_init(&C.cv, NULL);
 	C.n = 0;
+	C.ntarget = 0;
 	C.reached = 0;
 	C.wake = wake;
 }

@@ -57,7 +57,9 @@ int	cut_shut(uint64_t *counts, int max);
 /* The counts now, as cut_shut gives them, without touching the gate. */
 int	cut_counts(uint64_t *counts, int max);
 /*
- * The cut's targets (n of them; a communicator not named keeps its count).
+ * The cut's targets (n of them; a communicator not named keeps its count;
+ * one named that this process has not launched on yet takes the target at
+ * its number when it first launches on it, and counts 0 launches until then).
  * Returns 1 if the process is at the cut already (the gate stays shut),
  * 0 if it runs on to it (GATE_CUT), -1 if the gate is not shut (a grant
  * came first: nothing to do).

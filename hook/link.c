@@ -179,6 +179,8 @@ link_lost(void)
 	link_close();
 	pthread_mutex_lock(&L.mu);
 	L.first_done = 1;
+	/* that revoke's cut was the lost nvqd's: a reconnection starts over */
+	L.cut_seq = 0;
 	pthread_mutex_unlock(&L.mu);
 	/* memory a suspend moved out stays out until nvqd asks for it back: the
 	 * process may be checkpointed by the driver, where CUDA calls wait */

@@ -170,7 +170,8 @@ static const struct config_key config_keys[] = {
 	  "(nvq hold, timeslice) before nvqd stops its processes with SIGSTOP.\n"
 	  "Ranks of an NCCL job that reported where they are but could not reach\n"
 	  "the same collective in that time are not stopped: the lock goes back\n"
-	  "to the job, and the hold, turn or suspend fails with the reason." },
+	  "to the job, and the hold, turn or suspend fails with the reason; twice\n"
+	  "in a row at most: the third such revoke stops the job with SIGSTOP." },
 	{ "scheduler", "switch_timeout", CT_SECONDS, AT(switch_timeout), NULL, 1, 86400, "2m",
 	  "How long the driver's checkpoint (nvq-ckpt) may take to suspend or\n"
 	  "resume a job, plus a second per 256 MiB it holds. Past it, nvq-ckpt is\n"

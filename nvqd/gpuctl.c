@@ -26,31 +26,44 @@
  *                                                                want_held = 0
  *   GRANTED            pass: not desired              REVOKING   seq++, tell, revoke_at = now
  *   REVOKING           pass: every process acked seq  RELEASED   free its timeslice GPUs; wants =
- *                                                                want_held, want_since = now
- *   REVOKING           pass: every process that can   REVOKING   send those not acked the cut:
- *                      cut acked seq or reported its             the largest count of each
- *                      counts (CUT), some not acked              communicator; cut_sent = seq
- *                      have counts, cut_sent < seq
- *   REVOKING           pass: revoke_timeout passed,   STOPPED    SIGSTOP, free its timeslice GPUs
- *                      its sockets read since, and a
- *                      process neither acked nor
- *                      reported NCCL counts (an older
- *                      hook, hung, or not a rank)
- *   REVOKING           pass: revoke_timeout passed,   GRANTED    not reached: seq++, tell; why
- *                      its sockets read since, every             (which process, at which count
- *                      process acked or reported                 of which target) in cut_error
- *                                                                and the log; the operation that
- *                                                                wanted the lock fails: held = 0
- *                                                                (nvq hold says why), yielding =
- *                                                                0 (a new turn), DRAINING -> NONE
- *                                                                (R) as a failed suspend
+ *                                                                want_held, want_since = now;
+ *                                                                cut_fails = 0
+ *   REVOKING           pass: every process that can   REVOKING   send those not acked and not
+ *                      cut acked seq or reported its             sent targets for seq yet the
+ *                      counts (CUT), some not acked              cut: the largest count of each
+ *                      have counts and no targets                communicator; cut_sent = seq
+ *                      for seq (one linked late)
+ *   REVOKING           pass: revoke_timeout passed,   STOPPED    SIGSTOP (all its processes),
+ *                      its sockets read since, and a             free its timeslice GPUs
+ *                      process whose hook cannot cut
+ *                      did not ack, or no process
+ *                      reported NCCL counts (no rank:
+ *                      none is mid-collective)
+ *   REVOKING           pass: revoke_timeout passed,   STOPPED    the same, logged with why; the
+ *                      its sockets read since, some              bound on cuts not reached, so
+ *                      reported NCCL counts, every               that a job cannot keep its lock
+ *                      one not acked can cut, and                by never reaching one
+ *                      cut_fails >= GPUCTL_CUT_FAILS
+ *   REVOKING           pass: the same, cut_fails <    GRANTED    not reached: cut_fails++, seq++,
+ *                      GPUCTL_CUT_FAILS (a rank short            tell; why (which process, at
+ *                      of its target, or one that can            which count of which target, or
+ *                      cut and did not answer or                 which did not answer or drain)
+ *                      drain: stopping now could stop            in cut_error and the log; the
+ *                      a rank mid-collective)                    operation that wanted the lock
+ *                                                                fails: held = 0 (nvq hold says
+ *                                                                why), yielding = 0 (a new turn),
+ *                                                                DRAINING -> NONE (R) as a
+ *                                                                failed suspend
  *   STOPPED            pass: DRAINING                 RELEASED   SIGCONT (the driver's lock
  *                                                                needs it running)
  *   any                HOLD n / LINKED, ACK, CUT,     (pass)     held = n (a hold clears
  *                      WANT, IDLE, UNLINKED, TIMER,              cut_error); wants, idle,
  *                      CHANGED                                   want_since as reported (a
  *                                                                WANT while REVOKING is kept
- *                                                                past the release: want_held)
+ *                                                                past the release: want_held;
+ *                                                                one that can cut and LINKED
+ *                                                                while REVOKING has not acked
+ *                                                                seq: it reports first)
  *   any                GONE                           RELEASED   free its timeslice GPUs
  *
  * Timeslice GPUs (gpuctl_all.ts_holder): the pass gives a free one to the
@@ -126,6 +139,8 @@
 
 #define GPUCTL_PIN	60.0	/* seconds a failed switch counts (pinned, unsuspendable) */
 #define GPUCTL_TURN_MIN	5.0	/* the shortest automatic turn */
+/* revokes in a row whose cut may fail (the lock goes back); the next is stopped */
+#define GPUCTL_CUT_FAILS	2
 /*
  * Before a switch is measured on a GPU, a suspend plus a resume of m bytes
  * is guessed from those measured on an H100 (docs/gpu-results.md): the
@@ -1017,11 +1032,36 @@ gc_cut_failed(struct engine *e, struct job *j, double now)
 		snprintf(err, sizeof(err), "%s", j->gc.cut_error);
 		gc_failed(e, j, err, now);
 	}
+	j->gc.cut_fails++;
 	j->gc.lock = GC_GRANTED;
 	j->gc.seq++;
 	j->gc.revoke_at = 0;
 	j->gc.want_held = 0;
 	hooks_send_lock(e, j);
+}
+
+/*
+ * REVOKING, revoke_timeout over: SIGSTOP, where a process whose hook cannot
+ * cut did not acknowledge, where no process is a rank (nothing is stopped
+ * mid-collective), or where the job's cuts failed GPUCTL_CUT_FAILS times in
+ * a row (the bound: a job does not keep its lock by never reaching a cut).
+ */
+static void
+gc_stop(struct engine *e, struct job *j, double now)
+{
+	char why[200];
+
+	if (hooks_cut_old(e, j, j->gc.seq) == 0 && hooks_cut_ranks(e, j, j->gc.seq) > 0) {
+		hooks_cut_why(e, j, j->gc.seq, why, sizeof(why));
+		log_warnx("job %lld: no cut was reached in %d revokes in a row: stopping its "
+		    "processes (SIGSTOP); the last: %s", (long long)j->id, j->gc.cut_fails + 1, why);
+	} else
+		log_warnx("job %lld: no acknowledgement of the lock in %llds: stopping its "
+		    "processes (SIGSTOP)", (long long)j->id, (long long)e->cfg.revoke_timeout);
+	hooks_signal(e, j, SIGSTOP);
+	j->gc.lock = GC_STOPPED;
+	j->gc.revoke_at = 0;
+	gc_release_slices(e, j, now);
 }
 
 /* Rounds over the locks until nothing changes; the next deadline into *next. */
@@ -1085,29 +1125,23 @@ gc_locks(struct engine *e, double now, double *next)
 			if (hooks_acked(e, j, j->gc.seq)) {
 				j->gc.lock = GC_RELEASED;
 				j->gc.revoke_at = 0;
+				j->gc.cut_fails = 0;
 				gc_release_slices(e, j, now);
 				changed = 1;
 				continue;
 			}
-			if (j->gc.cut_sent < j->gc.seq && hooks_cut_ready(e, j, j->gc.seq)) {
+			if (hooks_cut_ready(e, j, j->gc.seq)) {
 				hooks_cut_send(e, j, j->gc.seq);
 				j->gc.cut_sent = j->gc.seq;
 			}
 			if (!gc_revoke_over(e, j, now, next))
 				continue;
-			if (hooks_cut_missing(e, j, j->gc.seq) == 0) {
+			if (hooks_cut_old(e, j, j->gc.seq) == 0 && hooks_cut_ranks(e, j, j->gc.seq) > 0 &&
+			    j->gc.cut_fails < GPUCTL_CUT_FAILS)
 				gc_cut_failed(e, j, now);
-				changed = 1;
-			} else {
-				log_warnx("job %lld: no acknowledgement of the lock in %llds: "
-				    "stopping its processes (SIGSTOP)", (long long)j->id,
-				    (long long)e->cfg.revoke_timeout);
-				hooks_signal(e, j, SIGSTOP);
-				j->gc.lock = GC_STOPPED;
-				j->gc.revoke_at = 0;
-				gc_release_slices(e, j, now);
-				changed = 1;
-			}
+			else
+				gc_stop(e, j, now);
+			changed = 1;
 		}
 		if (!changed)
 			break;

@@ -72,6 +72,7 @@ struct gpuctl {
 	double		want_since;
 	int		idle;		/* timeslice: it launches nothing */
 	int64_t		cut_sent;	/* the revoke seq whose cut targets were sent */
+	int		cut_fails;	/* revokes in a row whose cut was not reached */
 	char		cut_error[256];	/* the last revoke whose cut was not reached, why */
 	/* the switch */
 	int		phase;		/* enum gc_phase */

@@ -52,6 +52,7 @@ struct hook_sess {
 	uint64_t	staged;		/* what it holds, as it reported (at most staging) */
 	int		can_cut;	/* its hello said it stops at a cut */
 	int64_t		cut_seq;	/* the revoke its counts are of; 0: none */
+	int64_t		target_seq;	/* the revoke whose targets it was sent; 0: none */
 	int		ncut, ntarget;
 	int64_t		cut_count[HOOKMSG_MAX_COMMS];	/* claims, as it reported */
 	int64_t		cut_target[HOOKMSG_MAX_COMMS];	/* what it was sent */
@@ -137,6 +138,14 @@ hooks_cut_answered(const struct hook_sess *s, int64_t seq)
 	return s->acked >= seq || (s->can_cut && s->cut_seq == seq);
 }
 
+/* Whether s reported NCCL counts for revoke seq and waits for their targets. */
+static int
+hooks_cut_waits(const struct hook_sess *s, int64_t seq)
+{
+	return s->can_cut && s->cut_seq == seq && s->acked < seq && s->ncut > 0 &&
+	    s->target_seq != seq;
+}
+
 int
 hooks_cut_ready(struct engine *e, const struct job *j, int64_t seq)
 {
@@ -148,7 +157,7 @@ hooks_cut_ready(struct engine *e, const struct job *j, int64_t seq)
 			continue;	/* an older hook is revoked as before */
 		if (!hooks_cut_answered(s, seq))
 			return 0;
-		if (s->acked < seq && s->ncut > 0)
+		if (hooks_cut_waits(s, seq))
 			some = 1;
 	}
 	return some;
@@ -160,7 +169,7 @@ hooks_cut_send(struct engine *e, struct job *j, int64_t seq)
 	int64_t target[HOOKMSG_MAX_COMMS];
 	struct hook_sess *s, *next;
 	struct proto_buf b;
-	int c, n = 0;
+	int c, n = 0, sent = 0;
 
 	memset(target, 0, sizeof(target));
 	for (s = e->sessions; s != NULL; s = s->next)
@@ -171,13 +180,14 @@ hooks_cut_send(struct engine *e, struct job *j, int64_t seq)
 				if (c + 1 > n)
 					n = c + 1;
 			}
+	/* once per process and revoke: one that linked or reported late gets them too */
 	for (s = e->sessions; s != NULL; s = next) {
 		next = s->next;	/* a failed send closes s at once */
-		if (s->job != j || !s->can_cut || s->cut_seq != seq || s->acked >= seq ||
-		    s->ncut == 0)
+		if (s->job != j || !hooks_cut_waits(s, seq))
 			continue;
 		memcpy(s->cut_target, target, sizeof(target));
 		s->ntarget = n;
+		s->target_seq = seq;
 		memset(&b, 0, sizeof(b));
 		proto_begin(&b, MSG_HOOK_CUTAT);
 		proto_put_int(&b, "seq", seq);
@@ -188,21 +198,32 @@ hooks_cut_send(struct engine *e, struct job *j, int64_t seq)
 			continue;
 		}
 		server_push(s->conn, &b);
+		sent++;
 	}
-	log_debug("job %lld: the cut of seq %lld sent (%d communicators)", (long long)j->id,
-	    (long long)seq, n);
+	log_debug("job %lld: the cut of seq %lld sent (%d communicators) to %d processes",
+	    (long long)j->id, (long long)seq, n, sent);
 }
 
 int
-hooks_cut_missing(struct engine *e, const struct job *j, int64_t seq)
+hooks_cut_old(struct engine *e, const struct job *j, int64_t seq)
 {
 	struct hook_sess *s;
 	int n = 0;
 
-	/* one that launched no collective and did not drain is stopped as before */
 	for (s = e->sessions; s != NULL; s = s->next)
-		if (s->job == j && s->acked < seq && !(s->can_cut && s->cut_seq == seq &&
-		    s->ncut > 0))
+		if (s->job == j && s->acked < seq && !s->can_cut)
+			n++;
+	return n;
+}
+
+int
+hooks_cut_ranks(struct engine *e, const struct job *j, int64_t seq)
+{
+	struct hook_sess *s;
+	int n = 0;
+
+	for (s = e->sessions; s != NULL; s = s->next)
+		if (s->job == j && s->can_cut && s->cut_seq == seq && s->ncut > 0)
 			n++;
 	return n;
 }
@@ -210,14 +231,14 @@ hooks_cut_missing(struct engine *e, const struct job *j, int64_t seq)
 void
 hooks_cut_why(struct engine *e, const struct job *j, int64_t seq, char *buf, size_t len)
 {
-	struct hook_sess *s, *late = NULL;
+	struct hook_sess *s, *silent = NULL, *nonrank = NULL, *late = NULL;
 	int c;
 
 	snprintf(buf, len, "its processes did not drain their GPU work");
 	for (s = e->sessions; s != NULL; s = s->next) {
 		if (s->job != j || s->acked >= seq)
 			continue;
-		for (c = 0; c < s->ntarget; c++)
+		for (c = 0; s->target_seq == seq && c < s->ntarget; c++)
 			if ((c < s->ncut ? s->cut_count[c] : 0) < s->cut_target[c]) {
 				snprintf(buf, len, "process %d launched %lld of the %lld collectives "
 				    "of its communicator %d that a peer had launched",
@@ -225,10 +246,21 @@ hooks_cut_why(struct engine *e, const struct job *j, int64_t seq, char *buf, siz
 				    (long long)s->cut_target[c], c);
 				return;
 			}
-		if (late == NULL)
+		if (!hooks_cut_answered(s, seq)) {
+			if (silent == NULL)
+				silent = s;
+		} else if (s->ncut == 0) {
+			if (nonrank == NULL)
+				nonrank = s;
+		} else if (late == NULL)
 			late = s;
 	}
-	if (late != NULL)
+	if (silent != NULL)
+		snprintf(buf, len, "process %d did not answer", (int)silent->pid);
+	else if (nonrank != NULL)
+		snprintf(buf, len, "process %d, which launched no collective, did not drain its "
+		    "GPU work", (int)nonrank->pid);
+	else if (late != NULL)
 		snprintf(buf, len, "process %d reached the cut but its GPU work did not drain",
 		    (int)late->pid);
 }
@@ -247,6 +279,8 @@ hooks_cut(struct engine *e, struct hook_sess *s, const struct proto_msg *m, char
 		return 0;
 	if (c.progress && s->cut_seq != c.seq)
 		return 0;	/* on its way to a cut it never reported */
+	if (s->cut_seq != c.seq)
+		s->ntarget = 0;	/* targets of an older revoke */
 	s->cut_seq = c.seq;
 	s->ncut = c.n;
 	memcpy(s->cut_count, c.count, sizeof(c.count[0]) * (size_t)c.n);
@@ -589,8 +623,13 @@ hooks_hello(struct engine *e, struct server_conn *conn, const struct proto_msg *
 	s->job = j;
 	s->pid = pid;
 	s->start = start;
-	s->acked = j->gc.seq;	/* nothing of its own is in flight */
 	s->can_cut = h.cut;
+	/*
+	 * Nothing of its own is in flight; but one that can cut and links while
+	 * the lock is being taken back (again, after losing nvqd) may hold NCCL
+	 * counts: it reports and acknowledges like the others.
+	 */
+	s->acked = j->gc.lock == GC_REVOKING && s->can_cut ? j->gc.seq - 1 : j->gc.seq;
 	s->next = e->sessions;
 	if (e->sessions != NULL)
 		e->sessions->prev = s;

@@ -52,15 +52,19 @@ int		 hooks_acked(struct engine *, const struct job *, int64_t seq);
 /*
  * The cut (hook/cut.h) of revoke seq.  hooks_cut_ready: whether every
  * process of j that can stop at a cut has acknowledged seq or reported its
- * NCCL counts, and some that did not acknowledge launched collectives.
- * hooks_cut_send: sends those the targets, the largest count of each
- * communicator.  hooks_cut_missing: how many processes have neither
- * acknowledged nor reported (older hooks, or hung).  hooks_cut_why: which
- * process did not reach the cut, at which count of which target, into buf.
+ * NCCL counts, and some that did not acknowledge launched collectives and
+ * were not sent targets for seq yet.  hooks_cut_send: sends those the
+ * targets, the largest count of each communicator (once per process and
+ * revoke: a process that links again, or reports, after the others were
+ * sent theirs gets them then).  hooks_cut_old: how many processes whose hook
+ * cannot cut have not acknowledged seq.  hooks_cut_ranks: how many reported
+ * NCCL counts for seq.  hooks_cut_why: which process did not reach the cut,
+ * at which count of which target (or did not answer, or drain), into buf.
  */
 int		 hooks_cut_ready(struct engine *, const struct job *, int64_t seq);
 void		 hooks_cut_send(struct engine *, struct job *, int64_t seq);
-int		 hooks_cut_missing(struct engine *, const struct job *, int64_t seq);
+int		 hooks_cut_old(struct engine *, const struct job *, int64_t seq);
+int		 hooks_cut_ranks(struct engine *, const struct job *, int64_t seq);
 void		 hooks_cut_why(struct engine *, const struct job *, int64_t seq, char *buf,
 		    size_t len);
 /*

@@ -10,13 +10,16 @@
  * kernelParams on even ones as older NCCL does; named as the driver names
  * a C++ kernel on even ranks, plainly on odd ones), then a synchronous copy
  * (loss.item()), which waits until every rank launched that all-reduce.
- * It writes its all-reduces launched to FILE.collN, and after each step
+ * It writes its pid to FILE.pidN, its all-reduces launched to FILE.collN, and after each step
  * its step count to FILE.rankN.  Rank 0 ends the
  * run after SECONDS, or once FILE.stop exists: every rank stops after the
  * same step.
  * FAKE_DDP_STALL=R:S:SECS makes rank R sleep SECS on the CPU before the
  * all-reduce of step S (a rank slow to reach a collective its peers have
- * launched).
+ * launched); before the second one where there are two.
+ * FAKE_DDP_COMM2=S: from step S on, each step launches a second all-reduce
+ * on a second communicator after the first (a process group first used
+ * late, as a model's second group is).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -54,15 +57,20 @@ ddp_rank(int rank, double secs, const char *file, struct fake_nccl_file *shared)
 	ddp_launch_ex_fn launch_ex = (ddp_launch_ex_fn)resolve("cuLaunchKernelEx");
 	ddp_dtoh_fn dtoh = (ddp_dtoh_fn)resolve("cuMemcpyDtoH");
 	static char comm_struct[64];	/* this rank's struct ncclDevComm */
+	static char comm2_struct[64];	/* its second's (FAKE_DDP_COMM2) */
 	struct { uint64_t comm, mask; } args = { (uint64_t)(uintptr_t)comm_struct, 1 };
+	struct { uint64_t comm, mask; } args2 = { (uint64_t)(uintptr_t)comm2_struct, 1 };
+	void *params2[] = { &args2.comm };
 	size_t asz = sizeof(args);
 	void *extra[] = { (void *)(uintptr_t)1, &args, (void *)(uintptr_t)2, &asz, NULL };
 	void *params[] = { &args.comm };
 	char cfg[64] = { 0 }, *stall = getenv("FAKE_DDP_STALL"), stopfile[4096];
+	char *comm2 = getenv("FAKE_DDP_COMM2");
 	void *compute, *allreduce;
 	CUdeviceptr dev;
 	uint64_t host, stop;
-	int k, srank = -1, sstep = 0, sd = 0;
+	int k, srank = -1, sstep = 0, sd = 0, two;
+	long from2 = comm2 != NULL ? atol(comm2) : 0;
 	long step = 0;
 	double t0 = now();
 	CUresult r;
@@ -79,6 +87,7 @@ ddp_rank(int rank, double secs, const char *file, struct fake_nccl_file *shared)
 	}
 	snprintf(stopfile, sizeof(stopfile), "%s.stop", file);
 	srand((unsigned)getpid());
+	ddp_put(file, "pid", rank, (long)getpid());
 	ddp_put(file, "rank", rank, 0);
 	ddp_put(file, "coll", rank, 0);
 	for (;;) {
@@ -90,12 +99,18 @@ ddp_rank(int rank, double secs, const char *file, struct fake_nccl_file *shared)
 		for (k = 0; k < 3; k++)
 			launch(compute, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
 		usleep((useconds_t)(rand() % 3000));
-		if (rank == srank && step + 1 == sstep)
+		two = from2 > 0 && step + 1 >= from2;
+		if (rank == srank && step + 1 == sstep && !two)
 			sleep((unsigned)sd);
 		if (step % 2)
 			r = launch_ex(cfg, allreduce, NULL, extra);
 		else
 			r = launch(allreduce, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
+		if (r == CUDA_SUCCESS && two) {
+			if (rank == srank && step + 1 == sstep)
+				sleep((unsigned)sd);
+			r = launch(allreduce, 1, 1, 1, 1, 1, 1, 0, NULL, params2, NULL);
+		}
 		if (r == CUDA_SUCCESS) {
 			ddp_put(file, "coll", rank, step + 1);
 			r = dtoh(&host, dev, sizeof(host));	/* loss.item() */

@@ -15,6 +15,10 @@
  *   hookpeer gate BYTES SECONDS DIR
  *	as claim, but a revoke is acknowledged only once DIR/go exists; it
  *	writes DIR/asked when one comes (for stalling nvqd in between).
+ *   hookpeer cutter BYTES SECONDS
+ *	as claim, but its hello says it can cut, and it answers every revoke
+ *	with NCCL counts (one communicator, one launch) and never
+ *	acknowledges: a rank that never reaches any cut, or a hostile one.
  */
 #include <errno.h>
 #include <poll.h>
@@ -60,13 +64,17 @@ peer_send(int fd, struct proto_buf *b)
 }
 
 static void
-peer_hello(int fd)
+peer_hello(int fd, int cut)
 {
 	struct proto_buf b = { 0 };
 
 	proto_begin(&b, MSG_HOOK_HELLO);
 	proto_put_int(&b, "job", atoll(getenv("NVQ_JOB_ID")));
 	proto_put_int(&b, "pid", getpid());
+	if (cut) {
+		proto_put_int(&b, "version", PROTO_HOOK_VERSION);
+		proto_put_int(&b, "cut", 1);
+	}
 	peer_send(fd, &b);
 }
 
@@ -143,7 +151,7 @@ peer_handoff(const char *pidfile, const char *eoffile)
 	mh.msg_controllen = sizeof(cm.buf);
 	if (child == 0) {
 		fd = peer_connect();
-		peer_hello(fd);
+		peer_hello(fd, 0);
 		/* nvqd's first word: the hello was taken */
 		if (peer_read(fd, &m) == 0)
 			proto_msg_free(&m);
@@ -184,7 +192,7 @@ peer_gate(const char *gate, time_t until)
 }
 
 static int
-peer_claim(long long bytes, int seconds, long long shared, const char *gate)
+peer_claim(long long bytes, int seconds, long long shared, const char *gate, int cutter)
 {
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
@@ -195,7 +203,7 @@ peer_claim(long long bytes, int seconds, long long shared, const char *gate)
 
 	snprintf(uuid, sizeof(uuid), "%s", cvd != NULL ? cvd : "");
 	uuid[strcspn(uuid, ",")] = '\0';
-	peer_hello(fd);
+	peer_hello(fd, cutter);
 	proto_begin(&b, MSG_HOOK_REPORT);
 	if (shared > 0)
 		proto_put_int(&b, "shared", shared);
@@ -215,7 +223,13 @@ peer_claim(long long bytes, int seconds, long long shared, const char *gate)
 			return 0;
 		}
 		memset(&b, 0, sizeof(b));
-		if (m.type == MSG_HOOK_STATE && proto_int(&m, "granted", 1) == 0) {
+		if (cutter && m.type == MSG_HOOK_STATE && proto_int(&m, "granted", 1) == 0 &&
+		    proto_int(&m, "cut", 0) == 1) {
+			proto_begin(&b, MSG_HOOK_CUT);
+			proto_put_int(&b, "seq", proto_int(&m, "seq", 0));
+			proto_put_int(&b, "n", 1);
+			peer_send(fd, &b);
+		} else if (m.type == MSG_HOOK_STATE && proto_int(&m, "granted", 1) == 0) {
 			peer_gate(gate, until);
 			proto_begin(&b, MSG_HOOK_ACK);
 			proto_put_int(&b, "seq", proto_int(&m, "seq", 0));
@@ -240,10 +254,13 @@ main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "handoff") == 0)
 		return peer_handoff(argv[2], argv[3]);
 	if ((argc == 4 || argc == 5) && strcmp(argv[1], "claim") == 0)
-		return peer_claim(atoll(argv[2]), atoi(argv[3]), argc == 5 ? atoll(argv[4]) : 0, NULL);
+		return peer_claim(atoll(argv[2]), atoi(argv[3]), argc == 5 ? atoll(argv[4]) : 0, NULL,
+		    0);
 	if (argc == 5 && strcmp(argv[1], "gate") == 0)
-		return peer_claim(atoll(argv[2]), atoi(argv[3]), 0, argv[4]);
+		return peer_claim(atoll(argv[2]), atoi(argv[3]), 0, argv[4], 0);
+	if (argc == 4 && strcmp(argv[1], "cutter") == 0)
+		return peer_claim(atoll(argv[2]), atoi(argv[3]), 0, NULL, 1);
 	fprintf(stderr, "usage: hookpeer handoff PIDFILE EOFFILE | claim BYTES SECONDS [SHARED] | "
-	    "gate BYTES SECONDS DIR\n");
+	    "gate BYTES SECONDS DIR | cutter BYTES SECONDS\n");
 	return 2;
 }

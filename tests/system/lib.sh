@@ -273,6 +273,13 @@ FAKE_LIB=$ROOT/$BUILD/tests/fake
 
 fsubmit() { LD_LIBRARY_PATH=$FAKE_LIB submit "$@"; }
 
+# hookpeer (tests/system/hookpeer.c): a job's process that speaks the hook's link by hand
+HOOKPEER=$HELPERS/hookpeer
+build_hookpeer() {
+	$CC -O1 -std=c11 -D_GNU_SOURCE -iquote common -o "$HOOKPEER" tests/system/hookpeer.c \
+	    common/proto.c
+}
+
 # linked_launcher MEM: fake_job launching for 60 s under -m MEM, counting into
 # $T/a; sets JOB, and PID (its process) once it launches and its hook linked.
 linked_launcher() {

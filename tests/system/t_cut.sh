@@ -29,6 +29,28 @@ ddp_job() {
 	    "$FAKE_JOB" ddp 2 300 "$f"
 }
 
+# ddp_stalled FILE ENV...: a 2-rank job, A, whose rank 1 sleeps before a
+# collective of step 40 (FAKE_DDP_STALL in ENV), once both wait at step 39
+ddp_stalled() {
+	local f=$1
+	shift
+	A=$(ddp_job "$f" "$@")
+	wait_field "$A" hook_pids '^[0-9]+,[0-9]+$' || return 1
+	wait_ranks "$f" 39 || return 1
+	sleep 0.3	# rank 0 launched it and waits in its copy
+}
+
+# expect_turns FILE: a DDP job's rank 0 takes 20 steps within 25 s
+expect_turns() {
+	local i
+	for i in $(seq 250); do
+		[ "$(count "$1.rank0")" -ge 20 ] && break
+		sleep 0.1
+	done
+	expect_eq "$1 got turns" "$([ "$(count "$1.rank0")" -ge 20 ] &&
+	    echo yes || echo "no: at $(count "$1.rank0") steps")" yes
+}
+
 # ddp_end ID FILE: the job ends by itself; its ranks ended after the same step
 ddp_end() {
 	touch "$2.stop"
@@ -158,4 +180,117 @@ reach the same collective in 2s: process [0-9]+ launched 39 of the 40 collective
 	wait_ranks "$T/d" 45 || return
 	ddp_end "$a" "$T/d"
 	unset FAKE_CKPT_DIR
+}
+
+t_cut_turns_bounded() {	# a timeslice job whose cuts never end its turns keeps the GPUs a bounded time
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	build_hookpeer || { fail "cannot build hookpeer"; return; }
+	write_config "[scheduler]" "compute = timeslice" "quantum = 1s" "revoke_timeout = 1s"
+	start_nvqd || return
+	local a b
+	# a answers every revoke with NCCL counts and never acknowledges
+	a=$(nvq submit --parsable -g 2 -m 2G "$HOOKPEER" cutter 1000 60)
+	wait_field "$a" hook_pids '^[0-9]+$' || return
+	wait_field "$a" lock granted || return
+	b=$(ddp_job "$T/b")
+	expect_turns "$T/b"
+	expect_match "a's turns ended by cuts not reached first" "$(cat "$T/nvqd.log")" \
+	    "job $a: its processes did not reach the same collective in 1s"
+	expect_match "then it was stopped, saying why" "$(cat "$T/nvqd.log")" \
+	    "job $a: no cut was reached in [0-9]+ revokes in a row: stopping its processes \(SIGSTOP\)"
+	ddp_end "$b" "$T/b"
+	nvq cancel "$a" > /dev/null
+}
+
+t_cut_turns_stall() {	# a timeslice job whose rank stalls before a collective: the other job still gets turns
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	write_config "[scheduler]" "compute = timeslice" "quantum = 1s" "revoke_timeout = 1s"
+	start_nvqd || return
+	local a b
+	# a's rank 1 sleeps 40 s on the CPU before the all-reduce of step 30;
+	# rank 0 waits for it in its copy, its link busy draining
+	a=$(ddp_job "$T/a" FAKE_DDP_STALL=1:30:40)
+	wait_ranks "$T/a" 29 || return
+	b=$(ddp_job "$T/b")
+	expect_turns "$T/b"
+	expect_match "a was stopped, saying why" "$(cat "$T/nvqd.log")" \
+	    "job $a: .*stopping its processes \(SIGSTOP\)"
+	ddp_end "$b" "$T/b"
+	nvq cancel "$a" > /dev/null
+}
+
+t_cut_comm_late() {	# a second communicator first used by one rank just before a hold, not yet by the other: it drains
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	write_config "[scheduler]" "revoke_timeout = 8s"
+	start_nvqd || return
+	local a out
+	# from step 40 on, a second all-reduce on a second communicator; rank 1
+	# sleeps 3 s on the CPU before its first one: rank 0 launched both
+	ddp_stalled "$T/d" FAKE_DDP_COMM2=40 FAKE_DDP_STALL=1:40:3 || return
+	a=$A
+	expect_eq "the ranks wait at step 39" "$(ranks_at "$T/d")" "39 39"
+	out=$(nvq hold "$a" 2>&1)
+	expect_eq "the hold drains" "$out" "job $a held: its GPU work has drained"
+	expect_eq "no SIGSTOP" "$(grep -c SIGSTOP "$T/nvqd.log")" 0
+	expect_match "both communicators cut" "$(cat "$T/nvqd.log")" \
+	    "the cut of seq [0-9]+ sent \(2 communicators\)"
+	sleep 0.3
+	# rank 0 finished step 40; rank 1 launched both its all-reduces and waits at its copy
+	expect_eq "both launched the second's first collective" "$(ranks_at "$T/d")" "40 39"
+	nvq release "$a" > /dev/null
+	wait_ranks "$T/d" 45 || return
+	ddp_end "$a" "$T/d"
+}
+
+t_cut_nonrank() {	# a non-rank that does not drain while the ranks run on to the cut: not stopped mid-collective
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	write_config "[scheduler]" "revoke_timeout = 2s"
+	start_nvqd || return
+	local a out rc
+	# a non-rank whose synchronize waits while $T/hang is there, and two
+	# ranks, rank 1 sleeping 4 s on the CPU before the all-reduce of step 40
+	a=$(LD_LIBRARY_PATH="$FAKE_LIB" nvq submit --parsable -g 2 -m 2G sh -c \
+	    "FAKE_SYNC_HANG=$T/hang $FAKE_JOB launch 12 $T/n & FAKE_DDP_STALL=1:40:4 $FAKE_JOB ddp 2 300 $T/d; wait")
+	wait_count "$T/n" || return
+	wait_field "$a" hook_pids '^[0-9]+,[0-9]+,[0-9]+$' || return
+	wait_ranks "$T/d" 39 || return
+	touch "$T/hang"
+	sleep 0.3
+	out=$(nvq hold "$a" 2>&1); rc=$?
+	expect_eq "nvq hold fails" "$rc" 1
+	expect_match "saying why" "$out" "^nvq: job $a not held: its processes did not reach the \
+same collective in 2s: process [0-9]+ launched 39 of the 40 collectives of its communicator 0 \
+that a peer had launched; its lock was given back$"
+	expect_eq "no SIGSTOP" "$(grep -c SIGSTOP "$T/nvqd.log")" 0
+	rm -f "$T/hang"
+	wait_ranks "$T/d" 45 || return	# once rank 1 wakes, both run on
+	touch "$T/d.stop"
+	wait_state "$a" COMPLETED 30
+	expect_match "every rank ended after the same step" "$(nvq log "$a")" 'ddp ok [0-9]+'
+}
+
+t_cut_relink() {	# a rank that links again in the middle of a revoke reports and reaches the cut like the others
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	command -v strace > /dev/null || { skip "strace is not installed"; return; }
+	write_config "[scheduler]" "revoke_timeout = 8s"
+	start_nvqd || return
+	local a r1 spid out
+	ddp_stalled "$T/d" FAKE_DDP_STALL=1:40:3 || return
+	a=$A
+	r1=$(count "$T/d.pid1")
+	# rank 1's link loses its connection at its next read: the revoke's
+	strace -f -qq -e trace=read -e inject=read:error=ECONNRESET:when=1 -p "$r1" \
+	    -o "$T/strace.r1" 2> /dev/null &
+	spid=$!
+	sleep 0.5
+	kill -0 "$spid" 2> /dev/null || { skip "strace cannot attach here (ptrace refused?)"; return; }
+	out=$(nvq hold "$a" 2>&1)
+	kill "$spid" 2> /dev/null; wait "$spid" 2> /dev/null
+	expect_match "rank 1 linked again after the revoke began" "$(sed -n '/lock asked back/,$p' \
+	    "$T/nvqd.log")" "job $a: process $r1 linked"
+	expect_eq "the hold drains" "$out" "job $a held: its GPU work has drained"
+	expect_eq "no SIGSTOP" "$(grep -c SIGSTOP "$T/nvqd.log")" 0
+	nvq release "$a" > /dev/null
+	wait_ranks "$T/d" 45 || return
+	ddp_end "$a" "$T/d"
 }

@@ -3,9 +3,7 @@
 # another user's process); a report is a claim, counted as at most what the
 # job may hold.  Sourced by run.sh.
 
-HOOKPEER=$HELPERS/hookpeer
-$CC -O1 -std=c11 -D_GNU_SOURCE -iquote common -o "$HOOKPEER" tests/system/hookpeer.c \
-    common/proto.c || exit 1
+build_hookpeer || exit 1
 
 hc_can_steal() {	# root, two users, and a writable ns_last_pid
 	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && command -v useradd > /dev/null &&
