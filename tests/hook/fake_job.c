@@ -32,6 +32,10 @@
  *	"child read ok" and "ipc ok BYTES",
  *	or what failed.  With SECONDS, the child holds the mapping that long
  *	and reads it again before it writes (for a suspend in between).
+ *   fake_job ipc-fork BYTES SECONDS
+ *	the same, and the first also forks a child (no exec, as DataLoader
+ *	workers are) once the handle is made, which prints "forked PID" and
+ *	sleeps SECONDS + 2.
  *   fake_job export BYTES SECONDS
  *	makes BYTES of device memory with cuMemCreate, exports it to a
  *	descriptor (as NCCL shares its buffers), holds it SECONDS, releases it;
@@ -300,7 +304,7 @@ ipc_words(CUdeviceptr p, size_t bytes, uint64_t flip, int check)
 	return r != CUDA_SUCCESS || bad ? -1 : 0;
 }
 
-/* With orphan, the first process leaves the other 2 s after starting it. */
+/* orphan 1: the first process leaves the other 2 s after starting it; 2: it forks a child. */
 static int
 do_ipc(size_t bytes, const char *self, const char *hold, int orphan)
 {
@@ -309,7 +313,7 @@ do_ipc(size_t bytes, const char *self, const char *hold, int orphan)
 	CUdeviceptr p;
 	CUresult r;
 	size_t i;
-	pid_t pid;
+	pid_t pid, kid = 0;
 	int st;
 
 	if (((alloc_fn)resolve("cuMemAlloc"))(&p, bytes) != CUDA_SUCCESS) {
@@ -332,7 +336,13 @@ do_ipc(size_t bytes, const char *self, const char *hold, int orphan)
 		execl(self, self, "ipc-child", hex, size, hold, (char *)NULL);
 		_exit(127);
 	}
-	if (orphan && pid > 0) {
+	if (orphan == 2 && (kid = fork()) == 0) {
+		printf("forked %d\n", (int)getpid());
+		fflush(stdout);
+		sleep((unsigned)atoi(hold) + 2);
+		_exit(0);
+	}
+	if (orphan == 1 && pid > 0) {
 		sleep(2);
 		printf("exporter ends\n");
 		return 0;
@@ -343,6 +353,10 @@ do_ipc(size_t bytes, const char *self, const char *hold, int orphan)
 	}
 	if (ipc_words(p, bytes, 1, 1) == -1) {
 		printf("the other process's writes are not here\n");
+		return 1;
+	}
+	if (kid > 0 && (waitpid(kid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
+		printf("the forked child failed\n");
 		return 1;
 	}
 	printf("ipc ok %zu\n", bytes);
@@ -766,6 +780,8 @@ main(int argc, char **argv)
 		    (unsigned)atoi(argv[4]));
 	if (argc == 4 && strcmp(argv[1], "ipc-orphan") == 0)
 		return do_ipc(strtoull(argv[2], NULL, 10), argv[0], argv[3], 1);
+	if (argc == 4 && strcmp(argv[1], "ipc-fork") == 0)
+		return do_ipc(strtoull(argv[2], NULL, 10), argv[0], argv[3], 2);
 	if ((argc == 4 || argc == 5) && strcmp(argv[1], "ipc-child") == 0)
 		return do_ipc_child(argv[2], strtoull(argv[3], NULL, 10), argc == 5 ? argv[4] : NULL);
 	if (argc == 5 && strcmp(argv[1], "data") == 0)
