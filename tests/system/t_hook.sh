@@ -199,11 +199,7 @@ t_hook_ipc_fork_child() {	# a child forked (no exec) after a CUDA IPC export kee
 	for c in $(seq 100); do grep -q "^forked" "$T/a.out" && break; sleep 0.05; done
 	c=$(sed -n 's/^forked //p' "$T/a.out")
 	expect_match "the child was forked" "$c" '^[0-9]+$'
-	expect_eq "nvq suspend" "$(nvq suspend "$a" 2>&1)" "job $a suspended"
-	expect_eq "the device memory is gone from both" "$(vmm_held "$p" "$q")" "0,0 0,0 "
-	expect_eq "and from the forked child" "$(vmm_held "$c")" "0,0 "
-	expect_eq "resume" "$(nvq resume "$a")" "job $a resumes once its memory is free on its GPUs"
-	wait_state "$a" RUNNING
+	suspend_round "$a" vmm_held "$p" "$q" "$c"	# the forked child too
 	nvq wait "$a" > /dev/null
 	expect_match "it was shared before and after" "$(tr '\n' ' ' < "$T/a.out")" \
 	    "child read ok ipc ok 8388608 $"

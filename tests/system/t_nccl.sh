@@ -96,11 +96,7 @@ t_nccl_fork_child() {	# a child forked (no exec) after the export keeps none of 
 	wait_field "$a" hook_pids '^[0-9]+,[0-9]+' || return
 	p=$(field "$a" hook_pids | cut -d, -f1); q=$(field "$a" hook_pids | cut -d, -f2)
 	sleep 0.3
-	expect_eq "nvq suspend" "$(nvq suspend "$a" 2>&1)" "job $a suspended"
-	expect_eq "the device memory is gone from both ranks" "$(nccl_held "$p" "$q")" "0,0 0,0 "
-	expect_eq "and from the forked child" "$(nccl_held "$c")" "0,0 "
-	expect_eq "resume" "$(nvq resume "$a")" "job $a resumes once its memory is free on its GPUs"
-	wait_state "$a" RUNNING
+	suspend_round "$a" nccl_held "$p" "$q" "$c"	# the forked child too
 	nvq wait "$a" > /dev/null
 	expect_match "both ranks read each other's data after the round trip" \
 	    "$(tr '\n' ' ' < "$T/a.out")" "peer ok nccl ok 8388608 $"
@@ -117,9 +113,7 @@ t_nccl_handle_reuse() {	# the driver gives a moved allocation's old handle value
 	nccl_wait_out "$T/a.out" "^made" || return
 	wait_field "$a" hook_pids '^[0-9]+$' || return
 	sleep 0.3
-	expect_eq "nvq suspend" "$(nvq suspend "$a" 2>&1)" "job $a suspended"
-	expect_eq "resume" "$(nvq resume "$a")" "job $a resumes once its memory is free on its GPUs"
-	wait_state "$a" RUNNING
+	suspend_round "$a" nccl_held "$(field "$a" hook_pids)"
 	nvq wait "$a" > /dev/null
 	expect_eq "new memory never took the job's value of A, which kept its data" \
 	    "$(tr '\n' ' ' < "$T/a.out")" "made reuse ok "
