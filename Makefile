@@ -237,7 +237,8 @@ $(BUILD)/tests/test_hook: tests/hook/test_hook.c $(FAKE_CUDA) $(FAKE_NVML)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -o $@ $< $(HOOK_LDFLAGS) $(FAKE_CUDA) -ldl \
 	    -lcmocka
-$(BUILD)/tests/fake_job: tests/hook/fake_job.c tests/hook/fake_ddp.c tests/hook/fake_job.h tests/hook/fake_nccl.h \
+$(BUILD)/tests/fake_job: tests/hook/fake_job.c tests/hook/fake_ddp.c tests/hook/fake_reuse.c \
+    tests/hook/fake_job.h tests/hook/fake_nccl.h \
     $(FAKE_CUDA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -iquote hook $(HOOK_CFLAGS) -o $@ $(filter %.c,$^) $(HOOK_LDFLAGS) $(FAKE_CUDA)

@@ -648,13 +648,18 @@ cuMemCreate(CUmemGenericAllocationHandle *h, size_t n,
 	if (real == NULL)
 		return NOT_LOADED;
 	/* only device-located handles are device memory (NCCL makes host ones) */
-	if (prop == NULL || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
-		return real(h, n, prop, flags);
+	if (prop == NULL || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+		/* *h: the job's value for the handle (xmem.h), as below */
+		if ((r = real(h, n, prop, flags)) == CUDA_SUCCESS)
+			r = xmem_created(h, n, prop);
+		return r;
+	}
 	dev = prop->location.id;
 	if ((r = hook_reserve(n, dev)) != CUDA_SUCCESS)
 		return r;
+	/* followed if another process may map it (NCCL's); charged under the job's value */
 	if ((r = real(h, n, prop, flags)) == CUDA_SUCCESS)
-		xmem_created(*h, n, prop);	/* memory another process may map (NCCL's) */
+		r = xmem_created(h, n, prop);
 	return hook_settle(r, BUDGET_HANDLE, r == CUDA_SUCCESS ? *h : 0, dev, n);
 }
 
@@ -735,9 +740,8 @@ cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *os, int ty
 	if (real == NULL)
 		return NOT_LOADED;
 	hook_init();
-	if ((r = real(h, os, type)) == CUDA_SUCCESS &&
-	    type == NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
-		xmem_imported(*h, (int)(intptr_t)os);
+	if ((r = real(h, os, type)) == CUDA_SUCCESS)
+		r = xmem_imported(h, os, type);
 	return r;
 }
 
@@ -801,7 +805,7 @@ cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle h, int type
 	/* NCCL's buffers: moved with the job on a suspend (xmem.h), unless it says not */
 	if (xmem_export(out, h, type, flags, &r))
 		return r;
-	if ((r = real(out, h, type, flags)) == CUDA_SUCCESS) {
+	if ((r = real(out, xmem_real(h), type, flags)) == CUDA_SUCCESS) {
 		pthread_mutex_lock(&hook.lock);
 		budget_exported(&hook.budget, BUDGET_HANDLE, h);	/* device memory only */
 		pthread_mutex_unlock(&hook.lock);

@@ -1280,7 +1280,22 @@ offload_resident(void)
 void
 offload_child(void)
 {
-	/* the parent's table stays mapped in the child, unused; the staging is not there */
+	size_t i;
+
+	/*
+	 * The parent's descriptors of its exports and pidfds of its exporters
+	 * are copies here, which would hold the memory after a suspend let go
+	 * of it (forked DataLoader workers live on): closed.  The parent's table
+	 * stays mapped in the child, unused; the staging is not there.
+	 */
+	for (i = 0; i < O.cap; i++) {
+		if (!REC_LIVE(O.tab[i].state))
+			continue;
+		if (O.tab[i].exported && O.tab[i].fd >= 0)
+			close(O.tab[i].fd);
+		if (O.tab[i].pidfd >= 0)
+			close(O.tab[i].pidfd);
+	}
 	pthread_mutex_init(&O.mu, NULL);
 	O.tab = NULL;
 	O.imports = 0;

@@ -5,6 +5,14 @@
  * imported, with what it takes to make it again) and mappings (an address
  * range of one allocation, with its access).  Linear scans: a job shares
  * tens to hundreds of buffers, and these calls are off its hot path.
+ *
+ * The job's handle values: the driver's at first.  Once a move released a
+ * driver handle (X.moved), the driver may hand that value out again while
+ * the job still holds it for the moved memory; then the job gets another
+ * value for the new handle (top bit set, which the driver's do not have),
+ * through *h, whether the memory is followed here or not (an alias row:
+ * only the value, translated on every call), so that a value the job holds
+ * names one allocation only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +49,7 @@ struct xmem_alloc {
 	int		imported;
 	int		exported;	/* exported once at least, to whatever handle type */
 	int		out;		/* a suspend has it out */
+	int		alias;		/* not shared memory: only the job's value for a driver handle */
 	const char	*bad;		/* why it cannot be moved; NULL if it can */
 	CUcontext	ctx;		/* where it was made or imported */
 	int		nfd;		/* an export: descriptors kept, one per export */
@@ -57,6 +66,7 @@ struct xmem_map {
 	CUdeviceptr	va;
 	size_t		size, off;
 	int		a;		/* its allocation's index */
+	int		gone;		/* unmapped by a move (its range kept) */
 	int		nacc;
 	struct nvq_cu_mem_access_desc acc[XMEM_ACC];
 };
@@ -101,6 +111,7 @@ static struct xmem_state {
 	int		on;
 	int		out;		/* some of it is out: callers wait */
 	int		shared;		/* something was exported or imported (never reset) */
+	int		moved;		/* a move released a driver handle (never reset) */
 	struct xmem_alloc *a;
 	int		na, capa;
 	struct xmem_map	*m;
@@ -271,32 +282,90 @@ xmem_app_value(CUmemGenericAllocationHandle real)
 	return v;
 }
 
-void
-xmem_created(CUmemGenericAllocationHandle h, size_t size,
+/*
+ * A driver handle not followed here, new to the job (made, imported or
+ * retained): *h becomes the job's value for it, another than the driver's
+ * if the job holds that one for moved memory.  0, or -1 (no memory for
+ * the row: the caller gives the handle back).  X.mu held.
+ */
+static int
+xmem_value_locked(CUmemGenericAllocationHandle *h)
+{
+	int a;
+
+	for (a = 0; a < X.na; a++)
+		if (X.a[a].used && X.a[a].alias && X.a[a].refs > 0 && X.a[a].real == *h) {
+			/* retained again: the job's references share the driver's one */
+			X.d.release(*h);
+			X.a[a].refs++;
+			*h = X.a[a].app;
+			return 0;
+		}
+	if (xmem_by_handle(*h) < 0)
+		return 0;
+	if ((a = xmem_new_alloc()) < 0)
+		return -1;
+	X.a[a].alias = 1;
+	X.a[a].real = *h;
+	X.a[a].app = xmem_app_value(*h);
+	X.a[a].refs = 1;
+	X.log("shared memory: the driver's handle %llx is the job's for moved memory: %llx "
+	    "stands for it", (unsigned long long)*h, (unsigned long long)X.a[a].app);
+	*h = X.a[a].app;
+	return 0;
+}
+
+/* The same, taking X.mu; nothing to do before a move released a handle. */
+static CUresult
+xmem_value(CUmemGenericAllocationHandle *h)
+{
+	int rc;
+
+	if (!__atomic_load_n(&X.moved, __ATOMIC_ACQUIRE))
+		return CUDA_SUCCESS;
+	pthread_mutex_lock(&X.mu);
+	if ((rc = xmem_value_locked(h)) == -1)
+		X.d.release(*h);
+	pthread_mutex_unlock(&X.mu);
+	return rc == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult
+xmem_created(CUmemGenericAllocationHandle *h, size_t size,
     const struct nvq_cu_mem_allocation_prop *prop)
 {
 	int a;
 
-	if (!X.on || !(prop->requestedHandleTypes & NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
-		return;	/* memory no other process can map */
+	if (!X.on)
+		return CUDA_SUCCESS;
+	if (prop == NULL || prop->location.type != NVQ_CU_MEM_LOCATION_TYPE_DEVICE ||
+	    !(prop->requestedHandleTypes & NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+		return xmem_value(h);	/* memory no other process can map */
 	pthread_mutex_lock(&X.mu);
 	if ((a = xmem_new_alloc()) >= 0) {
-		X.a[a].app = xmem_app_value(h);
-		X.a[a].real = h;
+		X.a[a].app = xmem_app_value(*h);
+		X.a[a].real = *h;
 		X.a[a].prop = *prop;
 		X.a[a].size = size;
 		X.a[a].refs = 1;
 		if (X.d.ctx_get(&X.a[a].ctx) != CUDA_SUCCESS)
 			X.a[a].ctx = NULL;
-		if (X.a[a].app != h)
-			X.log("shared memory: the driver's handle %llx is the job's for moved memory",
-			    (unsigned long long)h);
+		if (X.a[a].app != *h)
+			X.log("shared memory: the driver's handle %llx is the job's for moved memory: "
+			    "%llx stands for it", (unsigned long long)*h,
+			    (unsigned long long)X.a[a].app);
+		*h = X.a[a].app;
+	} else if (xmem_value_locked(h) == -1) {
+		pthread_mutex_unlock(&X.mu);
+		X.d.release(*h);
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	pthread_mutex_unlock(&X.mu);
+	return CUDA_SUCCESS;
 }
 
-void
-xmem_imported(CUmemGenericAllocationHandle h, int fd)
+CUresult
+xmem_imported(CUmemGenericAllocationHandle *h, void *os, int type)
 {
 	struct nvq_cu_mem_allocation_prop prop;
 	struct xreg_row row;
@@ -304,20 +373,27 @@ xmem_imported(CUmemGenericAllocationHandle h, int fd)
 	int a, k, pidfd;
 
 	memset(&row, 0, sizeof(row));
-	if (!X.on || X.d.props(&prop, h) != CUDA_SUCCESS ||
+	if (!X.on)
+		return CUDA_SUCCESS;
+	if (type != NVQ_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+	    X.d.props(&prop, *h) != CUDA_SUCCESS ||
 	    prop.location.type != NVQ_CU_MEM_LOCATION_TYPE_DEVICE)
-		return;	/* host memory (NCCL's proxy buffers): the driver's to keep */
-	k = xreg_find(fd, &row, &gen);
+		return xmem_value(h);	/* host memory (NCCL's proxy buffers): the driver's to keep */
+	k = xreg_find((int)(intptr_t)os, &row, &gen);
 	pidfd = k >= 0 ? peerfd_pidfd((pid_t)row.pid) : -1;
 	pthread_mutex_lock(&X.mu);
 	if ((a = xmem_new_alloc()) < 0) {
+		a = xmem_value_locked(h);
 		pthread_mutex_unlock(&X.mu);
 		if (pidfd >= 0)
 			close(pidfd);
-		return;
+		if (a == -1)
+			X.d.release(*h);
+		return a == -1 ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
 	}
-	X.a[a].app = xmem_app_value(h);
-	X.a[a].real = h;
+	X.a[a].app = xmem_app_value(*h);
+	X.a[a].real = *h;
+	*h = X.a[a].app;
 	X.a[a].prop = prop;
 	X.a[a].refs = 1;
 	X.a[a].imported = 1;
@@ -338,6 +414,7 @@ xmem_imported(CUmemGenericAllocationHandle h, int fd)
 	pthread_mutex_unlock(&X.mu);
 	X.log("shared memory: imported %llu bytes from process %d%s", (unsigned long long)row.size,
 	    k >= 0 ? (int)row.pid : -1, k >= 0 ? "" : " (unknown: it cannot be moved)");
+	return CUDA_SUCCESS;
 }
 
 int
@@ -464,6 +541,11 @@ xmem_export(void *out, CUmemGenericAllocationHandle h, int type, unsigned long l
 	if ((a = xmem_lock_handle(h)) < 0)
 		return 0;
 	x = &X.a[a];
+	if (x->alias) {
+		/* not followed: the caller exports the driver's handle (xmem_real) */
+		pthread_mutex_unlock(&X.mu);
+		return 0;
+	}
 	if ((*r = X.d.export(out, x->real, type, flags)) == CUDA_SUCCESS) {
 		x->exported = 1;
 		__atomic_store_n(&X.shared, 1, __ATOMIC_RELEASE);
@@ -512,8 +594,14 @@ xmem_retain(CUmemGenericAllocationHandle *h, void *p, CUresult *r)
 	pthread_mutex_lock(&X.mu);
 	xmem_wait();
 	if ((k = xmem_by_addr((CUdeviceptr)(uintptr_t)p)) < 0) {
+		/* memory not followed: the driver's handle, under a value of the job's own */
+		if ((*r = X.d.retain(h, p)) == CUDA_SUCCESS && X.moved &&
+		    xmem_value_locked(h) == -1) {
+			X.d.release(*h);
+			*r = CUDA_ERROR_OUT_OF_MEMORY;
+		}
 		pthread_mutex_unlock(&X.mu);
-		return 0;
+		return 1;
 	}
 	x = &X.a[X.m[k].a];
 	*r = CUDA_SUCCESS;
@@ -615,7 +703,8 @@ xmem_copy(int a, int out)
 	int k;
 
 	for (k = 0; k < X.nm && va == 0; k++)
-		if (X.m[k].used && X.m[k].a == a && X.m[k].off == 0 && X.m[k].size >= x->size)
+		if (X.m[k].used && X.m[k].a == a && !X.m[k].gone && X.m[k].off == 0 &&
+		    X.m[k].size >= x->size)
 			va = X.m[k].va;
 	if (va == 0) {
 		/* mapped only in part here: a whole view of it, for the copy */
@@ -647,20 +736,31 @@ xmem_copy(int a, int out)
 	return r;
 }
 
-/* Unmaps every mapping of a here, keeping the ranges. */
+/*
+ * Unmaps every mapping of a that is mapped, keeping the ranges; each one is
+ * tried, and marked gone once unmapped.  The first failure, or success.
+ */
 static CUresult
 xmem_unmap_all(int a)
 {
-	CUresult r = CUDA_SUCCESS;
+	CUresult r = CUDA_SUCCESS, e;
 	int k;
 
-	for (k = 0; k < X.nm && r == CUDA_SUCCESS; k++)
-		if (X.m[k].used && X.m[k].a == a)
-			r = X.d.unmap(X.m[k].va, X.m[k].size);
+	for (k = 0; k < X.nm; k++) {
+		if (!X.m[k].used || X.m[k].a != a || X.m[k].gone)
+			continue;
+		if ((e = X.d.unmap(X.m[k].va, X.m[k].size)) == CUDA_SUCCESS)
+			X.m[k].gone = 1;
+		else if (r == CUDA_SUCCESS)
+			r = e;
+	}
 	return r;
 }
 
-/* Maps a's new handle where it was mapped, with the access it had. */
+/*
+ * Maps a's new handle where a move unmapped it, with the access it had;
+ * stops at the first failure (xmem_unmap_all then undoes the rest).
+ */
 static CUresult
 xmem_map_all(int a)
 {
@@ -668,10 +768,12 @@ xmem_map_all(int a)
 	int k;
 
 	for (k = 0; k < X.nm && r == CUDA_SUCCESS; k++) {
-		if (!X.m[k].used || X.m[k].a != a)
+		if (!X.m[k].used || X.m[k].a != a || !X.m[k].gone)
 			continue;
-		r = X.d.map(X.m[k].va, X.m[k].size, X.m[k].off, X.a[a].real, 0);
-		if (r == CUDA_SUCCESS && X.m[k].nacc > 0)
+		if ((r = X.d.map(X.m[k].va, X.m[k].size, X.m[k].off, X.a[a].real, 0)) != CUDA_SUCCESS)
+			break;
+		X.m[k].gone = 0;
+		if (X.m[k].nacc > 0)
 			r = X.d.set_access(X.m[k].va, X.m[k].size, X.m[k].acc, (size_t)X.m[k].nacc);
 	}
 	return r;
@@ -688,11 +790,18 @@ xmem_sync(CUcontext ctx)
 	}
 }
 
-/* Moves one allocation out: the step that failed, or NULL. */
+/*
+ * Moves one allocation out: the step that failed, or NULL.  Until its
+ * bytes are in host memory a failure changes nothing; from then on it goes
+ * out whatever fails (x->out set, its rows XREG_OUT): a mapping that would
+ * not unmap holds the old memory here until xmem_in unmaps it, and every
+ * process takes the new memory then, so that it stays one memory.
+ */
 static const char *
 xmem_out_one(int a, CUresult *r)
 {
 	struct xmem_alloc *x = &X.a[a];
+	const char *step = NULL;
 	int k;
 
 	xmem_sync(x->ctx);
@@ -704,13 +813,17 @@ xmem_out_one(int a, CUresult *r)
 			*r = XMEM_ERR_OS;
 			return "getting host memory";
 		}
-		if ((*r = xmem_copy(a, 1)) != CUDA_SUCCESS)
+		if ((*r = xmem_copy(a, 1)) != CUDA_SUCCESS) {
+			munmap(x->stage, x->size);
+			x->stage = NULL;
 			return "copying out";
+		}
 		for (k = 0; k < x->nfd; k++)
 			xreg_set(x->fds[k].row, x->fds[k].gen, XREG_OUT);
 	}
+	x->out = 1;
 	if ((*r = xmem_unmap_all(a)) != CUDA_SUCCESS)
-		return "unmapping";
+		step = "unmapping";
 	if (x->refs > 0 && X.d.release(x->real) != CUDA_SUCCESS)
 		X.log("shared memory: cannot release the handle of %zu bytes", x->size);
 	/* the descriptors peers took it by: the numbers stay taken, the memory goes */
@@ -718,8 +831,7 @@ xmem_out_one(int a, CUresult *r)
 		if (dup3(peerfd_null(), x->fds[k].fd, O_CLOEXEC) == -1)
 			X.log("shared memory: cannot put /dev/null in place of descriptor %d: %s",
 			    x->fds[k].fd, strerror(errno));
-	x->out = 1;
-	return NULL;
+	return step;
 }
 
 int
@@ -749,6 +861,8 @@ xmem_out(uint64_t *bytes, uint64_t *left, char *err, size_t errlen)
 		pthread_mutex_unlock(&X.mu);
 		return -1;
 	}
+	/* from here the driver may hand out a value the job holds (xmem_value) */
+	__atomic_store_n(&X.moved, 1, __ATOMIC_RELEASE);
 	for (a = 0; a < X.na; a++) {
 		if (!xmem_moves(&X.a[a]) || X.a[a].out)
 			continue;
@@ -756,8 +870,6 @@ xmem_out(uint64_t *bytes, uint64_t *left, char *err, size_t errlen)
 			*left += xmem_bytes(a);
 			continue;
 		}
-		/* from the first one out, the job's calls on them wait */
-		__atomic_store_n(&X.out, 1, __ATOMIC_RELEASE);
 		if ((step = xmem_out_one(a, &r)) != NULL) {
 			snprintf(err, errlen, "%s %llu bytes of shared memory: CUDA error %d", step,
 			    (unsigned long long)xmem_bytes(a), (int)r);
@@ -765,7 +877,10 @@ xmem_out(uint64_t *bytes, uint64_t *left, char *err, size_t errlen)
 		} else if (!X.a[a].imported)
 			*bytes += X.a[a].size;
 	}
-	moved = X.out;
+	/* the job's calls on them wait while any is out (xmem_in brings it back) */
+	for (a = 0, moved = 0; a < X.na; a++)
+		moved |= X.a[a].used && X.a[a].out;
+	__atomic_store_n(&X.out, moved, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&X.mu);
 	if (moved)
 		X.log("shared memory out: %llu bytes%s%s", (unsigned long long)*bytes,
@@ -780,6 +895,9 @@ xmem_in_own(int a, CUresult *r)
 	struct xmem_alloc *x = &X.a[a];
 	int k, fd = -1;
 
+	/* a mapping that would not unmap on the way out still holds the old memory */
+	if ((*r = xmem_unmap_all(a)) != CUDA_SUCCESS)
+		return "unmapping what stayed mapped of";
 	if ((*r = X.d.create(&x->real, x->size, &x->prop, 0)) != CUDA_SUCCESS)
 		return "making again";
 	if ((*r = xmem_map_all(a)) != CUDA_SUCCESS) {
@@ -816,6 +934,8 @@ xmem_in_import(int a, CUresult *r)
 	struct xmem_alloc *x = &X.a[a];
 	int st, fd, polls = 0;
 
+	if ((*r = xmem_unmap_all(a)) != CUDA_SUCCESS)
+		return "unmapping what stayed mapped of";
 	while ((st = xreg_state(x->row, x->gen)) == XREG_OUT && polls++ < XMEM_POLLS)
 		usleep(XMEM_POLL_US);
 	*r = XMEM_ERR_OS;
@@ -882,6 +1002,25 @@ xmem_resident(void)
 void
 xmem_child(void)
 {
+	int a, k;
+
+	/*
+	 * The parent's kept descriptors and pidfds are copies here: they would
+	 * hold its memory after a suspend let go of it (forked DataLoader
+	 * workers live on).  The tables are the parent's: dropped.
+	 */
+	for (a = 0; a < X.na; a++) {
+		if (!X.a[a].used)
+			continue;
+		for (k = 0; k < X.a[a].nfd; k++)
+			close(X.a[a].fds[k].fd);
+		if (X.a[a].pidfd >= 0)
+			close(X.a[a].pidfd);
+		if (X.a[a].stage != NULL)
+			munmap(X.a[a].stage, X.a[a].size);
+	}
+	free(X.a);
+	free(X.m);
 	pthread_mutex_init(&X.mu, NULL);
 	pthread_cond_init(&X.cv, NULL);
 	X.a = NULL;

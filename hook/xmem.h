@@ -30,7 +30,10 @@
  * The job keeps its handle values: after a move the hook translates them
  * to the driver's new ones (cuMemMap, cuMemRelease, cuMemExport...,
  * cuMemGetAllocationPropertiesFromHandle) and cuMemRetainAllocationHandle
- * gives the job's value back.  A thread that calls one of these while the
+ * gives the job's value back.  A value the driver hands out again while
+ * the job holds it for moved memory is never given to the job: the new
+ * handle (made, imported or retained, followed or not) gets another value,
+ * translated the same way.  A thread that calls one of these while the
  * memory is out waits until it is back.
  * Memory that cannot be moved this way is counted (xmem_unmovable) and the
  * suspend refused: an import whose exporter has ended or is not in the
@@ -50,11 +53,14 @@
 /* Once, at init: on with offload; the job's account path; libcuda's lookup; the log. */
 void	xmem_init(int on, const char *share_path, void *(*sym)(const char *),
 	    void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2))));
-/* After cuMemCreate made h of device memory. */
-void	xmem_created(CUmemGenericAllocationHandle h, size_t size,
+/*
+ * After cuMemCreate made *h (any memory): *h becomes the job's value for
+ * it.  CUDA_SUCCESS, or an error with the handle given back.
+ */
+CUresult xmem_created(CUmemGenericAllocationHandle *h, size_t size,
 	    const struct nvq_cu_mem_allocation_prop *prop);
-/* After cuMemImportFromShareableHandle made h from the descriptor fd. */
-void	xmem_imported(CUmemGenericAllocationHandle h, int fd);
+/* After cuMemImportFromShareableHandle made *h from os of type: the same. */
+CUresult xmem_imported(CUmemGenericAllocationHandle *h, void *os, int type);
 /* cuMemRelease of h; *last set when the job's last reference went (its charge goes). */
 int	xmem_release(CUmemGenericAllocationHandle h, CUresult *r, int *last);
 int	xmem_map(CUdeviceptr va, size_t size, size_t off, CUmemGenericAllocationHandle h,

@@ -9,8 +9,13 @@
  * there and cuMemSetAccess makes it readable, so that a job touching memory
  * that is not mapped faults as on a GPU.  Copies to and from a reserved
  * range copy for real (CUDA_ERROR_ILLEGAL_ADDRESS where nothing is mapped);
- * FAKE_VMM_FAIL=create|map (or that word in the file FAKE_CKPT_DIR/vmmfail)
- * makes that step fail with out of memory.
+ * FAKE_VMM_FAIL=create|map|unmap|dtoh (or that word in the file
+ * FAKE_CKPT_DIR/vmmfail, there followed by a pid, to fail in that process
+ * only, and a count of its calls of the step that still succeed) makes
+ * that step fail.  FAKE_VMM_REUSE=1 hands out the value of the handle
+ * freed last to the next one made or imported, as a driver may.  A forked
+ * child has none of its parent's device memory (as with the real driver):
+ * its mappings and the driver's descriptors of it are gone there.
  * NCCL's kernels and their collectives are fake_nccl.c's: a synchronize or
  * a synchronous copy waits there for every rank's launch of each
  * collective this process launched.
@@ -126,12 +131,21 @@ static size_t mapped_bytes;
 E size_t fake_mapped_bytes(void);
 size_t fake_mapped_bytes(void) { return mapped_bytes; }
 
+/* Calls of a step so far in this process (counted before it is asked whether it fails). */
+static int
+fake_vmm_calls(const char *step)
+{
+	return fake_calls(strcmp(step, "create") == 0 ? "cuMemCreate" : strcmp(step, "map") == 0 ?
+	    "cuMemMap" : strcmp(step, "unmap") == 0 ? "cuMemUnmap" : "cuMemcpyDtoH_v2");
+}
+
 /* FAKE_VMM_FAIL, or the file FAKE_CKPT_DIR/vmmfail, names the step that fails */
 static int
 fake_vmm_fail(const char *step)
 {
 	const char *f = getenv("FAKE_VMM_FAIL"), *dir = getenv("FAKE_CKPT_DIR");
 	char path[4096], what[32] = "";
+	long pid = 0, skip = 0;
 	FILE *fp;
 
 	if (f != NULL)
@@ -141,10 +155,87 @@ fake_vmm_fail(const char *step)
 	snprintf(path, sizeof(path), "%s/vmmfail", dir);
 	if ((fp = fopen(path, "r")) == NULL)
 		return 0;
-	if (fscanf(fp, "%31s", what) != 1)
+	if (fscanf(fp, "%31s %ld %ld", what, &pid, &skip) < 1)
 		what[0] = '\0';
 	fclose(fp);
-	return strcmp(what, step) == 0;
+	return strcmp(what, step) == 0 && (pid == 0 || pid == (long)getpid()) &&
+	    fake_vmm_calls(step) > skip;
+}
+
+/*
+ * The handles alive (a forked child drops them), and under FAKE_VMM_REUSE
+ * the freed ones, whose values the next handles take, the last freed first.
+ */
+static struct fake_handle *live[FAKE_MAX_RANGES], *freed[FAKE_MAX_RANGES];
+static int nfreed;
+static pthread_mutex_t vmm_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static struct fake_handle *
+fake_vmm_new(void)
+{
+	struct fake_handle *fh = NULL;
+	int i;
+
+	pthread_mutex_lock(&vmm_mu);
+	for (i = 0; i < FAKE_MAX_RANGES && live[i] != NULL; i++)
+		;
+	if (i < FAKE_MAX_RANGES) {
+		if (nfreed > 0)
+			fh = freed[--nfreed];
+		else
+			fh = malloc(sizeof(*fh));
+		if (fh != NULL) {
+			memset(fh, 0, sizeof(*fh));
+			live[i] = fh;
+		}
+	}
+	pthread_mutex_unlock(&vmm_mu);
+	return fh;
+}
+
+static void
+fake_vmm_gone(struct fake_handle *fh)
+{
+	const char *reuse = getenv("FAKE_VMM_REUSE");
+	int i;
+
+	pthread_mutex_lock(&vmm_mu);
+	for (i = 0; i < FAKE_MAX_RANGES && live[i] != fh; i++)
+		;
+	if (i < FAKE_MAX_RANGES)
+		live[i] = NULL;
+	if (reuse != NULL && *reuse == '1' && nfreed < FAKE_MAX_RANGES)
+		freed[nfreed++] = fh;
+	else
+		free(fh);
+	pthread_mutex_unlock(&vmm_mu);
+}
+
+/* In a forked child: the parent's device memory is not here. */
+static void
+fake_vmm_child(void)
+{
+	int i;
+
+	pthread_mutex_init(&vmm_mu, NULL);
+	for (i = 0; i < FAKE_MAX_RANGES; i++) {
+		if (ranges[i].size != 0 && ranges[i].mapped)
+			mmap((void *)ranges[i].va, ranges[i].size, PROT_NONE, MAP_PRIVATE |
+			    MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+		if (live[i] != NULL) {
+			close(live[i]->fd);
+			live[i]->magic = 0;
+			live[i] = NULL;
+		}
+	}
+	memset(ranges, 0, sizeof(ranges));
+	mapped_bytes = 0;
+}
+
+__attribute__((constructor)) static void
+fake_vmm_init(void)
+{
+	pthread_atfork(NULL, NULL, fake_vmm_child);
 }
 
 static CUresult
@@ -154,7 +245,7 @@ fake_vmm_create(CUmemGenericAllocationHandle *h, size_t n, int fdok)
 
 	count("cuMemCreate");
 	if (fake_vmm_fail("create") || n > FAKE_TOTAL - allocated ||
-	    (fh = calloc(1, sizeof(*fh))) == NULL)
+	    (fh = fake_vmm_new()) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	fh->magic = FAKE_HANDLE_MAGIC;
 	fh->size = n;
@@ -163,7 +254,7 @@ fake_vmm_create(CUmemGenericAllocationHandle *h, size_t n, int fdok)
 	fh->dev = current_dev;
 	if ((fh->fd = memfd_create("fake-vmm", MFD_CLOEXEC)) == -1 ||
 	    ftruncate(fh->fd, (off_t)n) == -1) {
-		free(fh);
+		fake_vmm_gone(fh);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	allocated += n;
@@ -181,7 +272,7 @@ fake_vmm_unref(struct fake_handle *fh)
 	close(fh->fd);
 	if (!fh->imported)
 		allocated -= fh->size;
-	free(fh);
+	fake_vmm_gone(fh);
 }
 
 /* 1 if h was a VMM handle (released), 0 if it is another kind */
@@ -226,14 +317,14 @@ cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *os, int ty
 	int fd = (int)(intptr_t)os;
 
 	count("cuMemImportFromShareableHandle");
-	if (type != 1 || fstat(fd, &st) == -1 || (fh = calloc(1, sizeof(*fh))) == NULL)
+	if (type != 1 || fstat(fd, &st) == -1 || (fh = fake_vmm_new()) == NULL)
 		return 1;
 	fh->magic = FAKE_HANDLE_MAGIC;
 	fh->size = (size_t)st.st_size;
 	fh->imported = 1;
 	fh->refs = 1;
 	if ((fh->fd = dup(fd)) == -1) {
-		free(fh);
+		fake_vmm_gone(fh);
 		return 304;
 	}
 	*h = (CUmemGenericAllocationHandle)(uintptr_t)fh;
@@ -364,6 +455,8 @@ cuMemUnmap(CUdeviceptr p, size_t n)
 	int i = fake_range((uintptr_t)p, n);
 
 	count("cuMemUnmap");
+	if (fake_vmm_fail("unmap"))
+		return 2;	/* CUDA_ERROR_OUT_OF_MEMORY */
 	if (i < 0 || !ranges[i].mapped)
 		return 1;
 	if (mmap((void *)(uintptr_t)p, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
@@ -652,7 +745,7 @@ E CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *h, size_t n) { (void)
 static int regs_at_copy = -1;
 E int fake_first_copy_regs(void);
 int fake_first_copy_regs(void) { return __atomic_exchange_n(&regs_at_copy, -1, __ATOMIC_SEQ_CST); }
-E CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { int none = -1; CUresult r = fake_launch("cuMemcpyDtoH_v2"); __atomic_compare_exchange_n(&regs_at_copy, &none, fake_calls("cuMemHostRegister_v2"), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); if (!r) r = fake_nccl_wait(); return r ? r : fake_copy(h, (void *)(uintptr_t)d, d, n); }
+E CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { int none = -1; CUresult r = fake_launch("cuMemcpyDtoH_v2"); if (!r && fake_vmm_fail("dtoh")) r = 2; __atomic_compare_exchange_n(&regs_at_copy, &none, fake_calls("cuMemHostRegister_v2"), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); if (!r) r = fake_nccl_wait(); return r ? r : fake_copy(h, (void *)(uintptr_t)d, d, n); }
 /* devices, their UUIDs (from CUDA_VISIBLE_DEVICES, as the driver maps
  * them) and primary contexts, for the hook's link */
 E CUresult cuDeviceGet(CUdevice *d, int ordinal) { *d = ordinal; return 0; }

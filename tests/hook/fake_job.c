@@ -32,6 +32,10 @@
  *	"child read ok" and "ipc ok BYTES",
  *	or what failed.  With SECONDS, the child holds the mapping that long
  *	and reads it again before it writes (for a suspend in between).
+ *   fake_job ipc-fork BYTES SECONDS
+ *	the same, and the first also forks a child (no exec, as DataLoader
+ *	workers are) once the handle is made, which prints "forked PID" and
+ *	sleeps SECONDS + 2.
  *   fake_job export BYTES SECONDS
  *	makes BYTES of device memory with cuMemCreate, exports it to a
  *	descriptor (as NCCL shares its buffers), holds it SECONDS, releases it;
@@ -63,7 +67,13 @@
  *	(NCCL's refcount, cuMemRetainAllocationHandle) and releases both.
  *	With orphan the first process ends once the other has mapped the
  *	memory ("exporter ends"); with freed it unmaps and releases it then,
- *	and lives on SECONDS ("exporter freed it").
+ *	and lives on SECONDS ("exporter freed it"); with fork it forks a
+ *	child then (no exec, as DataLoader workers are), which prints
+ *	"forked PID" and sleeps SECONDS + 2 (a suspend meanwhile must free
+ *	the memory all the same).
+ *   fake_job nccl-reuse BYTES SECONDS
+ *	handle values the driver hands out again after a suspend
+ *	(fake_reuse.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,7 +279,7 @@ typedef CUresult (*ipc_open_fn)(CUdeviceptr *, struct nvq_cu_ipc_mem_handle, uns
 typedef CUresult (*ipc_close_fn)(CUdeviceptr);
 
 /* Writes (pattern(i) ^ flip) into p, or checks it there: -1 on a mismatch or error. */
-static int
+int
 ipc_words(CUdeviceptr p, size_t bytes, uint64_t flip, int check)
 {
 	size_t i, words = bytes / 8;
@@ -294,7 +304,7 @@ ipc_words(CUdeviceptr p, size_t bytes, uint64_t flip, int check)
 	return r != CUDA_SUCCESS || bad ? -1 : 0;
 }
 
-/* With orphan, the first process leaves the other 2 s after starting it. */
+/* orphan 1: the first process leaves the other 2 s after starting it; 2: it forks a child. */
 static int
 do_ipc(size_t bytes, const char *self, const char *hold, int orphan)
 {
@@ -303,7 +313,7 @@ do_ipc(size_t bytes, const char *self, const char *hold, int orphan)
 	CUdeviceptr p;
 	CUresult r;
 	size_t i;
-	pid_t pid;
+	pid_t pid, kid = 0;
 	int st;
 
 	if (((alloc_fn)resolve("cuMemAlloc"))(&p, bytes) != CUDA_SUCCESS) {
@@ -326,7 +336,13 @@ do_ipc(size_t bytes, const char *self, const char *hold, int orphan)
 		execl(self, self, "ipc-child", hex, size, hold, (char *)NULL);
 		_exit(127);
 	}
-	if (orphan && pid > 0) {
+	if (orphan == 2 && (kid = fork()) == 0) {
+		printf("forked %d\n", (int)getpid());
+		fflush(stdout);
+		sleep((unsigned)atoi(hold) + 2);
+		_exit(0);
+	}
+	if (orphan == 1 && pid > 0) {
 		sleep(2);
 		printf("exporter ends\n");
 		return 0;
@@ -337,6 +353,10 @@ do_ipc(size_t bytes, const char *self, const char *hold, int orphan)
 	}
 	if (ipc_words(p, bytes, 1, 1) == -1) {
 		printf("the other process's writes are not here\n");
+		return 1;
+	}
+	if (kid > 0 && (waitpid(kid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
+		printf("the forked child failed\n");
 		return 1;
 	}
 	printf("ipc ok %zu\n", bytes);
@@ -386,10 +406,6 @@ do_ipc_child(const char *hex, size_t bytes, const char *hold)
 	return 0;
 }
 
-typedef CUresult (*create_fn)(CUmemGenericAllocationHandle *, size_t,
-    const struct nvq_cu_mem_allocation_prop *, unsigned long long);
-typedef CUresult (*export_fn)(void *, CUmemGenericAllocationHandle, int, unsigned long long);
-typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
 
 /* Device memory made with the VMM API and exported to a descriptor, as NCCL does. */
 static int
@@ -422,17 +438,9 @@ do_export(size_t bytes, unsigned hold)
 
 /* ---- NCCL's sharing (nccl mode), after src/transport/p2p.cc and src/proxy.cc ---- */
 
-typedef CUresult (*reserve_fn)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
-typedef CUresult (*map_fn)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
-    unsigned long long);
-typedef CUresult (*access_fn)(CUdeviceptr, size_t, const struct nvq_cu_mem_access_desc *, size_t);
-typedef CUresult (*unmap_fn)(CUdeviceptr, size_t);
-typedef CUresult (*addr_free_fn)(CUdeviceptr, size_t);
-typedef CUresult (*import_fn)(CUmemGenericAllocationHandle *, void *, int);
-typedef CUresult (*retain_fn)(CUmemGenericAllocationHandle *, void *);
 
 /* Reserves a range, maps h there readable and writable from device 0: 0, or -1. */
-static int
+int
 nccl_map(CUmemGenericAllocationHandle h, size_t bytes, CUdeviceptr *p)
 {
 	struct nvq_cu_mem_access_desc d;
@@ -450,7 +458,7 @@ nccl_map(CUmemGenericAllocationHandle h, size_t bytes, CUdeviceptr *p)
 	return 0;
 }
 
-static int
+int
 nccl_unmap(CUdeviceptr p, size_t bytes)
 {
 	return ((unmap_fn)resolve("cuMemUnmap"))(p, bytes) == CUDA_SUCCESS &&
@@ -550,7 +558,7 @@ do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
 	char sfd[16], size[32];
 	CUresult r;
 	int sv[2], st;
-	pid_t pid;
+	pid_t pid, kid = 0;
 
 	memset(&prop, 0, sizeof(prop));
 	prop.type = NVQ_CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -590,6 +598,12 @@ do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
 		printf("exporter ends\n");
 		return 0;
 	}
+	if (orphan == 3 && (kid = fork()) == 0) {
+		printf("forked %d\n", (int)getpid());
+		fflush(stdout);
+		sleep((unsigned)atoi(hold) + 2);
+		_exit(0);
+	}
 	if (orphan == 2) {
 		/* frees its memory while the peer maps it on (undefined in CUDA, done anyway) */
 		if (nccl_unmap(p, bytes) == -1 ||
@@ -619,6 +633,10 @@ do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
 	if (nccl_unmap(p, bytes) == -1 || ((release_fn)resolve("cuMemRelease"))(hr) != CUDA_SUCCESS ||
 	    ((release_fn)resolve("cuMemRelease"))(h) != CUDA_SUCCESS) {
 		printf("freeing failed\n");
+		return 1;
+	}
+	if (kid > 0 && (waitpid(kid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
+		printf("the forked child failed\n");
 		return 1;
 	}
 	printf("nccl ok %zu\n", bytes);
@@ -754,12 +772,16 @@ main(int argc, char **argv)
 	if ((argc == 4 || argc == 5) && strcmp(argv[1], "nccl") == 0)
 		return do_nccl(strtoull(argv[2], NULL, 10), argv[0], argv[3],
 		    argc < 5 ? 0 : strcmp(argv[4], "orphan") == 0 ? 1 : strcmp(argv[4], "freed") == 0 ?
-		    2 : 0);
+		    2 : strcmp(argv[4], "fork") == 0 ? 3 : 0);
+	if (argc == 4 && strcmp(argv[1], "nccl-reuse") == 0)
+		return fake_reuse(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]));
 	if (argc == 5 && strcmp(argv[1], "nccl-peer") == 0)
 		return do_nccl_peer(atoi(argv[2]), strtoull(argv[3], NULL, 10),
 		    (unsigned)atoi(argv[4]));
 	if (argc == 4 && strcmp(argv[1], "ipc-orphan") == 0)
 		return do_ipc(strtoull(argv[2], NULL, 10), argv[0], argv[3], 1);
+	if (argc == 4 && strcmp(argv[1], "ipc-fork") == 0)
+		return do_ipc(strtoull(argv[2], NULL, 10), argv[0], argv[3], 2);
 	if ((argc == 4 || argc == 5) && strcmp(argv[1], "ipc-child") == 0)
 		return do_ipc_child(argv[2], strtoull(argv[3], NULL, 10), argc == 5 ? argv[4] : NULL);
 	if (argc == 5 && strcmp(argv[1], "data") == 0)

@@ -339,3 +339,15 @@ small_fs() {
 		return 1
 	fi
 }
+
+# suspend_round JOB HELD PID...: nvq suspend JOB; then each PID holds none
+# of the fake driver's device memory (the function HELD prints "MAPPED,HELD "
+# per process, sorted); nvq resume JOB, until it runs again.
+suspend_round() {
+	local a=$1 held=$2
+	shift 2
+	expect_eq "nvq suspend" "$(nvq suspend "$a" 2>&1)" "job $a suspended"
+	expect_eq "the device memory is gone from $*" "$("$held" "$@")" "$(printf '0,0 %.0s' "$@")"
+	expect_eq "resume" "$(nvq resume "$a")" "job $a resumes once its memory is free on its GPUs"
+	wait_state "$a" RUNNING
+}

@@ -188,6 +188,24 @@ t_hook_ipc_suspend() {	# memory shared through CUDA IPC goes out of every proces
 	expect_eq "recorded" "$(switches "$a")" "suspend|user|1 resume|user|1 "
 }
 
+t_hook_ipc_fork_child() {	# a child forked (no exec) after a CUDA IPC export keeps none of that memory across a suspend
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config
+	start_nvqd || return
+	local a p q c
+	a=$(fsubmit -m 1G -o "$T/a.out" "$FAKE_JOB" ipc-fork 8388608 5)
+	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
+	p=$(field "$a" hook_pids); q=${p#*,}; p=${p%,*}
+	for c in $(seq 100); do grep -q "^forked" "$T/a.out" && break; sleep 0.05; done
+	c=$(sed -n 's/^forked //p' "$T/a.out")
+	expect_match "the child was forked" "$c" '^[0-9]+$'
+	suspend_round "$a" vmm_held "$p" "$q" "$c"	# the forked child too
+	nvq wait "$a" > /dev/null
+	expect_match "it was shared before and after" "$(tr '\n' ' ' < "$T/a.out")" \
+	    "child read ok ipc ok 8388608 $"
+	expect_eq "it completed" "$(field "$a" state)" COMPLETED
+}
+
 t_hook_export_refused() {	# memory the job shares by the driver's means (NCCL's with offload off, legacy IPC): the suspend is refused untouched
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	# with offload on, the hooks move NCCL's way of sharing themselves (t_nccl.sh)
