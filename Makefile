@@ -202,7 +202,7 @@ $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c co
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/tests/test_stageplan: $(call obj,tests/unit/test_stageplan.c hook/stageplan.c)
 $(BUILD)/tests/test_share: $(call obj,tests/unit/test_share.c common/share.c common/proc.c)
-$(BUILD)/tests/test_xreg: $(call obj,tests/unit/test_xreg.c hook/xreg.c common/proc.c)
+$(BUILD)/tests/test_xreg: $(call obj,tests/unit/test_xreg.c hook/xreg.c common/share.c common/proc.c)
 $(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c common/esc.c)
 $(BUILD)/tests/test_esc: $(call obj,tests/unit/test_esc.c common/esc.c)
 $(BUILD)/tests/test_num: $(call obj,tests/unit/test_num.c nvq/num.c)
@@ -224,7 +224,7 @@ $(FAKE_CUDA): tests/hook/fake_cuda.c tests/hook/fake_nccl.c tests/hook/fake_nccl
 	    -o $@ $(filter %.c,$^) $(HOOK_LDFLAGS)
 # offload.c against the fake libcuda's VMM API (real memory)
 $(BUILD)/tests/test_offload: $(call obj,tests/unit/test_offload.c hook/offload.c hook/stageplan.c \
-	    hook/xmem.c hook/xreg.c hook/peerfd.c hook/ipc.c common/proc.c) $(FAKE_CUDA)
+	    hook/xmem.c hook/xreg.c hook/peerfd.c hook/ipc.c common/share.c common/proc.c) $(FAKE_CUDA)
 # pieces of 4 MiB, so that the test's copies cross their edges
 $(BUILD)/obj/hook/offload.o: CPPFLAGS += -DOFF_CHUNK='(4ull << 20)'
 $(BUILD)/tests/test_offload: TEST_LIBS += -Wl,-rpath,$(abspath $(dir $(FAKE_CUDA))) -ldl -lpthread

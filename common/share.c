@@ -121,29 +121,38 @@ share_claim(pid_t self, int64_t start)
 	return -1;
 }
 
+void *
+share_map_file(const char *path, size_t size, int create)
+{
+	struct stat st;
+	void *m;
+	int fd;
+
+	if ((fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600)) ==
+	    -1)
+		return NULL;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    ((size_t)st.st_size != size && (!create || ftruncate(fd, (off_t)size) == -1))) {
+		close(fd);
+		return NULL;
+	}
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return m == MAP_FAILED ? NULL : m;
+}
+
 int
 share_open(const char *path)
 {
 	pid_t self = getpid();
 	int64_t start = proc_start_time(getpid());
-	struct stat st;
 	void *m;
-	int fd;
 
 	share_map = NULL;	/* once per process; a failure leaves none */
 	share_me = -1;
 	if (path == NULL || *path == '\0')
 		return -1;
-	if ((fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		return -1;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (size_t)st.st_size != sizeof(struct share_map)) {
-		close(fd);
-		return -1;
-	}
-	m = mmap(NULL, sizeof(struct share_map), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
+	if ((m = share_map_file(path, sizeof(struct share_map), 0)) == NULL)
 		return -1;
 	share_map = m;
 	share_me = -1;

@@ -54,6 +54,12 @@ int	share_create(char *path, size_t len, uid_t uid, gid_t gid);
  * process counts alone (the hook's own budget still holds).
  */
 int	share_open(const char *path);
+/*
+ * Maps size bytes of the file at path, shared, if it is a regular file of
+ * this process's user (not a link: another user's would lie to the job);
+ * with create, made (0600) or brought to size if need be.  NULL if not.
+ */
+void	*share_map_file(const char *path, size_t size, int create);
 /* After fork, in the child: a slot of its own (it holds nothing yet). */
 void	share_child(void);
 /* Whether share_open succeeded. */

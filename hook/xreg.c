@@ -25,30 +25,13 @@ int
 xreg_open(const char *share_path)
 {
 	char path[4096];
-	struct stat st;
-	void *m;
-	int fd;
 
 	if (share_path == NULL || *share_path == '\0' ||
 	    snprintf(path, sizeof(path), "%s%s", share_path, SHARE_XREG_SUFFIX) >=
 	    (int)sizeof(path))
 		return -1;
-	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
-		return -1;
-	/* the job's own file, and no one else's: another user's would lie to it */
-	if (fstat(fd, &st) == -1 || st.st_uid != geteuid() || !S_ISREG(st.st_mode) ||
-	    (st.st_size != (off_t)(XREG_ROWS * sizeof(struct xreg_row)) &&
-	    ftruncate(fd, (off_t)(XREG_ROWS * sizeof(struct xreg_row))) == -1)) {
-		close(fd);
-		return -1;
-	}
-	m = mmap(NULL, XREG_ROWS * sizeof(struct xreg_row), PROT_READ | PROT_WRITE, MAP_SHARED,
-	    fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return -1;
-	xreg_tab = m;
-	return 0;
+	xreg_tab = share_map_file(path, XREG_ROWS * sizeof(struct xreg_row), 1);
+	return xreg_tab != NULL ? 0 : -1;
 }
 
 int

@@ -305,6 +305,19 @@ ipc_words(CUdeviceptr p, size_t bytes, uint64_t flip, int check)
 }
 
 /* orphan 1: the first process leaves the other 2 s after starting it; 2: it forks a child. */
+/* Waits for a child forked without exec (kid > 0): 1 (said) if it failed. */
+static int
+kid_failed(pid_t kid)
+{
+	int st;
+
+	if (kid > 0 && (waitpid(kid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
+		printf("the forked child failed\n");
+		return 1;
+	}
+	return 0;
+}
+
 static int
 do_ipc(size_t bytes, const char *self, const char *hold, int orphan)
 {
@@ -355,10 +368,8 @@ do_ipc(size_t bytes, const char *self, const char *hold, int orphan)
 		printf("the other process's writes are not here\n");
 		return 1;
 	}
-	if (kid > 0 && (waitpid(kid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
-		printf("the forked child failed\n");
+	if (kid_failed(kid))
 		return 1;
-	}
 	printf("ipc ok %zu\n", bytes);
 	return 0;
 }
@@ -635,10 +646,8 @@ do_nccl(size_t bytes, const char *self, const char *hold, int orphan)
 		printf("freeing failed\n");
 		return 1;
 	}
-	if (kid > 0 && (waitpid(kid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
-		printf("the forked child failed\n");
+	if (kid_failed(kid))
 		return 1;
-	}
 	printf("nccl ok %zu\n", bytes);
 	return 0;
 }
