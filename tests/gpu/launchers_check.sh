@@ -147,7 +147,9 @@ PY
 cmd() {	# LAUNCHER NAME [STEPS]: the job's command
 	case $1 in
 	ddp|fsdp|trainer) echo "$TORCHRUN --standalone --nproc_per_node=2 $W/w_$1.py $W $2 ${3:-}" ;;
-	accelerate) echo "$ACCEL launch --multi_gpu --num_processes 2 --num_machines 1 --mixed_precision no --dynamo_backend no $W/w_accel.py $W $2 ${3:-}" ;;
+	# accelerate's rendezvous port is 29500 unless told: two jobs at once
+	# on one host would meet there, so each name gets its own.
+	accelerate) echo "$ACCEL launch --main_process_port $((20000 + $(echo "$2" | cksum | cut -d' ' -f1) % 20000)) --multi_gpu --num_processes 2 --num_machines 1 --mixed_precision no --dynamo_backend no $W/w_accel.py $W $2 ${3:-}" ;;
 	lightning) echo "python3 $W/w_light.py $W $2 ${3:-}" ;;
 	esac
 }
@@ -213,6 +215,9 @@ if [ "$TS" = 1 ]; then
 		one=$(el "$t0" "$t1"); pair=$(el "$t1" "$t2")
 		echo "$L timeslice: one alone $one s, the pair $pair s: ratio $(awk -v a="$pair" -v b="$one" 'BEGIN { printf "%.2f", a / b }')"
 		check "$L timeslice: both COMPLETED" [ "$(state "$a")/$(state "$b")" = COMPLETED/COMPLETED ]
+		for j in "$a" "$b"; do
+			[ "$(state "$j")" = COMPLETED ] || { "$NVQ" show "$j" | head -20; "$NVQ" log --err "$j" 2>&1 | tail -15; }
+		done
 		check "$L timeslice: replicas equal" sums_equal "$L-a"
 	done
 	echo "timeslice: SIGSTOPs in nvqd's log: $(grep -c SIGSTOP "$T/nvqd.log"); turns passed: $(grep -c 'yields GPU' "$T/nvqd.log")"
