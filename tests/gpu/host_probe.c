@@ -14,6 +14,8 @@
  *     pipe      treg by THREADS workers while this thread copies GIB of device
  *               memory into each piece as it is handed over (the hook's move
  *               out); piped: the same with pop's fault-in
+ *     halloc    pieces the driver allocates page-locked (cuMemHostAlloc);
+ *               hpipe: halloc's pieces copied into as pipe's are
  *     dma       copies GIB of device memory into the pieces kept (page-locked)
  *     free      unlocks and unmaps everything kept (GIB, THREADS ignored)
  * After each step: the host's AnonHugePages (whether THP served the pieces).
@@ -37,6 +39,7 @@
 
 static int (*cu_init)(unsigned), (*cu_dev)(int *, int), (*cu_retain)(void **, int),
     (*cu_set)(void *), (*cu_reg)(void *, size_t, unsigned), (*cu_unreg)(void *);
+static int (*cu_halloc)(void **, size_t, unsigned), (*cu_hfree)(void *);
 static int (*cu_alloc)(unsigned long long *, size_t), (*cu_dtoh)(void *, unsigned long long, size_t);
 static void *ctx;
 static unsigned long long dbuf;
@@ -45,7 +48,7 @@ static pthread_mutex_t qmu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qcv = PTHREAD_COND_INITIALIZER;
 static size_t queue[MAXP], qtail, exited;
 static char *piece[MAXP];
-static int locked[MAXP];
+static int locked[MAXP];	/* 1: registered, 2: cuMemHostAlloc's */
 static size_t npiece;
 
 struct job { size_t first, end, *next; int op; };
@@ -60,6 +63,16 @@ worker(void *arg)
 	if (cu_set != NULL)
 		cu_set(ctx);
 	while ((c = __atomic_fetch_add(j->next, 1, __ATOMIC_RELAXED)) < j->end) {
+		if (j->op == 4) {
+			int r = cu_halloc((void **)&p, GIB, 0);
+
+			if (r != 0) {
+				fprintf(stderr, "cuMemHostAlloc: %d\n", r);
+				exit(1);
+			}
+			locked[c] = 2;
+			goto made;
+		}
 		p = mmap(NULL, GIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED) {
 			perror("mmap");
@@ -78,6 +91,7 @@ worker(void *arg)
 				fprintf(stderr, "cuMemHostRegister: %d\n", r);
 			locked[c] = r == 0;
 		}
+made:
 		piece[c] = p;
 		pthread_mutex_lock(&qmu);
 		queue[qtail++] = c;
@@ -139,6 +153,8 @@ main(int argc, char **argv)
 	*(void **)&cu_reg = dlsym(lib, "cuMemHostRegister_v2");
 	*(void **)&cu_unreg = dlsym(lib, "cuMemHostUnregister");
 	*(void **)&cu_alloc = dlsym(lib, "cuMemAlloc_v2");
+	*(void **)&cu_halloc = dlsym(lib, "cuMemHostAlloc");
+	*(void **)&cu_hfree = dlsym(lib, "cuMemFreeHost");
 	*(void **)&cu_dtoh = dlsym(lib, "cuMemcpyDtoH_v2");
 	if (cu_init == NULL || cu_reg == NULL || cu_alloc == NULL || cu_dtoh == NULL ||
 	    cu_init(0) != 0 || cu_dev(&dev, 0) != 0 || cu_retain(&ctx, dev) != 0)
@@ -153,6 +169,10 @@ main(int argc, char **argv)
 		t0 = now();
 		if (strcmp(what, "free") == 0) {
 			for (c = 0; c < npiece; c++) {
+				if (locked[c] == 2) {
+					cu_hfree(piece[c]);
+					continue;
+				}
 				if (locked[c])
 					cu_unreg(piece[c]);
 				munmap(piece[c], GIB);
@@ -175,10 +195,13 @@ main(int argc, char **argv)
 			continue;
 		}
 		op = strcmp(what, "touch") == 0 ? 0 : strcmp(what, "reg") == 0 ? 1 :
-		    strcmp(what, "pop") == 0 || strcmp(what, "piped") == 0 ? 3 : 2;
+		    strcmp(what, "pop") == 0 || strcmp(what, "piped") == 0 ? 3 :
+		    strcmp(what, "halloc") == 0 || strcmp(what, "hpipe") == 0 ? 4 : 2;
+		if (op == 4 && (cu_halloc == NULL || cu_hfree == NULL))
+			return 1;
 		if (npiece + gib > MAXP)
 			return 2;
-		if (strncmp(what, "pipe", 4) == 0)
+		if (strncmp(what, "pipe", 4) == 0 || strcmp(what, "hpipe") == 0)
 			device(gib);
 		t0 = now();
 		next = npiece;
@@ -187,7 +210,7 @@ main(int argc, char **argv)
 			j[c] = (struct job){ npiece, npiece + gib, &next, op };
 			pthread_create(&t[c], NULL, worker, &j[c]);
 		}
-		if (strncmp(what, "pipe", 4) == 0) {
+		if (strncmp(what, "pipe", 4) == 0 || strcmp(what, "hpipe") == 0) {
 			size_t head = 0, k;
 
 			pthread_mutex_lock(&qmu);
