@@ -169,22 +169,37 @@ run_test() {
 # subreaper: the job's orphans stay below it).  By pid, never by name, so
 # that another run's processes on the machine are left alone.
 kill_started() {
-	local db pid start tree p
+	local db pid start tree
 	db=$(sed -n 's/^database = //p' "$T/nvq.ini" 2> /dev/null)
 	[ -r "$db" ] || return 0
 	sqlite3 "$db" "SELECT pid, pid_start FROM jobs WHERE pid IS NOT NULL AND
 	    state IN ('RUNNING', 'SUSPENDED')" 2> /dev/null | while IFS='|' read -r pid start; do
 		[ "$(awk '{ print $22 }' "/proc/$pid/stat" 2> /dev/null)" = "$start" ] || continue
-		tree=$pid
-		p=$pid
-		while [ -n "$p" ]; do
-			p=$(pgrep -d ' ' -P "${p// /,}")
-			tree="$tree $p"
-		done
+		tree=$(tree_of "$pid")
 		kill -CONT $tree 2> /dev/null
 		kill -KILL $tree 2> /dev/null
 	done
 	return 0
+}
+
+# tree_of PID...: those processes and every process below them, one line;
+# tests find their jobs' processes this way, never by name, so that
+# another run on the machine is neither counted nor killed.
+tree_of() {
+	local tree="$*" p="$*"
+	while [ -n "$p" ]; do
+		p=$(pgrep -d ' ' -P "${p// /,}")
+		tree="$tree $p"
+	done
+	echo $tree
+}
+
+# below PID PATTERN: the pids of the processes below PID (a job's shim)
+# whose command line matches PATTERN (pgrep -f), one line
+below() {
+	local t
+	t=$(tree_of "$1")
+	pgrep -f "$2" | grep -xF -f <(tr ' ' '\n' <<< "$t") | tr '\n' ' ' | sed 's/ $//'
 }
 
 

@@ -16,7 +16,7 @@ t_fake_nvml() {	# NVML via dlopen: GPUs, UUIDs, use outside the queue and by job
 	sleep 0.3
 	# two processes of the job use 3G and 1G of its GPU
 	local p1 p2 g
-	p1=$(pgrep -f '^sleep 3192$'); p2=$(pgrep -f '^sleep 3194$')
+	p1=$(below "$(shim_pid "$a")" '^sleep 3192$'); p2=$(below "$(shim_pid "$a")" '^sleep 3194$')
 	g=$(field "$a" gpu_uuids); g=${g: -1}
 	printf '0 %s %s\n%s %s %s\n%s %s %s\n' "$outsider" $((6 << 30)) "$g" "$p1" $((3 << 30)) \
 	    "$g" "$p2" $((1 << 30)) > "$T/procs"

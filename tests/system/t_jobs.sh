@@ -15,12 +15,14 @@ t_cancel_tree() {	# cancel reaches every process of a job that forked
 	local a pids
 	a=$(submit -g 0 sh -c 'sleep 3171 & sleep 3172 & (sleep 3173; true) & wait')
 	wait_state "$a" RUNNING; sleep 0.3
-	expect_eq "the job's processes are there" "$(pgrep -fc '^sleep 317[123]$')" 3
+	pids=$(below "$(shim_pid "$a")" '^sleep 317[123]$')
+	expect_eq "the job's processes are there" "$(wc -w <<< "$pids")" 3
 	nvq cancel "$a"
 	wait_state "$a" CANCELLED
-	pids=$(pgrep -f '^sleep 317[123]$')
-	expect_eq "processes left after cancel" "$pids" ""
-	[ -n "$pids" ] && kill -9 $pids
+	local left="" p
+	for p in $pids; do [ -n "$(alive "$p")" ] && left="$left $p"; done
+	expect_eq "processes left after cancel" "$left" ""
+	[ -n "$left" ] && kill -9 $left
 	expect_match "reason" "$(field "$a" reason)" "cancelled by"
 	expect_match "cancel an ended job" "$(nvq cancel "$a" 2>&1)" "already ended \(CANCELLED\)"
 }
@@ -30,11 +32,15 @@ t_timeout() {	# -t ends a job as TIMEOUT; SIGKILL after kill_grace if it resists
 	start_nvqd || return
 	local a b
 	a=$(submit -g 0 -t 1s sleep 30)
-	b=$(submit -g 0 -t 1s sh -c 'trap "" TERM; sleep 3181; sleep 3181')
+	# a name no other run on the machine gives its sleeps
+	local u="3181.$$$RANDOM"
+	b=$(submit -g 0 -t 1s sh -c "trap '' TERM; sleep $u; sleep $u")
+	wait_state "$b" RUNNING; sleep 0.2
+	expect_eq "the TERM-proof job runs" "$(pgrep -fc "^sleep $u\$")" 1
 	wait_state "$a" TIMEOUT 5
 	expect_match "reason" "$(field "$a" reason)" "time limit 00:01 reached"
 	wait_state "$b" TIMEOUT 6
-	expect_eq "the TERM-proof job was killed" "$(pgrep -fc 'sleep 3181')" 0
+	expect_eq "the TERM-proof job was killed" "$(pgrep -fc "^sleep $u\$")" 0
 	expect_match "the log says SIGKILL" "$(cat "$T/nvqd.log")" "job $b: still running after 1s, sending SIGKILL"
 	local el; el=$(awk -v s="$(field "$b" started_at)" -v e="$(field "$b" ended_at)" 'BEGIN{print e - s}')
 	expect_eq "ended within limit + grace + 1s" "$(awk -v x="$el" 'BEGIN{print (x >= 1.9 && x < 3.5)}')" 1
@@ -117,7 +123,7 @@ t_node_fail() {	# a job that ran when the machine restarted: NODE_FAIL, or PENDI
 	apid=$(shim_pid "$a"); bpid=$(shim_pid "$b")
 	stop_nvqd
 	# what a reboot does: every process gone, and another boot id
-	kill -9 "$apid" "$bpid"; pkill -9 -f 'sleep 310[01]'; sleep 0.3
+	kill -9 $(tree_of "$apid" "$bpid"); sleep 0.3
 	sqlite3 "$T/nvq.db" "UPDATE jobs SET boot_id = 'an-earlier-boot' WHERE state = 'RUNNING'"
 	start_nvqd || return
 	wait_state "$b" NODE_FAIL
@@ -584,7 +590,7 @@ t_standby_void() {	# a start whose recorded shim is gone without taking its tick
 	stop_nvqd
 	# as if nvqd had stopped after recording the standby with a's start, before
 	# handing it the job: the shim gone, the ticket there
-	kill -9 "$apid" "$bpid"; pkill -9 -f 'sleep 319[23]'; sleep 0.3
+	kill -9 $(tree_of "$apid" "$bpid"); sleep 0.3
 	touch "$T/second" "$T/spool/.status/$a.0.ticket"
 	start_nvqd || return
 	wait_state "$a" COMPLETED

@@ -80,7 +80,7 @@ t_security() {	# user A's jobs are safe from user B; jobs run as exactly their s
 	expect_eq "not in the database others read" "$(grep -c hunter2 "$T/nvq.db" "$T/nvq.db-wal" 2>/dev/null | awk -F: '{ s += $2 } END { print s }')" 0
 	expect_eq "the private database is root's alone" "$(stat -c '%U %a' "$T/nvq.db.private")" "root 600"
 	out=$(as_user nvqtb cat "$T/nvq.db.private" 2>&1); expect_match "B cannot read it" "$out" "Permission denied"
-	out=$(as_user nvqtb cat "/proc/$(pgrep -f 'sleep 30' -u nvqta | head -1)/environ" 2>&1)
+	out=$(as_user nvqtb cat "/proc/$(below "$(shim_pid "$a")" '^sleep 30$' | cut -d' ' -f1)/environ" 2>&1)
 	expect_match "nor the job's environment in /proc" "$out" "Permission denied"
 	out=$(as_user nvqtb ls "$T/spool/$(id -u nvqta)" 2>&1)
 	expect_match "nor A's spool folder" "$out" "Permission denied"
