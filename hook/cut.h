@@ -40,9 +40,9 @@ void	cut_init(int (*get_name)(const char **, void *), int wake);
 int	cut_comm(void *f, void **p, void **x);
 /*
  * An NCCL launch on communicator c at the gate: 0 if it passes (counted in
- * flight as gate_enter() counts, and counted on c; the caller calls
- * gate_leave() after the driver returns), -1 if it may not now: the caller
- * waits for the gate to open (gate_enter(), gate_leave()) and asks again.
+ * flight as link_gate_enter() counts, and counted on c; the caller calls
+ * link_gate_leave() after the driver returns), -1 if it may not now: the caller
+ * waits for the gate to open (link_gate_enter(), link_gate_leave()) and asks again.
  * On the way to a cut, a launch at its target waits here for the state to
  * change.
  */

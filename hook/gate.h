@@ -9,13 +9,16 @@
  * either the launcher sees the gate shut and backs out, or the link thread
  * sees the launcher in flight and waits for it.
  *
+ * The fast path itself, link_gate_enter() and link_gate_leave(), is in
+ * link.h: its slow path waits on the link, which owns the gate.
+ *
  * GATE_CUT is the way to a consistent cut across a job's ranks (cut.h):
  * launches and copies pass as when open, but an NCCL launch passes only
  * while its communicator's count is below the cut's target (decided in
  * cut.c, under its mutex).  The fast path tests one comparison for both.
  */
-#ifndef NVQ_GATE_H
-#define NVQ_GATE_H
+#ifndef NVQ_HOOK_GATE_H
+#define NVQ_HOOK_GATE_H
 
 #include <stdint.h>
 
@@ -36,30 +39,5 @@ struct gate {
 };
 
 extern struct gate nvq_gate;
-
-/* Blocks until the gate opens (starting the link first, if need be). */
-void	link_wait_gate(void);
-
-static inline void
-gate_enter(void)
-{
-	for (;;) {
-		__atomic_fetch_add(&nvq_gate.inflight, 1, __ATOMIC_SEQ_CST);
-		if (__builtin_expect(gate_passes(__atomic_load_n(&nvq_gate.state,
-		    __ATOMIC_SEQ_CST)), 1)) {
-			if (!__atomic_load_n(&nvq_gate.active, __ATOMIC_RELAXED))
-				__atomic_store_n(&nvq_gate.active, 1, __ATOMIC_RELAXED);
-			return;
-		}
-		__atomic_fetch_sub(&nvq_gate.inflight, 1, __ATOMIC_SEQ_CST);
-		link_wait_gate();
-	}
-}
-
-static inline void
-gate_leave(void)
-{
-	__atomic_fetch_sub(&nvq_gate.inflight, 1, __ATOMIC_RELEASE);
-}
 
 #endif

@@ -1139,12 +1139,12 @@ hook_launch_enter(void *f, void **p, void **x)
 	int c = cut_comm(f, p, x);
 
 	if (c < 0) {
-		gate_enter();
+		link_gate_enter();
 		return;
 	}
 	while (cut_pass(c) == -1) {
-		gate_enter();	/* waits for the gate to open */
-		gate_leave();
+		link_gate_enter();	/* waits for the gate to open */
+		link_gate_leave();
 	}
 }
 
@@ -1160,10 +1160,10 @@ hook_launch_enter(void *f, void **p, void **x)
 			return NOT_LOADED; \
 		enter; \
 		r = real args; \
-		gate_leave(); \
+		link_gate_leave(); \
 		return r; \
 	}
-#define HOOK_GATE_FN(name, params, args)	HOOK_WRAP_FN(name, params, args, gate_enter())
+#define HOOK_GATE_FN(name, params, args)	HOOK_WRAP_FN(name, params, args, link_gate_enter())
 #define HOOK_COUNT_FN(name, params, args) \
 	HOOK_WRAP_FN(name, params, args, hook_launch_enter(f, p, x))
 HOOK_GATED(HOOK_GATE_FN)

@@ -655,7 +655,7 @@ link_start(const struct link_ops *ops)
 	if (L.ops == NULL) {
 		/*
 		 * A gated call before the hook's init gave the ops: the gate
-		 * opens (gate_enter would spin on it), the link starts at init.
+		 * opens (link_gate_enter would spin on it), the link starts at init.
 		 */
 		if (__atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) == GATE_INIT)
 			__atomic_store_n(&nvq_gate.state, GATE_OPEN, __ATOMIC_SEQ_CST);

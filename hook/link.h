@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gate.h"
+
 /*
  * What link.c asks of the rest of the hook (hook.c owns the budget and the
  * driver), handed to link_start: link.c calls nothing of hook.c's by name.
@@ -47,5 +49,30 @@ void	link_start(const struct link_ops *ops);
 void	link_refused(int dev, uint64_t asked, uint64_t used, uint64_t limit);
 /* In a forked child: the parent's connection and thread are not its own. */
 void	link_child(void);
+
+/* Blocks until the gate opens (starting the link first, if need be). */
+void	link_wait_gate(void);
+
+static inline void
+link_gate_enter(void)
+{
+	for (;;) {
+		__atomic_fetch_add(&nvq_gate.inflight, 1, __ATOMIC_SEQ_CST);
+		if (__builtin_expect(gate_passes(__atomic_load_n(&nvq_gate.state,
+		    __ATOMIC_SEQ_CST)), 1)) {
+			if (!__atomic_load_n(&nvq_gate.active, __ATOMIC_RELAXED))
+				__atomic_store_n(&nvq_gate.active, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		__atomic_fetch_sub(&nvq_gate.inflight, 1, __ATOMIC_SEQ_CST);
+		link_wait_gate();
+	}
+}
+
+static inline void
+link_gate_leave(void)
+{
+	__atomic_fetch_sub(&nvq_gate.inflight, 1, __ATOMIC_RELEASE);
+}
 
 #endif

@@ -10,8 +10,8 @@
  * takes it.  Nodes are embedded in the jobs (intrusive lists); gates exist
  * only for arrays with tasks in them, in a hash table by array id.
  */
-#ifndef NVQ_GATE_H
-#define NVQ_GATE_H
+#ifndef NVQ_NVQD_GATE_H
+#define NVQ_NVQD_GATE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue14.sh OLD_BUILD [NEW_BUILD]: every row of issue 14's table in one go,
+# queue_suite.sh OLD_BUILD [NEW_BUILD]: every queue-scale benchmark in one go,
 # the build before (a folder with nvqd and nvq) against this one (build),
 # on this machine, one after the other:
 #   scale.sh    CPU per submit, latency, 8 clients, admit: 1k, 10k, 100k pending
@@ -11,9 +11,9 @@
 # (queue.sh measures this build only: tsp is its reference.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OLD=${1:?usage: bench/issue14.sh OLD_BUILD [NEW_BUILD]}
+OLD=${1:?usage: bench/queue_suite.sh OLD_BUILD [NEW_BUILD]}
 NEW=${2:-build}
-echo "== issue 14, $(date -u +%F), $(nproc) CPUs; before: $OLD, after: $NEW"
+echo "== queue suite, $(date -u +%F), $(nproc) CPUs; before: $OLD, after: $NEW"
 echo "== scale.sh"
 bash bench/scale.sh "1000 10000 100000" "$NEW/nvqd" "$OLD/nvqd"
 echo "== list.sh"
