@@ -175,6 +175,50 @@ store_begins(const struct store *st)
 }
 
 /*
+ * What one change of a job's row needs (each change reads the fields it
+ * names), so that every change runs through store_tx.
+ */
+struct store_op {
+	int64_t		id;
+	const int64_t	*ids;		/* store_jobs_end: n of them */
+	int		n;
+	const struct store_end *e;
+	const char	*state, *reason;
+	double		now;
+	int		held;
+	const char	*sql;		/* store_switch_do */
+	const struct store_switch *w;
+};
+
+typedef int (*store_op_fn)(struct store *, const struct store_op *);
+
+static int	store_reserve_use(struct store *);
+
+/*
+ * fn in one transaction: all of it or none.  must: what has to be recorded
+ * even on a full disk (an end, a requeue) is tried again with the reserve,
+ * a quarter of it at a time, until it is spent; a user's change (hold,
+ * release) never takes the reserve, which a user looping hold and release
+ * on a full disk would spend.
+ */
+static int
+store_tx(struct store *st, store_op_fn fn, const struct store_op *op, int must)
+{
+	int r;
+
+	do {
+		if ((r = store_begin(st)) == -1)
+			continue;
+		if (fn(st, op) == -1) {
+			store_rollback(st);
+			r = -1;
+		} else
+			r = store_commit(st);
+	} while (r == -1 && must && store_reserve_use(st));
+	return r;
+}
+
+/*
  * The reserve: a file beside the database whose blocks are allocated, so
  * that a user who fills the disk (environments, a job's output) cannot stop
  * nvqd from recording ends and cancels.  A write that must not fail and
@@ -1218,38 +1262,28 @@ store_sync(struct store *st)
 }
 
 static int
-store_job_ending_tx(struct store *st, int64_t id, const char *state, const char *reason,
-    double now)
+store_job_ending_do(struct store *st, const struct store_op *op)
 {
-	sqlite3_stmt *s;
+	sqlite3_stmt *s = store_prepare(st, "UPDATE jobs SET ending = ?, reason = ? WHERE id = ?");
 
-	if (store_begin(st) == -1)
-		return -1;
-	s = store_prepare(st, "UPDATE jobs SET ending = ?, reason = ? WHERE id = ?");
 	if (s == NULL)
-		goto fail;
-	sqlite3_bind_text(s, 1, state, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, reason, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, id);
-	if (store_done(st, s) == -1 || store_event(st, id, now, "RUNNING", reason) == -1)
-		goto fail;
-	return store_commit(st);
-fail:
-	store_rollback(st);
-	return -1;
+		return -1;
+	sqlite3_bind_text(s, 1, op->state, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, op->reason, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, op->id);
+	if (store_done(st, s) == -1 || store_event(st, op->id, op->now, "RUNNING", op->reason) == -1)
+		return -1;
+	return 0;
 }
 
-/* Must be recorded even on a full disk: tried again with the reserve, all of it if need be. */
+/* Must be recorded even on a full disk. */
 int
 store_job_ending(struct store *st, int64_t id, const char *state, const char *reason,
     double now)
 {
-	int r = store_job_ending_tx(st, id, state, reason, now);
+	struct store_op op = { .id = id, .state = state, .reason = reason, .now = now };
 
-	/* a quarter of the reserve at a time, until it is spent */
-	while (r == -1 && store_reserve_use(st))
-		r = store_job_ending_tx(st, id, state, reason, now);
-	return r;
+	return store_tx(st, store_job_ending_do, &op, 1);
 }
 
 static void
@@ -1304,162 +1338,143 @@ store_run_end(struct store *st, int64_t id, const struct store_end *e)
 }
 
 static int
-store_job_end_tx(struct store *st, int64_t id, const struct store_end *e)
+store_job_end_one(struct store *st, int64_t id, const struct store_end *e)
 {
 	sqlite3_stmt *s;
 
-	if (store_begin(st) == -1)
-		return -1;
 	if (store_run_end(st, id, e) == -1)
-		goto fail;
+		return -1;
 	s = store_prepare(st, "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, "
 	    "signal = ?, reason = ?, pid = NULL, pid_start = NULL, ending = NULL, cgroup = NULL, "
 	    "suspended_time = suspended_time + CASE WHEN state = 'SUSPENDED' THEN "
 	    "max(0, ?2 - suspended_at) ELSE 0 END, suspended_at = NULL, ckpt_pids = NULL "
 	    "WHERE id = ? AND state IN ('PENDING', 'RUNNING', 'SUSPENDED')");
 	if (s == NULL)
-		goto fail;
+		return -1;
 	sqlite3_bind_text(s, 1, e->state, -1, SQLITE_STATIC);
 	sqlite3_bind_double(s, 2, e->now);
 	store_bind_end(s, e, 3);
 	sqlite3_bind_text(s, 5, e->reason, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 6, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
-		goto fail;
-	if (store_event(st, id, e->now, e->state, e->reason) == -1)
-		goto fail;
-	return store_commit(st);
-fail:
-	store_rollback(st);
-	return -1;
+		return -1;
+	return store_event(st, id, e->now, e->state, e->reason);
 }
 
-/* Must be recorded even on a full disk: tried again with the reserve, all of it if need be. */
+static int
+store_jobs_end_do(struct store *st, const struct store_op *op)
+{
+	int i;
+
+	for (i = 0; i < op->n; i++)
+		if (store_job_end_one(st, op->ids[i], op->e) == -1)
+			return -1;
+	return 0;
+}
+
+/* Must be recorded even on a full disk. */
 int
 store_job_end(struct store *st, int64_t id, const struct store_end *e)
 {
-	int r = store_job_end_tx(st, id, e);
-
-	/* a quarter of the reserve at a time, until it is spent */
-	while (r == -1 && store_reserve_use(st))
-		r = store_job_end_tx(st, id, e);
-	return r;
+	return store_jobs_end(st, &id, 1, e);
 }
 
 int
 store_jobs_end(struct store *st, const int64_t *ids, int n, const struct store_end *e)
 {
-	int i, r;
+	struct store_op op = { .ids = ids, .n = n, .e = e };
 
-	do {
-		r = store_begin(st);
-		for (i = 0; i < n && r == 0; i++)
-			r = store_job_end_tx(st, ids[i], e);
-		if (r == -1)
-			store_rollback(st);
-		else
-			r = store_commit(st);
-	} while (r == -1 && store_reserve_use(st));
-	return r;
+	return store_tx(st, store_jobs_end_do, &op, 1);
+}
+
+static int
+store_job_unstart_do(struct store *st, const struct store_op *op)
+{
+	int64_t id = op->id;
+	sqlite3_stmt *s;
+
+	s = store_prepare(st, "UPDATE jobs SET state = 'PENDING', started_at = NULL, "
+	    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, cgroup = NULL, boot_id = NULL "
+	    "WHERE id = ? AND state = 'RUNNING'");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
+		return -1;
+	if ((s = store_prepare(st, "DELETE FROM runs WHERE job_id = ? AND ended_at IS NULL")) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if (store_done(st, s) == -1 ||
+	    store_event(st, id, op->now, "PENDING", "nvqd stopped before it started the job") == -1)
+		return -1;
+	return 0;
 }
 
 int
 store_job_unstart(struct store *st, int64_t id, double now)
 {
-	sqlite3_stmt *s;
+	struct store_op op = { .id = id, .now = now };
 
-	if (store_begin(st) == -1)
-		return -1;
-	s = store_prepare(st, "UPDATE jobs SET state = 'PENDING', started_at = NULL, "
-	    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, cgroup = NULL, boot_id = NULL "
-	    "WHERE id = ? AND state = 'RUNNING'");
-	if (s == NULL)
-		goto fail;
-	sqlite3_bind_int64(s, 1, id);
-	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
-		goto fail;
-	if ((s = store_prepare(st, "DELETE FROM runs WHERE job_id = ? AND ended_at IS NULL")) == NULL)
-		goto fail;
-	sqlite3_bind_int64(s, 1, id);
-	if (store_done(st, s) == -1 ||
-	    store_event(st, id, now, "PENDING", "nvqd stopped before it started the job") == -1)
-		goto fail;
-	return store_commit(st);
-fail:
-	store_rollback(st);
-	return -1;
+	return store_tx(st, store_job_unstart_do, &op, 0);
 }
 
 static int
-store_job_requeue_tx(struct store *st, int64_t id, const struct store_end *e)
+store_job_requeue_do(struct store *st, const struct store_op *op)
 {
+	const struct store_end *e = op->e;
+	int64_t id = op->id;
 	sqlite3_stmt *s;
 
-	if (store_begin(st) == -1)
-		return -1;
 	if (store_run_end(st, id, e) == -1)
-		goto fail;
+		return -1;
 	s = store_prepare(st, "UPDATE jobs SET state = 'PENDING', started_at = NULL, "
 	    "gpu_uuids = NULL, pid = NULL, pid_start = NULL, ending = NULL, cgroup = NULL, "
 	    "boot_id = NULL, held = 0, reason = ?, restarts = restarts + 1, "
 	    "suspended_at = NULL, suspend_hold = 0, ckpt_pids = NULL "
 	    "WHERE id = ? AND state IN ('RUNNING', 'SUSPENDED')");
 	if (s == NULL)
-		goto fail;
+		return -1;
 	sqlite3_bind_text(s, 1, e->reason, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
 	    store_event(st, id, e->now, e->state, e->reason) == -1 ||
 	    store_event(st, id, e->now, "PENDING", "requeued") == -1)
-		goto fail;
-	return store_commit(st);
-fail:
-	store_rollback(st);
-	return -1;
+		return -1;
+	return 0;
 }
 
-/* Must be recorded even on a full disk: tried again with the reserve, all of it if need be. */
+/* Must be recorded even on a full disk. */
 int
 store_job_requeue(struct store *st, int64_t id, const struct store_end *e)
 {
-	int r = store_job_requeue_tx(st, id, e);
+	struct store_op op = { .id = id, .e = e };
 
-	/* a quarter of the reserve at a time, until it is spent */
-	while (r == -1 && store_reserve_use(st))
-		r = store_job_requeue_tx(st, id, e);
-	return r;
+	return store_tx(st, store_job_requeue_do, &op, 1);
 }
 
 static int
-store_job_held_tx(struct store *st, int64_t id, int held, double now, const char *reason)
+store_job_held_do(struct store *st, const struct store_op *op)
 {
 	sqlite3_stmt *s;
 
-	if (store_begin(st) == -1)
-		return -1;
 	if ((s = store_prepare(st, "UPDATE jobs SET held = ? WHERE id = ? AND "
 	    "state IN ('RUNNING', 'PENDING')")) == NULL)
-		goto fail;
-	sqlite3_bind_int(s, 1, held);
-	sqlite3_bind_int64(s, 2, id);
+		return -1;
+	sqlite3_bind_int(s, 1, op->held);
+	sqlite3_bind_int64(s, 2, op->id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
-	    store_event(st, id, now, held ? "HELD" : "RELEASED", reason) == -1)
-		goto fail;
-	return store_commit(st);
-fail:
-	store_rollback(st);
-	return -1;
+	    store_event(st, op->id, op->now, op->held ? "HELD" : "RELEASED", op->reason) == -1)
+		return -1;
+	return 0;
 }
 
-/*
- * A user's change (nvq hold, release, run's attach): it never takes the
- * reserve, which a user looping hold and release on a full disk would
- * spend a quarter at a time.
- */
+/* A user's change (nvq hold, release, run's attach): it never takes the reserve. */
 int
 store_job_held(struct store *st, int64_t id, int held, double now, const char *reason)
 {
-	return store_job_held_tx(st, id, held, now, reason);
+	struct store_op op = { .id = id, .held = held, .now = now, .reason = reason };
+
+	return store_tx(st, store_job_held_do, &op, 0);
 }
 
 /* The rows of a query about one job (its id is the one parameter). */
@@ -1523,29 +1538,33 @@ store_switch_insert(struct store *st, int64_t id, const struct store_switch *w)
  * row changed; then adds an event and the switch, in one commit.
  */
 static int
-store_switch_tx(struct store *st, int64_t id, const char *sql, int hold, double at,
-    const char *state, const char *reason, const struct store_switch *w)
+store_switch_do(struct store *st, const struct store_op *op)
 {
 	sqlite3_stmt *s;
 
-	if (store_begin(st) == -1)
+	if ((s = store_prepare(st, op->sql)) == NULL)
 		return -1;
-	if ((s = store_prepare(st, sql)) == NULL)
-		goto fail;
-	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 1, op->id);
 	if (sqlite3_bind_parameter_count(s) >= 2)
-		sqlite3_bind_double(s, 2, at);
+		sqlite3_bind_double(s, 2, op->now);
 	if (sqlite3_bind_parameter_count(s) >= 3)
-		sqlite3_bind_int(s, 3, hold);
+		sqlite3_bind_int(s, 3, op->held);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
-		goto fail;
-	if ((state != NULL && store_event(st, id, at, state, reason) == -1) ||
-	    store_switch_insert(st, id, w) == -1)
-		goto fail;
-	return store_commit(st);
-fail:
-	store_rollback(st);
-	return -1;
+		return -1;
+	if ((op->state != NULL && store_event(st, op->id, op->now, op->state, op->reason) == -1) ||
+	    store_switch_insert(st, op->id, op->w) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+store_switch_tx(struct store *st, int64_t id, const char *sql, int hold, double at,
+    const char *state, const char *reason, const struct store_switch *w)
+{
+	struct store_op op = { .id = id, .sql = sql, .held = hold, .now = at, .state = state,
+	    .reason = reason, .w = w };
+
+	return store_tx(st, store_switch_do, &op, 0);
 }
 
 int
@@ -1576,24 +1595,27 @@ store_switch_record(struct store *st, int64_t id, int hold, const struct store_s
 	    "UPDATE jobs SET suspend_hold = ?3 WHERE id = ?1", hold, w->ended_at, NULL, NULL, w);
 }
 
-int
-store_job_unhold(struct store *st, int64_t id, double now, const char *reason)
+static int
+store_job_unhold_do(struct store *st, const struct store_op *op)
 {
 	sqlite3_stmt *s;
 
-	if (store_begin(st) == -1)
-		return -1;
 	if ((s = store_prepare(st, "UPDATE jobs SET suspend_hold = 0 WHERE id = ? AND "
 	    "state = 'SUSPENDED'")) == NULL)
-		goto fail;
-	sqlite3_bind_int64(s, 1, id);
+		return -1;
+	sqlite3_bind_int64(s, 1, op->id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
-	    store_event(st, id, now, "RESUMING", reason) == -1)
-		goto fail;
-	return store_commit(st);
-fail:
-	store_rollback(st);
-	return -1;
+	    store_event(st, op->id, op->now, "RESUMING", op->reason) == -1)
+		return -1;
+	return 0;
+}
+
+int
+store_job_unhold(struct store *st, int64_t id, double now, const char *reason)
+{
+	struct store_op op = { .id = id, .now = now, .reason = reason };
+
+	return store_tx(st, store_job_unhold_do, &op, 0);
 }
 
 int
