@@ -177,7 +177,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate stageplan xreg gate jobtab
+	  esc stored webrate stageplan xreg gate jobtab store
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -198,6 +198,9 @@ $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/slurmjob.c)
 $(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/stored.c)
 $(BUILD)/tests/test_gate: $(call obj,tests/unit/test_gate.c nvqd/gate.c nvqd/log.c)
 $(BUILD)/tests/test_jobtab: $(call obj,tests/unit/test_jobtab.c nvqd/jobtab.c)
+$(BUILD)/tests/test_store: $(call obj,tests/unit/test_store.c nvqd/store.c nvqd/store_job.c \
+	    nvqd/store_query.c nvqd/checkpoint.c nvqd/log.c common/parse.c) $(BUILD)/obj/gen/schema_sql.o
+$(BUILD)/tests/test_store: TEST_LIBS += $(SQL_LIBS) -lpthread
 $(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/webrate.c)
 $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c \
 	    common/fdpass.c)
