@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "nvq.h"
+#include "proto.h"
 #include "roff.h"
+#include "version.h"
 
 enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
 	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL, OPT_FAILED,
@@ -117,7 +119,7 @@ nvq_usage(FILE *fp)
 {
 	size_t i;
 
-	fprintf(fp, "usage: nvq [-s SOCKET] COMMAND [ARGS]\n\ncommands:\n");
+	fprintf(fp, "usage: nvq [-s SOCKET] COMMAND [ARGS]\n       nvq --version\n\ncommands:\n");
 	for (i = 0; i < NVQ_NCMDS; i++)
 		fprintf(fp, "  %-8s %s\n", nvq_cmds[i].name, nvq_cmds[i].help);
 	fprintf(fp, "\n`nvq COMMAND --help` for a command's options. The socket: -s, else "
@@ -148,6 +150,8 @@ nvq_man(FILE *fp)
 	fputs(".SH OPTIONS\n.TP\n.B \\-s SOCKET\n", fp);
 	roff_text(fp, "nvqd's socket; else $NVQ_SOCKET, else [daemon] socket in $NVQ_CONFIG or "
 	    "/etc/nvq/nvq.ini, else the per-user nvqd's, else /run/nvq/nvqd.sock.\n");
+	fputs(".TP\n.B \\-V, \\-\\-version\n", fp);
+	roff_text(fp, "nvq's version and its protocol's.\n");
 	fputs(".PP\n`nvq COMMAND \\-\\-help' prints a command's options.\n", fp);
 	fputs(".SH ENVIRONMENT\n.TP\n.B NVQ_SOCKET, NVQ_CONFIG\nwhere nvqd is (above).\n"
 	    ".TP\n.B NO_COLOR\nno colour in tables, even on a terminal.\n"
@@ -327,10 +331,57 @@ nvq_run(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv)
 	return c->fn(a);
 }
 
+/* The edit distance of a and b, past 3 counted as 3 (names are short). */
+static int
+nvq_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	int d[17][17];
+
+	if (la > 16 || lb > 16)
+		return 3;
+	for (i = 0; i <= la; i++)
+		d[i][0] = (int)i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = (int)j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+
+			d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			/* two letters swapped: one edit */
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < d[i][j])
+				d[i][j] = d[i - 2][j - 2] + 1;
+		}
+	return d[la][lb] < 3 ? d[la][lb] : 3;
+}
+
+/* The command a mistyped name most likely meant (2 edits at most, or a prefix), or NULL. */
+static const char *
+nvq_like(const char *name)
+{
+	const char *best = NULL;
+	int bestd = 3, d;
+	size_t i;
+
+	for (i = 0; i < NVQ_NCMDS; i++) {
+		d = strncmp(nvq_cmds[i].name, name, strlen(name)) == 0 && strlen(name) >= 2 ? 0 :
+		    nvq_distance(name, nvq_cmds[i].name);
+		if (d < bestd) {
+			bestd = d;
+			best = nvq_cmds[i].name;
+		}
+	}
+	return best;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct nvq_args a;
+	const char *like;
 	size_t i;
 	int k = 1;
 
@@ -357,9 +408,11 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[k], "--man") == 0) {
 			nvq_man(stdout);
 			return 0;
+		} else if (strcmp(argv[k], "-V") == 0 || strcmp(argv[k], "--version") == 0) {
+			printf("nvq %s (protocol %d)\n", NVQ_VERSION, PROTO_VERSION);
+			return 0;
 		} else {
-			nvq_err("unknown option %s", argv[k]);
-			nvq_usage(stderr);
+			nvq_err("unknown option %s (nvq --help lists them)", argv[k]);
 			return 2;
 		}
 	}
@@ -370,7 +423,11 @@ main(int argc, char **argv)
 	for (i = 0; i < NVQ_NCMDS; i++)
 		if (strcmp(nvq_cmds[i].name, argv[k]) == 0)
 			return nvq_run(&nvq_cmds[i], &a, argc - k, argv + k);
-	nvq_err("unknown command \"%s\"", argv[k]);
-	nvq_usage(stderr);
+	like = nvq_like(argv[k]);
+	if (like != NULL)
+		nvq_err("unknown command \"%s\": did you mean \"%s\"? (nvq --help lists them)",
+		    argv[k], like);
+	else
+		nvq_err("unknown command \"%s\" (nvq --help lists them)", argv[k]);
 	return 2;
 }

@@ -42,6 +42,14 @@ t_bad_input() {	# clear errors, non-zero exits, nothing stored lost
 	out=$(nvq list --state DONE 2>&1); expect_match "bad state" "$out" "--state DONE"
 	out=$(nvq frobnicate 2>&1); rc=$?
 	expect_eq "unknown command exit" "$rc" 2; expect_match "unknown command" "$out" "unknown command"
+	expect_eq "an unknown command is one line" "$(wc -l <<< "$out")" 1
+	out=$(nvq sumbit true 2>&1); rc=$?
+	expect_eq "a mistyped command's exit" "$rc" 2
+	expect_eq "a mistyped command: what was meant" "$out" \
+	    'nvq: unknown command "sumbit": did you mean "submit"? (nvq --help lists them)'
+	out=$(nvq hist 2>&1); expect_match "a command's start: that command" "$out" 'did you mean "history"'
+	out=$(nvq --bogus list 2>&1); rc=$?
+	expect_eq "an unknown option of nvq's own: one line, exit 2" "$(wc -l <<< "$out") $rc" "1 2"
 	out=$(nvq history --since yesterday 2>&1); expect_match "bad --since" "$out" "not a date"
 	# garbage on the socket
 	out=$(printf 'GET / HTTP/1.0\r\n\r\n' | "$HELPERS/rawsend" "$T/sock")
@@ -84,6 +92,14 @@ t_bad_input() {	# clear errors, non-zero exits, nothing stored lost
 	# a second nvqd on the same socket refuses to start
 	out=$("$NVQD" -c "$T/nvq.ini" 2>&1); rc=$?
 	expect_eq "second nvqd exit" "$rc" 1; expect_match "second nvqd" "$out" "another nvqd is listening"
+}
+
+t_version() {	# nvq --version: the package's version and the protocol
+	local out v
+	out=$("$NVQ_BIN" --version); expect_eq "nvq --version exits 0" "$?" 0
+	v=$(sed -n '1s/^nvq (\([^-)]*\).*/\1/p' debian/changelog)
+	expect_eq "the version is the package's" "$out" "nvq $v (protocol $(sed -n 's/^#define PROTO_VERSION\t\([0-9]*\).*/\1/p' common/proto.h))"
+	expect_eq "-V the same" "$("$NVQ_BIN" -V)" "$out"
 }
 
 t_no_daemon() {	# nvq without a daemon says so and how to start one
