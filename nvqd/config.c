@@ -683,15 +683,31 @@ config_default_paths(struct config *c)
 		snprintf(c->spool, sizeof(c->spool), "%s/spool", state);
 }
 
-/* inih's reader: counts lines so that the handler knows where it is. */
+/*
+ * inih's reader: counts lines so that the handler knows where it is, and
+ * cuts a comment that follows a value (a # or ; after a space or tab), as
+ * nvq.ini(5) says: inih as Debian builds it takes only ; there.
+ */
 static char *
 config_reader_cb(char *str, int num, void *stream)
 {
 	struct config_ctx *ctx = stream;
-	char *r = fgets(str, num, ctx->fp);
+	char *r = fgets(str, num, ctx->fp), *p;
 
-	if (r != NULL)
-		ctx->line++;
+	if (r == NULL)
+		return NULL;
+	ctx->line++;
+	for (p = str + 1; *p != '\0'; p++)
+		if ((*p == '#' || *p == ';') && (p[-1] == ' ' || p[-1] == '\t')) {
+			int nl = strchr(p, '\n') != NULL;
+
+			while (p > str && (p[-1] == ' ' || p[-1] == '\t'))
+				p--;
+			if (nl)
+				*p++ = '\n';
+			*p = '\0';
+			break;
+		}
 	return r;
 }
 

@@ -50,6 +50,25 @@ t_config_example() {	# etc/nvq.ini is what the key table prints
 	expect_eq "it loads" "$("$NVQD" -n -c etc/nvq.ini)" "etc/nvq.ini: ok"
 }
 
+t_readme_ini() {	# the README's configuration, as written, loads; comments after values are cut
+	local made=0 out
+	# the group it names, made for the test where the machine has none
+	getent group gpuadmin > /dev/null || { groupadd gpuadmin && made=1; } || return
+	awk '/^```ini/ { f = 1; next } /^```/ { if (f) exit } f' README.md > "$T/readme.ini"
+	expect_match "the README has its example" "$(cat "$T/readme.ini")" "virtual = 2x80G +# "
+	out=$("$NVQD" -n -c "$T/readme.ini" 2>&1)
+	expect_eq "it loads" "$out" "$T/readme.ini: ok"
+	[ "$made" = 1 ] && groupdel gpuadmin
+	# a comment after a value goes, # or ;, after a space or a tab; one inside a value stays
+	printf '[gpus]\nvirtual = 3x8G\t; three\n' > "$T/c.ini"
+	expect_eq "a ; after a tab" "$("$NVQD" -n -c "$T/c.ini" 2>&1)" "$T/c.ini: ok"
+	write_config "[gpus]" "virtual = 2x8G   # two"
+	start_nvqd || return
+	expect_eq "two GPUs, not a bad value" "$(nvq gpus | grep -c '^ *[0-9]')" 2
+	out=$(printf '[scheduler]\nreserve = 2G;x\n' > "$T/b.ini"; "$NVQD" -n -c "$T/b.ini" 2>&1)
+	expect_match "a ; inside a value is the value's" "$out" '"2G;x" is not'
+}
+
 t_reload() {	# SIGHUP reloads limits; a bad file keeps the old settings
 	write_config "[limits]" "max_running_jobs = 1"
 	start_nvqd || return
