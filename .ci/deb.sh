@@ -22,7 +22,17 @@ check man -w nvqd
 check man -w 5 nvq.ini
 check test -x /usr/libexec/nvq/nvq-shim
 check test -f /usr/libexec/nvq/libnvq-hook.so
-check grep -q 'ExecStart=/usr/sbin/nvqd' /usr/lib/systemd/system/nvqd.service
+unit=$(dpkg -L nvq | grep '/systemd/system/nvqd.service$')
+check grep -q 'ExecStart=/usr/sbin/nvqd' "$unit"
+# the unit enabled by the package's own scripts (dh_installsystemd found it)
+check grep -q 'deb-systemd-helper' /var/lib/dpkg/info/nvq.postinst
+check test -L /etc/systemd/system/multi-user.target.wants/nvqd.service
+# what the unit names as its documentation is installed
+for d in $(sed -n 's/^Documentation=//p' "$unit"); do
+	page=${d#man:}
+	page=${page%)}
+	check man -w "${page#*(}" "${page%(*}"
+done
 check sh -c '/usr/bin/nvq --help | grep -q "web-token"'
 $SUDO dpkg -P nvq > /dev/null
 check test ! -e /usr/sbin/nvqd
