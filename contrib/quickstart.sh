@@ -53,6 +53,20 @@ echo "== the GPUs"
 echo "== submitting a first job"
 id=$("$NVQ" submit --parsable -n hello -m 1G -- sh -c \
     'echo "hello from job $NVQ_JOB_ID on GPU $CUDA_VISIBLE_DEVICES with $NVQ_GPU_MEM bytes"')
+# On a busy queue the job waits: say for what, each time that changes.
+said=""
+while :; do
+	info=$("$NVQ" show "$id")
+	state=$(awk '$1 == "state" { print $2 }' <<< "$info")
+	case $state in PENDING|RUNNING|SUSPENDED) ;; *) break ;; esac
+	why=$(awk '$1 == "wait" { $1 = ""; sub(/^ +/, ""); print }' <<< "$info")
+	line="job $id is $state${why:+: $why}"
+	if [ "$line" != "$said" ]; then
+		echo "   $line"
+		said=$line
+	fi
+	sleep 0.5
+done
 "$NVQ" wait "$id"
 "$NVQ" list -a
 echo "== its output"
