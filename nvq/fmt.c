@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "esc.h"
@@ -171,17 +172,19 @@ fmt_state_active(const char *s)
 	    strcmp(s, "SUSPENDED") == 0;
 }
 
-int
-fmt_state_ok(const char *s)
+const char *
+fmt_state(const char *s)
 {
-	static const char *states[] = { "PENDING", "RUNNING", "COMPLETED", "FAILED",
-	    "CANCELLED", "TIMEOUT", "NODE_FAIL", "SUSPENDED", NULL };
-	int i;
+	/* nvq's names, and Slurm's short codes (squeue's ST column) */
+	static const char *const states[][2] = { { "PENDING", "PD" }, { "RUNNING", "R" },
+	    { "COMPLETED", "CD" }, { "FAILED", "F" }, { "CANCELLED", "CA" },
+	    { "TIMEOUT", "TO" }, { "NODE_FAIL", "NF" }, { "SUSPENDED", "S" } };
+	size_t i;
 
-	for (i = 0; states[i]; i++)
-		if (strcmp(states[i], s) == 0)
-			return 1;
-	return 0;
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (strcasecmp(states[i][0], s) == 0 || strcasecmp(states[i][1], s) == 0)
+			return states[i][0];
+	return NULL;
 }
 
 void

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "json.h"
@@ -17,20 +18,44 @@ nvq_since(const char *since, int64_t *t)
 {
 	int64_t secs;
 	struct tm tm;
+	time_t now;
 	char *end;
 
-	/* a date (YYYY-MM-DD[THH:MM[:SS]]) or a span back from now (7d, 12h) */
+	/*
+	 * A date (YYYY-MM-DD[THH:MM[:SS]]), a time today (HH:MM[:SS]), today,
+	 * yesterday or midnight (local), or a span back from now (7d, 12h,
+	 * now-7d: sacct's -S takes the same words).
+	 */
+	now = time(NULL);
 	memset(&tm, 0, sizeof(tm));
 	tm.tm_isdst = -1;
-	if (((end = strptime(since, "%Y-%m-%dT%H:%M:%S", &tm)) != NULL && !*end) ||
+	if (strcasecmp(since, "today") == 0 || strcasecmp(since, "midnight") == 0 ||
+	    strcasecmp(since, "yesterday") == 0) {
+		localtime_r(&now, &tm);
+		tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+		tm.tm_mday -= strcasecmp(since, "yesterday") == 0;
+		tm.tm_isdst = -1;
+		*t = (int64_t)mktime(&tm);
+	} else if (((end = strptime(since, "%Y-%m-%dT%H:%M:%S", &tm)) != NULL && !*end) ||
 	    ((end = strptime(since, "%Y-%m-%dT%H:%M", &tm)) != NULL && !*end) ||
 	    ((end = strptime(since, "%Y-%m-%d", &tm)) != NULL && !*end))
 		*t = (int64_t)mktime(&tm);
-	else if (parse_duration(since, &secs) == 0)
-		*t = (int64_t)time(NULL) - secs;
+	else if (((end = strptime(since, "%H:%M:%S", &tm)) != NULL && !*end) ||
+	    ((end = strptime(since, "%H:%M", &tm)) != NULL && !*end)) {
+		struct tm day;
+
+		localtime_r(&now, &day);
+		day.tm_hour = tm.tm_hour;
+		day.tm_min = tm.tm_min;
+		day.tm_sec = tm.tm_sec;
+		day.tm_isdst = -1;
+		*t = (int64_t)mktime(&day);
+	} else if (parse_duration(strncasecmp(since, "now-", 4) == 0 ? since + 4 : since,
+	    &secs) == 0)
+		*t = (int64_t)now - secs;
 	else {
-		nvq_err("--since %s: not a date (2026-11-01, 2026-11-01T08:00) or a span "
-		    "(7d, 12h, 30m)", since);
+		nvq_err("--since %s: not a date (2026-11-01, 2026-11-01T08:00), a time today "
+		    "(08:00), today, yesterday, or a span back (7d, 12h, now-30m)", since);
 		return -1;
 	}
 	return 0;
@@ -45,12 +70,15 @@ jobs_filter(struct nvq_args *a, struct proto_buf *b, int type)
 	if (a->user != NULL)
 		proto_put_str(b, "user", a->user);
 	if (a->state != NULL) {
-		if (!fmt_state_ok(a->state)) {
+		const char *st = fmt_state(a->state);
+
+		if (st == NULL) {
 			nvq_err("--state %s: not one of PENDING, RUNNING, SUSPENDED, COMPLETED, "
-			    "FAILED, CANCELLED, TIMEOUT, NODE_FAIL", a->state);
+			    "FAILED, CANCELLED, TIMEOUT, NODE_FAIL (any case; or Slurm's PD, R, S, "
+			    "CD, F, CA, TO, NF)", a->state);
 			return -1;
 		}
-		proto_put_str(b, "state", a->state);
+		proto_put_str(b, "state", st);
 	}
 	if (a->all)
 		proto_put_int(b, "all", 1);

@@ -110,7 +110,8 @@ void		fmt_copy(char *buf, size_t len, const char *s);
 void		fmt_time(double, char *, size_t);
 /* A span for people: 45s, 12m05s, 3h07m, 2d04h (cut, not rounded). */
 void		fmt_duration(int64_t secs, char *, size_t);
-int		fmt_state_ok(const char *);
+/* A state as given (any case, or Slurm's short code: PD, R, CD...): nvq's name, or NULL. */
+const char	*fmt_state(const char *);
 /* Whether a job in this state has yet to end (PENDING, RUNNING, SUSPENDED). */
 int		fmt_state_active(const char *);
 

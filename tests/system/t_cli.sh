@@ -50,7 +50,8 @@ t_bad_input() {	# clear errors, non-zero exits, nothing stored lost
 	out=$(nvq hist 2>&1); expect_match "a command's start: that command" "$out" 'did you mean "history"'
 	out=$(nvq --bogus list 2>&1); rc=$?
 	expect_eq "an unknown option of nvq's own: one line, exit 2" "$(wc -l <<< "$out") $rc" "1 2"
-	out=$(nvq history --since yesterday 2>&1); expect_match "bad --since" "$out" "not a date"
+	out=$(nvq history --since lastweek 2>&1); expect_match "bad --since" "$out" "not a date"
+	out=$(nvq list --state DONE 2>&1); expect_match "a bad --state names the codes" "$out" "Slurm's PD, R"
 	# garbage on the socket
 	out=$(printf 'GET / HTTP/1.0\r\n\r\n' | "$HELPERS/rawsend" "$T/sock")
 	expect_match "garbage" "$out" "type 2 error: protocol version"
@@ -100,6 +101,23 @@ t_version() {	# nvq --version: the package's version and the protocol
 	v=$(sed -n '1s/^nvq (\([^-)]*\).*/\1/p' debian/changelog)
 	expect_eq "the version is the package's" "$out" "nvq $v (protocol $(sed -n 's/^#define PROTO_VERSION\t\([0-9]*\).*/\1/p' common/proto.h))"
 	expect_eq "-V the same" "$("$NVQ_BIN" -V)" "$out"
+}
+
+t_filters_slurm() {	# --state in any case or Slurm's codes; --since today, yesterday, 08:00, now-1h
+	write_config; start_nvqd || return
+	local a b
+	a=$(submit -g 0 sleep 30); wait_state "$a" RUNNING
+	b=$(submit -g 0 --hold true)
+	expect_eq "--state r" "$(nvq list --state r --format id | tail -n +2 | xargs)" "$a"
+	expect_eq "--state Running" "$(nvq list --state Running --format id | tail -n +2 | xargs)" "$a"
+	expect_eq "--state PD" "$(nvq list --state PD --format id | tail -n +2 | xargs)" "$b"
+	nvq cancel "$a" "$b" > /dev/null; wait_state "$a" CANCELLED
+	expect_eq "--state ca" "$(nvq history --state ca --format id | tail -n +2 | sort -n | xargs)" "$a $b"
+	local w
+	for w in today yesterday midnight now-1h 1h 00:00; do
+		expect_eq "--since $w: both" "$(nvq history --since "$w" --format id | tail -n +2 | wc -l)" 2
+	done
+	expect_eq "--since a date to come: none" "$(nvq history --since 2099-01-01 --format id | tail -n +2 | wc -l)" 0
 }
 
 t_no_daemon() {	# nvq without a daemon says so and how to start one
