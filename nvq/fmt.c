@@ -69,14 +69,16 @@ fmt_json_str(FILE *fp, const char *s)
 	fmt_json_print(fp, json_string(s != NULL ? s : ""));
 }
 
-/* Times travel as "%.3f" strings; in JSON they are numbers. */
+/* Times and seconds travel as "%.3f" strings; in JSON they are numbers. */
 static int
 fmt_is_time(const char *key)
 {
 	size_t n = strlen(key);
 
-	return strcmp(key, "now") == 0 || strcmp(key, "at") == 0 || strcmp(key, "cpu_time") == 0 ||
-	    (n > 3 && strcmp(key + n - 3, "_at") == 0);
+	return strcmp(key, "now") == 0 || strcmp(key, "at") == 0 ||
+	    (n > 3 && strcmp(key + n - 3, "_at") == 0) ||
+	    (n > 5 && strcmp(key + n - 5, "_time") == 0) ||
+	    (n >= 7 && strcmp(key + n - 7, "seconds") == 0);
 }
 
 /* Whether s is a number as nvqd writes one ("%.4f", "-2"): it goes out as one. */

@@ -456,16 +456,50 @@ jobs_fetch(const char *socket, int64_t id, struct proto_msg *m, struct nvq_row *
 static int
 jobs_human(const struct proto_field *f, char *buf, size_t len)
 {
+	size_t n = strlen(f->key);
+
 	if (strcmp(f->key, "mem_per_gpu") == 0 && f->i == 0)
 		snprintf(buf, len, "whole GPUs");
 	else if (strcmp(f->key, "mem_per_gpu") == 0 || strcmp(f->key, "gpu_used") == 0 ||
-	    strcmp(f->key, "gpu_peak") == 0 || strcmp(f->key, "granted") == 0)
+	    strcmp(f->key, "gpu_peak") == 0 || strcmp(f->key, "granted") == 0 ||
+	    strcmp(f->key, "max_rss") == 0 || (n >= 4 && strcmp(f->key + n - 4, "_mem") == 0) ||
+	    (n >= 5 && strcmp(f->key + n - 5, "bytes") == 0)) {
+		if (f->i < 0)
+			return 0;
 		fmt_size((uint64_t)f->i, buf, len);
-	else if (strcmp(f->key, "time_limit") == 0 && f->i > 0)
+	} else if (strcmp(f->key, "time_limit") == 0 && f->i > 0)
 		fmt_duration(f->i, buf, len);
 	else
 		return 0;
 	return 1;
+}
+
+/*
+ * A field of nvq show as people read it: sizes and spans (jobs_human),
+ * times (*_at) in the one time format of every table, seconds (*_time,
+ * *seconds) as 1.50s; the rest as it came.
+ */
+static const char *
+jobs_value(const struct proto_field *f, char *buf, size_t len)
+{
+	size_t n = strlen(f->key);
+
+	if (f->kind == 'i') {
+		if (!jobs_human(f, buf, len))
+			snprintf(buf, len, "%lld", (long long)f->i);
+		return buf;
+	}
+	if (n > 3 && strcmp(f->key + n - 3, "_at") == 0 && f->s[0] != '\0') {
+		fmt_time(strtod(f->s, NULL), buf, len);
+		return buf;
+	}
+	if (((n > 5 && strcmp(f->key + n - 5, "_time") == 0) ||
+	    (n >= 7 && strcmp(f->key + n - 7, "seconds") == 0)) && f->s[0] != '\0' &&
+	    strspn(f->s, "-0123456789.") == strlen(f->s)) {
+		snprintf(buf, len, "%.2fs", strtod(f->s, NULL));
+		return buf;
+	}
+	return fmt_safe(f->s);
 }
 
 int
@@ -517,25 +551,13 @@ cmd_show(struct nvq_args *a)
 			const struct proto_field *f = &m.fields[i];
 			if (strcmp(f->key, "now") == 0)
 				continue;
-			if (f->kind == 'i' && jobs_human(f, t, sizeof(t)))
-				printf("%-13s %s\n", fmt_safe(f->key), t);
-			else if (f->kind == 'i')
-				printf("%-13s %lld\n", fmt_safe(f->key), (long long)f->i);
-			else if (strstr(f->key, "_at") != NULL) {
-				fmt_time(strtod(f->s, NULL), t, sizeof(t));
-				printf("%-13s %s\n", fmt_safe(f->key), t);
-			} else
-				printf("%-13s %s\n", fmt_safe(f->key), fmt_safe(f->s));
+			printf("%-13s %s\n", fmt_safe(f->key), jobs_value(f, t, sizeof(t)));
 		}
 		for (i = 0; i < nruns; i++) {
 			printf("run %lld:", (long long)row_int(&m, &runs[i], "run", 0));
-			for (k = runs[i].start + 1; k < runs[i].end; k++) {
-				const struct proto_field *f = &m.fields[k];
-				if (f->kind == 'i')
-					printf(" %s=%lld", fmt_safe(f->key), (long long)f->i);
-				else
-					printf(" %s=%s", fmt_safe(f->key), fmt_safe(f->s));
-			}
+			for (k = runs[i].start + 1; k < runs[i].end; k++)
+				printf(" %s=%s", fmt_safe(m.fields[k].key),
+				    jobs_value(&m.fields[k], t, sizeof(t)));
 			printf("\n");
 		}
 		for (i = 0; i < nevents; i++) {
@@ -546,16 +568,9 @@ cmd_show(struct nvq_args *a)
 		}
 		for (i = 0; i < nsw; i++) {
 			printf("switch %s:", fmt_safe(row_str(&m, &sws[i], "kind")));
-			for (k = sws[i].start + 1; k < sws[i].end; k++) {
-				const struct proto_field *f = &m.fields[k];
-				if (f->kind == 'i')
-					printf(" %s=%lld", fmt_safe(f->key), (long long)f->i);
-				else if (strcmp(f->key, "started_at") == 0) {
-					fmt_time(strtod(f->s, NULL), t, sizeof(t));
-					printf(" %s=%s", fmt_safe(f->key), t);
-				} else
-					printf(" %s=%s", fmt_safe(f->key), fmt_safe(f->s));
-			}
+			for (k = sws[i].start + 1; k < sws[i].end; k++)
+				printf(" %s=%s", fmt_safe(m.fields[k].key),
+				    jobs_value(&m.fields[k], t, sizeof(t)));
 			printf("\n");
 		}
 	}

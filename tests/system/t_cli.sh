@@ -348,6 +348,12 @@ t_format() {	# --format on listings, --json, tables cut to a terminal, colour th
 	# people's units: a span and a size
 	expect_match "elapsed, human" "$(nvq list --format id,elapsed | grep "^$a")" "^$a +[0-9]+s$"
 	expect_match "show: sizes and spans" "$(nvq show "$a")" "mem_per_gpu +2G.*time_limit +1h30m"
+	# its runs too: sizes and times as the job's own lines have them, not raw numbers
+	expect_match "show: a run's size and time" "$(nvq show "$a" | grep '^run 1:')" \
+	    "mem_per_gpu=2G started_at=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}( |$)"
+	expect_match "show: seconds" "$(nvq show "$a")" "suspended_time +0.00s"
+	expect_match "show --json: seconds are numbers" "$(nvq show --json "$a" | head -1)" \
+	    '"suspended_time":0(\.0+)?[,}]'
 	# into a pipe: whole lines, no colour
 	out=$(nvq list -a --format id,state,command)
 	expect_match "a pipe: the whole command" "$out" "$long"

@@ -123,7 +123,7 @@ t_offload() {	# the hook moves a job's own memory out and back; every byte survi
 	expect_eq "it launches again" "$(growing "$T/a" 0.5)" grows
 	expect_eq "the hook brought it back" "$(sqlite3 "$T/nvq.db" "SELECT hook_bytes FROM switches
 	    WHERE job_id = $a AND kind = 'resume'")" "$mib"
-	expect_match "nvq show has the hook's share" "$(nvq show "$a")" "switch resume: .*hook_bytes=$mib"
+	expect_match "nvq show has the hook's share, in MiB" "$(nvq show "$a")" "switch resume: .*hook_bytes=48M"
 	# no device memory to come back to: it stays suspended, nothing is lost, a retry works
 	nvq suspend "$a" > /dev/null
 	echo create > "$FAKE_CKPT_DIR/vmmfail"
