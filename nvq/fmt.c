@@ -144,6 +144,25 @@ fmt_copy(char *buf, size_t len, const char *s)
 }
 
 void
+fmt_cut(char *buf, size_t len, const char *s, size_t cells)
+{
+	const char *mark = fmt_ascii() ? "~" : "\xe2\x80\xa6";
+	size_t n = 0, i, keep = 0;
+
+	for (i = 0; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && ++n == cells)
+			keep = i;	/* where the last whole character that fits begins */
+	if (n <= cells) {
+		fmt_copy(buf, len, s);
+		return;
+	}
+	if (keep + strlen(mark) >= len)
+		keep = 0;
+	memcpy(buf, s, keep);
+	snprintf(buf + keep, len - keep, "%s", mark);
+}
+
+void
 fmt_time(double t, char *buf, size_t len)
 {
 	struct tm tm;

@@ -198,10 +198,16 @@ jobs_cells(const struct proto_msg *m, const struct nvq_row *r, double now, int f
 	if (SHOWN(J_USER))
 		fmt_copy(c->small[J_USER], 64, user ? fmt_safe(user) : "?");
 	/* a task of an array: its index beside its name (a folded line: the name alone) */
-	if (SHOWN(J_NAME) && arr != 0 && !fold)
-		snprintf(c->small[J_NAME], 21, "%.12s[%lld]", fmt_safe(nm), (long long)idx);
-	else if (SHOWN(J_NAME))
-		fmt_copy(c->small[J_NAME], 21, fmt_safe(nm));
+	if (SHOWN(J_NAME) && arr != 0 && !fold) {
+		char ix[24];
+		size_t room;
+
+		snprintf(ix, sizeof(ix), "[%lld]", (long long)idx);
+		room = strlen(ix) < 18 ? 20 - strlen(ix) : 2;
+		fmt_cut(c->small[J_NAME], 40, fmt_safe(nm), room);
+		strncat(c->small[J_NAME], ix, 63 - strlen(c->small[J_NAME]));
+	} else if (SHOWN(J_NAME))
+		fmt_cut(c->small[J_NAME], 64, fmt_safe(nm), 20);
 	if (SHOWN(J_STATE))
 		fmt_copy(c->small[J_STATE], 64, fmt_safe(row_str(m, r, "state")));
 	if (SHOWN(J_GPUS))

@@ -348,6 +348,13 @@ t_format() {	# --format on listings, --json, tables cut to a terminal, colour th
 	# people's units: a span and a size
 	expect_match "elapsed, human" "$(nvq list --format id,elapsed | grep "^$a")" "^$a +[0-9]+s$"
 	expect_match "show: sizes and spans" "$(nvq show "$a")" "mem_per_gpu +2G.*time_limit +1h30m"
+	# a name past its column: cut with a mark (… where the charset has it, else ~)
+	local ln; ln=$(submit -g 0 -n a-very-long-job-name-that-goes-on --hold true)
+	expect_eq "a long name: cut, with …" "$(LC_ALL=C.UTF-8 nvq list --format id,name | grep "^$ln ")" \
+	    "$(printf '%-7s %s' "$ln" 'a-very-long-job-nam…')"
+	expect_eq "a long name: cut, with ~ in ASCII" "$(LC_ALL=C nvq list --format id,name | grep "^$ln ")" \
+	    "$(printf '%-7s %s' "$ln" 'a-very-long-job-nam~')"
+	nvq cancel "$ln" > /dev/null
 	# its runs too: sizes and times as the job's own lines have them, not raw numbers
 	expect_match "show: a run's size and time" "$(nvq show "$a" | grep '^run 1:')" \
 	    "mem_per_gpu=2G started_at=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}( |$)"
