@@ -56,7 +56,9 @@ INI_LIBS = -linih
 SQL_LIBS = -lsqlite3
 endif
 
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/stored.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/engine_base.c nvqd/engine_usage.c nvqd/engine_admit.c \
+	   nvqd/engine_supervise.c nvqd/engine_ahead.c nvqd/engine_finish.c nvqd/engine_deps.c \
+	   nvqd/engine_launch.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/stored.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
 	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c nvqd/watch.c \
 	   nvqd/ctl.c nvqd/submit.c nvqd/statq.c nvqd/storework.c nvqd/store.c nvqd/checkpoint.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/reap.c nvqd/start.c \
 	   nvqd/config.c nvqd/log.c nvqd/slurmjob.c nvqd/cmdq.c nvqd/slurm.c nvqd/adopt.c common/proto.c common/parse.c common/paths.c \

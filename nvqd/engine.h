@@ -242,6 +242,15 @@ struct engine {
 	int		gcq_n, gcq_cap;
 	/* how hooks.c and suspend.c report events: engine_gpu, set by engine_init */
 	void		(*report)(struct engine *, const struct gc_event *);
+	/*
+	 * How the rooms (engine_rooms.h) ask engine.c for what it alone does,
+	 * set by engine_init: engine_drop tells GPU control that a job no
+	 * longer findable is gone (its dispatcher, with the job); engine_kick
+	 * starts e->kick with the pass's callback.
+	 */
+	int		(*gpu_job)(struct engine *, struct job *, const struct gc_event *,
+			    char *, size_t);
+	uv_idle_cb	kick_cb;
 	/* scratch for the scheduler, grown as needed */
 	struct sched_job *sj;
 	struct sched_decision *dec;
