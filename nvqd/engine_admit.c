@@ -96,8 +96,11 @@ engine_sj(const struct engine *e, const struct job *j, double now, struct sched_
 	sj->gpumask = j->gpumask;
 	sj->suspended = j->state == JOB_SUSPENDED;
 	sj->may_resume = !j->gc.hold;
-	/* a job that is switching or ending stays, and so does its GPU */
-	sj->busy = j->gc.phase != GC_NONE || j->ending[0] != '\0' || j->exited;
+	/*
+	 * a job that is switching or ending (STOPPING, EXITED: job.h; a linked
+	 * job is never GONE) stays, and so does its GPU
+	 */
+	sj->busy = j->gc.phase != GC_NONE || job_life(j) >= JOB_LIFE_STOPPING;
 	/* a Slurm step (adopt.h) is Slurm's to stop, never the scheduler's */
 	sj->pinned = gpuctl_pinned(j, now) || j->slurm_id != 0;
 	sj->requeue = j->requeue;

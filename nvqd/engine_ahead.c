@@ -18,6 +18,19 @@
 #include "runner.h"
 #include "start.h"
 
+/* What a start needs of e (start.h), into *c; returns c. */
+const struct start_ctx *
+engine_start_ctx(const struct engine *e, struct start_ctx *c)
+{
+	c->store = e->store;
+	c->cfg = &e->cfg;
+	c->is_root = e->is_root;
+	c->shim = e->shim;
+	c->hook = e->hook;
+	c->cgroup_base = e->cgroup_base;
+	return c;
+}
+
 /* A new token for j's start's ticket (runner.h). */
 void
 engine_new_ticket(struct engine *e, struct job *j)
@@ -34,13 +47,14 @@ pid_t
 engine_hand(struct engine *e, struct job *j, uint64_t mask, int *fd)
 {
 	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX], err[256];
+	struct start_ctx sc;
 	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
 	pid_t pid;
 
 	engine_status_path(e, j->id, status, sizeof(status));
 	*fd = -1;
-	if ((pid = start_shim(e, j, uuids, granted, status, &e->standby, 1, err,
-	    sizeof(err))) <= 0) {
+	if ((pid = start_shim(engine_start_ctx(e, &sc), j, uuids, granted, status, &e->standby,
+	    1, err, sizeof(err))) <= 0) {
 		log_debug("job %lld: not prepared: %s", (long long)j->id, err);
 		return -1;
 	}

@@ -130,6 +130,7 @@ int
 engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 {
 	char uuids[SCHED_MAX_GPUS * 97], status[PATH_MAX], err[256];
+	struct start_ctx sc;
 	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
 
 	engine_state(e, j, JOB_RUNNING);
@@ -155,8 +156,9 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 		j->go_fd = -1;
 	}
 	if (j->pid == -1)
-		j->pid = start_shim(e, j, uuids, granted, status, j->promised > 0 &&
-		    j->promised == e->standby.pid ? &e->standby : NULL, 0, err, sizeof(err));
+		j->pid = start_shim(engine_start_ctx(e, &sc), j, uuids, granted, status,
+		    j->promised > 0 && j->promised == e->standby.pid ? &e->standby : NULL, 0, err,
+		    sizeof(err));
 	engine_close_stdio(j);
 	/* handed to the standby: its socket tells the job's end */
 	if (e->standby.taken_fd >= 0 && j->pid > 0 && j->pid == j->promised)

@@ -28,6 +28,7 @@
 #include <uv.h>
 
 #include "engine.h"
+#include "start.h"
 
 /* the clock, lookup, paths, the kick (engine_base.c) */
 void	engine_handle_closed_cb(uv_handle_t *h);
@@ -59,6 +60,7 @@ int	engine_stop_as(struct engine *e, struct job *j, const char *state, const cha
 int	engine_stop(struct engine *e, struct job *j, const char *state, const char *reason);
 
 /* standby shims and the start prepared ahead (engine_ahead.c) */
+const struct start_ctx *engine_start_ctx(const struct engine *e, struct start_ctx *c);
 void	engine_new_ticket(struct engine *e, struct job *j);
 pid_t	engine_hand(struct engine *e, struct job *j, uint64_t mask, int *fd);
 void	engine_ahead_drop(struct engine *e, const char *why);
