@@ -7,6 +7,8 @@
  * called off by the end (engine_finish.c); it calls engine_admit.c,
  * engine_usage.c and engine_base.c only.
  */
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/wait.h>

@@ -8,8 +8,6 @@
  * (engine_fail, engine_finish.c).
  */
 #include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 

@@ -7,6 +7,7 @@
  * demanded, a start's grant and share); the users' recent use for fair
  * share (engine_shares before each pass).  It calls only engine_base.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

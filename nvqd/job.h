@@ -126,7 +126,8 @@ struct job {
 	/*
 	 * Its place in the queues: engine_admit.c (engine_queue_in,
 	 * engine_queue_out, engine_link); engine_finish.c's engine_drop
-	 * unlinks next and prev.
+	 * unlinks next and prev.  The nodes' insides are their modules' own
+	 * (order.c and waitq.c, deptab.c, gate.c).
 	 */
 	struct {
 		struct order_node on;		/* JOB_Q_READY: its place in e->wq (first) */
