@@ -64,12 +64,6 @@ engine_dep_end(struct engine *e, const struct engine_doomed *d, double now)
 	return store_job_end(e->store, d->job->id, &end);
 }
 
-/*
- * Resolves every pending job's --after: marks whom it still waits for, and
- * cancels those that can never run.  Their ends go in one commit (each on
- * its own if the group fails), their environments in another: a job that
- * 100,000 others wait for ends in seconds, not one commit per dependent.
- */
 /* The jobs to look at: a growing array of distinct jobs. */
 struct engine_cands {
 	struct engine	*e;
@@ -134,6 +128,12 @@ engine_dep_cands(struct engine *e, struct engine_cands *c)
 	return 0;
 }
 
+/*
+ * Resolves every pending job's --after: marks whom it still waits for, and
+ * cancels those that can never run.  Their ends go in one commit (each on
+ * its own if the group fails), their environments in another: a job that
+ * 100,000 others wait for ends in seconds, not one commit per dependent.
+ */
 void
 engine_resolve(struct engine *e, double now)
 {
