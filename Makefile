@@ -56,7 +56,9 @@ INI_LIBS = -linih
 SQL_LIBS = -lsqlite3
 endif
 
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/stored.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
+NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/engine_base.c nvqd/engine_usage.c nvqd/engine_admit.c \
+	   nvqd/engine_supervise.c nvqd/engine_ahead.c nvqd/engine_finish.c nvqd/engine_deps.c \
+	   nvqd/engine_launch.c nvqd/job.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/stored.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
 	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c nvqd/watch.c \
 	   nvqd/ctl.c nvqd/submit.c nvqd/statq.c nvqd/storework.c nvqd/store.c nvqd/store_job.c nvqd/store_query.c nvqd/checkpoint.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/reap.c nvqd/start.c \
 	   nvqd/config.c nvqd/log.c nvqd/slurmjob.c nvqd/cmdq.c nvqd/slurm.c nvqd/adopt.c common/proto.c common/parse.c common/paths.c \
@@ -177,7 +179,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate stageplan xreg gate jobtab store
+	  esc stored webrate stageplan xreg gate jobtab store job
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -201,6 +203,7 @@ $(BUILD)/tests/test_jobtab: $(call obj,tests/unit/test_jobtab.c nvqd/jobtab.c)
 $(BUILD)/tests/test_store: $(call obj,tests/unit/test_store.c nvqd/store.c nvqd/store_job.c \
 	    nvqd/store_query.c nvqd/checkpoint.c nvqd/log.c common/parse.c) $(BUILD)/obj/gen/schema_sql.o
 $(BUILD)/tests/test_store: TEST_LIBS += $(SQL_LIBS) -lpthread
+$(BUILD)/tests/test_job: $(call obj,tests/unit/test_job.c nvqd/job.c)
 $(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/webrate.c)
 $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c \
 	    common/fdpass.c)

@@ -3,6 +3,8 @@
  * database holds everything), runs a scheduling pass once per loop turn
  * after any kick, applies the plan (commit, then act), watches each job's
  * supervisor through a pidfd, and enforces time limits and cancels.
+ * struct job and the table of a job's life are in job.h; engine.c and the
+ * rooms that own each stage of that life are listed in engine_rooms.h.
  */
 #ifndef NVQ_ENGINE_H
 #define NVQ_ENGINE_H
@@ -17,6 +19,7 @@
 #include "fairshare.h"
 #include "gpu.h"
 #include "gpuctl.h"
+#include "job.h"
 #include "jobtab.h"
 #include "notify.h"
 #include "gate.h"
@@ -29,96 +32,6 @@
 
 struct slurm;
 struct susp_op;
-
-enum job_state { JOB_PENDING, JOB_RUNNING, JOB_SUSPENDED };
-
-/* Where an active job is kept, besides e->jobs and the table by id. */
-/* JOB_Q_PARKED: pending and held by nvq hold, in no list (only e->jobs) */
-enum job_queue { JOB_Q_NONE, JOB_Q_READY, JOB_Q_DEPS, JOB_Q_HELD, JOB_Q_GATED, JOB_Q_PARKED };
-
-struct job {
-	struct order_node on;		/* JOB_Q_READY: its place in e->wq (first) */
-	int		queue;		/* enum job_queue */
-	struct job	*lnext, *lprev;	/* JOB_Q_DEPS, JOB_Q_HELD: e->deps, e->held */
-	unsigned	dec_pass;	/* the pass that decided dec */
-	struct deptab_node *depn;	/* JOB_Q_DEPS: filed under each job it waits for */
-	struct gate_node gn;		/* JOB_Q_GATED: waits for a place in its array */
-	int64_t		array_id;	/* 0: no array */
-	int64_t		array_index;
-	int		array_limit;	/* its array's tasks at once; 0: any */
-	uint64_t	stored;		/* bytes of its own in nvqd's files (stored.h) */
-	int64_t		stored_key;	/* and what it shares, counted there under this key */
-	int		parked;		/* JOB_Q_PARKED: pending, held by nvq hold (--hold) */
-	int		placed;		/* -w or -x said where it may start: */
-	uint64_t	allowed;	/* these GPUs, by index */
-	unsigned	dep_seen;	/* engine_resolve: looked at in this round */
-	int64_t		id;
-	uint32_t	uid, gid;
-	char		user[64];
-	int		state;
-	int		ngpus;
-	uint64_t	mem;		/* per GPU asked; 0: whole GPU */
-	uint64_t	granted;	/* per GPU given (running) */
-	int		priority;
-	double		submitted_at, started_at;
-	double		top_at;		/* nvq top: its time among its owner's jobs; 0: none */
-	int64_t		time_limit;
-	int64_t		after[PARSE_MAX_IDS];
-	int		nafter;
-	int		dep_wait;
-	uint64_t	gpumask;
-	pid_t		pid;		/* the shim */
-	pid_t		promised;	/* the standby shim its start recorded (runner.h); 0: none */
-	int		prepared;	/* handed to it before the commit, waiting for runner_go */
-	int		go_fd;		/* prepared: that standby's socket, for runner_go */
-	int		recovered;	/* running when nvqd started (recover.c) */
-	char		ticket[40];	/* the token of its start's ticket (runner.h) */
-	int64_t		pid_start;	/* its start time, to know it again */
-	int		exited;		/* the shim is gone; the end is not recorded yet */
-	int		recorded;	/* engine_finish: its end is committed */
-	char		final_state[16];
-	char		final_reason[256];
-	int		pidfd;
-	/*
-	 * A standby shim's socket (runner.h): it says the job ended before the
-	 * shim's own cleanup and exit; -1: none.  reap: the shim outlived the
-	 * record of its job's end; reap.h waits for it.
-	 */
-	int		endfd;
-	uv_poll_t	*endpoll;
-	int		reap;
-	char		*cgroup;	/* running: its cgroup v2 folder, or NULL */
-	int		requeue;	/* --requeue: NODE_FAIL sends it back to PENDING */
-	int		preempt_signal;	/* --signal: sent first when preempted by a stop; 0: SIGUSR1 */
-	int		notify;		/* --notify or --mail-user: notifiers to run at its end */
-	int		stdio[3];	/* nvq run's stdin, stdout, stderr for its start, or -1 */
-	uint64_t	oom_asked;	/* the hook's last refusal past the budget: bytes asked, */
-	uint64_t	oom_used;	/* what the job held on that GPU, its limit there */
-	uint64_t	oom_limit;
-	int		node_fail;	/* it ran when the machine restarted */
-	int64_t		slurm_id;	/* a Slurm step on this node (adopt.h): its job; 0: not */
-	uv_poll_t	*poll;
-	uv_timer_t	*timer;		/* time limit, then kill grace */
-	char		ending[16];	/* "", CANCELLED or TIMEOUT */
-	char		end_reason[256];
-	int		killed_hard;
-	struct sched_decision dec;	/* from the last pass */
-	uint64_t	*gpu_used;	/* running: bytes NVML sees its processes use, */
-	uint64_t	*gpu_peak;	/* per GPU index, and the most seen; */
-	uint64_t	*gpu_acc;	/* NULL for virtual GPUs or no memory */
-	uint64_t	*hook_used;	/* per GPU index: the hook's reports, summed */
-	uint64_t	*hook_peak;	/* over the job's processes, and the most seen */
-	uint64_t	hook_shared;	/* shared memory they say a suspend cannot move */
-	uint64_t	hook_staged;	/* host staging they hold ready (bounded by their shares) */
-	int64_t		*end_peaks;	/* engine_final: per GPU of the run, for run_gpus */
-	const char	**end_uuids;
-	int		nsess;		/* its processes linked to nvqd (hooks.c) */
-	struct gpuctl	gc;		/* its GPU lock and switch: gpuctl.c's alone */
-	int		handles;	/* open libuv handles; freed at 0 */
-	int		gone;
-	struct job	*next, *prev;
-	struct job	*hnext;		/* jobtab.c */
-};
 
 struct engine {
 	uv_loop_t	*loop;
@@ -242,6 +155,15 @@ struct engine {
 	int		gcq_n, gcq_cap;
 	/* how hooks.c and suspend.c report events: engine_gpu, set by engine_init */
 	void		(*report)(struct engine *, const struct gc_event *);
+	/*
+	 * How the rooms (engine_rooms.h) ask engine.c for what it alone does,
+	 * set by engine_init: engine_drop tells GPU control that a job no
+	 * longer findable is gone (its dispatcher, with the job); engine_kick
+	 * starts e->kick with the pass's callback.
+	 */
+	int		(*gpu_job)(struct engine *, struct job *, const struct gc_event *,
+			    char *, size_t);
+	uv_idle_cb	kick_cb;
 	/* scratch for the scheduler, grown as needed */
 	struct sched_job *sj;
 	struct sched_decision *dec;

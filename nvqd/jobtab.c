@@ -3,7 +3,7 @@
  */
 #include <stdlib.h>
 
-#include "engine.h"
+#include "job.h"
 #include "jobtab.h"
 
 static size_t

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "cgroup.h"
-#include "engine.h"
+#include "job.h"
 #include "member.h"
 #include "proc.h"
 

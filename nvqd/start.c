@@ -97,7 +97,7 @@ start_exec_cb(void *arg, const struct store_job_exec *r)
 }
 
 pid_t
-start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t granted,
+start_shim(const struct start_ctx *c, const struct job *j, const char *uuids, uint64_t granted,
     const char *status_path, struct runner_standby *sb, int prepare, char *err, size_t errlen)
 {
 	struct start_exec x;
@@ -109,7 +109,7 @@ start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t gr
 	pid_t pid = -1;
 
 	memset(&x, 0, sizeof(x));
-	if (store_job_exec(e->store, j->id, start_exec_cb, &x) == -1 || !x.found) {
+	if (store_job_exec(c->store, j->id, start_exec_cb, &x) == -1 || !x.found) {
 		snprintf(err, errlen, "cannot read its command from the database");
 		goto out;
 	}
@@ -132,10 +132,10 @@ start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t gr
 		start_setenv(env, aidx);
 	}
 	/* where the hook registers, reports and gets its lock */
-	snprintf(hsock, sizeof(hsock), "NVQ_HOOK_SOCKET=%s", e->cfg.socket);
+	snprintf(hsock, sizeof(hsock), "NVQ_HOOK_SOCKET=%s", c->cfg->socket);
 	start_setenv(env, hsock);
 	/* the hook's allocations movable by itself on a suspend ([scheduler] offload) */
-	if (e->cfg.offload)
+	if (c->cfg->offload)
 		start_setenv(env, offload);
 
 	memset(&rs, 0, sizeof(rs));
@@ -150,14 +150,14 @@ start_shim(struct engine *e, const struct job *j, const char *uuids, uint64_t gr
 	rs.user = x.user;
 	rs.uid = x.uid;
 	rs.gid = x.gid;
-	rs.drop = e->is_root;
-	rs.shim = e->shim;
+	rs.drop = c->is_root;
+	rs.shim = c->shim;
 	/* the shim puts the hook into LD_PRELOAD for the job, not for itself */
-	rs.preload = e->hook[0] != '\0' ? e->hook : NULL;
-	rs.umask = e->cfg.job_umask;
-	rs.rlimits = e->cfg.rlimits;
-	rs.cgroup_base = e->cgroup_base[0] != '\0' ? e->cgroup_base : NULL;
-	rs.max_procs = e->cfg.max_procs;
+	rs.preload = c->hook[0] != '\0' ? c->hook : NULL;
+	rs.umask = c->cfg->job_umask;
+	rs.rlimits = c->cfg->rlimits;
+	rs.cgroup_base = c->cgroup_base[0] != '\0' ? c->cgroup_base : NULL;
+	rs.max_procs = c->cfg->max_procs;
 	rs.preempt_signal = j->preempt_signal;
 	rs.prepare = prepare;
 	if (j->stdio[0] >= 0 || j->stdio[1] >= 0 || j->stdio[2] >= 0)

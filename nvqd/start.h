@@ -2,8 +2,9 @@
  * start.h: what a job's start needs besides the engine's bookkeeping: its
  * command, environment and groups from the store, nvq's variables added
  * (CUDA_VISIBLE_DEVICES, NVQ_JOB_ID, NVQ_GPU_MEM, the hook's socket), and
- * its supervisor spawned (runner.h).  It reads the engine and the job and
- * writes neither: engine.c commits the start, records the pid and watches it.
+ * its supervisor spawned (runner.h).  It reads the job and what nvqd was
+ * set up with (struct start_ctx) and writes neither: the engine commits the
+ * start, records the pid and watches it (engine_launch.c).
  */
 #ifndef NVQ_START_H
 #define NVQ_START_H
@@ -12,7 +13,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "engine.h"
+#include "config.h"
+#include "job.h"
+#include "store.h"
+
+struct runner_standby;
+
+/* What nvqd was set up with that a start needs (the engine's, borrowed). */
+struct start_ctx {
+	struct store	*store;
+	const struct config *cfg;
+	int		is_root;	/* drop to the job's user and groups */
+	const char	*shim;		/* nvq-shim */
+	const char	*hook;		/* libnvq-hook.so, or "" */
+	const char	*cgroup_base;	/* where job cgroups go; "": none */
+};
 
 /*
  * Spawns job j's supervisor for the GPUs uuids (comma-separated, "" for
@@ -22,7 +37,7 @@
  * runner_go (runner_spec.prepare).
  * Returns the supervisor's pid, or -1 with a sentence in err.
  */
-pid_t	start_shim(struct engine *, const struct job *j, const char *uuids, uint64_t granted,
+pid_t	start_shim(const struct start_ctx *, const struct job *j, const char *uuids, uint64_t granted,
 	    const char *status_path, struct runner_standby *sb, int prepare, char *err,
 	    size_t errlen);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "engine.h"
+#include "job.h"
 #include "jobtab.h"
 
 enum { N = 20000 };

@@ -1,0 +1,201 @@
+/*
+ * engine_deps.c: --after, resolved at the start of each pass that follows
+ * a job's end or a waiting job's arrival (engine_resolve): a waiting job
+ * whose dependencies are met goes to the order (engine_admit.c), one that
+ * can never run is cancelled, its end recorded with the others' in one
+ * commit and dropped (engine_finish.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_rooms.h"
+#include "log.h"
+
+/* Resolves --after: 0 to wait on, 1 ready; -1 if it can never run (reason set). */
+static int
+engine_deps(struct engine *e, struct job *j, char *why, size_t len)
+{
+	char state[16];
+	int i, ready = 1;
+
+	for (i = 0; i < j->nafter; i++) {
+		/* an active one (pending, running, suspended) is waited for: no query */
+		if (engine_find(e, j->after[i]) != NULL) {
+			ready = 0;
+			continue;
+		}
+		if (store_job_state(e->store, j->after[i], state, sizeof(state)) == -1) {
+			snprintf(why, len, "dependency %lld does not exist", (long long)j->after[i]);
+			return -1;
+		}
+		if (strcmp(state, "COMPLETED") == 0)
+			continue;
+		if (strcmp(state, "PENDING") == 0 || strcmp(state, "RUNNING") == 0) {
+			ready = 0;
+			continue;
+		}
+		snprintf(why, len, "dependency %lld ended %s", (long long)j->after[i], state);
+		return -1;
+	}
+	return ready;
+}
+
+/* A pending job whose --after can never be met, and why: cancelled in a group. */
+struct engine_doomed {
+	struct job	*job;
+	char		why[160];
+};
+
+/* Records the end of a job cancelled for its --after; 0 or -1. */
+static int
+engine_dep_end(struct engine *e, const struct engine_doomed *d, double now)
+{
+	struct store_end end;
+
+	memset(&end, 0, sizeof(end));
+	end.state = "CANCELLED";
+	end.now = now;
+	end.exit_code = -1;
+	end.cpu_time = -1;
+	end.max_rss = -1;
+	end.peak_gpu_mem = -1;
+	end.reason = d->why;
+	return store_job_end(e->store, d->job->id, &end);
+}
+
+/* The jobs to look at: a growing array of distinct jobs. */
+struct engine_cands {
+	struct engine	*e;
+	struct job	**j;
+	size_t		n, cap;
+	int		failed;
+};
+
+static void
+engine_cand_cb(void *owner, void *arg)
+{
+	struct engine_cands *c = arg;
+	struct job *j = owner, **nj;
+
+	if (j->dep_seen == c->e->dep_round || j->queue != JOB_Q_DEPS)
+		return;
+	if (c->n == c->cap) {
+		if ((nj = realloc(c->j, (c->cap ? c->cap * 2 : 64) * sizeof(*nj))) == NULL) {
+			c->failed = 1;
+			return;
+		}
+		c->j = nj;
+		c->cap = c->cap ? c->cap * 2 : 64;
+	}
+	j->dep_seen = c->e->dep_round;
+	c->j[c->n++] = j;
+}
+
+/*
+ * The waiting jobs that may have changed: those that came since the last
+ * pass and the dependents of those that ended (deptab), or all of them if
+ * memory ran out on the way.  0, or -1 if even that cannot be gathered.
+ */
+static int
+engine_dep_cands(struct engine *e, struct engine_cands *c)
+{
+	struct job *j;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->e = e;
+	e->dep_round++;
+	if (!e->deps_all)
+		for (i = 0; i < e->ndep_ids; i++) {
+			if ((j = engine_find(e, e->dep_ids[i])) != NULL)
+				engine_cand_cb(j, c);
+			deptab_each(&e->deptab, e->dep_ids[i], engine_cand_cb, c);
+		}
+	if (e->deps_all || c->failed) {
+		c->n = 0;
+		c->failed = 0;
+		e->dep_round++;
+		for (j = e->deps; j != NULL; j = j->lnext)
+			engine_cand_cb(j, c);
+	}
+	if (c->failed) {
+		free(c->j);
+		return -1;	/* e->deps_all stays: tried again at the next pass */
+	}
+	e->ndep_ids = 0;
+	e->deps_all = 0;
+	return 0;
+}
+
+/*
+ * Resolves every pending job's --after: marks whom it still waits for, and
+ * cancels those that can never run.  Their ends go in one commit (each on
+ * its own if the group fails), their environments in another: a job that
+ * 100,000 others wait for ends in seconds, not one commit per dependent.
+ */
+void
+engine_resolve(struct engine *e, double now)
+{
+	struct engine_doomed *d = NULL, *nd;
+	struct engine_cands c;
+	struct job *j;
+	size_t n = 0, cap = 0, i, k;
+	char why[160];
+	int r, grouped;
+
+	if (engine_dep_cands(e, &c) == -1) {
+		e->deps_all = 1;
+		log_warnx("out of memory resolving --after; trying again");
+		return;
+	}
+	for (k = 0; k < c.n; k++) {
+		j = c.j[k];
+		if ((r = engine_deps(e, j, why, sizeof(why))) != -1) {
+			if (r == 1) {
+				/* ready: from the jobs waiting for --after to the order */
+				engine_queue_out(e, j);
+				j->dep_wait = 0;
+				engine_queue_in(e, j);
+			}
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((nd = realloc(d, cap * sizeof(*d))) == NULL) {
+				e->deps_all = 1;	/* the rest at the next pass */
+				break;
+			}
+			d = nd;
+		}
+		d[n].job = j;
+		snprintf(d[n].why, sizeof(d[n].why), "%s", why);
+		n++;
+	}
+	free(c.j);
+	if (n == 0) {
+		free(d);
+		return;
+	}
+	/* a crash before the commit: the next nvqd resolves them again */
+	grouped = store_lazy_begin(e->store) == 0;
+	for (i = 0; i < n && grouped; i++)
+		grouped = engine_dep_end(e, &d[i], now) == 0;
+	if (store_lazy_commit(e->store) == -1)
+		grouped = 0;
+	store_lazy_begin(e->store);
+	for (i = 0; i < n; i++) {
+		j = d[i].job;
+		if (!grouped && engine_dep_end(e, &d[i], now) == -1) {
+			engine_dep_note(e, j->id);	/* it stays pending; tried again */
+			continue;
+		}
+		log_info("job %lld CANCELLED: %s", (long long)j->id, d[i].why);
+		store_env_delete(e->store, j->id);
+		engine_notice(e, j);
+		engine_drop(e, j);
+	}
+	store_lazy_commit(e->store);
+	free(d);
+	engine_kick(e);	/* for jobs that ran --after these */
+}
