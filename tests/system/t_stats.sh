@@ -62,7 +62,7 @@ t_stats() {	# nvq stats: GPU-hours, waits, asked vs used, failures, switches, by
 	expect_match "table: waits" "$out" "Queue wait of the 4 jobs that first started: median 1m40s, p90 16m40s"
 	expect_match "table: a failure" "$out" "FAILED +1  out of GPU memory"
 	expect_match "table: resumes" "$out" "resume +1 +1 +4.00s +4.00s +1G"
-	expect_match "a bad --since" "$(nvq stats --since yesterday 2>&1)" "not a date"
+	expect_match "a bad --since" "$(nvq stats --since lastweek 2>&1)" "not a date"
 }
 
 # busy_loop N COMMAND...: N clients of root running COMMAND over and over
