@@ -5,8 +5,9 @@
  * transition at its top.
  *
  * It is driven by events: facts that hooks.c (a process linked, went away,
- * acknowledged a lock, waits for one, is idle, answered a move) and
- * suspend.c (nvq-ckpt ended, or could not start) report, the lock timer,
+ * acknowledged a lock, waits for one, is idle, answered a move), suspend.c
+ * (nvq-ckpt ended) and gpuact.c (nvq-ckpt could not start) report, the
+ * lock timer,
  * and requests (nvq suspend, resume, hold, release; the scheduler's
  * preemptions and resumes; a restart's recovery).  The engine dispatches
  * every one of them from one place, engine_gpu(), never re-entrantly: an
@@ -17,7 +18,8 @@
  * Two files: gpuctl.c decides and gpuact.c acts.  gpuctl.c is pure: it
  * sees a job as plain facts (struct gc_job, which points at the job's own
  * struct gpuctl, the only thing it writes besides the job's state between
- * RUNNING and SUSPENDED and the timeslice table of gpuctl_all), nvqd's
+ * RUNNING and SUSPENDED and, through gcslice.c, the timeslice table of
+ * gpuctl_all), nvqd's
  * settings (struct gc_env), and returns what is to be done as data (struct
  * gc_action: tell the processes their lock, signal them, send a cut, ask
  * them to move, run or kill nvq-ckpt, record a switch, log, ...).  gpuact.c
