@@ -901,52 +901,72 @@ test_switch_after_exit_none(void **state)
 
 /* ---- the rules ---- */
 
-/* Each rule of gpuctl_check, broken once, is found. */
+/* A job's lock and switch as a row sets them, and the rule they break ("": none). */
+struct rule {
+	int		lock, phase, state;
+	double		revoke_at, move_until;
+	int		want_held, cut_fails, helper, helper_killed, undo;
+	const char	*pids;
+	const char	*why;
+};
+
+/* Each rule of gpuctl_check, broken once, is found; the states beside them hold. */
 static void
 test_check_finds_broken_rules(void **state)
 {
+	static const struct rule r[] = {
+		{ GC_GRANTED, GC_NONE, GC_JOB_RUNNING, 0, 0, 0, 0, 0, 0, 0, NULL, "" },
+		{ GC_REVOKING, GC_NONE, GC_JOB_RUNNING, 0, 0, 0, 0, 0, 0, 0, NULL,
+		    "revoke_at set exactly while REVOKING" },
+		{ GC_REVOKING, GC_NONE, GC_JOB_RUNNING, NOW, 0, 1, 0, 0, 0, 0, NULL, "" },
+		{ GC_GRANTED, GC_NONE, GC_JOB_RUNNING, NOW, 0, 0, 0, 0, 0, 0, NULL,
+		    "revoke_at set exactly while REVOKING" },
+		{ GC_GRANTED, GC_NONE, GC_JOB_RUNNING, 0, 0, 1, 0, 0, 0, 0, NULL,
+		    "want_held outside REVOKING" },
+		{ GC_GRANTED, GC_NONE, GC_JOB_RUNNING, 0, 0, 0, 3, 0, 0, 0, NULL,
+		    "cut_fails past GPUCTL_CUT_FAILS" },
+		{ GC_GRANTED, GC_NONE, GC_JOB_SUSPENDED, 0, 0, 0, 0, 0, 0, 0, NULL,
+		    "a SUSPENDED job's lock not RELEASED" },
+		{ GC_RELEASED, GC_CHECKPOINT, GC_JOB_SUSPENDED, 0, 0, 0, 0, 1, 0, 0, "7@1",
+		    "DRAINING, MOVE_OUT or CHECKPOINT while SUSPENDED" },
+		{ GC_RELEASED, GC_DRAINING, GC_JOB_RUNNING, 0, 0, 0, 0, 0, 0, 0, NULL,
+		    "DRAINING, MOVE_OUT or CHECKPOINT without its pids" },
+		{ GC_RELEASED, GC_RESTORE, GC_JOB_SUSPENDED, 0, 0, 0, 0, 1, 0, 0, "",
+		    "RESTORE without pids to restore" },
+		{ GC_RELEASED, GC_CHECKPOINT, GC_JOB_RUNNING, 0, 0, 0, 0, 0, 0, 0, "7@1",
+		    "CHECKPOINT or RESTORE without nvq-ckpt" },
+		{ GC_RELEASED, GC_NONE, GC_JOB_RUNNING, 0, 0, 0, 0, 0, 1, 0, NULL,
+		    "helper_killed with no nvq-ckpt" },
+		{ GC_RELEASED, GC_MOVE_OUT, GC_JOB_RUNNING, 0, 0, 0, 0, 0, 0, 0, "7@1",
+		    "move_until set exactly while MOVE_OUT or MOVE_IN" },
+		{ GC_RELEASED, GC_NONE, GC_JOB_RUNNING, 0, NOW, 0, 0, 0, 0, 0, NULL,
+		    "move_until set exactly while MOVE_OUT or MOVE_IN" },
+		{ GC_RELEASED, GC_CHECKPOINT, GC_JOB_RUNNING, 0, 0, 0, 0, 1, 0, 1, "7@1",
+		    "undo outside RESTORE" },
+		{ GC_RELEASED, GC_RESTORE, GC_JOB_RUNNING, 0, 0, 0, 0, 1, 1, 1, "7@1", "" },
+	};
 	char why[128];
+	size_t k;
 
 	(void)state;
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), 0);
-	F.gc.lock = GC_REVOKING;	/* without revoke_at */
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), -1);
-	assert_string_equal(why, "revoke_at set exactly while REVOKING");
-	F.gc.revoke_at = NOW;
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), 0);
-	F.gc.lock = GC_GRANTED;
-	F.gc.revoke_at = 0;
-	F.gc.want_held = 1;
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), -1);
-	assert_string_equal(why, "want_held outside REVOKING");
-	F.gc.want_held = 0;
-	F.j[0].state = GC_JOB_SUSPENDED;
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), -1);
-	assert_string_equal(why, "a SUSPENDED job's lock not RELEASED");
-	F.gc.lock = GC_RELEASED;
-	F.gc.phase = GC_CHECKPOINT;
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), -1);
-	assert_string_equal(why, "DRAINING, MOVE_OUT or CHECKPOINT while SUSPENDED");
-	F.j[0].state = GC_JOB_RUNNING;
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), -1);
-	assert_string_equal(why, "DRAINING, MOVE_OUT or CHECKPOINT without its pids");
-	F.gc.ckpt_pids = strdup("7@1");
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), -1);
-	assert_string_equal(why, "CHECKPOINT or RESTORE without nvq-ckpt");
-	F.gc.helper = 1;
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), 0);
-	F.gc.undo = 1;
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), -1);
-	assert_string_equal(why, "undo outside RESTORE");
-	F.gc.undo = 0;
-	F.gc.phase = GC_MOVE_OUT;
-	F.gc.helper = 0;
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), -1);
-	assert_string_equal(why, "move_until set exactly while MOVE_OUT or MOVE_IN");
-	F.gc.phase = GC_NONE;
-	F.gc.cut_fails = 3;
-	assert_int_equal(gpuctl_check(&F.j[0], why, sizeof(why)), -1);
-	assert_string_equal(why, "cut_fails past GPUCTL_CUT_FAILS");
+	for (k = 0; k < sizeof(r) / sizeof(r[0]); k++) {
+		fx_job(&F.j[0], &F.gc, 1);
+		F.gc.lock = r[k].lock;
+		F.gc.phase = r[k].phase;
+		F.j[0].state = r[k].state;
+		F.gc.revoke_at = r[k].revoke_at;
+		F.gc.move_until = r[k].move_until;
+		F.gc.want_held = r[k].want_held;
+		F.gc.cut_fails = r[k].cut_fails;
+		F.gc.helper = r[k].helper;
+		F.gc.helper_killed = r[k].helper_killed;
+		F.gc.undo = r[k].undo;
+		F.gc.ckpt_pids = r[k].pids != NULL ? strdup(r[k].pids) : NULL;
+		why[0] = '\0';
+		if (gpuctl_check(&F.j[0], why, sizeof(why)) != (r[k].why[0] != '\0' ? -1 : 0) ||
+		    strcmp(why, r[k].why) != 0)
+			fail_msg("row %zu: \"%s\", not \"%s\"", k, why, r[k].why);
+	}
 }
 
 #define ROW(t)	cmocka_unit_test_setup_teardown(t, fx_setup, fx_teardown)
