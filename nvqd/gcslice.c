@@ -2,8 +2,6 @@
  * gcslice.c: who holds each timeslice GPU (see gcslice.h), for gpuctl.c's
  * lock pass.  No I/O.
  */
-#include <stdio.h>
-
 #include "gcslice.h"
 
 static int
