@@ -58,7 +58,7 @@ endif
 
 NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/engine_base.c nvqd/engine_usage.c nvqd/engine_admit.c \
 	   nvqd/engine_supervise.c nvqd/engine_ahead.c nvqd/engine_finish.c nvqd/engine_deps.c \
-	   nvqd/engine_launch.c nvqd/job.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/stored.c nvqd/gpuctl.c nvqd/hooks.c nvqd/member.c \
+	   nvqd/engine_launch.c nvqd/job.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/stored.c nvqd/gpuctl.c nvqd/gcslice.c nvqd/gcacts.c nvqd/gpuact.c nvqd/hooks.c nvqd/member.c \
 	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c nvqd/watch.c \
 	   nvqd/ctl.c nvqd/submit.c nvqd/statq.c nvqd/storework.c nvqd/store.c nvqd/store_job.c nvqd/store_query.c nvqd/checkpoint.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/reap.c nvqd/start.c \
 	   nvqd/config.c nvqd/log.c nvqd/slurmjob.c nvqd/cmdq.c nvqd/slurm.c nvqd/adopt.c common/proto.c common/parse.c common/paths.c \
@@ -178,7 +178,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 	    $(filter %.o,$^) -ldl -lpthread
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
-UNIT	= sched order preempt proto config parse budget offload status share fairshare slurm runner json portable num \
+UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
 	  esc stored webrate stageplan xreg gate jobtab store job
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
@@ -189,6 +189,8 @@ $(BUILD)/tests/test_order: $(call obj,tests/unit/test_order.c nvqd/order.c nvqd/
 	    nvqd/preempt.c common/parse.c)
 $(BUILD)/tests/test_preempt: $(call obj,tests/unit/test_preempt.c nvqd/preempt.c nvqd/sched.c \
 	    common/parse.c)
+$(BUILD)/tests/test_gpuctl: $(call obj,tests/unit/test_gpuctl.c nvqd/gpuctl.c nvqd/gcslice.c \
+	nvqd/gcacts.c nvqd/preempt.c nvqd/sched.c common/parse.c)
 $(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c common/proto.c)
 $(BUILD)/tests/test_fairshare: $(call obj,tests/unit/test_fairshare.c nvqd/fairshare.c nvqd/sched.c \
 	    common/parse.c)

@@ -1,10 +1,24 @@
 /*
- * gpuctl.c: a job's GPU control as one state machine (see gpuctl.h).
+ * gpuctl.c: a job's GPU control as one state machine (see gpuctl.h): the
+ * decisions, pure.  It reads plain structs and returns what is to be done
+ * as data; it does no I/O and calls no hooks_, store_ or suspend_
+ * function: gpuact.c carries its actions out, in order.
  *
  * A running job has a LOCK and a PHASE, both in j->gc; nothing else writes
- * them.  Every change below happens in gpuctl_event() (one event, one job)
- * or gpuctl_pass() (every job, after the events), which only engine_gpu()
- * calls, once at a time.
+ * them.  Every change below happens in gpuctl_decide() (one event, one job)
+ * or gpuctl_decide_pass() (every job, after the events), which gpuact.c
+ * calls from engine_gpu(), once at a time.
+ *
+ * The actions (enum gc_act) are named in capitals in the tables: LOCK (tell
+ * the processes their lock, with its seq), SIGNAL STOP or CONT, CUT (send a
+ * cut's targets), MOVE (ask the hooks to move their memory), READY (an
+ * nvq-ckpt ready ahead), SPAWN and KILL (nvq-ckpt), the records PIDS,
+ * SUSPENDED, RESUMED, SWITCH, UNHOLD and UNHELD, COST (a GPU's measured
+ * switch), FX_LIMIT and FX_KICK (the engine's part); every decision may
+ * LOG.  A fact that needs an answer comes back: nvq-ckpt's pid
+ * (gpuctl_spawned) or its failure to start (the event NOSPAWN); a request
+ * whose record must be made before it is granted returns GPUCTL_RECORD and
+ * is decided again with the outcome (gpuctl.h).
  *
  * LOCK      what its processes were told last, and whether they heard it
  *   GRANTED   they may launch kernels
@@ -20,20 +34,21 @@
  * holds every timeslice GPU it runs on.
  *
  *   from               event                          to         action
- *   RELEASED,REVOKING  pass: desired                  GRANTED    seq++, tell its processes;
+ *   RELEASED,REVOKING  pass: desired                  GRANTED    seq++, LOCK (granted);
  *                                                                want_held = 0
- *   STOPPED            pass: desired                  GRANTED    SIGCONT, seq++, tell;
+ *   STOPPED            pass: desired                  GRANTED    SIGNAL CONT, seq++, LOCK;
  *                                                                want_held = 0
- *   GRANTED            pass: not desired              REVOKING   seq++, tell, revoke_at = now
+ *   GRANTED            pass: not desired              REVOKING   seq++, LOCK (revoked),
+ *                                                                revoke_at = now
  *   REVOKING           pass: every process acked seq  RELEASED   free its timeslice GPUs; wants =
  *                                                                want_held, want_since = now;
  *                                                                cut_fails = 0
  *   REVOKING           pass: every process that can   REVOKING   send those not acked and not
  *                      cut acked seq or reported its             sent targets for seq yet the
- *                      counts (CUT), some not acked              cut: the largest count of each
- *                      have counts and no targets                communicator; cut_sent = seq
+ *                      counts (CUT), some not acked              cut (CUT): the largest count of
+ *                      have counts and no targets                each communicator; cut_sent = seq
  *                      for seq (one linked late)
- *   REVOKING           pass: revoke_timeout passed,   STOPPED    SIGSTOP (all its processes),
+ *   REVOKING           pass: revoke_timeout passed,   STOPPED    SIGNAL STOP (all its processes),
  *                      its sockets read since, and a             free its timeslice GPUs
  *                      process whose hook cannot cut
  *                      did not ack, or no process
@@ -45,16 +60,16 @@
  *                      one not acked can cut, and                by never reaching one
  *                      cut_fails >= GPUCTL_CUT_FAILS
  *   REVOKING           pass: the same, cut_fails <    GRANTED    not reached: cut_fails++, seq++,
- *                      GPUCTL_CUT_FAILS (a rank short            tell; why (which process, at
+ *                      GPUCTL_CUT_FAILS (a rank short            LOCK; why (which process, at
  *                      of its target, or one that can            which count of which target, or
  *                      cut and did not answer or                 which did not answer or drain)
  *                      drain: stopping now could stop            in cut_error and the log; the
  *                      a rank mid-collective)                    operation that wanted the lock
- *                                                                fails: held = 0 (nvq hold says
- *                                                                why), yielding = 0 (a new turn),
+ *                                                                fails: held = 0 (UNHELD: nvq hold
+ *                                                                says why), yielding = 0 (a new turn),
  *                                                                DRAINING -> NONE (R) as a
  *                                                                failed suspend
- *   STOPPED            pass: DRAINING                 RELEASED   SIGCONT (the driver's lock
+ *   STOPPED            pass: DRAINING                 RELEASED   SIGNAL CONT (the driver's lock
  *                                                                needs it running)
  *   any                HOLD n / LINKED, ACK, CUT,     (pass)     held = n (a hold clears
  *                      WANT, IDLE, UNLINKED, TIMER,              cut_error); wants, idle,
@@ -81,37 +96,41 @@
  *   MOVE_IN     resume: its hooks bring their allocations back
  *
  *   from        event                              to          action
- *   NONE (R)    SUSPEND (checks pass)              DRAINING    record its pids first; an
- *                                                              nvq-ckpt ready ahead for the
- *                                                              resume (suspend_ready)
- *   DRAINING    pass: lock RELEASED or STOPPED,    MOVE_OUT    ask its hooks to move out;
- *               offload on and hooks linked                    deadline move_until
- *   DRAINING    pass: lock back, else              CHECKPOINT  spawn nvq-ckpt suspend
- *   MOVE_OUT    MOVED or UNLINKED: none moving     CHECKPOINT  spawn nvq-ckpt suspend
+ *   NONE (R)    SUSPEND (checks pass)              DRAINING    PIDS recorded first (a failure
+ *                                                              refuses it); READY: an nvq-ckpt
+ *                                                              ready ahead for the resume
+ *   DRAINING    pass: lock RELEASED or STOPPED,    MOVE_OUT    MOVE out; deadline move_until
+ *               offload on and hooks linked
+ *   DRAINING    pass: lock back, else              CHECKPOINT  SPAWN nvq-ckpt suspend
+ *   MOVE_OUT    MOVED or UNLINKED: none moving     CHECKPOINT  SPAWN nvq-ckpt suspend
  *               pass: move_until passed            CHECKPOINT  (without their answers)
- *   CHECKPOINT  (no CUDA process to checkpoint)    NONE (S)    record; unsuspendable no
+ *   CHECKPOINT  (no CUDA process to checkpoint)    NONE (S)    SUSPENDED; unsuspendable no
  *                                                              more; FX_LIMIT, FX_KICK
  *   CHECKPOINT  HELPER ok                          NONE (S)    the same
- *   CHECKPOINT  HELPER failed, or spawn failed     NONE (R)    record; unsuspendable a
- *                                                              while; FX_KICK
- *   CHECKPOINT  pass: helper_until passed          CHECKPOINT  kill nvq-ckpt (switch_timeout)
- *   CHECKPOINT  HELPER after that kill             RESTORE     undo = 1: spawn nvq-ckpt resume
- *   NONE (S)    RESUME                             RESTORE     spawn nvq-ckpt resume
+ *   CHECKPOINT  HELPER failed, or NOSPAWN          NONE (R)    SWITCH (failed); unsuspendable
+ *                                                              a while; FX_KICK
+ *   CHECKPOINT  pass: helper_until passed          CHECKPOINT  KILL nvq-ckpt (switch_timeout)
+ *   CHECKPOINT  HELPER after that kill             RESTORE     undo = 1: SPAWN nvq-ckpt resume
+ *   NONE (S)    RESUME                             RESTORE     SPAWN nvq-ckpt resume
  *   NONE (S)    RESUME, nothing checkpointed       MOVE_IN or NONE (R), as below
- *   NONE (R)    RECOVER (pids recorded)            RESTORE     spawn nvq-ckpt resume
- *   RESTORE     HELPER ok, offload on, hooks       MOVE_IN     ask its hooks to move back
- *   RESTORE     HELPER ok, else                    NONE (R)    record; FX_LIMIT, FX_KICK
- *   RESTORE     HELPER failed, or spawn failed     NONE (S)    record; hold (nvq resume
- *                                                              tries again); FX_KICK
- *   RESTORE     pass: helper_until passed          RESTORE     kill nvq-ckpt (switch_timeout)
+ *   NONE (R)    RECOVER (pids recorded)            RESTORE     SPAWN nvq-ckpt resume
+ *   RESTORE     HELPER ok, offload on, hooks       MOVE_IN     MOVE back
+ *   RESTORE     HELPER ok, else                    NONE (R)    RESUMED (a restart's: PIDS
+ *                                                              none, SWITCH); COST; FX_LIMIT,
+ *                                                              FX_KICK
+ *   RESTORE     HELPER failed, or NOSPAWN          NONE (S)    SWITCH (failed); hold (nvq
+ *                                                              resume tries again); FX_KICK
+ *   RESTORE     pass: helper_until passed          RESTORE     KILL nvq-ckpt (switch_timeout)
  *   RESTORE     HELPER after that kill, not undo   NONE (S)    failed, as the row above
- *   RESTORE     HELPER, undo (whatever its end)    NONE (R)    the suspend failed: record,
- *                                                              with how the undo went;
+ *   RESTORE     HELPER or NOSPAWN, undo (whatever  NONE (R)    the suspend failed: SWITCH,
+ *               its end)                                       with how the undo went;
  *                                                              unsuspendable a while
- *   MOVE_IN     MOVED or UNLINKED: none moving,    NONE (R)    record; FX_LIMIT, FX_KICK
- *               or pass: move_until passed
+ *   MOVE_IN     MOVED or UNLINKED: none moving,    NONE (R)    RESUMED, COST; FX_LIMIT,
+ *               or pass: move_until passed                     FX_KICK
  *   MOVE_IN     the same, some bytes left behind   NONE (S)    failed, as RESTORE's
- *   NONE (S)    RELEASE (checks pass)              NONE (S)    hold = 0, pinned = 0; FX_KICK
+ *   NONE (S)    RELEASE (checks pass)              NONE (S)    UNHOLD recorded first (a
+ *                                                              failure refuses it); hold = 0,
+ *                                                              pinned = 0; FX_KICK
  *   any         GONE, or an event after the job    NONE        nothing goes on (its nvq-ckpt
  *               exited                                         ready ahead ends as the
  *                                                              engine lets go of the job)
@@ -129,32 +148,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "gcslice.h"
 #include "gpuctl.h"
-#include "hooks.h"
-#include "jobtab.h"
-#include "log.h"
 #include "parse.h"
-#include "suspend.h"
+#include "sched.h"
 
 #define GPUCTL_PIN	60.0	/* seconds a failed switch counts (pinned, unsuspendable) */
-#define GPUCTL_TURN_MIN	5.0	/* the shortest automatic turn */
 /* revokes in a row whose cut may fail (the lock goes back); the next is stopped */
 #define GPUCTL_CUT_FAILS	2
-/*
- * Before a switch is measured on a GPU, a suspend plus a resume of m bytes
- * is guessed from those measured on an H100 (docs/gpu-results.md): the
- * driver's checkpoint alone about 2 GB/s each way; with the hook's offload
- * about 8 GB/s for the round trip, plus 2 s of the driver's for the rest.
- */
-#define SUSPEND_RATE	2e9
-#define OFFLOAD_RATE	8e9
-#define OFFLOAD_FIXED	2.0
+
+/* A decision's context: the settings, the jobs of a pass, where its actions go. */
+struct gc_ctx {
+	const struct gc_env *env;
+	struct gc_acts	*out;
+	struct gc_job	*jobs;		/* the pass's; NULL for an event */
+	int		 njobs;
+	double		 cost[GPUCTL_MAX_GPUS];	/* switch_cost, as COST leaves it */
+};
 
 static const char *const gc_whys[] = { "user", "preempt", "timeslice", "restart" };
 static const char *const gc_evs[] = {
-	"linked", "unlinked", "ack", "cut", "want", "idle", "moved", "helper", "timer", "changed",
-	"suspend", "release", "hold", "resume", "recover", "gone"
+	"linked", "unlinked", "ack", "cut", "want", "idle", "moved", "helper", "nospawn", "timer",
+	"changed", "suspend", "release", "hold", "resume", "recover", "gone"
 };
 
 const char *
@@ -163,345 +178,290 @@ gpuctl_ev_name(int t)
 	return t >= 0 && t < (int)(sizeof(gc_evs) / sizeof(gc_evs[0])) ? gc_evs[t] : "?";
 }
 
-const char *
-gpuctl_lock_state(const struct job *j)
+/* A new action of j's (gcacts_add). */
+static struct gc_action *
+gc_act(struct gc_ctx *c, const struct gc_job *j, int kind)
 {
-	switch (j->gc.lock) {
-	case GC_STOPPED:
-		return "stopped";
-	case GC_GRANTED:
-		return "granted";
-	case GC_REVOKING:
-		return "holding";	/* asked back, not acknowledged yet */
-	default:
-		return j->gc.held ? "held" : "waiting";
-	}
+	return gcacts_add(c->out, j->id, kind);
 }
 
-void
-gpuctl_init(struct job *j)
+static char *
+gc_dup(const char *s)
 {
-	free(j->gc.ckpt_pids);
-	memset(&j->gc, 0, sizeof(j->gc));
-	j->gc.lock = GC_GRANTED;
-	j->gc.ckpt_bytes = -1;
-	j->gc.move_bytes = -1;
+	return s != NULL ? strdup(s) : NULL;
 }
 
-void
-gpuctl_started(struct job *j, double now)
-{
-	j->gc.slice_start = now;
-}
+#define gc_log(c, j, level, ...)	gcacts_log((c)->out, (j)->id, level, __VA_ARGS__)
 
-void
-gpuctl_loaded(struct job *j, int running, int held, double suspended_at, int hold,
-    const char *ckpt_pids, double suspended_total, double now)
-{
-	j->gc.slice_start = now;	/* a restart: a full turn */
-	j->gc.suspended_at = suspended_at;
-	j->gc.hold = hold;
-	j->gc.susp_total = suspended_total;
-	if (ckpt_pids != NULL)
-		j->gc.ckpt_pids = strdup(ckpt_pids);
-	if (held) {
-		j->gc.held = 1;	/* its processes get the lock back on release */
-		j->gc.lock = GC_RELEASED;
-	}
-	if (!running)
-		j->gc.lock = GC_RELEASED;	/* its hooks, linking again, wait for its resume */
-}
-
-void
-gpuctl_pin(struct job *j, double until)
-{
-	j->gc.pinned_until = until;
-}
-
-void
-gpuctl_free(struct job *j)
-{
-	free(j->gc.ckpt_pids);
-	j->gc.ckpt_pids = NULL;
-}
-
-int
-gpuctl_pinned(const struct job *j, double now)
-{
-	return j->gc.pinned_until > now || (j->nsess == 0 && j->gc.relink_until > now);
-}
-
-void
-gpuctl_suspend_failed(struct job *j, const char *why, double now)
-{
-	if (why != j->gc.error)
-		snprintf(j->gc.error, sizeof(j->gc.error), "%s", why);
-	j->gc.unsusp_until = now + GPUCTL_PIN;
-}
-
-int
-gpuctl_unsuspendable(const struct job *j, double now, char *why, size_t len)
-{
-	if (j->hook_shared > 0) {
-		if (why != NULL)
-			snprintf(why, len, "it shares GPU memory");
-		return 1;
-	}
-	if (j->gc.unsusp_until > now) {
-		if (why != NULL)
-			snprintf(why, len, "its suspend failed: %s", j->gc.error);
-		return 1;
-	}
-	return 0;
-}
-
-double
-gpuctl_turn(struct engine *e, int g)
-{
-	double cost = e->switch_cost[g], m = 0;
-	const struct job *j;
-
-	if (e->cfg.turn > 0)
-		return e->cfg.turn;
-	if (cost <= 0) {
-		/* nothing measured yet: guess from the largest job there */
-		for (j = e->held; j != NULL; j = j->lnext)
-			if ((j->gpumask & (1ULL << g)) && (double)j->mem > m)
-				m = (double)j->mem;
-		cost = e->cfg.offload ? OFFLOAD_FIXED + m / OFFLOAD_RATE : 2 * m / SUSPEND_RATE;
-	}
-	return sched_quantum(cost, e->cfg.switch_overhead, GPUCTL_TURN_MIN, 0);
-}
-
-/* Asks the dispatcher to do fx for j once the event is handled. */
 static void
-gc_fx(struct engine *e, struct job *j, int fx)
+gc_act_n(struct gc_ctx *c, const struct gc_job *j, int kind, int64_t n, int64_t m)
 {
-	if (j->gc.fx == 0) {
-		j->gc.fx_next = e->gca.fx;
-		e->gca.fx = j;
-	}
-	j->gc.fx |= fx;
+	struct gc_action *a = gc_act(c, j, kind);
+
+	a->n = n;
+	a->m = m;
+}
+
+/* Asks the engine to do fx for j once the dispatch is over. */
+static void
+gc_fx(struct gc_ctx *c, struct gc_job *j, int fx)
+{
+	gc_act_n(c, j, GC_ACT_FX, fx, 0);
+}
+
+/* LOCK: its processes are told the lock as it is now. */
+static void
+gc_send_lock(struct gc_ctx *c, struct gc_job *j)
+{
+	gc_act_n(c, j, GC_ACT_LOCK, j->gc->lock == GC_GRANTED, j->gc->seq);
+	/* a seq nobody has answered yet */
+	j->acked = j->nsess == 0;
+	j->cut_ready = 0;
 }
 
 static int
-gc_in(const struct job *j, int g)
+gc_in(const struct gc_job *j, int g)
 {
 	return (j->gpumask & (1ULL << g)) != 0;
 }
 
 static int
-gc_timesliced(struct engine *e, const struct job *j)
+gc_timesliced(struct gc_ctx *c, const struct gc_job *j)
 {
-	return config_timesliced(&e->cfg, j->gpumask, e->gpus.n);
+	return (j->gpumask & c->env->compute_ts) != 0;
+}
+
+void
+gpuctl_spawned(struct gpuctl *gc, int pid)
+{
+	gc->helper_pid = pid;
+}
+
+void
+gpuctl_unsusp(struct gpuctl *gc, const char *why, double now)
+{
+	if (why != gc->error)
+		snprintf(gc->error, sizeof(gc->error), "%s", why);
+	gc->unsusp_until = now + GPUCTL_PIN;
 }
 
 /* ---- the switch ---- */
 
-static void
-gc_record(struct engine *e, struct job *j, const char *kind, char *uuids, size_t ulen,
-    struct store_switch *w, double now)
+/* A record of j's switch (kind: an action), as it stands. */
+static struct gc_action *
+gc_record(struct gc_ctx *c, struct gc_job *j, int kind, const char *sk, double now)
 {
-	gpu_uuids(&e->gpus, j->gpumask, uuids, ulen);
-	memset(w, 0, sizeof(*w));
-	w->kind = kind;
-	w->why = gc_whys[j->gc.why];
-	w->by_job = j->gc.for_job;
-	w->uuids = uuids;
-	w->started_at = j->gc.t0;
+	struct gc_action *a = gc_act(c, j, kind);
+	struct gc_switch *w = &a->sw;
+	struct gpuctl *gc = j->gc;
+
+	w->kind = sk;
+	w->why = gc_whys[gc->why];
+	w->by_job = gc->for_job;
+	w->started_at = gc->t0;
 	w->ended_at = now;
-	w->driver_seconds = j->gc.driver_secs;
-	w->bytes = j->gc.ckpt_bytes;
-	w->pids = j->gc.ckpt_pids;
+	w->driver_seconds = gc->driver_secs;
+	w->bytes = gc->ckpt_bytes;
+	w->pids = gc_dup(gc->ckpt_pids);
 	w->ok = 1;
-	w->hook_bytes = j->gc.move_bytes;
-	w->hook_seconds = j->gc.move_bytes >= 0 ? j->gc.move_secs : -1;
+	w->hook_bytes = gc->move_bytes;
+	w->hook_seconds = gc->move_bytes >= 0 ? gc->move_secs : -1;
+	return a;
 }
 
 /* CHECKPOINT -> NONE (S): the job holds no GPU memory now. */
 static void
-gc_suspended(struct engine *e, struct job *j, double now)
+gc_suspended(struct gc_ctx *c, struct gc_job *j, double now)
 {
-	char uuids[SCHED_MAX_GPUS * 97], reason[160];
-	struct store_switch w;
+	struct gpuctl *gc = j->gc;
+	struct gc_action *a;
+	char reason[160];
 
-	gc_record(e, j, "suspend", uuids, sizeof(uuids), &w, now);
-	if (j->gc.why == GC_USER)
-		snprintf(reason, sizeof(reason), "suspended by %s", j->gc.by);
-	else if (j->gc.why == GC_PREEMPT)
-		snprintf(reason, sizeof(reason), "preempted by job %lld", (long long)j->gc.for_job);
+	if (gc->why == GC_USER)
+		snprintf(reason, sizeof(reason), "suspended by %s", gc->by);
+	else if (gc->why == GC_PREEMPT)
+		snprintf(reason, sizeof(reason), "preempted by job %lld", (long long)gc->for_job);
 	else
 		snprintf(reason, sizeof(reason), "its turn ended; job %lld's began",
-		    (long long)j->gc.for_job);
-	if (store_job_suspended(e->store, j->id, j->gc.why == GC_USER, reason, &w) == -1)
-		log_warnx("job %lld: cannot record its suspend; it is suspended all the same",
-		    (long long)j->id);
-	j->state = JOB_SUSPENDED;
-	j->gc.phase = GC_NONE;
-	j->gc.suspended_at = now;
-	j->gc.hold = j->gc.why == GC_USER;
-	j->gc.last_suspend = now - j->gc.t0;
-	j->gc.unsusp_until = 0;		/* it can be suspended after all */
-	log_info("job %lld SUSPENDED (%s) in %.2fs, %lld bytes moved (%lld by its hooks in "
-	    "%.2fs)", (long long)j->id, reason, j->gc.last_suspend, (long long)w.bytes,
-	    (long long)(j->gc.move_bytes > 0 ? j->gc.move_bytes : 0), j->gc.move_secs);
-	gc_fx(e, j, GC_FX_LIMIT | GC_FX_KICK);	/* its time limit waits while it does */
+		    (long long)gc->for_job);
+	a = gc_record(c, j, GC_ACT_SUSPENDED, "suspend", now);
+	a->n = gc->why == GC_USER;
+	a->text = gc_dup(reason);
+	j->state = GC_JOB_SUSPENDED;
+	gc->phase = GC_NONE;
+	gc->suspended_at = now;
+	gc->hold = gc->why == GC_USER;
+	gc->last_suspend = now - gc->t0;
+	gc->unsusp_until = 0;		/* it can be suspended after all */
+	gc_log(c, j, GC_LOG_INFO, "job %lld SUSPENDED (%s) in %.2fs, %lld bytes moved (%lld by "
+	    "its hooks in %.2fs)", (long long)j->id, reason, gc->last_suspend,
+	    (long long)gc->ckpt_bytes, (long long)(gc->move_bytes > 0 ? gc->move_bytes : 0),
+	    gc->move_secs);
+	gc_fx(c, j, GC_FX_LIMIT | GC_FX_KICK);	/* its time limit waits while it does */
 }
 
 /* RESTORE or MOVE_IN -> NONE (R): the job runs again on its GPUs. */
 static void
-gc_resumed(struct engine *e, struct job *j, double now)
+gc_resumed(struct gc_ctx *c, struct gc_job *j, double now)
 {
-	char uuids[SCHED_MAX_GPUS * 97];
-	struct store_switch w;
+	struct gpuctl *gc = j->gc;
+	struct gc_action *a;
 	double cost;
 	int g;
 
-	gc_record(e, j, "resume", uuids, sizeof(uuids), &w, now);
-	if (j->state == JOB_RUNNING) {
+	if (j->state == GC_JOB_RUNNING) {
 		/* after a restart: its processes were put back to running */
-		w.why = "restart";
-		store_job_ckpt_pids(e->store, j->id, NULL);
-		store_switch_record(e->store, j->id, 0, &w);
+		gc_act_n(c, j, GC_ACT_PIDS, 0, 0);
+		a = gc_record(c, j, GC_ACT_SWITCH, "resume", now);
+		a->sw.why = "restart";
 	} else {
-		if (store_job_resumed(e->store, j->id, &w) == -1)
-			log_warnx("job %lld: cannot record its resume; it runs all the same",
-			    (long long)j->id);
-		if (j->gc.suspended_at > 0 && now > j->gc.suspended_at)
-			j->gc.susp_total += now - j->gc.suspended_at;
+		gc_record(c, j, GC_ACT_RESUMED, "resume", now);
+		if (gc->suspended_at > 0 && now > gc->suspended_at)
+			gc->susp_total += now - gc->suspended_at;
 	}
-	cost = j->gc.last_suspend + (now - j->gc.t0);
-	for (g = 0; g < e->gpus.n; g++)
-		if (gc_in(j, g))
-			e->switch_cost[g] = e->switch_cost[g] > 0 ?
-			    (e->switch_cost[g] + cost) / 2 : cost;
-	j->state = JOB_RUNNING;
-	j->gc.phase = GC_NONE;
-	j->gc.slice_start = now;
-	j->gc.hold = 0;
-	free(j->gc.ckpt_pids);
-	j->gc.ckpt_pids = NULL;
-	j->gc.suspended_at = 0;
-	log_info("job %lld RUNNING again: resumed in %.2fs", (long long)j->id, now - j->gc.t0);
-	gc_fx(e, j, GC_FX_LIMIT | GC_FX_KICK);
+	cost = gc->last_suspend + (now - gc->t0);
+	for (g = 0; g < c->env->ngpus && g < GPUCTL_MAX_GPUS; g++)
+		if (gc_in(j, g)) {
+			c->cost[g] = c->cost[g] > 0 ? (c->cost[g] + cost) / 2 : cost;
+			a = gc_act(c, j, GC_ACT_COST);
+			a->gpu = g;
+			a->x = c->cost[g];
+		}
+	j->state = GC_JOB_RUNNING;
+	gc->phase = GC_NONE;
+	gc->slice_start = now;
+	gc->hold = 0;
+	free(gc->ckpt_pids);
+	gc->ckpt_pids = NULL;
+	gc->suspended_at = 0;
+	gc_log(c, j, GC_LOG_INFO, "job %lld RUNNING again: resumed in %.2fs", (long long)j->id,
+	    now - gc->t0);
+	gc_fx(c, j, GC_FX_LIMIT | GC_FX_KICK);
 }
 
 /* A switch failed: the job stays as it was; it is not asked again for a while. */
 static void
-gc_failed(struct engine *e, struct job *j, const char *why, double now)
+gc_failed(struct gc_ctx *c, struct gc_job *j, const char *why, double now)
 {
-	char uuids[SCHED_MAX_GPUS * 97];
-	struct store_switch w;
-	int resume = j->gc.phase == GC_RESTORE || j->gc.phase == GC_MOVE_IN;
+	struct gpuctl *gc = j->gc;
+	int resume = gc->phase == GC_RESTORE || gc->phase == GC_MOVE_IN;
+	struct gc_action *a;
 
-	gc_record(e, j, resume ? "resume" : "suspend", uuids, sizeof(uuids), &w, now);
-	w.ok = 0;
-	w.error = why;
-	snprintf(j->gc.error, sizeof(j->gc.error), "%s", why);
+	snprintf(gc->error, sizeof(gc->error), "%s", why);
 	if (resume)
-		j->gc.pinned_until = now + GPUCTL_PIN;
+		gc->pinned_until = now + GPUCTL_PIN;
 	else
-		gpuctl_suspend_failed(j, j->gc.error, now);	/* stopped, not passed over */
-	j->gc.phase = GC_NONE;
+		gpuctl_unsusp(gc, gc->error, now);	/* stopped, not passed over */
+	gc->phase = GC_NONE;
 	if (resume) {
 		/* still suspended: it waits for nvq resume, which tries again */
-		j->gc.hold = j->state == JOB_SUSPENDED;
-		log_warnx("job %lld: cannot resume it: %s; it stays suspended (nvq resume %lld "
-		    "tries again)", (long long)j->id, why, (long long)j->id);
+		gc->hold = j->state == GC_JOB_SUSPENDED;
+		gc_log(c, j, GC_LOG_WARN, "job %lld: cannot resume it: %s; it stays suspended (nvq "
+		    "resume %lld tries again)", (long long)j->id, why, (long long)j->id);
 	} else
-		log_warnx("job %lld: cannot suspend it: %s; it runs on", (long long)j->id, why);
-	if (store_switch_record(e->store, j->id, j->gc.hold, &w) == -1)
-		log_warnx("job %lld: cannot record the failed %s", (long long)j->id, w.kind);
+		gc_log(c, j, GC_LOG_WARN, "job %lld: cannot suspend it: %s; it runs on",
+		    (long long)j->id, why);
+	a = gc_record(c, j, GC_ACT_SWITCH, resume ? "resume" : "suspend", now);
+	a->n = gc->hold;
+	a->sw.ok = 0;
+	a->sw.error = gc_dup(why);
 	if (!resume) {
-		/* w.pids pointed here: freed once recorded */
-		free(j->gc.ckpt_pids);
-		j->gc.ckpt_pids = NULL;
+		free(gc->ckpt_pids);
+		gc->ckpt_pids = NULL;
 	}
-	gc_fx(e, j, GC_FX_KICK);
+	gc_fx(c, j, GC_FX_KICK);
 }
 
-static void gc_moved(struct engine *, struct job *, double);
+static void gc_moved(struct gc_ctx *, struct gc_job *, double);
 
 /* -> MOVE_OUT or MOVE_IN: asks the job's hooks to move their allocations. */
 static void
-gc_move(struct engine *e, struct job *j, int out, double now)
+gc_move(struct gc_ctx *c, struct gc_job *j, int out, double now)
 {
-	j->gc.phase = out ? GC_MOVE_OUT : GC_MOVE_IN;
+	struct gpuctl *gc = j->gc;
+	struct gc_action *a;
+
+	gc->phase = out ? GC_MOVE_OUT : GC_MOVE_IN;
 	/* at 1 GB/s, the pageable rate, beyond the time to answer at all */
-	j->gc.move_until = now + (double)e->cfg.revoke_timeout +
-	    (j->gc.ckpt_bytes > 0 ? (double)j->gc.ckpt_bytes / 1e9 : 0);
-	j->gc.move_seq++;
-	j->gc.move_bytes = j->gc.move_left = 0;
-	j->gc.move_secs = 0;
-	j->gc.move_error[0] = '\0';
-	if (hooks_move(e, j, j->gc.move_seq, out) == 0)
-		gc_moved(e, j, now);
+	gc->move_until = now + c->env->revoke_timeout +
+	    (gc->ckpt_bytes > 0 ? (double)gc->ckpt_bytes / 1e9 : 0);
+	gc->move_seq++;
+	gc->move_bytes = gc->move_left = 0;
+	gc->move_secs = 0;
+	gc->move_error[0] = '\0';
+	j->moving = j->nsess > 0;	/* each of its processes is asked */
+	a = gc_act(c, j, GC_ACT_MOVE);
+	a->n = gc->move_seq;
+	a->m = out;
+	a->x = j->moving;	/* their answers are waited for */
+	if (!j->moving)
+		gc_moved(c, j, now);
 	else
-		log_debug("job %lld: its hooks move its memory %s", (long long)j->id,
-		    out ? "out" : "back");
+		gc_log(c, j, GC_LOG_DEBUG, "job %lld: its hooks move its memory %s",
+		    (long long)j->id, out ? "out" : "back");
 }
 
 /*
- * Starts nvq-ckpt for j's switch, with its deadline: switch_timeout plus a
- * second per 256 MiB the job holds.  0, or -1 with why in err.
+ * SPAWN: nvq-ckpt for j's switch, with its deadline: switch_timeout plus a
+ * second per 256 MiB the job holds.  Its pid comes back (gpuctl_spawned),
+ * or its failure to start, as NOSPAWN.
  */
-static int
-gc_spawn(struct engine *e, struct job *j, int resume, double now, char *err, size_t errlen)
+static void
+gc_spawn(struct gc_ctx *c, struct gc_job *j, int resume, double now)
 {
-	int pid = suspend_spawn(e, j, resume, j->gc.ckpt_pids, err, errlen);
+	struct gpuctl *gc = j->gc;
+	struct gc_action *a = gc_act(c, j, GC_ACT_SPAWN);
 
-	if (pid == -1)
-		return -1;
-	j->gc.helper_pid = pid;
-	j->gc.helper_killed = 0;
-	j->gc.helper_secs = (double)e->cfg.switch_timeout +
-	    (j->gc.ckpt_bytes > 0 ? (double)j->gc.ckpt_bytes / (256.0 * 1048576.0) : 0);
-	j->gc.helper_until = now + j->gc.helper_secs;
-	return 0;
+	a->m = resume;
+	a->text = gc_dup(gc->ckpt_pids);
+	gc->helper = 1;
+	gc->helper_pid = 0;
+	gc->helper_killed = 0;
+	gc->helper_secs = c->env->switch_timeout +
+	    (gc->ckpt_bytes > 0 ? (double)gc->ckpt_bytes / (256.0 * 1048576.0) : 0);
+	gc->helper_until = now + gc->helper_secs;
 }
 
 /* -> CHECKPOINT: the driver's checkpoint of what the hooks did not move. */
 static void
-gc_checkpoint(struct engine *e, struct job *j, double now)
+gc_checkpoint(struct gc_ctx *c, struct gc_job *j, double now)
 {
-	char err[256];
-
-	j->gc.phase = GC_CHECKPOINT;
-	if (j->gc.ckpt_pids[0] == '\0') {
-		gc_suspended(e, j, now);	/* no CUDA process: nothing to move */
+	j->gc->phase = GC_CHECKPOINT;
+	if (j->gc->ckpt_pids[0] == '\0') {
+		gc_suspended(c, j, now);	/* no CUDA process: nothing to move */
 		return;
 	}
-	if (gc_spawn(e, j, 0, now, err, sizeof(err)) == -1)
-		gc_failed(e, j, err, now);
+	gc_spawn(c, j, 0, now);
 }
 
 /* MOVE_OUT or MOVE_IN: every process answered, went away, or is overdue. */
 static void
-gc_moved(struct engine *e, struct job *j, double now)
+gc_moved(struct gc_ctx *c, struct gc_job *j, double now)
 {
+	struct gpuctl *gc = j->gc;
 	char err[400];
 
-	j->gc.move_until = 0;
+	gc->move_until = 0;
 	if (j->exited) {
-		j->gc.phase = GC_NONE;	/* it ended meanwhile: nothing to go on with */
+		gc->phase = GC_NONE;	/* it ended meanwhile: nothing to go on with */
 		return;
 	}
-	if (j->gc.phase == GC_MOVE_OUT) {
-		if (j->gc.move_error[0] != '\0')
-			log_warnx("job %lld: its hooks moved %lld bytes out, not %lld: %s; the "
-			    "driver's checkpoint takes the rest", (long long)j->id,
-			    (long long)j->gc.move_bytes, (long long)j->gc.move_left,
-			    j->gc.move_error);
-		gc_checkpoint(e, j, now);
-	} else if (j->gc.phase == GC_MOVE_IN) {
-		if (j->gc.move_left > 0) {
+	if (gc->phase == GC_MOVE_OUT) {
+		if (gc->move_error[0] != '\0')
+			gc_log(c, j, GC_LOG_WARN, "job %lld: its hooks moved %lld bytes out, not "
+			    "%lld: %s; the driver's checkpoint takes the rest", (long long)j->id,
+			    (long long)gc->move_bytes, (long long)gc->move_left, gc->move_error);
+		gc_checkpoint(c, j, now);
+	} else if (gc->phase == GC_MOVE_IN) {
+		if (gc->move_left > 0) {
 			snprintf(err, sizeof(err), "bringing its memory back: %s (%lld bytes "
-			    "still in host memory)", j->gc.move_error, (long long)j->gc.move_left);
-			gc_failed(e, j, err, now);
+			    "still in host memory)", gc->move_error, (long long)gc->move_left);
+			gc_failed(c, j, err, now);
 		} else {
-			if (j->gc.move_error[0] != '\0')
-				log_warnx("job %lld: %s", (long long)j->id, j->gc.move_error);
-			gc_resumed(e, j, now);	/* a hook that did not answer brings it back itself */
+			if (gc->move_error[0] != '\0')
+				gc_log(c, j, GC_LOG_WARN, "job %lld: %s", (long long)j->id,
+				    gc->move_error);
+			gc_resumed(c, j, now);	/* a hook that did not answer brings it back itself */
 		}
 	}
 }
@@ -521,12 +481,12 @@ static const char *const gc_give_says[] = {
  * and, on a timeslice GPU, at the end of its turn.
  */
 static void
-gc_instead(struct engine *e, const struct job *j, char *buf, size_t len)
+gc_instead(struct gc_ctx *c, const struct gc_job *j, char *buf, size_t len)
 {
 	struct sched_job sj = { .running = 1, .unsuspendable = 1, .requeue = j->requeue };
-	const struct sched_settings *s = &e->cfg.sched;
+	const struct sched_settings *s = c->env->sched;
 	size_t n;
-	int g, give = sched_give(&sj, s), turns = 0;
+	int give = sched_give(&sj, s), turns = (j->gpumask & c->env->mode_ts) != 0;
 
 	if (give == SCHED_GIVE_REQUEUE || give == SCHED_GIVE_CANCEL)
 		snprintf(buf, len, "a higher-priority job that needs its memory %s",
@@ -535,9 +495,6 @@ gc_instead(struct engine *e, const struct job *j, char *buf, size_t len)
 		snprintf(buf, len, "a higher-priority job that needs its memory waits for it (%s)",
 		    s->preempt == SCHED_PREEMPT_OFF ? "preempt = off" :
 		    "preempt = requeue, and it has no --requeue");
-	for (g = 0; g < e->gpus.n; g++)
-		if (gc_in(j, g) && config_mode(&e->cfg, g) == SCHED_TIMESLICE)
-			turns = 1;
 	give = sched_give_turn(&sj);
 	if (turns && (n = strlen(buf)) < len &&
 	    (give == SCHED_GIVE_REQUEUE || give == SCHED_GIVE_CANCEL))
@@ -548,23 +505,30 @@ gc_instead(struct engine *e, const struct job *j, char *buf, size_t len)
 		    "priority wait for its end");
 }
 
-/* NONE (R) -> DRAINING, or a sentence why not. */
+/*
+ * NONE (R) -> DRAINING, or a sentence why not.  Asks for its probe first
+ * (GPUCTL_PROBE), then, with processes to checkpoint, for PIDS to be
+ * recorded before anything moves (GPUCTL_RECORD): an nvqd restarted in
+ * between puts them back to running.
+ */
 static int
-gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double now, char *err,
-    size_t errlen)
+gc_suspend(struct gc_ctx *c, struct gc_job *j, const struct gc_event *ev, double now,
+    char *err, size_t errlen)
 {
-	char pids[4096];	/* HOOKS_MAX_PIDS and more, each PID@START */
+	struct gpuctl *gc = j->gc;
+	const char *pids;
 	char shared[32];
 	int64_t bytes, avail;
+	struct gc_action *a;
 
-	if (j->state != JOB_RUNNING) {
+	if (j->state != GC_JOB_RUNNING) {
 		snprintf(err, errlen, "job %lld is %s; only a running job can be suspended",
-		    (long long)j->id, j->state == JOB_SUSPENDED ? "suspended already" : "pending");
+		    (long long)j->id, j->state == GC_JOB_SUSPENDED ? "suspended already" : "pending");
 		return -1;
 	}
-	if (j->gc.phase != GC_NONE) {
+	if (gc->phase != GC_NONE) {
 		snprintf(err, errlen, "job %lld is being %s", (long long)j->id,
-		    j->gc.phase == GC_RESTORE ? "resumed" : "suspended");
+		    gc->phase == GC_RESTORE ? "resumed" : "suspended");
 		return -1;
 	}
 	if (j->gpumask == 0) {
@@ -572,11 +536,11 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 		    (long long)j->id);
 		return -1;
 	}
-	if (j->ending[0] != '\0') {
+	if (j->ending) {
 		snprintf(err, errlen, "job %lld is ending", (long long)j->id);
 		return -1;
 	}
-	if (j->nsess == 0 && j->gc.relink_until > now) {
+	if (j->nsess == 0 && gc->relink_until > now) {
 		snprintf(err, errlen, "job %lld's processes have not linked to nvqd again since "
 		    "it restarted; try again in a few seconds", (long long)j->id);
 		return -1;
@@ -591,17 +555,18 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 		    "`nvq requeue "
 		    "%lld` stops it and queues it again, and ", (long long)j->id, shared,
 		    (long long)j->id);
-		gc_instead(e, j, err + strlen(err), errlen - strlen(err));
+		gc_instead(c, j, err + strlen(err), errlen - strlen(err));
 		return -1;
 	}
-	hooks_pids(e, j, 1, pids, sizeof(pids));
-	suspend_pids(j, pids, sizeof(pids));
-	if (pids[0] != '\0' && e->ckpt[0] == '\0') {
+	if (j->probe == NULL)
+		return GPUCTL_PROBE;
+	pids = j->probe->pids;
+	if (pids[0] != '\0' && !c->env->ckpt) {
 		snprintf(err, errlen, "nvq-ckpt is not installed beside nvqd");
 		return -1;
 	}
-	bytes = suspend_bytes(e, j);
-	avail = suspend_host_available();
+	bytes = j->probe->bytes;
+	avail = j->probe->avail;
 	/* the staging its processes hold ready is host memory the move needs no more of */
 	if (avail >= 0)
 		avail += (int64_t)(j->hook_staged < INT64_MAX / 2 ? j->hook_staged : INT64_MAX / 2);
@@ -611,289 +576,326 @@ gc_suspend(struct engine *e, struct job *j, const struct gc_event *ev, double no
 		    avail / 1073741824.0);
 		return -1;
 	}
-	free(j->gc.ckpt_pids);
-	if ((j->gc.ckpt_pids = strdup(pids)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+	if (ev->ok == 0) {
+		free(gc->ckpt_pids);
+		if ((gc->ckpt_pids = strdup(pids)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (pids[0] != '\0') {
+			a = gc_act(c, j, GC_ACT_PIDS);
+			a->n = 1;
+			a->text = gc_dup(pids);
+			return GPUCTL_RECORD;
+		}
+	} else if (ev->ok < 0) {
+		snprintf(err, errlen, "cannot record the suspend: %s", ev->error);
+		free(gc->ckpt_pids);
+		gc->ckpt_pids = NULL;
 		return -1;
 	}
-	/* recorded first: an nvqd restarted in between puts them back to running */
-	if (pids[0] != '\0' && store_job_ckpt_pids(e->store, j->id, pids) == -1) {
-		snprintf(err, errlen, "cannot record the suspend: %s", store_errmsg(e->store));
-		free(j->gc.ckpt_pids);
-		j->gc.ckpt_pids = NULL;
-		return -1;
-	}
-	j->gc.ckpt_bytes = bytes;
-	j->gc.phase = GC_DRAINING;
+	gc->ckpt_bytes = bytes;
+	gc->phase = GC_DRAINING;
 	/* its resume's nvq-ckpt loads the driver now, while the job holds its GPUs */
 	if (pids[0] != '\0')
-		suspend_ready(e, j);
-	j->gc.why = (int)ev->n;
-	j->gc.for_job = ev->for_job;
+		gc_act(c, j, GC_ACT_READY);
+	gc->why = (int)ev->n;
+	gc->for_job = ev->for_job;
 	if (ev->n == GC_USER)
-		snprintf(j->gc.by, sizeof(j->gc.by), "%s", ev->by);
-	j->gc.t0 = now;
-	j->gc.error[0] = '\0';
-	j->gc.move_bytes = -1;
-	j->gc.driver_secs = 0;
+		snprintf(gc->by, sizeof(gc->by), "%s", ev->by);
+	gc->t0 = now;
+	gc->error[0] = '\0';
+	gc->move_bytes = -1;
+	gc->driver_secs = 0;
 	if (ev->for_job > 0)
-		log_info("job %lld: suspending (%s, for job %lld), processes %s", (long long)j->id,
-		    gc_whys[j->gc.why], (long long)ev->for_job, pids[0] ? pids : "none");
+		gc_log(c, j, GC_LOG_INFO, "job %lld: suspending (%s, for job %lld), processes %s",
+		    (long long)j->id, gc_whys[gc->why], (long long)ev->for_job,
+		    pids[0] ? pids : "none");
 	else
-		log_info("job %lld: suspending (%s), processes %s", (long long)j->id,
-		    gc_whys[j->gc.why], pids[0] ? pids : "none");
+		gc_log(c, j, GC_LOG_INFO, "job %lld: suspending (%s), processes %s",
+		    (long long)j->id, gc_whys[gc->why], pids[0] ? pids : "none");
 	return 0;	/* the pass takes its lock back */
 }
 
 /* NONE (S) -> RESTORE (or MOVE_IN, or NONE (R) at once). */
 static void
-gc_resume(struct engine *e, struct job *j, double now)
+gc_resume(struct gc_ctx *c, struct gc_job *j, double now)
 {
-	char err[256];
+	struct gpuctl *gc = j->gc;
 
-	if (j->state != JOB_SUSPENDED || j->gc.phase != GC_NONE)
+	if (j->state != GC_JOB_SUSPENDED || gc->phase != GC_NONE)
 		return;
-	j->gc.phase = GC_RESTORE;
-	j->gc.t0 = now;
-	j->gc.move_bytes = -1;
-	j->gc.driver_secs = 0;
-	if (j->gc.ckpt_pids == NULL || j->gc.ckpt_pids[0] == '\0') {
-		if (e->cfg.offload && j->nsess > 0)
-			gc_move(e, j, 0, now);
+	gc->phase = GC_RESTORE;
+	gc->t0 = now;
+	gc->move_bytes = -1;
+	gc->driver_secs = 0;
+	if (gc->ckpt_pids == NULL || gc->ckpt_pids[0] == '\0') {
+		if (c->env->offload && j->nsess > 0)
+			gc_move(c, j, 0, now);
 		else
-			gc_resumed(e, j, now);
+			gc_resumed(c, j, now);
 		return;
 	}
-	log_info("job %lld: resuming, processes %s", (long long)j->id, j->gc.ckpt_pids);
-	j->gc.undo = 0;
-	if (gc_spawn(e, j, 1, now, err, sizeof(err)) == -1)
-		gc_failed(e, j, err, now);
+	gc_log(c, j, GC_LOG_INFO, "job %lld: resuming, processes %s", (long long)j->id,
+	    gc->ckpt_pids);
+	gc->undo = 0;
+	gc_spawn(c, j, 1, now);
 }
 
 /* A restarted nvqd: a running job it had begun to suspend or resume runs on. */
 static void
-gc_recover(struct engine *e, struct job *j, double now)
+gc_recover(struct gc_ctx *c, struct gc_job *j, double now)
 {
-	char err[256];
+	struct gpuctl *gc = j->gc;
 
-	j->gc.relink_until = now + GPUCTL_RELINK;
-	if (j->state != JOB_RUNNING || j->gc.ckpt_pids == NULL || j->gc.ckpt_pids[0] == '\0')
+	gc->relink_until = now + GPUCTL_RELINK;
+	if (j->state != GC_JOB_RUNNING || gc->ckpt_pids == NULL || gc->ckpt_pids[0] == '\0')
 		return;
-	log_info("job %lld: nvqd stopped while it was being suspended or resumed; "
-	    "putting processes %s back to running", (long long)j->id, j->gc.ckpt_pids);
-	j->gc.phase = GC_RESTORE;
-	j->gc.why = GC_RESTART;
-	j->gc.t0 = now;
-	j->gc.ckpt_bytes = -1;
-	j->gc.move_bytes = -1;
-	j->gc.driver_secs = 0;
-	j->gc.undo = 0;
-	if (gc_spawn(e, j, 1, now, err, sizeof(err)) == -1)
-		gc_failed(e, j, err, now);
+	gc_log(c, j, GC_LOG_INFO, "job %lld: nvqd stopped while it was being suspended or "
+	    "resumed; putting processes %s back to running", (long long)j->id, gc->ckpt_pids);
+	gc->phase = GC_RESTORE;
+	gc->why = GC_RESTART;
+	gc->t0 = now;
+	gc->ckpt_bytes = -1;
+	gc->move_bytes = -1;
+	gc->driver_secs = 0;
+	gc->undo = 0;
+	gc_spawn(c, j, 1, now);
 }
 
-/* nvq resume: a job suspended by a user may resume once it fits. */
+/* nvq resume: a job suspended by a user may resume once it fits (UNHOLD first). */
 static int
-gc_release(struct engine *e, struct job *j, const char *by, double now, char *err,
-    size_t errlen)
+gc_release(struct gc_ctx *c, struct gc_job *j, const struct gc_event *ev, double now,
+    char *err, size_t errlen)
 {
+	struct gpuctl *gc = j->gc;
+	struct gc_action *a;
 	char why[128];
 
-	if (j->state != JOB_SUSPENDED || j->gc.phase == GC_RESTORE) {
+	if (j->state != GC_JOB_SUSPENDED || gc->phase == GC_RESTORE) {
 		snprintf(err, errlen, "job %lld is %s", (long long)j->id,
-		    j->gc.phase == GC_RESTORE ? "being resumed" : j->gc.phase != GC_NONE ?
+		    gc->phase == GC_RESTORE ? "being resumed" : gc->phase != GC_NONE ?
 		    "being suspended; resume it once it is suspended" :
-		    j->state == JOB_RUNNING ? "not suspended" : "pending");
+		    j->state == GC_JOB_RUNNING ? "not suspended" : "pending");
 		return -1;
 	}
-	if (!j->gc.hold) {
+	if (!gc->hold) {
 		snprintf(err, errlen, "job %lld resumes on its own once its memory fits",
 		    (long long)j->id);
 		return -1;
 	}
-	snprintf(why, sizeof(why), "resume asked by %s", by);
-	if (store_job_unhold(e->store, j->id, now, why) == -1) {
-		snprintf(err, errlen, "cannot record the resume: %s", store_errmsg(e->store));
+	snprintf(why, sizeof(why), "resume asked by %s", ev->by);
+	if (ev->ok == 0) {
+		a = gc_act(c, j, GC_ACT_UNHOLD);
+		a->x = now;
+		a->text = gc_dup(why);
+		return GPUCTL_RECORD;
+	}
+	if (ev->ok < 0) {
+		snprintf(err, errlen, "cannot record the resume: %s", ev->error);
 		return -1;
 	}
-	j->gc.hold = 0;
-	j->gc.pinned_until = 0;
-	log_info("job %lld: %s", (long long)j->id, why);
-	gc_fx(e, j, GC_FX_KICK);
+	gc->hold = 0;
+	gc->pinned_until = 0;
+	gc_log(c, j, GC_LOG_INFO, "job %lld: %s", (long long)j->id, why);
+	gc_fx(c, j, GC_FX_KICK);
 	return 0;
 }
 
-/* HELPER: nvq-ckpt ended. */
 /*
  * A suspend whose nvq-ckpt was killed: undone by nvq-ckpt resume (RESTORE,
  * undo), which puts its processes back to running from wherever they got
- * to; then the suspend is recorded as failed and the job runs on.
+ * to; then the suspend is recorded as failed and the job runs on.  nospawn:
+ * that nvq-ckpt resume could not start, why.
  */
 static void
-gc_undone(struct engine *e, struct job *j, const struct gc_event *ev, int killed, double now)
+gc_undone(struct gc_ctx *c, struct gc_job *j, const struct gc_event *ev, int killed,
+    const char *nospawn, double now)
 {
-	char why[sizeof(j->gc.helper_why) + 300], err[256];
+	struct gpuctl *gc = j->gc;
+	char why[sizeof(gc->helper_why) + 300];
 
-	if (!j->gc.undo) {
-		log_warnx("job %lld: %s; putting processes %s back to running", (long long)j->id,
-		    j->gc.helper_why, j->gc.ckpt_pids);
-		j->gc.undo = 1;
-		j->gc.phase = GC_RESTORE;
-		if (gc_spawn(e, j, 1, now, err, sizeof(err)) == 0)
-			return;
-		snprintf(why, sizeof(why), "%s; and nvq-ckpt resume could not run: %s (its "
-		    "processes may stay stopped in the driver: cancel it)", j->gc.helper_why, err);
-	} else if (!ev->ok || killed)
-		snprintf(why, sizeof(why), "%s; and undoing it failed: %s (its processes may "
-		    "stay stopped in the driver: cancel it)", j->gc.helper_why,
-		    killed ? "nvq-ckpt resume was killed too" : ev->error);
-	else
-		snprintf(why, sizeof(why), "%s, and the switch was undone", j->gc.helper_why);
-	/* a failed suspend: the job runs on, its memory counted where it is */
-	j->gc.undo = 0;
-	j->gc.phase = GC_CHECKPOINT;
-	gc_failed(e, j, why, now);
-}
-
-static void
-gc_helper(struct engine *e, struct job *j, const struct gc_event *ev, double now)
-{
-	int resume = ev->n != 0, killed;
-
-	if (j->exited || (resume ? j->gc.phase != GC_RESTORE : j->gc.phase != GC_CHECKPOINT)) {
-		log_info("job %lld: nvq-ckpt %s ended after the job or its switch (%s)",
-		    (long long)j->id, resume ? "resume" : "suspend", ev->ok ? "ok" : ev->error);
-		if (j->exited)
-			j->gc.phase = GC_NONE;
+	if (!gc->undo) {
+		gc_log(c, j, GC_LOG_WARN, "job %lld: %s; putting processes %s back to running",
+		    (long long)j->id, gc->helper_why, gc->ckpt_pids);
+		gc->undo = 1;
+		gc->phase = GC_RESTORE;
+		gc_spawn(c, j, 1, now);
 		return;
 	}
-	killed = j->gc.helper_killed;
-	j->gc.helper_pid = 0;
-	j->gc.helper_killed = 0;
-	j->gc.driver_secs = ev->secs;
-	if (j->gc.undo || (killed && !resume)) {
-		gc_undone(e, j, ev, killed, now);
+	if (nospawn != NULL)
+		snprintf(why, sizeof(why), "%s; and nvq-ckpt resume could not run: %s (its "
+		    "processes may stay stopped in the driver: cancel it)", gc->helper_why, nospawn);
+	else if (!ev->ok || killed)
+		snprintf(why, sizeof(why), "%s; and undoing it failed: %s (its processes may "
+		    "stay stopped in the driver: cancel it)", gc->helper_why,
+		    killed ? "nvq-ckpt resume was killed too" : ev->error);
+	else
+		snprintf(why, sizeof(why), "%s, and the switch was undone", gc->helper_why);
+	/* a failed suspend: the job runs on, its memory counted where it is */
+	gc->undo = 0;
+	gc->phase = GC_CHECKPOINT;
+	gc_failed(c, j, why, now);
+}
+
+/* HELPER: nvq-ckpt ended. */
+static void
+gc_helper(struct gc_ctx *c, struct gc_job *j, const struct gc_event *ev, double now)
+{
+	struct gpuctl *gc = j->gc;
+	int resume = ev->n != 0, killed;
+
+	if (j->exited || (resume ? gc->phase != GC_RESTORE : gc->phase != GC_CHECKPOINT)) {
+		gc_log(c, j, GC_LOG_INFO, "job %lld: nvq-ckpt %s ended after the job or its switch "
+		    "(%s)", (long long)j->id, resume ? "resume" : "suspend",
+		    ev->ok ? "ok" : ev->error);
+		if (j->exited)
+			gc->phase = GC_NONE;
+		return;
+	}
+	killed = gc->helper_killed;
+	gc->helper = 0;
+	gc->helper_pid = 0;
+	gc->helper_killed = 0;
+	gc->driver_secs = ev->secs;
+	if (gc->undo || (killed && !resume)) {
+		gc_undone(c, j, ev, killed, NULL, now);
 		return;
 	}
 	if (killed)
-		gc_failed(e, j, j->gc.helper_why, now);	/* a resume: it stays suspended */
+		gc_failed(c, j, gc->helper_why, now);	/* a resume: it stays suspended */
 	else if (!ev->ok)
-		gc_failed(e, j, ev->error, now);
-	else if (resume && e->cfg.offload && j->nsess > 0)
-		gc_move(e, j, 0, now);	/* then its hooks bring their allocations back */
+		gc_failed(c, j, ev->error, now);
+	else if (resume && c->env->offload && j->nsess > 0)
+		gc_move(c, j, 0, now);	/* then its hooks bring their allocations back */
 	else if (resume)
-		gc_resumed(e, j, now);
+		gc_resumed(c, j, now);
 	else
-		gc_suspended(e, j, now);
+		gc_suspended(c, j, now);
+}
+
+/* NOSPAWN: the nvq-ckpt that SPAWN asked for could not start: the switch fails. */
+static void
+gc_nospawn(struct gc_ctx *c, struct gc_job *j, const struct gc_event *ev, double now)
+{
+	struct gpuctl *gc = j->gc;
+	int resume = ev->n != 0;
+
+	if (!gc->helper || gc->helper_pid != 0 ||
+	    (resume ? gc->phase != GC_RESTORE : gc->phase != GC_CHECKPOINT))
+		return;	/* not this switch's: it went on meanwhile */
+	gc->helper = 0;
+	if (resume && gc->undo)
+		gc_undone(c, j, ev, 0, ev->error, now);
+	else
+		gc_failed(c, j, ev->error, now);
 }
 
 /* MOVED: a process's answer, added up; the last one lets the switch go on. */
 static void
-gc_moved_one(struct engine *e, struct job *j, const struct gc_event *ev, double now)
+gc_moved_one(struct gc_ctx *c, struct gc_job *j, const struct gc_event *ev, double now)
 {
-	if (ev->n != j->gc.move_seq)
+	struct gpuctl *gc = j->gc;
+
+	if (ev->n != gc->move_seq)
 		return;	/* an old move's: that switch went on without it */
-	j->gc.move_bytes += ev->bytes;
-	j->gc.move_left += ev->left;
-	if (ev->secs > j->gc.move_secs)
-		j->gc.move_secs = ev->secs;
-	if (ev->error[0] != '\0' && j->gc.move_error[0] == '\0')
-		snprintf(j->gc.move_error, sizeof(j->gc.move_error), "%s", ev->error);
-	if ((j->gc.phase == GC_MOVE_OUT || j->gc.phase == GC_MOVE_IN) && !hooks_moving(e, j))
-		gc_moved(e, j, now);
+	gc->move_bytes += ev->bytes;
+	gc->move_left += ev->left;
+	if (ev->secs > gc->move_secs)
+		gc->move_secs = ev->secs;
+	if (ev->error[0] != '\0' && gc->move_error[0] == '\0')
+		snprintf(gc->move_error, sizeof(gc->move_error), "%s", ev->error);
+	if ((gc->phase == GC_MOVE_OUT || gc->phase == GC_MOVE_IN) && !j->moving)
+		gc_moved(c, j, now);
 }
 
-/* Frees the timeslice GPUs j holds. */
 static void
-gc_release_slices(struct engine *e, struct job *j, double now)
+gc_ctx_init(struct gc_ctx *c, const struct gc_env *env, struct gc_acts *out,
+    struct gc_job *jobs, int njobs)
 {
 	int g;
 
-	for (g = 0; g < e->gpus.n; g++)
-		if (e->gca.ts_holder[g] == j->id)
-			e->gca.ts_holder[g] = 0;
-	j->gc.yielding = 0;
-	/*
-	 * A process that waited for the lock while it was being taken back
-	 * (a rank at the cut while its peer ran on to it) says so once: that
-	 * wait goes on, at the back of the line.  Dropped, the job would wait
-	 * for a turn that never comes.
-	 */
-	j->gc.wants = j->gc.want_held;
-	j->gc.want_since = now;
-	j->gc.want_held = 0;
-	j->gc.idle = 0;
+	c->env = env;
+	c->out = out;
+	c->jobs = jobs;
+	c->njobs = njobs;
+	for (g = 0; g < GPUCTL_MAX_GPUS; g++)
+		c->cost[g] = g < env->ngpus && env->switch_cost != NULL ? env->switch_cost[g] : 0;
 }
 
 int
-gpuctl_event(struct engine *e, struct job *j, const struct gc_event *ev, double now, char *err,
-    size_t errlen)
+gpuctl_decide(struct gc_job *j, const struct gc_env *env, const struct gc_event *ev,
+    double now, struct gc_acts *out, char *err, size_t errlen)
 {
-	int g;
+	struct gpuctl *gc;
+	struct gc_ctx c;
 
 	if (j == NULL)
 		return 0;	/* TIMER, CHANGED: the pass decides */
+	gc_ctx_init(&c, env, out, NULL, 0);
+	gc = j->gc;
 	switch (ev->type) {
 	case GC_EV_LINKED:
-		if (gc_timesliced(e, j) && !j->gc.wants) {
-			j->gc.wants = 1;	/* a CUDA process: it will launch */
-			j->gc.want_since = now;
+		if (gc_timesliced(&c, j) && !gc->wants) {
+			gc->wants = 1;	/* a CUDA process: it will launch */
+			gc->want_since = now;
 		}
-		if (j->gc.relink_until > 0) {
-			j->gc.relink_until = 0;	/* may give way again: schedule */
-			gc_fx(e, j, GC_FX_KICK);
+		if (gc->relink_until > 0) {
+			gc->relink_until = 0;	/* may give way again: schedule */
+			gc_fx(&c, j, GC_FX_KICK);
 		}
 		break;
 	case GC_EV_UNLINKED:
 		if (j->nsess == 0)
-			j->gc.wants = j->gc.idle = 0;
+			gc->wants = gc->idle = 0;
 		/* a process that ends in the middle of a move has nothing left to move */
-		if ((j->gc.phase == GC_MOVE_OUT || j->gc.phase == GC_MOVE_IN) && !hooks_moving(e, j))
-			gc_moved(e, j, now);
+		if ((gc->phase == GC_MOVE_OUT || gc->phase == GC_MOVE_IN) && !j->moving)
+			gc_moved(&c, j, now);
 		break;
 	case GC_EV_ACK:
 	case GC_EV_CUT:
 		break;	/* the pass sees who acknowledged or reported */
 	case GC_EV_WANT:
-		if (j->gc.lock == GC_REVOKING)
-			j->gc.want_held = 1;
-		if (!j->gc.wants) {
-			j->gc.wants = 1;
-			j->gc.want_since = now;
+		if (gc->lock == GC_REVOKING)
+			gc->want_held = 1;
+		if (!gc->wants) {
+			gc->wants = 1;
+			gc->want_since = now;
 		}
 		break;
 	case GC_EV_IDLE:
-		j->gc.idle = (int)ev->n;
+		gc->idle = (int)ev->n;
 		break;
 	case GC_EV_MOVED:
-		gc_moved_one(e, j, ev, now);
+		gc_moved_one(&c, j, ev, now);
 		break;
 	case GC_EV_HELPER:
-		gc_helper(e, j, ev, now);
+		gc_helper(&c, j, ev, now);
+		break;
+	case GC_EV_NOSPAWN:
+		gc_nospawn(&c, j, ev, now);
 		break;
 	case GC_EV_SUSPEND:
-		return gc_suspend(e, j, ev, now, err, errlen);
+		return gc_suspend(&c, j, ev, now, err, errlen);
 	case GC_EV_RELEASE:
-		return gc_release(e, j, ev->by, now, err, errlen);
+		return gc_release(&c, j, ev, now, err, errlen);
 	case GC_EV_HOLD:
-		j->gc.held = (int)ev->n;
-		if (j->gc.held)
-			j->gc.cut_error[0] = '\0';	/* nvq hold waits for this one's outcome */
-		if (!j->gc.held)
-			j->gc.wants = j->nsess > 0;
+		gc->held = (int)ev->n;
+		if (gc->held)
+			gc->cut_error[0] = '\0';	/* nvq hold waits for this one's outcome */
+		if (!gc->held)
+			gc->wants = j->nsess > 0;
 		break;
 	case GC_EV_RESUME:
-		gc_resume(e, j, now);
+		gc_resume(&c, j, now);
 		break;
 	case GC_EV_RECOVER:
-		gc_recover(e, j, now);
+		gc_recover(&c, j, now);
 		break;
 	case GC_EV_GONE:
-		for (g = 0; g < e->gpus.n; g++)
-			if (e->gca.ts_holder[g] == j->id)
-				e->gca.ts_holder[g] = 0;
-		j->gc.phase = GC_NONE;
-		j->gc.lock = GC_RELEASED;
+		gcslice_drop(env, j->id);
+		gc->phase = GC_NONE;
+		gc->lock = GC_RELEASED;
 		break;
 	default:
 		break;
@@ -902,68 +904,6 @@ gpuctl_event(struct engine *e, struct job *j, const struct gc_event *ev, double 
 }
 
 /* ---- the pass ---- */
-
-/* Whether j should hold its lock now. */
-static int
-gc_desired(struct engine *e, const struct job *j)
-{
-	int g;
-
-	if (j->gc.held || j->gc.yielding || j->gc.phase != GC_NONE || j->state != JOB_RUNNING)
-		return 0;
-	for (g = 0; g < e->gpus.n; g++)
-		if (gc_in(j, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE &&
-		    e->gca.ts_holder[g] != j->id)
-			return 0;
-	return 1;
-}
-
-/* Whether a job other than h waits for timeslice GPU g. */
-static int
-gc_waiter(struct engine *e, int g, int64_t h)
-{
-	struct job *j;
-
-	for (j = e->held; j != NULL; j = j->lnext)
-		if (j->id != h && j->state == JOB_RUNNING && j->gc.wants && !j->gc.held &&
-		    j->nsess > 0 && gc_in(j, g))
-			return 1;
-	return 0;
-}
-
-/* Gives free timeslice GPUs to waiting jobs, longest waiting first. */
-static void
-gc_assign(struct engine *e, double now)
-{
-	struct job *j, *best;
-	int g, ok;
-
-	for (;;) {
-		best = NULL;
-		for (j = e->held; j != NULL; j = j->lnext) {
-			if (j->state != JOB_RUNNING || j->gc.held || j->gc.yielding || j->nsess == 0 ||
-			    !j->gc.wants || !gc_timesliced(e, j))
-				continue;
-			ok = 1;
-			for (g = 0; g < e->gpus.n && ok; g++)
-				if (gc_in(j, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE &&
-				    e->gca.ts_holder[g] != 0 && e->gca.ts_holder[g] != j->id)
-					ok = 0;
-			if (!ok || gc_desired(e, j))
-				continue;	/* it has them all already, or cannot have them */
-			if (best == NULL || j->gc.want_since < best->gc.want_since)
-				best = j;
-		}
-		if (best == NULL)
-			return;
-		for (g = 0; g < e->gpus.n; g++)
-			if (gc_in(best, g) && config_compute(&e->cfg, g) == COMPUTE_TIMESLICE) {
-				e->gca.ts_holder[g] = best->id;
-				e->gca.ts_since[g] = now;
-			}
-		best->gc.idle = 0;
-	}
-}
 
 static void
 gc_next(double *next, double t)
@@ -980,17 +920,17 @@ gc_next(double *next, double t)
  * once more the time is not over, and *next asks for a look right after.
  */
 static int
-gc_revoke_over(const struct engine *e, const struct job *j, double now, double *next)
+gc_revoke_over(struct gc_ctx *c, struct gc_job *j, double now, double *next)
 {
-	double t = j->gc.revoke_at + (double)e->cfg.revoke_timeout;
+	double t = j->gc->revoke_at + c->env->revoke_timeout;
 
 	if (now < t) {
 		gc_next(next, t);
 		return 0;
 	}
-	if (e->read_from < t) {
-		log_debug("job %lld: revoke_timeout passed %.3fs ago; its sockets are read "
-		    "once more first", (long long)j->id, now - t);
+	if (c->env->read_from < t) {
+		gc_log(c, j, GC_LOG_DEBUG, "job %lld: revoke_timeout passed %.3fs ago; its sockets "
+		    "are read once more first", (long long)j->id, now - t);
 		gc_next(next, now);
 		return 0;
 	}
@@ -1004,40 +944,41 @@ gc_revoke_over(const struct engine *e, const struct job *j, double now, double *
  * operation that wanted it fails with the reason.
  */
 static void
-gc_cut_failed(struct engine *e, struct job *j, double now)
+gc_cut_failed(struct gc_ctx *c, struct gc_job *j, double now)
 {
-	char why[200], err[300];
+	struct gpuctl *gc = j->gc;
+	struct gc_action *a;
+	char err[300];
 	int g;
 
-	hooks_cut_why(e, j, j->gc.seq, why, sizeof(why));
-	snprintf(j->gc.cut_error, sizeof(j->gc.cut_error), "its processes did not reach the "
-	    "same collective in %llds: %s; its lock was given back", (long long)e->cfg.revoke_timeout,
-	    why);
-	log_warnx("job %lld: %s (seq %lld)", (long long)j->id, j->gc.cut_error,
-	    (long long)j->gc.seq);
-	if (j->gc.held) {
-		j->gc.held = 0;
-		if (store_job_held(e->store, j->id, 0, now,
-		    "hold failed: its processes did not reach the same collective") == -1)
-			log_warnx("job %lld: cannot record that its hold failed", (long long)j->id);
+	snprintf(gc->cut_error, sizeof(gc->cut_error), "its processes did not reach the "
+	    "same collective in %llds: %s; its lock was given back",
+	    (long long)c->env->revoke_timeout, j->cut_why);
+	gc_log(c, j, GC_LOG_WARN, "job %lld: %s (seq %lld)", (long long)j->id, gc->cut_error,
+	    (long long)gc->seq);
+	if (gc->held) {
+		gc->held = 0;
+		a = gc_act(c, j, GC_ACT_UNHELD);
+		a->x = now;
+		a->text = gc_dup("hold failed: its processes did not reach the same collective");
 	}
-	if (j->gc.yielding) {
+	if (gc->yielding) {
 		/* its turn goes on: the next quantum's end tries again */
-		j->gc.yielding = 0;
-		for (g = 0; g < e->gpus.n; g++)
-			if (e->gca.ts_holder[g] == j->id)
-				e->gca.ts_since[g] = now;
+		gc->yielding = 0;
+		for (g = 0; g < c->env->ngpus; g++)
+			if (c->env->all->ts_holder[g] == j->id)
+				c->env->all->ts_since[g] = now;
 	}
-	if (j->gc.phase == GC_DRAINING) {
-		snprintf(err, sizeof(err), "%s", j->gc.cut_error);
-		gc_failed(e, j, err, now);
+	if (gc->phase == GC_DRAINING) {
+		snprintf(err, sizeof(err), "%s", gc->cut_error);
+		gc_failed(c, j, err, now);
 	}
-	j->gc.cut_fails++;
-	j->gc.lock = GC_GRANTED;
-	j->gc.seq++;
-	j->gc.revoke_at = 0;
-	j->gc.want_held = 0;
-	hooks_send_lock(e, j);
+	gc->cut_fails++;
+	gc->lock = GC_GRANTED;
+	gc->seq++;
+	gc->revoke_at = 0;
+	gc->want_held = 0;
+	gc_send_lock(c, j);
 }
 
 /*
@@ -1047,100 +988,81 @@ gc_cut_failed(struct engine *e, struct job *j, double now)
  * a row (the bound: a job does not keep its lock by never reaching a cut).
  */
 static void
-gc_stop(struct engine *e, struct job *j, double now)
+gc_stop(struct gc_ctx *c, struct gc_job *j, double now)
 {
-	char why[200];
-
-	if (hooks_cut_old(e, j, j->gc.seq) == 0 && hooks_cut_ranks(e, j, j->gc.seq) > 0) {
-		hooks_cut_why(e, j, j->gc.seq, why, sizeof(why));
-		log_warnx("job %lld: no cut was reached in %d revokes in a row: stopping its "
-		    "processes (SIGSTOP); the last: %s", (long long)j->id, j->gc.cut_fails + 1, why);
-	} else
-		log_warnx("job %lld: no acknowledgement of the lock in %llds: stopping its "
-		    "processes (SIGSTOP)", (long long)j->id, (long long)e->cfg.revoke_timeout);
-	hooks_signal(e, j, SIGSTOP);
-	j->gc.lock = GC_STOPPED;
-	j->gc.revoke_at = 0;
-	gc_release_slices(e, j, now);
+	if (j->cut_old == 0 && j->cut_ranks > 0)
+		gc_log(c, j, GC_LOG_WARN, "job %lld: no cut was reached in %d revokes in a row: "
+		    "stopping its processes (SIGSTOP); the last: %s", (long long)j->id,
+		    j->gc->cut_fails + 1, j->cut_why);
+	else
+		gc_log(c, j, GC_LOG_WARN, "job %lld: no acknowledgement of the lock in %llds: "
+		    "stopping its processes (SIGSTOP)", (long long)j->id,
+		    (long long)c->env->revoke_timeout);
+	gc_act_n(c, j, GC_ACT_SIGNAL, SIGSTOP, 0);
+	j->gc->lock = GC_STOPPED;
+	j->gc->revoke_at = 0;
+	gcslice_release(c->env, j, now);
 }
 
 /* Rounds over the locks until nothing changes; the next deadline into *next. */
 static void
-gc_locks(struct engine *e, double now, double *next)
+gc_locks(struct gc_ctx *c, double now, double *next)
 {
-	struct job *j;
-	int g, round, changed;
-	int64_t h;
+	struct gc_job *j;
+	struct gpuctl *gc;
+	int k, round, changed;
 
-	for (g = 0; g < e->gpus.n; g++) {
-		if ((h = e->gca.ts_holder[g]) == 0)
-			continue;
-		j = jobtab_find(&e->jobtab, h);
-		if (j == NULL || j->state != JOB_RUNNING || !gc_in(j, g) || j->nsess == 0 ||
-		    config_compute(&e->cfg, g) != COMPUTE_TIMESLICE)
-			e->gca.ts_holder[g] = 0;
-	}
+	gcslice_tidy(c->jobs, c->njobs, c->env);
 	for (round = 0; round < 4; round++) {
 		changed = 0;
-		gc_assign(e, now);
-		/* a holder yields at the end of its quantum, or when idle, if others wait */
-		for (g = 0; g < e->gpus.n; g++) {
-			if ((h = e->gca.ts_holder[g]) == 0 || !gc_waiter(e, g, h))
+		gcslice_assign(c->jobs, c->njobs, c->env, now);
+		gcslice_yield(c->jobs, c->njobs, c->env, now, c->out, next);
+		for (k = 0; k < c->njobs; k++) {
+			j = &c->jobs[k];
+			gc = j->gc;
+			if (j->state != GC_JOB_RUNNING)
 				continue;
-			j = jobtab_find(&e->jobtab, h);
-			if (j->gc.yielding || j->gc.lock != GC_GRANTED)
-				continue;
-			if (j->gc.idle || now - e->gca.ts_since[g] >= (double)e->cfg.quantum) {
-				log_debug("job %lld yields GPU %d (%s)", (long long)h, g,
-				    j->gc.idle ? "idle" : "quantum over");
-				j->gc.yielding = 1;
-			} else
-				gc_next(next, e->gca.ts_since[g] + (double)e->cfg.quantum);
-		}
-		for (j = e->held; j != NULL; j = j->lnext) {
-			if (j->state != JOB_RUNNING)
-				continue;
-			if (gc_desired(e, j) && j->gc.lock != GC_GRANTED) {
-				if (j->gc.lock == GC_STOPPED)
-					hooks_signal(e, j, SIGCONT);
-				j->gc.lock = GC_GRANTED;
-				j->gc.seq++;
-				j->gc.revoke_at = 0;
-				j->gc.want_held = 0;
-				hooks_send_lock(e, j);
-				log_debug("job %lld: lock granted (seq %lld)", (long long)j->id,
-				    (long long)j->gc.seq);
+			if (gcslice_desired(c->env, j) && gc->lock != GC_GRANTED) {
+				if (gc->lock == GC_STOPPED)
+					gc_act_n(c, j, GC_ACT_SIGNAL, SIGCONT, 0);
+				gc->lock = GC_GRANTED;
+				gc->seq++;
+				gc->revoke_at = 0;
+				gc->want_held = 0;
+				gc_send_lock(c, j);
+				gc_log(c, j, GC_LOG_DEBUG, "job %lld: lock granted (seq %lld)",
+				    (long long)j->id, (long long)gc->seq);
 				changed = 1;
-			} else if (!gc_desired(e, j) && j->gc.lock == GC_GRANTED) {
-				j->gc.lock = GC_REVOKING;
-				j->gc.seq++;
-				j->gc.revoke_at = now;
-				hooks_send_lock(e, j);
-				log_debug("job %lld: lock asked back (seq %lld)", (long long)j->id,
-				    (long long)j->gc.seq);
+			} else if (!gcslice_desired(c->env, j) && gc->lock == GC_GRANTED) {
+				gc->lock = GC_REVOKING;
+				gc->seq++;
+				gc->revoke_at = now;
+				gc_send_lock(c, j);
+				gc_log(c, j, GC_LOG_DEBUG, "job %lld: lock asked back (seq %lld)",
+				    (long long)j->id, (long long)gc->seq);
 				changed = 1;
 			}
-			if (j->gc.lock != GC_REVOKING)
+			if (gc->lock != GC_REVOKING)
 				continue;
-			if (hooks_acked(e, j, j->gc.seq)) {
-				j->gc.lock = GC_RELEASED;
-				j->gc.revoke_at = 0;
-				j->gc.cut_fails = 0;
-				gc_release_slices(e, j, now);
+			if (j->acked) {
+				gc->lock = GC_RELEASED;
+				gc->revoke_at = 0;
+				gc->cut_fails = 0;
+				gcslice_release(c->env, j, now);
 				changed = 1;
 				continue;
 			}
-			if (hooks_cut_ready(e, j, j->gc.seq)) {
-				hooks_cut_send(e, j, j->gc.seq);
-				j->gc.cut_sent = j->gc.seq;
+			if (j->cut_ready) {
+				gc_act_n(c, j, GC_ACT_CUT, gc->seq, 0);
+				gc->cut_sent = gc->seq;
+				j->cut_ready = 0;	/* sent: none waits for targets now */
 			}
-			if (!gc_revoke_over(e, j, now, next))
+			if (!gc_revoke_over(c, j, now, next))
 				continue;
-			if (hooks_cut_old(e, j, j->gc.seq) == 0 && hooks_cut_ranks(e, j, j->gc.seq) > 0 &&
-			    j->gc.cut_fails < GPUCTL_CUT_FAILS)
-				gc_cut_failed(e, j, now);
+			if (j->cut_old == 0 && j->cut_ranks > 0 && gc->cut_fails < GPUCTL_CUT_FAILS)
+				gc_cut_failed(c, j, now);
 			else
-				gc_stop(e, j, now);
+				gc_stop(c, j, now);
 			changed = 1;
 		}
 		if (!changed)
@@ -1154,77 +1076,113 @@ gc_locks(struct engine *e, double now, double *next)
  * desired again).
  */
 static int
-gc_switches(struct engine *e, double now, double *next)
+gc_switches(struct gc_ctx *c, double now, double *next)
 {
-	struct job *j;
-	int ended = 0;
+	struct gc_job *j;
+	struct gpuctl *gc;
+	int k, ended = 0;
 
-	for (j = e->held; j != NULL; j = j->lnext) {
-		if ((j->gc.phase == GC_CHECKPOINT || j->gc.phase == GC_RESTORE) &&
-		    j->gc.helper_pid > 0) {
-			if (now < j->gc.helper_until)
-				gc_next(next, j->gc.helper_until);
-			else if (!j->gc.helper_killed) {
-				snprintf(j->gc.helper_why, sizeof(j->gc.helper_why), "nvq-ckpt %s took "
+	for (k = 0; k < c->njobs; k++) {
+		j = &c->jobs[k];
+		gc = j->gc;
+		if ((gc->phase == GC_CHECKPOINT || gc->phase == GC_RESTORE) && gc->helper) {
+			if (now < gc->helper_until)
+				gc_next(next, gc->helper_until);
+			else if (!gc->helper_killed) {
+				snprintf(gc->helper_why, sizeof(gc->helper_why), "nvq-ckpt %s took "
 				    "longer than %.0f s (switch_timeout): killed",
-				    j->gc.phase == GC_RESTORE ? "resume" : "suspend",
-				    j->gc.helper_secs);
-				log_warnx("job %lld: %s", (long long)j->id, j->gc.helper_why);
-				j->gc.helper_killed = 1;
-				suspend_kill(j->gc.helper_pid);	/* its end comes as HELPER */
+				    gc->phase == GC_RESTORE ? "resume" : "suspend", gc->helper_secs);
+				gc_log(c, j, GC_LOG_WARN, "job %lld: %s", (long long)j->id,
+				    gc->helper_why);
+				gc->helper_killed = 1;
+				gc_act_n(c, j, GC_ACT_KILL, gc->helper_pid, 0);	/* its end: HELPER */
 			}
 			continue;
 		}
-		if ((j->gc.phase == GC_MOVE_OUT || j->gc.phase == GC_MOVE_IN) &&
-		    j->gc.move_until > 0) {
-			if (now >= j->gc.move_until) {
-				log_warnx("job %lld: its hooks did not answer the move in time; "
-				    "going on without them", (long long)j->id);
-				snprintf(j->gc.move_error, sizeof(j->gc.move_error),
-				    "no answer in %.0fs", j->gc.move_until - j->gc.t0);
-				gc_moved(e, j, now);
-				ended |= j->gc.phase == GC_NONE;
+		if ((gc->phase == GC_MOVE_OUT || gc->phase == GC_MOVE_IN) && gc->move_until > 0) {
+			if (now >= gc->move_until) {
+				gc_log(c, j, GC_LOG_WARN, "job %lld: its hooks did not answer the move "
+				    "in time; going on without them", (long long)j->id);
+				snprintf(gc->move_error, sizeof(gc->move_error), "no answer in %.0fs",
+				    gc->move_until - gc->t0);
+				gc_moved(c, j, now);
+				ended |= gc->phase == GC_NONE;
 			} else
-				gc_next(next, j->gc.move_until);
+				gc_next(next, gc->move_until);
 			continue;
 		}
-		if (j->gc.phase != GC_DRAINING ||
-		    (j->gc.lock != GC_RELEASED && j->gc.lock != GC_STOPPED))
+		if (gc->phase != GC_DRAINING || (gc->lock != GC_RELEASED && gc->lock != GC_STOPPED))
 			continue;
-		if (j->gc.lock == GC_STOPPED) {
-			hooks_signal(e, j, SIGCONT);	/* the driver's lock needs it running */
-			j->gc.lock = GC_RELEASED;
+		if (gc->lock == GC_STOPPED) {
+			/* the driver's lock needs it running */
+			gc_act_n(c, j, GC_ACT_SIGNAL, SIGCONT, 0);
+			gc->lock = GC_RELEASED;
 		}
-		if (e->cfg.offload && j->nsess > 0)
-			gc_move(e, j, 1, now);
+		if (c->env->offload && j->nsess > 0)
+			gc_move(c, j, 1, now);
 		else
-			gc_checkpoint(e, j, now);
-		ended |= j->gc.phase == GC_NONE;
+			gc_checkpoint(c, j, now);
+		ended |= gc->phase == GC_NONE;
 		/* the move's deadline: its hooks may never answer */
-		if (j->gc.phase == GC_MOVE_OUT)
-			gc_next(next, j->gc.move_until);
+		if (gc->phase == GC_MOVE_OUT)
+			gc_next(next, gc->move_until);
 	}
 	return ended;
 }
 
 double
-gpuctl_pass(struct engine *e, double now)
+gpuctl_decide_pass(struct gc_job *jobs, int n, const struct gc_env *env, double now,
+    struct gc_acts *out)
 {
+	struct gc_ctx c;
 	double next;
 	int k;
 
+	gc_ctx_init(&c, env, out, jobs, n);
 	/* a switch that ends (or fails) in the pass may change the locks: again */
 	for (k = 0; k < 4; k++) {
 		next = 0;
-		gc_locks(e, now, &next);
-		if (!gc_switches(e, now, &next))
+		gc_locks(&c, now, &next);
+		if (!gc_switches(&c, now, &next))
 			break;
 	}
 	return next;
 }
 
-int64_t
-gpuctl_holder(const struct engine *e, int g)
+/* ---- the invariants ---- */
+
+#define GC_RULE(cond, text)	do { if (!(cond)) { snprintf(why, len, "%s", text); return -1; } } while (0)
+
+int
+gpuctl_check(const struct gc_job *j, char *why, size_t len)
 {
-	return g >= 0 && g < GPUCTL_MAX_GPUS ? e->gca.ts_holder[g] : 0;
+	const struct gpuctl *gc = j->gc;
+	int switching = gc->phase == GC_DRAINING || gc->phase == GC_MOVE_OUT ||
+	    gc->phase == GC_CHECKPOINT;
+
+	GC_RULE(gc->lock >= GC_GRANTED && gc->lock <= GC_STOPPED, "lock out of range");
+	GC_RULE(gc->phase >= GC_NONE && gc->phase <= GC_MOVE_IN, "phase out of range");
+	/* the lock */
+	GC_RULE((gc->lock == GC_REVOKING) == (gc->revoke_at > 0),
+	    "revoke_at set exactly while REVOKING");
+	GC_RULE(!gc->want_held || gc->lock == GC_REVOKING, "want_held outside REVOKING");
+	GC_RULE(gc->cut_sent <= gc->seq, "a cut sent for a seq not sent");
+	GC_RULE(gc->cut_fails >= 0 && gc->cut_fails <= GPUCTL_CUT_FAILS,
+	    "cut_fails past GPUCTL_CUT_FAILS");
+	GC_RULE(j->state != GC_JOB_SUSPENDED || gc->lock == GC_RELEASED,
+	    "a SUSPENDED job's lock not RELEASED");
+	/* the switch */
+	GC_RULE(!switching || j->state != GC_JOB_SUSPENDED,
+	    "DRAINING, MOVE_OUT or CHECKPOINT while SUSPENDED");
+	GC_RULE(!switching || gc->ckpt_pids != NULL,
+	    "DRAINING, MOVE_OUT or CHECKPOINT without its pids");
+	GC_RULE(gc->phase != GC_RESTORE || (gc->ckpt_pids != NULL && gc->ckpt_pids[0] != '\0'),
+	    "RESTORE without pids to restore");
+	GC_RULE((gc->phase != GC_CHECKPOINT && gc->phase != GC_RESTORE) || gc->helper,
+	    "CHECKPOINT or RESTORE without nvq-ckpt");
+	GC_RULE(!gc->helper_killed || gc->helper, "helper_killed with no nvq-ckpt");
+	GC_RULE((gc->phase == GC_MOVE_OUT || gc->phase == GC_MOVE_IN) == (gc->move_until > 0),
+	    "move_until set exactly while MOVE_OUT or MOVE_IN");
+	GC_RULE(!gc->undo || gc->phase == GC_RESTORE, "undo outside RESTORE");
+	return 0;
 }

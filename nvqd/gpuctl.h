@@ -5,26 +5,36 @@
  * transition at its top.
  *
  * It is driven by events: facts that hooks.c (a process linked, went away,
- * acknowledged a lock, waits for one, is idle, answered a move) and
- * suspend.c (nvq-ckpt ended) report, the lock timer, and requests (nvq
- * suspend, resume, hold, release; the scheduler's preemptions and
- * resumes; a restart's recovery).  The engine dispatches every one of them
- * from one place, engine_gpu(), never re-entrantly: an event reported while
- * one is being handled waits in a queue and is handled next, in the same
- * dispatch, and the lock pass and its timer follow once the queue is empty.
+ * acknowledged a lock, waits for one, is idle, answered a move), suspend.c
+ * (nvq-ckpt ended) and gpuact.c (nvq-ckpt could not start) report, the
+ * lock timer,
+ * and requests (nvq suspend, resume, hold, release; the scheduler's
+ * preemptions and resumes; a restart's recovery).  The engine dispatches
+ * every one of them from one place, engine_gpu(), never re-entrantly: an
+ * event reported while one is being handled waits in a queue and is
+ * handled next, in the same dispatch, and the lock pass and its timer
+ * follow once the queue is empty.
  *
- * gpuctl.c writes struct gpuctl (j->gc) and, at a switch's end, j->state
- * between RUNNING and SUSPENDED; nothing else writes them.  It acts through
- * hooks.c (tell the processes, signal them, ask them to move) and suspend.c
- * (run nvq-ckpt); what the engine must do after (re-arm a time limit, run a
- * scheduling pass) it asks for in gc.fx, which the dispatcher carries out.
- * hooks.c and suspend.c never call each other, nor gpuctl.c.
+ * Two files: gpuctl.c decides and gpuact.c acts.  gpuctl.c is pure: it
+ * sees a job as plain facts (struct gc_job, which points at the job's own
+ * struct gpuctl, the only thing it writes besides the job's state between
+ * RUNNING and SUSPENDED and, through gcslice.c, the timeslice table of
+ * gpuctl_all), nvqd's
+ * settings (struct gc_env), and returns what is to be done as data (struct
+ * gc_action: tell the processes their lock, signal them, send a cut, ask
+ * them to move, run or kill nvq-ckpt, record a switch, log, ...).  gpuact.c
+ * gathers the facts from the engine, hooks.c and suspend.c, calls gpuctl.c,
+ * and carries its actions out in order; it owns this header's API below,
+ * which the engine, ctl.c and web.c call.  hooks.c and suspend.c never call
+ * each other, nor gpuctl.c or gpuact.c.
  */
 #ifndef NVQ_GPUCTL_H
 #define NVQ_GPUCTL_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "gcacts.h"
 
 #define GPUCTL_MAX_GPUS	64	/* SCHED_MAX_GPUS */
 
@@ -97,7 +107,9 @@ struct gpuctl {
 	double		move_secs;	/* the slowest process's seconds */
 	char		move_error[160];
 	double		driver_secs;	/* nvq-ckpt's seconds in this switch */
-	int		helper_pid;	/* nvq-ckpt, while CHECKPOINT or RESTORE; 0: none */
+	int		helper;		/* nvq-ckpt runs (or is starting), while CHECKPOINT
+					   or RESTORE */
+	int		helper_pid;	/* its pid once started (gpuctl_spawned); 0: none */
 	double		helper_until;	/* when it is killed (switch_timeout) */
 	double		helper_secs;	/* the time it had */
 	int		helper_killed;	/* it was: its switch is undone */
@@ -128,11 +140,12 @@ enum gc_ev {
 	GC_EV_IDLE,		/* n: the job launches nothing (1) or again (0) */
 	GC_EV_MOVED,		/* a process answered a move: bytes, left, secs, error */
 	GC_EV_HELPER,		/* nvq-ckpt ended: n resume, ok, secs (driver), error */
+	GC_EV_NOSPAWN,		/* nvq-ckpt could not start: n resume, error */
 	GC_EV_TIMER,		/* the lock timer fired */
 	GC_EV_CHANGED,		/* jobs or settings changed: decide the locks again */
 	/* requests, made outside a dispatch; the first three may be refused */
-	GC_EV_SUSPEND,		/* n why, for_job, by */
-	GC_EV_RELEASE,		/* nvq resume (by) */
+	GC_EV_SUSPEND,		/* n why, for_job, by (ok: gpuctl_decide's record, below) */
+	GC_EV_RELEASE,		/* nvq resume (by; ok as SUSPEND's) */
 	GC_EV_HOLD,		/* n: nvq hold (1), nvq release (0) */
 	GC_EV_RESUME,		/* the scheduler found room for a suspended job */
 	GC_EV_RECOVER,		/* a restarted nvqd reattached it */
@@ -151,6 +164,94 @@ struct gc_event {
 	char		error[300];
 };
 
+/* ---- gpuctl.c: the decisions, as data ---- */
+
+/* A job's state as gpuctl.c sees it (struct job's enum job_state, mapped). */
+enum gc_job_state { GC_JOB_OTHER = 0, GC_JOB_RUNNING, GC_JOB_SUSPENDED };
+
+/* What a suspend request needs from the host (gpuact.c gathers it when asked). */
+struct gc_probe {
+	char		pids[4096];	/* hooks_pids and suspend_pids: [?]PID@START,... */
+	int64_t		bytes;		/* suspend_bytes; -1: unknown */
+	int64_t		avail;		/* suspend_host_available; -1: unknown */
+};
+
+/*
+ * What gpuctl.c sees of a job: plain facts, gathered by gpuact.c, and the
+ * job's own struct gpuctl, which gpuctl.c writes.  The hooks' answers
+ * (acked .. cut_why) are of lock seq gc->seq: gathered for a job whose lock
+ * is REVOKING as a pass begins, and, when gpuctl.c sends a new seq,
+ * derived (nobody has answered it: acked only with no process).  A revoke
+ * is never over in the pass that began it (revoke_timeout >= 1 s), so
+ * cut_old, cut_ranks and cut_why are only read when gathered.
+ */
+struct gc_job {
+	int64_t		id;
+	int		state;		/* enum gc_job_state: RUNNING <-> SUSPENDED written */
+	uint64_t	gpumask;
+	uint64_t	mem;
+	int		requeue;
+	int		nsess;		/* its processes linked (hooks.c) */
+	int		exited;		/* its processes ended; the engine has not let go */
+	int		ending;		/* it is being stopped */
+	uint64_t	hook_shared;	/* GPU memory its processes share, unmovable */
+	uint64_t	hook_staged;	/* host staging they hold ready */
+	int		acked;		/* hooks_acked */
+	int		cut_ready;	/* hooks_cut_ready */
+	int		cut_old;	/* hooks_cut_old */
+	int		cut_ranks;	/* hooks_cut_ranks */
+	char		cut_why[200];	/* hooks_cut_why */
+	int		moving;		/* hooks_moving: a process has not answered its move */
+	const struct gc_probe *probe;	/* SUSPEND: NULL until gpuctl_decide asks */
+	struct gpuctl	*gc;		/* the job's own: written by gpuctl.c */
+};
+
+struct sched_settings;
+
+/* nvqd's settings and state that gpuctl.c reads (and, for all, writes). */
+struct gc_env {
+	int		ngpus;
+	uint64_t	compute_ts;	/* GPUs whose [gpu] compute is timeslice */
+	uint64_t	mode_ts;	/* GPUs whose [scheduler] mode is timeslice */
+	int		offload;	/* [scheduler] offload */
+	int		ckpt;		/* nvq-ckpt is installed */
+	double		revoke_timeout, switch_timeout, quantum;
+	double		read_from;	/* the loop has read every socket sent to before this */
+	const double	*switch_cost;	/* per GPU: seconds of a suspend and a resume; 0: none yet */
+	const struct sched_settings *sched;
+	struct gpuctl_all *all;		/* who holds each timeslice GPU: written */
+};
+
+/* gpuctl_decide's answers besides 0 and -1. */
+#define GPUCTL_PROBE	1	/* fill job->probe and decide again */
+#define GPUCTL_RECORD	2	/* carry out the actions, the last a record that may
+				   fail; then decide again with ev->ok 1, or -1 and
+				   ev->error saying why */
+
+/*
+ * Handles one event for job j (the caller's actions appended to acts).
+ * Returns 0, -1 with a sentence in err for a refused request, or
+ * GPUCTL_PROBE / GPUCTL_RECORD (SUSPEND, RELEASE) as above.
+ */
+int		 gpuctl_decide(struct gc_job *j, const struct gc_env *, const struct gc_event *,
+		    double now, struct gc_acts *, char *err, size_t errlen);
+/* The pass over jobs[0..n) (the running and suspended, in the engine's
+ * order); returns the next deadline (0: none). */
+double		 gpuctl_decide_pass(struct gc_job *jobs, int n, const struct gc_env *, double now,
+		    struct gc_acts *);
+/* nvq-ckpt that GC_ACT_SPAWN asked for runs as pid. */
+void		 gpuctl_spawned(struct gpuctl *, int pid);
+/* The failed suspend's why (borrowed) kept; unsuspendable until now + a while. */
+void		 gpuctl_unsusp(struct gpuctl *, const char *why, double now);
+/*
+ * What must hold in the job's lock and phase (SQLite's assert_pager_state),
+ * between events: 0, or -1 with the broken rule in why.  gpuact.c calls it
+ * after every decision in builds without NDEBUG.
+ */
+int		 gpuctl_check(const struct gc_job *, char *why, size_t len);
+
+/* ---- gpuact.c: the engine's API ---- */
+
 /* The names of events, locks and phases, for the log and nvq show. */
 const char	*gpuctl_ev_name(int);
 /* What the job's lock is now: "granted", "held", "holding", "waiting", "stopped". */
@@ -158,8 +259,9 @@ const char	*gpuctl_lock_state(const struct job *);
 
 /*
  * Handles one event for j (NULL for TIMER and CHANGED, and for a job that
- * has ended: then nothing happens).  Only engine_gpu() calls it.  Returns
- * 0, or -1 with a sentence in err for a refused request.
+ * has ended: then nothing happens): gpuctl_decide, its actions carried
+ * out.  Only engine_gpu() calls it.  Returns 0, or -1 with a sentence in
+ * err for a refused request.
  */
 int		 gpuctl_event(struct engine *, struct job *, const struct gc_event *, double now,
 		    char *err, size_t errlen);

@@ -75,18 +75,19 @@ hooks_report_ev(struct engine *e, int type, struct job *j, int64_t n)
 	e->report(e, &ev);
 }
 
+/* Tells s its job's lock: granted or not, as seq. */
 static void
-hooks_send_state(struct engine *e, struct hook_sess *s)
+hooks_send_state(struct engine *e, struct hook_sess *s, int granted, int64_t seq)
 {
 	struct proto_buf b = { 0 };
 	struct job *j = s->job;
 
 	proto_begin(&b, MSG_HOOK_STATE);
-	proto_put_int(&b, "granted", j->gc.lock == GC_GRANTED);
-	proto_put_int(&b, "seq", j->gc.seq);
+	proto_put_int(&b, "granted", granted);
+	proto_put_int(&b, "seq", seq);
 	proto_put_int(&b, "timeslice", config_timesliced(&e->cfg, j->gpumask, e->gpus.n));
 	proto_put_int(&b, "staging", (int64_t)s->staging);
-	if (j->gc.lock != GC_GRANTED)
+	if (!granted)
 		proto_put_int(&b, "cut", 1);	/* report NCCL counts first (cut.h) */
 	if (proto_end(&b) == -1) {
 		proto_buf_free(&b);
@@ -96,7 +97,7 @@ hooks_send_state(struct engine *e, struct hook_sess *s)
 }
 
 void
-hooks_send_lock(struct engine *e, struct job *j)
+hooks_send_lock(struct engine *e, struct job *j, int granted, int64_t seq)
 {
 	struct hook_sess *s, *next;
 
@@ -104,7 +105,7 @@ hooks_send_lock(struct engine *e, struct job *j)
 	for (s = e->sessions; s != NULL; s = next) {
 		next = s->next;
 		if (s->job == j)
-			hooks_send_state(e, s);
+			hooks_send_state(e, s, granted, seq);
 	}
 }
 
@@ -643,7 +644,7 @@ hooks_hello(struct engine *e, struct server_conn *conn, const struct proto_msg *
 	/* its cap first: the hook lets the process go on at the first state */
 	hooks_caps(e, j);
 	hooks_report_ev(e, GC_EV_LINKED, j, 0);
-	hooks_send_state(e, s);
+	hooks_send_state(e, s, j->gc.lock == GC_GRANTED, j->gc.seq);
 	return s;
 }
 

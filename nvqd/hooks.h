@@ -12,11 +12,13 @@
  * when a job has several processes, each is told how much of the job's
  * budget the others leave it (MSG_HOOK_LIMIT).
  *
- * Locks and moves are gpuctl.c's to decide: hooks.c tells the processes
- * what it decided (hooks_send_lock, hooks_move), signals them through their
- * pidfds (hooks_signal), and reports each fact to GPU control through
- * e->report: a process linked, went away, acknowledged a lock, reported
- * its NCCL counts for a cut, waits for one, is idle, answered a move.  It calls neither gpuctl.c nor suspend.c.
+ * Locks and moves are gpuctl.c's to decide: gpuact.c has hooks.c tell the
+ * processes what it decided (hooks_send_lock, hooks_move), signal them
+ * through their pidfds (hooks_signal), and answer what gpuctl.c reads
+ * (hooks_acked, hooks_cut_*, hooks_moving); hooks.c reports each fact to
+ * GPU control through e->report: a process linked, went away, acknowledged
+ * a lock, reported its NCCL counts for a cut, waits for one, is idle,
+ * answered a move.  It calls none of gpuctl.c, gpuact.c and suspend.c.
  */
 #ifndef NVQ_HOOKS_H
 #define NVQ_HOOKS_H
@@ -43,8 +45,8 @@ int		 hooks_accept(struct engine *, struct server_conn *conn,
 		    size_t errlen);
 /* The job is ending: its sessions no longer speak for it. */
 void		 hooks_job_gone(struct engine *, struct job *);
-/* Tells every process of j its lock as j->gc says (granted, seq). */
-void		 hooks_send_lock(struct engine *, struct job *);
+/* Tells every process of j its lock: granted or not, as seq (gpuctl.c's LOCK). */
+void		 hooks_send_lock(struct engine *, struct job *, int granted, int64_t seq);
 /* Signals j's hooked processes (SIGSTOP, SIGCONT), through their pidfds. */
 void		 hooks_signal(struct engine *, struct job *, int sig);
 /* Whether every process of j acknowledged lock seq. */

@@ -18,6 +18,12 @@ log_init(int level)
 	log_level = level;
 }
 
+int
+log_debugging(void)
+{
+	return log_level >= LOG_LEVEL_DEBUG;
+}
+
 static void
 log_vemit(const char *tag, int with_errno, const char *fmt, va_list ap)
 {

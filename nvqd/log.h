@@ -12,5 +12,7 @@ void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+/* Whether debug lines are written: what would only be a debug line need not be made. */
+int	log_debugging(void);
 
 #endif

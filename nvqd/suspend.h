@@ -1,5 +1,6 @@
 /*
- * suspend.h: the steps of a switch that run nvq-ckpt, for gpuctl.c.
+ * suspend.h: the steps of a switch that run nvq-ckpt, for GPU control
+ * (gpuctl.c decides them, gpuact.c calls here).
  *
  * A suspend (gpuctl.c's table) takes the job's GPU lock back (its launches
  * wait in the hook); with [scheduler] offload = on, asks each hooked
@@ -14,8 +15,8 @@
  * bounded.  A resume runs nvq-ckpt to restore and unlock them.
  *
  * This file runs nvq-ckpt and reads what it says; it decides nothing: when
- * nvq-ckpt ends it reports GC_EV_HELPER through e->report.  It calls
- * neither gpuctl.c nor hooks.c.
+ * nvq-ckpt ends it reports GC_EV_HELPER through e->report.  It calls none
+ * of gpuctl.c, gpuact.c and hooks.c.
  */
 #ifndef NVQ_SUSPEND_H
 #define NVQ_SUSPEND_H
