@@ -55,23 +55,20 @@ struct ctl_row {
 
 #define CTL_ANY		{ CTL_ANYONE, NULL, NULL }
 
+/*
+ * The requests: type, handler, who may send it { kind, what a refusal says
+ * the caller may not do, why }, what it takes and how it is let in, and
+ * for an array what a task's refusal says and its all-at-once handler.
+ */
 static const struct ctl_row ctl_table[] = {
+	/* a job's life (ctl_jobs.c) */
 	{ MSG_SUBMIT, ctl_jobs_submit, CTL_ANY, 0, NULL, NULL },
-	{ MSG_LIST, ctl_info_list, CTL_ANY, 0, NULL, NULL },
-	{ MSG_SHOW, ctl_info_show, CTL_ANY, 0, NULL, NULL },
 	{ MSG_CANCEL, ctl_jobs_cancel, { CTL_OWNER, "cancel", NULL },
 	    CTL_JOB | CTL_SLURM | CTL_ARRAY | CTL_ROUND, "cancel", ctl_jobs_cancel_tasks },
-	{ MSG_HISTORY, ctl_info_history, CTL_ANY, 0, NULL, NULL },
-	{ MSG_GPUS, ctl_info_gpus, CTL_ANY, 0, NULL, NULL },
-	{ MSG_PING, ctl_info_ping, CTL_ANY, 0, NULL, NULL },
 	{ MSG_HOLD, ctl_jobs_hold, { CTL_OWNER, "hold", NULL },
 	    CTL_JOB | CTL_SLURM | CTL_ARRAY | CTL_ARRAY_TX | CTL_ROOM, "act on", NULL },
 	{ MSG_RELEASE, ctl_jobs_hold, { CTL_OWNER, "release", NULL },
 	    CTL_JOB | CTL_SLURM | CTL_ARRAY | CTL_ARRAY_TX | CTL_ROOM, "act on", NULL },
-	{ MSG_SUSPEND, ctl_control_suspend, { CTL_OWNER, "suspend", NULL },
-	    CTL_JOB | CTL_SLURM | CTL_ARRAY, "act on", NULL },
-	{ MSG_RESUME, ctl_control_suspend, { CTL_OWNER, "resume", NULL },
-	    CTL_JOB | CTL_SLURM | CTL_ARRAY, "act on", NULL },
 	{ MSG_TOP, ctl_jobs_top, { CTL_OWNER, "top", NULL }, CTL_JOB | CTL_ROOM, NULL, NULL },
 	{ MSG_MODIFY, ctl_jobs_modify, { CTL_OWNER, "modify", NULL }, CTL_JOB | CTL_ROOM,
 	    NULL, NULL },
@@ -81,14 +78,25 @@ static const struct ctl_row ctl_table[] = {
 	{ MSG_RESTART, ctl_jobs_restart, { CTL_SELF, "restart", "it runs again with the "
 	    "environment of who restarts it" }, 0, NULL, NULL },
 	{ MSG_ATTACH, ctl_jobs_attach, { CTL_SELF, "attach to", NULL }, CTL_JOB, NULL, NULL },
+	/* the GPUs and what runs on them (ctl_control.c) */
+	{ MSG_SUSPEND, ctl_control_suspend, { CTL_OWNER, "suspend", NULL },
+	    CTL_JOB | CTL_SLURM | CTL_ARRAY, "act on", NULL },
+	{ MSG_RESUME, ctl_control_suspend, { CTL_OWNER, "resume", NULL },
+	    CTL_JOB | CTL_SLURM | CTL_ARRAY, "act on", NULL },
+	{ MSG_DRAIN, ctl_control_drain, { CTL_ADMIN, "drain a GPU", NULL }, 0, NULL, NULL },
+	{ MSG_UNDRAIN, ctl_control_drain, { CTL_ADMIN, "undrain a GPU", NULL }, 0, NULL, NULL },
+	{ MSG_ADOPT, ctl_control_adopt, { CTL_ROOT, "hand nvqd a Slurm step",
+	    "slurmstepd's SPANK plugin" }, 0, NULL, NULL },
+	/* what nvqd shows (ctl_info.c) */
+	{ MSG_LIST, ctl_info_list, CTL_ANY, 0, NULL, NULL },
+	{ MSG_HISTORY, ctl_info_history, CTL_ANY, 0, NULL, NULL },
+	{ MSG_SHOW, ctl_info_show, CTL_ANY, 0, NULL, NULL },
+	{ MSG_GPUS, ctl_info_gpus, CTL_ANY, 0, NULL, NULL },
+	{ MSG_SHARES, ctl_info_shares, CTL_ANY, 0, NULL, NULL },
 	{ MSG_STATS, ctl_info_stats, CTL_ANY, 0, NULL, NULL },
 	{ MSG_WATCH, ctl_info_watch, CTL_ANY, 0, NULL, NULL },
 	{ MSG_WEB_TOKEN, ctl_info_web_token, CTL_ANY, 0, NULL, NULL },
-	{ MSG_DRAIN, ctl_control_drain, { CTL_ADMIN, "drain a GPU", NULL }, 0, NULL, NULL },
-	{ MSG_UNDRAIN, ctl_control_drain, { CTL_ADMIN, "undrain a GPU", NULL }, 0, NULL, NULL },
-	{ MSG_SHARES, ctl_info_shares, CTL_ANY, 0, NULL, NULL },
-	{ MSG_ADOPT, ctl_control_adopt, { CTL_ROOT, "hand nvqd a Slurm step",
-	    "slurmstepd's SPANK plugin" }, 0, NULL, NULL },
+	{ MSG_PING, ctl_info_ping, CTL_ANY, 0, NULL, NULL },
 };
 
 void
