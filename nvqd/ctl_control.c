@@ -76,8 +76,8 @@ ctl_control_adopt(struct ctl_req *r, struct proto_buf *out)
 	int64_t id;
 
 	if (r->e->slurm != NULL)
-		return ctl_req_error(r, "this nvqd is in front of Slurm ([cluster] engine = slurm); "
-		    "the plugin's nvqd= must name a node's own nvqd");
+		return ctl_req_error(r, "this nvqd is in front of Slurm ([cluster] engine = "
+		    "slurm); the plugin's nvqd= must name a node's own nvqd");
 	memset(&a, 0, sizeof(a));
 	a.slurm_job = proto_int(r->msg, "slurm_job", 0);
 	a.step = proto_str(r->msg, "step");

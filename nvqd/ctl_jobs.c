@@ -139,8 +139,8 @@ ctl_jobs_hold(struct ctl_req *r, struct proto_buf *out)
 		return 0;
 	}
 	if (j->state != JOB_RUNNING)
-		return ctl_req_error(r, "job %lld is suspended; nvq resume %lld first", (long long)id,
-		    (long long)id);
+		return ctl_req_error(r, "job %lld is suspended; nvq resume %lld first",
+		    (long long)id, (long long)id);
 	if (j->gc.held == held)
 		return ctl_req_error(r, "job %lld is %s", (long long)id,
 		    held ? "held already" : "not held");
@@ -227,8 +227,8 @@ ctl_jobs_modify(struct ctl_req *r, struct proto_buf *out)
 		if (strcmp(m->fields[i].key, "priority") == 0) {
 			c.has_priority = 1;
 			if (m->fields[i].i < -SUBMIT_MAX_PRIO || m->fields[i].i > SUBMIT_MAX_PRIO)
-				return ctl_req_error(r, "priority must be from -%d to %d", SUBMIT_MAX_PRIO,
-				    SUBMIT_MAX_PRIO);
+				return ctl_req_error(r, "priority must be from -%d to %d",
+				    SUBMIT_MAX_PRIO, SUBMIT_MAX_PRIO);
 			c.priority = (int)m->fields[i].i;
 		} else if (strcmp(m->fields[i].key, "mem") == 0) {
 			c.has_mem = 1;
@@ -238,8 +238,8 @@ ctl_jobs_modify(struct ctl_req *r, struct proto_buf *out)
 		} else if (strcmp(m->fields[i].key, "time") == 0) {
 			c.has_time = 1;
 			if (m->fields[i].i < 0 || m->fields[i].i > PARSE_MAX_LIMIT)
-				return ctl_req_error(r, "the time limit must be from 0 to %lld days",
-				    PARSE_MAX_LIMIT / 86400);
+				return ctl_req_error(r, "the time limit must be from 0 to %lld "
+				    "days", PARSE_MAX_LIMIT / 86400);
 			c.time_limit = m->fields[i].i;
 		}
 	}
@@ -247,11 +247,12 @@ ctl_jobs_modify(struct ctl_req *r, struct proto_buf *out)
 		return ctl_req_error(r, "nothing to change: give -p, -m or -t");
 	if (c.has_priority && c.priority > r->e->cfg.max_priority && c.priority > j->priority &&
 	    !r->admin)
-		return ctl_req_error(r, "priority %d is above [limits] max_priority (%d); only root%s%s "
-		    "may go higher", c.priority, r->e->cfg.max_priority,
+		return ctl_req_error(r, "priority %d is above [limits] max_priority (%d); only "
+		    "root%s%s may go higher", c.priority, r->e->cfg.max_priority,
 		    r->e->cfg.has_admin_gid ? " and members of " : "", r->e->cfg.admin_group);
 	if (c.has_mem && j->ngpus == 0)
-		return ctl_req_error(r, "job %lld uses no GPU: -m is memory per GPU", (long long)j->id);
+		return ctl_req_error(r, "job %lld uses no GPU: -m is memory per GPU",
+		    (long long)j->id);
 	if (c.has_mem) {
 		char fit[256];
 
@@ -386,8 +387,8 @@ ctl_jobs_restart(struct ctl_req *r, struct proto_buf *out)
 	int i, n = 0, cap = 0, envn, npending, rc = -1;
 
 	if (r->e->slurm != NULL)
-		return ctl_req_error(r, "nvq restart does not work with [cluster] engine = slurm yet: "
-		    "submit the job again");
+		return ctl_req_error(r, "nvq restart does not work with [cluster] engine = slurm "
+		    "yet: submit the job again");
 	if (submit_env_check(r->e, m, r->err, sizeof(r->err)) == -1)
 		return -1;
 	if (proto_int(m, "failed", 0)) {
@@ -395,8 +396,8 @@ ctl_jobs_restart(struct ctl_req *r, struct proto_buf *out)
 		    &ids, &n) == -1)
 			return ctl_req_error(r, "the database could not be read (see nvqd's log)");
 		if (n == 0)
-			return ctl_req_error(r, "no job of yours ended FAILED, TIMEOUT or NODE_FAIL%s",
-			    proto_int(m, "since", 0) ? " since then" : "");
+			return ctl_req_error(r, "no job of yours ended FAILED, TIMEOUT or "
+			    "NODE_FAIL%s", proto_int(m, "since", 0) ? " since then" : "");
 	} else {
 		for (i = 0; i < m->nfields; i++) {
 			if (strcmp(m->fields[i].key, "id") != 0 || m->fields[i].kind != 'i')
@@ -440,7 +441,8 @@ ctl_jobs_restart(struct ctl_req *r, struct proto_buf *out)
 		goto out;
 	snprintf(why, sizeof(why), "restarted by %s", by);
 	if (store_jobs_restart(r->e->store, ids, n, env, envn, engine_now(), why) == -1) {
-		ctl_req_error(r, "cannot record the restart (see nvqd's log); nothing was restarted");
+		ctl_req_error(r, "cannot record the restart (see nvqd's log); nothing was "
+		    "restarted");
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
@@ -527,8 +529,8 @@ ctl_jobs_attach_fds_cb(void *arg, struct server_conn *conn, int *fds, int n)
 	if (n != (int)strlen(a->mask)) {
 		for (i = 0; i < n; i++)
 			close(fds[i]);
-		ctl_jobs_attach_end(conn, n < 0 ? "no descriptors came in time, or not those announced" :
-		    "not the descriptors announced");
+		ctl_jobs_attach_end(conn, n < 0 ? "no descriptors came in time, or not those "
+		    "announced" : "not the descriptors announced");
 	} else if (j == NULL || j->uid != a->uid || j->state != JOB_PENDING || !j->parked) {
 		for (i = 0; i < n; i++)
 			close(fds[i]);
@@ -537,7 +539,8 @@ ctl_jobs_attach_fds_cb(void *arg, struct server_conn *conn, int *fds, int n)
 		for (i = 0; i < n; i++)
 			slots[a->mask[i] - '0'] = fds[i];
 		if (engine_attach(a->e, j, slots) == -1)
-			ctl_jobs_attach_end(conn, "cannot record the job's release (see nvqd's log)");
+			ctl_jobs_attach_end(conn, "cannot record the job's release (see nvqd's "
+			    "log)");
 		else
 			ctl_jobs_attach_end(conn, NULL);
 	}
@@ -571,11 +574,12 @@ ctl_jobs_attach(struct ctl_req *r, struct proto_buf *out)
 			return ctl_req_error(r, "\"fds\" says which of 0, 1, 2 come, each once");
 	if (ctl_jobs_attached_by(r->uid) >= CTL_MAX_ATTACHED_UID) {
 		ctl_req_user(r->uid, by, sizeof(by));
-		return ctl_req_error(r, "%s is passing %d terminals to nvqd already, the most a user "
-		    "may; try again", by, CTL_MAX_ATTACHED_UID);
+		return ctl_req_error(r, "%s is passing %d terminals to nvqd already, the most a "
+		    "user may; try again", by, CTL_MAX_ATTACHED_UID);
 	}
 	if (ctl_jobs_nattached >= CTL_MAX_ATTACHED)
-		return ctl_req_error(r, "nvqd takes %d terminals at once; try again", CTL_MAX_ATTACHED);
+		return ctl_req_error(r, "nvqd takes %d terminals at once; try again",
+		    CTL_MAX_ATTACHED);
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return ctl_req_error(r, "out of memory");
 	a->e = r->e;

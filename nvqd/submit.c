@@ -728,15 +728,16 @@ submit_auto_mem(struct submit_req *r, const char *name, const char *cmd, int gpu
 		return submit_error(r, "-m auto: the database could not be read (see nvqd's log); "
 		    "nothing was queued");
 	if (k == 0)
-		return submit_error(r, "-m auto: no job of yours named \"%s\", nor of this command, "
-		    "has completed with its GPU memory known; give -m; nothing was queued", name);
+		return submit_error(r, "-m auto: no job of yours named \"%s\", nor of this "
+		    "command, has completed with its GPU memory known; give -m; nothing was "
+		    "queued", name);
 	want = peak + (uint64_t)((double)peak * r->e->cfg.auto_margin);
 	want = (want + mib - 1) / mib * mib;
 	fmt_size(peak, p, sizeof(p));
 	fmt_size(want, w, sizeof(w));
 	if (submit_could_fit(r->e, gpus, want, why, sizeof(why)) == -1)
-		return submit_error(r, "-m auto would take %s (the peak of job %lld, %s, + %.0f%%), and "
-		    "this job could never run: %s", w, (long long)from, p,
+		return submit_error(r, "-m auto would take %s (the peak of job %lld, %s, + "
+		    "%.0f%%), and this job could never run: %s", w, (long long)from, p,
 		    100 * r->e->cfg.auto_margin, why);
 	*mem = (int64_t)want;
 	snprintf(note, len, "-m auto: %s, the peak of job %lld (%s) + %.0f%%", w,
@@ -762,12 +763,12 @@ submit_slurm(struct submit_req *r, int nafter, int nlines)
 		if (proto_str(r->msg, no[i][0]) != NULL || proto_int(r->msg, no[i][0], 0) != 0)
 			break;
 	if (i < sizeof(no) / sizeof(no[0]) || nafter > 0 || nlines > 0)
-		return submit_error(r, "%s does not work with [cluster] engine = slurm (give Slurm's "
-		    "own options to sbatch); nothing was queued", i < sizeof(no) / sizeof(no[0]) ?
-		    no[i][1] : nafter > 0 ? "--after" : "--stdin");
+		return submit_error(r, "%s does not work with [cluster] engine = slurm (give "
+		    "Slurm's own options to sbatch); nothing was queued",
+		    i < sizeof(no) / sizeof(no[0]) ? no[i][1] : nafter > 0 ? "--after" : "--stdin");
 	if (proto_int(r->msg, "priority", 0) != 0)
-		return submit_error(r, "-p does not work with [cluster] engine = slurm: Slurm orders "
-		    "its jobs itself; nothing was queued");
+		return submit_error(r, "-p does not work with [cluster] engine = slurm: Slurm "
+		    "orders its jobs itself; nothing was queued");
 	return 0;
 }
 
@@ -835,14 +836,14 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		return submit_error(r, "priority must be from -%d to %d", SUBMIT_MAX_PRIO,
 		    SUBMIT_MAX_PRIO);
 	if (prio > r->e->cfg.max_priority && !r->from->admin)
-		return submit_error(r, "priority %lld is above [limits] max_priority (%d); only root%s%s "
-		    "may go higher", (long long)prio, r->e->cfg.max_priority,
+		return submit_error(r, "priority %lld is above [limits] max_priority (%d); only "
+		    "root%s%s may go higher", (long long)prio, r->e->cfg.max_priority,
 		    r->e->cfg.has_admin_gid ? " and members of " : "", r->e->cfg.admin_group);
 	if (limit < 0)
 		return submit_error(r, "the time limit must not be negative");
 	if (limit > PARSE_MAX_LIMIT)
-		return submit_error(r, "the time limit (%lld seconds) is over the longest, %lld days",
-		    (long long)limit, PARSE_MAX_LIMIT / 86400);
+		return submit_error(r, "the time limit (%lld seconds) is over the longest, %lld "
+		    "days", (long long)limit, PARSE_MAX_LIMIT / 86400);
 	if (submit_env_check(r->e, m, r->err, r->errlen) == -1)
 		return -1;
 	if (r->e->slurm != NULL && submit_slurm(r, nafter, nlines) == -1)
@@ -874,8 +875,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		    (1ULL << r->e->gpus.n) - 1)) & ~dmask;
 
 		if (__builtin_popcountll(left) < gpus)
-			return submit_error(r, "this job could never run: it asks for %lld GPU%s and "
-			    "-w and -x leave %d", (long long)gpus, gpus == 1 ? "" : "s",
+			return submit_error(r, "this job could never run: it asks for %lld GPU%s "
+			    "and -w and -x leave %d", (long long)gpus, gpus == 1 ? "" : "s",
 			    __builtin_popcountll(left));
 	}
 	sig = proto_int(m, "signal", 0);
@@ -895,7 +896,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	}
 	if ((s = proto_str(m, "name")) != NULL && *s != '\0') {
 		if (strlen(s) > SUBMIT_MAX_NAME)
-			return submit_error(r, "the name is longer than %d characters", SUBMIT_MAX_NAME);
+			return submit_error(r, "the name is longer than %d characters",
+			    SUBMIT_MAX_NAME);
 		for (i = 0; s[i]; i++)
 			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 				return submit_error(r, "the name has control characters");
@@ -918,8 +920,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 			goto out;
 		}
 		if (nlines > 0 && arr.n > 0) {
-			rc = submit_error(r, "--stdin numbers its tasks from 0: --array may only say "
-			    "how many at once (%%N)");
+			rc = submit_error(r, "--stdin numbers its tasks from 0: --array may only "
+			    "say how many at once (%%N)");
 			goto out;
 		}
 		if (nlines == 0 && arr.n == 0) {
@@ -934,8 +936,9 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	}
 	snprintf(user, sizeof(user), "%s", r->from->user);
 	/* root is exempt: whoever cleans up after a flood must still be able to queue */
-	if (r->from->uid != 0 && r->e->cfg.max_pending > 0 && (npending = engine_pending(r->e, r->from->uid) +
-	    submit_queued(r->from->uid)) + (arrp ? arr.n - 1 : 0) >= r->e->cfg.max_pending) {
+	if (r->from->uid != 0 && r->e->cfg.max_pending > 0 &&
+	    (npending = engine_pending(r->e, r->from->uid) + submit_queued(r->from->uid)) +
+	    (arrp ? arr.n - 1 : 0) >= r->e->cfg.max_pending) {
 		rc = submit_error(r, "%s has %d pending jobs%s: [limits] max_pending is %lld; "
 		    "nothing was queued", user, npending, arrp ? " and asks for more" : "",
 		    r->e->cfg.max_pending);
@@ -1001,7 +1004,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	j.notify = proto_str(m, "notify");
 	j.mail_user = proto_str(m, "mail_user");
 	j.now = engine_now();
-	if (r->from->groups != NULL && (groups = malloc((size_t)r->from->ngroups * 12 + 1)) != NULL) {
+	if (r->from->groups != NULL &&
+	    (groups = malloc((size_t)r->from->ngroups * 12 + 1)) != NULL) {
 		for (i = 0, off = 0, groups[0] = '\0'; i < r->from->ngroups; i++)
 			off += (size_t)sprintf(groups + off, "%s%u", i ? "," : "",
 			    (unsigned)r->from->groups[i]);
