@@ -61,6 +61,7 @@ NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/engine_base.c nvqd/engine_usage.c nvqd
 	   nvqd/engine_launch.c nvqd/job.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/stored.c nvqd/gpuctl.c nvqd/gcslice.c nvqd/gcacts.c nvqd/gpuact.c nvqd/hooks.c nvqd/member.c \
 	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c nvqd/watch.c \
 	   nvqd/ctl.c nvqd/submit.c nvqd/statq.c nvqd/storework.c nvqd/store.c nvqd/store_job.c nvqd/store_query.c nvqd/checkpoint.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/reap.c nvqd/start.c \
+	   nvqd/ctl_check.c nvqd/ctl_req.c nvqd/ctl_jobs.c nvqd/ctl_control.c nvqd/ctl_info.c \
 	   nvqd/config.c nvqd/log.c nvqd/slurmjob.c nvqd/cmdq.c nvqd/slurm.c nvqd/adopt.c common/proto.c common/parse.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
@@ -179,7 +180,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate stageplan xreg gate jobtab store job
+	  esc stored webrate stageplan xreg gate jobtab store job ctl_check
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -207,6 +208,7 @@ $(BUILD)/tests/test_store: $(call obj,tests/unit/test_store.c nvqd/store.c nvqd/
 $(BUILD)/tests/test_store: TEST_LIBS += $(SQL_LIBS) -lpthread
 $(BUILD)/tests/test_job: $(call obj,tests/unit/test_job.c nvqd/job.c)
 $(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/webrate.c)
+$(BUILD)/tests/test_ctl_check: $(call obj,tests/unit/test_ctl_check.c nvqd/ctl_check.c)
 $(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c \
 	    common/fdpass.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)

@@ -7,21 +7,68 @@
  * one turn of the loop wait for the end of that turn (a uv_check handle)
  * and are stored together; then each goes to the engine and gets its reply,
  * and an error, if the store fails, goes to each.  A client that hangs up
- * meanwhile is forgotten, not its job.  ctl.c validates a request before it
- * comes here; nothing here calls back into ctl.c.
+ * meanwhile is forgotten, not its job.  A submit is read in one place:
+ * ctl_jobs.c hands the request over as it came, with who sent it
+ * (submit_request), and this checks it, makes the job and queues it.
+ * The checks that nvq restart, nvq modify and nvq drain share with it
+ * are exported below.  Nothing here calls into ctl*.c.
  */
 #ifndef NVQ_SUBMIT_H
 #define NVQ_SUBMIT_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <uv.h>
 
 #include "engine.h"
+#include "proto.h"
 #include "server.h"
 #include "store.h"
 
+#define SUBMIT_MAX_ARGS		4096
+#define SUBMIT_MAX_PRIO		1000000	/* -p, either way (nvq modify's too) */
+#define SUBMIT_MAX_NAME		128
+#define SUBMIT_MAX_NOTIFY	4096	/* bytes of a --notify command */
+
 /* Once, at start. */
 void	submit_init(uv_loop_t *, struct engine *);
+
+/* Who sends a submit (from the connection's credentials, never the message). */
+struct submit_from {
+	uint32_t	uid, gid;
+	const gid_t	*groups;	/* NULL if unknown */
+	int		ngroups;
+	int		admin;		/* root, or of [security] admin_group */
+	const char	*user;		/* uid's login name */
+};
+
+/*
+ * A submit request m from conn: checked, made into its job (or an array's
+ * tasks) and queued for conn's reply at the end of the turn; 0, or -1
+ * with the refusal in err (errlen bytes) and nothing queued.
+ */
+int	submit_request(struct engine *, struct server_conn *conn, const struct submit_from *,
+	    const struct proto_msg *m, char *err, size_t errlen);
+/* Whether ngpus GPUs of mem each could ever fit here: 0, or -1 with why set. */
+int	submit_could_fit(struct engine *, int ngpus, uint64_t mem, char *why, size_t len);
+/* GPU spec (an index or a UUID, len bytes) as its index, or -1 with err set. */
+int	submit_gpu_index(struct engine *, const char *spec, size_t len, char *err,
+	    size_t errlen);
+/* m's environment fields, NUL-separated in one buffer (the caller's to free), *lenp bytes. */
+char	*submit_env(const struct proto_msg *m, int *lenp);
+/*
+ * m's environment against [limits] max_env: 0, or -1 with the refusal in
+ * err, which names its size and its largest variable.
+ */
+int	submit_env_check(struct engine *, const struct proto_msg *m, char *err, size_t errlen);
+/*
+ * need bytes more for uid (user) against [limits] max_stored, with what
+ * its active and queued jobs keep; what: "submit" or "restart".  Root is
+ * exempt.  0, or -1 with the refusal in err.
+ */
+int	submit_stored_over(struct engine *, uint32_t uid, const char *user, uint64_t need,
+	    const char *what, char *err, size_t errlen);
 /*
  * The tasks of an array (--array, --stdin), all like the job given beside
  * it but for their index and, with --stdin, their command (argv[k] of
