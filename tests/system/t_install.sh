@@ -4,7 +4,7 @@ t_install() {	# make install DESTDIR: man pages render and cover the tables; bot
 	local root=$T/root p=/usr/local out cmd key
 	command -v man > /dev/null && command -v groff > /dev/null && command -v zsh > /dev/null ||
 	    { skip "needs man, groff and zsh (the quickstart installs them)"; return; }
-	make -s install BUILD="$NVQ_BUILD" DESTDIR="$root" > "$T/install.log" 2>&1 ||
+	make -s install BUILD="$BUILD" DESTDIR="$root" > "$T/install.log" 2>&1 ||
 	    { fail "make install: $(tail -3 "$T/install.log")"; return; }
 	for page in man1/nvq.1 man8/nvqd.8 man5/nvq.ini.5; do
 		out=$(man -l "$root$p/share/man/$page" 2> "$T/man.err")
@@ -36,7 +36,7 @@ t_install() {	# make install DESTDIR: man pages render and cover the tables; bot
 	expect_match "the unit names the installed nvqd" "$(cat "$root$p/lib/systemd/system/nvqd.service")" \
 	    "ExecStart=$p/sbin/nvqd"
 	# uninstall: what install put there goes; the configuration stays
-	make -s uninstall BUILD="$NVQ_BUILD" DESTDIR="$root" > "$T/uninstall.log" 2>&1
+	make -s uninstall BUILD="$BUILD" DESTDIR="$root" > "$T/uninstall.log" 2>&1
 	expect_eq "uninstall leaves the configuration alone" "$(cd "$root" && find . -type f)" \
 	    "./etc/nvq/nvq.ini"
 }
