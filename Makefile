@@ -56,13 +56,13 @@ INI_LIBS = -linih
 SQL_LIBS = -lsqlite3
 endif
 
-NVQD_SRC = nvqd/nvqd.c nvqd/engine.c nvqd/engine_base.c nvqd/engine_usage.c nvqd/engine_admit.c \
-	   nvqd/engine_supervise.c nvqd/engine_ahead.c nvqd/engine_finish.c nvqd/engine_deps.c \
-	   nvqd/engine_launch.c nvqd/job.c nvqd/recover.c nvqd/jobtab.c nvqd/order.c nvqd/waitq.c nvqd/fairshare.c nvqd/notify.c nvqd/deptab.c nvqd/gate.c nvqd/stored.c nvqd/gpuctl.c nvqd/gcslice.c nvqd/gcacts.c nvqd/gpuact.c nvqd/hooks.c nvqd/member.c \
-	   nvqd/hookmsg.c nvqd/suspend.c nvqd/server.c nvqd/watch.c \
-	   nvqd/ctl.c nvqd/submit.c nvqd/statq.c nvqd/storework.c nvqd/store.c nvqd/store_job.c nvqd/store_query.c nvqd/checkpoint.c nvqd/sched.c nvqd/preempt.c nvqd/gpu.c nvqd/runner.c nvqd/reap.c nvqd/start.c \
-	   nvqd/ctl_check.c nvqd/ctl_req.c nvqd/ctl_jobs.c nvqd/ctl_control.c nvqd/ctl_info.c \
-	   nvqd/config.c nvqd/log.c nvqd/slurmjob.c nvqd/cmdq.c nvqd/slurm.c nvqd/adopt.c common/proto.c common/parse.c common/paths.c \
+NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engine/engine_usage.c nvqd/engine/engine_admit.c \
+	   nvqd/engine/engine_supervise.c nvqd/engine/engine_ahead.c nvqd/engine/engine_finish.c nvqd/engine/engine_deps.c \
+	   nvqd/engine/engine_launch.c nvqd/queue/job.c nvqd/engine/recover.c nvqd/queue/jobtab.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/fairshare.c nvqd/engine/notify.c nvqd/queue/deptab.c nvqd/queue/gate.c nvqd/store/stored.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c nvqd/gpu/gcacts.c nvqd/gpu/gpuact.c nvqd/gpu/hooks.c nvqd/gpu/member.c \
+	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/front/server.c nvqd/front/watch.c \
+	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/engine/runner.c nvqd/engine/reap.c nvqd/engine/start.c \
+	   nvqd/front/ctl_check.c nvqd/front/ctl_req.c nvqd/front/ctl_jobs.c nvqd/front/ctl_control.c nvqd/front/ctl_info.c \
+	   nvqd/config.c nvqd/log.c nvqd/front/slurmjob.c nvqd/engine/cmdq.c nvqd/front/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/submit.c nvq/jobs.c nvq/control.c \
@@ -77,17 +77,22 @@ all: $(BUILD)/nvqd $(BUILD)/nvq $(BUILD)/nvq-shim $(BUILD)/nvq-ckpt $(BUILD)/lib
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
-$(BUILD)/obj/nvqd/%.o: CPPFLAGS += -iquote nvqd
+# nvqd's folders: the daemon itself, then queue/ (the policy and the waiting
+# jobs), engine/ (a job's life), gpu/ (GPU control), store/ (SQLite), front/
+# (the socket's requests, the dashboard, Slurm); headers found by bare name
+NVQD_INC = -iquote nvqd -iquote nvqd/queue -iquote nvqd/engine -iquote nvqd/gpu \
+	   -iquote nvqd/store -iquote nvqd/front
+$(BUILD)/obj/nvqd/%.o: CPPFLAGS += $(NVQD_INC)
 $(BUILD)/obj/nvq/%.o: CPPFLAGS += -iquote nvq
 $(BUILD)/obj/hook/%.o: CPPFLAGS += -iquote hook
 # WEB=0: nvqd without the dashboard ([web] listen is then refused)
 WEB	?= 1
 ifeq ($(WEB),1)
-WEB_SRC	= nvqd/web.c nvqd/webmetrics.c nvqd/webrate.c nvqd/websum.c
+WEB_SRC	= nvqd/front/web.c nvqd/front/webmetrics.c nvqd/front/webrate.c nvqd/front/websum.c
 WEB_OBJ	= $(BUILD)/obj/gen/web_files.o
 WEB_LIBS = -lmicrohttpd -lcjson
 else
-WEB_SRC	= nvqd/web_off.c
+WEB_SRC	= nvqd/front/web_off.c
 WEB_OBJ	=
 WEB_LIBS =
 endif
@@ -95,7 +100,7 @@ NVQD_SRC += $(WEB_SRC)
 WEB_FILES = web/index.html web/app.js web/style.css
 
 # tests reach into the program they test
-$(BUILD)/obj/tests/%.o: CPPFLAGS += -iquote nvqd -iquote hook -iquote nvq
+$(BUILD)/obj/tests/%.o: CPPFLAGS += $(NVQD_INC) -iquote hook -iquote nvq
 
 $(BUILD)/gen/schema_sql.c: $(SCHEMA) schema/gen.sh
 	@mkdir -p $(dir $@)
@@ -184,32 +189,32 @@ UNIT	= sched order preempt gpuctl proto config parse budget offload status share
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
-$(BUILD)/tests/test_sched: $(call obj,tests/unit/test_sched.c nvqd/sched.c common/parse.c)
-$(BUILD)/tests/test_order: $(call obj,tests/unit/test_order.c nvqd/order.c nvqd/waitq.c nvqd/deptab.c \
-	    nvqd/sched.c \
-	    nvqd/preempt.c common/parse.c)
-$(BUILD)/tests/test_preempt: $(call obj,tests/unit/test_preempt.c nvqd/preempt.c nvqd/sched.c \
+$(BUILD)/tests/test_sched: $(call obj,tests/unit/test_sched.c nvqd/queue/sched.c common/parse.c)
+$(BUILD)/tests/test_order: $(call obj,tests/unit/test_order.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/deptab.c \
+	    nvqd/queue/sched.c \
+	    nvqd/queue/preempt.c common/parse.c)
+$(BUILD)/tests/test_preempt: $(call obj,tests/unit/test_preempt.c nvqd/queue/preempt.c nvqd/queue/sched.c \
 	    common/parse.c)
-$(BUILD)/tests/test_gpuctl: $(call obj,tests/unit/test_gpuctl.c nvqd/gpuctl.c nvqd/gcslice.c \
-	nvqd/gcacts.c nvqd/preempt.c nvqd/sched.c common/parse.c)
+$(BUILD)/tests/test_gpuctl: $(call obj,tests/unit/test_gpuctl.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c \
+	nvqd/gpu/gcacts.c nvqd/queue/preempt.c nvqd/queue/sched.c common/parse.c)
 $(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c common/proto.c)
-$(BUILD)/tests/test_fairshare: $(call obj,tests/unit/test_fairshare.c nvqd/fairshare.c nvqd/sched.c \
+$(BUILD)/tests/test_fairshare: $(call obj,tests/unit/test_fairshare.c nvqd/queue/fairshare.c nvqd/queue/sched.c \
 	    common/parse.c)
 $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c common/parse.c \
 	    common/paths.c common/rlimits.c common/roff.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
-$(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/slurmjob.c)
-$(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/stored.c)
-$(BUILD)/tests/test_gate: $(call obj,tests/unit/test_gate.c nvqd/gate.c nvqd/log.c)
-$(BUILD)/tests/test_jobtab: $(call obj,tests/unit/test_jobtab.c nvqd/jobtab.c)
-$(BUILD)/tests/test_store: $(call obj,tests/unit/test_store.c nvqd/store.c nvqd/store_job.c \
-	    nvqd/store_query.c nvqd/checkpoint.c nvqd/log.c common/parse.c) $(BUILD)/obj/gen/schema_sql.o
+$(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/front/slurmjob.c)
+$(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/store/stored.c)
+$(BUILD)/tests/test_gate: $(call obj,tests/unit/test_gate.c nvqd/queue/gate.c nvqd/log.c)
+$(BUILD)/tests/test_jobtab: $(call obj,tests/unit/test_jobtab.c nvqd/queue/jobtab.c)
+$(BUILD)/tests/test_store: $(call obj,tests/unit/test_store.c nvqd/store/store.c nvqd/store/store_job.c \
+	    nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/log.c common/parse.c) $(BUILD)/obj/gen/schema_sql.o
 $(BUILD)/tests/test_store: TEST_LIBS += $(SQL_LIBS) -lpthread
-$(BUILD)/tests/test_job: $(call obj,tests/unit/test_job.c nvqd/job.c)
-$(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/webrate.c)
-$(BUILD)/tests/test_ctl_check: $(call obj,tests/unit/test_ctl_check.c nvqd/ctl_check.c)
-$(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c \
+$(BUILD)/tests/test_job: $(call obj,tests/unit/test_job.c nvqd/queue/job.c)
+$(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/front/webrate.c)
+$(BUILD)/tests/test_ctl_check: $(call obj,tests/unit/test_ctl_check.c nvqd/front/ctl_check.c)
+$(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/engine/runner.c common/status.c common/proc.c \
 	    common/fdpass.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/tests/test_stageplan: $(call obj,tests/unit/test_stageplan.c hook/stageplan.c)
@@ -284,15 +289,15 @@ FUZZ_CC	?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_DIR = build-fuzz
 FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
-	     -fno-sanitize-recover=undefined $(CPPFLAGS) -iquote nvqd
+	     -fno-sanitize-recover=undefined $(CPPFLAGS) $(NVQD_INC)
 FUZZ	= proto config parse status hook slurm
 $(FUZZ_DIR)/fuzz_proto: tests/fuzz/fuzz_proto.c common/proto.c
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c common/parse.c common/paths.c \
 	    common/rlimits.c common/roff.c
 $(FUZZ_DIR)/fuzz_parse: tests/fuzz/fuzz_parse.c common/parse.c
-$(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/hookmsg.c common/proto.c
+$(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/gpu/hookmsg.c common/proto.c
 $(FUZZ_DIR)/fuzz_status: tests/fuzz/fuzz_status.c common/status.c
-$(FUZZ_DIR)/fuzz_slurm: tests/fuzz/fuzz_slurm.c nvqd/slurmjob.c
+$(FUZZ_DIR)/fuzz_slurm: tests/fuzz/fuzz_slurm.c nvqd/front/slurmjob.c
 $(FUZZ_DIR)/fuzz_%:
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(if $(findstring config,$@),$(INI_LIBS))

@@ -8,7 +8,7 @@
 # holder cancelled), from the cancel to the last one's end.
 # Each count is split into the flushes of nvqd's loop thread (what a submit
 # or a job's start waits for) and those of its other threads (the WAL
-# checkpoints, nvqd/checkpoint.c), which overlap with the loop's work.
+# checkpoints, nvqd/store/checkpoint.c), which overlap with the loop's work.
 # Usage: bench/fsync.sh [SUBMITS_PER_CLIENT] [CLIENTS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -4,7 +4,7 @@
 # given, with [daemon] sync = SYNC; prints the median, 99th and 99.9th
 # percentiles and the maximum of each submit's wall time as the shell saw
 # it.  A stall of nvqd's loop (a WAL checkpoint in it, before
-# nvqd/checkpoint.c) shows in the tail, not in the median.  Run the builds
+# nvqd/store/checkpoint.c) shows in the tail, not in the median.  Run the builds
 # in turn, twice or more: the machine's own noise is in the tail too.
 # Usage: bench/latency.sh [N] [SYNC] [NVQD...]   (default 3000 full build/nvqd)
 set -euo pipefail

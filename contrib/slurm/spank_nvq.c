@@ -22,7 +22,7 @@
  *     job's history.
  *
  *   - with nvqd=SOCKET (the node's own nvqd), slurmstepd hands the step to
- *     it before the step starts (MSG_ADOPT, as root: nvqd/adopt.h): nvqd
+ *     it before the step starts (MSG_ADOPT, as root: nvqd/engine/adopt.h): nvqd
  *     refuses it if its GPUs have no room beside nvqd's jobs (the step
  *     then fails, saying why), else follows it as a job of its own; the
  *     tasks get NVQ_JOB_ID and NVQ_HOOK_SOCKET so that their hooks link to

@@ -1,6 +1,6 @@
 /*
  * fuzz_hook.c: libFuzzer harness for what nvqd takes from a job's hook
- * (nvqd/hookmsg.c): the bytes a process of a user's job sends as the body
+ * (nvqd/gpu/hookmsg.c): the bytes a process of a user's job sends as the body
  * of a hook frame.
  *
  * The input is 8 bytes of a bound (big-endian: what the job may hold on a

@@ -1,5 +1,5 @@
 /*
- * test_ctl_check.c: who may send a request (nvqd/ctl_check.c): a row of
+ * test_ctl_check.c: who may send a request (nvqd/front/ctl_check.c): a row of
  * each kind of ctl.c's table (anyone, the job's owner or an admin, the
  * owner only, an admin, root), the callers each lets in and the exact
  * refusal the others read; and who is an admin.

@@ -1,5 +1,5 @@
 /*
- * test_fairshare.c: users' decayed GPU use (nvqd/fairshare.c) and the
+ * test_fairshare.c: users' decayed GPU use (nvqd/queue/fairshare.c) and the
  * priority it earns them, then with the pure scheduler over a simulated
  * week: two users on one GPU get half of it each, whatever they queue.
  */

@@ -1,5 +1,5 @@
 /*
- * test_webrate.c: the web listener's requests per address (nvqd/webrate.c),
+ * test_webrate.c: the web listener's requests per address (nvqd/front/webrate.c),
  * table-driven: bursts, refills, addresses apart, a full table.
  */
 #include <setjmp.h>
