@@ -29,6 +29,7 @@
 #include "log.h"
 #include "reap.h"
 #include "runner.h"
+#include "preempt.h"
 
 #define ENGINE_MAX_ENV	(1 << 20)
 
@@ -210,7 +211,7 @@ engine_preempt(struct engine *e, const struct sched_gpu *gpus, int n, double now
 	char err[640], why[512], by[96], cannot[320];
 	int k;
 
-	sched_preempt(gpus, e->gpus.n, e->sj, n, &e->cfg.sched, now, plan, &pr);
+	preempt_choose(gpus, e->gpus.n, e->sj, n, &e->cfg.sched, now, plan, &pr);
 	if (pr.next_wake > 0 && (plan->next_wake == 0 || pr.next_wake < plan->next_wake))
 		plan->next_wake = pr.next_wake;
 	if (pr.beneficiary < 0)
@@ -423,7 +424,7 @@ engine_pass(struct engine *e)
 			j = e->map[i];
 			if (engine_spawn(e, j, plan.dec[i].gpumask, now) == 0) {
 				/* its use counts from now on */
-				fs_use(&e->fs, j->uid, engine_gpu_share(e, j, j->gpumask));
+				fairshare_use(&e->fs, j->uid, engine_gpu_share(e, j, j->gpumask));
 				spawned = 1;
 				if (j->pid == j->promised)
 					continue;	/* recorded with its start */
@@ -648,7 +649,7 @@ engine_usage_cb(void *arg, uint32_t uid, double gpu_share, double start, double 
 	struct engine *e = arg;
 
 	/* its time suspended is taken off its start: use further back counts less */
-	return fs_add(&e->fs, uid, gpu_share, start + (suspended > 0 ? suspended : 0), end,
+	return fairshare_add(&e->fs, uid, gpu_share, start + (suspended > 0 ? suspended : 0), end,
 	    (double)e->cfg.fs_halflife) == -1;
 }
 
@@ -660,7 +661,7 @@ engine_run(struct engine *e)
 	if (store_drained(e->store, engine_drained_cb, e) == -1)
 		log_warnx("cannot read which GPUs are drained");
 	/* use older than 30 half-lives counts less than a billionth */
-	fs_init(&e->fs, now);
+	fairshare_init(&e->fs, now);
 	if (store_usage(e->store, now - 30.0 * (double)e->cfg.fs_halflife, now,
 	    engine_usage_cb, e) == -1)
 		log_warnx("cannot read the users' GPU use: fair share starts from none");
@@ -770,7 +771,7 @@ engine_free(struct engine *e)
 	deptab_free(&e->deptab);
 	gates_free(&e->gates);
 	stored_free(&e->shared);
-	fs_free(&e->fs);
+	fairshare_free(&e->fs);
 	free(e->dep_ids);
 	free(e->ends);
 }

@@ -85,7 +85,7 @@ engine_sj(const struct engine *e, const struct job *j, double now, struct sched_
 	memset(sj, 0, sizeof(*sj));
 	sj->id = j->id;
 	sj->uid = j->uid;
-	sj->share = e->cfg.fairshare ? fs_bonus(&e->fs, j->uid) : 0;
+	sj->share = e->cfg.fairshare ? fairshare_bonus(&e->fs, j->uid) : 0;
 	/* a job whose end is not recorded yet still holds its GPUs */
 	sj->running = engine_holds(j);
 	sj->ngpus = j->ngpus;

@@ -172,7 +172,7 @@ engine_gpu_share(const struct engine *e, const struct job *j, uint64_t mask)
 static double
 engine_bonus_cb(void *arg, uint32_t uid)
 {
-	return fs_bonus(arg, uid);
+	return fairshare_bonus(arg, uid);
 }
 
 /*
@@ -187,24 +187,24 @@ engine_shares(struct engine *e, double now)
 	struct job *j;
 	int i, bad = 0;
 
-	fs_advance(&e->fs, now, (double)e->cfg.fs_halflife);
-	fs_begin(&e->fs);
+	fairshare_advance(&e->fs, now, (double)e->cfg.fs_halflife);
+	fairshare_begin(&e->fs);
 	for (j = e->held; j != NULL; j = j->lnext)
-		bad |= fs_use(&e->fs, j->uid, j->state == JOB_RUNNING ?
+		bad |= fairshare_use(&e->fs, j->uid, j->state == JOB_RUNNING ?
 		    engine_gpu_share(e, j, j->gpumask) : 0);
 	for (i = 0; i < e->wq.nu; i++)
-		bad |= fs_use(&e->fs, e->wq.u[i].uid, 0);
+		bad |= fairshare_use(&e->fs, e->wq.u[i].uid, 0);
 	if (bad)
 		log_warnx("out of memory counting users' GPU use for fair share");
-	fs_rank(&e->fs, e->cfg.fs_weight);
+	fairshare_rank(&e->fs, e->cfg.fs_weight);
 	waitq_bonus(&e->wq, e->cfg.fairshare ? engine_bonus_cb : NULL, &e->fs);
 }
 
 const struct fairshare *
 engine_usage(struct engine *e)
 {
-	fs_advance(&e->fs, engine_now(), (double)e->cfg.fs_halflife);
-	fs_rank(&e->fs, e->cfg.fs_weight);
+	fairshare_advance(&e->fs, engine_now(), (double)e->cfg.fs_halflife);
+	fairshare_rank(&e->fs, e->cfg.fs_weight);
 	return &e->fs;
 }
 

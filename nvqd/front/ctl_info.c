@@ -67,7 +67,7 @@ static void
 ctl_info_fair_share(struct engine *e, const struct job *j, struct proto_buf *out)
 {
 	const struct fairshare *f = engine_usage(e);
-	const struct fs_user *u = fs_find(f, j->uid);
+	const struct fs_user *u = fairshare_find(f, j->uid);
 	char buf[256];
 
 	if (u == NULL || !u->active)

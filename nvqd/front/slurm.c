@@ -226,7 +226,7 @@ slurm_peaks(struct slurm *s, int64_t sid, char uuids[][96], int64_t *peaks, int 
 		buf[n] = '\0';
 		for (line = strtok_r(buf, "\n", &save); line != NULL;
 		    line = strtok_r(NULL, "\n", &save)) {
-			if (slurm_peak_line(line, gpu, sizeof(gpu), &b) == -1 || b > INT64_MAX)
+			if (slurmjob_peak_line(line, gpu, sizeof(gpu), &b) == -1 || b > INT64_MAX)
 				continue;
 			for (i = 0; i < k && strcmp(uuids[i], gpu) != 0; i++)
 				;
@@ -273,7 +273,7 @@ slurm_finish(struct slurm *s, struct sj *j)
 		}
 		names[i] = uuids[i];
 	}
-	if ((st = slurm_state(j->row.state, &final)) == NULL)
+	if ((st = slurmjob_state(j->row.state, &final)) == NULL)
 		st = "FAILED";
 	if (j->row.nodes[0] == '\0')
 		;		/* it never ran: no exit status */
@@ -312,7 +312,7 @@ slurm_started_cb(void *arg, int status, const char *out, const char *err)
 	if (status == CMDQ_STOPPED)
 		return;
 	j->busy = 0;
-	if (status != 0 || slurm_gpus(out, gpus, sizeof(gpus)) == -1)
+	if (status != 0 || slurmjob_gpus(out, gpus, sizeof(gpus)) == -1)
 		snprintf(gpus, sizeof(gpus), "%s", j->row.nodes);
 	at = j->row.start > 0 ? j->row.start : slurm_now();
 	if (store_job_start(s->store, j->id, at, gpus, j->gpus, j->mem, 0) == -1) {
@@ -361,7 +361,7 @@ slurm_row(struct slurm *s, const struct slurm_row *r)
 	/* shown: Slurm knows it, whatever the state (one this does not know waits) */
 	j->seen = s->gen;
 	j->unseen = 0;
-	if ((st = slurm_state(r->state, &final)) == NULL || j->busy || j->state == SJ_ENDED)
+	if ((st = slurmjob_state(r->state, &final)) == NULL || j->busy || j->state == SJ_ENDED)
 		return;
 	if (strcmp(st, "PENDING") == 0) {
 		if (j->state == SJ_PENDING)
@@ -412,7 +412,7 @@ slurm_poll_cb(void *arg, int status, const char *out, const char *err)
 		n = (size_t)(nl - p) < sizeof(line) ? (size_t)(nl - p) : sizeof(line) - 1;
 		memcpy(line, p, n);
 		line[n] = '\0';
-		if (slurm_parse_row(line, &r) == 0)
+		if (slurmjob_parse_row(line, &r) == 0)
 			slurm_row(s, &r);
 	}
 	free(c);
@@ -638,13 +638,13 @@ slurm_exec_cb(void *arg, const struct store_job_exec *x)
 	r.time_limit = x->time_limit;
 	r.partition = s->cfg->slurm_partition;
 	slurm_bin(s, "sbatch", bin, sizeof(bin));
-	if ((n = slurm_sbatch_args(&r, bin, args, sizeof(args), argv, SLURM_MAX_ARGS, ex->why,
+	if ((n = slurmjob_sbatch_args(&r, bin, args, sizeof(args), argv, SLURM_MAX_ARGS, ex->why,
 	    sizeof(ex->why))) == -1) {
 		ex->ok = -1;
 		return 1;
 	}
 	if ((script = malloc(cap)) == NULL ||
-	    (len = slurm_script(j->id, x->argv, x->argv_len, script, cap)) == -1) {
+	    (len = slurmjob_script(j->id, x->argv, x->argv_len, script, cap)) == -1) {
 		free(script);
 		return 1;
 	}

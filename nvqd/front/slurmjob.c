@@ -14,7 +14,7 @@
 #define SLURM_MAX_INDEX	1023
 
 uint64_t
-slurm_shards(uint64_t mem, uint64_t shard_size)
+slurmjob_shards(uint64_t mem, uint64_t shard_size)
 {
 	if (shard_size == 0)
 		return 0;
@@ -23,7 +23,7 @@ slurm_shards(uint64_t mem, uint64_t shard_size)
 
 /* Appends one argument to buf; -1 if it does not fit. */
 static int
-slurm_arg(char *buf, size_t len, size_t *off, char **argv, int *n, int max,
+slurmjob_arg(char *buf, size_t len, size_t *off, char **argv, int *n, int max,
     const char *fmt, ...)
 {
 	va_list ap;
@@ -42,7 +42,7 @@ slurm_arg(char *buf, size_t len, size_t *off, char **argv, int *n, int max,
 }
 
 int
-slurm_sbatch_args(const struct slurm_req *r, const char *sbatch, char *buf, size_t len,
+slurmjob_sbatch_args(const struct slurm_req *r, const char *sbatch, char *buf, size_t len,
     char **argv, int max, char *why, size_t whylen)
 {
 	size_t off = 0;
@@ -58,26 +58,26 @@ slurm_sbatch_args(const struct slurm_req *r, const char *sbatch, char *buf, size
 		snprintf(why, whylen, "[cluster] shard_size is 0");
 		return -1;
 	}
-	ok = slurm_arg(buf, len, &off, argv, &n, max, "%s", sbatch) == 0 &&
-	    slurm_arg(buf, len, &off, argv, &n, max, "--parsable") == 0 &&
-	    slurm_arg(buf, len, &off, argv, &n, max, "--job-name=%s", r->name) == 0 &&
-	    slurm_arg(buf, len, &off, argv, &n, max, "--chdir=%s", r->cwd) == 0 &&
-	    slurm_arg(buf, len, &off, argv, &n, max, "--output=%s", r->out) == 0 &&
-	    slurm_arg(buf, len, &off, argv, &n, max, "--error=%s", r->err) == 0 &&
-	    slurm_arg(buf, len, &off, argv, &n, max, "--comment=nvq:%lld", (long long)r->id) == 0;
+	ok = slurmjob_arg(buf, len, &off, argv, &n, max, "%s", sbatch) == 0 &&
+	    slurmjob_arg(buf, len, &off, argv, &n, max, "--parsable") == 0 &&
+	    slurmjob_arg(buf, len, &off, argv, &n, max, "--job-name=%s", r->name) == 0 &&
+	    slurmjob_arg(buf, len, &off, argv, &n, max, "--chdir=%s", r->cwd) == 0 &&
+	    slurmjob_arg(buf, len, &off, argv, &n, max, "--output=%s", r->out) == 0 &&
+	    slurmjob_arg(buf, len, &off, argv, &n, max, "--error=%s", r->err) == 0 &&
+	    slurmjob_arg(buf, len, &off, argv, &n, max, "--comment=nvq:%lld", (long long)r->id) == 0;
 	if (ok && r->gpus == 1 && r->mem > 0)
-		ok = slurm_arg(buf, len, &off, argv, &n, max, "--gres=shard:%llu",
-		    (unsigned long long)slurm_shards(r->mem, r->shard_size)) == 0;
+		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--gres=shard:%llu",
+		    (unsigned long long)slurmjob_shards(r->mem, r->shard_size)) == 0;
 	else if (ok && r->gpus > 0)
-		ok = slurm_arg(buf, len, &off, argv, &n, max, "--gres=gpu:%d", r->gpus) == 0;
+		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--gres=gpu:%d", r->gpus) == 0;
 	if (ok && r->gpus > 0 && r->mem > 0)
-		ok = slurm_arg(buf, len, &off, argv, &n, max, "--gpu-mem=%lluM",
+		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--gpu-mem=%lluM",
 		    (unsigned long long)((r->mem + (1 << 20) - 1) >> 20)) == 0;
 	if (ok && t > 0)
-		ok = slurm_arg(buf, len, &off, argv, &n, max, "--time=%lld:%02lld:%02lld",
+		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--time=%lld:%02lld:%02lld",
 		    (long long)(t / 3600), (long long)(t / 60 % 60), (long long)(t % 60)) == 0;
 	if (ok && r->partition != NULL && *r->partition != '\0')
-		ok = slurm_arg(buf, len, &off, argv, &n, max, "--partition=%s", r->partition) == 0;
+		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--partition=%s", r->partition) == 0;
 	if (!ok) {
 		snprintf(why, whylen, "sbatch's arguments are too long");
 		return -1;
@@ -87,7 +87,7 @@ slurm_sbatch_args(const struct slurm_req *r, const char *sbatch, char *buf, size
 }
 
 int
-slurm_script(int64_t id, const char *argv, int argv_len, char *buf, size_t len)
+slurmjob_script(int64_t id, const char *argv, int argv_len, char *buf, size_t len)
 {
 	size_t off;
 	int i, k;
@@ -127,7 +127,7 @@ slurm_script(int64_t id, const char *argv, int argv_len, char *buf, size_t len)
 
 /* The next |-ended field of *p into out (cut to len); -1 if there is none. */
 static int
-slurm_field(const char **p, char *out, size_t len)
+slurmjob_field(const char **p, char *out, size_t len)
 {
 	const char *bar = strchr(*p, '|');
 	size_t n;
@@ -144,7 +144,7 @@ slurm_field(const char **p, char *out, size_t len)
 }
 
 double
-slurm_time(const char *s)
+slurmjob_time(const char *s)
 {
 	struct tm tm;
 	const char *end;
@@ -157,19 +157,19 @@ slurm_time(const char *s)
 }
 
 int
-slurm_parse_row(const char *line, struct slurm_row *r)
+slurmjob_parse_row(const char *line, struct slurm_row *r)
 {
 	char id[24], st[24], code[24], start[32], end[32], *e;
 	long long v;
 
 	memset(r, 0, sizeof(*r));
-	if (slurm_field(&line, id, sizeof(id)) == -1 ||
-	    slurm_field(&line, st, sizeof(st)) == -1 ||
-	    slurm_field(&line, code, sizeof(code)) == -1 ||
-	    slurm_field(&line, r->nodes, sizeof(r->nodes)) == -1 ||
-	    slurm_field(&line, start, sizeof(start)) == -1 ||
-	    slurm_field(&line, end, sizeof(end)) == -1 ||
-	    slurm_field(&line, r->reason, sizeof(r->reason)) == -1)
+	if (slurmjob_field(&line, id, sizeof(id)) == -1 ||
+	    slurmjob_field(&line, st, sizeof(st)) == -1 ||
+	    slurmjob_field(&line, code, sizeof(code)) == -1 ||
+	    slurmjob_field(&line, r->nodes, sizeof(r->nodes)) == -1 ||
+	    slurmjob_field(&line, start, sizeof(start)) == -1 ||
+	    slurmjob_field(&line, end, sizeof(end)) == -1 ||
+	    slurmjob_field(&line, r->reason, sizeof(r->reason)) == -1)
 		return -1;
 	v = strtoll(id, &e, 10);
 	if (e == id || *e != '\0' || v <= 0)
@@ -180,8 +180,8 @@ slurm_parse_row(const char *line, struct slurm_row *r)
 	snprintf(r->state, sizeof(r->state), "%s", st);
 	v = strtoll(code, &e, 10);
 	r->status = e != code && *e == '\0' && v >= 0 && v <= 0xffff ? (int)v : 0;
-	r->start = slurm_time(start);
-	r->end = slurm_time(end);
+	r->start = slurmjob_time(start);
+	r->end = slurmjob_time(end);
 	return 0;
 }
 
@@ -205,7 +205,7 @@ static const struct {
 };
 
 const char *
-slurm_state(const char *state, int *final)
+slurmjob_state(const char *state, int *final)
 {
 	size_t i;
 
@@ -220,7 +220,7 @@ slurm_state(const char *state, int *final)
 
 /* Appends s to out at *off (a comma first unless at 0); -1 if it does not fit. */
 static int
-slurm_put(char *out, size_t len, size_t *off, const char *node, size_t nlen, long idx)
+slurmjob_put(char *out, size_t len, size_t *off, const char *node, size_t nlen, long idx)
 {
 	int k;
 
@@ -236,7 +236,7 @@ slurm_put(char *out, size_t len, size_t *off, const char *node, size_t nlen, lon
 }
 
 int
-slurm_gpus(const char *line, char *out, size_t len)
+slurmjob_gpus(const char *line, char *out, size_t len)
 {
 	const char *p = line, *node, *next, *g, *idx;
 	size_t off = 0, nlen;
@@ -255,7 +255,7 @@ slurm_gpus(const char *line, char *out, size_t len)
 		g = strstr(node, " GRES=");
 		idx = g != NULL && (next == NULL || g < next) ? strstr(g, "(IDX:") : NULL;
 		if (idx == NULL || (next != NULL && idx > next)) {
-			if (slurm_put(out, len, &off, node, nlen, -1) == -1)
+			if (slurmjob_put(out, len, &off, node, nlen, -1) == -1)
 				return -1;
 		} else {
 			for (idx += 5;;) {
@@ -272,7 +272,7 @@ slurm_gpus(const char *line, char *out, size_t len)
 						return -1;
 				}
 				for (i = a; i <= b; i++)
-					if (slurm_put(out, len, &off, node, nlen, i) == -1)
+					if (slurmjob_put(out, len, &off, node, nlen, i) == -1)
 						return -1;
 				if (*e != ',')
 					break;
@@ -285,7 +285,7 @@ slurm_gpus(const char *line, char *out, size_t len)
 }
 
 int
-slurm_peak_line(const char *line, char *gpu, size_t len, uint64_t *bytes)
+slurmjob_peak_line(const char *line, char *gpu, size_t len, uint64_t *bytes)
 {
 	char node[128];
 	unsigned long long v;

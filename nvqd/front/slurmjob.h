@@ -32,17 +32,17 @@ struct slurm_req {
  * mem / shard_size rounded up; more GPUs, or whole ones, --gres=gpu:N; -m
  * also gives --gpu-mem for nvq's SPANK plugin.
  */
-int	slurm_sbatch_args(const struct slurm_req *r, const char *sbatch, char *buf, size_t len,
+int	slurmjob_sbatch_args(const struct slurm_req *r, const char *sbatch, char *buf, size_t len,
 	    char **argv, int max, char *why, size_t whylen);
 /* The shards mem takes: mem / shard_size, rounded up. */
-uint64_t slurm_shards(uint64_t mem, uint64_t shard_size);
+uint64_t slurmjob_shards(uint64_t mem, uint64_t shard_size);
 /*
  * The batch script that runs argv (argv_len bytes of NUL-terminated
  * strings) as given, into buf: its length, or -1 if it does not fit.
  */
-int	slurm_script(int64_t id, const char *argv, int argv_len, char *buf, size_t len);
+int	slurmjob_script(int64_t id, const char *argv, int argv_len, char *buf, size_t len);
 
-/* squeue's format for slurm_parse_row. */
+/* squeue's format for slurmjob_parse_row. */
 #define SLURM_SQUEUE_FORMAT \
 	"JobID:|,State:|,exit_code:|,NodeList:|,StartTime:|,EndTime:|,Reason:|"
 
@@ -57,25 +57,25 @@ struct slurm_row {
 };
 
 /* A line of squeue -h -O SLURM_SQUEUE_FORMAT; 0, or -1 if it is not one. */
-int	slurm_parse_row(const char *line, struct slurm_row *);
+int	slurmjob_parse_row(const char *line, struct slurm_row *);
 /*
  * nvq's state for Slurm's: PENDING, RUNNING, SUSPENDED, or a final one
  * (*final set: COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL); NULL for
  * a state this does not know.
  */
-const char *slurm_state(const char *state, int *final);
+const char *slurmjob_state(const char *state, int *final);
 /* Slurm's time (2026-11-25T11:58:09, local) as seconds since the epoch; 0 for none. */
-double	slurm_time(const char *);
+double	slurmjob_time(const char *);
 /*
  * The GPUs a job holds, from scontrol -d -o show job's line: NODE:INDEX,
  * comma-separated (a node without GPUs named alone), into out; 0, or -1 if
  * the line names no node or out is too small.
  */
-int	slurm_gpus(const char *line, char *out, size_t len);
+int	slurmjob_gpus(const char *line, char *out, size_t len);
 /*
  * A line of a peaks file the SPANK plugin wrote: "NODE INDEX BYTES" into
  * gpu ("NODE:INDEX") and *bytes; 0, or -1 if it is not one.
  */
-int	slurm_peak_line(const char *line, char *gpu, size_t len, uint64_t *bytes);
+int	slurmjob_peak_line(const char *line, char *gpu, size_t len, uint64_t *bytes);
 
 #endif

@@ -29,6 +29,7 @@
 #include "jobtab.h"
 #include "log.h"
 #include "suspend.h"
+#include "preempt.h"
 
 #define GPUACT_WARNS	20	/* broken rules logged, outside strict runs */
 
@@ -148,7 +149,7 @@ gpuctl_turn(struct engine *e, int g)
 				m = (double)j->mem;
 		cost = e->cfg.offload ? OFFLOAD_FIXED + m / OFFLOAD_RATE : 2 * m / SUSPEND_RATE;
 	}
-	return sched_quantum(cost, e->cfg.switch_overhead, GPUCTL_TURN_MIN, 0);
+	return preempt_quantum(cost, e->cfg.switch_overhead, GPUCTL_TURN_MIN, 0);
 }
 
 int64_t

@@ -152,6 +152,7 @@
 #include "gpuctl.h"
 #include "parse.h"
 #include "sched.h"
+#include "preempt.h"
 
 #define GPUCTL_PIN	60.0	/* seconds a failed switch counts (pinned, unsuspendable) */
 /* revokes in a row whose cut may fail (the lock goes back); the next is stopped */
@@ -477,7 +478,7 @@ static const char *const gc_give_says[] = {
 
 /*
  * What stops unsuspendable job j instead of a suspend under nvqd's settings,
- * from sched_give and sched_give_turn, into buf: by a higher-priority job,
+ * from preempt_give and preempt_give_turn, into buf: by a higher-priority job,
  * and, on a timeslice GPU, at the end of its turn.
  */
 static void
@@ -486,7 +487,7 @@ gc_instead(struct gc_ctx *c, const struct gc_job *j, char *buf, size_t len)
 	struct sched_job sj = { .running = 1, .unsuspendable = 1, .requeue = j->requeue };
 	const struct sched_settings *s = c->env->sched;
 	size_t n;
-	int give = sched_give(&sj, s), turns = (j->gpumask & c->env->mode_ts) != 0;
+	int give = preempt_give(&sj, s), turns = (j->gpumask & c->env->mode_ts) != 0;
 
 	if (give == SCHED_GIVE_REQUEUE || give == SCHED_GIVE_CANCEL)
 		snprintf(buf, len, "a higher-priority job that needs its memory %s",
@@ -495,7 +496,7 @@ gc_instead(struct gc_ctx *c, const struct gc_job *j, char *buf, size_t len)
 		snprintf(buf, len, "a higher-priority job that needs its memory waits for it (%s)",
 		    s->preempt == SCHED_PREEMPT_OFF ? "preempt = off" :
 		    "preempt = requeue, and it has no --requeue");
-	give = sched_give_turn(&sj);
+	give = preempt_give_turn(&sj);
 	if (turns && (n = strlen(buf)) < len &&
 	    (give == SCHED_GIVE_REQUEUE || give == SCHED_GIVE_CANCEL))
 		snprintf(buf + n, len - n, "; at the end of its turn on a timeslice GPU, a job "

@@ -288,7 +288,7 @@ void		 gpuctl_pin(struct job *, double until);
 void		 gpuctl_suspend_failed(struct job *, const char *why, double now);
 /*
  * Whether the job cannot be suspended now, so gives way only by being
- * stopped (sched_give): its processes share GPU memory nvq cannot move,
+ * stopped (preempt_give): its processes share GPU memory nvq cannot move,
  * or a suspend of it failed lately.  If so, and why is not NULL, the
  * reason into why (len bytes), for its events.
  */

@@ -12,14 +12,14 @@
 #define FS_FORGET	1.0
 
 void
-fs_init(struct fairshare *f, double now)
+fairshare_init(struct fairshare *f, double now)
 {
 	memset(f, 0, sizeof(*f));
 	f->at = now;
 }
 
 void
-fs_free(struct fairshare *f)
+fairshare_free(struct fairshare *f)
 {
 	free(f->u);
 	memset(f, 0, sizeof(*f));
@@ -27,7 +27,7 @@ fs_free(struct fairshare *f)
 
 /* uid's index, or where it would go (*found 0). */
 static int
-fs_index(const struct fairshare *f, uint32_t uid, int *found)
+fairshare_index(const struct fairshare *f, uint32_t uid, int *found)
 {
 	int lo = 0, hi = f->n, mid;
 
@@ -44,10 +44,10 @@ fs_index(const struct fairshare *f, uint32_t uid, int *found)
 
 /* uid's entry, made if new; NULL out of memory. */
 static struct fs_user *
-fs_get(struct fairshare *f, uint32_t uid)
+fairshare_get(struct fairshare *f, uint32_t uid)
 {
 	struct fs_user *nu;
-	int found, i = fs_index(f, uid, &found);
+	int found, i = fairshare_index(f, uid, &found);
 
 	if (found)
 		return &f->u[i];
@@ -65,24 +65,24 @@ fs_get(struct fairshare *f, uint32_t uid)
 }
 
 const struct fs_user *
-fs_find(const struct fairshare *f, uint32_t uid)
+fairshare_find(const struct fairshare *f, uint32_t uid)
 {
-	int found, i = fs_index(f, uid, &found);
+	int found, i = fairshare_index(f, uid, &found);
 
 	return found ? &f->u[i] : NULL;
 }
 
 double
-fs_bonus(const struct fairshare *f, uint32_t uid)
+fairshare_bonus(const struct fairshare *f, uint32_t uid)
 {
-	const struct fs_user *u = fs_find(f, uid);
+	const struct fs_user *u = fairshare_find(f, uid);
 
 	return u != NULL && u->active ? u->bonus : 0;
 }
 
 /* 2^(-d/h): what a GPU-second counts d seconds later. */
 static double
-fs_decay(double d, double halflife)
+fairshare_decay(double d, double halflife)
 {
 	if (d <= 0)
 		return 1;
@@ -90,7 +90,7 @@ fs_decay(double d, double halflife)
 }
 
 int
-fs_add(struct fairshare *f, uint32_t uid, double gpus, double start, double end,
+fairshare_add(struct fairshare *f, uint32_t uid, double gpus, double start, double end,
     double halflife)
 {
 	struct fs_user *u;
@@ -101,30 +101,30 @@ fs_add(struct fairshare *f, uint32_t uid, double gpus, double start, double end,
 		start = end;
 	if (gpus <= 0 || end <= start || halflife <= 0)
 		return 0;
-	if ((u = fs_get(f, uid)) == NULL)
+	if ((u = fairshare_get(f, uid)) == NULL)
 		return -1;
 	/* the integral of gpus 2^(-(at - t)/h) dt from start to end */
 	u->usage += gpus * halflife / M_LN2 *
-	    (fs_decay(f->at - end, halflife) - fs_decay(f->at - start, halflife));
+	    (fairshare_decay(f->at - end, halflife) - fairshare_decay(f->at - start, halflife));
 	return 0;
 }
 
 void
-fs_advance(struct fairshare *f, double now, double halflife)
+fairshare_advance(struct fairshare *f, double now, double halflife)
 {
 	double d = now - f->at, k;
 	int i;
 
 	if (d <= 0 || halflife <= 0)
 		return;
-	k = fs_decay(d, halflife);
+	k = fairshare_decay(d, halflife);
 	for (i = 0; i < f->n; i++)
 		f->u[i].usage = f->u[i].usage * k + f->u[i].rate * halflife / M_LN2 * (1 - k);
 	f->at = now;
 }
 
 void
-fs_begin(struct fairshare *f)
+fairshare_begin(struct fairshare *f)
 {
 	int i;
 
@@ -135,11 +135,11 @@ fs_begin(struct fairshare *f)
 }
 
 int
-fs_use(struct fairshare *f, uint32_t uid, double gpus)
+fairshare_use(struct fairshare *f, uint32_t uid, double gpus)
 {
 	struct fs_user *u;
 
-	if ((u = fs_get(f, uid)) == NULL)
+	if ((u = fairshare_get(f, uid)) == NULL)
 		return -1;
 	u->active = 1;
 	if (gpus > 0)
@@ -148,7 +148,7 @@ fs_use(struct fairshare *f, uint32_t uid, double gpus)
 }
 
 void
-fs_rank(struct fairshare *f, double weight)
+fairshare_rank(struct fairshare *f, double weight)
 {
 	double total = 0;
 	int i, k, n = 0;

@@ -27,38 +27,38 @@ struct fs_user {
 	uint32_t	uid;
 	double		usage;		/* GPU-seconds, decayed to the set's at */
 	double		rate;		/* GPUs in use since at */
-	int		active;		/* jobs in the queue at the last fs_rank */
-	double		bonus;		/* priority points, from fs_rank */
-	double		frac;		/* of the active users' usage, from fs_rank */
+	int		active;		/* jobs in the queue at the last fairshare_rank */
+	double		bonus;		/* priority points, from fairshare_rank */
+	double		frac;		/* of the active users' usage, from fairshare_rank */
 };
 
 struct fairshare {
 	struct fs_user	*u;		/* sorted by uid */
 	int		n, cap;
 	double		at;		/* when usage was last brought forward */
-	int		nactive;	/* at the last fs_rank */
+	int		nactive;	/* at the last fairshare_rank */
 };
 
-void		 fs_init(struct fairshare *, double now);
-void		 fs_free(struct fairshare *);
+void		 fairshare_init(struct fairshare *, double now);
+void		 fairshare_free(struct fairshare *);
 /*
  * Counts a stretch of use that ended: gpus GPUs from start to end, decayed
  * to the set's at (a part after at is counted as of at).  0, or -1 out of
  * memory.
  */
-int		 fs_add(struct fairshare *, uint32_t uid, double gpus, double start,
+int		 fairshare_add(struct fairshare *, uint32_t uid, double gpus, double start,
 		    double end, double halflife);
 /* Brings every user's usage forward to now, at the rates set since. */
-void		 fs_advance(struct fairshare *, double now, double halflife);
+void		 fairshare_advance(struct fairshare *, double now, double halflife);
 /* Starts a new count of rates and active users: all 0. */
-void		 fs_begin(struct fairshare *);
+void		 fairshare_begin(struct fairshare *);
 /* uid has jobs in the queue, gpus of them in use now; 0, or -1 out of memory. */
-int		 fs_use(struct fairshare *, uint32_t uid, double gpus);
+int		 fairshare_use(struct fairshare *, uint32_t uid, double gpus);
 /* Sets the bonus and frac of each active user; drops forgotten users. */
-void		 fs_rank(struct fairshare *, double weight);
+void		 fairshare_rank(struct fairshare *, double weight);
 /* uid's entry, or NULL. */
-const struct fs_user *fs_find(const struct fairshare *, uint32_t uid);
-/* uid's bonus from the last fs_rank; 0 for a user not active then. */
-double		 fs_bonus(const struct fairshare *, uint32_t uid);
+const struct fs_user *fairshare_find(const struct fairshare *, uint32_t uid);
+/* uid's bonus from the last fairshare_rank; 0 for a user not active then. */
+double		 fairshare_bonus(const struct fairshare *, uint32_t uid);
 
 #endif

@@ -9,14 +9,14 @@
  * suspended or resumed, and either
  *   - priority: its priority is below J's, it has run preempt_min_runtime
  *     since it started or resumed, J is a pending job (resumes never
- *     preempt), and sched_give's table says how: under preempt = suspend
+ *     preempt), and preempt_give's table says how: under preempt = suspend
  *     it is suspended, or, if it cannot be (unsuspendable: its processes
  *     share memory nvq cannot move, or say so), stopped with its --signal
  *     and kill_grace, then requeued with --requeue or else cancelled, as
  *     Slurm's PreemptMode REQUEUE and CANCEL; under preempt = requeue only
  *     --requeue jobs give way, requeued; or
  *   - turns: g is a SCHED_TIMESLICE GPU, its quantum there is over, its
- *     priority is not above J's, and it can be suspended (sched_give_turn).
+ *     priority is not above J's, and it can be suspended (preempt_give_turn).
  *     One that cannot is not stopped at the end of a turn, whatever it
  *     asked: as Slurm's gang scheduling, turns are taken only by suspending,
  *     and a job stopped (requeued, cancelled) at each turn's end would lose
@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "sched.h"
+#include "preempt.h"
 
 struct preempt_cost {
 	int		n;		/* jobs that give way */
@@ -93,7 +94,7 @@ static const unsigned char preempt_give_table[4][2][2] = {
 };
 
 int
-sched_give(const struct sched_job *v, const struct sched_settings *s)
+preempt_give(const struct sched_job *v, const struct sched_settings *s)
 {
 	if (s->preempt < SCHED_PREEMPT_OFF || s->preempt > SCHED_PREEMPT_REQUEUE)
 		return SCHED_GIVE_NEVER;
@@ -101,7 +102,7 @@ sched_give(const struct sched_job *v, const struct sched_settings *s)
 }
 
 int
-sched_give_turn(const struct sched_job *v)
+preempt_give_turn(const struct sched_job *v)
 {
 	return preempt_give_table[PREEMPT_TURN][v->unsuspendable != 0][v->requeue != 0];
 }
@@ -121,12 +122,12 @@ preempt_when(const struct sched_gpu *gpu, const struct sched_job *v, const struc
 	if (v->busy || v->pinned)
 		return -1;
 	if (!j->suspended && v->priority < j->priority &&
-	    (how = sched_give(v, s)) != SCHED_GIVE_NEVER) {
+	    (how = preempt_give(v, s)) != SCHED_GIVE_NEVER) {
 		t = v->slice_start + s->preempt_min_runtime;
 		*give = how;
 	}
 	if (gpu->mode == SCHED_TIMESLICE && v->priority <= j->priority &&
-	    (how = sched_give_turn(v)) != SCHED_GIVE_NEVER) {
+	    (how = preempt_give_turn(v)) != SCHED_GIVE_NEVER) {
 		r = v->slice_start + gpu->quantum;
 		if (t < 0 || r < t) {
 			t = r;
@@ -298,7 +299,7 @@ preempt_for(const struct sched_gpu *gpus, int ngpus, const struct sched_job *job
 }
 
 void
-sched_preempt(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs, int njobs,
+preempt_choose(const struct sched_gpu *gpus, int ngpus, const struct sched_job *jobs, int njobs,
     const struct sched_settings *s, double now, const struct sched_plan *p,
     struct sched_preemption *out)
 {
@@ -351,7 +352,7 @@ sched_preempt(const struct sched_gpu *gpus, int ngpus, const struct sched_job *j
 }
 
 double
-sched_quantum(double switch_cost, double overhead, double min, double fixed)
+preempt_quantum(double switch_cost, double overhead, double min, double fixed)
 {
 	double q;
 

@@ -689,7 +689,7 @@ sched_walk(struct sched_pass *p, const struct sched_gpu *gpus, int ngpus,
 	 * In order, from the source's two streams and the suspended jobs, until
 	 * no job of a GPU can start.  Then jobs of no GPU, which start whatever
 	 * the GPUs hold; and, where jobs may give way, the waiting jobs
-	 * sched_preempt looks at in order until every GPU is taken by one that
+	 * preempt_choose looks at in order until every GPU is taken by one that
 	 * could use it, each in its turn so that the users' counts are those it
 	 * would have met.
 	 */

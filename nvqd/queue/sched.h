@@ -28,7 +28,7 @@ enum sched_preempt_mode {
 	SCHED_PREEMPT_REQUEUE	/* they are stopped and queued again (--requeue only) */
 };
 
-/* How a running job gives way (sched_give, sched_preemption.give). */
+/* How a running job gives way (preempt_give, sched_preemption.give). */
 enum sched_give {
 	SCHED_GIVE_NEVER = 0,	/* it does not */
 	SCHED_GIVE_SUSPEND,	/* suspended; it resumes when it fits again */
@@ -64,7 +64,7 @@ struct sched_job {
 	int		pinned;		/* may not give way now (a switch of it failed lately) */
 	int		requeue;	/* --requeue: preempt = requeue may stop it */
 	int		unsuspendable;	/* running, cannot be suspended now: gives way only by
-					   being stopped (sched_give, sched_give_turn) */
+					   being stopped (preempt_give, preempt_give_turn) */
 	double		slice_start;	/* running: when it started or last resumed */
 	double		share;		/* fair-share priority points: the same for all of
 					   a user's jobs (fairshare.h), 0 when off */
@@ -225,7 +225,7 @@ int		sched_plan(const struct sched_gpu *, int, const struct sched_job *, int,
  * waiting ones come from src in order, into jobs[nheld..], until no job of
  * a GPU can start or resume anywhere (then only jobs of no GPU, which start
  * whatever the GPUs hold; and, where jobs may give way, those that
- * sched_preempt would look at).  Returns n, the jobs now in jobs[] (at most
+ * preempt_choose would look at).  Returns n, the jobs now in jobs[] (at most
  * cap); plan->dec[0..n) and plan->order are filled as sched_plan fills
  * them, plan->order needing cap entries.  The jobs the source still holds
  * were not looked at: sched_explain says why each waits.
@@ -247,40 +247,8 @@ void		sched_explain(const struct sched_pass *, const struct sched_job *,
 int		sched_before(const struct sched_job *a, const struct sched_job *b,
 		    const struct sched_settings *);
 
-/* The GPUs that could ever hold j (outside use counted), as sched_preempt sees them. */
+/* The GPUs that could ever hold j (outside use counted), as preempt_choose sees them. */
 uint64_t	sched_could(const struct sched_gpu *, int, const struct sched_settings *,
 		    const struct sched_job *);
-
-/*
- * After sched_plan: whether running jobs should give way to a waiting one,
- * by priority (settings' preempt) or by turns on SCHED_TIMESLICE GPUs.  At
- * most one waiting job is served per call, and jobs being suspended or
- * resumed (busy) stay: what they free is already promised.
- */
-void		sched_preempt(const struct sched_gpu *, int, const struct sched_job *, int,
-		    const struct sched_settings *, double now, const struct sched_plan *,
-		    struct sched_preemption *);
-
-/*
- * How running job v gives way to a pending job of higher priority under
- * settings s (enum sched_give), whatever the times: suspended if it can
- * be; if it cannot (unsuspendable), stopped and requeued with --requeue,
- * else cancelled; under preempt = requeue, only --requeue jobs, requeued.
- */
-int		sched_give(const struct sched_job *v, const struct sched_settings *s);
-
-/*
- * How running job v gives way at the end of its turn on a SCHED_TIMESLICE
- * GPU (enum sched_give), whatever preempt says: suspended if it can be,
- * else SCHED_GIVE_NEVER (it takes no turns; preempt.c says why).
- */
-int		sched_give_turn(const struct sched_job *v);
-
-/*
- * A timeslice quantum: fixed if fixed > 0, else long enough that switches
- * costing switch_cost seconds (a suspend plus a resume) take at most
- * overhead (0..1) of the time, and at least min seconds.
- */
-double		sched_quantum(double switch_cost, double overhead, double min, double fixed);
 
 #endif

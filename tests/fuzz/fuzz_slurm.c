@@ -26,19 +26,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(line, data, size);
 	line[size] = '\0';
-	if (slurm_parse_row(line, &r) == 0) {
+	if (slurmjob_parse_row(line, &r) == 0) {
 		if (r.sid <= 0 || r.state[0] == '\0' ||
 		    strspn(r.state, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != strlen(r.state) ||
 		    memchr(r.nodes, '\0', sizeof(r.nodes)) == NULL ||
 		    memchr(r.reason, '\0', sizeof(r.reason)) == NULL)
 			abort();
-		(void)slurm_state(r.state, &final);
+		(void)slurmjob_state(r.state, &final);
 	}
 	memset(out, 'x', sizeof(out));
-	if (slurm_gpus(line, out, sizeof(out)) == 0 &&
+	if (slurmjob_gpus(line, out, sizeof(out)) == 0 &&
 	    (out[0] == '\0' || memchr(out, '\0', sizeof(out)) == NULL))
 		abort();
-	if (slurm_peak_line(line, gpu, sizeof(gpu), &bytes) == 0 &&
+	if (slurmjob_peak_line(line, gpu, sizeof(gpu), &bytes) == 0 &&
 	    (strchr(gpu, ':') == NULL || strspn(gpu, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
 	    "qrstuvwxyz0123456789-_.:") != strlen(gpu)))
 		abort();

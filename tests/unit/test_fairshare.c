@@ -27,18 +27,18 @@ test_decay(void **state)
 
 	(void)state;
 	/* one GPU for an hour that ended now, half-life an hour: h/ln2 (1 - 1/2) */
-	fs_init(&f, T0);
-	assert_int_equal(fs_add(&f, 7, 1, T0 - HOUR, T0, HOUR), 0);
-	assert_float_equal(fs_find(&f, 7)->usage, HOUR / M_LN2 * 0.5, 1e-6);
+	fairshare_init(&f, T0);
+	assert_int_equal(fairshare_add(&f, 7, 1, T0 - HOUR, T0, HOUR), 0);
+	assert_float_equal(fairshare_find(&f, 7)->usage, HOUR / M_LN2 * 0.5, 1e-6);
 	/* a half-life later, with nothing running: half of it */
-	fs_advance(&f, T0 + HOUR, HOUR);
-	assert_float_equal(fs_find(&f, 7)->usage, HOUR / M_LN2 * 0.25, 1e-6);
+	fairshare_advance(&f, T0 + HOUR, HOUR);
+	assert_float_equal(fairshare_find(&f, 7)->usage, HOUR / M_LN2 * 0.25, 1e-6);
 	/* a part after the set's time counts as of then; nothing for no GPU */
-	assert_int_equal(fs_add(&f, 8, 2, T0 + HOUR - 60, T0 + 2 * HOUR, HOUR), 0);
-	assert_float_equal(fs_find(&f, 8)->usage, 2 * HOUR / M_LN2 * (1 - exp2(-60 / HOUR)), 1e-6);
-	assert_int_equal(fs_add(&f, 9, 0, T0, T0 + HOUR, HOUR), 0);
-	assert_null(fs_find(&f, 9));
-	fs_free(&f);
+	assert_int_equal(fairshare_add(&f, 8, 2, T0 + HOUR - 60, T0 + 2 * HOUR, HOUR), 0);
+	assert_float_equal(fairshare_find(&f, 8)->usage, 2 * HOUR / M_LN2 * (1 - exp2(-60 / HOUR)), 1e-6);
+	assert_int_equal(fairshare_add(&f, 9, 0, T0, T0 + HOUR, HOUR), 0);
+	assert_null(fairshare_find(&f, 9));
+	fairshare_free(&f);
 }
 
 /* Use counted live, pass after pass, adds up to the same as counted from history. */
@@ -50,26 +50,26 @@ test_live_matches_history(void **state)
 	int i;
 
 	(void)state;
-	fs_init(&live, T0);
-	fs_init(&hist, T0 + 10 * HOUR);
+	fairshare_init(&live, T0);
+	fairshare_init(&hist, T0 + 10 * HOUR);
 	/* 1.5 GPUs from T0 for 4 h, in passes at uneven times, then 6 h of nothing */
 	for (i = 0; t < T0 + 4 * HOUR; i++) {
-		fs_begin(&live);
-		fs_use(&live, 5, 1.5);
+		fairshare_begin(&live);
+		fairshare_use(&live, 5, 1.5);
 		t += 60 + (i * 37) % 500;
 		if (t > T0 + 4 * HOUR)
 			t = T0 + 4 * HOUR;
-		fs_advance(&live, t, DAY);
+		fairshare_advance(&live, t, DAY);
 	}
-	fs_begin(&live);
-	fs_advance(&live, T0 + 10 * HOUR, DAY);
-	assert_int_equal(fs_add(&hist, 5, 1.5, T0, T0 + 4 * HOUR, DAY), 0);
-	assert_float_equal(fs_find(&live, 5)->usage, fs_find(&hist, 5)->usage, 1e-6);
+	fairshare_begin(&live);
+	fairshare_advance(&live, T0 + 10 * HOUR, DAY);
+	assert_int_equal(fairshare_add(&hist, 5, 1.5, T0, T0 + 4 * HOUR, DAY), 0);
+	assert_float_equal(fairshare_find(&live, 5)->usage, fairshare_find(&hist, 5)->usage, 1e-6);
 	/* about 6 GPU-hours, decayed a little over 10 h of a 1-day half-life */
-	assert_true(fs_find(&hist, 5)->usage / HOUR > 6 * exp2(-10.0 / 24) &&
-	    fs_find(&hist, 5)->usage / HOUR < 6);
-	fs_free(&live);
-	fs_free(&hist);
+	assert_true(fairshare_find(&hist, 5)->usage / HOUR > 6 * exp2(-10.0 / 24) &&
+	    fairshare_find(&hist, 5)->usage / HOUR < 6);
+	fairshare_free(&live);
+	fairshare_free(&hist);
 }
 
 static void
@@ -78,39 +78,39 @@ test_bonus(void **state)
 	struct fairshare f;
 
 	(void)state;
-	fs_init(&f, T0);
+	fairshare_init(&f, T0);
 	/* nobody used anything: all of the weight each */
-	fs_begin(&f);
-	fs_use(&f, 1, 0);
-	fs_use(&f, 2, 0);
-	fs_rank(&f, 100);
-	assert_float_equal(fs_bonus(&f, 1), 100, 1e-9);
-	assert_float_equal(fs_bonus(&f, 2), 100, 1e-9);
+	fairshare_begin(&f);
+	fairshare_use(&f, 1, 0);
+	fairshare_use(&f, 2, 0);
+	fairshare_rank(&f, 100);
+	assert_float_equal(fairshare_bonus(&f, 1), 100, 1e-9);
+	assert_float_equal(fairshare_bonus(&f, 2), 100, 1e-9);
 	/* equal use: half each; one used it all: a quarter, the other all */
-	fs_add(&f, 1, 1, T0 - HOUR, T0, DAY);
-	fs_add(&f, 2, 1, T0 - HOUR, T0, DAY);
-	fs_rank(&f, 100);
-	assert_float_equal(fs_bonus(&f, 1), 50, 1e-9);
-	assert_float_equal(fs_find(&f, 1)->frac, 0.5, 1e-9);
-	fs_add(&f, 3, 1, T0 - HOUR, T0, DAY);
-	fs_begin(&f);
-	fs_use(&f, 3, 0);
-	fs_use(&f, 4, 0);
-	fs_rank(&f, 100);
-	assert_float_equal(fs_bonus(&f, 3), 25, 1e-9);
-	assert_float_equal(fs_bonus(&f, 4), 100, 1e-9);
+	fairshare_add(&f, 1, 1, T0 - HOUR, T0, DAY);
+	fairshare_add(&f, 2, 1, T0 - HOUR, T0, DAY);
+	fairshare_rank(&f, 100);
+	assert_float_equal(fairshare_bonus(&f, 1), 50, 1e-9);
+	assert_float_equal(fairshare_find(&f, 1)->frac, 0.5, 1e-9);
+	fairshare_add(&f, 3, 1, T0 - HOUR, T0, DAY);
+	fairshare_begin(&f);
+	fairshare_use(&f, 3, 0);
+	fairshare_use(&f, 4, 0);
+	fairshare_rank(&f, 100);
+	assert_float_equal(fairshare_bonus(&f, 3), 25, 1e-9);
+	assert_float_equal(fairshare_bonus(&f, 4), 100, 1e-9);
 	assert_int_equal(f.nactive, 2);
 	/* users with no jobs in the queue earn nothing, and are not counted */
-	assert_float_equal(fs_bonus(&f, 1), 0, 1e-9);
-	assert_float_equal(fs_find(&f, 1)->frac, 0, 1e-9);
+	assert_float_equal(fairshare_bonus(&f, 1), 0, 1e-9);
+	assert_float_equal(fairshare_find(&f, 1)->frac, 0, 1e-9);
 	/* use forgotten: a user gone long enough is dropped, uid 4 (no use) at once */
-	fs_begin(&f);
-	fs_advance(&f, T0 + 60 * DAY, DAY);
-	fs_rank(&f, 100);
-	assert_null(fs_find(&f, 1));
-	assert_null(fs_find(&f, 4));
+	fairshare_begin(&f);
+	fairshare_advance(&f, T0 + 60 * DAY, DAY);
+	fairshare_rank(&f, 100);
+	assert_null(fairshare_find(&f, 1));
+	assert_null(fairshare_find(&f, 4));
 	assert_int_equal(f.n, 0);
-	fs_free(&f);
+	fairshare_free(&f);
 }
 
 #define SIM_JOBS	400
@@ -159,20 +159,20 @@ sim_week(int fair, double past_a, double *ha, double *hb)
 	memset(&s, 0, sizeof(s));
 	sim_submit(&s, 1, T0, HOUR, 200);
 	sim_submit(&s, 2, T0 + 60, 2 * HOUR, 100);
-	fs_init(&f, T0);
+	fairshare_init(&f, T0);
 	if (past_a > 0)
-		fs_add(&f, 1, 1, T0 - past_a * HOUR, T0, 7 * DAY);
+		fairshare_add(&f, 1, 1, T0 - past_a * HOUR, T0, 7 * DAY);
 	*ha = *hb = 0;
 	while (now < stop) {
 		/* the pass: use brought forward, ranks, the plan */
-		fs_advance(&f, now, 7 * DAY);
-		fs_begin(&f);
+		fairshare_advance(&f, now, 7 * DAY);
+		fairshare_begin(&f);
 		for (i = 0; i < s.n; i++)
 			if (s.jobs[i].submitted_at <= now && (s.end[i] == 0 || s.jobs[i].running))
-				fs_use(&f, s.jobs[i].uid, s.jobs[i].running ? 1 : 0);
-		fs_rank(&f, 100);
+				fairshare_use(&f, s.jobs[i].uid, s.jobs[i].running ? 1 : 0);
+		fairshare_rank(&f, 100);
 		for (i = 0; i < s.n; i++)
-			s.jobs[i].share = fair ? fs_bonus(&f, s.jobs[i].uid) : 0;
+			s.jobs[i].share = fair ? fairshare_bonus(&f, s.jobs[i].uid) : 0;
 		/* jobs not submitted yet are not given; nor are ended ones */
 		{
 			static struct sched_job now_jobs[SIM_JOBS];
@@ -191,7 +191,7 @@ sim_week(int fair, double past_a, double *ha, double *hb)
 					s.jobs[run].running = 1;
 					s.jobs[run].gpumask = 1;
 					s.end[run] = now + s.len[run];
-					fs_use(&f, s.jobs[run].uid, 1);
+					fairshare_use(&f, s.jobs[run].uid, 1);
 				}
 		}
 		/* to the next event: the running job's end, or user 2's arrival */
@@ -205,7 +205,7 @@ sim_week(int fair, double past_a, double *ha, double *hb)
 		} else
 			now = now < T0 + 60 ? T0 + 60 : stop;
 	}
-	fs_free(&f);
+	fairshare_free(&f);
 }
 
 static void

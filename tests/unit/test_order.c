@@ -3,7 +3,7 @@
  * the incremental pass (sched_walk over skip lists, sched_explain for the
  * jobs it did not reach) against the full one (sched_plan over every job)
  * on long seeded random streams: the same starts, resumes and reasons, and
- * the same preemptions from sched_preempt.
+ * the same preemptions from preempt_choose.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +18,7 @@
 #include "order.h"
 #include "waitq.h"
 #include "sched.h"
+#include "preempt.h"
 #include "rng.h"
 
 #define G (1ULL << 30)
@@ -85,7 +86,7 @@ struct world {
 	double		share[3];	/* variant 16: each user's fair-share term */
 };
 
-/* waitq_bonus's function: a user's fair-share term, as the engine's fs_bonus. */
+/* waitq_bonus's function: a user's fair-share term, as the engine's fairshare_bonus. */
 static double
 world_share(void *arg, uint32_t uid)
 {
@@ -240,7 +241,7 @@ run_stream(uint64_t seed, int steps, int variant)
 		fp.dec = fdec;
 		fp.order = forder;
 		sched_plan(gpus, ngpus, w.jobs, w.n, &w.set, now, &fp);
-		sched_preempt(gpus, ngpus, w.jobs, w.n, &w.set, now, &fp, &fpr);
+		preempt_choose(gpus, ngpus, w.jobs, w.n, &w.set, now, &fp, &fpr);
 
 		/* the incremental one: held jobs, then the lists */
 		for (nheld = 0, i = 0; i < w.n; i++)
@@ -252,7 +253,7 @@ run_stream(uint64_t seed, int steps, int variant)
 		wp.dec = wdec;
 		wp.order = worder;
 		nw = sched_walk(&pass, gpus, ngpus, &w.set, now, wj, nheld, MAXJ, &src, &wp);
-		sched_preempt(gpus, ngpus, wj, nw, &w.set, now, &wp, &wpr);
+		preempt_choose(gpus, ngpus, wj, nw, &w.set, now, &wp, &wpr);
 
 		assert_int_equal(wp.nstart, fp.nstart);
 		for (i = 0; i < w.n; i++) {

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "sched.h"
+#include "preempt.h"
 
 #define G (1ULL << 30)
 #define NOW 10000.0
@@ -242,7 +243,7 @@ give_of(const struct pcase *t, int64_t id)
 }
 
 /*
- * sched_give, row by row: a job that cannot be suspended is stopped, never
+ * preempt_give, row by row: a job that cannot be suspended is stopped, never
  * passed over (unless preempt = requeue and it has no --requeue, as any job).
  */
 static void
@@ -278,7 +279,7 @@ test_give(void **state)
 		v.running = 1;
 		v.unsuspendable = rows[i].unsuspendable;
 		v.requeue = rows[i].requeue;
-		if ((got = sched_give(&v, &set)) != rows[i].want) {
+		if ((got = preempt_give(&v, &set)) != rows[i].want) {
 			print_error("preempt %d, unsuspendable %d, requeue %d: %d, wanted %d\n",
 			    rows[i].preempt, rows[i].unsuspendable, rows[i].requeue, got,
 			    rows[i].want);
@@ -288,7 +289,7 @@ test_give(void **state)
 }
 
 /*
- * sched_give_turn, row by row: at the end of a turn on a timeslice GPU a job
+ * preempt_give_turn, row by row: at the end of a turn on a timeslice GPU a job
  * is suspended; one that cannot be is not stopped, whatever it asked.
  */
 static void
@@ -312,7 +313,7 @@ test_give_turn(void **state)
 		v.running = 1;
 		v.unsuspendable = rows[i].unsuspendable;
 		v.requeue = rows[i].requeue;
-		if ((got = sched_give_turn(&v)) != rows[i].want) {
+		if ((got = preempt_give_turn(&v)) != rows[i].want) {
 			print_error("unsuspendable %d, requeue %d: %d, wanted %d\n",
 			    rows[i].unsuspendable, rows[i].requeue, got, rows[i].want);
 			fail();
@@ -354,7 +355,7 @@ test_cases(void **state)
 				    (long long)t->jobs[i].id, dec[i].why, t->why[i]);
 				fail();
 			}
-		sched_preempt(gpus, t->ngpus, t->jobs, t->njobs, &set, NOW, &plan, &out);
+		preempt_choose(gpus, t->ngpus, t->jobs, t->njobs, &set, NOW, &plan, &out);
 		if (t->beneficiary == 0) {
 			if (out.beneficiary != -1) {
 				print_error("%s: job %lld was served, wanted nobody\n", t->name,
@@ -417,7 +418,7 @@ test_quantum(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
-		double got = sched_quantum(q[i].cost, q[i].overhead, q[i].min, q[i].fixed);
+		double got = preempt_quantum(q[i].cost, q[i].overhead, q[i].min, q[i].fixed);
 
 		if (got < q[i].want - 1e-9 || got > q[i].want + 1e-9) {
 			print_error("quantum(%g, %g, %g, %g) = %g, wanted %g\n", q[i].cost,
@@ -435,7 +436,7 @@ test_quantum_overhead(void **state)
 
 	(void)state;
 	for (cost = 0.01; cost < 100; cost *= 1.7) {
-		q = sched_quantum(cost, 0.05, 1, 0);
+		q = preempt_quantum(cost, 0.05, 1, 0);
 		assert_true(cost / (q + cost) <= 0.05 + 1e-9);
 	}
 }

@@ -28,7 +28,7 @@ args(int gpus, uint64_t mem, int64_t limit, const char *out, char *why)
 	int n, i;
 
 	joined[0] = '\0';
-	n = slurm_sbatch_args(&r, "/usr/bin/sbatch", buf, sizeof(buf), argv, SLURM_MAX_ARGS,
+	n = slurmjob_sbatch_args(&r, "/usr/bin/sbatch", buf, sizeof(buf), argv, SLURM_MAX_ARGS,
 	    why, 256);
 	for (i = 0; i < n; i++) {
 		strcat(joined, i ? " " : "");
@@ -61,9 +61,9 @@ test_sbatch_args(void **state)
 	/* % is Slurm's pattern: refused, not run somewhere else */
 	assert_string_equal(args(1, GIB, 0, "/home/a/%x.out", why), "");
 	assert_non_null(strstr(why, "without %"));
-	assert_int_equal(slurm_shards(GIB, GIB), 1);
-	assert_int_equal(slurm_shards(GIB + 1, GIB), 2);
-	assert_int_equal(slurm_shards(1, GIB), 1);
+	assert_int_equal(slurmjob_shards(GIB, GIB), 1);
+	assert_int_equal(slurmjob_shards(GIB + 1, GIB), 2);
+	assert_int_equal(slurmjob_shards(1, GIB), 1);
 }
 
 /* The script, run by sh with its exec replaced by printf, prints each argument back. */
@@ -77,7 +77,7 @@ test_script_quoting(void **state)
 	int len, fd;
 
 	(void)state;
-	len = slurm_script(3, argv, (int)sizeof(argv) - 1, buf, sizeof(buf));
+	len = slurmjob_script(3, argv, (int)sizeof(argv) - 1, buf, sizeof(buf));
 	assert_true(len > 0);
 	assert_int_equal(strncmp(buf, "#!/bin/sh\n# nvq job 3\nexec 'printf' '[%s]' ", 39), 0);
 	assert_int_equal(buf[len - 1], '\n');
@@ -94,8 +94,8 @@ test_script_quoting(void **state)
 	unlink(path);
 	assert_string_equal(got, "[it's][a b][$HOME][`x`][\"q\"][line\nbreak]");
 	/* too small, or not NUL-terminated: refused */
-	assert_int_equal(slurm_script(3, argv, (int)sizeof(argv) - 1, buf, 40), -1);
-	assert_int_equal(slurm_script(3, "ab", 2, buf, sizeof(buf)), -1);
+	assert_int_equal(slurmjob_script(3, argv, (int)sizeof(argv) - 1, buf, 40), -1);
+	assert_int_equal(slurmjob_script(3, "ab", 2, buf, sizeof(buf)), -1);
 }
 
 static void
@@ -104,7 +104,7 @@ test_rows(void **state)
 	struct slurm_row r;
 
 	(void)state;
-	assert_int_equal(slurm_parse_row("137|FAILED|768|vm|2026-11-25T11:58:00|"
+	assert_int_equal(slurmjob_parse_row("137|FAILED|768|vm|2026-11-25T11:58:00|"
 	    "2026-11-25T11:58:03|NonZeroExitCode|", &r), 0);
 	assert_int_equal(r.sid, 137);
 	assert_string_equal(r.state, "FAILED");
@@ -113,15 +113,15 @@ test_rows(void **state)
 	assert_true(r.start > 0);
 	assert_true(r.end - r.start == 3);
 	assert_string_equal(r.reason, "NonZeroExitCode");
-	assert_int_equal(slurm_parse_row("140|PENDING|0||N/A|N/A|Resources|", &r), 0);
+	assert_int_equal(slurmjob_parse_row("140|PENDING|0||N/A|N/A|Resources|", &r), 0);
 	assert_true(r.start == 0 && r.end == 0);
 	assert_string_equal(r.reason, "Resources");
-	assert_int_equal(slurm_parse_row("140|RUNNING|0|vm|2026-11-25T11:58:09|NONE|None|", &r), 0);
+	assert_int_equal(slurmjob_parse_row("140|RUNNING|0|vm|2026-11-25T11:58:09|NONE|None|", &r), 0);
 	/* not rows: an error line, a short row, a bad id, a bad state */
-	assert_int_equal(slurm_parse_row("slurm_load_jobs error: Invalid job id specified", &r), -1);
-	assert_int_equal(slurm_parse_row("140|RUNNING|0|vm|", &r), -1);
-	assert_int_equal(slurm_parse_row("x1|RUNNING|0|vm|N/A|N/A|None|", &r), -1);
-	assert_int_equal(slurm_parse_row("1|run ning|0|vm|N/A|N/A|None|", &r), -1);
+	assert_int_equal(slurmjob_parse_row("slurm_load_jobs error: Invalid job id specified", &r), -1);
+	assert_int_equal(slurmjob_parse_row("140|RUNNING|0|vm|", &r), -1);
+	assert_int_equal(slurmjob_parse_row("x1|RUNNING|0|vm|N/A|N/A|None|", &r), -1);
+	assert_int_equal(slurmjob_parse_row("1|run ning|0|vm|N/A|N/A|None|", &r), -1);
 }
 
 static void
@@ -130,16 +130,16 @@ test_states(void **state)
 	int final;
 
 	(void)state;
-	assert_string_equal(slurm_state("PENDING", &final), "PENDING");
+	assert_string_equal(slurmjob_state("PENDING", &final), "PENDING");
 	assert_int_equal(final, 0);
-	assert_string_equal(slurm_state("COMPLETING", &final), "RUNNING");
+	assert_string_equal(slurmjob_state("COMPLETING", &final), "RUNNING");
 	assert_int_equal(final, 0);
-	assert_string_equal(slurm_state("OUT_OF_MEMORY", &final), "FAILED");
+	assert_string_equal(slurmjob_state("OUT_OF_MEMORY", &final), "FAILED");
 	assert_int_equal(final, 1);
-	assert_string_equal(slurm_state("DEADLINE", &final), "TIMEOUT");
-	assert_string_equal(slurm_state("CANCELLED", &final), "CANCELLED");
+	assert_string_equal(slurmjob_state("DEADLINE", &final), "TIMEOUT");
+	assert_string_equal(slurmjob_state("CANCELLED", &final), "CANCELLED");
 	assert_int_equal(final, 1);
-	assert_null(slurm_state("NEW_STATE", &final));
+	assert_null(slurmjob_state("NEW_STATE", &final));
 }
 
 static void
@@ -148,25 +148,25 @@ test_gpus(void **state)
 	char out[256];
 
 	(void)state;
-	assert_int_equal(slurm_gpus("JobId=141 JobName=wrap JobState=RUNNING NodeList=vm "
+	assert_int_equal(slurmjob_gpus("JobId=141 JobName=wrap JobState=RUNNING NodeList=vm "
 	    "  Nodes=vm CPU_IDs=0 Mem=0 GRES=shard:2(IDX:0) TresPerNode=gres:shard:2", out,
 	    sizeof(out)), 0);
 	assert_string_equal(out, "vm:0");
-	assert_int_equal(slurm_gpus("JobId=9 Nodes=n1 CPU_IDs=0-1 Mem=0 GRES=gpu:3(IDX:0-1,3) "
+	assert_int_equal(slurmjob_gpus("JobId=9 Nodes=n1 CPU_IDs=0-1 Mem=0 GRES=gpu:3(IDX:0-1,3) "
 	    "Nodes=n2 CPU_IDs=0 Mem=0 GRES=gpu:1(IDX:2) Partition=x", out, sizeof(out)), 0);
 	assert_string_equal(out, "n1:0,n1:1,n1:3,n2:2");
 	/* a node without GPUs named alone; no node at all is no answer */
-	assert_int_equal(slurm_gpus("JobId=9 Nodes=n3 CPU_IDs=0 Mem=0 Partition=x", out,
+	assert_int_equal(slurmjob_gpus("JobId=9 Nodes=n3 CPU_IDs=0 Mem=0 Partition=x", out,
 	    sizeof(out)), 0);
 	assert_string_equal(out, "n3");
-	assert_int_equal(slurm_gpus("JobId=9 JobState=PENDING", out, sizeof(out)), -1);
-	assert_int_equal(slurm_gpus("JobId=9 Nodes=n1 GRES=gpu:2(IDX:0-1)", out, 6), -1);
+	assert_int_equal(slurmjob_gpus("JobId=9 JobState=PENDING", out, sizeof(out)), -1);
+	assert_int_equal(slurmjob_gpus("JobId=9 Nodes=n1 GRES=gpu:2(IDX:0-1)", out, 6), -1);
 	/* indexes past any node's (the fuzzer's overflow), and backwards ranges */
-	assert_int_equal(slurm_gpus("Nodes=n GRES=gpu:1(IDX:9223372036854775807)", out,
+	assert_int_equal(slurmjob_gpus("Nodes=n GRES=gpu:1(IDX:9223372036854775807)", out,
 	    sizeof(out)), -1);
-	assert_int_equal(slurm_gpus("Nodes=n GRES=gpu:1(IDX:0-9223372036854775807)", out,
+	assert_int_equal(slurmjob_gpus("Nodes=n GRES=gpu:1(IDX:0-9223372036854775807)", out,
 	    sizeof(out)), -1);
-	assert_int_equal(slurm_gpus("Nodes=n GRES=gpu:1(IDX:3-1)", out, sizeof(out)), -1);
+	assert_int_equal(slurmjob_gpus("Nodes=n GRES=gpu:1(IDX:3-1)", out, sizeof(out)), -1);
 }
 
 static void
@@ -176,13 +176,13 @@ test_peaks(void **state)
 	uint64_t b;
 
 	(void)state;
-	assert_int_equal(slurm_peak_line("vm 0 536870912\n", gpu, sizeof(gpu), &b), 0);
+	assert_int_equal(slurmjob_peak_line("vm 0 536870912\n", gpu, sizeof(gpu), &b), 0);
 	assert_string_equal(gpu, "vm:0");
 	assert_int_equal(b, 536870912);
-	assert_int_equal(slurm_peak_line("vm 0 5 extra", gpu, sizeof(gpu), &b), -1);
-	assert_int_equal(slurm_peak_line("vm -1 5", gpu, sizeof(gpu), &b), -1);
-	assert_int_equal(slurm_peak_line("v'm 0 5", gpu, sizeof(gpu), &b), -1);
-	assert_int_equal(slurm_peak_line("vm 0", gpu, sizeof(gpu), &b), -1);
+	assert_int_equal(slurmjob_peak_line("vm 0 5 extra", gpu, sizeof(gpu), &b), -1);
+	assert_int_equal(slurmjob_peak_line("vm -1 5", gpu, sizeof(gpu), &b), -1);
+	assert_int_equal(slurmjob_peak_line("v'm 0 5", gpu, sizeof(gpu), &b), -1);
+	assert_int_equal(slurmjob_peak_line("vm 0", gpu, sizeof(gpu), &b), -1);
 }
 
 int
