@@ -58,11 +58,11 @@ endif
 
 NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engine/engine_usage.c nvqd/engine/engine_admit.c \
 	   nvqd/engine/engine_supervise.c nvqd/engine/engine_ahead.c nvqd/engine/engine_finish.c nvqd/engine/engine_deps.c \
-	   nvqd/engine/engine_launch.c nvqd/queue/job.c nvqd/engine/recover.c nvqd/queue/jobtab.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/fairshare.c nvqd/engine/notify.c nvqd/queue/deptab.c nvqd/queue/gate.c nvqd/store/stored.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c nvqd/gpu/gcacts.c nvqd/gpu/gpuact.c nvqd/gpu/hooks.c nvqd/gpu/member.c \
-	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/front/server.c nvqd/front/watch.c \
-	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/engine/runner.c nvqd/engine/reap.c nvqd/engine/start.c \
+	   nvqd/engine/engine_launch.c nvqd/engine/job.c nvqd/engine/recover.c nvqd/engine/jobtab.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/fairshare.c nvqd/engine/notify.c nvqd/queue/deptab.c nvqd/queue/gate.c nvqd/store/stored.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c nvqd/gpu/gcacts.c nvqd/gpu/gpuact.c nvqd/gpu/hooks.c nvqd/gpu/member.c \
+	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/server.c nvqd/front/watch.c \
+	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/runner.c nvqd/reap.c nvqd/engine/start.c \
 	   nvqd/front/ctl_check.c nvqd/front/ctl_req.c nvqd/front/ctl_jobs.c nvqd/front/ctl_control.c nvqd/front/ctl_info.c \
-	   nvqd/config.c nvqd/log.c nvqd/front/slurmjob.c nvqd/engine/cmdq.c nvqd/front/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/paths.c \
+	   nvqd/config.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/submit.c nvq/jobs.c nvq/control.c \
@@ -204,17 +204,17 @@ $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c co
 	    common/paths.c common/rlimits.c common/roff.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
-$(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/front/slurmjob.c)
+$(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/engine/slurmjob.c)
 $(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/store/stored.c)
 $(BUILD)/tests/test_gate: $(call obj,tests/unit/test_gate.c nvqd/queue/gate.c nvqd/log.c)
-$(BUILD)/tests/test_jobtab: $(call obj,tests/unit/test_jobtab.c nvqd/queue/jobtab.c)
+$(BUILD)/tests/test_jobtab: $(call obj,tests/unit/test_jobtab.c nvqd/engine/jobtab.c)
 $(BUILD)/tests/test_store: $(call obj,tests/unit/test_store.c nvqd/store/store.c nvqd/store/store_job.c \
 	    nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/log.c common/parse.c) $(BUILD)/obj/gen/schema_sql.o
 $(BUILD)/tests/test_store: TEST_LIBS += $(SQL_LIBS) -lpthread
-$(BUILD)/tests/test_job: $(call obj,tests/unit/test_job.c nvqd/queue/job.c)
+$(BUILD)/tests/test_job: $(call obj,tests/unit/test_job.c nvqd/engine/job.c)
 $(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/front/webrate.c)
 $(BUILD)/tests/test_ctl_check: $(call obj,tests/unit/test_ctl_check.c nvqd/front/ctl_check.c)
-$(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/engine/runner.c common/status.c common/proc.c \
+$(BUILD)/tests/test_runner: $(call obj,tests/unit/test_runner.c nvqd/runner.c common/status.c common/proc.c \
 	    common/fdpass.c)
 $(BUILD)/tests/test_budget: $(call obj,tests/unit/test_budget.c hook/budget.c)
 $(BUILD)/tests/test_stageplan: $(call obj,tests/unit/test_stageplan.c hook/stageplan.c)
@@ -297,7 +297,7 @@ $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c common/parse.c c
 $(FUZZ_DIR)/fuzz_parse: tests/fuzz/fuzz_parse.c common/parse.c
 $(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/gpu/hookmsg.c common/proto.c
 $(FUZZ_DIR)/fuzz_status: tests/fuzz/fuzz_status.c common/status.c
-$(FUZZ_DIR)/fuzz_slurm: tests/fuzz/fuzz_slurm.c nvqd/front/slurmjob.c
+$(FUZZ_DIR)/fuzz_slurm: tests/fuzz/fuzz_slurm.c nvqd/engine/slurmjob.c
 $(FUZZ_DIR)/fuzz_%:
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(if $(findstring config,$@),$(INI_LIBS))

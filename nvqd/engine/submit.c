@@ -934,7 +934,7 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		arr.index = index;
 		arrp = &arr;
 	}
-	snprintf(user, sizeof(user), "%s", r->from->user);
+	r->from->user(r->from->uid, user, sizeof(user));
 	/* root is exempt: whoever cleans up after a flood must still be able to queue */
 	if (r->from->uid != 0 && r->e->cfg.max_pending > 0 &&
 	    (npending = engine_pending(r->e, r->from->uid) + submit_queued(r->from->uid)) +

@@ -40,7 +40,8 @@ struct submit_from {
 	const gid_t	*groups;	/* NULL if unknown */
 	int		ngroups;
 	int		admin;		/* root, or of [security] admin_group */
-	const char	*user;		/* uid's login name */
+	/* uid's login name into buf: asked only once the cheap checks pass (NSS may be slow) */
+	void		(*user)(uid_t uid, char *buf, size_t len);
 };
 
 /*

@@ -35,11 +35,10 @@ ctl_jobs_slurm_step(struct ctl_req *r, const struct job *j, const char *verb)
 int
 ctl_jobs_submit(struct ctl_req *r, struct proto_buf *out)
 {
-	char user[64];
-	struct submit_from from = { r->uid, r->gid, r->groups, r->ngroups, r->admin, user };
+	struct submit_from from = { r->uid, r->gid, r->groups, r->ngroups, r->admin,
+	    ctl_req_user };
 
 	(void)out;	/* answered once stored (submit.c) */
-	ctl_req_user(r->uid, user, sizeof(user));
 	if (submit_request(r->e, r->conn, &from, r->msg, r->err, sizeof(r->err)) == -1)
 		return -1;
 	r->deferred = 1;

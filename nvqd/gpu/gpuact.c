@@ -396,8 +396,11 @@ gpuact_one(struct engine *e, struct job *j, const struct gc_action *a, char *err
 
 /*
  * Carries out acts, in order, each on its job (j, or found by id: the
- * pass's), then empties the list.  Returns the outcome of its last record
- * (0, or -1 with why in err).
+ * pass's), then empties the list.  Returns the outcome of its records (a
+ * suspend's pids, nvq resume's unhold: 0, or -1 with why in err, from the
+ * last that failed); what other actions return does not hide it.  Actions
+ * lost for want of memory make it -1 too: a request must not go on as if
+ * its record were written.
  */
 static int
 gpuact_do(struct engine *e, struct job *j, struct gc_acts *acts, char *err, size_t errlen)
@@ -405,13 +408,18 @@ gpuact_do(struct engine *e, struct job *j, struct gc_acts *acts, char *err, size
 	struct job *t;
 	int k, r = 0;
 
-	if (acts->lost > 0)
+	if (acts->lost > 0) {
 		log_warnx("gpu: out of memory: %d of GPU control's actions lost", acts->lost);
+		snprintf(err, errlen, "nvqd is out of memory");
+		r = -1;
+	}
 	for (k = 0; k < acts->n; k++) {
 		t = j != NULL && acts->a[k].job == j->id ? j : jobtab_find(&e->jobtab, acts->a[k].job);
 		if (t == NULL)
 			continue;
-		r = gpuact_one(e, t, &acts->a[k], err, errlen);
+		if (gpuact_one(e, t, &acts->a[k], err, errlen) == -1 &&
+		    (acts->a[k].kind == GC_ACT_PIDS || acts->a[k].kind == GC_ACT_UNHOLD))
+			r = -1;
 	}
 	gcacts_reset(acts);
 	return r;

@@ -107,8 +107,8 @@
  *   CHECKPOINT  (no CUDA process to checkpoint)    NONE (S)    SUSPENDED; unsuspendable no
  *                                                              more; FX_LIMIT, FX_KICK
  *   CHECKPOINT  HELPER ok                          NONE (S)    the same
- *   CHECKPOINT  HELPER failed, or NOSPAWN          NONE (R)    SWITCH (failed); unsuspendable
- *                                                              a while; FX_KICK
+ *   CHECKPOINT  HELPER failed, NOSPAWN, or pass:   NONE (R)    SWITCH (failed); unsuspendable
+ *               helper_until passed, none started              a while; FX_KICK
  *   CHECKPOINT  pass: helper_until passed          CHECKPOINT  KILL nvq-ckpt (switch_timeout)
  *   CHECKPOINT  HELPER after that kill             RESTORE     undo = 1: SPAWN nvq-ckpt resume
  *   NONE (S)    RESUME                             RESTORE     SPAWN nvq-ckpt resume
@@ -1089,7 +1089,15 @@ gc_switches(struct gc_ctx *c, double now, double *next)
 		if ((gc->phase == GC_CHECKPOINT || gc->phase == GC_RESTORE) && gc->helper) {
 			if (now < gc->helper_until)
 				gc_next(next, gc->helper_until);
-			else if (!gc->helper_killed) {
+			else if (gc->helper_pid == 0) {
+				/* no start, no failure reported (lost for want of memory): as NOSPAWN */
+				struct gc_event ev = { .type = GC_EV_NOSPAWN,
+				    .n = gc->phase == GC_RESTORE };
+
+				snprintf(ev.error, sizeof(ev.error), "nvq-ckpt did not start");
+				gc_nospawn(c, j, &ev, now);
+				ended = 1;
+			} else if (!gc->helper_killed) {
 				snprintf(gc->helper_why, sizeof(gc->helper_why), "nvq-ckpt %s took "
 				    "longer than %.0f s (switch_timeout): killed",
 				    gc->phase == GC_RESTORE ? "resume" : "suspend", gc->helper_secs);

@@ -1,6 +1,6 @@
 /*
  * fuzz_slurm.c: libFuzzer harness for what nvqd reads back from Slurm and
- * from the SPANK plugin's peak records (nvqd/front/slurmjob.c).  A peak record's
+ * from the SPANK plugin's peak records (nvqd/engine/slurmjob.c).  A peak record's
  * numbers come from a file the job's user can write, so every line is a
  * claim.  Besides not crashing: a row that parses has an id and an
  * upper-case state; GPUs that parse are NODE or NODE:INDEX entries that fit

@@ -1,6 +1,6 @@
 /*
  * fuzz_status.c: libFuzzer harness for the status record a job's shim
- * writes and nvqd reads back (nvqd/engine/runner.c).
+ * writes and nvqd reads back (nvqd/runner.c).
  *
  * The input is tried two ways.  As a record: besides not crashing, what
  * parses has its values in range and a reason without control characters,

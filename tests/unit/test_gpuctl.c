@@ -673,6 +673,24 @@ test_switch_checkpoint_overdue_killed(void **state)
 	assert_string_equal(fx_said(), "");
 }
 
+/* Its nvq-ckpt neither started nor said it could not (lost for want of memory): it fails at the deadline. */
+static void
+test_switch_checkpoint_unstarted_overdue_fails(void **state)
+{
+	(void)state;
+	fx_switching(GC_CHECKPOINT, "7@1");
+	F.gc.helper_pid = 0;
+	fx_pass(NOW + 50);
+	assert_int_equal(F.gc.phase, GC_CHECKPOINT);
+	assert_string_equal(fx_said(), "");
+	fx_pass(NOW + 101);
+	assert_int_equal(F.gc.phase, GC_NONE);
+	assert_int_equal(F.gc.helper, 0);
+	assert_string_equal(F.gc.error, "nvq-ckpt did not start");
+	/* the job runs on: its lock comes back in the same pass */
+	assert_string_equal(fx_said(), "SWITCH(suspend,failed) FX(KICK) LOCK(1,1)");
+}
+
 static void
 test_switch_checkpoint_killed_undo(void **state)
 {
@@ -1003,6 +1021,7 @@ main(void)
 		ROW(test_switch_checkpoint_helper_failed_runs),
 		ROW(test_switch_checkpoint_nospawn_runs),
 		ROW(test_switch_checkpoint_overdue_killed),
+		ROW(test_switch_checkpoint_unstarted_overdue_fails),
 		ROW(test_switch_checkpoint_killed_undo),
 		ROW(test_switch_resume_restore),
 		ROW(test_switch_resume_nothing_checkpointed),
