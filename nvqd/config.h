@@ -12,13 +12,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "log.h"	/* enum log_level */
 #include "sched.h"
 
 #define CONFIG_MAX_VIRTUAL	SCHED_MAX_GPUS
 
 enum compute_mode { COMPUTE_SHARED, COMPUTE_TIMESLICE };
-
-enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 
 struct config {
 	char		socket[PATH_MAX];

@@ -1,5 +1,5 @@
 /*
- * log.c: the daemon's log.  Levels follow config.h's enum log_level.
+ * log.c: the daemon's log, at log.h's levels (config.c reads log_level).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
 #include "log.h"
 
 static int log_level = LOG_LEVEL_INFO;

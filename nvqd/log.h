@@ -5,6 +5,8 @@
 #ifndef NVQ_LOG_H
 #define NVQ_LOG_H
 
+enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
+
 void	log_init(int level);
 void	log_fatal(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
 void	log_fatalx(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
