@@ -143,10 +143,16 @@ fmt_copy(char *buf, size_t len, const char *s)
 	buf[l] = '\0';
 }
 
+const char *
+fmt_cut_mark(void)
+{
+	return fmt_ascii() ? "~" : "\xe2\x80\xa6";
+}
+
 void
 fmt_cut(char *buf, size_t len, const char *s, size_t cells)
 {
-	const char *mark = fmt_ascii() ? "~" : "\xe2\x80\xa6";
+	const char *mark = fmt_cut_mark();
 	size_t n = 0, i, keep = 0;
 
 	for (i = 0; s[i]; i++)

@@ -109,6 +109,8 @@ int		fmt_ascii(void);
 void		fmt_copy(char *buf, size_t len, const char *s);
 /* s in at most cells characters, the last a \u2026 ("~" in ASCII) where it was cut. */
 void		fmt_cut(char *buf, size_t len, const char *s, size_t cells);
+/* Where text was cut: \u2026, or "~" where the charset has none. */
+const char	*fmt_cut_mark(void);
 void		fmt_time(double, char *, size_t);
 /* A span for people: 45s, 12m05s, 3h07m, 2d04h (cut, not rounded). */
 void		fmt_duration(int64_t secs, char *, size_t);

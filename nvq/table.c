@@ -167,7 +167,7 @@ table_emit(struct table *t, size_t used)
 		keep--;
 	t->line[keep] = '\0';
 	/* a colour cut in its middle is ended; "~" where the charset has no … */
-	printf("%s%s%s\n", t->line, t->color ? "\033[0m" : "", fmt_ascii() ? "~" : "\xe2\x80\xa6");
+	printf("%s%s%s\n", t->line, t->color ? "\033[0m" : "", fmt_cut_mark());
 }
 
 void
