@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -28,6 +29,22 @@ recover_after(const char *s, int64_t *ids)
 		return 0;
 	n = parse_id_list(s, ids, PARSE_MAX_IDS);
 	return n < 0 ? 0 : n;
+}
+
+/*
+ * How long a restart may look for supervisors and wait for cgroups to
+ * empty, for all its jobs together: a wait per job would grow with the
+ * starts a crash cut short (seen: over 5 s for a few, under ASan).
+ */
+#define RECOVER_WAIT	1.0
+
+static double
+recover_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 struct recover_load {
@@ -141,12 +158,11 @@ recover_load_cb(void *arg, const struct store_active_job *a)
  * standby was gone too and a shim was spawned instead).
  */
 static int
-recover_adopt(struct engine *e, struct job *j, int recorded)
+recover_adopt(struct engine *e, struct job *j, int recorded, double deadline)
 {
 	char status[PATH_MAX], cg[PATH_MAX];
 	struct status_record rs;
 	pid_t pid = -1;
-	int i;
 
 	engine_status_path(e, j->id, status, sizeof(status));
 	if (status_read(status, &rs) == 0)
@@ -156,10 +172,11 @@ recover_adopt(struct engine *e, struct job *j, int recorded)
 		 * Its shim took the ticket: it started, and has ended (its status
 		 * says how) or is to be found.
 		 */
-		for (i = 0; i < (recorded ? 1 : 100); i++) {
+		for (;;) {
 			if (status_read(status, &rs) == 0)
 				return 0;
-			if ((pid = runner_find_shim(status)) > 0)
+			if ((pid = runner_find_shim(status)) > 0 || recorded ||
+			    recover_clock() >= deadline)
 				break;
 			usleep(10000);
 		}
@@ -188,15 +205,13 @@ recover_adopt(struct engine *e, struct job *j, int recorded)
 	return 1;
 }
 
-/* Kills what is in a job's cgroup (its shim is gone) and removes it; waits up to 1 s. */
+/* Kills what is in a job's cgroup (its shim is gone) and removes it; waits until deadline. */
 static void
-recover_cgroup_end(const char *cg)
+recover_cgroup_end(const char *cg, double deadline)
 {
-	int i;
-
 	if (cgroup_kill(cg) == -1 && errno != ENOENT)
 		log_warn("%s", cg);
-	for (i = 0; i < 100 && !cgroup_empty(cg); i++)
+	while (!cgroup_empty(cg) && recover_clock() < deadline)
 		usleep(10000);
 	if (rmdir(cg) == -1 && errno != ENOENT)
 		log_warn("cannot remove %s", cg);
@@ -221,6 +236,7 @@ recover_jobs(struct engine *e)
 	struct recover_load l = { e, 0 };
 	struct gc_event ev = { .type = GC_EV_RECOVER };
 	struct job *j, *next;
+	double deadline = recover_clock() + RECOVER_WAIT;
 	int recorded;
 
 	if (store_active(e->store, recover_load_cb, &l) == -1)
@@ -239,7 +255,7 @@ recover_jobs(struct engine *e)
 		if (j->pid > 0)
 			recover_same(j);
 		if (j->pid == 0 && !j->node_fail) {
-			if (recover_adopt(e, j, recorded) == 1)
+			if (recover_adopt(e, j, recorded, deadline) == 1)
 				continue;	/* it never started: pending again */
 			if (j->pid > 0)
 				recover_same(j);
@@ -250,7 +266,7 @@ recover_jobs(struct engine *e)
 			    j->node_fail ? " (the machine restarted since it started)" : "");
 			/* whatever of it outlived its shim ends with it */
 			if (j->cgroup != NULL)
-				recover_cgroup_end(j->cgroup);
+				recover_cgroup_end(j->cgroup, deadline);
 			engine_job_ended(e, j);
 			continue;
 		}

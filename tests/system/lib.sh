@@ -81,11 +81,13 @@ start_nvqd() {
 	NVQD_STRICT=1 "$NVQD" -c "$T/nvq.ini" >> "$T/nvqd.log" 2>&1 &
 	NVQD_PID=$!
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 200); do
 		[ -S "$T/sock" ] && nvq list > /dev/null 2>&1 && return 0
+		kill -0 "$NVQD_PID" 2>/dev/null || break
 		sleep 0.05
 	done
-	fail "nvqd did not start"; cat "$T/nvqd.log"
+	fail "nvqd did not start in 10 s$(kill -0 "$NVQD_PID" 2>/dev/null || echo ": it exited")"
+	tail -n 40 "$T/nvqd.log"	# its last words, not the schema it applied first
 	return 1
 }
 

@@ -74,6 +74,24 @@ t_restart() {	# queued and running jobs survive a restart of nvqd
 	expect_eq "ran once" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM runs WHERE job_id = $run")" 1
 }
 
+t_restart_lost_starts() {	# starts a crash cut short cost a restart one wait, not one each
+	write_config
+	start_nvqd || return
+	local ids=() k t0 t1
+	for k in 1 2 3 4 5 6; do ids+=("$(submit -g 0 --hold true)"); done
+	stop_nvqd
+	# as if nvqd died after its shims took their tickets, before it wrote their pids
+	sqlite3 "$T/nvq.db" "UPDATE jobs SET state = 'RUNNING', held = 0, started_at = $(date +%s)
+	    WHERE id IN ($(IFS=,; echo "${ids[*]}"))"
+	t0=$(date +%s%N)
+	start_nvqd || return
+	t1=$(date +%s%N)
+	echo "    restarted in $(( (t1 - t0) / 1000000 )) ms with 6 supervisors not to be found"
+	expect_eq "one wait for all (under 4 s)" "$(( (t1 - t0) < 4000000000 ))" 1
+	for k in "${ids[@]}"; do wait_state "$k" FAILED || return; done
+	expect_match "each said gone" "$(grep -c 'its supervisor is gone' "$T/nvqd.log")" '^6$'
+}
+
 t_wait_log() {	# nvq wait's exit status, nvq log and -f, --err, -o
 	write_config; start_nvqd || return
 	local a b c d out
