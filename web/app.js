@@ -94,17 +94,48 @@ function drawJobs(st) {
     "No token: user names and commands hidden (nvq web-token gives you a link).";
 }
 
-function chart(canvas, series, colors, max) {
+// chart: series (arrays of values at times ts, seconds) as lines under a
+// y axis from 0 to max (labels by fmt) and a time axis (HH:MM). The labels
+// drawn are also left in the canvas' data-y and data-x, for tests and
+// screen readers (aria-label).
+const AXIS_L = 48, AXIS_B = 18, AXIS_T = 9;
+function clock(t) {
+  const d = new Date(t * 1000);
+  return String(d.getHours()).padStart(2, "0") + ":" + String(d.getMinutes()).padStart(2, "0");
+}
+function chart(canvas, series, colors, max, ts, fmt) {
   const w = canvas.width, h = canvas.height, c = canvas.getContext("2d");
+  const pw = w - AXIS_L - 4, ph = h - AXIS_B - AXIS_T;
   c.clearRect(0, 0, w, h);
-  if (!series.length || !series[0].length) return;
-  const n = series[0].length;
+  c.font = "11px sans-serif";
+  c.fillStyle = "#555";
+  c.strokeStyle = "#ddd";
+  c.lineWidth = 1;
+  const ylabels = [0, max / 2, max].map((v) => v ? fmt(v) : "0");
+  ylabels.forEach((l, k) => {
+    const y = AXIS_T + ph - k / 2 * ph;
+    c.beginPath(); c.moveTo(AXIS_L, y); c.lineTo(w - 4, y); c.stroke();
+    c.textAlign = "right"; c.textBaseline = "middle";
+    c.fillText(l, AXIS_L - 4, y);
+  });
+  const n = series.length ? series[0].length : 0;
+  const xlabels = n ? (n > 1 ? [ts[0], ts[Math.floor((n - 1) / 2)], ts[n - 1]] : [ts[0]]).map(clock) : [];
+  c.textBaseline = "top";
+  xlabels.forEach((l, k) => {
+    c.textAlign = xlabels.length === 1 ? "center" : ["left", "center", "right"][k];
+    c.fillText(l, xlabels.length === 1 ? AXIS_L + pw / 2 : AXIS_L + k / 2 * pw, h - AXIS_B + 3);
+  });
+  canvas.dataset.y = ylabels.join(",");
+  canvas.dataset.x = xlabels.join(",");
+  canvas.setAttribute("aria-label", (canvas.dataset.what || "") + "; y: " + ylabels.join(", ") +
+    "; time: " + (xlabels.join(" to ") || "no samples yet"));
+  if (!n) return;
   series.forEach((s, k) => {
     c.strokeStyle = colors[k];
     c.lineWidth = 2;
     c.beginPath();
     s.forEach((v, i) => {
-      const x = n > 1 ? i / (n - 1) * (w - 4) + 2 : w / 2, y = h - 2 - (max ? v / max : 0) * (h - 4);
+      const x = AXIS_L + (n > 1 ? i / (n - 1) * pw : pw / 2), y = AXIS_T + ph - (max ? v / max : 0) * ph;
       if (i) c.lineTo(x, y); else c.moveTo(x, y);
     });
     c.stroke();
@@ -114,20 +145,27 @@ function chart(canvas, series, colors, max) {
 function drawHistory(hi, gpus) {
   const box = $("memcharts");
   while (box.children.length < gpus.length) {
-    const cv = document.createElement("canvas");
-    cv.width = 800;
-    cv.height = 160;
-    box.appendChild(cv);
+    const f = document.createElement("figure");
+    f.append(document.createElement("figcaption"), document.createElement("canvas"));
+    f.lastChild.width = 800;
+    f.lastChild.height = 160;
+    box.appendChild(f);
   }
+  const ts = hi.samples.map((s) => s.t);
   gpus.forEach((g, i) => {
     const dem = hi.samples.map((s) => (s.gpus[i] || [0])[0]);
     const used = hi.samples.map((s) => (s.gpus[i] || [0, 0])[1]);
-    chart(box.children[i], [dem, used], ["#e8b931", "#2a9d4b"], g.total);
-    box.children[i].title = "GPU " + g.index + ": demanded (yellow) and used (green)";
+    const f = box.children[i], cv = f.lastChild;
+    f.firstChild.textContent = "GPU " + g.index + (g.name ? " (" + g.name + ")" : "") + ", " +
+      size(g.total) + ": demanded (yellow), used (green)";
+    cv.dataset.what = "GPU " + g.index + " memory";
+    chart(cv, [dem, used], ["#e8b931", "#2a9d4b"], g.total, ts, size);
   });
-  const qmax = Math.max(1, ...hi.samples.map((s) => s.pending + s.running + s.suspended));
+  // an even top, so that the middle line is a whole number of jobs
+  const qmax = 2 * Math.ceil(Math.max(1, ...hi.samples.map((s) => s.pending + s.running + s.suspended)) / 2);
+  $("queue").dataset.what = "jobs";
   chart($("queue"), [hi.samples.map((s) => s.pending), hi.samples.map((s) => s.running)],
-    ["#9d7a00", "#2a7d3b"], qmax);
+    ["#9d7a00", "#2a7d3b"], qmax, ts, (v) => String(Math.round(v)));
   const hb = $("hours");
   hb.textContent = "";
   const top = Math.max(1e-9, ...hi.gpu_hours.map((u) => u.gpu_hours));

@@ -66,6 +66,11 @@ PY
 	expect_match "browser: nvqta's own command" "$(cat "$T/ta.html")" "SECRET-TA"
 	expect_eq "browser: root's command hidden from nvqta" "$(grep -c SECRET-ROOT "$T/ta.html")" 0
 	expect_match "browser: why a job waits" "$(cat "$T/ta.html")" "needs 15G on 2 GPUs"
+	# the charts say which GPU each is, and have a size axis and a time axis
+	expect_match "browser: each chart names its GPU" "$(cat "$T/ta.html")" "<figcaption>GPU 1 \\(Virtual GPU\\), 16G: demanded"
+	expect_match "browser: a size axis to the GPU's memory" "$(cat "$T/ta.html")" 'data-what="GPU 0 memory" data-y="0,8.0G,16G"'
+	expect_match "browser: the queue's axis in whole jobs" "$(cat "$T/ta.html")" 'data-what="jobs" data-y="0,[0-9]+,[0-9]+"'
+	expect_match "browser: a time axis" "$(cat "$T/ta.html")" 'data-x="[0-9]{2}:[0-9]{2}(,[0-9]{2}:[0-9]{2},[0-9]{2}:[0-9]{2})?"'
 	web_browser "$T/anon.html" "http://$WEB/" --virtual-time-budget=5000
 	expect_eq "browser, no token: no command" "$(grep -c SECRET "$T/anon.html")" 0
 	expect_match "browser, no token: hidden" "$(cat "$T/anon.html")" 'class="hidden">hidden'
