@@ -124,6 +124,72 @@ jobs_elapsed(const struct proto_msg *m, const struct nvq_row *r, double now, cha
 	fmt_duration((int64_t)((end > 0 ? end : now) - start), buf, len);
 }
 
+/*
+ * A running job's GPUs by index, as `nvq gpus` and CUDA_VISIBLE_DEVICES'
+ * order number them, not by UUID: nvqd's GPU table is asked once, at the
+ * first running job a listing shows.
+ */
+static struct {
+	const char	*socket;
+	int		asked, n;
+	char		uuid[64][96];
+	int		index[64];
+} G;
+
+static void
+jobs_gpu_table(void)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row *rows = NULL;
+	int i, n;
+
+	G.asked = 1;
+	proto_begin(&b, MSG_GPUS);
+	if (client_call(G.socket, &b, &m) == -1) {
+		proto_buf_free(&b);
+		return;
+	}
+	proto_buf_free(&b);
+	n = client_rows(&m, "index", 0, &rows);
+	for (i = 0; i < n && G.n < 64; i++) {
+		if (row_str(&m, &rows[i], "uuid") == NULL)
+			continue;
+		snprintf(G.uuid[G.n], sizeof(G.uuid[0]), "%s", row_str(&m, &rows[i], "uuid"));
+		G.index[G.n++] = (int)row_int(&m, &rows[i], "index", -1);
+	}
+	free(rows);
+	proto_msg_free(&m);
+}
+
+/* "GPU 0" or "GPUs 0,3" for a list of UUIDs; a UUID nvqd does not know stays as it is. */
+static const char *
+jobs_gpus(const char *uuids)
+{
+	static char buf[1024];
+	char list[1000], one[100];
+	const char *p, *comma;
+	size_t at = 0;
+	int k, count = 0;
+
+	if (uuids == NULL || *uuids == '\0')
+		return "";
+	if (!G.asked)
+		jobs_gpu_table();
+	list[0] = '\0';
+	for (p = uuids; *p != '\0' && at < sizeof(list); p = *comma ? comma + 1 : comma) {
+		comma = p + strcspn(p, ",");
+		snprintf(one, sizeof(one), "%.*s", (int)(comma - p), p);
+		for (k = 0; k < G.n && strcmp(G.uuid[k], one) != 0; k++)
+			;
+		if (k < G.n)
+			snprintf(one, sizeof(one), "%d", G.index[k]);
+		at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s", count++ ? "," : "", one);
+	}
+	snprintf(buf, sizeof(buf), "GPU%s %s", count > 1 ? "s" : "", list);
+	return buf;
+}
+
 static const char *
 jobs_reason(const struct proto_msg *m, const struct nvq_row *r)
 {
@@ -142,11 +208,11 @@ jobs_reason(const struct proto_msg *m, const struct nvq_row *r)
 		static char buf[256];
 
 		snprintf(buf, sizeof(buf), "lock %s; %s", row_str(m, r, "lock"),
-		    row_str(m, r, "gpu_uuids") ? row_str(m, r, "gpu_uuids") : "");
+		    jobs_gpus(row_str(m, r, "gpu_uuids")));
 		return buf;
 	}
 	if (s && strcmp(s, "RUNNING") == 0)
-		return row_str(m, r, "gpu_uuids") ? row_str(m, r, "gpu_uuids") : "";
+		return jobs_gpus(row_str(m, r, "gpu_uuids"));
 	return row_str(m, r, "reason") ? row_str(m, r, "reason") : "";
 }
 
@@ -315,6 +381,7 @@ jobs_page(struct nvq_args *a, struct table *t, int type, int64_t *after, double 
 	struct nvq_row *rows = NULL;
 	int i, n;
 
+	G.socket = a->socket;
 	if (jobs_filter(a, &b, type) == -1) {
 		proto_buf_free(&b);
 		return -2;

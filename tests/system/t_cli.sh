@@ -389,3 +389,16 @@ t_format() {	# --format on listings, --json, tables cut to a terminal, colour th
 	expect_eq "restart --json" "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin))')" "[$b]"
 	nvq cancel "$a"
 }
+
+t_list_gpu_index() {	# a running job's REASON names its GPUs by index, as nvq gpus does, not by UUID
+	write_config "[gpus]" "virtual = 3x16G"
+	start_nvqd || return
+	local a b
+	a=$(submit -g 2 -w 0,2 sleep 30); b=$(submit -w 1 sleep 30)
+	wait_state "$a" RUNNING; wait_state "$b" RUNNING
+	expect_match "two GPUs by index" "$(nvq list | grep "^ *$a ")" "GPUs 0,2 *$"
+	expect_match "one GPU by index" "$(nvq list | grep "^ *$b ")" "GPU 1 *$"
+	expect_eq "no UUID in the listing" "$(nvq list | grep -c 'GPU-\|VGPU-')" 0
+	expect_match "the UUIDs still in their column" "$(nvq list --format id,uuids | grep "^ *$b ")" "[0-9a-f]{8}-"
+	nvq cancel "$a" "$b" > /dev/null
+}
