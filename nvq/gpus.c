@@ -2,6 +2,7 @@
  * gpus.c: `nvq gpus`: each GPU's memory as nvqd accounts it.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "nvq.h"
 #include "table.h"
@@ -60,8 +61,12 @@ cmd_gpus(struct nvq_args *a)
 			snprintf(cell[G_MODE], 64, "%s", fmt_safe(row_str(&m, &rows[i], "mode")));
 			for (k = G_TOTAL; k <= G_OUTSIDE; k++)
 				fmt_size((uint64_t)row_int(&m, &rows[i], sizes[k], 0), cell[k], 64);
-			snprintf(jobs, sizeof(jobs), "%s%s", fmt_safe(row_str(&m, &rows[i], "jobs")),
-			    row_int(&m, &rows[i], "drained", 0) ? " (drained: no new jobs)" : "");
+			snprintf(jobs, sizeof(jobs), "%s", fmt_safe(row_str(&m, &rows[i], "jobs")));
+			if (row_int(&m, &rows[i], "drained", 0))	/* fmt_safe's buffer is one */
+				snprintf(jobs + strlen(jobs), sizeof(jobs) - strlen(jobs),
+				    "%s(drained %s: no new jobs)", jobs[0] ? " " : "",
+				    row_str(&m, &rows[i], "drain_reason") ?
+				    fmt_safe(row_str(&m, &rows[i], "drain_reason")) : "");
 			cells[G_JOBS] = jobs;
 			table_row(&t, cells);
 		}

@@ -636,8 +636,10 @@ engine_drained_cb(void *arg, const struct store_col *c, int n)
 	int g;
 
 	for (g = 0; n > 0 && c[0].s != NULL && g < e->gpus.n; g++)
-		if (strcmp(e->gpus.gpus[g].uuid, c[0].s) == 0)
+		if (strcmp(e->gpus.gpus[g].uuid, c[0].s) == 0) {
 			e->drained |= 1ULL << g;
+			engine_drain_why(e, g, n > 2 ? c[2].s : NULL, n > 3 ? c[3].s : NULL);
+		}
 	return 0;
 }
 

@@ -51,6 +51,7 @@ struct engine {
 	struct job	*deps;
 	struct job	*held;
 	uint64_t	drained;	/* GPUs drained by nvq drain, by index */
+	char		drain_why[SCHED_MAX_GPUS][192];	/* a drained GPU's: who, and why */
 	struct fairshare fs;		/* users' recent GPU use (fairshare.h) */
 	struct notify_set notify;	/* notifiers of ended jobs (notify.h) */
 	struct sched_pass pass;		/* the last pass, for sched_explain */
@@ -272,6 +273,8 @@ double	engine_top_at(struct engine *, const struct job *);
 int	engine_requeue_job(struct engine *, struct job *, const char *by);
 /* nvq drain (1) and undrain (0) of GPU i: committed, then done. */
 int	engine_drain(struct engine *, int i, int drained, const char *by, const char *reason);
+/* what nvq gpus says of drained GPU i: "by USER: REASON" */
+void	engine_drain_why(struct engine *, int i, const char *by, const char *reason);
 /* Cancels an active job: at once if pending, by signals if running. */
 int	engine_cancel(struct engine *, struct job *, const char *by);
 /*

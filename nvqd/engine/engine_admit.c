@@ -503,6 +503,13 @@ engine_top_at(struct engine *e, const struct job *j)
 	return 0;
 }
 
+void
+engine_drain_why(struct engine *e, int i, const char *by, const char *reason)
+{
+	snprintf(e->drain_why[i], sizeof(e->drain_why[i]), "by %s%s%.150s", by ? by : "?",
+	    reason && *reason ? ": " : "", reason ? reason : "");
+}
+
 int
 engine_drain(struct engine *e, int i, int drained, const char *by, const char *reason)
 {
@@ -512,6 +519,7 @@ engine_drain(struct engine *e, int i, int drained, const char *by, const char *r
 		e->drained |= 1ULL << i;
 	else
 		e->drained &= ~(1ULL << i);
+	engine_drain_why(e, i, by, reason);
 	log_info("GPU %d (%s) %s by %s%s%s", i, e->gpus.gpus[i].uuid, drained ? "drained" :
 	    "undrained", by, reason && *reason ? ": " : "", reason ? reason : "");
 	engine_kick(e);

@@ -305,6 +305,8 @@ ctl_info_gpus(struct ctl_req *r, struct proto_buf *out)
 		proto_put_int(out, "used", (int64_t)g->used);
 		proto_put_str(out, "jobs", ids);
 		proto_put_int(out, "drained", (int64_t)((e->drained >> i) & 1));
+		if ((e->drained >> i) & 1)
+			proto_put_str(out, "drain_reason", e->drain_why[i]);
 		if (config_compute(&e->cfg, i) == COMPUTE_TIMESLICE)
 			proto_put_int(out, "lock_holder", gpuctl_holder(e, i));
 	}

@@ -229,7 +229,8 @@ t_placement() {	# pack and spread on 4 virtual GPUs; -w and -x; drain and undrai
 	    "could never run: it asks for 1 GPU and -w and -x leave 0"
 	# drain: nothing new there, what runs there goes on; -w there waits
 	expect_match "drain" "$(nvq drain 2 maintenance)" "GPU 2 .* drained"
-	expect_match "gpus says so" "$(nvq gpus | awk '$1 == 2')" "drained"
+	expect_match "gpus says so, by whom and why" "$(nvq gpus | awk '$1 == 2')" "drained by root: maintenance"
+	expect_match "and in JSON" "$(nvq gpus --json | grep '"index":2')" '"drain_reason":"by root: maintenance"'
 	expect_match "drain twice" "$(nvq drain "$uuid2" 2>&1)" "drained already"
 	local y
 	y=$(submit -m 1G -w 2 true)
@@ -240,6 +241,7 @@ t_placement() {	# pack and spread on 4 virtual GPUs; -w and -x; drain and undrai
 	stop_nvqd; start_nvqd || return
 	sleep 0.5
 	expect_eq "drained across a restart" "$(state "$y")" PENDING
+	expect_match "its reason too" "$(nvq gpus | awk '$1 == 2')" "drained by root: maintenance"
 	expect_match "and requeued -w kept" "$(nvq requeue "$w")" "stopping"
 	wait_field "$w" restarts 1
 	sleep 0.5
