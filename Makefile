@@ -66,7 +66,7 @@ NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engin
 	   common/rlimits.c common/cgroup.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/submit.c nvq/jobs.c nvq/control.c \
-	  nvq/output.c nvq/gpus.c nvq/json.c nvq/shares.c nvq/script.c nvq/run.c nvq/table.c nvq/stats.c nvq/top.c common/proto.c common/parse.c common/paths.c \
+	  nvq/output.c nvq/gpus.c nvq/json.c nvq/shares.c nvq/script.c nvq/run.c nvq/table.c nvq/stats.c nvq/top.c nvq/opthelp.c common/proto.c common/parse.c common/paths.c \
 	  common/fdpass.c common/roff.c common/esc.c
 SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
 

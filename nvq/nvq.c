@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "nvq.h"
+#include "opthelp.h"
 #include "proto.h"
 #include "roff.h"
 #include "version.h"
@@ -153,6 +154,11 @@ nvq_man(FILE *fp)
 	fputs(".TP\n.B \\-V, \\-\\-version\n", fp);
 	roff_text(fp, "nvq's version and its protocol's.\n");
 	fputs(".PP\n`nvq COMMAND \\-\\-help' prints a command's options.\n", fp);
+	fputs(".SH COMMAND OPTIONS\n", fp);
+	roff_text(fp, "Each command takes those its synopsis above lists. Where Slurm has "
+	    "the same option it is named; where the same letters mean something else in "
+	    "Slurm, it says so.\n");
+	opthelp_man(fp);
 	fputs(".SH ENVIRONMENT\n.TP\n.B NVQ_SOCKET, NVQ_CONFIG\nwhere nvqd is (above).\n"
 	    ".TP\n.B NO_COLOR\nno colour in tables, even on a terminal.\n"
 	    ".TP\n.B LC_ALL, LC_CTYPE, LANG\nthe terminal's charset, from the first one set: where it "
@@ -238,7 +244,10 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case 'x': a->deny = optarg; break;
 		case 'r': a->expand = 1; break;
 		case 'h':
-			printf("usage: nvq %s %s\n", c->name, c->usage);
+			opthelp_usage(stdout, c->name, c->usage);
+			printf("\n");
+			opthelp_text(stdout, c->help);
+			opthelp_print(stdout, c->longs);
 			return -1;
 		default:
 			if (optopt != 0 && strchr(c->opts, optopt) != NULL)

@@ -103,6 +103,29 @@ t_version() {	# nvq --version: the package's version and the protocol
 	expect_eq "-V the same" "$("$NVQ_BIN" -V)" "$out"
 }
 
+t_help_options() {	# every command's --help explains each option it takes, Slurm's name beside; nvq(1) the same
+	local cmds c out bad=0 long=0 n=0
+	cmds=$("$NVQ_BIN" --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF {print $1}')
+	expect_match "commands listed" "$(echo $cmds)" "^submit run list .*shares$"
+	for c in $cmds; do
+		out=$("$NVQ_BIN" "$c" --help) || { fail "nvq $c --help exits $?"; continue; }
+		n=$((n + 1))
+		echo "$out" | grep -q "(undocumented)" && { echo "    nvq $c: $(echo "$out" | grep -B1 undocumented | head -1)"; bad=$((bad + 1)); }
+		long=$((long + $(echo "$out" | awk 'length > 80' | wc -l)))
+		expect_match "nvq $c --help: usage, what it does, options" "$out" "^usage: nvq $c.*options:.*-h, --help"
+	done
+	expect_eq "every command's --help read" "$n" "$(echo $cmds | wc -w)"
+	expect_eq "no option without its line" "$bad" 0
+	expect_eq "lines fit 80 columns" "$long" 0
+	out=$("$NVQ_BIN" submit --help)
+	expect_match "submit: -g with its Slurm name" "$out" "-g, --gpus N +GPUs the job needs.*Slurm: --gpus=N"
+	expect_match "submit: where the letters differ, said" "$(echo $out)" "Slurm's -p is a partition"
+	expect_match "list: --state's forms" "$(echo $("$NVQ_BIN" list --help))" "--state STATES .*Slurm's codes PD, R"
+	out=$("$NVQ_BIN" --man)
+	expect_match "nvq(1): the options' section" "$out" "SH COMMAND OPTIONS"
+	expect_eq "nvq(1): an option with its Slurm name" "$(echo "$out" | grep -A1 -F '\fB\-g, \-\-gpus N\fR' | tail -1 | grep -cF 'Slurm: \-\-gpus=N')" 1
+}
+
 t_filters_slurm() {	# --state in any case or Slurm's codes; --since today, yesterday, 08:00, now-1h
 	write_config; start_nvqd || return
 	local a b
