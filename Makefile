@@ -74,7 +74,7 @@ SCHEMA	= $(sort $(wildcard schema/[0-9]*.sql))
 
 obj	= $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-all: $(BUILD)/nvqd $(BUILD)/nvq $(BUILD)/nvq-shim $(BUILD)/nvq-ckpt $(BUILD)/libnvq-hook.so
+all: $(BUILD)/nvqd $(BUILD)/nvq $(BUILD)/nvq-shim $(BUILD)/nvq-ckpt $(BUILD)/libnvq-hook.so $(BUILD)/bin/srun
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -167,6 +167,12 @@ $(BUILD)/nvq: $(call obj,$(NVQ_SRC))
 	$(CC) $(LDFLAGS) $(NVQ_LDFLAGS) -o $@ $^ $(INI_LIBS) -lm
 endif
 
+
+# srun inside a job (one node, the job's resources): libc only; in bin/, the
+# folder nvqd puts first on jobs' PATH, so that it shadows nothing else
+$(BUILD)/bin/srun: $(call obj,nvq-srun/srun.c)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^
 
 # suspend and resume through the driver's checkpoint API: libcuda by dlopen
 $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
@@ -345,18 +351,20 @@ ZSHDIR ?= $(SHAREDIR)/zsh/vendor-completions
 BASHDIR ?= $(SHAREDIR)/bash-completion/completions
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALLED = $(BINDIR)/nvq $(SBINDIR)/nvqd $(LIBEXECDIR)/nvq-shim $(LIBEXECDIR)/nvq-ckpt \
-	$(LIBEXECDIR)/libnvq-hook.so $(BASHDIR)/nvq $(ZSHDIR)/_nvq $(UNITDIR)/nvqd.service \
+	$(LIBEXECDIR)/libnvq-hook.so $(LIBEXECDIR)/bin/srun $(BASHDIR)/nvq $(ZSHDIR)/_nvq $(UNITDIR)/nvqd.service \
 	$(MANDIR)/man1/nvq.1 $(MANDIR)/man8/nvqd.8 $(MANDIR)/man5/nvq.ini.5
 
 install: all man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/nvq \
-	    $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(LIBEXECDIR)/bin $(DESTDIR)$(ZSHDIR) \
+	    $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(BASHDIR) $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BUILD)/nvq $(DESTDIR)$(BINDIR)/nvq
 	install -m 755 $(BUILD)/nvqd $(DESTDIR)$(SBINDIR)/nvqd
 	install -m 755 $(BUILD)/nvq-shim $(DESTDIR)$(LIBEXECDIR)/nvq-shim
 	install -m 755 $(BUILD)/nvq-ckpt $(DESTDIR)$(LIBEXECDIR)/nvq-ckpt
+	install -m 755 $(BUILD)/bin/srun $(DESTDIR)$(LIBEXECDIR)/bin/srun
 	install -m 755 $(BUILD)/libnvq-hook.so $(DESTDIR)$(LIBEXECDIR)/libnvq-hook.so
 	test -e $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini || \
 	    install -m 644 etc/nvq.ini $(DESTDIR)$(SYSCONFDIR)/nvq/nvq.ini
@@ -370,7 +378,7 @@ install: all man
 # what install put there; the configuration stays (it may be the admin's)
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
+	-rmdir $(DESTDIR)$(LIBEXECDIR)/bin $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 
 clean:
 	rm -rf build build-san build-fuzz

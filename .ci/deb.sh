@@ -22,6 +22,7 @@ check man -w nvqd
 check man -w 5 nvq.ini
 check test -x /usr/libexec/nvq/nvq-shim
 check test -f /usr/libexec/nvq/libnvq-hook.so
+check test -x /usr/libexec/nvq/bin/srun
 unit=$(dpkg -L nvq | grep '/systemd/system/nvqd.service$')
 check grep -q 'ExecStart=/usr/sbin/nvqd' "$unit"
 # the unit enabled by the package's own scripts (dh_installsystemd found it)

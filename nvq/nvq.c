@@ -14,11 +14,14 @@
 #include "opthelp.h"
 #include "proto.h"
 #include "roff.h"
+#include "sbatch.h"
 #include "version.h"
 
 enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
 	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL, OPT_FAILED,
-	OPT_FORMAT, OPT_NEW };
+	OPT_FORMAT, OPT_NEW,
+	/* Slurm's names (sbatch.h) */
+	OPT_GRES, OPT_GPN, OPT_GPT, OPT_EXPORT, OPT_NICE, OPT_MAILTYPE, OPT_NTASKS, OPT_SLURM };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
@@ -50,8 +53,33 @@ static const struct option nvq_longs[] = {
 	{ "failed", no_argument, NULL, OPT_FAILED },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "new", no_argument, NULL, OPT_NEW },
+	/* Slurm's names (sbatch.h); -n and -p stay nvq's name and priority */
+	{ "job-name", required_argument, NULL, 'J' },
+	{ "gres", required_argument, NULL, OPT_GRES },
+	{ "gpus-per-node", required_argument, NULL, OPT_GPN },
+	{ "gpus-per-task", required_argument, NULL, OPT_GPT },
+	{ "chdir", required_argument, NULL, 'D' },
+	{ "export", required_argument, NULL, OPT_EXPORT },
+	{ "nice", required_argument, NULL, OPT_NICE },
+	{ "mail-type", required_argument, NULL, OPT_MAILTYPE },
+	{ "nodes", required_argument, NULL, 'N' },
+	{ "ntasks", required_argument, NULL, OPT_NTASKS },
+	{ "ntasks-per-node", required_argument, NULL, OPT_NTASKS },
+	{ "partition", required_argument, NULL, OPT_SLURM },
+	{ "account", required_argument, NULL, OPT_SLURM },
+	{ "qos", required_argument, NULL, OPT_SLURM },
 };
 #define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
+
+/* Slurm's names that nvq submit and nvq run take (sbatch.h) */
+#define NVQ_SLURM_USAGE "       Slurm's names: [-J NAME] [-G [TYPE:]N] [--gres gpu[:TYPE][:N]] " \
+	"[--gpus-per-node N] [--gpus-per-task N] [-D DIR] [--export ALL|NONE|NAME[=V],...] " \
+	"[--nice N] [--mail-type END[,FAIL]|NONE] [-N 1] [--ntasks N]\n" \
+	"       (-n is nvq's name and -p its priority, not Slurm's ntasks and partition; " \
+	"TYPE is not checked)"
+#define NVQ_SLURM_OPTS "G:J:D:N:"
+#define NVQ_SLURM_LONGS "job-name gres gpus-per-node gpus-per-task chdir export nice " \
+	"mail-type nodes ntasks ntasks-per-node partition account qos"
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
@@ -59,15 +87,17 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] [--] "
 	  "COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
-	  "       (a script's #NVQ lines give options too; the command line's win)",
-	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after parsable "
-	  "requeue signal array stdin hold gpu-list exclude notify mail-user json",
+	  "       (a script's #SBATCH lines give options, then its #NVQ lines; the command "
+	  "line's win)\n" NVQ_SLURM_USAGE,
+	  "+g:m:p:n:t:o:e:w:x:" NVQ_SLURM_OPTS, "gpus mem priority name time output error after "
+	  "parsable requeue signal array stdin hold gpu-list exclude notify mail-user json "
+	  NVQ_SLURM_LONGS,
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "run", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] COMMAND "
-	  "[ARG...]",
-	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after requeue "
-	  "signal gpu-list exclude",
+	  "[ARG...]\n" NVQ_SLURM_USAGE,
+	  "+g:m:p:n:t:o:e:w:x:" NVQ_SLURM_OPTS, "gpus mem priority name time output error after "
+	  "requeue signal gpu-list exclude " NVQ_SLURM_LONGS,
 	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's, "
 	  "Ctrl-C cancels it" },
 	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--format COLUMNS] [--json]", "aru:",
@@ -188,6 +218,67 @@ nvq_accepts(const char *list, const char *name)
 }
 
 /*
+ * One of Slurm's names on nvq submit or nvq run (ch, as word gave it, with
+ * val) into a: 0, or -1 after saying what is wrong.
+ */
+static int
+nvq_slurm_option(struct nvq_args *a, int ch, const char *word, const char *val)
+{
+	const char *opt = ch == OPT_GRES ? "gres" : ch == OPT_GPN ? "gpus-per-node" :
+	    ch == OPT_GPT ? "gpus-per-task" : "gpus";
+	char why[256];
+	long long n;
+	int gpus, mail;
+
+	switch (ch) {
+	case 'g': case 'G': case OPT_GRES: case OPT_GPN: case OPT_GPT:
+		if (sbatch_gpus(opt, val, &gpus, why, sizeof(why)) == -1)
+			break;
+		a->gpus = gpus;
+		a->gpus_per_task = ch == OPT_GPT;
+		return 0;
+	case 'J': a->name = val; return 0;
+	case 'D': a->chdir = val; return 0;
+	case OPT_NICE: a->nice = val; return 0;
+	case OPT_EXPORT:
+		if (sbatch_export_check(val, why, sizeof(why)) == -1)
+			break;
+		a->export_spec = val;
+		return 0;
+	case OPT_MAILTYPE:
+		if (sbatch_mail_type(val, &mail, why, sizeof(why)) == -1)
+			break;
+		a->mail_type = val;
+		return 0;
+	case 'N':
+		if (sbatch_nodes(val, why, sizeof(why)) == -1)
+			break;
+		return 0;
+	case OPT_NTASKS:
+		if (parse_int(val, 1, NVQ_MAX_TASKS, &n) == 0) {
+			a->ntasks = (int)n;
+			return 0;
+		}
+		snprintf(why, sizeof(why), "--ntasks %s: not a number of tasks (1 to %d, "
+		    "which srun starts on this server)", val, NVQ_MAX_TASKS);
+		break;
+	default: {	/* refused: the table's reason (word may be a prefix: --part) */
+		static const char *const refused[] = { "partition", "account", "qos" };
+		const struct sbatch_row *r = sbatch_find(refused[0], 0);
+		size_t len = strcspn(word + 2, "="), i;
+
+		for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+			if (strncmp(refused[i], word + 2, len) == 0)
+				r = sbatch_find(refused[i], 0);
+		snprintf(why, sizeof(why), "--%s: %s", r->name, r->to);
+		break;
+	}
+	}
+	nvq_err("%s", why);
+	return -1;
+}
+
+/*
  * Parses c's options in argv into a; *first is the first operand.  0, 2
  * for bad usage (said), or -1 once --help was printed.
  */
@@ -209,6 +300,8 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 	while ((ch = getopt_long(argc, argv, c->opts, longs, NULL)) != -1) {
 		switch (ch) {
 		case 'g':
+			if (strchr(optarg, ':') != NULL)
+				goto slurm;	/* Slurm's --gpus TYPE:N */
 			if (parse_int(optarg, 0, 64, &g) == -1) {
 				nvq_err("-g %s: not a number of GPUs (0 to 64)", optarg);
 				return 2;
@@ -249,6 +342,12 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 			opthelp_text(stdout, c->help);
 			opthelp_print(stdout, c->longs);
 			return -1;
+		case 'G': case 'J': case 'D': case 'N': case OPT_GRES: case OPT_GPN: case OPT_GPT:
+		case OPT_EXPORT: case OPT_NICE: case OPT_MAILTYPE: case OPT_NTASKS: case OPT_SLURM:
+		slurm:
+			if (nvq_slurm_option(a, ch, argv[optind - 1], optarg) != 0)
+				return 2;
+			break;
 		default:
 			if (optopt != 0 && strchr(c->opts, optopt) != NULL)
 				nvq_err("%s: option -%c needs a value", c->name, optopt);
@@ -270,22 +369,40 @@ struct nvq_directive {
 	struct nvq_args	*a;
 };
 
-/* One #NVQ line's words into the options. */
+/* One #SBATCH or #NVQ line's words (at where) into the options. */
 static int
-nvq_directive(void *arg, int argc, char **argv)
+nvq_directive(void *arg, const char *where, int argc, char **argv)
 {
 	struct nvq_directive *d = arg;
 	struct submit_values v;
-	int first, rc;
+	const char *w[SBATCH_MAX_OUT + 2];
+	char why[512];
+	int first, rc, n;
 
-	if ((rc = nvq_options(d->c, d->a, argc, argv, &first)) != 0)
+	if (strcmp(argv[0], "#SBATCH") == 0) {
+		/* sbatch's options in nvq's words; refused ones on one line */
+		if ((n = sbatch_translate(argc - 1, argv + 1, w + 1, SBATCH_MAX_OUT, why,
+		    sizeof(why))) == -1) {
+			nvq_err("%s: %s", where, why);
+			return 2;
+		}
+		w[0] = argv[0];
+		w[n + 1] = NULL;
+		argc = n + 1;
+		argv = (char **)w;	/* getopt permutes nothing: '+' leads the options */
+	}
+	if ((rc = nvq_options(d->c, d->a, argc, argv, &first)) != 0) {
+		nvq_err("in %s", where);
 		return rc == -1 ? 2 : rc;
+	}
 	if (first < argc) {
-		nvq_err("#NVQ lines take options only, not \"%s\"", argv[first]);
+		nvq_err("#NVQ lines take options only, not \"%s\" (%s)", argv[first], where);
 		return 2;
 	}
 	/* the values too, so that the line at fault is named */
-	return submit_parse(d->a, &v);
+	if ((rc = submit_parse(d->a, &v)) != 0)
+		nvq_err("in %s", where);
+	return rc;
 }
 
 /*
@@ -311,6 +428,9 @@ nvq_script(const struct nvq_cmd *c, struct nvq_args *a, struct nvq_args d, int a
 		return 1;
 	}
 	*a = d;
+	if (a->name == NULL)	/* as sbatch names a job: after its script */
+		a->name = strrchr(argv[first], '/') != NULL ? strrchr(argv[first], '/') + 1 :
+		    argv[first];
 	a->cmd = c->name;
 	a->argc = v != NULL ? n : argc - first;
 	a->argv = v != NULL ? v : argv + first;	/* v lives as long as nvq */

@@ -31,6 +31,11 @@ struct nvq_args {
 	int		failed;		/* restart --failed */
 	const char	*format;	/* --format COLUMNS of a listing */
 	int		renew;		/* web-token --new */
+	/* Slurm's names (sbatch.h): -D, --export, --nice, --mail-type, -n/--ntasks */
+	const char	*chdir, *export_spec, *nice, *mail_type;
+	int		ntasks;		/* tasks srun starts; 0: not given (1) */
+	int		gpus_per_task;	/* the GPUs came from --gpus-per-task */
+#define NVQ_MAX_TASKS	256	/* --ntasks: the copies srun starts */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };
@@ -161,13 +166,14 @@ int		cmd_shares(struct nvq_args *);
 void		shares_footer(struct nvq_args *);
 
 /*
- * The #NVQ lines of the script at path (script.c), each given to apply as
- * an argument vector ("#NVQ" first): -1 if path is not a script (a regular
- * file starting with #!), 0 once every line was applied, else what apply
- * returned (after saying which line) or 1.
+ * The #SBATCH lines, then the #NVQ lines, of the script at path
+ * (script.c), each given to apply as an argument vector ("#SBATCH" or
+ * "#NVQ" first) with where it is ("PATH, line N"): -1 if path is not a
+ * script (a regular file starting with #!), 0 once every line was
+ * applied, else what apply returned (it says why) or 1 or 2 (said).
  */
-int		script_directives(const char *path, int (*apply)(void *, int, char **),
-		    void *arg);
+int		script_directives(const char *path,
+		    int (*apply)(void *, const char *where, int, char **), void *arg);
 /*
  * The command that runs the script path with argv[1..argc-1]: *out is NULL
  * if argv runs it as it is, else a new vector of *outc words (./path for a

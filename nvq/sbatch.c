@@ -19,82 +19,87 @@
 
 #define SB_ONE	"this is one server: "
 
+static int	sbatch_check_gpus(const char *, const char *, char *, size_t);
+static int	sbatch_check_nodes(const char *, const char *, char *, size_t);
+static int	sbatch_check_mail(const char *, const char *, char *, size_t);
+static int	sbatch_check_export(const char *, const char *, char *, size_t);
+
 const struct sbatch_row sbatch_table[] = {
 	/* honoured: the job's name, GPUs, time, outputs, array, dependencies */
-	{ "job-name", 'J', 1, SBATCH_WORD, "--job-name", NULL },
-	{ "gres", 0, 1, SBATCH_WORD, "--gres", NULL },
-	{ "gpus", 'G', 1, SBATCH_WORD, "--gpus", NULL },
-	{ "gpus-per-node", 0, 1, SBATCH_WORD, "--gpus-per-node", NULL },
-	{ "gpus-per-task", 0, 1, SBATCH_WORD, "--gpus-per-task", NULL },
-	{ "time", 't', 1, SBATCH_WORD, "--time", NULL },
-	{ "output", 'o', 1, SBATCH_WORD, "--output", NULL },
-	{ "error", 'e', 1, SBATCH_WORD, "--error", NULL },
-	{ "array", 'a', 1, SBATCH_WORD, "--array", NULL },
-	{ "dependency", 'd', 1, SBATCH_WORD, "--dependency", NULL },
+	{ "job-name", 'J', 1, SBATCH_WORD, "--job-name", NULL, NULL },
+	{ "gres", 0, 1, SBATCH_WORD, "--gres", NULL, sbatch_check_gpus },
+	{ "gpus", 'G', 1, SBATCH_WORD, "--gpus", NULL, sbatch_check_gpus },
+	{ "gpus-per-node", 0, 1, SBATCH_WORD, "--gpus-per-node", NULL, sbatch_check_gpus },
+	{ "gpus-per-task", 0, 1, SBATCH_WORD, "--gpus-per-task", NULL, sbatch_check_gpus },
+	{ "time", 't', 1, SBATCH_WORD, "--time", NULL, NULL },
+	{ "output", 'o', 1, SBATCH_WORD, "--output", NULL, NULL },
+	{ "error", 'e', 1, SBATCH_WORD, "--error", NULL, NULL },
+	{ "array", 'a', 1, SBATCH_WORD, "--array", NULL, NULL },
+	{ "dependency", 'd', 1, SBATCH_WORD, "--dependency", NULL, NULL },
 	/* host memory and CPUs (nvq's options of the same names) */
-	{ "mem", 0, 1, SBATCH_WORD, "--mem", NULL },
-	{ "mem-per-cpu", 0, 1, SBATCH_WORD, "--mem-per-cpu", NULL },
-	{ "cpus-per-task", 'c', 1, SBATCH_WORD, "--cpus-per-task", NULL },
+	{ "mem", 0, 1, SBATCH_WORD, "--mem", NULL, NULL },
+	{ "mem-per-cpu", 0, 1, SBATCH_WORD, "--mem-per-cpu", NULL, NULL },
+	{ "cpus-per-task", 'c', 1, SBATCH_WORD, "--cpus-per-task", NULL, NULL },
 	/* where, with what, who is told, in what order */
-	{ "chdir", 'D', 1, SBATCH_WORD, "--chdir", NULL },
-	{ "export", 0, 1, SBATCH_WORD, "--export", NULL },
-	{ "mail-type", 0, 1, SBATCH_WORD, "--mail-type", NULL },
-	{ "mail-user", 0, 1, SBATCH_WORD, "--mail-user", NULL },
-	{ "nice", 0, 2, SBATCH_WORD, "--nice", "100" },
-	{ "requeue", 0, 0, SBATCH_FLAG, "--requeue", NULL },
-	{ "hold", 'H', 0, SBATCH_FLAG, "--hold", NULL },
-	{ "parsable", 0, 0, SBATCH_FLAG, "--parsable", NULL },
+	{ "chdir", 'D', 1, SBATCH_WORD, "--chdir", NULL, NULL },
+	{ "export", 0, 1, SBATCH_WORD, "--export", NULL, sbatch_check_export },
+	{ "mail-type", 0, 1, SBATCH_WORD, "--mail-type", NULL, sbatch_check_mail },
+	{ "mail-user", 0, 1, SBATCH_WORD, "--mail-user", NULL, NULL },
+	{ "nice", 0, 2, SBATCH_WORD, "--nice", "100", NULL },
+	{ "requeue", 0, 0, SBATCH_FLAG, "--requeue", NULL, NULL },
+	{ "hold", 'H', 0, SBATCH_FLAG, "--hold", NULL, NULL },
+	{ "parsable", 0, 0, SBATCH_FLAG, "--parsable", NULL, NULL },
 	/* one node, tasks for srun */
-	{ "nodes", 'N', 1, SBATCH_WORD, "--nodes", NULL },
-	{ "ntasks", 'n', 1, SBATCH_WORD, "--ntasks", NULL },
-	{ "ntasks-per-node", 0, 1, SBATCH_WORD, "--ntasks-per-node", NULL },
+	{ "nodes", 'N', 1, SBATCH_WORD, "--nodes", NULL, sbatch_check_nodes },
+	{ "ntasks", 'n', 1, SBATCH_WORD, "--ntasks", NULL, NULL },
+	{ "ntasks-per-node", 0, 1, SBATCH_WORD, "--ntasks-per-node", NULL, NULL },
 	/* accepted, meaningless here */
-	{ "no-requeue", 0, 0, SBATCH_MEANINGLESS, "nvq requeues only with --requeue", NULL },
+	{ "no-requeue", 0, 0, SBATCH_MEANINGLESS, "nvq requeues only with --requeue", NULL, NULL },
 	{ "exclusive", 0, 2, SBATCH_MEANINGLESS, "the server is the only node, and a job's GPUs "
-	  "are its own unless it asks for GPU memory (--gpu-mem)", NULL },
-	{ "comment", 0, 1, SBATCH_MEANINGLESS, "nvq keeps no comment", NULL },
-	{ "verbose", 'v', 0, SBATCH_MEANINGLESS, "sbatch's own talk", NULL },
-	{ "quiet", 'Q', 0, SBATCH_MEANINGLESS, "sbatch's own talk", NULL },
-	{ "cpu-bind", 0, 1, SBATCH_MEANINGLESS, "tasks are not bound to CPUs", NULL },
-	{ "gpu-bind", 0, 1, SBATCH_MEANINGLESS, "tasks are not bound to GPUs", NULL },
+	  "are its own unless it asks for GPU memory (--gpu-mem)", NULL, NULL },
+	{ "comment", 0, 1, SBATCH_MEANINGLESS, "nvq keeps no comment", NULL, NULL },
+	{ "verbose", 'v', 0, SBATCH_MEANINGLESS, "sbatch's own talk", NULL, NULL },
+	{ "quiet", 'Q', 0, SBATCH_MEANINGLESS, "sbatch's own talk", NULL, NULL },
+	{ "cpu-bind", 0, 1, SBATCH_MEANINGLESS, "tasks are not bound to CPUs", NULL, NULL },
+	{ "gpu-bind", 0, 1, SBATCH_MEANINGLESS, "tasks are not bound to GPUs", NULL, NULL },
 	{ "kill-on-invalid-dep", 0, 1, SBATCH_MEANINGLESS, "nvq cancels a job whose "
-	  "dependency can no longer be met", NULL },
+	  "dependency can no longer be met", NULL, NULL },
 	/* refused: what one server cannot honour */
 	{ "partition", 'p', 1, SBATCH_REFUSE, SB_ONE "partitions are Slurm's (under nvqd's "
-	  "[cluster] engine = slurm, [cluster] partition picks it)", NULL },
+	  "[cluster] engine = slurm, [cluster] partition picks it)", NULL, NULL },
 	{ "account", 'A', 1, SBATCH_REFUSE, SB_ONE "accounts are Slurm's; nvq's fair share is "
-	  "per user", NULL },
+	  "per user", NULL, NULL },
 	{ "qos", 'q', 1, SBATCH_REFUSE, SB_ONE "QOS is Slurm's; nvq orders by -p, --nice and "
-	  "fair share", NULL },
-	{ "reservation", 0, 1, SBATCH_REFUSE, SB_ONE "nvq has no reservations", NULL },
+	  "fair share", NULL, NULL },
+	{ "reservation", 0, 1, SBATCH_REFUSE, SB_ONE "nvq has no reservations", NULL, NULL },
 	{ "constraint", 'C', 1, SBATCH_REFUSE, SB_ONE "no node features to choose from "
-	  "(GPUs: -w, -x)", NULL },
-	{ "prefer", 0, 1, SBATCH_REFUSE, SB_ONE "no node features to choose from", NULL },
-	{ "nodelist", 'w', 1, SBATCH_REFUSE, SB_ONE "no nodes to choose (GPUs: nvq's -w)", NULL },
-	{ "exclude", 'x', 1, SBATCH_REFUSE, SB_ONE "no nodes to exclude (GPUs: nvq's -x)", NULL },
-	{ "clusters", 'M', 1, SBATCH_REFUSE, SB_ONE "no clusters", NULL },
-	{ "licenses", 'L', 1, SBATCH_REFUSE, SB_ONE "nvq counts no licences", NULL },
-	{ "switches", 0, 1, SBATCH_REFUSE, SB_ONE "no network switches", NULL },
-	{ "wckey", 0, 1, SBATCH_REFUSE, "nvq has no workload keys", NULL },
+	  "(GPUs: -w, -x)", NULL, NULL },
+	{ "prefer", 0, 1, SBATCH_REFUSE, SB_ONE "no node features to choose from", NULL, NULL },
+	{ "nodelist", 'w', 1, SBATCH_REFUSE, SB_ONE "no nodes to choose (GPUs: nvq's -w)", NULL, NULL },
+	{ "exclude", 'x', 1, SBATCH_REFUSE, SB_ONE "no nodes to exclude (GPUs: nvq's -x)", NULL, NULL },
+	{ "clusters", 'M', 1, SBATCH_REFUSE, SB_ONE "no clusters", NULL, NULL },
+	{ "licenses", 'L', 1, SBATCH_REFUSE, SB_ONE "nvq counts no licences", NULL, NULL },
+	{ "switches", 0, 1, SBATCH_REFUSE, SB_ONE "no network switches", NULL, NULL },
+	{ "wckey", 0, 1, SBATCH_REFUSE, "nvq has no workload keys", NULL, NULL },
 	{ "signal", 0, 1, SBATCH_REFUSE, "Slurm's SIG@TIME warns a job TIME seconds before "
 	  "its time limit; nvq sends no such warning (nvq's --signal is the signal sent first "
-	  "when nvqd stops or preempts a job)", NULL },
+	  "when nvqd stops or preempts a job)", NULL, NULL },
 	{ "begin", 'b', 1, SBATCH_REFUSE, "nvq has no start times: --hold, then nvq release",
-	  NULL },
-	{ "deadline", 0, 1, SBATCH_REFUSE, "nvq has no deadlines", NULL },
-	{ "wait", 'W', 0, SBATCH_REFUSE, "submit, then nvq wait ID", NULL },
+	  NULL, NULL },
+	{ "deadline", 0, 1, SBATCH_REFUSE, "nvq has no deadlines", NULL, NULL },
+	{ "wait", 'W', 0, SBATCH_REFUSE, "submit, then nvq wait ID", NULL, NULL },
 	{ "mem-per-gpu", 0, 1, SBATCH_REFUSE, "host memory is per job (--mem) or per CPU "
-	  "(--mem-per-cpu); GPU memory per GPU is nvq's --gpu-mem", NULL },
-	{ "cpus-per-gpu", 0, 1, SBATCH_REFUSE, "CPUs are per task: --cpus-per-task", NULL },
-	{ "tmp", 0, 1, SBATCH_REFUSE, "nvq sets no local disk aside", NULL },
-	{ "input", 'i', 1, SBATCH_REFUSE, "nvq's jobs read no input file", NULL },
-	{ "uid", 0, 1, SBATCH_REFUSE, "a job runs as its submitter", NULL },
-	{ "gid", 0, 1, SBATCH_REFUSE, "a job runs with its submitter's groups", NULL },
-	{ "test-only", 0, 0, SBATCH_REFUSE, "nvq has no dry run", NULL },
-	{ "wrap", 0, 1, SBATCH_REFUSE, "give the command to nvq submit instead", NULL },
+	  "(--mem-per-cpu); GPU memory per GPU is nvq's --gpu-mem", NULL, NULL },
+	{ "cpus-per-gpu", 0, 1, SBATCH_REFUSE, "CPUs are per task: --cpus-per-task", NULL, NULL },
+	{ "tmp", 0, 1, SBATCH_REFUSE, "nvq sets no local disk aside", NULL, NULL },
+	{ "input", 'i', 1, SBATCH_REFUSE, "nvq's jobs read no input file", NULL, NULL },
+	{ "uid", 0, 1, SBATCH_REFUSE, "a job runs as its submitter", NULL, NULL },
+	{ "gid", 0, 1, SBATCH_REFUSE, "a job runs with its submitter's groups", NULL, NULL },
+	{ "test-only", 0, 0, SBATCH_REFUSE, "nvq has no dry run", NULL, NULL },
+	{ "wrap", 0, 1, SBATCH_REFUSE, "give the command to nvq submit instead", NULL, NULL },
 	{ "get-user-env", 0, 2, SBATCH_REFUSE, "nvq runs no login shell: the job gets the "
-	  "submitting environment (--export)", NULL },
-	{ "container", 0, 1, SBATCH_REFUSE, "nvq runs no containers", NULL },
+	  "submitting environment (--export)", NULL, NULL },
+	{ "container", 0, 1, SBATCH_REFUSE, "nvq runs no containers", NULL, NULL },
 };
 const int sbatch_nrows = sizeof(sbatch_table) / sizeof(sbatch_table[0]);
 
@@ -125,6 +130,8 @@ sbatch_emit(const struct sbatch_row *r, const char *val, const char **out, int m
 		snprintf(why, whylen, "over %d options on one line", max / 2);
 		return -1;
 	}
+	if (r->check != NULL && val != NULL && r->check(r->name, val, why, whylen) == -1)
+		return -1;
 	out[(*n)++] = r->to;
 	if (r->how == SBATCH_WORD)
 		out[(*n)++] = val != NULL ? val : r->dflt;
@@ -417,4 +424,36 @@ sbatch_export_value(const char *spec, int i, char *buf, size_t len)
 		if (*end == '\0')
 			return NULL;
 	}
+}
+
+/* The table's checks: the parsers above, their results dropped. */
+static int
+sbatch_check_gpus(const char *name, const char *val, char *why, size_t whylen)
+{
+	int n;
+
+	return sbatch_gpus(name, val, &n, why, whylen);
+}
+
+static int
+sbatch_check_nodes(const char *name, const char *val, char *why, size_t whylen)
+{
+	(void)name;
+	return sbatch_nodes(val, why, whylen);
+}
+
+static int
+sbatch_check_mail(const char *name, const char *val, char *why, size_t whylen)
+{
+	int mail;
+
+	(void)name;
+	return sbatch_mail_type(val, &mail, why, whylen);
+}
+
+static int
+sbatch_check_export(const char *name, const char *val, char *why, size_t whylen)
+{
+	(void)name;
+	return sbatch_export_check(val, why, whylen);
 }

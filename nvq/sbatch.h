@@ -28,6 +28,8 @@ struct sbatch_row {
 	enum sbatch_how	how;
 	const char	*to;		/* nvq's option (long form), or the reason */
 	const char	*dflt;		/* an optional value's default, for `to` */
+	/* checks the value at once, so that a line is refused in one sentence; or NULL */
+	int		(*check)(const char *name, const char *val, char *why, size_t whylen);
 };
 
 extern const struct sbatch_row sbatch_table[];

@@ -1,16 +1,20 @@
 /*
- * script.c: `nvq submit SCRIPT`: the #NVQ lines at the top of a script,
- * as sbatch reads #SBATCH lines, and the command that runs the script.
+ * script.c: `nvq submit SCRIPT`: the #SBATCH and #NVQ lines at the top of
+ * a script, as sbatch reads #SBATCH lines, and the command that runs the
+ * script.
  *
- * Directives are the lines "#NVQ OPTIONS" in the script's header: from the
- * first line up to the first that is neither blank nor a comment.  Each
- * gives options only (those of `nvq submit`), split at blanks, with '...'
- * and "..." quoting, and a word starting with '#' beginning a comment.
- * Options on the command line are parsed after them, so they win.  The
- * words stay in memory as long as nvq runs (the options point into them).
+ * Directives are the lines "#SBATCH OPTIONS" and "#NVQ OPTIONS" in the
+ * script's header: from the first line up to the first that is neither
+ * blank nor a comment (where sbatch stops too).  Each gives options only
+ * (sbatch's, translated by sbatch.c; nvq submit's), split at blanks, with
+ * '...' and "..." quoting, and a word starting with '#' beginning a
+ * comment.  All #SBATCH lines are applied first, then all #NVQ lines, then
+ * the command line's options, so that the later win.  The words stay in
+ * memory as long as nvq runs (the options point into them).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,18 +127,56 @@ script_read(const char *path, char *buf, size_t cap)
 	return len;
 }
 
-int
-script_directives(const char *path, int (*apply)(void *, int, char **), void *arg)
+/*
+ * The lines of buf (changed in place) that start with the directive word
+ * (followed by a blank or the line's end), up to the header's end, each
+ * given to apply; 0, or what apply returned, or 2.
+ */
+static int
+script_pass(const char *path, char *buf, const char *word,
+    int (*apply)(void *, const char *, int, char **), void *arg)
 {
-	char *buf, *line, *next, *w[SCRIPT_MAX_WORDS + 1];
+	char *line, *next, *w[SCRIPT_MAX_WORDS + 1], where[PATH_MAX + 32];
+	size_t len = strlen(word);
+	int lineno = 0, n, rc = 0;
+
+	for (line = buf; line != NULL && rc == 0; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		lineno++;
+		line[strcspn(line, "\r")] = '\0';
+		if (line[strspn(line, " \t")] == '\0')
+			continue;
+		if (line[0] != '#')
+			break;	/* the header ends at the first command, as sbatch's */
+		if (strncmp(line, word, len) != 0 || (line[len] != ' ' && line[len] != '\t' &&
+		    line[len] != '\0'))
+			continue;
+		snprintf(where, sizeof(where), "%s, line %d", path, lineno);
+		if ((n = script_words(line + len, w + 1, SCRIPT_MAX_WORDS)) == -1) {
+			nvq_err("%s: an unclosed quote or over %d words", where, SCRIPT_MAX_WORDS);
+			return 2;
+		}
+		w[0] = (char *)word;
+		w[n + 1] = NULL;
+		rc = apply(arg, where, n + 1, w);
+	}
+	return rc;
+}
+
+int
+script_directives(const char *path, int (*apply)(void *, const char *, int, char **),
+    void *arg)
+{
+	char *buf, *nvq;
 	struct stat st;
 	ssize_t len;
-	int lineno = 0, n, rc = 0;
+	int rc;
 
 	/* only a regular file, and only one that starts like a script */
 	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode))
 		return -1;
-	if ((buf = malloc(SCRIPT_MAX_HEADER + 1)) == NULL) {
+	if ((buf = malloc(2 * (SCRIPT_MAX_HEADER + 1))) == NULL) {
 		nvq_err("out of memory");
 		return 1;
 	}
@@ -149,30 +191,12 @@ script_directives(const char *path, int (*apply)(void *, int, char **), void *ar
 	script_atexit();
 	free(script_header);
 	script_header = buf;
-	for (line = buf; line != NULL && rc == 0; line = next) {
-		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		lineno++;
-		line[strcspn(line, "\r")] = '\0';
-		if (line[strspn(line, " \t")] == '\0')
-			continue;
-		if (line[0] != '#')
-			break;	/* the header ends at the first command */
-		if (strncmp(line, "#NVQ", 4) != 0 || (line[4] != ' ' && line[4] != '\t' &&
-		    line[4] != '\0'))
-			continue;
-		if ((n = script_words(line + 4, w + 1, SCRIPT_MAX_WORDS)) == -1) {
-			nvq_err("%s, line %d: an unclosed quote or over %d words", path, lineno,
-			    SCRIPT_MAX_WORDS);
-			rc = 2;
-			break;
-		}
-		w[0] = "#NVQ";
-		w[n + 1] = NULL;
-		if ((rc = apply(arg, n + 1, w)) != 0)
-			nvq_err("in %s, line %d", path, lineno);
-	}
-	return rc;
+	/* #SBATCH lines first, then #NVQ lines: each pass splits its own copy */
+	nvq = buf + SCRIPT_MAX_HEADER + 1;
+	memcpy(nvq, buf, (size_t)len + 1);
+	if ((rc = script_pass(path, buf, "#SBATCH", apply, arg)) != 0)
+		return rc;
+	return script_pass(path, nvq, "#NVQ", apply, arg);
 }
 
 int

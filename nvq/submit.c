@@ -4,12 +4,15 @@
  * id nvqd committed.
  */
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "json.h"
+#include "sbatch.h"
 
 #include "nvq.h"
 
@@ -23,6 +26,79 @@ submit_abs(const char *p, const char *cwd, char *buf, size_t len)
 		snprintf(buf, len, "%s", p);
 	else
 		snprintf(buf, len, "%s/%s", cwd, p);
+}
+
+/* Whether path is a directory this user can enter. */
+static int
+submit_is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* Whether an entry of the environment is one of those nvq sets here. */
+static int
+submit_sets(const char *entry)
+{
+	static const char *const names[] = { "SLURM_SUBMIT_DIR=", "SLURM_NTASKS=",
+	    "SLURM_NPROCS=" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strncmp(entry, names[i], strlen(names[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The job's environment: this one (what --export keeps of it, and the
+ * values it gives), and Slurm's variables a submit knows: where it was
+ * submitted from (a job's -D may be elsewhere) and srun's task count.
+ */
+static void
+submit_env(struct proto_buf *b, const struct nvq_args *a, const char *cwd)
+{
+	char buf[8192], *dir;
+	const char *v;
+	int i;
+
+	for (i = 0; environ[i] != NULL; i++)
+		if (!submit_sets(environ[i]) && (a->export_spec == NULL ||
+		    sbatch_export_keeps(a->export_spec, environ[i])))
+			proto_put_str(b, "env", environ[i]);
+	for (i = 0; a->export_spec != NULL &&
+	    (v = sbatch_export_value(a->export_spec, i, buf, sizeof(buf))) != NULL; i++)
+		if (!submit_sets(v))
+			proto_put_str(b, "env", v);
+	if ((dir = malloc(strlen(cwd) + 32)) != NULL) {
+		sprintf(dir, "SLURM_SUBMIT_DIR=%s", cwd);
+		proto_put_str(b, "env", dir);
+		free(dir);
+	}
+	snprintf(buf, sizeof(buf), "SLURM_NTASKS=%d", a->ntasks > 0 ? a->ntasks : 1);
+	proto_put_str(b, "env", buf);
+	snprintf(buf, sizeof(buf), "SLURM_NPROCS=%d", a->ntasks > 0 ? a->ntasks : 1);
+	proto_put_str(b, "env", buf);
+}
+
+/*
+ * Where the mail at the job's end goes: --mail-user, or with --mail-type
+ * END alone, the submitter (as Slurm does); none for --mail-type NONE.
+ */
+static const char *
+submit_mail(const struct nvq_args *a)
+{
+	struct passwd *pw;
+	char why[256];
+	int mail = 1;
+
+	if (a->mail_type != NULL && sbatch_mail_type(a->mail_type, &mail, why, sizeof(why)) == 0 &&
+	    !mail)
+		return NULL;
+	if (a->mail_user != NULL || a->mail_type == NULL)
+		return a->mail_user;
+	return (pw = getpwuid(getuid())) != NULL ? pw->pw_name : NULL;
 }
 
 /* --stdin: one task per line (blank lines skipped); 0, or the exit status. */
@@ -54,6 +130,27 @@ submit_lines(struct proto_buf *b)
 	return 0;
 }
 
+/* Slurm's names (sbatch.h) that need more than their own value: 0, or 2 (said). */
+static int
+submit_slurm(const struct nvq_args *a, struct submit_values *v)
+{
+	long long nice;
+
+	if (a->nice != NULL && parse_int(a->nice, -10000, 10000, &nice) == -1) {
+		nvq_err("--nice %s: not an adjustment (-10000 to 10000; higher runs later: "
+		    "nvq's priority minus it)", a->nice);
+		return 2;
+	}
+	if (a->nice != NULL)
+		v->prio -= nice;
+	if (a->gpus_per_task && a->ntasks > 1) {
+		nvq_err("--gpus-per-task with --ntasks %d: srun's tasks share the job's GPUs "
+		    "here; ask for them all (--gpus)", a->ntasks);
+		return 2;
+	}
+	return 0;
+}
+
 int
 submit_parse(const struct nvq_args *a, struct submit_values *v)
 {
@@ -80,9 +177,13 @@ submit_parse(const struct nvq_args *a, struct submit_values *v)
 		return 2;
 	}
 	if (a->prio != NULL && parse_int(a->prio, -1000000, 1000000, &v->prio) == -1) {
-		nvq_err("-p %s: not a priority (a whole number, higher runs first)", a->prio);
+		nvq_err("-p %s: not a priority (a whole number, higher runs first)%s", a->prio,
+		    a->prio[strspn(a->prio, "+-0123456789")] != '\0' ? "; -p is nvq's priority: "
+		    "partitions are Slurm's (this is one server)" : "");
 		return 2;
 	}
+	if (submit_slurm(a, v) != 0)
+		return 2;
 	if (a->signal != NULL && parse_signal(a->signal, &v->sig) == -1) {
 		nvq_err("--signal %s: not a signal a job can act on (USR1, SIGTERM, 12, ...; "
 		    "not KILL or STOP)", a->signal);
@@ -127,7 +228,7 @@ cmd_submit(struct nvq_args *a)
 	struct proto_buf b = { 0 };
 	struct proto_msg rep;
 	struct submit_values v;
-	char cwd[PATH_MAX], out[PATH_MAX * 2], err[PATH_MAX * 2];
+	char cwd[PATH_MAX], wd[PATH_MAX * 2], out[PATH_MAX * 3], err[PATH_MAX * 3];
 	int64_t id, tasks;
 	int i, rc;
 
@@ -146,6 +247,12 @@ cmd_submit(struct nvq_args *a)
 		nvq_err("cannot tell the current directory");
 		return 1;
 	}
+	/* -D/--chdir: where the job runs, and what its relative output paths start from */
+	submit_abs(a->chdir != NULL ? a->chdir : cwd, cwd, wd, sizeof(wd));
+	if (a->chdir != NULL && !submit_is_dir(wd)) {
+		nvq_err("-D %s: not a directory you can reach", a->chdir);
+		return 2;
+	}
 	proto_begin(&b, MSG_SUBMIT);
 	for (i = 0; i < a->argc; i++)
 		proto_put_str(&b, "arg", a->argv[i]);
@@ -155,9 +262,8 @@ cmd_submit(struct nvq_args *a)
 		proto_buf_free(&b);
 		return rc;
 	}
-	for (i = 0; environ[i] != NULL; i++)
-		proto_put_str(&b, "env", environ[i]);
-	proto_put_str(&b, "cwd", cwd);
+	submit_env(&b, a, cwd);
+	proto_put_str(&b, "cwd", wd);
 	proto_put_int(&b, "gpus", v.gpus);
 	proto_put_int(&b, "mem", (int64_t)v.mem);
 	if (v.mem_auto)
@@ -178,18 +284,18 @@ cmd_submit(struct nvq_args *a)
 		proto_put_int(&b, "signal", v.sig);
 	if (a->notify != NULL)
 		proto_put_str(&b, "notify", a->notify);
-	if (a->mail_user != NULL)
-		proto_put_str(&b, "mail_user", a->mail_user);
+	if (submit_mail(a) != NULL)
+		proto_put_str(&b, "mail_user", submit_mail(a));
 	if (a->name != NULL)
 		proto_put_str(&b, "name", a->name);
 	for (i = 0; i < v.nafter; i++)
 		proto_put_int(&b, "after", v.after[i]);
 	if (a->out != NULL) {
-		submit_abs(a->out, cwd, out, sizeof(out));
+		submit_abs(a->out, wd, out, sizeof(out));
 		proto_put_str(&b, "stdout", out);
 	}
 	if (a->err != NULL) {
-		submit_abs(a->err, cwd, err, sizeof(err));
+		submit_abs(a->err, wd, err, sizeof(err));
 		proto_put_str(&b, "stderr", err);
 	}
 	if (client_call(a->socket, &b, &rep) == -1) {

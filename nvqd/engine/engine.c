@@ -597,6 +597,11 @@ engine_init(struct engine *e, uv_loop_t *loop)
 		e->hook[0] = '\0';
 	} else
 		log_info("jobs get %s", e->hook);
+	/* srun for jobs: first on their PATH, where Slurm does not start them */
+	if (e->cfg.slurm || engine_find_helper("bin/srun", e->srun, sizeof(e->srun)) == -1)
+		e->srun[0] = '\0';
+	else
+		*strrchr(e->srun, '/') = '\0';
 	if (engine_find_helper("nvq-ckpt", e->ckpt, sizeof(e->ckpt)) == -1) {
 		log_warnx("cannot find nvq-ckpt beside nvqd or in %s: jobs cannot be suspended",
 		    NVQ_LIBEXECDIR);

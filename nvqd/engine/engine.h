@@ -69,6 +69,7 @@ struct engine {
 	char		shim[PATH_MAX];	/* nvq-shim */
 	char		hook[PATH_MAX];	/* libnvq-hook.so, or "" */
 	char		ckpt[PATH_MAX];	/* nvq-ckpt, or "" */
+	char		srun[PATH_MAX];	/* the folder of nvq's srun (bin/srun), or "" */
 	struct susp_op	*ckpt_ready;	/* nvq-ckpts ready ahead, one per job at most (suspend.h) */
 	double		switch_cost[SCHED_MAX_GPUS];	/* seconds of a suspend + resume there */
 	char		boot_id[40];	/* this boot's, from /proc */

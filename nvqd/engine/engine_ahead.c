@@ -29,6 +29,7 @@ engine_start_ctx(const struct engine *e, struct start_ctx *c)
 	c->is_root = e->is_root;
 	c->shim = e->shim;
 	c->hook = e->hook;
+	c->srun = e->srun;
 	c->cgroup_base = e->cgroup_base;
 	return c;
 }
@@ -55,7 +56,7 @@ engine_hand(struct engine *e, struct job *j, uint64_t mask, int *fd)
 
 	engine_status_path(e, j->id, status, sizeof(status));
 	*fd = -1;
-	if ((pid = start_shim(engine_start_ctx(e, &sc), j, uuids, granted, status, &e->standby,
+	if ((pid = start_shim(engine_start_ctx(e, &sc), j, mask, uuids, granted, status, &e->standby,
 	    1, err, sizeof(err))) <= 0) {
 		log_debug("job %lld: not prepared: %s", (long long)j->id, err);
 		return -1;

@@ -154,7 +154,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 		j->go_fd = -1;
 	}
 	if (j->pid == -1)
-		j->pid = start_shim(engine_start_ctx(e, &sc), j, uuids, granted, status,
+		j->pid = start_shim(engine_start_ctx(e, &sc), j, mask, uuids, granted, status,
 		    j->promised > 0 && j->promised == e->standby.pid ? &e->standby : NULL, 0, err,
 		    sizeof(err));
 	engine_close_stdio(j);

@@ -4,6 +4,7 @@
  */
 #include <grp.h>
 #include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,7 @@ struct start_exec {
 	char		*envbuf;	/* NULL if the environment is missing */
 	int		envlen;
 	char		cwd[PATH_MAX], out[PATH_MAX], err[PATH_MAX], user[64];
+	char		name[256];
 	char		groups[START_MAX_GROUPS * 11];
 	int		has_groups;	/* recorded at submit ("" is none) */
 	uint32_t	uid, gid;
@@ -85,6 +87,7 @@ start_exec_cb(void *arg, const struct store_job_exec *r)
 	x->uid = r->uid;
 	x->gid = r->gid;
 	snprintf(x->user, sizeof(x->user), "%s", r->user ? r->user : "");
+	snprintf(x->name, sizeof(x->name), "%s", r->name ? r->name : "");
 	if (r->env != NULL && (x->envbuf = malloc((size_t)r->env_len + 1)) != NULL) {
 		memcpy(x->envbuf, r->env, (size_t)r->env_len);
 		x->envbuf[r->env_len] = '\0';
@@ -96,10 +99,82 @@ start_exec_cb(void *arg, const struct store_job_exec *r)
 	return 1;
 }
 
-pid_t
-start_shim(const struct start_ctx *c, const struct job *j, const char *uuids, uint64_t granted,
-    const char *status_path, struct runner_standby *sb, int prepare, char *err, size_t errlen)
+/* The most variables start_slurm sets */
+#define START_SLURM_VARS	24
+
+/*
+ * Slurm's variables that scripts read, as Slurm sets them in a one-node
+ * job's batch step (x's job j on the GPUs of mask), into env, which has
+ * room for START_SLURM_VARS more, their text in buf; and nvq's srun first
+ * on its PATH.  Returns that PATH's entry (the caller's to free), or NULL.
+ * Not under [cluster] engine = slurm, where Slurm sets them.
+ */
+static char *
+start_slurm(const struct start_ctx *c, const struct job *j, const struct start_exec *x,
+    uint64_t mask, char **env, char *buf, size_t len)
 {
+	char host[256], gpus[SCHED_MAX_GPUS * 4], *p = buf, *path = NULL;
+	const char *old = NULL;
+	size_t o = 0;
+	int i, k;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	gpus[0] = '\0';
+	for (i = 0; i < SCHED_MAX_GPUS; i++)
+		if (mask >> i & 1)
+			o += (size_t)snprintf(gpus + o, sizeof(gpus) - o, "%s%d", o ? "," : "", i);
+#define START_PUT(...) do {							\
+		k = snprintf(p, len - (size_t)(p - buf), __VA_ARGS__);		\
+		if (k < 0 || (size_t)k >= len - (size_t)(p - buf))		\
+			return NULL;						\
+		start_setenv(env, p);						\
+		p += k + 1;							\
+	} while (0)
+	START_PUT("SLURM_JOB_ID=%lld", (long long)j->id);
+	START_PUT("SLURM_JOBID=%lld", (long long)j->id);
+	START_PUT("SLURM_JOB_NAME=%s", x->name);
+	if (j->array_id != 0) {
+		START_PUT("SLURM_ARRAY_JOB_ID=%lld", (long long)j->array_id);
+		START_PUT("SLURM_ARRAY_TASK_ID=%lld", (long long)j->array_index);
+	}
+	START_PUT("SLURM_JOB_USER=%s", x->user);
+	START_PUT("SLURM_JOB_UID=%u", (unsigned)x->uid);
+	START_PUT("SLURM_JOB_GID=%u", (unsigned)x->gid);
+	START_PUT("SLURM_SUBMIT_HOST=%s", host);
+	START_PUT("SLURM_NNODES=1");
+	START_PUT("SLURM_JOB_NUM_NODES=1");
+	START_PUT("SLURM_NODELIST=%s", host);
+	START_PUT("SLURM_JOB_NODELIST=%s", host);
+	START_PUT("SLURMD_NODENAME=%s", host);
+	START_PUT("SLURM_NODEID=0");
+	START_PUT("SLURM_PROCID=0");
+	START_PUT("SLURM_LOCALID=0");
+	START_PUT("SLURM_GPUS_ON_NODE=%d", j->ngpus);
+	START_PUT("SLURM_JOB_GPUS=%s", gpus);
+#undef START_PUT
+	if (c->srun[0] == '\0')
+		return NULL;
+	for (i = 0; env[i] != NULL; i++)
+		if (strncmp(env[i], "PATH=", 5) == 0)
+			old = env[i] + 5;
+	/* without a PATH (--export=NONE), the shell's own default after srun's */
+	if (old == NULL)
+		old = "/usr/local/bin:/usr/bin:/bin";
+	if ((path = malloc(strlen(c->srun) + strlen(old) + 8)) != NULL) {
+		sprintf(path, "PATH=%s:%s", c->srun, old);
+		start_setenv(env, path);
+	}
+	return path;
+}
+
+pid_t
+start_shim(const struct start_ctx *c, const struct job *j, uint64_t mask, const char *uuids,
+    uint64_t granted, const char *status_path, struct runner_standby *sb, int prepare, char *err,
+    size_t errlen)
+{
+	char slurm[PATH_MAX + 2048], *path = NULL;
 	struct start_exec x;
 	struct runner_spec rs;
 	char cvd[SCHED_MAX_GPUS * 97 + 32], jid[48], gmem[48], aid[48], aidx[48];
@@ -113,7 +188,8 @@ start_shim(const struct start_ctx *c, const struct job *j, const char *uuids, ui
 		snprintf(err, errlen, "cannot read its command from the database");
 		goto out;
 	}
-	if (x.envbuf == NULL || (env = start_env_vector(x.envbuf, x.envlen, 8)) == NULL) {
+	if (x.envbuf == NULL || (env = start_env_vector(x.envbuf, x.envlen,
+	    8 + START_SLURM_VARS)) == NULL) {
 		snprintf(err, errlen, "its environment is missing from the private database");
 		goto out;
 	}
@@ -131,6 +207,8 @@ start_shim(const struct start_ctx *c, const struct job *j, const char *uuids, ui
 		start_setenv(env, aid);
 		start_setenv(env, aidx);
 	}
+	if (!c->cfg->slurm)
+		path = start_slurm(c, j, &x, mask, env, slurm, sizeof(slurm));
 	/* where the hook registers, reports and gets its lock */
 	snprintf(hsock, sizeof(hsock), "NVQ_HOOK_SOCKET=%s", c->cfg->socket);
 	start_setenv(env, hsock);
@@ -183,6 +261,7 @@ start_shim(const struct start_ctx *c, const struct job *j, const char *uuids, ui
 	}
 	pid = runner_spawn(&rs, sb, err, errlen);
 out:
+	free(path);
 	free(env);
 	free(x.envbuf);
 	free(x.argv);

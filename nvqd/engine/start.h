@@ -26,19 +26,20 @@ struct start_ctx {
 	int		is_root;	/* drop to the job's user and groups */
 	const char	*shim;		/* nvq-shim */
 	const char	*hook;		/* libnvq-hook.so, or "" */
+	const char	*srun;		/* the folder of nvq's srun, first on PATH; "": none */
 	const char	*cgroup_base;	/* where job cgroups go; "": none */
 };
 
 /*
- * Spawns job j's supervisor for the GPUs uuids (comma-separated, "" for
- * none), granted bytes on each, recording into status_path: the standby
+ * Spawns job j's supervisor for the GPUs of mask, uuids (comma-separated,
+ * "" for none), granted bytes on each, recording into status_path: the standby
  * sb becomes it where sb is not NULL and still there (runner_spawn).
  * prepare: only the standby, before the start's commit, waiting for
  * runner_go (runner_spec.prepare).
  * Returns the supervisor's pid, or -1 with a sentence in err.
  */
-pid_t	start_shim(const struct start_ctx *, const struct job *j, const char *uuids, uint64_t granted,
-	    const char *status_path, struct runner_standby *sb, int prepare, char *err,
-	    size_t errlen);
+pid_t	start_shim(const struct start_ctx *, const struct job *j, uint64_t mask, const char *uuids,
+	    uint64_t granted, const char *status_path, struct runner_standby *sb, int prepare,
+	    char *err, size_t errlen);
 
 #endif

@@ -25,12 +25,13 @@
 
 /*
  * An output path with %j (the job's id), %A (its array's id), %a (its
- * index in the array) and %% (a %) put in; other % stay as they are.
- * Outside an array %A is the job's id and %a is 0.
+ * index in the array), %x (the job's name), %u (its user) and %% (a %)
+ * put in, as sbatch does; other % stay as they are.  Outside an array %A
+ * is the job's id and %a is 0.
  */
 static void
 store_path(char *out, size_t len, const char *tmpl, int64_t id, int64_t array_id,
-    int64_t index)
+    int64_t index, const struct store_job_new *j)
 {
 	size_t o = 0;
 	const char *p;
@@ -46,6 +47,10 @@ store_path(char *out, size_t len, const char *tmpl, int64_t id, int64_t array_id
 			n = snprintf(out + o, len - o, "%lld", (long long)(array_id ? index : 0));
 		else if (*p == '%' && p[1] == '%')
 			n = snprintf(out + o, len - o, "%%");
+		else if (*p == '%' && p[1] == 'x')
+			n = snprintf(out + o, len - o, "%s", j->name);
+		else if (*p == '%' && p[1] == 'u')
+			n = snprintf(out + o, len - o, "%s", j->user);
 		else {
 			out[o++] = *p;
 			continue;
@@ -162,12 +167,12 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 		sqlite3_bind_int64(s, 12, j->time_limit);
 	sqlite3_bind_text(s, 13, j->after, -1, SQLITE_STATIC);
 	if (j->stdout_path != NULL)
-		store_path(out, sizeof(out), j->stdout_path, id, array_id, j->array_index);
+		store_path(out, sizeof(out), j->stdout_path, id, array_id, j->array_index, j);
 	else
 		snprintf(out, sizeof(out), "%s/%u/%lld.out", j->spool, (unsigned)j->uid,
 		    (long long)id);
 	if (j->stderr_path != NULL)
-		store_path(errp, sizeof(errp), j->stderr_path, id, array_id, j->array_index);
+		store_path(errp, sizeof(errp), j->stderr_path, id, array_id, j->array_index, j);
 	else
 		snprintf(errp, sizeof(errp), "%s/%u/%lld.err", j->spool, (unsigned)j->uid,
 		    (long long)id);
