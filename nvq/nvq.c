@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -405,6 +407,20 @@ nvq_directive(void *arg, const char *where, int argc, char **argv)
 	return rc;
 }
 
+/* *path made absolute, in memory nvq keeps until it exits; 0 or -1. */
+static int
+nvq_script_abs(char **path)
+{
+	static char abs[PATH_MAX * 2];
+	char cwd[PATH_MAX];
+
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return -1;
+	snprintf(abs, sizeof(abs), "%s/%s", cwd, *path);
+	*path = abs;
+	return 0;
+}
+
 /*
  * nvq submit SCRIPT: the script's #NVQ lines into d (a's state before its
  * options), then the command line's options over them, and the command
@@ -423,6 +439,11 @@ nvq_script(const struct nvq_cmd *c, struct nvq_args *a, struct nvq_args d, int a
 		return 0;
 	if (rc != 0 || (rc = nvq_options(c, &d, argc, argv, &first)) != 0)
 		return rc;
+	/* run elsewhere (-D): the script by its whole path */
+	if (d.chdir != NULL && argv[first][0] != '/' && nvq_script_abs(&argv[first]) == -1) {
+		nvq_err("cannot tell the current directory");
+		return 1;
+	}
 	if (script_command(argv[first], argc - first, argv + first, &v, &n) == -1) {
 		nvq_err("%s: cannot run it: %s", argv[first], strerror(errno));
 		return 1;

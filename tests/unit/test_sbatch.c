@@ -36,6 +36,29 @@ tr(const char *line)
 	return out;
 }
 
+/* A value a row's check takes ("V" where it has none); its check refuses "-V-". */
+static const char *
+good_value(const struct sbatch_row *r)
+{
+	static const char *const good[][2] = {
+		{ "gres", "gpu:1" }, { "gpus", "1" }, { "gpus-per-node", "1" },
+		{ "gpus-per-task", "1" }, { "nodes", "1" }, { "mail-type", "END" },
+		{ "export", "ALL" },
+	};
+	char why[256];
+	size_t i;
+
+	if (r->check == NULL)
+		return "V";
+	if (r->check(r->name, "-V-", why, sizeof(why)) != -1)
+		fail_msg("row %s: its check takes \"-V-\"", r->name);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (strcmp(good[i][0], r->name) == 0)
+			return good[i][1];
+	fail_msg("row %s: a check and no good value in the test", r->name);
+	return NULL;
+}
+
 /* Every row, each way it can be written, does what its kind says. */
 static void
 test_rows(void **state)
@@ -51,7 +74,7 @@ test_rows(void **state)
 		if (r->letter != 0)
 			assert_ptr_equal(sbatch_find(NULL, r->letter), r);
 		for (form = 0; form < (r->letter != 0 ? 4 : 2); form++) {
-			const char *v = r->arg != 0 ? "V" : NULL;
+			const char *v = r->arg != 0 ? good_value(r) : NULL;
 
 			if (form == 0)
 				snprintf(line, sizeof(line), "--%s%s%s", r->name, v ? "=" : "", v ? v : "");
@@ -72,7 +95,7 @@ test_rows(void **state)
 			else if (form == 1 && r->arg == 2)
 				snprintf(want, sizeof(want), "%s %s", r->to, r->dflt);
 			else
-				snprintf(want, sizeof(want), "%s V", r->to);
+				snprintf(want, sizeof(want), "%s %s", r->to, v);
 			if (strcmp(tr(line), want) != 0)
 				fail_msg("row %s, \"%s\": \"%s\", not \"%s\"", r->name, line, tr(line),
 				    want);
@@ -103,6 +126,12 @@ test_lines(void **state)
 	assert_string_equal(tr("-t"), "! -t needs a value");
 	assert_string_equal(tr("--requeue=1"), "! --requeue takes no value");
 	assert_string_equal(tr("-Hv"), "! -H takes no value (one letter a word)");
+	assert_string_equal(tr("--nodes=2"), "! --nodes 2: this is one server: a job runs on "
+	    "one node (-N 1)");
+	assert_string_equal(tr("--gres=gpu:1 -N 1-2 --export=NONE --mail-type=END,FAIL"),
+	    "--gres gpu:1 --nodes 1-2 --export NONE --mail-type END,FAIL");
+	assert_string_equal(tr("--mail-type=ALL"), "! --mail-type ALL: it includes BEGIN, and nvq "
+	    "mails only at a job's end (END,FAIL is what it can do)");
 	assert_string_equal(tr("train.py"), "! #SBATCH lines take options only, not \"train.py\"");
 	assert_string_equal(tr(""), "");
 }
