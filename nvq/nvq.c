@@ -76,9 +76,7 @@ static const struct option nvq_longs[] = {
 /* Slurm's names that nvq submit and nvq run take (sbatch.h) */
 #define NVQ_SLURM_USAGE "       Slurm's names: [-J NAME] [-G [TYPE:]N] [--gres gpu[:TYPE][:N]] " \
 	"[--gpus-per-node N] [--gpus-per-task N] [-D DIR] [--export ALL|NONE|NAME[=V],...] " \
-	"[--nice N] [--mail-type END[,FAIL]|NONE] [-N 1] [--ntasks N]\n" \
-	"       (-n is nvq's name and -p its priority, not Slurm's ntasks and partition; " \
-	"TYPE is not checked)"
+	"[--nice N] [--mail-type END[,FAIL]|NONE] [-N 1] [--ntasks N]"
 #define NVQ_SLURM_OPTS "G:J:D:N:"
 #define NVQ_SLURM_LONGS "job-name gres gpus-per-node gpus-per-task chdir export nice " \
 	"mail-type nodes ntasks ntasks-per-node partition account qos"
@@ -89,8 +87,8 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] [--] "
 	  "COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
-	  "       (a script's #SBATCH lines give options, then its #NVQ lines; the command "
-	  "line's win)\n" NVQ_SLURM_USAGE,
+	  "       (a script's #SBATCH lines, then its #NVQ lines; the command line wins)\n"
+	  NVQ_SLURM_USAGE,
 	  "+g:m:p:n:t:o:e:w:x:" NVQ_SLURM_OPTS, "gpus mem priority name time output error after "
 	  "parsable requeue signal array stdin hold gpu-list exclude notify mail-user json "
 	  NVQ_SLURM_LONGS,

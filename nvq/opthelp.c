@@ -34,7 +34,7 @@ static const struct opthelp_row opthelp_rows[] = {
 	{ "time", 't', "TIME", "time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS, or 45s, 30m, "
 	  "2h, 1d; at the end the job gets SIGTERM, then SIGKILL", "-t, --time" },
 	{ "output", 'o', "FILE", "the job's stdout (and stderr without -e); %j its id, %A its "
-	  "array's, %a its index", "-o, --output" },
+	  "array's, %a its index, %x its name, %u its user", "-o, --output" },
 	{ "error", 'e', "FILE", "the job's stderr; the same %-patterns as -o", "-e, --error" },
 	{ "after", 0, "ID[,ID...]", "start only after these jobs completed (exit 0); A_ for a "
 	  "whole array", "--dependency=afterok:ID" },
@@ -73,6 +73,33 @@ static const struct opthelp_row opthelp_rows[] = {
 	{ "format", 0, "COLUMNS", "the columns to show, comma-separated (an unknown one "
 	  "lists them)", "-o, --format" },
 	{ "new", 0, NULL, "a new link; the old one stops working", NULL },
+	/* Slurm's names (sbatch.h); a script's #SBATCH lines take them too */
+	{ "job-name", 'J', "NAME", "the job's name, as -n (a script's: its file name)",
+	  "-J, --job-name" },
+	{ "gres", 0, "gpu[:TYPE][:N]", "GPUs, as -g (none: 0; -G [TYPE:]N and --gpus [TYPE:]N "
+	  "too); TYPE is not checked: any of this server's GPUs", "--gres, -G, --gpus" },
+	{ "gpus-per-node", 0, "[TYPE:]N", "GPUs, as -g (one node)", "--gpus-per-node" },
+	{ "gpus-per-task", 0, "[TYPE:]N", "GPUs, as -g, for one task only (srun's tasks "
+	  "share the job's GPUs)", "--gpus-per-task" },
+	{ "chdir", 'D', "DIR", "run in DIR (relative: to here), where relative -o and -e "
+	  "start too; SLURM_SUBMIT_DIR stays here", "-D, --chdir" },
+	{ "export", 0, "ALL|NONE|NAMES", "the job's environment: ALL (this one, the default), "
+	  "NONE (only its SLURM_* variables), or NAME and NAME=VALUE, comma-separated, after "
+	  "ALL or alone (alone: those and SLURM_*)", "--export" },
+	{ "nice", 0, "N", "the priority lowered by N (-p minus N; -10000 to 10000)",
+	  "--nice (differs: nvq needs the N)" },
+	{ "mail-type", 0, "TYPES", "END or END,FAIL: a mail at the job's end, whatever its "
+	  "state, to --mail-user or you; NONE: none; BEGIN, REQUEUE, TIME_LIMIT, ALL and FAIL "
+	  "alone are refused (nvq mails only at the end)", "--mail-type" },
+	{ "nodes", 'N', "1", "one node; more are refused (this is one server)", "-N, --nodes" },
+	{ "ntasks", 0, "N", "tasks srun starts in the job, 1 to 256 (SLURM_NTASKS)",
+	  "-n, --ntasks (differs: nvq's -n is the name)" },
+	{ "ntasks-per-node", 0, "N", "as --ntasks (one node)", "--ntasks-per-node" },
+	{ "partition", 0, "NAME", "refused: partitions are Slurm's (this is one server)",
+	  "-p, --partition (differs: nvq's -p is the priority)" },
+	{ "account", 0, "NAME", "refused: accounts are Slurm's (fair share is per user)",
+	  "-A, --account" },
+	{ "qos", 0, "NAME", "refused: QOS is Slurm's", "-q, --qos" },
 };
 #define OPTHELP_NROWS (sizeof(opthelp_rows) / sizeof(opthelp_rows[0]))
 
