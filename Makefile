@@ -169,10 +169,14 @@ endif
 
 
 # srun inside a job (one node, the job's resources): libc only; in bin/, the
-# folder nvqd puts first on jobs' PATH, so that it shadows nothing else
-$(BUILD)/bin/srun: $(call obj,nvq-srun/srun.c)
+# folder nvqd puts first on jobs' PATH, so that it shadows nothing else.  It
+# runs under the job's LD_PRELOAD (the hook): built as the hook is (UBSan only)
+$(BUILD)/srun/srun.o: nvq-srun/srun.c
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^
+	$(CC) $(CPPFLAGS) $(HOOK_CFLAGS) -c -o $@ $<
+$(BUILD)/bin/srun: $(BUILD)/srun/srun.o
+	@mkdir -p $(@D)
+	$(CC) $(HOOK_LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^
 
 # suspend and resume through the driver's checkpoint API: libcuda by dlopen
 $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)

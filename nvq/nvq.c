@@ -195,7 +195,12 @@ nvq_man(FILE *fp)
 	    "is not UTF-8 (C, POSIX, none set), other users' text comes out in ASCII only, each byte "
 	    "past it as \\exHH (\\euXXXX in \\-\\-json).\n"
 	    ".TP\n.B NVQ_JOB_ID, NVQ_ARRAY_ID, NVQ_ARRAY_INDEX, NVQ_GPU_MEM, "
-	    "CUDA_VISIBLE_DEVICES\nset in every job.\n", fp);
+	    "CUDA_VISIBLE_DEVICES\nset in every job.\n"
+	    ".TP\n.B SLURM_JOB_ID, SLURM_JOB_NAME, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, "
+	    "SLURM_SUBMIT_DIR, SLURM_NTASKS, SLURM_JOB_GPUS, ...\nset in every job as Slurm "
+	    "sets them for a one-node job (not under [cluster] engine = slurm, where Slurm "
+	    "does); srun, first on the job's PATH, runs --ntasks copies of a command as a step "
+	    "of the job.\n", fp);
 	fputs(".SH EXIT STATUS\n", fp);
 	roff_text(fp, "0 done, 1 failed (the reason on stderr), 2 bad usage. nvq wait and nvq "
 	    "run exit with the job's status: its exit code, 128 + the signal that ended it, "
