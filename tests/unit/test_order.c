@@ -184,6 +184,9 @@ run_stream(uint64_t seed, int steps, int variant)
 	w.set.max_gpus = variant & 2 ? 4 : 0;
 	w.set.preempt = variant & 4 ? SCHED_PREEMPT_SUSPEND : SCHED_PREEMPT_OFF;
 	w.set.spread = (variant & 8) && (seed & 1);
+	/* odd seeds: the host's CPUs and memory counted too ([resources]) */
+	w.set.cpus = seed & 1 ? 6 : 0;
+	w.set.host_mem = seed & 1 ? 100 * G : 0;
 	for (g = 0; g < ngpus; g++) {
 		gpus[g].total = (g < 2 ? 80 : 40) * G;
 		gpus[g].outside = 0;
@@ -204,6 +207,8 @@ run_stream(uint64_t seed, int steps, int variant)
 			j->priority = (int)(rng() % 5);
 			j->submitted_at = now - (double)(rng() % 100);
 			j->dep_wait = rng() % 8 == 0;
+			j->cpus = (int)(rng() % 4);
+			j->host_mem = rng() % 3 == 0 ? (1 + rng() % 40) * G : 0;
 			/* variant 8: some may start only on some GPUs (-w, -x) */
 			if ((variant & 8) && rng() % 4 == 0) {
 				j->restrict_gpus = 1;
@@ -357,7 +362,7 @@ test_walk_stops(void **state)
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
 	struct sched_gpu gpus[2] = { { 80 * G, 0, SCHED_AUTO, 0, 0 }, { 10 * G, 0, SCHED_TIMESLICE, 30, 0 } };
-	struct sched_settings set = { 0, 0, 1.0, 0, 0, 0, 0, 0 };
+	struct sched_settings set = { 0, 0, 1.0, 0, 0, 0, 0, 0, 0, 0 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
 	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
@@ -402,6 +407,62 @@ test_walk_stops(void **state)
 	waitq_free(&w.q);
 }
 
+/*
+ * A --stdin sweep of 100,000 jobs of no GPU on 2 CPUs, both held: the pass
+ * looks at none of them (the host is closed), and each is told it waits
+ * for CPUs.
+ */
+static void
+test_walk_host_stops(void **state)
+{
+	static struct world w;
+	static struct sched_pass pass;
+	static struct sched_job wj[MAXJ];
+	struct sched_gpu gpu = { 80 * G, 0, SCHED_AUTO, 0, 0 };
+	struct sched_settings set = { .aging = 1.0, .cpus = 2, .host_mem = 0 };
+	struct sched_decision dec[MAXJ];
+	struct sched_plan p;
+	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
+	static struct item items[100000];
+	struct sched_job one;
+	int i, n;
+
+	(void)state;
+	world_empty(&w, &set);
+	job_of(&wj[0], 1, 1000, 0, 1);
+	wj[0].ngpus = 0;
+	wj[0].gpumask = 0;
+	for (i = 0; i < 100000; i++) {
+		items[i].node.key = -(double)i / 3600.0;
+		items[i].node.at = i;
+		items[i].node.id = i + 2;
+		items[i].idx = 0;
+		assert_int_equal(waitq_add(&w.q, 1000, WAITQ_CPU, 0, &items[i].node), 0);
+	}
+	waitq_begin(&w.q);
+	memset(&w.jobs[0], 0, sizeof(w.jobs[0]));
+	w.jobs[0].uid = 1000;
+	w.jobs[0].cpus = 1;
+	p.dec = dec;
+	p.order = (int[MAXJ]){ 0 };
+	/* one CPU free: one job starts, and the walk stops there */
+	n = sched_walk(&pass, &gpu, 1, &set, 1e6, wj, 1, MAXJ, &src, &p);
+	assert_int_equal(p.nstart, 1);
+	assert_int_equal(n, 2);
+	one = w.jobs[0];
+	one.id = 99999;
+	sched_explain(&pass, &one, &dec[0]);
+	assert_int_equal(dec[0].why, SCHED_WAIT_CPUS);
+	assert_int_equal(dec[0].host_used, 2);
+	/* both held: it looks at none */
+	wj[0].cpus = 2;
+	waitq_begin(&w.q);
+	n = sched_walk(&pass, &gpu, 1, &set, 1e6, wj, 1, MAXJ, &src, &p);
+	assert_int_equal(p.nstart, 0);
+	assert_int_equal(n, 1);
+	waitq_free(&w.q);
+}
+
 /* One user at max_running_jobs with 100,000 jobs: the pass reads the others' only. */
 static void
 test_walk_drops(void **state)
@@ -410,7 +471,7 @@ test_walk_drops(void **state)
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
 	struct sched_gpu gpu = { 80 * G, 0, SCHED_AUTO, 0, 0 };
-	struct sched_settings set = { 0, 0, 0, 2, 0, 0, 0, 0 };
+	struct sched_settings set = { 0, 0, 0, 2, 0, 0, 0, 0, 0, 0 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
 	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
@@ -595,6 +656,7 @@ main(void)
 		cmocka_unit_test(test_skiplist),
 		cmocka_unit_test(test_walk_agrees),
 		cmocka_unit_test(test_walk_stops),
+		cmocka_unit_test(test_walk_host_stops),
 		cmocka_unit_test(test_walk_drops),
 		cmocka_unit_test(test_waitq_order),
 		cmocka_unit_test(test_waitq_top),
