@@ -26,6 +26,7 @@
 #include "cgroup.h"
 #include "engine_rooms.h"
 #include "gpuctl.h"
+#include "hostres.h"
 #include "log.h"
 #include "reap.h"
 #include "runner.h"
@@ -545,6 +546,17 @@ engine_find_helper(const char *name, char *out, size_t len)
 	return access(out, R_OK);
 }
 
+/* [resources] cpus and memory of 0: the machine's (hostres.h), said in the log. */
+static void
+engine_host(struct config *c)
+{
+	char a[16];
+
+	hostres_detect(&c->sched.cpus, &c->sched.host_mem);
+	fmt_size(c->sched.host_mem, a, sizeof(a));
+	log_info("jobs share %d CPUs and %s of host memory ([resources])", c->sched.cpus, a);
+}
+
 int
 engine_init(struct engine *e, uv_loop_t *loop)
 {
@@ -555,6 +567,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	loop->data = e;
 	waitq_init(&e->wq);
 	e->is_root = geteuid() == 0;
+	engine_host(&e->cfg);
 	engine_boot_id(e->boot_id, sizeof(e->boot_id));
 	e->ticket_base = (unsigned long long)(engine_now() * 1e9);
 	e->standby.pid = -1;	/* started after the first job's start */
@@ -714,6 +727,7 @@ engine_reload(struct engine *e)
 	c.sync_full = e->cfg.sync_full;
 	c.cgroups = e->cfg.cgroups;
 	c.slurm = e->cfg.slurm;
+	engine_host(&c);
 	e->cfg = c;
 	/* prepared with the configuration before (umask, limits, offload...) */
 	engine_ahead_drop(e, "the configuration was reloaded");
