@@ -17,11 +17,12 @@
 
 enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
 	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL, OPT_FAILED,
-	OPT_FORMAT, OPT_NEW };
+	OPT_FORMAT, OPT_NEW,
+	OPT_HOST_MEM, OPT_MEM_PER_CPU };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
-	{ "mem", required_argument, NULL, 'm' },
+	{ "gpu-mem", required_argument, NULL, 'm' },
 	{ "priority", required_argument, NULL, 'p' },
 	{ "name", required_argument, NULL, 'n' },
 	{ "time", required_argument, NULL, 't' },
@@ -49,24 +50,28 @@ static const struct option nvq_longs[] = {
 	{ "failed", no_argument, NULL, OPT_FAILED },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "new", no_argument, NULL, OPT_NEW },
+	{ "cpus-per-task", required_argument, NULL, 'c' },
+	{ "mem", required_argument, NULL, OPT_HOST_MEM },
+	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
 };
 #define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
 
 static const struct nvq_cmd nvq_cmds[] = {
-	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
+	{ "submit", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
 	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] [--] "
 	  "COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #NVQ lines give options too; the command line's win)",
-	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after parsable "
-	  "requeue signal array stdin hold gpu-list exclude notify mail-user json",
+	  "+g:m:c:p:n:t:o:e:w:x:", "gpus gpu-mem priority name time output error after parsable "
+	  "requeue signal array stdin hold gpu-list exclude notify mail-user json "
+	  "cpus-per-task mem mem-per-cpu",
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
-	{ "run", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
+	{ "run", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] COMMAND "
 	  "[ARG...]",
-	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after requeue "
-	  "signal gpu-list exclude",
+	  "+g:m:c:p:n:t:o:e:w:x:", "gpus gpu-mem priority name time output error after requeue "
+	  "signal gpu-list exclude cpus-per-task mem mem-per-cpu",
 	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's, "
 	  "Ctrl-C cancels it" },
 	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--format COLUMNS] [--json]", "aru:",
@@ -83,8 +88,10 @@ static const struct nvq_cmd nvq_cmds[] = {
 	{ "top", "[ID...]", "", "", 0, -1, cmd_top,
 	  "a live view of the GPUs and the queue (q quits); with ids: move pending jobs to "
 	  "the front of their owner's jobs of their priority" },
-	{ "modify", "[-p PRIORITY] [-m MEM] [-t TIME] ID", "m:p:t:", "mem priority time",
-	  1, 1, cmd_modify, "change a pending job's priority, memory or time limit" },
+	{ "modify", "[-p PRIORITY] [-m GPU_MEM] [-c CPUS] [--mem SIZE] [-t TIME] ID", "m:c:p:t:",
+	  "gpu-mem priority time cpus-per-task mem",
+	  1, 1, cmd_modify, "change a pending job's priority, GPU memory, CPUs, host memory or "
+	  "time limit" },
 	{ "requeue", "ID...", "", "", 1, -1, cmd_requeue,
 	  "stop running jobs and queue them again (a new run, the same job)" },
 	{ "restart", "[--failed [--since WHEN]] [--json] [ID...]", "", "failed since json", 0, -1,
@@ -136,8 +143,9 @@ nvq_man(FILE *fp)
 	roff_head(fp, "nvq", 1, "submit and follow GPU jobs in nvqd's queue");
 	fputs(".SH SYNOPSIS\n.B nvq\n[\\-s SOCKET] COMMAND [ARGS]\n.SH DESCRIPTION\n", fp);
 	roff_text(fp, "nvq talks to nvqd(8), the queue of a shared GPU server: a job asks for "
-	    "GPUs (-g, default 1) and GPU memory per GPU (-m; without it, whole GPUs), waits "
-	    "until they fit, and runs as its owner, in the directory and with the environment "
+	    "GPUs (-g, default 1) and GPU memory per GPU (-m, --gpu-mem; without it, whole GPUs), "
+	    "CPUs (-c, --cpus-per-task) and host memory (--mem, --mem-per-cpu: Slurm's "
+	    "meanings, a bare number is MiB), waits until they fit, and runs as its owner, in the directory and with the environment "
 	    "it was submitted from, its output in files (-o, -e). Its runs and every state "
 	    "it went through stay in the database, which the sqlite3 shell reads.\n");
 	fputs(".SH COMMANDS\n", fp);
@@ -159,7 +167,10 @@ nvq_man(FILE *fp)
 	    "is not UTF-8 (C, POSIX, none set), other users' text comes out in ASCII only, each byte "
 	    "past it as \\exHH (\\euXXXX in \\-\\-json).\n"
 	    ".TP\n.B NVQ_JOB_ID, NVQ_ARRAY_ID, NVQ_ARRAY_INDEX, NVQ_GPU_MEM, "
-	    "CUDA_VISIBLE_DEVICES\nset in every job.\n", fp);
+	    "CUDA_VISIBLE_DEVICES\nset in every job.\n"
+	    ".TP\n.B NVQ_CPUS, SLURM_CPUS_PER_TASK\nthe job's CPUs (-c).\n"
+	    ".TP\n.B SLURM_MEM_PER_NODE, SLURM_MEM_PER_CPU\nits host memory in MiB "
+	    "(--mem, --mem-per-cpu), where it asked some.\n", fp);
 	fputs(".SH EXIT STATUS\n", fp);
 	roff_text(fp, "0 done, 1 failed (the reason on stderr), 2 bad usage. nvq wait and nvq "
 	    "run exit with the job's status: its exit code, 128 + the signal that ended it, "
@@ -210,6 +221,9 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 			a->gpus = (int)g;
 			break;
 		case 'm': a->mem = optarg; break;
+		case 'c': a->cpus = optarg; break;
+		case OPT_HOST_MEM: a->host_mem = optarg; break;
+		case OPT_MEM_PER_CPU: a->mem_per_cpu = optarg; break;
 		case 'p': a->prio = optarg; break;
 		case 'n': a->name = optarg; break;
 		case 't': a->time = optarg; break;

@@ -31,6 +31,8 @@ struct nvq_args {
 	int		failed;		/* restart --failed */
 	const char	*format;	/* --format COLUMNS of a listing */
 	int		renew;		/* web-token --new */
+	const char	*cpus;		/* -c, --cpus-per-task */
+	const char	*host_mem, *mem_per_cpu;	/* --mem, --mem-per-cpu: host memory */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };
@@ -139,6 +141,9 @@ struct submit_values {
 	int		gpus;
 	uint64_t	mem;
 	int		mem_auto;	/* -m auto: nvqd chooses, from the job's history */
+	int		cpus;		/* -c; 0: nvqd's default */
+	uint64_t	host_mem;	/* --mem, bytes; 0: not given */
+	uint64_t	mem_per_cpu;	/* --mem-per-cpu, bytes; 0: not given */
 	int64_t		secs;
 	long long	prio;
 	int		sig;

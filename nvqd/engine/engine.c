@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cglimit.h"
 #include "cgroup.h"
 #include "engine_rooms.h"
 #include "gpuctl.h"
@@ -546,6 +547,22 @@ engine_find_helper(const char *name, char *out, size_t len)
 	return access(out, R_OK);
 }
 
+/* Says once where jobs' --mem and -c are enforced (cglimit.h), or that they are not. */
+static void
+engine_limits_where(const char *base)
+{
+	const char *m = cglimit_where(base, 0), *c = cglimit_where(base, 1);
+
+	if (m != NULL && c != NULL)
+		log_info("host memory limits (--mem) in %s, CPU quotas (-c) in %s", m, c);
+	if (m == NULL)
+		log_warnx("no memory controller for jobs' cgroups: --mem is counted for "
+		    "admission but not enforced");
+	if (c == NULL)
+		log_warnx("no cpu controller for jobs' cgroups: -c is counted for admission "
+		    "but not enforced");
+}
+
 /* [resources] cpus and memory of 0: the machine's (hostres.h), said in the log. */
 static void
 engine_host(struct config *c)
@@ -575,8 +592,10 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	e->standby.fd = -1;
 	e->standby.taken_fd = -1;
 	if (e->is_root && e->cfg.cgroups) {
-		if (cgroup_base(e->cgroup_base, sizeof(e->cgroup_base)) == 0)
+		if (cgroup_base(e->cgroup_base, sizeof(e->cgroup_base)) == 0) {
 			log_info("jobs run in cgroups under %s", e->cgroup_base);
+			engine_limits_where(e->cgroup_base);
+		}
 		else {
 			log_warn("no cgroup v2 for jobs (%s); they run in process groups",
 			    *e->cgroup_base ? e->cgroup_base : "no cgroup2 mount");

@@ -109,6 +109,8 @@ engine_sj(const struct engine *e, const struct job *j, double now, struct sched_
 	sj->slice_start = j->gc.slice_start;
 	sj->restrict_gpus = j->placed;
 	sj->allowed = j->allowed;
+	sj->cpus = j->cpus;
+	sj->host_mem = j->host_mem;
 }
 
 /* Pushes j on the front of a list of e->deps or e->held. */
@@ -386,6 +388,22 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 	case SCHED_WAIT_PLACE:
 		snprintf(buf, len, "needs %d GPU%s among those its -w and -x allow, not drained",
 		    j->ngpus, j->ngpus == 1 ? "" : "s");
+		break;
+	case SCHED_WAIT_CPUS:
+		snprintf(buf, len, "waiting for %d CPU%s: %llu of %d in use", j->cpus > 0 ?
+		    j->cpus : 1, j->cpus > 1 ? "s" : "", (unsigned long long)dec.host_used,
+		    e->cfg.sched.cpus);
+		break;
+	case SCHED_WAIT_HOST_MEM:
+		fmt_size(j->host_mem, a, sizeof(a));
+		fmt_size(dec.host_used, b, sizeof(b));
+		{
+			char t[16];
+
+			fmt_size(e->cfg.sched.host_mem, t, sizeof(t));
+			snprintf(buf, len, "waiting for %s of host memory: %s of %s in use", a, b,
+			    t);
+		}
 		break;
 	case SCHED_SUSPENDED:
 		snprintf(buf, len, "suspended by %s; nvq resume %lld", j->gc.by[0] ?

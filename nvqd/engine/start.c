@@ -104,7 +104,7 @@ start_shim(const struct start_ctx *c, const struct job *j, const char *uuids, ui
 	struct runner_spec rs;
 	char cvd[SCHED_MAX_GPUS * 97 + 32], jid[48], gmem[48], aid[48], aidx[48];
 	char order[] = "CUDA_DEVICE_ORDER=PCI_BUS_ID", offload[] = "NVQ_HOOK_OFFLOAD=1";
-	char **env = NULL, hsock[PATH_MAX + 32];
+	char **env = NULL, hsock[PATH_MAX + 32], ncpu[3][48];
 	gid_t groups[START_MAX_GROUPS];
 	pid_t pid = -1;
 
@@ -113,7 +113,7 @@ start_shim(const struct start_ctx *c, const struct job *j, const char *uuids, ui
 		snprintf(err, errlen, "cannot read its command from the database");
 		goto out;
 	}
-	if (x.envbuf == NULL || (env = start_env_vector(x.envbuf, x.envlen, 8)) == NULL) {
+	if (x.envbuf == NULL || (env = start_env_vector(x.envbuf, x.envlen, 12)) == NULL) {
 		snprintf(err, errlen, "its environment is missing from the private database");
 		goto out;
 	}
@@ -130,6 +130,17 @@ start_shim(const struct start_ctx *c, const struct job *j, const char *uuids, ui
 		snprintf(aidx, sizeof(aidx), "NVQ_ARRAY_INDEX=%lld", (long long)j->array_index);
 		start_setenv(env, aid);
 		start_setenv(env, aidx);
+	}
+	/* its CPUs and host memory, as nvq's and Slurm's variables say them (MiB) */
+	snprintf(ncpu[0], sizeof(ncpu[0]), "NVQ_CPUS=%d", j->cpus > 0 ? j->cpus : 1);
+	snprintf(ncpu[1], sizeof(ncpu[1]), "SLURM_CPUS_PER_TASK=%d", j->cpus > 0 ? j->cpus : 1);
+	start_setenv(env, ncpu[0]);
+	start_setenv(env, ncpu[1]);
+	if (j->host_mem > 0) {
+		snprintf(ncpu[2], sizeof(ncpu[2]), "%s=%llu", j->mem_per_cpu > 0 ?
+		    "SLURM_MEM_PER_CPU" : "SLURM_MEM_PER_NODE", (unsigned long long)((j->mem_per_cpu >
+		    0 ? j->mem_per_cpu : j->host_mem) >> 20));
+		start_setenv(env, ncpu[2]);
 	}
 	/* where the hook registers, reports and gets its lock */
 	snprintf(hsock, sizeof(hsock), "NVQ_HOOK_SOCKET=%s", c->cfg->socket);
@@ -158,6 +169,8 @@ start_shim(const struct start_ctx *c, const struct job *j, const char *uuids, ui
 	rs.rlimits = c->cfg->rlimits;
 	rs.cgroup_base = c->cgroup_base[0] != '\0' ? c->cgroup_base : NULL;
 	rs.max_procs = c->cfg->max_procs;
+	rs.host_mem = j->host_mem;
+	rs.cpus = j->cpus;
 	rs.preempt_signal = j->preempt_signal;
 	rs.prepare = prepare;
 	if (j->stdio[0] >= 0 || j->stdio[1] >= 0 || j->stdio[2] >= 0)

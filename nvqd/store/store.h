@@ -77,6 +77,9 @@ struct store_job_new {
 	const char	*notify;	/* --notify COMMAND, or NULL */
 	const char	*mail_user;	/* --mail-user ADDRESS, or NULL */
 	double		now;
+	int		cpus;		/* -c, or the default it got */
+	uint64_t	host_mem;	/* host memory, bytes; 0: none of its own */
+	uint64_t	mem_per_cpu;	/* --mem-per-cpu as asked; 0: not asked */
 };
 
 struct store_end {
@@ -282,6 +285,9 @@ struct store_active_job {
 	int		notify;		/* --notify or --mail-user given */
 	int64_t		slurm_id;	/* Slurm's job id; -1: none (013_slurm.sql) */
 	const char	*slurm_step;	/* a step nvqd follows on its node, or NULL (014) */
+	int		cpus;		/* 0: not recorded (before 020_resources.sql) */
+	uint64_t	host_mem;	/* 0: none */
+	uint64_t	mem_per_cpu;	/* 0: not asked */
 };
 
 /*

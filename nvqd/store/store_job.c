@@ -189,6 +189,10 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	sqlite3_bind_text(s, 25, j->gpus_deny, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 26, j->notify, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 27, j->mail_user, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 28, j->cpus);
+	sqlite3_bind_int64(s, 29, (int64_t)j->host_mem);
+	if (j->mem_per_cpu > 0)
+		sqlite3_bind_int64(s, 30, (int64_t)j->mem_per_cpu);
 	if (store_done(st, s) == -1)
 		return -1;
 	return copy ? 0 : store_event(st, id, j->now, "PENDING", j->held == 2 ?
