@@ -185,7 +185,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate stageplan xreg gate jobtab store job ctl_check
+	  esc stored webrate stageplan xreg gate jobtab store job ctl_check hostres
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -208,6 +208,7 @@ $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/engine/slurmj
 $(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/store/stored.c)
 $(BUILD)/tests/test_gate: $(call obj,tests/unit/test_gate.c nvqd/queue/gate.c nvqd/log.c)
 $(BUILD)/tests/test_jobtab: $(call obj,tests/unit/test_jobtab.c nvqd/engine/jobtab.c)
+$(BUILD)/tests/test_hostres: $(call obj,tests/unit/test_hostres.c nvqd/hostres.c)
 $(BUILD)/tests/test_store: $(call obj,tests/unit/test_store.c nvqd/store/store.c nvqd/store/store_job.c \
 	    nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/log.c common/parse.c) $(BUILD)/obj/gen/schema_sql.o
 $(BUILD)/tests/test_store: TEST_LIBS += $(SQL_LIBS) -lpthread

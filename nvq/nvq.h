@@ -152,6 +152,8 @@ struct submit_values {
 };
 /* 0, or 2 after saying what is wrong. */
 int		submit_parse(const struct nvq_args *, struct submit_values *);
+/* -c, --mem and --mem-per-cpu alone (Slurm's meanings), into v: 0, or 2 after saying why. */
+int		submit_parse_host(const struct nvq_args *, struct submit_values *v);
 int		cmd_list(struct nvq_args *);
 int		cmd_show(struct nvq_args *);
 int		cmd_history(struct nvq_args *);

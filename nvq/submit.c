@@ -54,8 +54,7 @@ submit_lines(struct proto_buf *b)
 	return 0;
 }
 
-/* -c, --mem and --mem-per-cpu, with Slurm's meanings: 0, or 2 after saying what is wrong. */
-static int
+int
 submit_parse_host(const struct nvq_args *a, struct submit_values *v)
 {
 	long long n;

@@ -242,9 +242,10 @@ static const struct config_key config_keys[] = {
 	  "it, OUT_OF_MEMORY. 0: the machine's MemTotal less 5% of it (at least\n"
 	  "1G), kept for the system and nvqd." },
 	{ "resources", "cpus_per_gpu", CT_INT, AT(cpus_per_gpu), NULL, 0, 65536, "0",
-	  "The CPUs a job of GPUs takes per GPU unless it says (-c); a job of no\n"
-	  "GPU takes 1. 0: cpus divided by the GPUs, at least 1, so that GPU jobs\n"
-	  "keep their share for their data loaders while CPU jobs fill the rest." },
+	  "The CPUs a job of GPUs takes per GPU unless it says (-c), and a part\n"
+	  "of them for a part of a GPU (-m 8G of 80G: a tenth, at least 1); a job\n"
+	  "of no GPU takes 1. 0: cpus divided by the GPUs, at least 1, so that GPU\n"
+	  "jobs keep their share for their data loaders while CPU jobs fill the rest." },
 	{ "resources", "default_mem", CT_SIZE, AT(default_mem), NULL, 0, 0, "0",
 	  "The host memory a job takes unless it says (--mem). 0: none, that is\n"
 	  "no limit of its own and nothing counted for it, as before." },

@@ -17,7 +17,8 @@ hostres_reserve(uint64_t memtotal)
 }
 
 int
-hostres_job_cpus(int asked, int ngpus, int cpus, int per_gpu, int machine_gpus)
+hostres_job_cpus(int asked, int ngpus, uint64_t mem, int cpus, int per_gpu, int machine_gpus,
+    uint64_t gpu_total)
 {
 	long long n;
 
@@ -30,6 +31,10 @@ hostres_job_cpus(int asked, int ngpus, int cpus, int per_gpu, int machine_gpus)
 	if (per_gpu < 1)
 		per_gpu = 1;
 	n = (long long)per_gpu * ngpus;
+	if (mem > 0 && gpu_total > 0 && mem < gpu_total)
+		n = (long long)((double)n * (double)mem / (double)gpu_total);
+	if (n < 1)
+		n = 1;
 	if (cpus > 0 && n > cpus)
 		n = cpus;
 	return (int)n;

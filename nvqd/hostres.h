@@ -14,10 +14,14 @@ uint64_t	hostres_reserve(uint64_t memtotal);
 
 /*
  * The CPUs a job takes: asked (> 0) as asked; else 1 for a job of no GPU,
- * else per_gpu (0: cpus / machine_gpus, at least 1) times its GPUs, at
- * most cpus (0: not counted).  Pure.
+ * else per_gpu (0: cpus / machine_gpus, at least 1) times its GPUs, and
+ * for a job of mem bytes per GPU (0: whole GPUs) that part of it, of GPUs
+ * of gpu_total bytes (the largest), at least 1: jobs that share a GPU
+ * share its CPUs, so that the CPUs hold as many as the GPU's memory does.
+ * At most cpus (0: not counted).  Pure.
  */
-int		hostres_job_cpus(int asked, int ngpus, int cpus, int per_gpu, int machine_gpus);
+int		hostres_job_cpus(int asked, int ngpus, uint64_t mem, int cpus, int per_gpu,
+		    int machine_gpus, uint64_t gpu_total);
 
 /*
  * The host memory a job takes, in bytes: mem (--mem) if given, else

@@ -498,6 +498,12 @@ engine_modify(struct engine *e, struct job *j, const struct store_change *c, con
 		j->time_limit = c->time_limit;
 	if (c->top_at > 0)
 		j->top_at = c->top_at;
+	if (c->has_cpus)
+		j->cpus = c->cpus;
+	if (c->has_host_mem) {
+		j->host_mem = c->host_mem;
+		j->mem_per_cpu = c->mem_per_cpu;
+	}
 	engine_queue_in(e, j);
 	log_info("job %lld %s", (long long)j->id, why);
 	engine_kick(e);

@@ -645,22 +645,27 @@ submit_lines(const struct proto_msg *m, int n, char ***argv, int **len, const ch
  * set where it could never run here.
  */
 static int
-submit_host(struct submit_req *r, int gpus, struct store_job_new *j)
+submit_host(struct submit_req *r, int gpus, uint64_t mem, struct store_job_new *j)
 {
 	const struct config *c = &r->e->cfg;
 	const struct proto_msg *m = r->msg;
 	int64_t cpus = proto_int(m, "cpus", 0), hmem = proto_int(m, "host_mem", 0);
 	int64_t per_cpu = proto_int(m, "mem_per_cpu", 0);
+	uint64_t largest = 0;
 	char a[16], b[16];
+	int i;
 
+	for (i = 0; i < r->e->gpus.n; i++)
+		if (r->e->gpus.gpus[i].total > largest)
+			largest = r->e->gpus.gpus[i].total;
 	if (cpus < 0 || cpus > 65536)
 		return submit_error(r, "-c: CPUs must be from 1 to 65536");
 	if (hmem < 0 || per_cpu < 0)
 		return submit_error(r, "--mem, --mem-per-cpu: host memory must not be negative");
 	if (hmem > 0 && per_cpu > 0)
 		return submit_error(r, "--mem and --mem-per-cpu: give one of them");
-	j->cpus = hostres_job_cpus((int)cpus, gpus, c->sched.cpus, c->cpus_per_gpu,
-	    r->e->gpus.n);
+	j->cpus = hostres_job_cpus((int)cpus, gpus, mem, c->sched.cpus, c->cpus_per_gpu,
+	    r->e->gpus.n, largest);
 	j->host_mem = hostres_job_mem((uint64_t)hmem, (uint64_t)per_cpu, j->cpus,
 	    c->default_mem);
 	j->mem_per_cpu = (uint64_t)per_cpu;
@@ -901,7 +906,7 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		if (submit_could_fit(r->e, (int)gpus, (uint64_t)mem, why, sizeof(why)) == -1)
 			return submit_error(r, "this job could never run: %s", why);
 	}
-	if (submit_host(r, (int)gpus, &j) == -1)
+	if (submit_host(r, (int)gpus, (uint64_t)mem, &j) == -1)
 		return -1;
 	for (i = 0; i < nafter; i++) {
 		if (store_job_state(r->e->store, after[i], state, sizeof(state)) == -1)

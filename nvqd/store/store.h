@@ -193,6 +193,10 @@ struct store_change {
 	int		has_time;
 	int64_t		time_limit;	/* 0: none */
 	double		top_at;		/* > 0: its new place among its owner's jobs (nvq top) */
+	int		has_cpus, cpus;	/* -c */
+	int		has_host_mem;	/* --mem, or -c of a --mem-per-cpu job: */
+	uint64_t	host_mem;	/* its host memory now */
+	uint64_t	mem_per_cpu;	/* and --mem-per-cpu (0 once --mem replaces it) */
 };
 int		 store_job_modify(struct store *, int64_t id, const struct store_change *,
 		    double now, const char *reason);

@@ -141,3 +141,23 @@ t_resources_oom() {	# a job over its --mem is killed by its cgroup, with that re
 	expect_eq "the other job runs on" "$(state "$other")" RUNNING
 	nvq cancel "$other"
 }
+
+t_resources_modify() {	# nvq modify -c and --mem of a pending job
+	write_config "[resources]" "cpus = 2"
+	start_nvqd || return
+	local a b out rc
+	a=$(submit -g 0 -c 2 sleep 30); wait_state "$a" RUNNING
+	b=$(submit -g 0 -c 1 --mem-per-cpu 100M true)
+	nvq modify -c 2 "$b" > /dev/null
+	expect_eq "its CPUs, and its memory per CPU with them" "$(sqlite3 "$T/nvq.db" \
+	    "SELECT cpus, host_mem FROM jobs WHERE id = $b")" "2|209715200"
+	nvq modify --mem 1G "$b" > /dev/null
+	expect_eq "--mem replaces --mem-per-cpu" "$(sqlite3 "$T/nvq.db" \
+	    "SELECT cpus, host_mem, mem_per_cpu IS NULL FROM jobs WHERE id = $b")" "2|1073741824|1"
+	out=$(nvq modify -c 3 "$b" 2>&1); rc=$?
+	expect_eq "more CPUs than there are: refused" "$rc" 1
+	expect_match "saying why" "$out" "could never run so: 3 CPUs"
+	expect_eq "and the reason it waits" "$(field "$b" wait)" "waiting for 2 CPUs: 2 of 2 in use"
+	nvq cancel "$a" > /dev/null
+	wait_state "$b" COMPLETED
+}

@@ -60,6 +60,7 @@ t_supervisor_env() {	# the user's LD_PRELOAD, LD_AUDIT... reach the job, after t
 	expect_eq "LD_AUDIT: never loaded as root" "$(grep -c '^0 ' "$T/pub/audit" 2>/dev/null)" 0
 	expect_match "but in the job, as the user" "$(cat "$T/pub/audit" 2>/dev/null)" "(^|"$'\n'")$uid sh"
 	# the job gets exactly its environment, nvqd's variables and the hook added
+	# (and Slurm's of its resources, SLURM_CPUS_PER_TASK, issue 42)
 	want=$(cd /tmp && env -i A=1 B=x=y "C=l1
 l2" EMPTY= LD_LIBRARY_PATH="$T/lib" PATH=/usr/bin:/bin /usr/bin/env -0 | sort -z | tr '\0' '|')
 	c=$(cd /tmp && env -i A=1 B=x=y "C=l1
@@ -67,7 +68,7 @@ l2" EMPTY= LD_LIBRARY_PATH="$T/lib" PATH=/usr/bin:/bin setpriv --reuid=nvqta \
 	    --regid="$(id -g nvqta)" --init-groups -- "$NVQ_BIN" -s "$T/sock" submit --parsable \
 	    -g 0 -o "$T/pub/env.out" /usr/bin/env -0)
 	wait_state "$c" COMPLETED
-	got=$(grep -zvE '^(CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER|NVQ_[A-Z_]*|LD_PRELOAD)=' \
+	got=$(grep -zvE '^(CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER|NVQ_[A-Z_]*|SLURM_[A-Z_]*|LD_PRELOAD)=' \
 	    "$T/pub/env.out" | sort -z | tr '\0' '|')
 	expect_eq "the job's environment, exactly" "$got" "$want"
 	local hook; hook=$(sed -n 's/^nvqd: jobs get //p' "$T/nvqd.log")
