@@ -19,6 +19,7 @@ t_resources_cpus() {	# no more running -c than [resources] cpus; the rest say wh
 	expect_eq "the third waits" "$(state "$c")" PENDING
 	expect_eq "and says why" "$(field "$c" wait)" "waiting for 1 CPU: 2 of 2 in use"
 	expect_eq "two run" "$(res_running)" 2
+	expect_match "nvq gpus has the host's line" "$(nvq gpus)" "host: 2 of 2 CPUs, 0B of "
 	expect_eq "a -g 0 job takes 1 CPU unless told" \
 	    "$(sqlite3 "$T/nvq.db" "SELECT cpus FROM jobs WHERE id = $b")" 1
 	nvq cancel "$a"
