@@ -664,13 +664,17 @@ submit_host(struct submit_req *r, int gpus, uint64_t mem, struct store_job_new *
 		return submit_error(r, "--mem, --mem-per-cpu: host memory must not be negative");
 	if (hmem > 0 && per_cpu > 0)
 		return submit_error(r, "--mem and --mem-per-cpu: give one of them");
+	j->mem_per_cpu = (uint64_t)per_cpu;
+	if (r->e->slurm != NULL) {
+		/* what it asked goes on to sbatch; the rest is Slurm's to say */
+		j->cpus = (int)cpus;
+		j->host_mem = hostres_job_mem((uint64_t)hmem, (uint64_t)per_cpu, j->cpus, 0);
+		return 0;
+	}
 	j->cpus = hostres_job_cpus((int)cpus, gpus, mem, c->sched.cpus, c->cpus_per_gpu,
 	    r->e->gpus.n, largest);
 	j->host_mem = hostres_job_mem((uint64_t)hmem, (uint64_t)per_cpu, j->cpus,
 	    c->default_mem);
-	j->mem_per_cpu = (uint64_t)per_cpu;
-	if (r->e->slurm != NULL)
-		return 0;	/* Slurm's to say, at sbatch */
 	if (c->sched.cpus > 0 && j->cpus > c->sched.cpus)
 		return submit_error(r, "this job could never run: it asks for %d CPUs and this "
 		    "server gives jobs %d ([resources] cpus)", j->cpus, c->sched.cpus);

@@ -312,6 +312,8 @@ struct store_job_exec {
 	int		gpus;
 	uint64_t	mem;		/* per GPU; 0: whole GPUs */
 	int64_t		time_limit;	/* seconds; 0: none */
+	int		cpus;		/* 0: none recorded */
+	uint64_t	host_mem, mem_per_cpu;	/* 0: none */
 };
 
 /* Called once per row; a non-zero return stops the query. */

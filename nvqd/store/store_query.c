@@ -651,6 +651,11 @@ store_exec_row_cb(void *arg, const struct store_col *c, int n)
 	r.gpus = (int)c[10].i;
 	r.mem = c[11].type == STORE_NULL ? 0 : (uint64_t)c[11].i;
 	r.time_limit = c[12].type == STORE_NULL ? 0 : c[12].i;
+	if (n >= 16) {
+		r.cpus = (int)c[13].i;
+		r.host_mem = (uint64_t)c[14].i;
+		r.mem_per_cpu = (uint64_t)c[15].i;
+	}
 	return x->cb(x->arg, &r);
 }
 
@@ -663,7 +668,8 @@ store_job_exec(struct store *st, int64_t id, store_exec_cb cb, void *arg)
 	    "stderr_path, uid, gid, user, coalesce((SELECT env FROM private.job_env WHERE "
 	    "job_id = jobs.id), (SELECT a.env FROM private.task_env t JOIN private.array_env a "
 	    "ON a.array_id = t.array_id WHERE t.job_id = jobs.id)) AS env, "
-	    "groups, name, gpus, mem_per_gpu, time_limit FROM jobs WHERE id = ?", id,
+	    "groups, name, gpus, mem_per_gpu, time_limit, coalesce(cpus, 0), coalesce(host_mem, 0), "
+	    "coalesce(mem_per_cpu, 0) FROM jobs WHERE id = ?", id,
 	    store_exec_row_cb, &x);
 }
 
