@@ -238,9 +238,9 @@ static const struct config_key config_keys[] = {
 	{ "resources", "memory", CT_SIZE, AT(sched.host_mem), NULL, 0, 0, "0",
 	  "The host memory jobs share: a job that asks some (--mem, --mem-per-cpu)\n"
 	  "starts only while it fits beside the running jobs', and its cgroup's\n"
-	  "memory limit is what it asked (memory.max): past it the kernel kills\n"
-	  "it, OUT_OF_MEMORY. 0: the machine's MemTotal less 5% of it (at least\n"
-	  "1G), kept for the system and nvqd." },
+	  "memory limit is what it asked (memory.max, no swap): past it the\n"
+	  "kernel kills it, FAILED \"killed: over its --mem\". 0: the machine's\n"
+	  "MemTotal less 5% of it (at least 1G), kept for the system and nvqd." },
 	{ "resources", "cpus_per_gpu", CT_INT, AT(cpus_per_gpu), NULL, 0, 65536, "0",
 	  "The CPUs a job of GPUs takes per GPU unless it says (-c), and a part\n"
 	  "of them for a part of a GPU (-m 8G of 80G: a tenth, at least 1); a job\n"

@@ -354,6 +354,23 @@ world_empty(struct world *w, const struct sched_settings *set)
 	waitq_init(&w->q);
 }
 
+/* n waiting jobs of kind and mem, ids from 2 in order, of nusers users from 1000. */
+static void
+world_queue(struct world *w, struct item *items, int n, int nusers, int kind, uint64_t mem)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		items[i].node.key = -(double)i / 3600.0;
+		items[i].node.at = i;
+		items[i].node.id = i + 2;
+		items[i].idx = 0;
+		assert_int_equal(waitq_add(&w->q, 1000 + (uint32_t)(i % nusers), kind, mem,
+		    &items[i].node), 0);
+	}
+	waitq_begin(&w->q);
+}
+
 /* With the GPUs full, a pass over 100,000 waiting jobs looks at a handful. */
 static void
 test_walk_stops(void **state)
@@ -368,21 +385,13 @@ test_walk_stops(void **state)
 	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
 	static struct item items[100000];
 	struct sched_job one;
-	int i, n;
+	int n;
 
 	(void)state;
 	world_empty(&w, &set);
 	/* a running job holds 70G; the jobs of 20G wait behind it */
 	job_of(&wj[0], 1, 1000, 70 * G, 1);
-	for (i = 0; i < 100000; i++) {
-		items[i].node.key = -(double)i / 3600.0;
-		items[i].node.at = i;
-		items[i].node.id = i + 2;
-		items[i].idx = 0;
-		assert_int_equal(waitq_add(&w.q, 1000 + (uint32_t)(i % 7), WAITQ_GPU, 20 * G,
-		    &items[i].node), 0);
-	}
-	waitq_begin(&w.q);
+	world_queue(&w, items, 100000, 7, WAITQ_GPU, 20 * G);
 	src.min_mem = waitq_min_mem(&w.q);
 	job_of(&w.jobs[0], 0, 1000, 20 * G, 0);
 	p.dec = dec;
@@ -415,52 +424,45 @@ test_walk_stops(void **state)
 static void
 test_walk_host_stops(void **state)
 {
-	static struct world w;
-	static struct sched_pass pass;
-	static struct sched_job wj[MAXJ];
+	static struct {
+		struct world	w;
+		struct sched_pass pass;
+		struct sched_job wj[MAXJ];
+		struct item	items[100000];
+	} h;
 	struct sched_gpu gpu = { 80 * G, 0, SCHED_AUTO, 0, 0 };
 	struct sched_settings set = { .aging = 1.0, .cpus = 2, .host_mem = 0 };
+	struct sched_source src = { world_next, world_drop, &h.w, 0, 0 };
 	struct sched_decision dec[MAXJ];
-	struct sched_plan p;
-	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
-	static struct item items[100000];
+	struct sched_plan p = { dec, (int[MAXJ]){ 0 }, 0, 0, 0 };
 	struct sched_job one;
-	int i, n;
+	int n;
 
 	(void)state;
-	world_empty(&w, &set);
-	job_of(&wj[0], 1, 1000, 0, 1);
-	wj[0].ngpus = 0;
-	wj[0].gpumask = 0;
-	for (i = 0; i < 100000; i++) {
-		items[i].node.key = -(double)i / 3600.0;
-		items[i].node.at = i;
-		items[i].node.id = i + 2;
-		items[i].idx = 0;
-		assert_int_equal(waitq_add(&w.q, 1000, WAITQ_CPU, 0, &items[i].node), 0);
-	}
-	waitq_begin(&w.q);
-	memset(&w.jobs[0], 0, sizeof(w.jobs[0]));
-	w.jobs[0].uid = 1000;
-	w.jobs[0].cpus = 1;
-	p.dec = dec;
-	p.order = (int[MAXJ]){ 0 };
+	world_empty(&h.w, &set);
+	/* a job of no GPU holds 1 CPU of 2 */
+	job_of(&h.wj[0], 1, 1000, 0, 1);
+	h.wj[0].ngpus = 0;
+	h.wj[0].gpumask = 0;
+	world_queue(&h.w, h.items, 100000, 1, WAITQ_CPU, 0);
 	/* one CPU free: one job starts, and the walk stops there */
-	n = sched_walk(&pass, &gpu, 1, &set, 1e6, wj, 1, MAXJ, &src, &p);
+	n = sched_walk(&h.pass, &gpu, 1, &set, 1e6, h.wj, 1, MAXJ, &src, &p);
 	assert_int_equal(p.nstart, 1);
 	assert_int_equal(n, 2);
-	one = w.jobs[0];
+	memset(&one, 0, sizeof(one));
 	one.id = 99999;
-	sched_explain(&pass, &one, &dec[0]);
+	one.uid = 1000;
+	one.cpus = 1;
+	sched_explain(&h.pass, &one, &dec[0]);
 	assert_int_equal(dec[0].why, SCHED_WAIT_CPUS);
 	assert_int_equal(dec[0].host_used, 2);
 	/* both held: it looks at none */
-	wj[0].cpus = 2;
-	waitq_begin(&w.q);
-	n = sched_walk(&pass, &gpu, 1, &set, 1e6, wj, 1, MAXJ, &src, &p);
+	h.wj[0].cpus = 2;
+	waitq_begin(&h.w.q);
+	n = sched_walk(&h.pass, &gpu, 1, &set, 1e6, h.wj, 1, MAXJ, &src, &p);
 	assert_int_equal(p.nstart, 0);
 	assert_int_equal(n, 1);
-	waitq_free(&w.q);
+	waitq_free(&h.w.q);
 }
 
 /* One user at max_running_jobs with 100,000 jobs: the pass reads the others' only. */

@@ -17,18 +17,16 @@
 
 #define GIB	(1ULL << 30)
 
-/* sbatch's arguments joined by spaces, or "" when refused (why in why). */
+/* sbatch's arguments for r joined by spaces, or "" when refused (why in why). */
 static const char *
-args(int gpus, uint64_t mem, int64_t limit, const char *out, char *why)
+joined_args(const struct slurm_req *r, char *why)
 {
 	static char joined[2048];
 	char buf[2048], *argv[SLURM_MAX_ARGS];
-	struct slurm_req r = { 7, "train", "/home/a", out, "/home/a/e", gpus, mem, GIB, limit,
-	    "gpu", 0, 0, 0 };
 	int n, i;
 
 	joined[0] = '\0';
-	n = slurmjob_sbatch_args(&r, "/usr/bin/sbatch", buf, sizeof(buf), argv, SLURM_MAX_ARGS,
+	n = slurmjob_sbatch_args(r, "/usr/bin/sbatch", buf, sizeof(buf), argv, SLURM_MAX_ARGS,
 	    why, 256);
 	for (i = 0; i < n; i++) {
 		strcat(joined, i ? " " : "");
@@ -39,24 +37,24 @@ args(int gpus, uint64_t mem, int64_t limit, const char *out, char *why)
 	return joined;
 }
 
-/* Likewise for a job of no GPU with -c, --mem or --mem-per-cpu. */
+/* Those of job 7, "train", of gpus GPUs of mem each. */
+static const char *
+args(int gpus, uint64_t mem, int64_t limit, const char *out, char *why)
+{
+	struct slurm_req r = { 7, "train", "/home/a", out, "/home/a/e", gpus, mem, GIB, limit,
+	    "gpu", 0, 0, 0 };
+
+	return joined_args(&r, why);
+}
+
+/* Those of a job of no GPU with -c, --mem or --mem-per-cpu. */
 static const char *
 host_args(int cpus, uint64_t host_mem, uint64_t per_cpu, char *why)
 {
-	static char joined[2048];
-	char buf[2048], *argv[SLURM_MAX_ARGS];
 	struct slurm_req r = { 7, "prep", "/home/a", "/home/a/o", "/home/a/e", 0, 0, GIB, 0,
 	    "gpu", cpus, host_mem, per_cpu };
-	int n, i;
 
-	joined[0] = '\0';
-	n = slurmjob_sbatch_args(&r, "/usr/bin/sbatch", buf, sizeof(buf), argv, SLURM_MAX_ARGS,
-	    why, 256);
-	for (i = 0; i < n; i++) {
-		strcat(joined, i ? " " : "");
-		strcat(joined, argv[i]);
-	}
-	return joined;
+	return joined_args(&r, why);
 }
 
 static void
