@@ -162,3 +162,36 @@ t_resources_modify() {	# nvq modify -c and --mem of a pending job
 	nvq cancel "$a" > /dev/null
 	wait_state "$b" COMPLETED
 }
+
+t_resources_web() {	# the dashboard's /api/state: the host's pool and each job's -c and --mem
+	local port
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	write_config "[resources]" "cpus = 4" "memory = 8G" "[web]" "listen = 127.0.0.1:$port"
+	start_nvqd || return
+	local a out
+	a=$(submit -g 0 -c 3 --mem 1G sleep 30); wait_state "$a" RUNNING
+	out=$(python3 -c 'import json, sys, urllib.request as u
+s = json.load(u.urlopen(sys.argv[1], timeout=5))
+j = [j for j in s["jobs"] if j["id"] == int(sys.argv[2])][0]
+print(s["host"]["cpus"], s["host"]["cpus_used"], s["host"]["memory"], s["host"]["memory_used"],
+    j["cpus"], j["host_mem"])' \
+	    "http://127.0.0.1:$port/api/state" "$a")
+	expect_eq "the host: 3 of 4 CPUs, 1G of 8G; the job's" "$out" \
+	    "4 3 8589934592 1073741824 3 1073741824"
+	nvq cancel "$a" > /dev/null
+}
+
+t_resources_reload() {	# SIGHUP takes [resources] cpus up, and the waiting job starts
+	write_config "[resources]" "cpus = 1"
+	start_nvqd || return
+	local a b
+	a=$(submit -g 0 sleep 30); b=$(submit -g 0 sleep 30)
+	wait_state "$a" RUNNING
+	sleep 0.3
+	expect_eq "one CPU: the second waits" "$(state "$b")" PENDING
+	write_config "[resources]" "cpus = 2"
+	kill -HUP "$NVQD_PID"
+	wait_state "$b" RUNNING
+	expect_match "said in the log" "$(cat "$T/nvqd.log")" "jobs share 2 CPUs"
+	nvq cancel "$a" "$b" > /dev/null
+}
