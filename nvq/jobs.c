@@ -167,8 +167,8 @@ static const struct table_col jobs_cols[J_NCOLS] = {
 	[J_CPUS] = { "cpus", 4, 1 }, [J_HOST_MEM] = { "host_mem", 8, 1 },
 };
 
-#define JOBS_LIST_COLS		"id,user,name,state,gpus,mem,elapsed,reason"
-#define JOBS_HISTORY_COLS	"id,user,name,state,gpus,mem,elapsed,ended,reason"
+#define JOBS_LIST_COLS		"id,user,name,state,gpus,mem,cpus,elapsed,reason"
+#define JOBS_HISTORY_COLS	"id,user,name,state,gpus,mem,cpus,elapsed,ended,reason"
 
 /* A row's cells, as text to show (every string through fmt_safe). */
 struct jobs_cells {

@@ -20,6 +20,8 @@ t_resources_cpus() {	# no more running -c than [resources] cpus; the rest say wh
 	expect_eq "and says why" "$(field "$c" wait)" "waiting for 1 CPU: 2 of 2 in use"
 	expect_eq "two run" "$(res_running)" 2
 	expect_match "nvq gpus has the host's line" "$(nvq gpus)" "host: 2 of 2 CPUs, 0B of "
+	expect_match "nvq list has a CPUS column" "$(nvq list | head -1)" "MEM +CPUS +ELAPSED"
+	expect_match "with the job's" "$(nvq list | awk -v id="$c" '$1 == id')" " 1 +- +waiting"
 	expect_eq "a -g 0 job takes 1 CPU unless told" \
 	    "$(sqlite3 "$T/nvq.db" "SELECT cpus FROM jobs WHERE id = $b")" 1
 	nvq cancel "$a"
