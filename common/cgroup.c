@@ -14,8 +14,7 @@
 
 #include "cgroup.h"
 
-/* Writes s into dir/file; 0 or -1. */
-static int
+int
 cgroup_write(const char *dir, const char *file, const char *s)
 {
 	char path[PATH_MAX];
@@ -79,8 +78,13 @@ cgroup_base(char *out, size_t len)
 	if ((p = strrchr(own, '/')) != NULL) {
 		*p = '\0';
 		cgroup_write(own, "cgroup.subtree_control", "+pids");
+		/* and memory and cpu, for a job's --mem and -c (cglimit.h), where they may be */
+		cgroup_write(own, "cgroup.subtree_control", "+memory");
+		cgroup_write(own, "cgroup.subtree_control", "+cpu");
 	}
 	cgroup_write(out, "cgroup.subtree_control", "+pids");
+	cgroup_write(out, "cgroup.subtree_control", "+memory");
+	cgroup_write(out, "cgroup.subtree_control", "+cpu");
 	snprintf(line, sizeof(line), "%s/cgroup.procs", out);
 	return access(line, W_OK);
 }

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* Writes s into dir/file; 0 or -1. */
+int	cgroup_write(const char *dir, const char *file, const char *s);
 /* Makes and returns (in out) the folder job cgroups go in. */
 int	cgroup_base(char *out, size_t len);
 /* The cgroup of job id under shim pid: BASE/job-ID-PID. */

@@ -17,6 +17,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The reason of a job the kernel's OOM killer ended in its cgroup, over its
+ * host memory limit (--mem): nvqd records it OUT_OF_MEMORY, not FAILED.
+ */
+#define STATUS_OOM	"oom-kill: over its host memory limit"
+
 /* The bytes a status file reserves, and the most a record takes. */
 #define STATUS_SIZE	4096
 

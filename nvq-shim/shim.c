@@ -4,7 +4,7 @@
  * nvqd starts it with posix_spawn (no copy of nvqd's memory), as
  *   nvq-shim -s STATUS -o OUT -e ERR -d CWD -u USER -U UID -G GID [-g GROUPS]
  *            [-D] [-P PRELOAD] [-m UMASK] [-r RLIMITS] [-c CGBASE -i ID]
- *            [-n MAXPROCS] [-S SIG] [-E] [-w] [-a FDS] -- COMMAND [ARG...]
+ *            [-n MAXPROCS] [-M MEM] [-C CPUS] [-S SIG] [-E] [-w] [-a FDS] -- COMMAND [ARG...]
  * with an environment of nvqd's own, or started ahead of its job as
  *   nvq-shim -W
  * and given those arguments by nvqd later (shim_standby, at the end), so that
@@ -25,7 +25,10 @@
  * (cgroup.h), named after ID and the shim's pid.  FDS (-a 012) says which
  * of the job's standard input, output and error are the shim's descriptors
  * 3, 4 and 5 (nvq run's own, passed to nvqd) instead of /dev/null and files.  MAXPROCS becomes the
- * cgroup's pids.max, or without one the job's RLIMIT_NPROC.
+ * cgroup's pids.max, or without one the job's RLIMIT_NPROC.  MEM (-M, bytes)
+ * and CPUS (-C) are the job's host memory limit and CPU quota, set through
+ * its cgroup (cglimit.h); a job the OOM killer ended there is recorded with
+ * the reason STATUS_OOM.
  * It starts a session, becomes a child subreaper, and starts the job in a
  * process group (and cgroup) of its own, then drops privileges.  It
  * forwards SIGTERM (and SIGINT, SIGHUP) to everything in the job, turns
@@ -65,6 +68,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cglimit.h"
 #include "cgroup.h"
 #include "fdpass.h"
 #include "portable.h"
@@ -100,6 +104,9 @@ struct shim_spec {
 	char		share[PATH_MAX];	/* the job's memory account (share.h); "": none */
 	int		endfd;		/* a standby's socket to nvqd: the job's end is told on it */
 	int		wait_go;	/* -w: a byte from nvqd on endfd before the ticket */
+	uint64_t	host_mem;	/* -M: the job's memory limit, bytes; 0: none */
+	int		cpus;		/* -C: its CPU quota; 0: none */
+	struct cglimit	lim;		/* where they are set (v1 folders) */
 };
 
 extern char **environ;
@@ -276,6 +283,9 @@ shim_job(void *arg)
 	/* joined while still root: the cgroup's files are root's */
 	if (*s->cgroup != '\0' && !c->born_in && cgroup_enter(s->cgroup) == -1)
 		shim_fail(efd, 126, "cannot enter the cgroup %s: %s", s->cgroup,
+		    shim_strerror(errno));
+	if (cglimit_enter(&s->lim) == -1)
+		shim_fail(efd, 126, "cannot enter its memory and CPU cgroups: %s",
 		    shim_strerror(errno));
 	if (rlimits_apply(s->rlimits, s->nrlimits) == -1)
 		shim_fail(efd, 126, "cannot set the resource limits: %s", shim_strerror(errno));
@@ -607,6 +617,7 @@ shim_undo(const struct shim_spec *s)
 {
 	if (*s->cgroup != '\0')
 		rmdir(s->cgroup);
+	cglimit_remove(&s->lim);
 	if (*s->share != '\0')
 		shim_unlink_share(s);
 }
@@ -689,6 +700,9 @@ shim_shim(struct shim_spec *s)
 		s->cgroup[0] = '\0';	/* a process group, as without cgroups */
 	s->procs_by_cgroup = s->max_procs > 0 && *s->cgroup != '\0' &&
 	    cgroup_pids_max(s->cgroup, s->max_procs) == 0;
+	/* where no controller can be had, it runs without (nvqd's log says so) */
+	if (*s->cgroup != '\0' && (s->host_mem > 0 || s->cpus > 0))
+		cglimit_set(&s->lim, s->cgroup, s->host_mem, s->cpus);
 	/* the job's memory account, for the hook in each of its processes */
 	if (s->preload != NULL && share_create(s->share, sizeof(s->share), s->drop ? s->uid :
 	    getuid(), s->drop ? s->gid : getgid()) == -1)
@@ -797,12 +811,17 @@ shim_shim(struct shim_spec *s)
 	 * The record, then nvqd told (a standby's socket): it records the end
 	 * while the shim cleans up; without the socket it waits for the exit.
 	 */
+	/* killed for its --mem (not a job that ended well after a child was) */
+	if (rs.reason[0] == '\0' && (rs.exit_code != 0 || rs.signal != 0) && s->host_mem > 0 &&
+	    *s->cgroup != '\0' && cglimit_oom_kills(&s->lim, s->cgroup) > 0)
+		snprintf(rs.reason, sizeof(rs.reason), "%s", STATUS_OOM);
 	shim_write_status(sfd, s->status_path, &rs);
 	if (s->endfd >= 0)
 		while (send(s->endfd, "e", 1, MSG_NOSIGNAL | MSG_DONTWAIT) == -1 && errno == EINTR)
 			;
 	if (*s->cgroup != '\0')
 		rmdir(s->cgroup);
+	cglimit_remove(&s->lim);
 	if (*s->share != '\0')
 		shim_unlink_share(s);
 	_exit(0);
@@ -845,7 +864,7 @@ shim_main(int argc, char **argv, const int *passed, int npassed, int endfd)
 	s.endfd = endfd;
 	s.umask = 022;
 	s.preempt_sig = SIGUSR1;
-	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:n:ES:a:w")) != -1) {
+	while ((c = getopt(argc, argv, "+s:t:o:e:d:u:U:G:g:DP:m:r:c:i:n:ES:a:wM:C:")) != -1) {
 		switch (c) {
 		case 's': s.status_path = optarg; break;
 		case 't':
@@ -896,6 +915,16 @@ shim_main(int argc, char **argv, const int *passed, int npassed, int endfd)
 			s.max_procs = (long long)v;
 			break;
 		case 'E': s.env_on_stdin = 1; break;
+		case 'M':
+			if (shim_number(optarg, 10, &v) == -1)
+				return shim_usage("bad memory limit");
+			s.host_mem = (uint64_t)v;
+			break;
+		case 'C':
+			if (shim_number(optarg, 10, &v) == -1 || v > 65536)
+				return shim_usage("bad CPU count");
+			s.cpus = (int)v;
+			break;
 		case 'w': s.wait_go = 1; break;
 		case 'a':
 			for (tok = optarg; *tok != '\0'; tok++) {

@@ -263,8 +263,9 @@ cmd_modify(struct nvq_args *a)
 		nvq_err("\"%s\" is not a job id", a->argv[0]);
 		return 2;
 	}
-	if (a->prio == NULL && a->mem == NULL && a->time == NULL) {
-		nvq_err("modify: nothing to change: give -p, -m or -t");
+	if (a->prio == NULL && a->mem == NULL && a->time == NULL && a->cpus == NULL &&
+	    a->host_mem == NULL) {
+		nvq_err("modify: nothing to change: give -p, -m, -c, --mem or -t");
 		return 2;
 	}
 	proto_begin(&b, MSG_MODIFY);
@@ -286,6 +287,17 @@ cmd_modify(struct nvq_args *a)
 			goto usage;
 		}
 		proto_put_int(&b, "mem", (int64_t)mem);
+	}
+	if (a->cpus != NULL || a->host_mem != NULL) {
+		struct submit_values v;
+
+		memset(&v, 0, sizeof(v));
+		if (submit_parse_host(a, &v) != 0)
+			goto usage;
+		if (v.cpus > 0)
+			proto_put_int(&b, "cpus", v.cpus);
+		if (v.host_mem > 0)
+			proto_put_int(&b, "host_mem", (int64_t)v.host_mem);
 	}
 	if (a->time != NULL) {
 		if (strcmp(a->time, "none") == 0)

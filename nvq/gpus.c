@@ -18,6 +18,21 @@ static const struct table_col gpus_cols[G_NCOLS] = {
 	[G_JOBS] = { "jobs", 12, 0 },
 };
 
+/* The host's line under the table: CPUs and memory the running jobs hold ([resources]). */
+static void
+gpus_host(const struct proto_msg *m)
+{
+	char used[16], total[16];
+
+	if (proto_int(m, "host_cpus", 0) <= 0)
+		return;		/* an older nvqd */
+	fmt_size((uint64_t)proto_int(m, "host_mem_used", 0), used, sizeof(used));
+	fmt_size((uint64_t)proto_int(m, "host_mem", 0), total, sizeof(total));
+	printf("host: %lld of %lld CPUs, %s of %s memory held by jobs\n",
+	    (long long)proto_int(m, "host_cpus_used", 0), (long long)proto_int(m, "host_cpus", 0),
+	    used, total);
+}
+
 int
 cmd_gpus(struct nvq_args *a)
 {
@@ -74,6 +89,8 @@ cmd_gpus(struct nvq_args *a)
 			printf("(no GPUs: %s)\n", proto_str(&m, "source") ?
 			    fmt_safe(proto_str(&m, "source")) : "?");
 		table_free(&t);
+		if (a->format == NULL)
+			gpus_host(&m);	/* not under a table of chosen columns */
 	}
 	free(rows);
 	proto_msg_free(&m);

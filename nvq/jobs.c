@@ -218,7 +218,8 @@ jobs_reason(const struct proto_msg *m, const struct nvq_row *r)
 
 /* The columns of nvq list and nvq history (--format). */
 enum { J_ID, J_USER, J_NAME, J_STATE, J_GPUS, J_MEM, J_ELAPSED, J_SUBMITTED, J_STARTED,
-	J_ENDED, J_PRIORITY, J_LIMIT, J_EXIT, J_REASON, J_COMMAND, J_CWD, J_UUIDS, J_NCOLS };
+	J_ENDED, J_PRIORITY, J_LIMIT, J_EXIT, J_REASON, J_COMMAND, J_CWD, J_UUIDS, J_CPUS,
+	J_HOST_MEM, J_NCOLS };
 
 static const struct table_col jobs_cols[J_NCOLS] = {
 	[J_ID] = { "id", 7, 0 }, [J_USER] = { "user", 10, 0 }, [J_NAME] = { "name", 20, 0 },
@@ -229,10 +230,11 @@ static const struct table_col jobs_cols[J_NCOLS] = {
 	[J_EXIT] = { "exit", 4, 1 }, [J_REASON] = { "reason", 40, 0 },
 	[J_COMMAND] = { "command", 30, 0 }, [J_CWD] = { "cwd", 30, 0 },
 	[J_UUIDS] = { "uuids", 40, 0 },
+	[J_CPUS] = { "cpus", 4, 1 }, [J_HOST_MEM] = { "host_mem", 8, 1 },
 };
 
-#define JOBS_LIST_COLS		"id,user,name,state,gpus,mem,elapsed,reason"
-#define JOBS_HISTORY_COLS	"id,user,name,state,gpus,mem,elapsed,ended,reason"
+#define JOBS_LIST_COLS		"id,user,name,state,gpus,mem,cpus,elapsed,reason"
+#define JOBS_HISTORY_COLS	"id,user,name,state,gpus,mem,cpus,elapsed,ended,reason"
 
 /* A row's cells, as text to show (every string through fmt_safe). */
 struct jobs_cells {
@@ -280,6 +282,15 @@ jobs_cells(const struct proto_msg *m, const struct nvq_row *r, double now, int f
 		num_int(row_int(m, r, "gpus", 0), c->small[J_GPUS]);
 	if (SHOWN(J_MEM))
 		jobs_mem(m, r, c->small[J_MEM], 64);
+	/* -c and --mem; "-" where none was recorded or asked */
+	if (SHOWN(J_CPUS) && row_int(m, r, "cpus", 0) > 0)
+		num_int(row_int(m, r, "cpus", 0), c->small[J_CPUS]);
+	else if (SHOWN(J_CPUS))
+		fmt_copy(c->small[J_CPUS], 64, "-");
+	if (SHOWN(J_HOST_MEM) && row_int(m, r, "host_mem", 0) > 0)
+		fmt_size((uint64_t)row_int(m, r, "host_mem", 0), c->small[J_HOST_MEM], 64);
+	else if (SHOWN(J_HOST_MEM))
+		fmt_copy(c->small[J_HOST_MEM], 64, "-");
 	if (SHOWN(J_ELAPSED))
 		jobs_elapsed(m, r, now, c->small[J_ELAPSED], 64);
 	if (SHOWN(J_SUBMITTED))
@@ -533,6 +544,11 @@ jobs_human(const struct proto_field *f, char *buf, size_t len)
 
 	if (strcmp(f->key, "mem_per_gpu") == 0 && f->i == 0)
 		snprintf(buf, len, "whole GPUs");
+	else if ((strcmp(f->key, "host_mem") == 0 || strcmp(f->key, "mem_per_cpu") == 0) &&
+	    f->i == 0)
+		snprintf(buf, len, "none");
+	else if (strcmp(f->key, "mem_per_cpu") == 0)
+		fmt_size((uint64_t)f->i, buf, len);
 	else if (strcmp(f->key, "mem_per_gpu") == 0 || strcmp(f->key, "gpu_used") == 0 ||
 	    strcmp(f->key, "gpu_peak") == 0 || strcmp(f->key, "granted") == 0 ||
 	    strcmp(f->key, "max_rss") == 0 || (n >= 4 && strcmp(f->key + n - 4, "_mem") == 0) ||

@@ -23,11 +23,12 @@ enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR,
 	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL, OPT_FAILED,
 	OPT_FORMAT, OPT_NEW,
 	/* Slurm's names (sbatch.h) */
-	OPT_GRES, OPT_GPN, OPT_GPT, OPT_EXPORT, OPT_NICE, OPT_MAILTYPE, OPT_NTASKS, OPT_SLURM };
+	OPT_GRES, OPT_GPN, OPT_GPT, OPT_EXPORT, OPT_NICE, OPT_MAILTYPE, OPT_NTASKS, OPT_SLURM,
+	OPT_HOST_MEM, OPT_MEM_PER_CPU };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
-	{ "mem", required_argument, NULL, 'm' },
+	{ "gpu-mem", required_argument, NULL, 'm' },
 	{ "priority", required_argument, NULL, 'p' },
 	{ "name", required_argument, NULL, 'n' },
 	{ "time", required_argument, NULL, 't' },
@@ -70,6 +71,9 @@ static const struct option nvq_longs[] = {
 	{ "partition", required_argument, NULL, OPT_SLURM },
 	{ "account", required_argument, NULL, OPT_SLURM },
 	{ "qos", required_argument, NULL, OPT_SLURM },
+	{ "cpus-per-task", required_argument, NULL, 'c' },
+	{ "mem", required_argument, NULL, OPT_HOST_MEM },
+	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
 };
 #define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
 
@@ -82,22 +86,22 @@ static const struct option nvq_longs[] = {
 	"mail-type nodes ntasks ntasks-per-node partition account qos"
 
 static const struct nvq_cmd nvq_cmds[] = {
-	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
+	{ "submit", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
 	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] [--] "
 	  "COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #SBATCH lines, then its #NVQ lines; the command line wins)\n"
 	  NVQ_SLURM_USAGE,
-	  "+g:m:p:n:t:o:e:w:x:" NVQ_SLURM_OPTS, "gpus mem priority name time output error after "
-	  "parsable requeue signal array stdin hold gpu-list exclude notify mail-user json "
-	  NVQ_SLURM_LONGS,
+	  "+g:m:c:p:n:t:o:e:w:x:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
+	  "after parsable requeue signal array stdin hold gpu-list exclude notify mail-user json "
+	  "cpus-per-task mem mem-per-cpu " NVQ_SLURM_LONGS,
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
-	{ "run", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
+	{ "run", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] COMMAND "
 	  "[ARG...]\n" NVQ_SLURM_USAGE,
-	  "+g:m:p:n:t:o:e:w:x:" NVQ_SLURM_OPTS, "gpus mem priority name time output error after "
-	  "requeue signal gpu-list exclude " NVQ_SLURM_LONGS,
+	  "+g:m:c:p:n:t:o:e:w:x:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
+	  "after requeue signal gpu-list exclude cpus-per-task mem mem-per-cpu " NVQ_SLURM_LONGS,
 	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's, "
 	  "Ctrl-C cancels it" },
 	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--format COLUMNS] [--json]", "aru:",
@@ -114,8 +118,10 @@ static const struct nvq_cmd nvq_cmds[] = {
 	{ "top", "[ID...]", "", "", 0, -1, cmd_top,
 	  "a live view of the GPUs and the queue (q quits); with ids: move pending jobs to "
 	  "the front of their owner's jobs of their priority" },
-	{ "modify", "[-p PRIORITY] [-m MEM] [-t TIME] ID", "m:p:t:", "mem priority time",
-	  1, 1, cmd_modify, "change a pending job's priority, memory or time limit" },
+	{ "modify", "[-p PRIORITY] [-m GPU_MEM] [-c CPUS] [--mem SIZE] [-t TIME] ID", "m:c:p:t:",
+	  "gpu-mem priority time cpus-per-task mem",
+	  1, 1, cmd_modify, "change a pending job's priority, GPU memory, CPUs, host memory or "
+	  "time limit" },
 	{ "requeue", "ID...", "", "", 1, -1, cmd_requeue,
 	  "stop running jobs and queue them again (a new run, the same job)" },
 	{ "restart", "[--failed [--since WHEN]] [--json] [ID...]", "", "failed since json", 0, -1,
@@ -167,8 +173,9 @@ nvq_man(FILE *fp)
 	roff_head(fp, "nvq", 1, "submit and follow GPU jobs in nvqd's queue");
 	fputs(".SH SYNOPSIS\n.B nvq\n[\\-s SOCKET] COMMAND [ARGS]\n.SH DESCRIPTION\n", fp);
 	roff_text(fp, "nvq talks to nvqd(8), the queue of a shared GPU server: a job asks for "
-	    "GPUs (-g, default 1) and GPU memory per GPU (-m; without it, whole GPUs), waits "
-	    "until they fit, and runs as its owner, in the directory and with the environment "
+	    "GPUs (-g, default 1) and GPU memory per GPU (-m, --gpu-mem; without it, whole GPUs), "
+	    "CPUs (-c, --cpus-per-task) and host memory (--mem, --mem-per-cpu: Slurm's "
+	    "meanings, a bare number is MiB), waits until they fit, and runs as its owner, in the directory and with the environment "
 	    "it was submitted from, its output in files (-o, -e). Its runs and every state "
 	    "it went through stay in the database, which the sqlite3 shell reads.\n");
 	fputs(".SH COMMANDS\n", fp);
@@ -200,7 +207,10 @@ nvq_man(FILE *fp)
 	    "SLURM_SUBMIT_DIR, SLURM_NTASKS, SLURM_JOB_GPUS, ...\nset in every job as Slurm "
 	    "sets them for a one-node job (not under [cluster] engine = slurm, where Slurm "
 	    "does); srun, first on the job's PATH, runs --ntasks copies of a command as a step "
-	    "of the job.\n", fp);
+	    "of the job.\n"
+	    ".TP\n.B NVQ_CPUS, SLURM_CPUS_PER_TASK\nthe job's CPUs (-c).\n"
+	    ".TP\n.B SLURM_MEM_PER_NODE, SLURM_MEM_PER_CPU\nits host memory in MiB "
+	    "(--mem, --mem-per-cpu), where it asked some.\n", fp);
 	fputs(".SH EXIT STATUS\n", fp);
 	roff_text(fp, "0 done, 1 failed (the reason on stderr), 2 bad usage. nvq wait and nvq "
 	    "run exit with the job's status: its exit code, 128 + the signal that ended it, "
@@ -314,6 +324,9 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 			a->gpus = (int)g;
 			break;
 		case 'm': a->mem = optarg; break;
+		case 'c': a->cpus = optarg; break;
+		case OPT_HOST_MEM: a->host_mem = optarg; break;
+		case OPT_MEM_PER_CPU: a->mem_per_cpu = optarg; break;
 		case 'p': a->prio = optarg; break;
 		case 'n': a->name = optarg; break;
 		case 't': a->time = optarg; break;

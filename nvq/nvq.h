@@ -36,6 +36,8 @@ struct nvq_args {
 	int		ntasks;		/* tasks srun starts; 0: not given (1) */
 	int		gpus_per_task;	/* the GPUs came from --gpus-per-task */
 #define NVQ_MAX_TASKS	256	/* --ntasks: the copies srun starts */
+	const char	*cpus;		/* -c, --cpus-per-task */
+	const char	*host_mem, *mem_per_cpu;	/* --mem, --mem-per-cpu: host memory */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };
@@ -144,6 +146,9 @@ struct submit_values {
 	int		gpus;
 	uint64_t	mem;
 	int		mem_auto;	/* -m auto: nvqd chooses, from the job's history */
+	int		cpus;		/* -c; 0: nvqd's default */
+	uint64_t	host_mem;	/* --mem, bytes; 0: not given */
+	uint64_t	mem_per_cpu;	/* --mem-per-cpu, bytes; 0: not given */
 	int64_t		secs;
 	long long	prio;
 	int		sig;
@@ -152,6 +157,8 @@ struct submit_values {
 };
 /* 0, or 2 after saying what is wrong. */
 int		submit_parse(const struct nvq_args *, struct submit_values *);
+/* -c, --mem and --mem-per-cpu alone (Slurm's meanings), into v: 0, or 2 after saying why. */
+int		submit_parse_host(const struct nvq_args *, struct submit_values *v);
 int		cmd_list(struct nvq_args *);
 int		cmd_show(struct nvq_args *);
 int		cmd_history(struct nvq_args *);

@@ -25,8 +25,17 @@ struct opthelp_row {
 static const struct opthelp_row opthelp_rows[] = {
 	{ "gpus", 'g', "N", "GPUs the job needs, 0 to 64 (default 1); 0 runs it without a GPU",
 	  "--gpus=N, --gres=gpu:N" },
-	{ "mem", 'm', "SIZE", "GPU memory per GPU (512M, 20G, 1.5T; auto: what its last run "
-	  "used); without it the job takes whole GPUs", NULL },
+	{ "gpu-mem", 'm', "SIZE", "GPU memory per GPU (512M, 20G, 1.5T; a bare number is MiB; "
+	  "auto: what its last runs used); without it the job takes whole GPUs",
+	  "--gpu-mem of nvq's SPANK plugin (differs: Slurm's --mem is host memory)" },
+	{ "cpus-per-task", 'c', "N", "CPUs the job holds, 1 to 65536 (default: 1 without a "
+	  "GPU, else its GPUs' share of [resources] cpus); a quota of N CPUs in its cgroup, no "
+	  "pinning", "-c, --cpus-per-task" },
+	{ "mem", 0, "SIZE", "host memory of the job (512M, 16G; a bare number is MiB), its "
+	  "cgroup's limit, no swap; over it the job is killed and FAILED (default: none asked, "
+	  "no limit)", "--mem (differs: 0, the whole node, is refused)" },
+	{ "mem-per-cpu", 0, "SIZE", "host memory per CPU, times -c (not with --mem)",
+	  "--mem-per-cpu" },
 	{ "priority", 'p', "N", "priority, a whole number: higher starts first among waiting "
 	  "jobs", "--nice (differs: Slurm's -p is a partition)" },
 	{ "name", 'n', "NAME", "the job's name (default: the command's)",

@@ -152,6 +152,37 @@ submit_slurm(const struct nvq_args *a, struct submit_values *v)
 }
 
 int
+submit_parse_host(const struct nvq_args *a, struct submit_values *v)
+{
+	long long n;
+
+	if (a->cpus != NULL) {
+		if (parse_int(a->cpus, 1, 65536, &n) == -1) {
+			nvq_err("-c %s: not a number of CPUs (1 to 65536)", a->cpus);
+			return 2;
+		}
+		v->cpus = (int)n;
+	}
+	if (a->host_mem != NULL && a->mem_per_cpu != NULL) {
+		nvq_err("--mem and --mem-per-cpu: give one of them (as Slurm says)");
+		return 2;
+	}
+	if (a->host_mem != NULL && (parse_size(a->host_mem, &v->host_mem) == -1 ||
+	    v->host_mem == 0 || v->host_mem > INT64_MAX)) {
+		nvq_err("--mem %s: not a size of host memory (e.g. 512M, 16G; a bare number is "
+		    "MiB; 0, Slurm's whole node, is not taken here)", a->host_mem);
+		return 2;
+	}
+	if (a->mem_per_cpu != NULL && (parse_size(a->mem_per_cpu, &v->mem_per_cpu) == -1 ||
+	    v->mem_per_cpu == 0 || v->mem_per_cpu > INT64_MAX)) {
+		nvq_err("--mem-per-cpu %s: not a size of host memory (e.g. 512M, 4G; a bare "
+		    "number is MiB)", a->mem_per_cpu);
+		return 2;
+	}
+	return 0;
+}
+
+int
 submit_parse(const struct nvq_args *a, struct submit_values *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -166,6 +197,8 @@ submit_parse(const struct nvq_args *a, struct submit_values *v)
 		nvq_err("-m is memory per GPU; it needs -g 1 or more");
 		return 2;
 	}
+	if (submit_parse_host(a, v) != 0)
+		return 2;
 	if (a->time != NULL && (parse_duration(a->time, &v->secs) == -1 || v->secs == 0)) {
 		nvq_err("-t %s: not a time limit (minutes, MM:SS, HH:MM:SS, D-HH:MM:SS, "
 		    "or 45s, 30m, 2h, 1d)", a->time);
@@ -269,6 +302,12 @@ cmd_submit(struct nvq_args *a)
 	if (v.mem_auto)
 		proto_put_int(&b, "mem_auto", 1);
 	proto_put_int(&b, "priority", v.prio);
+	if (v.cpus > 0)
+		proto_put_int(&b, "cpus", v.cpus);
+	if (v.host_mem > 0)
+		proto_put_int(&b, "host_mem", (int64_t)v.host_mem);
+	if (v.mem_per_cpu > 0)
+		proto_put_int(&b, "mem_per_cpu", (int64_t)v.mem_per_cpu);
 	proto_put_int(&b, "time", v.secs);
 	if (a->requeue)
 		proto_put_int(&b, "requeue", 1);

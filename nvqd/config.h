@@ -73,6 +73,9 @@ struct config {
 	char		on_finish[4096];	/* [daemon] on_finish: a shell command; "": none */
 	int64_t		notify_timeout;		/* seconds a notifier may run */
 	char		sendmail[PATH_MAX];	/* for --mail-user */
+	/* [resources]; cpus and memory are sched.cpus and sched.host_mem */
+	int		cpus_per_gpu;		/* 0: cpus / GPUs, at least 1 */
+	uint64_t	default_mem;		/* a job's host memory unless it says; 0: none */
 };
 
 /*

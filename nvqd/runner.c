@@ -204,6 +204,7 @@ runner_spawn(const struct runner_spec *s, struct runner_standby *sb, char *err, 
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	char uid[24], gid[24], mask[16], id[24], procs[24], sig[16], fds[4] = "", *groups, **argv;
+	char hmem[24], cpus[16];
 	size_t off = 0;
 	pid_t pid = -1;
 	int i, n, r, a = 0, envfd, hi[3] = { -1, -1, -1 };
@@ -258,6 +259,16 @@ runner_spawn(const struct runner_spec *s, struct runner_standby *sb, char *err, 
 		snprintf(procs, sizeof(procs), "%lld", s->max_procs);
 		argv[a++] = "-n";
 		argv[a++] = procs;
+	}
+	if (s->host_mem > 0) {
+		snprintf(hmem, sizeof(hmem), "%llu", (unsigned long long)s->host_mem);
+		argv[a++] = "-M";
+		argv[a++] = hmem;
+	}
+	if (s->cpus > 0) {
+		snprintf(cpus, sizeof(cpus), "%d", s->cpus);
+		argv[a++] = "-C";
+		argv[a++] = cpus;
 	}
 	if (s->preempt_signal > 0) {
 		snprintf(sig, sizeof(sig), "%d", s->preempt_signal);

@@ -43,6 +43,8 @@ struct runner_spec {
 	const char	*rlimits;	/* rlimits.h's text, or NULL */
 	const char	*cgroup_base;	/* cgroup.h's base, or NULL: no cgroup */
 	long long	max_procs;	/* processes per job ([limits] max_procs); 0: none */
+	uint64_t	host_mem;	/* its host memory limit (--mem), bytes; 0: none */
+	int		cpus;		/* its CPU quota (-c); 0: none */
 	int		preempt_signal;	/* RUNNER_PREEMPT's signal (--signal); 0: SIGUSR1 */
 	const int	*stdio;		/* NULL, or 3: the job's stdin, stdout, stderr (-1: its own) */
 	/*

@@ -23,9 +23,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cglimit.h"
 #include "cgroup.h"
 #include "engine_rooms.h"
 #include "gpuctl.h"
+#include "hostres.h"
 #include "log.h"
 #include "reap.h"
 #include "runner.h"
@@ -545,6 +547,33 @@ engine_find_helper(const char *name, char *out, size_t len)
 	return access(out, R_OK);
 }
 
+/* Says once where jobs' --mem and -c are enforced (cglimit.h), or that they are not. */
+static void
+engine_limits_where(const char *base)
+{
+	const char *m = cglimit_where(base, 0), *c = cglimit_where(base, 1);
+
+	if (m != NULL && c != NULL)
+		log_info("host memory limits (--mem) in %s, CPU quotas (-c) in %s", m, c);
+	if (m == NULL)
+		log_warnx("no memory controller for jobs' cgroups: --mem is counted for "
+		    "admission but not enforced");
+	if (c == NULL)
+		log_warnx("no cpu controller for jobs' cgroups: -c is counted for admission "
+		    "but not enforced");
+}
+
+/* [resources] cpus and memory of 0: the machine's (hostres.h), said in the log. */
+static void
+engine_host(struct config *c)
+{
+	char a[16];
+
+	hostres_detect(&c->sched.cpus, &c->sched.host_mem);
+	fmt_size(c->sched.host_mem, a, sizeof(a));
+	log_info("jobs share %d CPUs and %s of host memory ([resources])", c->sched.cpus, a);
+}
+
 int
 engine_init(struct engine *e, uv_loop_t *loop)
 {
@@ -555,6 +584,7 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	loop->data = e;
 	waitq_init(&e->wq);
 	e->is_root = geteuid() == 0;
+	engine_host(&e->cfg);
 	engine_boot_id(e->boot_id, sizeof(e->boot_id));
 	e->ticket_base = (unsigned long long)(engine_now() * 1e9);
 	e->standby.pid = -1;	/* started after the first job's start */
@@ -562,8 +592,10 @@ engine_init(struct engine *e, uv_loop_t *loop)
 	e->standby.fd = -1;
 	e->standby.taken_fd = -1;
 	if (e->is_root && e->cfg.cgroups) {
-		if (cgroup_base(e->cgroup_base, sizeof(e->cgroup_base)) == 0)
+		if (cgroup_base(e->cgroup_base, sizeof(e->cgroup_base)) == 0) {
 			log_info("jobs run in cgroups under %s", e->cgroup_base);
+			engine_limits_where(e->cgroup_base);
+		}
 		else {
 			log_warn("no cgroup v2 for jobs (%s); they run in process groups",
 			    *e->cgroup_base ? e->cgroup_base : "no cgroup2 mount");
@@ -721,6 +753,7 @@ engine_reload(struct engine *e)
 	c.sync_full = e->cfg.sync_full;
 	c.cgroups = e->cfg.cgroups;
 	c.slurm = e->cfg.slurm;
+	engine_host(&c);
 	e->cfg = c;
 	/* prepared with the configuration before (umask, limits, offload...) */
 	engine_ahead_drop(e, "the configuration was reloaded");

@@ -298,6 +298,8 @@ uint64_t engine_demanded(struct engine *, int i, char *ids, size_t len);
 int	engine_holds(const struct job *);
 /* What the queue's processes use of GPU i (NVML's figures). */
 uint64_t engine_queue_used(struct engine *, int i);
+/* The CPUs and host memory the running jobs hold ([resources]), as the scheduler counts them. */
+void	engine_host_used(const struct engine *, long long *cpus, uint64_t *mem);
 /* A job's largest use on one GPU so far, and its use now (summed over GPUs). */
 uint64_t engine_job_peak(const struct engine *, const struct job *);
 uint64_t engine_job_used(const struct engine *, const struct job *);

@@ -109,6 +109,8 @@ engine_sj(const struct engine *e, const struct job *j, double now, struct sched_
 	sj->slice_start = j->gc.slice_start;
 	sj->restrict_gpus = j->placed;
 	sj->allowed = j->allowed;
+	sj->cpus = j->cpus;
+	sj->host_mem = j->host_mem;
 }
 
 /* Pushes j on the front of a list of e->deps or e->held. */
@@ -387,6 +389,22 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 		snprintf(buf, len, "needs %d GPU%s among those its -w and -x allow, not drained",
 		    j->ngpus, j->ngpus == 1 ? "" : "s");
 		break;
+	case SCHED_WAIT_CPUS:
+		snprintf(buf, len, "waiting for %d CPU%s: %llu of %d in use", j->cpus > 0 ?
+		    j->cpus : 1, j->cpus > 1 ? "s" : "", (unsigned long long)dec.host_used,
+		    e->cfg.sched.cpus);
+		break;
+	case SCHED_WAIT_HOST_MEM:
+		fmt_size(j->host_mem, a, sizeof(a));
+		fmt_size(dec.host_used, b, sizeof(b));
+		{
+			char t[16];
+
+			fmt_size(e->cfg.sched.host_mem, t, sizeof(t));
+			snprintf(buf, len, "waiting for %s of host memory: %s of %s in use", a, b,
+			    t);
+		}
+		break;
 	case SCHED_SUSPENDED:
 		snprintf(buf, len, "suspended by %s; nvq resume %lld", j->gc.by[0] ?
 		    j->gc.by : "a user", (long long)j->id);
@@ -480,6 +498,12 @@ engine_modify(struct engine *e, struct job *j, const struct store_change *c, con
 		j->time_limit = c->time_limit;
 	if (c->top_at > 0)
 		j->top_at = c->top_at;
+	if (c->has_cpus)
+		j->cpus = c->cpus;
+	if (c->has_host_mem) {
+		j->host_mem = c->host_mem;
+		j->mem_per_cpu = c->mem_per_cpu;
+	}
 	engine_queue_in(e, j);
 	log_info("job %lld %s", (long long)j->id, why);
 	engine_kick(e);

@@ -185,12 +185,25 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 		end->signal = rs.signal;
 		end->cpu_time = rs.cpu_time;
 		end->max_rss = rs.max_rss;
-		if (rs.reason[0] != '\0') {
+		if (rs.reason[0] != '\0' && strcmp(rs.reason, STATUS_OOM) != 0) {
 			snprintf(j->final_state, sizeof(j->final_state), "FAILED");
 			snprintf(j->final_reason, sizeof(j->final_reason), "%s", rs.reason);
 		} else if (j->ending[0] != '\0') {
 			snprintf(j->final_state, sizeof(j->final_state), "%s", j->ending);
 			snprintf(j->final_reason, sizeof(j->final_reason), "%s", j->end_reason);
+		} else if (rs.reason[0] != '\0') {
+			/*
+			 * its cgroup's OOM killer: Slurm's OUT_OF_MEMORY, which the
+			 * jobs table's CHECK on state (001_init.sql) does not take:
+			 * FAILED, with the reason
+			 */
+			char m[16];
+
+			fmt_size(j->host_mem, m, sizeof(m));
+			snprintf(j->final_state, sizeof(j->final_state), "FAILED");
+			snprintf(j->final_reason, sizeof(j->final_reason), "killed: over its --mem %s "
+			    "of host memory (%s %d)", m, rs.signal > 0 ? "signal" : "exit code",
+			    rs.signal > 0 ? rs.signal : rs.exit_code);
 		} else if (rs.exit_code == 0) {
 			snprintf(j->final_state, sizeof(j->final_state), "COMPLETED");
 		} else if (rs.signal > 0) {
@@ -349,6 +362,9 @@ engine_requeue(struct engine *e, struct job *j)
 		e->jobs->placed = j->placed;
 		e->jobs->allowed = j->allowed;
 		e->jobs->notify = j->notify;
+		e->jobs->cpus = j->cpus;
+		e->jobs->host_mem = j->host_mem;
+		e->jobs->mem_per_cpu = j->mem_per_cpu;
 	}
 	engine_drop(e, j);
 }

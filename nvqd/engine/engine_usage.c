@@ -69,6 +69,20 @@ engine_job_used(const struct engine *e, const struct job *j)
 	return sum;
 }
 
+void
+engine_host_used(const struct engine *e, long long *cpus, uint64_t *mem)
+{
+	const struct job *j;
+
+	*cpus = 0;
+	*mem = 0;
+	for (j = e->held; j != NULL; j = j->lnext)
+		if (engine_holds(j)) {
+			*cpus += j->cpus > 0 ? j->cpus : 1;
+			*mem += j->host_mem;
+		}
+}
+
 uint64_t
 engine_queue_used(struct engine *e, int i)
 {

@@ -174,6 +174,9 @@ struct job {
 		int		requeue;	/* --requeue: NODE_FAIL sends it back to PENDING */
 		int		preempt_signal;	/* --signal: sent first when preempted by a stop; 0: SIGUSR1 */
 		int		notify;		/* --notify or --mail-user: notifiers to run at its end */
+		int		cpus;		/* -c, or its default; 0: not recorded (counts 1) */
+		uint64_t	host_mem;	/* host memory, its cgroup's limit; 0: none */
+		uint64_t	mem_per_cpu;	/* --mem-per-cpu as asked (SLURM_MEM_PER_CPU) */
 	};
 	/*
 	 * enum job_state: engine_admit.c's engine_state (every change that

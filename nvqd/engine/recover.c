@@ -102,6 +102,9 @@ recover_add(struct engine *e, const struct store_active_job *a)
 	/* a Slurm step this node's nvqd follows (adopt.h) */
 	j->slurm_id = a->slurm_step != NULL && a->slurm_id > 0 ? a->slurm_id : 0;
 	j->notify = a->notify;
+	j->cpus = a->cpus;
+	j->host_mem = a->host_mem;
+	j->mem_per_cpu = a->mem_per_cpu;
 	/* the GPUs it holds, from the UUIDs recorded at its start */
 	if (j->state != JOB_PENDING && a->gpu_uuids != NULL) {
 		char buf[SCHED_MAX_GPUS * 97], *tok, *save;

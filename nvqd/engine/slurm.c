@@ -637,6 +637,9 @@ slurm_exec_cb(void *arg, const struct store_job_exec *x)
 	r.shard_size = s->cfg->shard_size;
 	r.time_limit = x->time_limit;
 	r.partition = s->cfg->slurm_partition;
+	r.cpus = x->cpus;
+	r.host_mem = x->host_mem;
+	r.mem_per_cpu = x->mem_per_cpu;
 	slurm_bin(s, "sbatch", bin, sizeof(bin));
 	if ((n = slurmjob_sbatch_args(&r, bin, args, sizeof(args), argv, SLURM_MAX_ARGS, ex->why,
 	    sizeof(ex->why))) == -1) {

@@ -76,6 +76,14 @@ slurmjob_sbatch_args(const struct slurm_req *r, const char *sbatch, char *buf, s
 	if (ok && t > 0)
 		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--time=%lld:%02lld:%02lld",
 		    (long long)(t / 3600), (long long)(t / 60 % 60), (long long)(t % 60)) == 0;
+	if (ok && r->cpus > 0)
+		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--cpus-per-task=%d", r->cpus) == 0;
+	if (ok && r->mem_per_cpu > 0)
+		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--mem-per-cpu=%lluM",
+		    (unsigned long long)((r->mem_per_cpu + (1 << 20) - 1) >> 20)) == 0;
+	else if (ok && r->host_mem > 0)
+		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--mem=%lluM",
+		    (unsigned long long)((r->host_mem + (1 << 20) - 1) >> 20)) == 0;
 	if (ok && r->partition != NULL && *r->partition != '\0')
 		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--partition=%s", r->partition) == 0;
 	if (!ok) {

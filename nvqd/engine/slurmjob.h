@@ -21,6 +21,9 @@ struct slurm_req {
 	uint64_t	shard_size;
 	int64_t		time_limit;	/* seconds; 0: none */
 	const char	*partition;	/* "" or NULL: Slurm's default */
+	int		cpus;		/* -c; 0: Slurm's default */
+	uint64_t	host_mem;	/* --mem, bytes; 0: Slurm's default */
+	uint64_t	mem_per_cpu;	/* --mem-per-cpu, bytes (then not --mem); 0: none */
 };
 
 #define SLURM_MAX_ARGS	16
@@ -30,7 +33,8 @@ struct slurm_req {
  * strings in buf; the count, or -1 with a sentence in why (what Slurm
  * cannot be asked this way).  -g 1 with -m is --gres=shard:N with N =
  * mem / shard_size rounded up; more GPUs, or whole ones, --gres=gpu:N; -m
- * also gives --gpu-mem for nvq's SPANK plugin.
+ * also gives --gpu-mem for nvq's SPANK plugin; -c, --mem and
+ * --mem-per-cpu go on as they are (sizes in MiB, rounded up).
  */
 int	slurmjob_sbatch_args(const struct slurm_req *r, const char *sbatch, char *buf, size_t len,
 	    char **argv, int max, char *why, size_t whylen);

@@ -179,7 +179,7 @@ start_shim(const struct start_ctx *c, const struct job *j, uint64_t mask, const 
 	struct runner_spec rs;
 	char cvd[SCHED_MAX_GPUS * 97 + 32], jid[48], gmem[48], aid[48], aidx[48];
 	char order[] = "CUDA_DEVICE_ORDER=PCI_BUS_ID", offload[] = "NVQ_HOOK_OFFLOAD=1";
-	char **env = NULL, hsock[PATH_MAX + 32];
+	char **env = NULL, hsock[PATH_MAX + 32], ncpu[3][48];
 	gid_t groups[START_MAX_GROUPS];
 	pid_t pid = -1;
 
@@ -189,7 +189,7 @@ start_shim(const struct start_ctx *c, const struct job *j, uint64_t mask, const 
 		goto out;
 	}
 	if (x.envbuf == NULL || (env = start_env_vector(x.envbuf, x.envlen,
-	    8 + START_SLURM_VARS)) == NULL) {
+	    12 + START_SLURM_VARS)) == NULL) {
 		snprintf(err, errlen, "its environment is missing from the private database");
 		goto out;
 	}
@@ -206,6 +206,17 @@ start_shim(const struct start_ctx *c, const struct job *j, uint64_t mask, const 
 		snprintf(aidx, sizeof(aidx), "NVQ_ARRAY_INDEX=%lld", (long long)j->array_index);
 		start_setenv(env, aid);
 		start_setenv(env, aidx);
+	}
+	/* its CPUs and host memory, as nvq's and Slurm's variables say them (MiB) */
+	snprintf(ncpu[0], sizeof(ncpu[0]), "NVQ_CPUS=%d", j->cpus > 0 ? j->cpus : 1);
+	snprintf(ncpu[1], sizeof(ncpu[1]), "SLURM_CPUS_PER_TASK=%d", j->cpus > 0 ? j->cpus : 1);
+	start_setenv(env, ncpu[0]);
+	start_setenv(env, ncpu[1]);
+	if (j->host_mem > 0) {
+		snprintf(ncpu[2], sizeof(ncpu[2]), "%s=%llu", j->mem_per_cpu > 0 ?
+		    "SLURM_MEM_PER_CPU" : "SLURM_MEM_PER_NODE", (unsigned long long)((j->mem_per_cpu >
+		    0 ? j->mem_per_cpu : j->host_mem) >> 20));
+		start_setenv(env, ncpu[2]);
 	}
 	if (!c->cfg->slurm)
 		path = start_slurm(c, j, &x, mask, env, slurm, sizeof(slurm));
@@ -236,6 +247,8 @@ start_shim(const struct start_ctx *c, const struct job *j, uint64_t mask, const 
 	rs.rlimits = c->cfg->rlimits;
 	rs.cgroup_base = c->cgroup_base[0] != '\0' ? c->cgroup_base : NULL;
 	rs.max_procs = c->cfg->max_procs;
+	rs.host_mem = j->host_mem;
+	rs.cpus = j->cpus;
 	rs.preempt_signal = j->preempt_signal;
 	rs.prepare = prepare;
 	if (j->stdio[0] >= 0 || j->stdio[1] >= 0 || j->stdio[2] >= 0)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hostres.h"
 #include "log.h"
 #include "notify.h"
 #include "parse.h"
@@ -335,6 +336,9 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		e->jobs->requeue = it->j.requeue;
 		e->jobs->preempt_signal = it->j.preempt_signal;
 		e->jobs->notify = it->j.notify != NULL || it->j.mail_user != NULL;
+		e->jobs->cpus = it->j.cpus;
+		e->jobs->host_mem = it->j.host_mem;
+		e->jobs->mem_per_cpu = it->j.mem_per_cpu;
 		if (it->j.held || it->j.gpus_allow != NULL || it->j.gpus_deny != NULL) {
 			struct engine_extra x = { it->j.held, 0, 0, it->j.gpus_allow,
 			    it->j.gpus_deny };
@@ -635,6 +639,54 @@ submit_lines(const struct proto_msg *m, int n, char ***argv, int **len, const ch
 	return 0;
 }
 
+/*
+ * The CPUs and host memory a job asks (-c, --mem, --mem-per-cpu) and those
+ * it takes unless it says ([resources]), into j; 0, or -1 with the error
+ * set where it could never run here.
+ */
+static int
+submit_host(struct submit_req *r, int gpus, uint64_t mem, struct store_job_new *j)
+{
+	const struct config *c = &r->e->cfg;
+	const struct proto_msg *m = r->msg;
+	int64_t cpus = proto_int(m, "cpus", 0), hmem = proto_int(m, "host_mem", 0);
+	int64_t per_cpu = proto_int(m, "mem_per_cpu", 0);
+	uint64_t largest = 0;
+	char a[16], b[16];
+	int i;
+
+	for (i = 0; i < r->e->gpus.n; i++)
+		if (r->e->gpus.gpus[i].total > largest)
+			largest = r->e->gpus.gpus[i].total;
+	if (cpus < 0 || cpus > 65536)
+		return submit_error(r, "-c: CPUs must be from 1 to 65536");
+	if (hmem < 0 || per_cpu < 0)
+		return submit_error(r, "--mem, --mem-per-cpu: host memory must not be negative");
+	if (hmem > 0 && per_cpu > 0)
+		return submit_error(r, "--mem and --mem-per-cpu: give one of them");
+	j->mem_per_cpu = (uint64_t)per_cpu;
+	if (r->e->slurm != NULL) {
+		/* what it asked goes on to sbatch; the rest is Slurm's to say */
+		j->cpus = (int)cpus;
+		j->host_mem = hostres_job_mem((uint64_t)hmem, (uint64_t)per_cpu, j->cpus, 0);
+		return 0;
+	}
+	j->cpus = hostres_job_cpus((int)cpus, gpus, mem, c->sched.cpus, c->cpus_per_gpu,
+	    r->e->gpus.n, largest);
+	j->host_mem = hostres_job_mem((uint64_t)hmem, (uint64_t)per_cpu, j->cpus,
+	    c->default_mem);
+	if (c->sched.cpus > 0 && j->cpus > c->sched.cpus)
+		return submit_error(r, "this job could never run: it asks for %d CPUs and this "
+		    "server gives jobs %d ([resources] cpus)", j->cpus, c->sched.cpus);
+	if (c->sched.host_mem > 0 && j->host_mem > c->sched.host_mem) {
+		fmt_size(j->host_mem, a, sizeof(a));
+		fmt_size(c->sched.host_mem, b, sizeof(b));
+		return submit_error(r, "this job could never run: it asks for %s of host memory "
+		    "and this server gives jobs %s ([resources] memory)", a, b);
+	}
+	return 0;
+}
+
 /* Whether ngpus GPUs of mem each could ever fit here (sched_could_fit). */
 int
 submit_could_fit(struct engine *e, int ngpus, uint64_t mem, char *why, size_t len)
@@ -858,6 +910,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		if (submit_could_fit(r->e, (int)gpus, (uint64_t)mem, why, sizeof(why)) == -1)
 			return submit_error(r, "this job could never run: %s", why);
 	}
+	if (submit_host(r, (int)gpus, (uint64_t)mem, &j) == -1)
+		return -1;
 	for (i = 0; i < nafter; i++) {
 		if (store_job_state(r->e->store, after[i], state, sizeof(state)) == -1)
 			return submit_error(r, "--after: no such job %lld", (long long)after[i]);

@@ -282,9 +282,17 @@ ctl_info_gpus(struct ctl_req *r, struct proto_buf *out)
 {
 	struct engine *e = r->e;
 	char ids[1024];
+	long long cpus;
+	uint64_t mem;
 	int i;
 
 	proto_put_str(out, "source", e->gpus.source);
+	/* the host's pool ([resources]), before the GPUs' rows */
+	engine_host_used(e, &cpus, &mem);
+	proto_put_int(out, "host_cpus", e->cfg.sched.cpus);
+	proto_put_int(out, "host_cpus_used", cpus);
+	proto_put_int(out, "host_mem", (int64_t)e->cfg.sched.host_mem);
+	proto_put_int(out, "host_mem_used", (int64_t)mem);
 	for (i = 0; i < e->gpus.n; i++) {
 		const struct gpu *g = &e->gpus.gpus[i];
 		proto_put_int(out, "index", g->index);

@@ -208,6 +208,35 @@ ctl_jobs_top(struct ctl_req *r, struct proto_buf *out)
 }
 
 /* nvq modify ID [-p PRIORITY] [-m MEM] [-t TIME]: a pending job's demands. */
+/*
+ * nvq modify -c and --mem: a --mem-per-cpu job's memory follows its CPUs;
+ * what could never run here is refused.  0, or -1 with the error set.
+ */
+static int
+ctl_jobs_modify_host(struct ctl_req *r, const struct job *j, struct store_change *c)
+{
+	const struct sched_settings *s = &r->e->cfg.sched;
+	char a[16], b[16];
+
+	if (c->has_cpus && !c->has_host_mem && j->mem_per_cpu > 0) {
+		c->has_host_mem = 1;
+		c->host_mem = j->mem_per_cpu * (uint64_t)c->cpus;
+		c->mem_per_cpu = j->mem_per_cpu;
+	}
+	if (c->has_cpus && s->cpus > 0 && c->cpus > s->cpus)
+		return ctl_req_error(r, "job %lld could never run so: %d CPUs, this server gives "
+		    "jobs %d ([resources] cpus); it is unchanged", (long long)j->id, c->cpus,
+		    s->cpus);
+	if (c->has_host_mem && s->host_mem > 0 && c->host_mem > s->host_mem) {
+		fmt_size(c->host_mem, a, sizeof(a));
+		fmt_size(s->host_mem, b, sizeof(b));
+		return ctl_req_error(r, "job %lld could never run so: %s of host memory, this "
+		    "server gives jobs %s ([resources] memory); it is unchanged",
+		    (long long)j->id, a, b);
+	}
+	return 0;
+}
+
 int
 ctl_jobs_modify(struct ctl_req *r, struct proto_buf *out)
 {
@@ -240,10 +269,22 @@ ctl_jobs_modify(struct ctl_req *r, struct proto_buf *out)
 				return ctl_req_error(r, "the time limit must be from 0 to %lld "
 				    "days", PARSE_MAX_LIMIT / 86400);
 			c.time_limit = m->fields[i].i;
+		} else if (strcmp(m->fields[i].key, "cpus") == 0) {
+			c.has_cpus = 1;
+			if (m->fields[i].i < 1 || m->fields[i].i > 65536)
+				return ctl_req_error(r, "-c: CPUs must be from 1 to 65536");
+			c.cpus = (int)m->fields[i].i;
+		} else if (strcmp(m->fields[i].key, "host_mem") == 0) {
+			c.has_host_mem = 1;
+			if (m->fields[i].i <= 0)
+				return ctl_req_error(r, "--mem: host memory must be above 0");
+			c.host_mem = (uint64_t)m->fields[i].i;
 		}
 	}
-	if (!c.has_priority && !c.has_mem && !c.has_time)
-		return ctl_req_error(r, "nothing to change: give -p, -m or -t");
+	if (!c.has_priority && !c.has_mem && !c.has_time && !c.has_cpus && !c.has_host_mem)
+		return ctl_req_error(r, "nothing to change: give -p, -m, -c, --mem or -t");
+	if (ctl_jobs_modify_host(r, j, &c) == -1)
+		return -1;
 	if (c.has_priority && c.priority > r->e->cfg.max_priority && c.priority > j->priority &&
 	    !r->admin)
 		return ctl_req_error(r, "priority %d is above [limits] max_priority (%d); only "
@@ -268,6 +309,12 @@ ctl_jobs_modify(struct ctl_req *r, struct proto_buf *out)
 		fmt_size(c.mem, a, sizeof(a));
 		off += (size_t)snprintf(why + off, sizeof(why) - off, " mem %s",
 		    c.mem ? a : "whole GPU");
+	}
+	if (c.has_cpus)
+		off += (size_t)snprintf(why + off, sizeof(why) - off, " cpus %d", c.cpus);
+	if (c.has_host_mem) {
+		fmt_size(c.host_mem, a, sizeof(a));
+		off += (size_t)snprintf(why + off, sizeof(why) - off, " host mem %s", a);
 	}
 	if (c.has_time) {
 		fmt_elapsed(c.time_limit, a, sizeof(a));

@@ -193,7 +193,8 @@ web_job_cb(void *arg, const struct store_col *c, int n)
 		else if (strcmp(k, "state") == 0)
 			cJSON_AddStringToObject(o, "state", c[i].s ? c[i].s : "");
 		else if (strcmp(k, "gpus") == 0 || strcmp(k, "mem_per_gpu") == 0 ||
-		    strcmp(k, "priority") == 0)
+		    strcmp(k, "priority") == 0 || strcmp(k, "cpus") == 0 ||
+		    strcmp(k, "host_mem") == 0)
 			cJSON_AddNumberToObject(o, k, c[i].type == STORE_INT ? (double)c[i].i : 0);
 		else if (strcmp(k, "submitted_at") == 0 || strcmp(k, "started_at") == 0)
 			cJSON_AddNumberToObject(o, k, c[i].type == STORE_REAL ? c[i].r : 0);
@@ -240,6 +241,23 @@ web_id_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The host's pool ([resources]): its CPUs and memory, and what the running jobs hold. */
+static void
+web_host(const struct engine *e, cJSON *root)
+{
+	cJSON *h = cJSON_AddObjectToObject(root, "host");
+	long long cpus;
+	uint64_t mem;
+
+	if (h == NULL)
+		return;
+	engine_host_used(e, &cpus, &mem);
+	cJSON_AddNumberToObject(h, "cpus", e->cfg.sched.cpus);
+	cJSON_AddNumberToObject(h, "cpus_used", (double)cpus);
+	cJSON_AddNumberToObject(h, "memory", (double)e->cfg.sched.host_mem);
+	cJSON_AddNumberToObject(h, "memory_used", (double)mem);
+}
+
 static enum MHD_Result
 web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 {
@@ -262,6 +280,7 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 		snprintf(name, sizeof(name), "%u", uid);
 		cJSON_AddStringToObject(root, "viewer_uid", name);
 	}
+	web_host(e, root);
 	gpus = cJSON_AddArrayToObject(root, "gpus");
 	for (i = 0; i < e->gpus.n; i++) {
 		const struct gpu *gp = &e->gpus.gpus[i];

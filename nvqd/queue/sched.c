@@ -33,6 +33,17 @@
  * The walk stops there; jobs of no GPU are still walked, as they start
  * whatever the GPUs hold.  What the rest would have been told comes from
  * sched_explain, over the state the pass ended in.
+ *
+ * The host's CPUs and memory ([resources] cpus, memory) are one more pool,
+ * asked of after the GPUs: a job that would start on its GPUs starts only
+ * if its CPUs (-c; 0 counts as 1) and host memory (--mem; 0 asks none) fit
+ * beside what the running jobs and those started before it hold.  Jobs
+ * have no time limit to reason with, so there is no backfill on the host:
+ * the first job whose CPUs or memory do not fit closes the host, and no
+ * later job starts in the pass (a -c 8 job is not passed for ever by -c 1
+ * ones).  Once the host is closed, or its CPUs all held, nothing more is
+ * held or claimed, so that the walk stops there and sched_explain tells the
+ * rest what the full pass would.  Preemption looks at GPU memory only.
  */
 #include <stdio.h>
 #include <string.h>
@@ -442,6 +453,89 @@ sched_place_own(struct sched_pass *p, const struct sched_job *j, struct sched_de
 			sched_claim(p, g, j->mem, j->id);
 }
 
+/* A job's CPUs: -c, at least 1. */
+static int64_t
+sched_ncpus(const struct sched_job *j)
+{
+	return j->cpus > 0 ? j->cpus : 1;
+}
+
+/* Whether no more job may start in this pass for the host's sake (see the top). */
+static int
+sched_host_closed(const struct sched_pass *p)
+{
+	return p->hblock || (p->s.cpus > 0 && p->cpu_used >= p->s.cpus);
+}
+
+/* Whether j's CPUs and host memory fit now; else d says why it waits. */
+static int
+sched_host_fits(const struct sched_pass *p, const struct sched_job *j, struct sched_decision *d)
+{
+	if (p->s.cpus > 0 && p->cpu_used + sched_ncpus(j) > p->s.cpus) {
+		d->why = SCHED_WAIT_CPUS;
+		d->host_used = (uint64_t)p->cpu_used;
+		return 0;
+	}
+	if (p->s.host_mem > 0 && j->host_mem > 0 && (j->host_mem > p->s.host_mem ||
+	    p->hmem_used > p->s.host_mem - j->host_mem)) {
+		d->why = SCHED_WAIT_HOST_MEM;
+		d->host_used = p->hmem_used;
+		return 0;
+	}
+	if (p->hblock) {
+		d->why = SCHED_WAIT_PRIORITY;
+		d->behind = p->hblocker;
+		return 0;
+	}
+	return 1;
+}
+
+static void
+sched_host_hold(struct sched_pass *p, const struct sched_job *j)
+{
+	p->cpu_used += sched_ncpus(j);
+	p->hmem_used += j->host_mem;
+}
+
+/*
+ * Places a waiting job on its GPUs (or its own, suspended), then on the
+ * host; with apply, what it holds or claims is counted, unless the host is
+ * closed.  One that would start but for the host claims no GPU: it closes
+ * the host, and nothing after it starts anyway.
+ */
+static void
+sched_place_all(struct sched_pass *p, const struct sched_job *j, struct sched_decision *d,
+    int apply)
+{
+	int own = j->suspended, go = own ? SCHED_RESUME : SCHED_START;
+
+	if (sched_host_closed(p))
+		apply = 0;
+	if (j->ngpus == 0 && !own)
+		d->why = SCHED_START;
+	else if (own)
+		sched_place_own(p, j, d, 0);
+	else
+		sched_place(p, j, d, 0);
+	if (d->why == go && !sched_host_fits(p, j, d)) {
+		d->gpumask = own ? j->gpumask : 0;
+		if (apply && !p->hblock) {
+			p->hblock = 1;
+			p->hblocker = j->id;
+		}
+		return;
+	}
+	if (!apply)
+		return;
+	/* the same decision again, now counted */
+	if (own)
+		sched_place_own(p, j, d, 1);
+	else if (j->ngpus > 0)
+		sched_place(p, j, d, 1);
+	if (d->why == go)
+		sched_host_hold(p, j);
+}
+
 /*
  * The decision for one waiting job (pending, or suspended), in its turn;
  * with apply, what it holds or claims is counted for the jobs after it.
@@ -462,7 +556,7 @@ sched_decide(struct sched_pass *p, const struct sched_job *j, struct sched_decis
 			return 0;
 		}
 		/* admitted once: limits and --after do not hold it back */
-		sched_place_own(p, j, d, apply);
+		sched_place_all(p, j, d, apply);
 		return d->why == SCHED_RESUME;
 	}
 	if (j->dep_wait) {
@@ -484,10 +578,7 @@ sched_decide(struct sched_pass *p, const struct sched_job *j, struct sched_decis
 		d->why = SCHED_WAIT_GPUS;
 		return 0;
 	}
-	if (j->ngpus == 0)
-		d->why = SCHED_START;
-	else
-		sched_place(p, j, d, apply);
+	sched_place_all(p, j, d, apply);
 	if (d->why != SCHED_START)
 		return 0;
 	if (apply)
@@ -524,6 +615,7 @@ sched_running(struct sched_pass *p, const struct sched_job *j, struct sched_deci
 	d->why = SCHED_RUNNING;
 	d->gpumask = j->gpumask;
 	sched_user_add(p, j);
+	sched_host_hold(p, j);
 	for (g = 0; g < p->ngpus; g++)
 		if (j->gpumask & (1ULL << g))
 			sched_hold(p, g, j->mem);
@@ -696,7 +788,7 @@ sched_walk(struct sched_pass *p, const struct sched_gpu *gpus, int ngpus,
 	for (;;) {
 		struct sched_job *best = NULL;
 
-		if (!saturated && sched_saturated(p)) {
+		if (!saturated && (sched_saturated(p) || sched_host_closed(p))) {
 			saturated = 1;
 			/* nothing gives way on a GPU that holds no job: no need to take it */
 			for (g = 0; g < p->ngpus; g++)
@@ -721,7 +813,8 @@ sched_walk(struct sched_pass *p, const struct sched_gpu *gpus, int ngpus,
 				best = &jobs[plan->order[susp]];
 			}
 		}
-		if (sched_peek(src, SCHED_SRC_CPU, &lc, &have_c, &more_c) &&
+		/* the host closed: no job of no GPU starts, none is looked at */
+		if (!sched_host_closed(p) && sched_peek(src, SCHED_SRC_CPU, &lc, &have_c, &more_c) &&
 		    (best == NULL || sched_before(&lc, best, s)))
 			pick = 1;
 		if (pick == -1 || (pick != 2 && n == cap))

@@ -68,6 +68,8 @@ struct sched_job {
 	double		slice_start;	/* running: when it started or last resumed */
 	double		share;		/* fair-share priority points: the same for all of
 					   a user's jobs (fairshare.h), 0 when off */
+	int		cpus;		/* CPUs it holds while running (-c); 0 counts as 1 */
+	uint64_t	host_mem;	/* host memory it holds while running (--mem); 0: none */
 };
 
 struct sched_settings {
@@ -79,6 +81,8 @@ struct sched_settings {
 	int		preempt;	/* enum sched_preempt_mode */
 	double		preempt_min_runtime;	/* seconds a job runs before it may be preempted */
 	int		spread;		/* placement = spread: the least loaded GPUs first */
+	int		cpus;		/* [resources] cpus: the machine's; 0: not counted */
+	uint64_t	host_mem;	/* [resources] memory: likewise, bytes */
 };
 
 enum sched_why {
@@ -92,7 +96,9 @@ enum sched_why {
 	SCHED_WAIT_PRIORITY,	/* would fit, but could delay a higher one */
 	SCHED_RESUME,		/* suspended: resumes now on its gpumask */
 	SCHED_SUSPENDED,	/* suspended by nvq suspend: waits for nvq resume */
-	SCHED_WAIT_PLACE	/* fewer GPUs than it needs are allowed (-w, -x) and not drained */
+	SCHED_WAIT_PLACE,	/* fewer GPUs than it needs are allowed (-w, -x) and not drained */
+	SCHED_WAIT_CPUS,	/* its CPUs (-c) do not fit beside the running jobs' */
+	SCHED_WAIT_HOST_MEM	/* nor its host memory (--mem) */
 };
 
 struct sched_decision {
@@ -100,6 +106,7 @@ struct sched_decision {
 	uint64_t	gpumask;	/* SCHED_START: where */
 	uint64_t	largest_free;	/* SCHED_WAIT_MEM: the best GPU's room */
 	int64_t		behind;		/* SCHED_WAIT_PRIORITY: the job it yields to */
+	uint64_t	host_used;	/* SCHED_WAIT_CPUS: CPUs in use; _HOST_MEM: bytes */
 };
 
 struct sched_plan {
@@ -156,6 +163,11 @@ struct sched_pass {
 	int64_t		claimer[SCHED_MAX_GPUS];
 	int		nclaims[SCHED_MAX_GPUS];
 	int		closed[SCHED_MAX_GPUS];	/* claimed beyond what we can reason about */
+	/* the host's CPUs and memory: held, and the first job that waits for them */
+	int64_t		cpu_used;
+	uint64_t	hmem_used;
+	int		hblock;
+	int64_t		hblocker;
 };
 
 /*

@@ -77,6 +77,9 @@ struct store_job_new {
 	const char	*notify;	/* --notify COMMAND, or NULL */
 	const char	*mail_user;	/* --mail-user ADDRESS, or NULL */
 	double		now;
+	int		cpus;		/* -c, or the default it got */
+	uint64_t	host_mem;	/* host memory, bytes; 0: none of its own */
+	uint64_t	mem_per_cpu;	/* --mem-per-cpu as asked; 0: not asked */
 };
 
 struct store_end {
@@ -190,6 +193,10 @@ struct store_change {
 	int		has_time;
 	int64_t		time_limit;	/* 0: none */
 	double		top_at;		/* > 0: its new place among its owner's jobs (nvq top) */
+	int		has_cpus, cpus;	/* -c */
+	int		has_host_mem;	/* --mem, or -c of a --mem-per-cpu job: */
+	uint64_t	host_mem;	/* its host memory now */
+	uint64_t	mem_per_cpu;	/* and --mem-per-cpu (0 once --mem replaces it) */
 };
 int		 store_job_modify(struct store *, int64_t id, const struct store_change *,
 		    double now, const char *reason);
@@ -282,6 +289,9 @@ struct store_active_job {
 	int		notify;		/* --notify or --mail-user given */
 	int64_t		slurm_id;	/* Slurm's job id; -1: none (013_slurm.sql) */
 	const char	*slurm_step;	/* a step nvqd follows on its node, or NULL (014) */
+	int		cpus;		/* 0: not recorded (before 020_resources.sql) */
+	uint64_t	host_mem;	/* 0: none */
+	uint64_t	mem_per_cpu;	/* 0: not asked */
 };
 
 /*
@@ -302,6 +312,8 @@ struct store_job_exec {
 	int		gpus;
 	uint64_t	mem;		/* per GPU; 0: whole GPUs */
 	int64_t		time_limit;	/* seconds; 0: none */
+	int		cpus;		/* 0: none recorded */
+	uint64_t	host_mem, mem_per_cpu;	/* 0: none */
 };
 
 /* Called once per row; a non-zero return stops the query. */

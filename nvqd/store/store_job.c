@@ -194,6 +194,10 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	sqlite3_bind_text(s, 25, j->gpus_deny, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 26, j->notify, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 27, j->mail_user, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 28, j->cpus);
+	sqlite3_bind_int64(s, 29, (int64_t)j->host_mem);
+	if (j->mem_per_cpu > 0)
+		sqlite3_bind_int64(s, 30, (int64_t)j->mem_per_cpu);
 	if (store_done(st, s) == -1)
 		return -1;
 	return copy ? 0 : store_event(st, id, j->now, "PENDING", j->held == 2 ?
@@ -898,7 +902,10 @@ store_job_modify(struct store *st, int64_t id, const struct store_change *c, dou
 	s = store_prepare(st, "UPDATE jobs SET priority = CASE WHEN ?1 THEN ?2 ELSE priority END, "
 	    "mem_per_gpu = CASE WHEN ?3 THEN ?4 ELSE mem_per_gpu END, "
 	    "time_limit = CASE WHEN ?5 THEN ?6 ELSE time_limit END, "
-	    "top_at = CASE WHEN ?7 > 0 THEN ?7 ELSE top_at END "
+	    "top_at = CASE WHEN ?7 > 0 THEN ?7 ELSE top_at END, "
+	    "cpus = CASE WHEN ?9 THEN ?10 ELSE cpus END, "
+	    "host_mem = CASE WHEN ?11 THEN ?12 ELSE host_mem END, "
+	    "mem_per_cpu = CASE WHEN ?11 THEN ?13 ELSE mem_per_cpu END "
 	    "WHERE id = ?8 AND state = 'PENDING'");
 	if (s == NULL)
 		goto fail;
@@ -912,6 +919,12 @@ store_job_modify(struct store *st, int64_t id, const struct store_change *c, dou
 		sqlite3_bind_int64(s, 6, c->time_limit);
 	sqlite3_bind_double(s, 7, c->top_at);
 	sqlite3_bind_int64(s, 8, id);
+	sqlite3_bind_int(s, 9, c->has_cpus);
+	sqlite3_bind_int(s, 10, c->cpus);
+	sqlite3_bind_int(s, 11, c->has_host_mem);
+	sqlite3_bind_int64(s, 12, (int64_t)c->host_mem);
+	if (c->mem_per_cpu > 0)
+		sqlite3_bind_int64(s, 13, (int64_t)c->mem_per_cpu);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1 ||
 	    store_event(st, id, now, "PENDING", reason) == -1)
 		goto fail;

@@ -41,7 +41,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 39)
+	if (n < 43)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -85,6 +85,9 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.stored_shared = (uint64_t)c[37].i;
 	a.stored_key = c[38].i;
 	a.stored_row = (uint64_t)c[39].i;
+	a.cpus = (int)c[40].i;
+	a.host_mem = (uint64_t)c[41].i;
+	a.mem_per_cpu = (uint64_t)c[42].i;
 	return x->cb(x->arg, &a);
 }
 
@@ -116,7 +119,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"coalesce((SELECT array_id FROM private.task_env WHERE job_id = jobs.id), 0), " \
 	STORE_ROW_SQL " + CASE WHEN array_id IS NOT NULL AND length(argv) = 0 THEN (SELECT " \
 	STORE_LEN("a.command") " + length(a.argv) FROM jobs a WHERE a.id = jobs.array_id) " \
-	"ELSE 0 END FROM jobs "
+	"ELSE 0 END, coalesce(cpus, 0), coalesce(host_mem, 0), coalesce(mem_per_cpu, 0) FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
@@ -279,7 +282,8 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 	"mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, " \
 	"reason, gpu_uuids, " STORE_COMMAND " AS command, cwd, time_limit, after, " \
 	"stdout_path, stderr_path, requeue, restarts, suspended_time, array_id, array_index, array_limit, held, " \
-	"gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step FROM jobs "
+	"gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step, cpus, host_mem, " \
+	"mem_per_cpu FROM jobs "
 #define STORE_JOBS_WHERE	"(?2 IS NULL OR user = ?2) " \
 	"AND (?3 IS NULL OR state = ?3) " \
 	"AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR " \
@@ -647,6 +651,11 @@ store_exec_row_cb(void *arg, const struct store_col *c, int n)
 	r.gpus = (int)c[10].i;
 	r.mem = c[11].type == STORE_NULL ? 0 : (uint64_t)c[11].i;
 	r.time_limit = c[12].type == STORE_NULL ? 0 : c[12].i;
+	if (n >= 16) {
+		r.cpus = (int)c[13].i;
+		r.host_mem = (uint64_t)c[14].i;
+		r.mem_per_cpu = (uint64_t)c[15].i;
+	}
 	return x->cb(x->arg, &r);
 }
 
@@ -659,7 +668,8 @@ store_job_exec(struct store *st, int64_t id, store_exec_cb cb, void *arg)
 	    "stderr_path, uid, gid, user, coalesce((SELECT env FROM private.job_env WHERE "
 	    "job_id = jobs.id), (SELECT a.env FROM private.task_env t JOIN private.array_env a "
 	    "ON a.array_id = t.array_id WHERE t.job_id = jobs.id)) AS env, "
-	    "groups, name, gpus, mem_per_gpu, time_limit FROM jobs WHERE id = ?", id,
+	    "groups, name, gpus, mem_per_gpu, time_limit, coalesce(cpus, 0), coalesce(host_mem, 0), "
+	    "coalesce(mem_per_cpu, 0) FROM jobs WHERE id = ?", id,
 	    store_exec_row_cb, &x);
 }
 

@@ -56,10 +56,17 @@ expect_none() {	# WHAT TEXT BYTES...: TEXT holds none of these byte strings
 }
 nvq() { "$NVQ_BIN" -s "$T/sock" "$@"; }
 
-# write_config [extra INI lines...]: a config with 2x16G virtual GPUs unless
-# the extra lines say otherwise.
+# write_config [extra INI lines...]: a config with 2x16G virtual GPUs and
+# 64 CPUs for jobs ([resources] cpus: this machine may have 2, and tests of
+# other things run more jobs at once) unless the extra lines say otherwise.
 write_config() {
 	{
+		local have_res=0 l
+		for l in "$@"; do [[ $l == "[resources]" ]] && have_res=1; done
+		if [ $have_res = 0 ]; then
+			echo "[resources]"
+			echo "cpus = 64"
+		fi
 		echo "[daemon]"
 		echo "socket = $T/sock"
 		echo "database = $T/nvq.db"

@@ -184,6 +184,9 @@ run_stream(uint64_t seed, int steps, int variant)
 	w.set.max_gpus = variant & 2 ? 4 : 0;
 	w.set.preempt = variant & 4 ? SCHED_PREEMPT_SUSPEND : SCHED_PREEMPT_OFF;
 	w.set.spread = (variant & 8) && (seed & 1);
+	/* odd seeds: the host's CPUs and memory counted too ([resources]) */
+	w.set.cpus = seed & 1 ? 6 : 0;
+	w.set.host_mem = seed & 1 ? 100 * G : 0;
 	for (g = 0; g < ngpus; g++) {
 		gpus[g].total = (g < 2 ? 80 : 40) * G;
 		gpus[g].outside = 0;
@@ -204,6 +207,8 @@ run_stream(uint64_t seed, int steps, int variant)
 			j->priority = (int)(rng() % 5);
 			j->submitted_at = now - (double)(rng() % 100);
 			j->dep_wait = rng() % 8 == 0;
+			j->cpus = (int)(rng() % 4);
+			j->host_mem = rng() % 3 == 0 ? (1 + rng() % 40) * G : 0;
 			/* variant 8: some may start only on some GPUs (-w, -x) */
 			if ((variant & 8) && rng() % 4 == 0) {
 				j->restrict_gpus = 1;
@@ -349,6 +354,23 @@ world_empty(struct world *w, const struct sched_settings *set)
 	waitq_init(&w->q);
 }
 
+/* n waiting jobs of kind and mem, ids from 2 in order, of nusers users from 1000. */
+static void
+world_queue(struct world *w, struct item *items, int n, int nusers, int kind, uint64_t mem)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		items[i].node.key = -(double)i / 3600.0;
+		items[i].node.at = i;
+		items[i].node.id = i + 2;
+		items[i].idx = 0;
+		assert_int_equal(waitq_add(&w->q, 1000 + (uint32_t)(i % nusers), kind, mem,
+		    &items[i].node), 0);
+	}
+	waitq_begin(&w->q);
+}
+
 /* With the GPUs full, a pass over 100,000 waiting jobs looks at a handful. */
 static void
 test_walk_stops(void **state)
@@ -357,27 +379,19 @@ test_walk_stops(void **state)
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
 	struct sched_gpu gpus[2] = { { 80 * G, 0, SCHED_AUTO, 0, 0 }, { 10 * G, 0, SCHED_TIMESLICE, 30, 0 } };
-	struct sched_settings set = { 0, 0, 1.0, 0, 0, 0, 0, 0 };
+	struct sched_settings set = { 0, 0, 1.0, 0, 0, 0, 0, 0, 0, 0 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
 	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
 	static struct item items[100000];
 	struct sched_job one;
-	int i, n;
+	int n;
 
 	(void)state;
 	world_empty(&w, &set);
 	/* a running job holds 70G; the jobs of 20G wait behind it */
 	job_of(&wj[0], 1, 1000, 70 * G, 1);
-	for (i = 0; i < 100000; i++) {
-		items[i].node.key = -(double)i / 3600.0;
-		items[i].node.at = i;
-		items[i].node.id = i + 2;
-		items[i].idx = 0;
-		assert_int_equal(waitq_add(&w.q, 1000 + (uint32_t)(i % 7), WAITQ_GPU, 20 * G,
-		    &items[i].node), 0);
-	}
-	waitq_begin(&w.q);
+	world_queue(&w, items, 100000, 7, WAITQ_GPU, 20 * G);
 	src.min_mem = waitq_min_mem(&w.q);
 	job_of(&w.jobs[0], 0, 1000, 20 * G, 0);
 	p.dec = dec;
@@ -402,6 +416,55 @@ test_walk_stops(void **state)
 	waitq_free(&w.q);
 }
 
+/*
+ * A --stdin sweep of 100,000 jobs of no GPU on 2 CPUs, both held: the pass
+ * looks at none of them (the host is closed), and each is told it waits
+ * for CPUs.
+ */
+static void
+test_walk_host_stops(void **state)
+{
+	static struct {
+		struct world	w;
+		struct sched_pass pass;
+		struct sched_job wj[MAXJ];
+		struct item	items[100000];
+	} h;
+	struct sched_gpu gpu = { 80 * G, 0, SCHED_AUTO, 0, 0 };
+	struct sched_settings set = { .aging = 1.0, .cpus = 2, .host_mem = 0 };
+	struct sched_source src = { world_next, world_drop, &h.w, 0, 0 };
+	struct sched_decision dec[MAXJ];
+	struct sched_plan p = { dec, (int[MAXJ]){ 0 }, 0, 0, 0 };
+	struct sched_job one;
+	int n;
+
+	(void)state;
+	world_empty(&h.w, &set);
+	/* a job of no GPU holds 1 CPU of 2 */
+	job_of(&h.wj[0], 1, 1000, 0, 1);
+	h.wj[0].ngpus = 0;
+	h.wj[0].gpumask = 0;
+	world_queue(&h.w, h.items, 100000, 1, WAITQ_CPU, 0);
+	/* one CPU free: one job starts, and the walk stops there */
+	n = sched_walk(&h.pass, &gpu, 1, &set, 1e6, h.wj, 1, MAXJ, &src, &p);
+	assert_int_equal(p.nstart, 1);
+	assert_int_equal(n, 2);
+	memset(&one, 0, sizeof(one));
+	one.id = 99999;
+	one.uid = 1000;
+	one.cpus = 1;
+	sched_explain(&h.pass, &one, &dec[0]);
+	assert_int_equal(dec[0].why, SCHED_WAIT_CPUS);
+	assert_int_equal(dec[0].host_used, 2);
+	/* both held: it looks at none */
+	h.wj[0].cpus = 2;
+	waitq_begin(&h.w.q);
+	n = sched_walk(&h.pass, &gpu, 1, &set, 1e6, h.wj, 1, MAXJ, &src, &p);
+	assert_int_equal(p.nstart, 0);
+	assert_int_equal(n, 1);
+	waitq_free(&h.w.q);
+}
+
 /* One user at max_running_jobs with 100,000 jobs: the pass reads the others' only. */
 static void
 test_walk_drops(void **state)
@@ -410,7 +473,7 @@ test_walk_drops(void **state)
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
 	struct sched_gpu gpu = { 80 * G, 0, SCHED_AUTO, 0, 0 };
-	struct sched_settings set = { 0, 0, 0, 2, 0, 0, 0, 0 };
+	struct sched_settings set = { 0, 0, 0, 2, 0, 0, 0, 0, 0, 0 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
 	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
@@ -595,6 +658,7 @@ main(void)
 		cmocka_unit_test(test_skiplist),
 		cmocka_unit_test(test_walk_agrees),
 		cmocka_unit_test(test_walk_stops),
+		cmocka_unit_test(test_walk_host_stops),
 		cmocka_unit_test(test_walk_drops),
 		cmocka_unit_test(test_waitq_order),
 		cmocka_unit_test(test_waitq_top),

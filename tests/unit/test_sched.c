@@ -37,6 +37,12 @@ struct tcase {
 /* id, uid, running, ngpus, mem, prio, submitted, dep_wait, mask */
 #define PEND(id, n, mem, prio, t) { id, 1000, 0, n, mem, prio, t, 0, 0 }
 #define RUN(id, n, mem, mask) { id, 1000, 1, n, mem, 0, 0, 0, mask }
+/* the host's CPUs and memory: jobs of -c CPUS and --mem HMEM, of one GPU of 1G or none */
+#define HOST_SET(nc, hmem) { .reserve_pct = 5, .cpus = (nc), .host_mem = (hmem) }
+#define PENDC(i, n, c, hm, t) { .id = (i), .uid = 1000, .ngpus = (n), .mem = (n) ? G : 0, \
+	.submitted_at = (t), .cpus = (c), .host_mem = (hm) }
+#define RUNC(i, n, c, hm) { .id = (i), .uid = 1000, .running = 1, .ngpus = (n), \
+	.mem = (n) ? G : 0, .gpumask = (n) ? 1 : 0, .cpus = (c), .host_mem = (hm) }
 
 static const struct tcase cases[] = {
 	{ "pack three 10G on 2x16G, a 2-GPU 4G job fits beside",
@@ -116,6 +122,35 @@ static const struct tcase cases[] = {
 	  2, { 16 * G, 16 * G }, { 0 }, { 0 }, NORES_SET, 100, 2,
 	  { RUN(1, 1, 10 * G, 2), PEND(2, 1, 4 * G, 0, 1) },
 	  { SCHED_RUNNING, SCHED_START }, { 2, 2 } },
+	{ "CPUs: no more running -c than the machine has",
+	  1, { 16 * G }, { 0 }, { 0 }, HOST_SET(4, 0), 100, 4,
+	  { RUNC(1, 0, 2, 0), PENDC(2, 0, 2, 0, 1), PENDC(3, 0, 1, 0, 2), PENDC(4, 1, 1, 0, 3) },
+	  { SCHED_RUNNING, SCHED_START, SCHED_WAIT_CPUS, SCHED_WAIT_CPUS }, { 0, 0, 0, 0 } },
+	{ "CPUs: -c 0 counts as 1",
+	  1, { 16 * G }, { 0 }, { 0 }, HOST_SET(2, 0), 100, 3,
+	  { RUNC(1, 0, 0, 0), PENDC(2, 0, 0, 0, 1), PENDC(3, 0, 0, 0, 2) },
+	  { SCHED_RUNNING, SCHED_START, SCHED_WAIT_CPUS }, { 0, 0, 0 } },
+	{ "CPUs: a -c 4 job that waits is not passed by a -c 1 one",
+	  1, { 16 * G }, { 0 }, { 0 }, HOST_SET(4, 0), 100, 3,
+	  { RUNC(1, 0, 2, 0), PENDC(2, 0, 4, 0, 1), PENDC(3, 0, 1, 0, 2) },
+	  { SCHED_RUNNING, SCHED_WAIT_CPUS, SCHED_WAIT_PRIORITY }, { 0, 0, 0 } },
+	{ "CPUs: a GPU job waiting for GPU memory holds no CPU job back",
+	  1, { 16 * G }, { 0 }, { 0 }, HOST_SET(4, 0), 100, 3,
+	  { RUN(1, 1, 15 * G, 1), PENDC(2, 1, 1, 0, 1), PENDC(3, 0, 2, 0, 2) },
+	  { SCHED_RUNNING, SCHED_WAIT_MEM, SCHED_START }, { 1, 0, 0 } },
+	{ "CPUs: a GPU job whose GPU fits waits for its CPUs",
+	  1, { 16 * G }, { 0 }, { 0 }, HOST_SET(4, 0), 100, 2,
+	  { RUNC(1, 0, 3, 0), PENDC(2, 1, 2, 0, 1) },
+	  { SCHED_RUNNING, SCHED_WAIT_CPUS }, { 0, 0 } },
+	{ "host memory: --mem jobs fit beside the running ones', no --mem asks none",
+	  1, { 16 * G }, { 0 }, { 0 }, HOST_SET(0, 10 * G), 100, 4,
+	  { RUNC(1, 0, 1, 6 * G), PENDC(2, 0, 1, 0, 1), PENDC(3, 0, 1, 4 * G, 2),
+	    PENDC(4, 0, 1, 1, 3) },
+	  { SCHED_RUNNING, SCHED_START, SCHED_START, SCHED_WAIT_HOST_MEM }, { 0, 0, 0, 0 } },
+	{ "host memory: a job that waits for it holds later ones back",
+	  1, { 16 * G }, { 0 }, { 0 }, HOST_SET(8, 10 * G), 100, 3,
+	  { RUNC(1, 0, 1, 6 * G), PENDC(2, 1, 1, 5 * G, 1), PENDC(3, 0, 1, 0, 2) },
+	  { SCHED_RUNNING, SCHED_WAIT_HOST_MEM, SCHED_WAIT_PRIORITY }, { 0, 0, 0 } },
 };
 
 static void

@@ -17,18 +17,16 @@
 
 #define GIB	(1ULL << 30)
 
-/* sbatch's arguments joined by spaces, or "" when refused (why in why). */
+/* sbatch's arguments for r joined by spaces, or "" when refused (why in why). */
 static const char *
-args(int gpus, uint64_t mem, int64_t limit, const char *out, char *why)
+joined_args(const struct slurm_req *r, char *why)
 {
 	static char joined[2048];
 	char buf[2048], *argv[SLURM_MAX_ARGS];
-	struct slurm_req r = { 7, "train", "/home/a", out, "/home/a/e", gpus, mem, GIB, limit,
-	    "gpu" };
 	int n, i;
 
 	joined[0] = '\0';
-	n = slurmjob_sbatch_args(&r, "/usr/bin/sbatch", buf, sizeof(buf), argv, SLURM_MAX_ARGS,
+	n = slurmjob_sbatch_args(r, "/usr/bin/sbatch", buf, sizeof(buf), argv, SLURM_MAX_ARGS,
 	    why, 256);
 	for (i = 0; i < n; i++) {
 		strcat(joined, i ? " " : "");
@@ -37,6 +35,26 @@ args(int gpus, uint64_t mem, int64_t limit, const char *out, char *why)
 	if (n > 0)
 		assert_null(argv[n]);
 	return joined;
+}
+
+/* Those of job 7, "train", of gpus GPUs of mem each. */
+static const char *
+args(int gpus, uint64_t mem, int64_t limit, const char *out, char *why)
+{
+	struct slurm_req r = { 7, "train", "/home/a", out, "/home/a/e", gpus, mem, GIB, limit,
+	    "gpu", 0, 0, 0 };
+
+	return joined_args(&r, why);
+}
+
+/* Those of a job of no GPU with -c, --mem or --mem-per-cpu. */
+static const char *
+host_args(int cpus, uint64_t host_mem, uint64_t per_cpu, char *why)
+{
+	struct slurm_req r = { 7, "prep", "/home/a", "/home/a/o", "/home/a/e", 0, 0, GIB, 0,
+	    "gpu", cpus, host_mem, per_cpu };
+
+	return joined_args(&r, why);
 }
 
 static void
@@ -58,6 +76,13 @@ test_sbatch_args(void **state)
 	assert_non_null(strstr(args(1, 0, 0, "/o", why), "--gres=gpu:1 --partition"));
 	assert_null(strstr(args(1, 0, 0, "/o", why), "--gpu-mem"));
 	assert_null(strstr(args(0, 0, 0, "/o", why), "--gres"));
+	/* -c, --mem and --mem-per-cpu go on, in MiB rounded up; none of them when not asked */
+	assert_null(strstr(args(0, 0, 0, "/o", why), "--cpus-per-task"));
+	assert_null(strstr(args(0, 0, 0, "/o", why), "--mem"));
+	assert_non_null(strstr(host_args(4, GIB + 1, 0, why), "--cpus-per-task=4 --mem=1025M "
+	    "--partition"));
+	assert_non_null(strstr(host_args(2, 2 * GIB, GIB, why), "--cpus-per-task=2 "
+	    "--mem-per-cpu=1024M --partition"));
 	/* % is Slurm's pattern: refused, not run somewhere else */
 	assert_string_equal(args(1, GIB, 0, "/home/a/%x.out", why), "");
 	assert_non_null(strstr(why, "without %"));
