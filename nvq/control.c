@@ -83,18 +83,28 @@ cmd_cancel(struct nvq_args *a)
 {
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
-	int64_t id;
+	int64_t *ids;
 	char *done;
-	int i, r, rc = 0;
+	int i, r, rc = 0, *kind;
 
-	if ((done = calloc((size_t)a->argc + 1, 1)) == NULL) {
+	done = calloc((size_t)a->argc + 1, 1);
+	ids = calloc((size_t)a->argc + 1, sizeof(*ids));
+	kind = calloc((size_t)a->argc + 1, sizeof(*kind));
+	if (done == NULL || ids == NULL || kind == NULL) {
 		nvq_err("out of memory");
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	for (i = 0; i < a->argc; i++) {
-		if (parse_id(a->argv[i], &id) == -1)
+		if ((kind[i] = task_id(a->socket, a->argv[i], &ids[i])) < 0) {
+			rc = rc == 1 || kind[i] == TASK_FAILED ? 1 : 2;
+			done[i] = 1;
+		}
+	}
+	for (i = 0; i < a->argc; i++) {
+		if (done[i] || kind[i] != TASK_JOB)
 			continue;
-		if ((r = control_cancel(a, &b, id, 1)) != 2)
+		if ((r = control_cancel(a, &b, ids[i], 1)) != 2)
 			done[i] = 1;
 		if (r == 1)
 			rc = 1;
@@ -102,23 +112,21 @@ cmd_cancel(struct nvq_args *a)
 	for (i = 0; i < a->argc; i++) {
 		if (done[i])
 			continue;
-		if ((r = control_array(a, a->argv[i], MSG_CANCEL, &m)) != 0) {
-			if (r == -1 || proto_int(&m, "skipped", 0) > 0)
+		if (kind[i] == TASK_ARRAY) {
+			if ((r = control_array(a, a->argv[i], MSG_CANCEL, &m)) == -1 ||
+			    (r == 1 && proto_int(&m, "skipped", 0) > 0))
 				rc = 1;
 			if (r == 1)
 				proto_msg_free(&m);
 			continue;
 		}
-		if (parse_id(a->argv[i], &id) == -1) {
-			nvq_err("\"%s\" is not a job id (nor A_, every task of array A)",
-			    a->argv[i]);
-			rc = rc ? rc : 2;
-			continue;
-		}
-		if (control_cancel(a, &b, id, 0) != 0)
+		if (control_cancel(a, &b, ids[i], 0) != 0)
 			rc = 1;
 	}
+out:
 	free(done);
+	free(ids);
+	free(kind);
 	proto_buf_free(&b);
 	return rc;
 }
@@ -134,8 +142,16 @@ control_ask(struct nvq_args *a, const char *name, int type, struct proto_buf *b,
 	struct proto_msg m;
 	const char *st;
 
-	if (parse_id(name, id) == -1) {
-		nvq_err("\"%s\" is not a job id", name);
+	switch (task_id(a->socket, name, id)) {
+	case TASK_JOB:
+		break;
+	case TASK_ARRAY:
+		nvq_err("%s: %s is every task of an array: nvq %s takes a job or a task (%lld_I)",
+		    a->cmd, name, a->cmd, (long long)*id);
+		return 2;
+	case TASK_FAILED:
+		return 1;
+	default:
 		return 2;
 	}
 	proto_begin(b, type);
@@ -218,10 +234,12 @@ cmd_restart(struct nvq_args *a)
 		proto_put_int(&b, "since", since);
 	}
 	for (i = 0; i < a->argc; i++) {
-		if (parse_id(a->argv[i], &id) == -1) {
-			nvq_err("\"%s\" is not a job id", a->argv[i]);
+		if ((n = task_id(a->socket, a->argv[i], &id)) != TASK_JOB) {
+			if (n == TASK_ARRAY)
+				nvq_err("restart: %s is every task of an array: name its tasks "
+				    "(%lld_I)", a->argv[i], (long long)id);
 			proto_buf_free(&b);
-			return 2;
+			return n == TASK_FAILED ? 1 : 2;
 		}
 		proto_put_int(&b, "id", id);
 	}
@@ -259,8 +277,16 @@ cmd_modify(struct nvq_args *a)
 	uint64_t mem;
 	int64_t id, secs;
 
-	if (parse_id(a->argv[0], &id) == -1) {
-		nvq_err("\"%s\" is not a job id", a->argv[0]);
+	switch (task_id(a->socket, a->argv[0], &id)) {
+	case TASK_JOB:
+		break;
+	case TASK_ARRAY:
+		nvq_err("modify: %s is every task of an array: name one (%lld_I)", a->argv[0],
+		    (long long)id);
+		return 2;
+	case TASK_FAILED:
+		return 1;
+	default:
 		return 2;
 	}
 	if (a->prio == NULL && a->mem == NULL && a->time == NULL) {
@@ -581,23 +607,48 @@ cmd_wait(struct nvq_args *a)
 {
 	struct proto_msg m;
 	struct nvq_row job;
-	int64_t id;
+	int64_t id, *ids, active;
 	useconds_t delay = 20000;
 	const char *st;
-	int i, rc = 0, r, fd = -1, tried = 0;
+	int i, rc = 0, r, fd = -1, tried = 0, *kind;
 
+	ids = calloc((size_t)a->argc + 1, sizeof(*ids));
+	kind = calloc((size_t)a->argc + 1, sizeof(*kind));
+	if (ids == NULL || kind == NULL) {
+		free(ids);
+		free(kind);
+		nvq_err("out of memory");
+		return 1;
+	}
+	/* every name checked (A_I found) before the first wait */
 	for (i = 0; i < a->argc; i++)
-		if (parse_id(a->argv[i], &id) == -1) {
-			nvq_err("\"%s\" is not a job id", a->argv[i]);
-			return 2;
+		if ((kind[i] = task_id(a->socket, a->argv[i], &ids[i])) < 0) {
+			r = kind[i] == TASK_FAILED ? 1 : 2;
+			free(ids);
+			free(kind);
+			return r;
 		}
 	for (i = 0; i < a->argc; i++) {
-		parse_id(a->argv[i], &id);
+		id = ids[i];
+		/* A_: until none of its tasks is active; the first that failed says */
+		while (kind[i] == TASK_ARRAY) {
+			if (task_array_look(a->socket, id, &active, &r) == -1) {
+				rc = 1;
+				goto out;
+			}
+			if (active == 0) {
+				if (rc == 0)
+					rc = r;
+				break;
+			}
+			wait_change(a->socket, &fd, &tried, &delay);
+		}
+		if (kind[i] == TASK_ARRAY)
+			continue;
 		for (;;) {
 			if (jobs_fetch(a->socket, id, &m, &job) == -1) {
-				if (fd != -1)
-					close(fd);
-				return 1;
+				rc = 1;
+				goto out;
 			}
 			st = row_str(&m, &job, "state");
 			if (st && !fmt_state_active(st))
@@ -610,7 +661,10 @@ cmd_wait(struct nvq_args *a)
 		if (rc == 0)
 			rc = r;
 	}
+out:
 	if (fd != -1)
 		close(fd);
+	free(ids);
+	free(kind);
 	return rc;
 }

@@ -28,6 +28,7 @@ static const struct option nvq_longs[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "error", required_argument, NULL, 'e' },
 	{ "after", required_argument, NULL, OPT_AFTER },
+	{ "dependency", required_argument, NULL, 'd' },	/* Slurm's -d, --dependency */
 	{ "parsable", no_argument, NULL, OPT_PARSABLE },
 	{ "requeue", no_argument, NULL, OPT_REQUEUE },
 	{ "signal", required_argument, NULL, OPT_SIGNAL },
@@ -54,19 +55,25 @@ static const struct option nvq_longs[] = {
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
+	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
 	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] [--] "
 	  "COMMAND [ARG...]\n"
+	  "       --after ID[,ID...]: start once they all COMPLETED (A_ or an array's id: "
+	  "every task of array A; A_I: its task I)\n"
+	  "       -d, --dependency LIST: Slurm's sbatch -d: afterok:ID[:ID...], afterany:, "
+	  "afternotok:, after: (started), singleton; ',' = all of them ('?' refused); a "
+	  "dependency that can never hold cancels the job (Slurm leaves it pending)\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #NVQ lines give options too; the command line's win)",
-	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after parsable "
-	  "requeue signal array stdin hold gpu-list exclude notify mail-user json",
+	  "+g:m:p:n:t:o:e:w:x:d:", "gpus mem priority name time output error after parsable "
+	  "requeue signal array stdin hold gpu-list exclude notify mail-user json "
+	  "dependency",
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "run", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] COMMAND "
-	  "[ARG...]",
-	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after requeue "
-	  "signal gpu-list exclude",
+	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] "
+	  "COMMAND [ARG...]   (--after, -d: as nvq submit's)",
+	  "+g:m:p:n:t:o:e:w:x:d:", "gpus mem priority name time output error after requeue "
+	  "signal gpu-list exclude dependency",
 	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's, "
 	  "Ctrl-C cancels it" },
 	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--format COLUMNS] [--json]", "aru:",
@@ -219,6 +226,7 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case 'u': a->user = optarg; break;
 		case 'f': a->follow = 1; break;
 		case OPT_AFTER: a->after = optarg; break;
+		case 'd': a->dependency = optarg; break;
 		case OPT_PARSABLE: a->parsable = 1; break;
 		case OPT_REQUEUE: a->requeue = 1; break;
 		case OPT_FAILED: a->failed = 1; break;

@@ -232,6 +232,26 @@ int		 store_job_unhold(struct store *, int64_t id, double now, const char *reaso
 int		 store_switches(struct store *, int64_t id, store_row_cb, void *);
 /* Copies the job's state into buf; returns 0, or -1 if there is no such job. */
 int		 store_job_state(struct store *, int64_t id, char *buf, size_t len);
+/*
+ * Job id's state (into buf) and the array it is a task of (*array; 0 for
+ * none): 0, or -1 if there is no such job.
+ */
+int		 store_job_of_array(struct store *, int64_t id, char *buf, size_t len,
+		    int64_t *array);
+/* The job id of array's task of index (nvq's A_I): 0, or -1 if there is none. */
+int		 store_array_task(struct store *, int64_t array, int64_t index, int64_t *id);
+/* How many of array's tasks did not end COMPLETED (into *n): 0, or -1. */
+int		 store_array_unfinished(struct store *, int64_t array, int64_t *n);
+/*
+ * nvq show A_ and nvq wait A_: array's tasks per state ("task_state",
+ * "tasks"), its first STORE_ARRAY_SHOWN tasks by index ("task",
+ * "task_index", "task_state", "task_reason"), and its first task that
+ * ended but did not complete ("failed", "failed_state", "failed_code",
+ * "failed_signal"), as rows to cb.  Each reads the array's tasks only
+ * (the array_task index): bounded by an array's size.  0, or -1.
+ */
+#define STORE_ARRAY_SHOWN	50	/* store_query.c writes it in its SQL */
+int		 store_array_show(struct store *, int64_t array, store_row_cb, void *);
 
 /*
  * A job nvqd follows (PENDING, RUNNING or SUSPENDED) as stored, read at

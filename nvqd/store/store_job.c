@@ -881,6 +881,63 @@ store_job_state(struct store *st, int64_t id, char *buf, size_t len)
 	return r;
 }
 
+int
+store_job_of_array(struct store *st, int64_t id, char *buf, size_t len, int64_t *array)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT state, coalesce(array_id, 0) FROM jobs "
+	    "WHERE id = ?");
+	int r = -1;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+		*array = sqlite3_column_int64(s, 1);
+		r = 0;
+	}
+	store_release(st, s);
+	return r;
+}
+
+int
+store_array_task(struct store *st, int64_t array, int64_t index, int64_t *id)
+{
+	/* schema/020_array_task.sql's index: O(log n) whatever the array's size */
+	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs INDEXED BY jobs_array_task "
+	    "WHERE array_id = ? AND array_index = ?");
+	int r = -1;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, array);
+	sqlite3_bind_int64(s, 2, index);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		*id = sqlite3_column_int64(s, 0);
+		r = 0;
+	}
+	store_release(st, s);
+	return r;
+}
+
+int
+store_array_unfinished(struct store *st, int64_t array, int64_t *n)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT count(*) FROM jobs WHERE array_id = ? AND "
+	    "state != 'COMPLETED'");
+	int r = -1;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, array);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		*n = sqlite3_column_int64(s, 0);
+		r = 0;
+	}
+	store_release(st, s);
+	return r;
+}
+
 /* nvq modify and nvq top of a pending job: what c has, with its event. */
 int
 store_job_modify(struct store *st, int64_t id, const struct store_change *c, double now,

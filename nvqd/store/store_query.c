@@ -608,6 +608,25 @@ store_event_add(struct store *st, int64_t id, double at, const char *state, cons
 }
 
 int
+store_array_show(struct store *st, int64_t array, store_row_cb cb, void *arg)
+{
+	if (store_rows_of(st, "SELECT state AS task_state, count(*) AS tasks FROM jobs "
+	    "INDEXED BY jobs_array_task WHERE array_id = ? GROUP BY state ORDER BY state",
+	    array, cb, arg) == -1)
+		return -1;
+	if (store_rows_of(st, "SELECT id AS task, array_index AS task_index, state AS "
+	    "task_state, coalesce(reason, '') AS task_reason FROM jobs INDEXED BY "
+	    "jobs_array_task WHERE array_id = ? ORDER BY array_index LIMIT "
+	    "50", array, cb, arg) == -1)
+		return -1;
+	return store_rows_of(st, "SELECT id AS failed, state AS failed_state, "
+	    "coalesce(exit_code, -1) AS failed_code, coalesce(signal, 0) AS failed_signal "
+	    "FROM jobs INDEXED BY jobs_array_task WHERE array_id = ? AND state NOT IN "
+	    "('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETED') ORDER BY array_index LIMIT 1",
+	    array, cb, arg);
+}
+
+int
 store_events(struct store *st, int64_t id, store_row_cb cb, void *arg)
 {
 	return store_rows_of(st, "SELECT at, state, reason FROM events "
