@@ -90,7 +90,7 @@ task_array_look(const char *socket, int64_t array, int64_t *active, int *status)
 	if (task_fetch(socket, array, &m) == -1)
 		return -1;
 	*active = 0;
-	n = client_rows(&m, "task_state", 0, &rows);
+	n = client_rows(&m, "tasks", 0, &rows);
 	for (i = 0; i < n; i++)
 		if ((st = row_str(&m, &rows[i], "task_state")) != NULL && fmt_state_active(st))
 			*active += row_int(&m, &rows[i], "tasks", 0);

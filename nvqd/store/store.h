@@ -243,8 +243,8 @@ int		 store_array_task(struct store *, int64_t array, int64_t index, int64_t *id
 /* How many of array's tasks did not end COMPLETED (into *n): 0, or -1. */
 int		 store_array_unfinished(struct store *, int64_t array, int64_t *n);
 /*
- * nvq show A_ and nvq wait A_: array's tasks per state ("task_state",
- * "tasks"), its first STORE_ARRAY_SHOWN tasks by index ("task",
+ * nvq show A_ and nvq wait A_: array's tasks per state ("tasks",
+ * "task_state"), its first STORE_ARRAY_SHOWN tasks by index ("task",
  * "task_index", "task_state", "task_reason"), and its first task that
  * ended but did not complete ("failed", "failed_state", "failed_code",
  * "failed_signal"), as rows to cb.  Each reads the array's tasks only

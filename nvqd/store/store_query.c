@@ -610,7 +610,7 @@ store_event_add(struct store *st, int64_t id, double at, const char *state, cons
 int
 store_array_show(struct store *st, int64_t array, store_row_cb cb, void *arg)
 {
-	if (store_rows_of(st, "SELECT state AS task_state, count(*) AS tasks FROM jobs "
+	if (store_rows_of(st, "SELECT count(*) AS tasks, state AS task_state FROM jobs "
 	    "INDEXED BY jobs_array_task WHERE array_id = ? GROUP BY state ORDER BY state",
 	    array, cb, arg) == -1)
 		return -1;

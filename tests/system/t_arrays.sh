@@ -35,3 +35,76 @@ t_arrays_after_whole() {	# --after A (an array's id) and A_ wait for every task,
 	expect_eq "in one line" "$(echo "$out" | wc -l)" 1
 	expect_match "A_ of no array" "$(nvq submit --after "${b}_" true 2>&1)" "job $b is not an array's id"
 }
+
+t_arrays_ids() {	# A_I and A_ in show, log, wait, hold, release, modify, cancel; an unknown A_I in one line
+	write_config; start_nvqd || return
+	local a out rc
+	a=$(submit -g 0 --array 0,3,5 -o "$T/o.%a" sh -c 'echo "task $NVQ_ARRAY_INDEX"; exit $((NVQ_ARRAY_INDEX == 3))')
+	nvq wait "${a}_" > /dev/null; rc=$?
+	expect_eq "wait A_: every task ended, the first failure's status" "$rc" 1
+	expect_eq "no task left active" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE
+	    array_id = $a AND state IN ('PENDING', 'RUNNING')")" 0
+	expect_eq "show A_I: the task's job" "$(nvq show --json "${a}_5" | head -1 |
+	    grep -o '"id": *[0-9]*' | head -1 | tr -dc 0-9)" "$((a + 2))"
+	expect_eq "log A_I" "$(nvq log "${a}_3")" "task 3"
+	out=$(nvq show "${a}_")
+	expect_match "show A_: tasks per state" "$out" "array $a: 3 tasks: 2 COMPLETED, 1 FAILED"
+	expect_match "then its tasks" "$out" "${a}_3 +job $((a + 1)) +FAILED"
+	out=$(nvq show "${a}_4" 2>&1); rc=$?
+	expect_match "unknown A_I" "$out" "no task ${a}_4: array $a has no task of index 4"
+	expect_eq "in one line, exit 1" "$(echo "$out" | wc -l) $rc" "1 1"
+	expect_match "not an id" "$(nvq show "${a}_x" 2>&1; echo "rc=$?")" "is not a job id.*rc=2"
+	nvq wait "${a}_0" "${a}_5"; expect_eq "wait A_I A_I: both COMPLETED" "$?" 0
+	# a pending array: hold, modify, release and cancel one task by its index
+	a=$(submit -g 0 --hold --array 0-3 true)
+	expect_match "hold A_I" "$(nvq hold "${a}_2" 2>&1)" "job $((a + 2)) is held already"
+	expect_match "modify A_I" "$(nvq modify -p 5 "${a}_2")" "$((a + 2))"
+	expect_eq "its priority" "$(field "$((a + 2))" priority)" 5
+	nvq release "${a}_2" > /dev/null
+	wait_state "$((a + 2))" COMPLETED
+	expect_eq "the others stay held" "$(state "$((a + 1))")" PENDING
+	nvq cancel "${a}_1" > /dev/null
+	expect_eq "cancel A_I" "$(state "$((a + 1))")" CANCELLED
+	nvq cancel "${a}_" > /dev/null
+	expect_eq "cancel A_: the rest" "$(sqlite3 "$T/nvq.db" "SELECT group_concat(state) FROM jobs
+	    WHERE array_id = $a ORDER BY id")" "CANCELLED,CANCELLED,COMPLETED,CANCELLED"
+	nvq wait "${a}_"; expect_eq "wait A_ of a cancelled array: 125" "$?" 125
+}
+
+t_deps_kinds() {	# -d: afterok, afterany, afternotok, after, ',' for all; '?' refused; the reason; never satisfied
+	write_config; start_nvqd || return
+	local ok bad slow b c d e f g out
+	ok=$(submit -g 0 true); bad=$(submit -g 0 false); slow=$(submit -g 0 sleep 2)
+	wait_state "$ok" COMPLETED; wait_state "$bad" FAILED
+	b=$(submit -g 0 -d "afterany:$bad" true)
+	c=$(submit -g 0 --dependency "afternotok:$bad" true)
+	d=$(submit -g 0 -d "afternotok:$ok" true)
+	e=$(submit -g 0 -d "afterok:$ok:$slow,afterany:$bad" true)
+	f=$(submit -g 0 -d "after:$slow" true)
+	g=$(submit -g 0 -d "afterany:$slow" true)
+	wait_state "$b" COMPLETED; wait_state "$c" COMPLETED; wait_state "$f" COMPLETED
+	expect_eq "after: ran while the job it follows runs" "$(state "$slow")" RUNNING
+	expect_eq "afterok on a running job waits" "$(state "$e")" PENDING
+	expect_match "its reason names what it waits for" \
+	    "$(nvq list | awk -v id="$g" '$1 == id')" "Dependency \(afterany:$slow\)"
+	wait_state "$d" CANCELLED
+	expect_eq "afternotok of a job that completed: never" "$(field "$d" reason)" \
+	    "DependencyNeverSatisfied (afternotok:$ok ended COMPLETED)"
+	expect_match "nvq show says what it waits for" "$(nvq show "$e")" \
+	    "after +afterok:$ok:$slow,afterany:$bad"
+	wait_state "$e" COMPLETED; wait_state "$g" COMPLETED
+	out=$(nvq submit -d "afterok:$ok?afterany:$bad" true 2>&1)
+	expect_match "'?' refused" "$out" "'\?' \(any one of them\) is not supported"
+	expect_eq "in one line" "$(echo "$out" | wc -l)" 1
+	expect_match "an unknown kind" "$(nvq submit -d "aftercorr:$ok" true 2>&1; echo "rc=$?")" \
+	    "\"aftercorr\": not a dependency nvq knows.*rc=2"
+	expect_match "a bare id is afterany, as Slurm's" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT after FROM jobs WHERE id = $(submit -g 0 -d "$bad" true)")" \
+	    "^afterany:$bad$"
+	expect_match "--after is afterok" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT after FROM jobs WHERE id = $(submit -g 0 --after "$ok,$bad" true)")" \
+	    "^afterok:$ok:$bad$"
+	expect_match "--after takes ids only" "$(nvq submit --after "afterany:$ok" true 2>&1)" \
+	    "not a list of job ids"
+	expect_match "no such job" "$(nvq submit -d "afterok:999999" true 2>&1)" "no such job 999999"
+}
