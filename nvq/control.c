@@ -74,9 +74,76 @@ control_cancel(struct nvq_args *a, struct proto_buf *b, int64_t id, int pending_
 }
 
 /*
+ * nvq cancel --all, -u USER, -t STATES, -n NAME [ID...]: one request; nvqd
+ * cancels the active jobs that match (and are among the ids, if given),
+ * as it does an array's tasks.  0, 1 or 2.
+ */
+static int
+control_cancel_filter(struct nvq_args *a, const char *states)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row *rows = NULL;
+	const char *st;
+	char buf[128], *p, *tok, *save = NULL;
+	int64_t mask = 0, id;
+	int i, n, rc = 0;
+
+	if (states != NULL) {
+		snprintf(buf, sizeof(buf), "%s", states);
+		for (p = buf; (tok = strtok_r(p, ",", &save)) != NULL; p = NULL) {
+			if ((st = fmt_state(tok)) == NULL || !fmt_state_active(st)) {
+				nvq_err("cancel: --state %s: %s", tok, st == NULL ? "not a state "
+				    "(PENDING, RUNNING, SUSPENDED or PD, R, S)" : "not a state a "
+				    "job can be cancelled in (PENDING, RUNNING, SUSPENDED)");
+				return 2;
+			}
+			mask |= strcmp(st, "PENDING") == 0 ? 1 : strcmp(st, "RUNNING") == 0 ? 2 : 4;
+		}
+		if (mask == 0 || strlen(states) >= sizeof(buf)) {
+			nvq_err("cancel: --state %s: not a list of states", states);
+			return 2;
+		}
+	}
+	proto_begin(&b, MSG_CANCEL);
+	proto_put_int(&b, "filter", 1);
+	if (a->user != NULL)
+		proto_put_str(&b, "user", a->user);
+	if (a->name != NULL)
+		proto_put_str(&b, "name", a->name);
+	if (mask != 0)
+		proto_put_int(&b, "states", mask);
+	for (i = 0; i < a->argc; i++) {
+		if ((n = task_id(a->socket, a->argv[i], &id)) != TASK_JOB) {
+			if (n == TASK_ARRAY)
+				nvq_err("cancel: %s with a filter: give jobs or tasks (A_I), or the "
+				    "array alone", a->argv[i]);
+			proto_buf_free(&b);
+			return n == TASK_FAILED ? 1 : 2;
+		}
+		proto_put_int(&b, "only", id);
+	}
+	if (client_call(a->socket, &b, &m) == -1) {
+		proto_buf_free(&b);
+		return 1;
+	}
+	proto_buf_free(&b);
+	n = client_rows(&m, "id", 0, &rows);
+	printf("%d job%s cancelled\n", n, n == 1 ? "" : "s");
+	if (proto_int(&m, "skipped", 0) > 0) {
+		nvq_err("%lld not cancelled: %s", (long long)proto_int(&m, "skipped", 0),
+		    fmt_safe(proto_str(&m, "error") ? proto_str(&m, "error") : "?"));
+		rc = 1;
+	}
+	free(rows);
+	proto_msg_free(&m);
+	return rc;
+}
+
+/*
  * nvq cancel ID...: the pending ones first, then the rest, so that none of
  * them starts in between (a running one cancelled first could free its GPU
- * for a pending one named after it).
+ * for a pending one named after it).  With a filter: control_cancel_filter.
  */
 int
 cmd_cancel(struct nvq_args *a)
@@ -87,6 +154,13 @@ cmd_cancel(struct nvq_args *a)
 	char *done;
 	int i, r, rc = 0, *kind;
 
+	/* -t is --state here, as scancel's (nvq.c files it under -t TIME) */
+	if (a->all || a->user != NULL || a->state != NULL || a->time != NULL || a->name != NULL)
+		return control_cancel_filter(a, a->state != NULL ? a->state : a->time);
+	if (a->argc == 0) {
+		nvq_err("cancel: give job ids or a filter (--all, -u USER, -t STATES, -n NAME)");
+		return 2;
+	}
 	done = calloc((size_t)a->argc + 1, 1);
 	ids = calloc((size_t)a->argc + 1, sizeof(*ids));
 	kind = calloc((size_t)a->argc + 1, sizeof(*kind));

@@ -80,8 +80,14 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "all expand user state json format",
 	  0, 0, cmd_list, "pending and running jobs; -a adds finished ones" },
 	{ "show", "[--json] ID", "", "json", 1, 1, cmd_show, "one job, its runs and events" },
-	{ "cancel", "ID...   (A_: every task of array A)", "", "", 1, -1, cmd_cancel,
-	  "cancel jobs (your own; root: any)" },
+	{ "cancel", "[--all] [-u USER] [-t STATES] [-n NAME] [ID...]   (A_: every task of "
+	  "array A; A_I: its task I)\n"
+	  "       --all: all your jobs (root and admins: add a filter); -u, --user USER: USER's "
+	  "jobs; -t, --state STATES: in these states (PENDING,RUNNING,SUSPENDED or PD,R,S; any "
+	  "case); -n, --name NAME: named NAME.  As scancel's -u, -t, -n: they narrow each "
+	  "other and the ids given; without -u, your own jobs",
+	  "au:t:n:", "all user state name", 0, -1, cmd_cancel,
+	  "cancel jobs (your own; root: any), by id or by filter" },
 	{ "hold", "ID...   (A_: every task of array A)", "", "", 1, -1, cmd_hold,
 	  "pending jobs: not started until released; running ones: their GPU locks "
 	  "taken back" },

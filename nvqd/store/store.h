@@ -338,6 +338,13 @@ int		 store_job_slurm(struct store *, int64_t id, int64_t slurm_id, const char *
 		    double now, const char *why);
 /* Job id's row as store_active reads it (whatever its state). */
 int		 store_active_one(struct store *, int64_t id, store_active_cb, void *);
+/*
+ * nvq cancel's filters: the ids of the active jobs of user (NULL: anyone's)
+ * named name (NULL: any name), by id, into *ids (*n; the caller frees).
+ * Reads the active jobs only (jobs_active).  0, or -1.
+ */
+int		 store_active_match(struct store *, const char *user, const char *name,
+		    int64_t **ids, int *n);
 /* The ids of array's active tasks, into *ids (*n; the caller frees).  0, or -1. */
 int		 store_array_active(struct store *, int64_t array, int64_t **ids, int *n);
 /*

@@ -170,6 +170,21 @@ store_array_active(struct store *st, int64_t array, int64_t **ids, int *n)
 	return store_ids(s, ids, n);
 }
 
+int
+store_active_match(struct store *st, const char *user, const char *name, int64_t **ids,
+    int *n)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs INDEXED BY jobs_active WHERE "
+	    "state IN ('PENDING', 'RUNNING', 'SUSPENDED') AND (?1 IS NULL OR user = ?1) AND "
+	    "(?2 IS NULL OR name = ?2) ORDER BY id");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_text(s, 1, user, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	return store_ids(s, ids, n);
+}
+
 /* The finished states nvq restart --failed takes */
 #define STORE_FAILED	"('FAILED', 'TIMEOUT', 'NODE_FAIL')"
 

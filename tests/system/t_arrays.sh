@@ -108,3 +108,36 @@ t_deps_kinds() {	# -d: afterok, afterany, afternotok, after, ',' for all; '?' re
 	    "not a list of job ids"
 	expect_match "no such job" "$(nvq submit -d "afterok:999999" true 2>&1)" "no such job 999999"
 }
+
+t_cancel_filters() {	# nvq cancel --all, -u, -t/--state, -n/--name, with ids; a user's own only; root's --all alone refused
+	write_config; start_nvqd || return
+	local x1 x2 y1 y2 out rc u1 u2
+	x1=$(submit -g 0 --hold -n x true); x2=$(submit -g 0 --hold -n x true)
+	y1=$(submit -g 0 -n y sleep 30); y2=$(submit -g 0 --hold -n y true)
+	wait_state "$y1" RUNNING
+	out=$(nvq cancel --all 2>&1); rc=$?
+	expect_match "root's --all alone: refused" "$out" "would cancel every user's jobs: add -u USER"
+	expect_eq "exit 1, nothing cancelled" "$rc $(state "$x1")" "1 PENDING"
+	expect_match "a finished state" "$(nvq cancel --state CD 2>&1; echo "rc=$?")" \
+	    "not a state a job can be cancelled in.*rc=2"
+	expect_match "not a state" "$(nvq cancel -t bogus 2>&1; echo "rc=$?")" "not a state .*rc=2"
+	expect_eq "--state PD --name y: the pending y" "$(nvq cancel --state PD --name y)" "1 job cancelled"
+	expect_eq "which" "$(state "$y2") $(state "$y1")" "CANCELLED RUNNING"
+	expect_eq "-t r,pd -n x with an id: that one" "$(nvq cancel -t r,pd -n x "$x2")" "1 job cancelled"
+	expect_eq "which" "$(state "$x2") $(state "$x1")" "CANCELLED PENDING"
+	expect_eq "nothing matches: 0, exit 0" "$(nvq cancel -n nosuch; echo "rc=$?")" \
+	    "0 jobs cancelled"$'\n'"rc=0"
+	make_users || { skip "cannot create users"; return; }
+	chmod 755 "$T"
+	u1=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 --hold true)
+	u2=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 sleep 30)
+	wait_state "$u2" RUNNING
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" cancel -u root 2>&1)
+	expect_match "another user's: refused as by id" "$out" "belongs to root; only its owner or root may cancel it"
+	expect_eq "a user's --all: their own two" \
+	    "$(as_user nvqta "$NVQ_BIN" -s "$T/sock" cancel --all)" "2 jobs cancelled"
+	wait_state "$u2" CANCELLED
+	expect_eq "root's stay" "$(state "$x1") $(state "$y1") $(state "$u1")" "PENDING RUNNING CANCELLED"
+	expect_eq "root: -u USER" "$(nvq cancel -u root)" "2 jobs cancelled"
+	wait_state "$y1" CANCELLED
+}
