@@ -185,7 +185,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate stageplan xreg gate jobtab store job ctl_check
+	  esc stored webrate stageplan xreg gate jobtab store job ctl_check dep
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -203,6 +203,7 @@ $(BUILD)/tests/test_fairshare: $(call obj,tests/unit/test_fairshare.c nvqd/queue
 $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c common/parse.c \
 	    common/paths.c common/rlimits.c common/roff.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
+$(BUILD)/tests/test_dep: $(call obj,tests/unit/test_dep.c common/dep.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/engine/slurmjob.c)
 $(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/store/stored.c)

@@ -26,6 +26,37 @@ dep_kind_name(int kind)
 	return kind >= 0 && kind <= DEP_AFTER ? dep_names[kind] : "?";
 }
 
+int
+dep_holds(int kind, const char *state)
+{
+	int ok = strcmp(state, "COMPLETED") == 0;
+
+	if (strcmp(state, "PENDING") == 0)
+		return DEP_WAIT;
+	if (strcmp(state, "RUNNING") == 0 || strcmp(state, "SUSPENDED") == 0)
+		return kind == DEP_AFTER ? DEP_MET : DEP_WAIT;
+	switch (kind) {
+	case DEP_AFTEROK:
+		return ok ? DEP_MET : DEP_NEVER;
+	case DEP_AFTERNOTOK:
+		return ok ? DEP_NEVER : DEP_MET;
+	default:	/* afterany, after: it ended */
+		return DEP_MET;
+	}
+}
+
+int
+dep_array_holds(int kind, int64_t active, int64_t unfinished)
+{
+	if (active > 0)
+		return DEP_WAIT;
+	if (kind == DEP_AFTEROK && unfinished > 0)
+		return DEP_NEVER;
+	if (kind == DEP_AFTERNOTOK && unfinished == 0)
+		return DEP_NEVER;
+	return DEP_MET;
+}
+
 int64_t
 dep_pack(int kind, int whole, int64_t id)
 {

@@ -51,6 +51,21 @@ struct dep_list {
  * kind bare.  0, or -1 with why set.
  */
 int		dep_parse(const char *s, int bare, struct dep_list *l, char *why, size_t len);
+/* Whether a dependency holds: dep_holds, dep_array_holds. */
+enum dep_verdict {
+	DEP_WAIT,	/* not yet */
+	DEP_MET,
+	DEP_NEVER,	/* it never will: the job is cancelled (DependencyNeverSatisfied) */
+};
+
+/* A dependency of kind on a job in state ("PENDING", "COMPLETED", ...). */
+int		dep_holds(int kind, const char *state);
+/*
+ * A dependency of kind on a whole array (never after:, which nvqd
+ * refuses): active tasks of it, and of those ended, unfinished did not
+ * complete.
+ */
+int		dep_array_holds(int kind, int64_t active, int64_t unfinished);
 /* Slurm's name of a kind ("afterok"). */
 const char	*dep_kind_name(int kind);
 /* One dependency as the engine keeps it; id positive, below 2^48. */

@@ -14,19 +14,6 @@
 #include "log.h"
 
 /*
- * Whether a dependency of kind on a job that ended in state holds: 1, or
- * 0 if it never will.
- */
-static int
-engine_dep_ended(int kind, const char *state)
-{
-	int ok = strcmp(state, "COMPLETED") == 0;
-
-	return kind == DEP_AFTERANY || kind == DEP_AFTER || (kind == DEP_AFTEROK && ok) ||
-	    (kind == DEP_AFTERNOTOK && !ok);
-}
-
-/*
  * A dependency on every task of an array: 0 to wait on (a task is
  * active: e->arrtab's count, O(1)), 1 met, -1 never (why set).  Once all
  * have ended, one count of those that did not complete.
@@ -40,17 +27,16 @@ engine_dep_array(struct engine *e, int kind, int64_t array, char *why, size_t le
 		return 0;
 	if (store_array_unfinished(e->store, array, &bad) == -1)
 		return 0;	/* read again at the next job's end */
-	if (kind == DEP_AFTEROK && bad > 0) {
+	if (dep_array_holds(kind, 0, bad) == DEP_MET)
+		return 1;
+	if (kind == DEP_AFTEROK) {
 		snprintf(why, len, "DependencyNeverSatisfied (afterok:%lld_: %lld task%s did "
 		    "not complete)", (long long)array, (long long)bad, bad == 1 ? "" : "s");
 		return -1;
 	}
-	if (kind == DEP_AFTERNOTOK && bad == 0) {
-		snprintf(why, len, "DependencyNeverSatisfied (afternotok:%lld_: every task "
-		    "completed)", (long long)array);
-		return -1;
-	}
-	return 1;
+	snprintf(why, len, "DependencyNeverSatisfied (afternotok:%lld_: every task "
+	    "completed)", (long long)array);
+	return -1;
 }
 
 /* Resolves a job's dependencies: 0 to wait on, 1 ready; -1 if it can never run (why set). */
@@ -74,28 +60,22 @@ engine_deps(struct engine *e, struct job *j, char *why, size_t len)
 			ready &= r;
 			continue;
 		}
-		/* an active one (pending, running, suspended) is waited for: no query */
-		if ((on = engine_find(e, id)) != NULL) {
-			if (kind == DEP_AFTER && on->state != JOB_PENDING)
-				continue;	/* started */
-			if (j->dep_first < 0)
-				j->dep_first = i;
-			ready = 0;
-			continue;
-		}
-		if (store_job_state(e->store, id, state, sizeof(state)) == -1) {
+		/* an active one (pending, running, suspended): its state, no query */
+		if ((on = engine_find(e, id)) != NULL)
+			snprintf(state, sizeof(state), "%s", on->state == JOB_PENDING ? "PENDING" :
+			    "RUNNING");
+		else if (store_job_state(e->store, id, state, sizeof(state)) == -1) {
 			snprintf(why, len, "DependencyNeverSatisfied (job %lld does not exist)",
 			    (long long)id);
 			return -1;
 		}
-		if (strcmp(state, "PENDING") == 0 || strcmp(state, "RUNNING") == 0 ||
-		    strcmp(state, "SUSPENDED") == 0) {
+		if ((r = dep_holds(kind, state)) == DEP_WAIT) {
 			if (j->dep_first < 0)
 				j->dep_first = i;
 			ready = 0;
 			continue;
 		}
-		if (!engine_dep_ended(kind, state)) {
+		if (r == DEP_NEVER) {
 			snprintf(why, len, "DependencyNeverSatisfied (%s:%lld ended %s)",
 			    dep_kind_name(kind), (long long)id, state);
 			return -1;
