@@ -806,6 +806,62 @@ submit_dep(struct submit_req *r, const struct dep_item *d, int64_t *packed)
 	return 0;
 }
 
+/* How many of a user's active jobs of a name singleton reads, the latest first. */
+#define SUBMIT_SINGLETON_ROWS	1000
+
+/* --dependency singleton: what it waits for, gathered by submit_singleton_cb. */
+struct submit_single {
+	int64_t		*packed;
+	int		n, full;
+};
+
+static int
+submit_singleton_cb(void *arg, const struct store_col *c, int ncols)
+{
+	struct submit_single *s = arg;
+	int64_t v;
+	int i;
+
+	if (ncols < 3)
+		return 1;
+	/* a task: its whole array, once */
+	v = c[1].i != 0 ? dep_pack(DEP_AFTERANY, 1, c[1].i) : dep_pack(DEP_AFTERANY, 0, c[0].i);
+	for (i = 0; i < s->n && s->packed[i] != v; i++)
+		;
+	if (i == s->n) {
+		if (s->n == PARSE_MAX_IDS) {
+			s->full = 1;
+			return 1;
+		}
+		s->packed[s->n++] = v;
+	}
+	/* an earlier singleton waits for all before it: no need to look further */
+	return c[2].i != 0;
+}
+
+/*
+ * --dependency singleton, resolved at submit as Slurm means it: afterany
+ * on each of the user's active jobs of this name (an array's tasks as the
+ * whole array), back to the latest that is a singleton too, which waits
+ * for those before it.  Appended to packed[0..*n).  0, or -1 with the
+ * error set.
+ */
+static int
+submit_singleton(struct submit_req *r, const char *name, int64_t *packed, int *n)
+{
+	struct submit_single s = { packed, *n, 0 };
+
+	if (store_active_named(r->e->store, r->from->uid, name, SUBMIT_SINGLETON_ROWS,
+	    submit_singleton_cb, &s) == -1)
+		return submit_error(r, "--dependency singleton: the database could not be read "
+		    "(see nvqd's log)");
+	if (s.full)
+		return submit_error(r, "--dependency singleton: too many of your jobs named \"%s\" "
+		    "are active (it waits for at most %d jobs or arrays)", name, PARSE_MAX_IDS);
+	*n = s.n;
+	return 0;
+}
+
 /*
  * The submit's dependencies: each "dep" (Slurm's text; a bare id is
  * afterany as in Slurm) and each "after" (ids, afterok: nvq before 0.x's
@@ -813,8 +869,8 @@ submit_dep(struct submit_req *r, const struct dep_item *d, int64_t *packed)
  * with the error set.
  */
 static int
-submit_deps(struct submit_req *r, const struct proto_msg *m, int64_t *packed, int *n,
-    char *text, size_t len)
+submit_deps(struct submit_req *r, const struct proto_msg *m, const char *name, int64_t *packed,
+    int *n, char *text, size_t len)
 {
 	struct dep_list l;
 	char why[200];
@@ -835,14 +891,13 @@ submit_deps(struct submit_req *r, const struct proto_msg *m, int64_t *packed, in
 			l.d[l.n++].index = DEP_JOB;
 		}
 	}
-	if (l.singleton)
-		return submit_error(r, "--dependency singleton is not supported yet: name the "
-		    "jobs to wait for (afterany:ID)");
 	for (i = 0; i < l.n; i++)
 		if (submit_dep(r, &l.d[i], &packed[i]) == -1)
 			return -1;
 	*n = l.n;
-	if (dep_format(packed, l.n, l.singleton, text, len) == -1)
+	if (l.singleton && submit_singleton(r, name, packed, n) == -1)
+		return -1;
+	if (dep_format(packed, *n, l.singleton, text, len) == -1)
 		return submit_error(r, "--dependency: too long");
 	return 0;
 }
@@ -932,8 +987,6 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		if (submit_could_fit(r->e, (int)gpus, (uint64_t)mem, why, sizeof(why)) == -1)
 			return submit_error(r, "this job could never run: %s", why);
 	}
-	if (nafter > 0 && submit_deps(r, m, after, &nafter, afterbuf, sizeof(afterbuf)) == -1)
-		return -1;
 	if ((s = proto_str(m, "allow")) != NULL &&
 	    submit_gpu_list(r, "-w", s, allow, sizeof(allow), &amask) == -1)
 		return -1;
@@ -978,6 +1031,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		const char *a = proto_str(m, "arg"), *base = strrchr(a, '/');
 		snprintf(name, sizeof(name), "%s", base ? base + 1 : a);
 	}
+	if (nafter > 0 && submit_deps(r, m, name, after, &nafter, afterbuf, sizeof(afterbuf)) == -1)
+		return -1;
 	if ((s = proto_str(m, "array")) != NULL || nlines > 0) {
 		if ((index = malloc(sizeof(*index) * (size_t)(nlines > 0 ? nlines :
 		    PARSE_MAX_TASKS))) == NULL) {

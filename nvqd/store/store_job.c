@@ -921,6 +921,33 @@ store_array_task(struct store *st, int64_t array, int64_t index, int64_t *id)
 }
 
 int
+store_active_named(struct store *st, uint32_t uid, const char *name, int max, store_row_cb cb,
+    void *arg)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT id, coalesce(array_id, 0), "
+	    "coalesce(after, '') LIKE '%singleton%' FROM jobs INDEXED BY jobs_active_name "
+	    "WHERE uid = ? AND name = ? AND state IN ('PENDING', 'RUNNING', 'SUSPENDED') "
+	    "ORDER BY id DESC LIMIT ?");
+	struct store_col c[3] = { { .name = "id", .type = STORE_INT },
+	    { .name = "array", .type = STORE_INT }, { .name = "singleton", .type = STORE_INT } };
+	int r, i;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, uid);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 3, max);
+	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+		for (i = 0; i < 3; i++)
+			c[i].i = sqlite3_column_int64(s, i);
+		if (cb(arg, c, 3) != 0)
+			break;
+	}
+	store_release(st, s);
+	return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : -1;
+}
+
+int
 store_array_unfinished(struct store *st, int64_t array, int64_t *n)
 {
 	sqlite3_stmt *s = store_prepare(st, "SELECT count(*) FROM jobs WHERE array_id = ? AND "

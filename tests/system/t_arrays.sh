@@ -141,3 +141,24 @@ t_cancel_filters() {	# nvq cancel --all, -u, -t/--state, -n/--name, with ids; a 
 	expect_eq "root: -u USER" "$(nvq cancel -u root)" "2 jobs cancelled"
 	wait_state "$y1" CANCELLED
 }
+
+t_deps_singleton() {	# -d singleton: after every earlier active job of its name and user (an array as a whole), one at a time
+	write_config; start_nvqd || return
+	local a b s1 s2 o
+	a=$(submit -g 0 -n s sleep 1); b=$(submit -g 0 -n s --array 0-1 sleep 2)
+	o=$(submit -g 0 -n other -d singleton true)
+	s1=$(submit -g 0 -n s -d singleton sh -c "date +%s.%N > $T/s1")
+	s2=$(submit -g 0 -n s --dependency singleton sh -c "date +%s.%N > $T/s2")
+	wait_state "$o" COMPLETED
+	expect_eq "another name does not wait" "$(state "$o")" COMPLETED
+	expect_eq "what s1 waits for" "$(sqlite3 "$T/nvq.db" "SELECT after FROM jobs WHERE id = $s1")" \
+	    "afterany:${b}_:$a,singleton"
+	expect_eq "s2 waits for s1 (which waits for the rest)" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT after FROM jobs WHERE id = $s2")" "afterany:$s1,singleton"
+	expect_match "its reason" "$(nvq list | awk -v id="$s1" '$1 == id')" "Dependency \(afterany:${b}_\)"
+	wait_state "$s2" COMPLETED 15
+	expect_eq "s1 started after the array's last task ended" \
+	    "$(awk -v s="$(field "$s1" started_at)" -v e="$(field "$((b + 1))" ended_at)" 'BEGIN{print (s >= e)}')" 1
+	expect_eq "s2 after s1 ended" \
+	    "$(awk -v s="$(field "$s2" started_at)" -v e="$(field "$s1" ended_at)" 'BEGIN{print (s >= e)}')" 1
+}
