@@ -162,3 +162,20 @@ t_deps_singleton() {	# -d singleton: after every earlier active job of its name 
 	expect_eq "s2 after s1 ended" \
 	    "$(awk -v s="$(field "$s2" started_at)" -v e="$(field "$s1" ended_at)" 'BEGIN{print (s >= e)}')" 1
 }
+
+t_deps_old_rows() {	# a dependency stored before -d ("1,2", afterok) is read back as afterok after an upgrade
+	write_config; start_nvqd || return
+	local a bad b c
+	a=$(submit -g 0 sleep 1); bad=$(submit -g 0 false)
+	b=$(submit -g 0 --hold true); c=$(submit -g 0 --hold true)
+	wait_state "$bad" FAILED
+	stop_nvqd
+	sqlite3 "$T/nvq.db" "UPDATE jobs SET after = '$a', held = 0 WHERE id = $b;
+	    UPDATE jobs SET after = '$a,$bad', held = 0 WHERE id = $c"
+	start_nvqd || return
+	expect_match "waits as afterok" "$(nvq list | awk -v id="$b" '$1 == id')" "Dependency \(afterok:$a\)"
+	wait_state "$b" COMPLETED
+	wait_state "$c" CANCELLED
+	expect_eq "the failed one: never" "$(field "$c" reason)" \
+	    "DependencyNeverSatisfied (afterok:$bad ended FAILED)"
+}
