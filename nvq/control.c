@@ -681,7 +681,8 @@ cmd_wait(struct nvq_args *a)
 {
 	struct proto_msg m;
 	struct nvq_row job;
-	int64_t id, *ids, active;
+	int64_t id, *ids, active, code = -1, sig = 0;
+	char failed[16];
 	useconds_t delay = 20000;
 	const char *st;
 	int i, rc = 0, r, fd = -1, tried = 0, *kind;
@@ -706,13 +707,14 @@ cmd_wait(struct nvq_args *a)
 		id = ids[i];
 		/* A_: until none of its tasks is active; the first that failed says */
 		while (kind[i] == TASK_ARRAY) {
-			if (task_array_look(a->socket, id, &active, &r) == -1) {
+			if (task_array_look(a->socket, id, &active, failed, sizeof(failed), &code,
+			    &sig) == -1) {
 				rc = 1;
 				goto out;
 			}
 			if (active == 0) {
 				if (rc == 0)
-					rc = r;
+					rc = wait_status(failed, code, sig);
 				break;
 			}
 			wait_change(a->socket, &fd, &tried, &delay);

@@ -189,9 +189,11 @@ int		task_id(const char *socket, const char *name, int64_t *id);
 /* nvq show A_: the array's tasks per state, then its first ones; 0 or 1. */
 int		task_show_array(struct nvq_args *, int64_t array);
 /*
- * nvq wait A_'s look: how many of array's tasks are active, and the exit
- * status of its first that ended otherwise than COMPLETED (0: none).  0, or -1.
+ * nvq wait A_'s look: how many of array's tasks are active, and the state,
+ * exit code and signal of its first that ended otherwise than COMPLETED
+ * ("COMPLETED": none).  0, or -1.
  */
-int		task_array_look(const char *socket, int64_t array, int64_t *active, int *status);
+int		task_array_look(const char *socket, int64_t array, int64_t *active, char *failed,
+		    size_t len, int64_t *code, int64_t *sig);
 
 #endif

@@ -80,7 +80,8 @@ task_fetch(const char *socket, int64_t array, struct proto_msg *m)
 }
 
 int
-task_array_look(const char *socket, int64_t array, int64_t *active, int *status)
+task_array_look(const char *socket, int64_t array, int64_t *active, char *failed, size_t len,
+    int64_t *code, int64_t *sig)
 {
 	struct proto_msg m;
 	struct nvq_row *rows = NULL;
@@ -96,12 +97,13 @@ task_array_look(const char *socket, int64_t array, int64_t *active, int *status)
 			*active += row_int(&m, &rows[i], "tasks", 0);
 	free(rows);
 	rows = NULL;
-	*status = 0;
-	if (client_rows(&m, "failed", 0, &rows) > 0)
-		*status = wait_status(row_str(&m, &rows[0], "failed_state") ?
-		    row_str(&m, &rows[0], "failed_state") : "FAILED",
-		    row_int(&m, &rows[0], "failed_code", -1),
-		    row_int(&m, &rows[0], "failed_signal", 0));
+	snprintf(failed, len, "COMPLETED");
+	if (client_rows(&m, "failed", 0, &rows) > 0) {
+		snprintf(failed, len, "%s", row_str(&m, &rows[0], "failed_state") ?
+		    row_str(&m, &rows[0], "failed_state") : "FAILED");
+		*code = row_int(&m, &rows[0], "failed_code", -1);
+		*sig = row_int(&m, &rows[0], "failed_signal", 0);
+	}
 	free(rows);
 	proto_msg_free(&m);
 	return 0;

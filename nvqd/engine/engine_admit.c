@@ -341,6 +341,21 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 	return 0;
 }
 
+/* The REASON of a job waiting for its dependencies: "Dependency (afterok:12)". */
+static void
+engine_dep_reason(const struct job *j, char *buf, size_t len)
+{
+	int64_t v;
+
+	if (j->dep_first < 0 || j->dep_first >= j->nafter) {
+		snprintf(buf, len, "Dependency");
+		return;
+	}
+	v = j->after[j->dep_first];
+	snprintf(buf, len, "Dependency (%s:%lld%s)", dep_kind_name(dep_kind(v)),
+	    (long long)dep_id(v), dep_whole(v) ? "_" : "");
+}
+
 void
 engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 {

@@ -84,20 +84,6 @@ engine_deps(struct engine *e, struct job *j, char *why, size_t len)
 	return ready;
 }
 
-void
-engine_dep_reason(const struct job *j, char *buf, size_t len)
-{
-	int64_t v;
-
-	if (j->dep_first < 0 || j->dep_first >= j->nafter) {
-		snprintf(buf, len, "Dependency");
-		return;
-	}
-	v = j->after[j->dep_first];
-	snprintf(buf, len, "Dependency (%s:%lld%s)", dep_kind_name(dep_kind(v)),
-	    (long long)dep_id(v), dep_whole(v) ? "_" : "");
-}
-
 /* A pending job whose --after can never be met, and why: cancelled in a group. */
 struct engine_doomed {
 	struct job	*job;

@@ -78,8 +78,6 @@ void	engine_finish(struct engine *e);
 
 /* --after (engine_deps.c) */
 void	engine_resolve(struct engine *e, double now);
-/* The REASON of a job waiting for its dependencies: "Dependency (afterok:12)". */
-void	engine_dep_reason(const struct job *j, char *buf, size_t len);
 
 /* the launch (engine_launch.c) */
 int	engine_commit_start(struct engine *e, struct job *j, uint64_t mask, double now);

@@ -867,18 +867,9 @@ store_switches(struct store *st, int64_t id, store_row_cb cb, void *arg)
 int
 store_job_state(struct store *st, int64_t id, char *buf, size_t len)
 {
-	sqlite3_stmt *s = store_prepare(st, "SELECT state FROM jobs WHERE id = ?");
-	int r = -1;
+	int64_t array;
 
-	if (s == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, id);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
-		r = 0;
-	}
-	store_release(st, s);
-	return r;
+	return store_job_of_array(st, id, buf, len, &array);
 }
 
 int
@@ -900,24 +891,31 @@ store_job_of_array(struct store *st, int64_t id, char *buf, size_t len, int64_t 
 	return r;
 }
 
-int
-store_array_task(struct store *st, int64_t array, int64_t index, int64_t *id)
+/* The first column of sql's first row, its ?1 and ?2 bound to a and b: 0, or -1 (no row). */
+static int
+store_int_of(struct store *st, const char *sql, int64_t a, int64_t b, int64_t *out)
 {
-	/* schema/020_array_task.sql's index: O(log n) whatever the array's size */
-	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs INDEXED BY jobs_array_task "
-	    "WHERE array_id = ? AND array_index = ?");
+	sqlite3_stmt *s = store_prepare(st, sql);
 	int r = -1;
 
 	if (s == NULL)
 		return -1;
-	sqlite3_bind_int64(s, 1, array);
-	sqlite3_bind_int64(s, 2, index);
+	sqlite3_bind_int64(s, 1, a);
+	sqlite3_bind_int64(s, 2, b);
 	if (sqlite3_step(s) == SQLITE_ROW) {
-		*id = sqlite3_column_int64(s, 0);
+		*out = sqlite3_column_int64(s, 0);
 		r = 0;
 	}
 	store_release(st, s);
 	return r;
+}
+
+int
+store_array_task(struct store *st, int64_t array, int64_t index, int64_t *id)
+{
+	/* schema/020_array_task.sql's index: O(log n) whatever the array's size */
+	return store_int_of(st, "SELECT id FROM jobs INDEXED BY jobs_array_task "
+	    "WHERE array_id = ?1 AND array_index = ?2", array, index, id);
 }
 
 int
@@ -950,19 +948,9 @@ store_active_named(struct store *st, uint32_t uid, const char *name, int max, st
 int
 store_array_unfinished(struct store *st, int64_t array, int64_t *n)
 {
-	sqlite3_stmt *s = store_prepare(st, "SELECT count(*) FROM jobs WHERE array_id = ? AND "
-	    "state != 'COMPLETED'");
-	int r = -1;
-
-	if (s == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, array);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		*n = sqlite3_column_int64(s, 0);
-		r = 0;
-	}
-	store_release(st, s);
-	return r;
+	/* ?2: store_int_of binds two; 0 here */
+	return store_int_of(st, "SELECT count(*) FROM jobs INDEXED BY jobs_array_task WHERE "
+	    "array_id = ?1 AND state != 'COMPLETED' AND ?2 = 0", array, 0, n);
 }
 
 /* nvq modify and nvq top of a pending job: what c has, with its event. */
