@@ -238,15 +238,32 @@ control_ask(struct nvq_args *a, const char *name, int type, struct proto_buf *b,
 	return 0;
 }
 
-/* Sends a request of type for each job named; says done (a format of the id) for each. */
+/*
+ * Sends a request of type for each job named (A_: one for every task of
+ * the array); says done (a format of the id) for each job done.
+ */
 static int
 control_each(struct nvq_args *a, int type, const char *done)
 {
 	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row *rows;
 	int64_t id;
-	int i, k, rc = 0;
+	int i, k, n, rc = 0;
 
 	for (i = 0; i < a->argc; i++) {
+		if ((k = control_array(a, a->argv[i], type, &m)) != 0) {
+			if (k == -1 || proto_int(&m, "skipped", 0) > 0)
+				rc = 1;
+			if (k == -1)
+				continue;
+			n = client_rows(&m, "id", 0, &rows);
+			for (k = 0; k < n; k++)
+				printf(done, (long long)row_int(&m, &rows[k], "id", 0));
+			free(rows);
+			proto_msg_free(&m);
+			continue;
+		}
 		if ((k = control_ask(a, a->argv[i], type, &b, &id, NULL)) != 0) {
 			rc = rc ? rc : k;
 			continue;
@@ -351,24 +368,17 @@ cmd_modify(struct nvq_args *a)
 	uint64_t mem;
 	int64_t id, secs;
 
-	switch (task_id(a->socket, a->argv[0], &id)) {
-	case TASK_JOB:
-		break;
-	case TASK_ARRAY:
-		nvq_err("modify: %s is every task of an array: name one (%lld_I)", a->argv[0],
-		    (long long)id);
-		return 2;
-	case TASK_FAILED:
-		return 1;
-	default:
-		return 2;
-	}
+	int kind, i, n;
+
+	if ((kind = task_id(a->socket, a->argv[0], &id)) < 0)
+		return kind == TASK_FAILED ? 1 : 2;
 	if (a->prio == NULL && a->mem == NULL && a->time == NULL) {
 		nvq_err("modify: nothing to change: give -p, -m or -t");
 		return 2;
 	}
 	proto_begin(&b, MSG_MODIFY);
-	proto_put_int(&b, "id", id);
+	/* A_: every pending task, in one request (a running one is skipped, said) */
+	proto_put_int(&b, kind == TASK_ARRAY ? "array" : "id", id);
 	if (a->prio != NULL) {
 		if (parse_int(a->prio, -1000000, 1000000, &prio) == -1) {
 			nvq_err("-p %s: not a priority (a whole number, higher runs first)",
@@ -401,8 +411,24 @@ cmd_modify(struct nvq_args *a)
 		proto_buf_free(&b);
 		return 1;
 	}
-	proto_msg_free(&m);
 	proto_buf_free(&b);
+	if (kind == TASK_ARRAY) {
+		struct nvq_row *rows;
+
+		n = client_rows(&m, "id", 0, &rows);
+		for (i = 0; i < n; i++)
+			printf("job %lld modified\n", (long long)row_int(&m, &rows[i], "id", 0));
+		free(rows);
+		if (proto_int(&m, "skipped", 0) > 0)
+			nvq_err("array %lld: %lld task%s skipped: %s", (long long)id,
+			    (long long)proto_int(&m, "skipped", 0),
+			    proto_int(&m, "skipped", 0) == 1 ? "" : "s",
+			    fmt_safe(proto_str(&m, "error") ? proto_str(&m, "error") : "?"));
+		n = proto_int(&m, "skipped", 0) > 0;
+		proto_msg_free(&m);
+		return n;
+	}
+	proto_msg_free(&m);
 	printf("job %lld modified\n", (long long)id);
 	return 0;
 usage:

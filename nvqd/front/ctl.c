@@ -75,11 +75,12 @@ static const struct ctl_row ctl_table[] = {
 	    CTL_JOB | CTL_SLURM | CTL_ARRAY | CTL_ARRAY_TX | CTL_ROOM, "act on", NULL },
 	{ MSG_RELEASE, ctl_jobs_hold, { CTL_OWNER, "release", NULL },
 	    CTL_JOB | CTL_SLURM | CTL_ARRAY | CTL_ARRAY_TX | CTL_ROOM, "act on", NULL },
-	{ MSG_TOP, ctl_jobs_top, { CTL_OWNER, "top", NULL }, CTL_JOB | CTL_ROOM, NULL, NULL },
-	{ MSG_MODIFY, ctl_jobs_modify, { CTL_OWNER, "modify", NULL }, CTL_JOB | CTL_ROOM,
-	    NULL, NULL },
-	{ MSG_REQUEUE, ctl_jobs_requeue, { CTL_OWNER, "requeue", NULL }, CTL_JOB | CTL_ROOM,
-	    NULL, NULL },
+	{ MSG_TOP, ctl_jobs_top, { CTL_OWNER, "top", NULL },
+	    CTL_JOB | CTL_ARRAY | CTL_ARRAY_TX | CTL_ROOM, "act on", NULL },
+	{ MSG_MODIFY, ctl_jobs_modify, { CTL_OWNER, "modify", NULL },
+	    CTL_JOB | CTL_ARRAY | CTL_ARRAY_TX | CTL_ROOM, "act on", NULL },
+	{ MSG_REQUEUE, ctl_jobs_requeue, { CTL_OWNER, "requeue", NULL },
+	    CTL_JOB | CTL_ARRAY | CTL_ROOM, "act on", NULL },
 	/* finished jobs, many: the handler reads each and checks it against this row */
 	{ MSG_RESTART, ctl_jobs_restart, { CTL_SELF, "restart", "it runs again with the "
 	    "environment of who restarts it" }, 0, NULL, NULL },

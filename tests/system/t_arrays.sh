@@ -65,6 +65,11 @@ t_arrays_ids() {	# A_I and A_ in show, log, wait, hold, release, modify, cancel;
 	expect_eq "the others stay held" "$(state "$((a + 1))")" PENDING
 	nvq cancel "${a}_1" > /dev/null
 	expect_eq "cancel A_I" "$(state "$((a + 1))")" CANCELLED
+	# A_ for modify and top: every pending task, one request
+	expect_eq "modify A_: the two pending tasks" "$(nvq modify -p 3 "${a}_" | wc -l)" 2
+	expect_eq "their priority" "$(sqlite3 "$T/nvq.db" "SELECT group_concat(priority) FROM jobs
+	    WHERE array_id = $a AND state = 'PENDING' ORDER BY id")" "3,3"
+	expect_match "top A_" "$(nvq top "${a}_")" "job $((a + 3)) is first"
 	nvq cancel "${a}_" > /dev/null
 	expect_eq "cancel A_: the rest" "$(sqlite3 "$T/nvq.db" "SELECT group_concat(state) FROM jobs
 	    WHERE array_id = $a ORDER BY id")" "CANCELLED,CANCELLED,COMPLETED,CANCELLED"
@@ -178,4 +183,19 @@ t_deps_old_rows() {	# a dependency stored before -d ("1,2", afterok) is read bac
 	wait_state "$c" CANCELLED
 	expect_eq "the failed one: never" "$(field "$c" reason)" \
 	    "DependencyNeverSatisfied (afterok:$bad ended FAILED)"
+}
+
+t_arrays_requeue() {	# requeue A_: every running task stopped and queued again, in one request
+	write_config; start_nvqd || return
+	local a out
+	a=$(submit -g 0 --array 0-1 sh -c 'echo run >> '"$T"'/runs.$NVQ_ARRAY_INDEX; sleep 30')
+	wait_state "$a" RUNNING; wait_state "$((a + 1))" RUNNING
+	out=$(nvq requeue "${a}_")
+	expect_eq "requeue A_: both" "$(echo "$out" | grep -c "is stopping; it then waits")" 2
+	for _ in $(seq 100); do
+		[ "$(cat "$T/runs.0" "$T/runs.1" 2> /dev/null | wc -l)" = 4 ] && break
+		sleep 0.1
+	done
+	expect_eq "each ran again" "$(cat "$T/runs.0" "$T/runs.1" | wc -l)" 4
+	nvq cancel "${a}_" > /dev/null
 }
