@@ -58,13 +58,13 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
 	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] [--] "
 	  "COMMAND [ARG...]\n"
+	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
+	  "       (a script's #NVQ lines give options too; the command line's win)\n"
 	  "       --after ID[,ID...]: start once they all COMPLETED (A_ or an array's id: "
 	  "every task of array A; A_I: its task I)\n"
 	  "       -d, --dependency LIST: Slurm's sbatch -d: afterok:ID[:ID...], afterany:, "
 	  "afternotok:, after: (started), singleton; ',' = all of them ('?' refused); a "
-	  "dependency that can never hold cancels the job (Slurm leaves it pending)\n"
-	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
-	  "       (a script's #NVQ lines give options too; the command line's win)",
+	  "dependency that can never hold cancels the job (Slurm leaves it pending)",
 	  "+g:m:p:n:t:o:e:w:x:d:", "gpus mem priority name time output error after parsable "
 	  "requeue signal array stdin hold gpu-list exclude notify mail-user json "
 	  "dependency",

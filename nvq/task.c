@@ -65,15 +65,20 @@ bad:
 	return TASK_BAD;
 }
 
-/* Array's summary from nvqd (MSG_SHOW with "array"): 0, or -1 (said). */
+/*
+ * Array's summary from nvqd (MSG_SHOW with "array"; brief: its count of
+ * active tasks alone while there are some): 0, or -1 (said).
+ */
 static int
-task_fetch(const char *socket, int64_t array, struct proto_msg *m)
+task_fetch(const char *socket, int64_t array, int brief, struct proto_msg *m)
 {
 	struct proto_buf b = { 0 };
 	int r;
 
 	proto_begin(&b, MSG_SHOW);
 	proto_put_int(&b, "array", array);
+	if (brief)
+		proto_put_int(&b, "brief", 1);
 	r = client_call(socket, &b, m);
 	proto_buf_free(&b);
 	return r;
@@ -85,18 +90,10 @@ task_array_look(const char *socket, int64_t array, int64_t *active, char *failed
 {
 	struct proto_msg m;
 	struct nvq_row *rows = NULL;
-	const char *st;
-	int i, n;
 
-	if (task_fetch(socket, array, &m) == -1)
+	if (task_fetch(socket, array, 1, &m) == -1)
 		return -1;
-	*active = 0;
-	n = client_rows(&m, "tasks", 0, &rows);
-	for (i = 0; i < n; i++)
-		if ((st = row_str(&m, &rows[i], "task_state")) != NULL && fmt_state_active(st))
-			*active += row_int(&m, &rows[i], "tasks", 0);
-	free(rows);
-	rows = NULL;
+	*active = proto_int(&m, "active", 0);
 	snprintf(failed, len, "COMPLETED");
 	if (client_rows(&m, "failed", 0, &rows) > 0) {
 		snprintf(failed, len, "%s", row_str(&m, &rows[0], "failed_state") ?
@@ -117,7 +114,7 @@ task_show_array(struct nvq_args *a, int64_t array)
 	int64_t total = 0;
 	int i, nc, nt;
 
-	if (task_fetch(a->socket, array, &m) == -1)
+	if (task_fetch(a->socket, array, 0, &m) == -1)
 		return 1;
 	nc = client_rows(&m, "tasks", 0, &counts);
 	nt = client_rows(&m, "task", 0, &tasks);

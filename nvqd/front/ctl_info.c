@@ -270,13 +270,19 @@ ctl_info_put_cb(void *arg, const struct store_col *c, int n)
 
 /*
  * nvq show A_ (and nvq wait A_'s look): the array summed up, by
- * store_array_show, under "array".
+ * store_array_show, under "array", with its "active" tasks (the engine's
+ * count, O(1)); "brief" (nvq wait's look while some are active): that
+ * count alone, so that waiting on a big array does not read it each time.
  */
 static int
 ctl_info_array(struct ctl_req *r, int64_t array, struct proto_buf *out)
 {
 	char state[16];
-	int64_t of;
+	int64_t of, active = (int64_t)deptab_count(&r->e->arrtab, array);
+
+	proto_put_int(out, "active", active);
+	if (active > 0 && proto_int(r->msg, "brief", 0) != 0)
+		return 0;
 
 	if (store_job_of_array(r->e->store, array, state, sizeof(state), &of) == -1)
 		return ctl_req_error(r, "no such array %lld", (long long)array);
