@@ -77,8 +77,7 @@ task_fetch(const char *socket, int64_t array, int brief, struct proto_msg *m)
 
 	proto_begin(&b, MSG_SHOW);
 	proto_put_int(&b, "array", array);
-	if (brief)
-		proto_put_int(&b, "brief", 1);
+	proto_put_int(&b, "brief", brief != 0);
 	r = client_call(socket, &b, m);
 	proto_buf_free(&b);
 	return r;
