@@ -50,6 +50,8 @@ t_arrays_ids() {	# A_I and A_ in show, log, wait, hold, release, modify, cancel;
 	out=$(nvq show "${a}_")
 	expect_match "show A_: tasks per state" "$out" "array $a: 3 tasks: 2 COMPLETED, 1 FAILED"
 	expect_match "then its tasks" "$out" "${a}_3 +job $((a + 1)) +FAILED"
+	expect_match "show --json A_" "$(nvq show --json "${a}_")" \
+	    '"array":'"$a"',"tasks":3,"states":\{"COMPLETED":2,"FAILED":1\}'
 	out=$(nvq show "${a}_4" 2>&1); rc=$?
 	expect_match "unknown A_I" "$out" "no task ${a}_4: array $a has no task of index 4"
 	expect_eq "in one line, exit 1" "$(echo "$out" | wc -l) $rc" "1 1"
