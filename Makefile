@@ -62,11 +62,11 @@ NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engin
 	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/server.c nvqd/front/watch.c \
 	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/runner.c nvqd/reap.c nvqd/engine/start.c \
 	   nvqd/front/ctl_check.c nvqd/front/ctl_req.c nvqd/front/ctl_jobs.c nvqd/front/ctl_control.c nvqd/front/ctl_info.c \
-	   nvqd/config.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/paths.c \
+	   nvqd/config.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/cglimit.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/submit.c nvq/jobs.c nvq/control.c \
-	  nvq/output.c nvq/gpus.c nvq/json.c nvq/shares.c nvq/script.c nvq/run.c nvq/table.c nvq/stats.c nvq/top.c nvq/opthelp.c common/proto.c common/parse.c common/paths.c \
+	  nvq/output.c nvq/gpus.c nvq/json.c nvq/shares.c nvq/script.c nvq/run.c nvq/table.c nvq/stats.c nvq/top.c nvq/opthelp.c nvq/task.c common/proto.c common/parse.c common/dep.c common/paths.c \
 	  common/fdpass.c common/roff.c common/esc.c
 # #SBATCH lines and Slurm's names (issue 42)
 NVQ_SRC	+= nvq/sbatch.c
@@ -197,7 +197,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres
+	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -215,6 +215,7 @@ $(BUILD)/tests/test_fairshare: $(call obj,tests/unit/test_fairshare.c nvqd/queue
 $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c common/parse.c \
 	    common/paths.c common/rlimits.c common/roff.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
+$(BUILD)/tests/test_dep: $(call obj,tests/unit/test_dep.c common/dep.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/engine/slurmjob.c)
 $(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/store/stored.c)

@@ -74,27 +74,111 @@ control_cancel(struct nvq_args *a, struct proto_buf *b, int64_t id, int pending_
 }
 
 /*
+ * nvq cancel --all, -u USER, -t STATES, -n NAME [ID...]: one request; nvqd
+ * cancels the active jobs that match (and are among the ids, if given),
+ * as it does an array's tasks.  0, 1 or 2.
+ */
+static int
+control_cancel_filter(struct nvq_args *a, const char *states)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row *rows = NULL;
+	const char *st;
+	char buf[128], *p, *tok, *save = NULL;
+	int64_t mask = 0, id;
+	int i, n, rc = 0;
+
+	if (states != NULL) {
+		snprintf(buf, sizeof(buf), "%s", states);
+		for (p = buf; (tok = strtok_r(p, ",", &save)) != NULL; p = NULL) {
+			if ((st = fmt_state(tok)) == NULL || !fmt_state_active(st)) {
+				nvq_err("cancel: --state %s: %s", tok, st == NULL ? "not a state "
+				    "(PENDING, RUNNING, SUSPENDED or PD, R, S)" : "not a state a "
+				    "job can be cancelled in (PENDING, RUNNING, SUSPENDED)");
+				return 2;
+			}
+			mask |= strcmp(st, "PENDING") == 0 ? 1 : strcmp(st, "RUNNING") == 0 ? 2 : 4;
+		}
+		if (mask == 0 || strlen(states) >= sizeof(buf)) {
+			nvq_err("cancel: --state %s: not a list of states", states);
+			return 2;
+		}
+	}
+	proto_begin(&b, MSG_CANCEL);
+	proto_put_int(&b, "filter", 1);
+	if (a->user != NULL)
+		proto_put_str(&b, "user", a->user);
+	if (a->name != NULL)
+		proto_put_str(&b, "name", a->name);
+	if (mask != 0)
+		proto_put_int(&b, "states", mask);
+	for (i = 0; i < a->argc; i++) {
+		if ((n = task_id(a->socket, a->argv[i], &id)) != TASK_JOB) {
+			if (n == TASK_ARRAY)
+				nvq_err("cancel: %s with a filter: give jobs or tasks (A_I), or the "
+				    "array alone", a->argv[i]);
+			proto_buf_free(&b);
+			return n == TASK_FAILED ? 1 : 2;
+		}
+		proto_put_int(&b, "only", id);
+	}
+	if (client_call(a->socket, &b, &m) == -1) {
+		proto_buf_free(&b);
+		return 1;
+	}
+	proto_buf_free(&b);
+	n = client_rows(&m, "id", 0, &rows);
+	printf("%d job%s cancelled\n", n, n == 1 ? "" : "s");
+	if (proto_int(&m, "skipped", 0) > 0) {
+		nvq_err("%lld not cancelled: %s", (long long)proto_int(&m, "skipped", 0),
+		    fmt_safe(proto_str(&m, "error") ? proto_str(&m, "error") : "?"));
+		rc = 1;
+	}
+	free(rows);
+	proto_msg_free(&m);
+	return rc;
+}
+
+/*
  * nvq cancel ID...: the pending ones first, then the rest, so that none of
  * them starts in between (a running one cancelled first could free its GPU
- * for a pending one named after it).
+ * for a pending one named after it).  With a filter: control_cancel_filter.
  */
 int
 cmd_cancel(struct nvq_args *a)
 {
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
-	int64_t id;
+	int64_t *ids;
 	char *done;
-	int i, r, rc = 0;
+	int i, r, rc = 0, *kind;
 
-	if ((done = calloc((size_t)a->argc + 1, 1)) == NULL) {
+	/* -t is --state here, as scancel's (nvq.c files it under -t TIME) */
+	if (a->all || a->user != NULL || a->state != NULL || a->time != NULL || a->name != NULL)
+		return control_cancel_filter(a, a->state != NULL ? a->state : a->time);
+	if (a->argc == 0) {
+		nvq_err("cancel: give job ids or a filter (--all, -u USER, -t STATES, -n NAME)");
+		return 2;
+	}
+	done = calloc((size_t)a->argc + 1, 1);
+	ids = calloc((size_t)a->argc + 1, sizeof(*ids));
+	kind = calloc((size_t)a->argc + 1, sizeof(*kind));
+	if (done == NULL || ids == NULL || kind == NULL) {
 		nvq_err("out of memory");
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	for (i = 0; i < a->argc; i++) {
-		if (parse_id(a->argv[i], &id) == -1)
+		if ((kind[i] = task_id(a->socket, a->argv[i], &ids[i])) < 0) {
+			rc = rc == 1 || kind[i] == TASK_FAILED ? 1 : 2;
+			done[i] = 1;
+		}
+	}
+	for (i = 0; i < a->argc; i++) {
+		if (done[i] || kind[i] != TASK_JOB)
 			continue;
-		if ((r = control_cancel(a, &b, id, 1)) != 2)
+		if ((r = control_cancel(a, &b, ids[i], 1)) != 2)
 			done[i] = 1;
 		if (r == 1)
 			rc = 1;
@@ -102,23 +186,21 @@ cmd_cancel(struct nvq_args *a)
 	for (i = 0; i < a->argc; i++) {
 		if (done[i])
 			continue;
-		if ((r = control_array(a, a->argv[i], MSG_CANCEL, &m)) != 0) {
-			if (r == -1 || proto_int(&m, "skipped", 0) > 0)
+		if (kind[i] == TASK_ARRAY) {
+			if ((r = control_array(a, a->argv[i], MSG_CANCEL, &m)) == -1 ||
+			    (r == 1 && proto_int(&m, "skipped", 0) > 0))
 				rc = 1;
 			if (r == 1)
 				proto_msg_free(&m);
 			continue;
 		}
-		if (parse_id(a->argv[i], &id) == -1) {
-			nvq_err("\"%s\" is not a job id (nor A_, every task of array A)",
-			    a->argv[i]);
-			rc = rc ? rc : 2;
-			continue;
-		}
-		if (control_cancel(a, &b, id, 0) != 0)
+		if (control_cancel(a, &b, ids[i], 0) != 0)
 			rc = 1;
 	}
+out:
 	free(done);
+	free(ids);
+	free(kind);
 	proto_buf_free(&b);
 	return rc;
 }
@@ -134,8 +216,16 @@ control_ask(struct nvq_args *a, const char *name, int type, struct proto_buf *b,
 	struct proto_msg m;
 	const char *st;
 
-	if (parse_id(name, id) == -1) {
-		nvq_err("\"%s\" is not a job id", name);
+	switch (task_id(a->socket, name, id)) {
+	case TASK_JOB:
+		break;
+	case TASK_ARRAY:
+		nvq_err("%s: %s is every task of an array: nvq %s takes a job or a task (%lld_I)",
+		    a->cmd, name, a->cmd, (long long)*id);
+		return 2;
+	case TASK_FAILED:
+		return 1;
+	default:
 		return 2;
 	}
 	proto_begin(b, type);
@@ -148,15 +238,32 @@ control_ask(struct nvq_args *a, const char *name, int type, struct proto_buf *b,
 	return 0;
 }
 
-/* Sends a request of type for each job named; says done (a format of the id) for each. */
+/*
+ * Sends a request of type for each job named (A_: one for every task of
+ * the array); says done (a format of the id) for each job done.
+ */
 static int
 control_each(struct nvq_args *a, int type, const char *done)
 {
 	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct nvq_row *rows;
 	int64_t id;
-	int i, k, rc = 0;
+	int i, k, n, rc = 0;
 
 	for (i = 0; i < a->argc; i++) {
+		if ((k = control_array(a, a->argv[i], type, &m)) != 0) {
+			if (k == -1 || proto_int(&m, "skipped", 0) > 0)
+				rc = 1;
+			if (k == -1)
+				continue;
+			n = client_rows(&m, "id", 0, &rows);
+			for (k = 0; k < n; k++)
+				printf(done, (long long)row_int(&m, &rows[k], "id", 0));
+			free(rows);
+			proto_msg_free(&m);
+			continue;
+		}
 		if ((k = control_ask(a, a->argv[i], type, &b, &id, NULL)) != 0) {
 			rc = rc ? rc : k;
 			continue;
@@ -218,10 +325,12 @@ cmd_restart(struct nvq_args *a)
 		proto_put_int(&b, "since", since);
 	}
 	for (i = 0; i < a->argc; i++) {
-		if (parse_id(a->argv[i], &id) == -1) {
-			nvq_err("\"%s\" is not a job id", a->argv[i]);
+		if ((n = task_id(a->socket, a->argv[i], &id)) != TASK_JOB) {
+			if (n == TASK_ARRAY)
+				nvq_err("restart: %s is every task of an array: name its tasks "
+				    "(%lld_I)", a->argv[i], (long long)id);
 			proto_buf_free(&b);
-			return 2;
+			return n == TASK_FAILED ? 1 : 2;
 		}
 		proto_put_int(&b, "id", id);
 	}
@@ -259,17 +368,18 @@ cmd_modify(struct nvq_args *a)
 	uint64_t mem;
 	int64_t id, secs;
 
-	if (parse_id(a->argv[0], &id) == -1) {
-		nvq_err("\"%s\" is not a job id", a->argv[0]);
-		return 2;
-	}
+	int kind, i, n;
+
+	if ((kind = task_id(a->socket, a->argv[0], &id)) < 0)
+		return kind == TASK_FAILED ? 1 : 2;
 	if (a->prio == NULL && a->mem == NULL && a->time == NULL && a->cpus == NULL &&
 	    a->host_mem == NULL) {
 		nvq_err("modify: nothing to change: give -p, -m, -c, --mem or -t");
 		return 2;
 	}
 	proto_begin(&b, MSG_MODIFY);
-	proto_put_int(&b, "id", id);
+	/* A_: every pending task, in one request (a running one is skipped, said) */
+	proto_put_int(&b, kind == TASK_ARRAY ? "array" : "id", id);
 	if (a->prio != NULL) {
 		if (parse_int(a->prio, -1000000, 1000000, &prio) == -1) {
 			nvq_err("-p %s: not a priority (a whole number, higher runs first)",
@@ -313,8 +423,24 @@ cmd_modify(struct nvq_args *a)
 		proto_buf_free(&b);
 		return 1;
 	}
-	proto_msg_free(&m);
 	proto_buf_free(&b);
+	if (kind == TASK_ARRAY) {
+		struct nvq_row *rows;
+
+		n = client_rows(&m, "id", 0, &rows);
+		for (i = 0; i < n; i++)
+			printf("job %lld modified\n", (long long)row_int(&m, &rows[i], "id", 0));
+		free(rows);
+		if (proto_int(&m, "skipped", 0) > 0)
+			nvq_err("array %lld: %lld task%s skipped: %s", (long long)id,
+			    (long long)proto_int(&m, "skipped", 0),
+			    proto_int(&m, "skipped", 0) == 1 ? "" : "s",
+			    fmt_safe(proto_str(&m, "error") ? proto_str(&m, "error") : "?"));
+		n = proto_int(&m, "skipped", 0) > 0;
+		proto_msg_free(&m);
+		return n;
+	}
+	proto_msg_free(&m);
 	printf("job %lld modified\n", (long long)id);
 	return 0;
 usage:
@@ -593,23 +719,50 @@ cmd_wait(struct nvq_args *a)
 {
 	struct proto_msg m;
 	struct nvq_row job;
-	int64_t id;
+	int64_t id, *ids, active, code = -1, sig = 0;
+	char failed[16];
 	useconds_t delay = 20000;
 	const char *st;
-	int i, rc = 0, r, fd = -1, tried = 0;
+	int i, rc = 0, r, fd = -1, tried = 0, *kind;
 
+	ids = calloc((size_t)a->argc + 1, sizeof(*ids));
+	kind = calloc((size_t)a->argc + 1, sizeof(*kind));
+	if (ids == NULL || kind == NULL) {
+		free(ids);
+		free(kind);
+		nvq_err("out of memory");
+		return 1;
+	}
+	/* every name checked (A_I found) before the first wait */
 	for (i = 0; i < a->argc; i++)
-		if (parse_id(a->argv[i], &id) == -1) {
-			nvq_err("\"%s\" is not a job id", a->argv[i]);
-			return 2;
+		if ((kind[i] = task_id(a->socket, a->argv[i], &ids[i])) < 0) {
+			r = kind[i] == TASK_FAILED ? 1 : 2;
+			free(ids);
+			free(kind);
+			return r;
 		}
 	for (i = 0; i < a->argc; i++) {
-		parse_id(a->argv[i], &id);
+		id = ids[i];
+		/* A_: until none of its tasks is active; the first that failed says */
+		while (kind[i] == TASK_ARRAY) {
+			if (task_array_look(a->socket, id, &active, failed, sizeof(failed), &code,
+			    &sig) == -1) {
+				rc = 1;
+				goto out;
+			}
+			if (active == 0) {
+				if (rc == 0)
+					rc = wait_status(failed, code, sig);
+				break;
+			}
+			wait_change(a->socket, &fd, &tried, &delay);
+		}
+		if (kind[i] == TASK_ARRAY)
+			continue;
 		for (;;) {
 			if (jobs_fetch(a->socket, id, &m, &job) == -1) {
-				if (fd != -1)
-					close(fd);
-				return 1;
+				rc = 1;
+				goto out;
 			}
 			st = row_str(&m, &job, "state");
 			if (st && !fmt_state_active(st))
@@ -622,7 +775,10 @@ cmd_wait(struct nvq_args *a)
 		if (rc == 0)
 			rc = r;
 	}
+out:
 	if (fd != -1)
 		close(fd);
+	free(ids);
+	free(kind);
 	return rc;
 }

@@ -600,9 +600,13 @@ cmd_show(struct nvq_args *a)
 	int i, k, nruns, nevents, nsw;
 	char t[32];
 
-	if (parse_id(a->argv[0], &id) == -1) {
-		nvq_err("\"%s\" is not a job id", a->argv[0]);
+	switch (task_id(a->socket, a->argv[0], &id)) {
+	case TASK_BAD:
 		return 2;
+	case TASK_FAILED:
+		return 1;
+	case TASK_ARRAY:
+		return task_show_array(a, id);
 	}
 	if (jobs_fetch(a->socket, id, &m, &job) == -1)
 		return 1;

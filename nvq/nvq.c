@@ -35,6 +35,7 @@ static const struct option nvq_longs[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "error", required_argument, NULL, 'e' },
 	{ "after", required_argument, NULL, OPT_AFTER },
+	{ "dependency", required_argument, NULL, 'd' },	/* Slurm's -d, --dependency */
 	{ "parsable", no_argument, NULL, OPT_PARSABLE },
 	{ "requeue", no_argument, NULL, OPT_REQUEUE },
 	{ "signal", required_argument, NULL, OPT_SIGNAL },
@@ -87,56 +88,63 @@ static const struct option nvq_longs[] = {
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
+	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
 	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] [--] "
 	  "COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #SBATCH lines, then its #NVQ lines; the command line wins)\n"
 	  NVQ_SLURM_USAGE,
-	  "+g:m:c:p:n:t:o:e:w:x:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
+	  "+g:m:c:p:n:t:o:e:w:x:d:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
 	  "after parsable requeue signal array stdin hold gpu-list exclude notify mail-user json "
-	  "cpus-per-task mem mem-per-cpu " NVQ_SLURM_LONGS,
+	  "cpus-per-task mem mem-per-cpu dependency " NVQ_SLURM_LONGS,
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "run", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] COMMAND "
+	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] COMMAND "
 	  "[ARG...]\n" NVQ_SLURM_USAGE,
-	  "+g:m:c:p:n:t:o:e:w:x:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
-	  "after requeue signal gpu-list exclude cpus-per-task mem mem-per-cpu " NVQ_SLURM_LONGS,
+	  "+g:m:c:p:n:t:o:e:w:x:d:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
+	  "after requeue signal gpu-list exclude cpus-per-task mem mem-per-cpu dependency "
+	  NVQ_SLURM_LONGS,
 	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's, "
 	  "Ctrl-C cancels it" },
 	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--format COLUMNS] [--json]", "aru:",
 	  "all expand user state json format",
 	  0, 0, cmd_list, "pending and running jobs; -a adds finished ones" },
-	{ "show", "[--json] ID", "", "json", 1, 1, cmd_show, "one job, its runs and events" },
-	{ "cancel", "ID...   (A_: every task of array A)", "", "", 1, -1, cmd_cancel,
-	  "cancel jobs (your own; root: any)" },
-	{ "hold", "ID...   (A_: every task of array A)", "", "", 1, -1, cmd_hold,
+	{ "show", "[--json] ID   (A_: array A summed up; A_I: its task I)", "", "json", 1, 1,
+	  cmd_show, "one job, its runs and events" },
+	{ "cancel", "[--all] [-u USER] [-t STATES] [-n NAME] [ID...]   (A_: every task of "
+	  "array A; A_I: its task I; the filters narrow each other and the ids given)",
+	  "au:t:n:", "all user state name", 0, -1, cmd_cancel,
+	  "cancel jobs (your own; root: any), by id or by filter" },
+	{ "hold", "ID...   (A_: every task of array A; A_I: its task I)", "", "", 1, -1, cmd_hold,
 	  "pending jobs: not started until released; running ones: their GPU locks "
 	  "taken back" },
-	{ "release", "ID...   (A_: every task of array A)", "", "", 1, -1, cmd_hold,
+	{ "release", "ID...   (A_: every task of array A; A_I: its task I)", "", "", 1, -1, cmd_hold,
 	  "let held pending jobs start; give running ones their GPU locks back" },
-	{ "top", "[ID...]", "", "", 0, -1, cmd_top,
+	{ "top", "[ID...]   (A_: every task of array A; A_I: its task I)", "", "", 0, -1, cmd_top,
 	  "a live view of the GPUs and the queue (q quits); with ids: move pending jobs to "
 	  "the front of their owner's jobs of their priority" },
-	{ "modify", "[-p PRIORITY] [-m GPU_MEM] [-c CPUS] [--mem SIZE] [-t TIME] ID", "m:c:p:t:",
+	{ "modify", "[-p PRIORITY] [-m GPU_MEM] [-c CPUS] [--mem SIZE] [-t TIME] ID   (A_: every "
+	  "pending task of array A; A_I: its task I)", "m:c:p:t:",
 	  "gpu-mem priority time cpus-per-task mem",
 	  1, 1, cmd_modify, "change a pending job's priority, GPU memory, CPUs, host memory or "
 	  "time limit" },
-	{ "requeue", "ID...", "", "", 1, -1, cmd_requeue,
+	{ "requeue", "ID...   (A_: every running task of array A; A_I: its task I)", "", "", 1,
+	  -1, cmd_requeue,
 	  "stop running jobs and queue them again (a new run, the same job)" },
-	{ "restart", "[--failed [--since WHEN]] [--json] [ID...]", "", "failed since json", 0, -1,
+	{ "restart", "[--failed [--since WHEN]] [--json] [ID...]   (A_I: task I of array A)", "",
+	  "failed since json", 0, -1,
 	  cmd_restart,
 	  "finished jobs queued again (a new run, the same job); --failed: those that failed" },
 	{ "drain", "GPU [REASON...]", "", "", 1, -1, cmd_drain,
 	  "no new jobs on a GPU (index or UUID); its running jobs finish (admins)" },
 	{ "undrain", "GPU", "", "", 1, 1, cmd_drain, "let new jobs start on a drained GPU" },
-	{ "suspend", "ID...   (A_: every task of array A)", "", "", 1, -1, cmd_suspend,
+	{ "suspend", "ID...   (A_: every task of array A; A_I: its task I)", "", "", 1, -1, cmd_suspend,
 	  "move running jobs' GPU memory to host memory; their processes live on" },
-	{ "resume", "ID...   (A_: every task of array A)", "", "", 1, -1, cmd_suspend,
+	{ "resume", "ID...   (A_: every task of array A; A_I: its task I)", "", "", 1, -1, cmd_suspend,
 	  "let suspended jobs resume, on their GPUs, once their memory fits" },
-	{ "log", "[-f] [--err] ID", "f", "follow err", 1, 1, cmd_log,
+	{ "log", "[-f] [--err] ID   (A_I: task I of array A)", "f", "follow err", 1, 1, cmd_log,
 	  "print a job's stdout (--err: stderr); -f follows it" },
-	{ "wait", "ID...", "", "", 1, -1, cmd_wait,
+	{ "wait", "ID...   (A_: every task of array A; A_I: its task I)", "", "", 1, -1, cmd_wait,
 	  "wait for jobs to end; exit with the first failure's status" },
 	{ "history", "[--since WHEN] [-u USER] [--state STATE] [--format COLUMNS] [--json]", "u:",
 	  "since user state json format", 0, 0, cmd_history, "finished jobs" },
@@ -336,6 +344,7 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case 'u': a->user = optarg; break;
 		case 'f': a->follow = 1; break;
 		case OPT_AFTER: a->after = optarg; break;
+		case 'd': a->dependency = optarg; break;
 		case OPT_PARSABLE: a->parsable = 1; break;
 		case OPT_REQUEUE: a->requeue = 1; break;
 		case OPT_FAILED: a->failed = 1; break;
@@ -358,7 +367,7 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 			opthelp_usage(stdout, c->name, c->usage);
 			printf("\n");
 			opthelp_text(stdout, c->help);
-			opthelp_print(stdout, c->longs);
+			opthelp_print(stdout, c->name, c->longs);
 			return -1;
 		case 'G': case 'J': case 'D': case 'N': case OPT_GRES: case OPT_GPN: case OPT_GPT:
 		case OPT_EXPORT: case OPT_NICE: case OPT_MAILTYPE: case OPT_NTASKS: case OPT_SLURM:

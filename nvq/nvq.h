@@ -17,6 +17,7 @@ struct nvq_args {
 	const char	*socket;
 	int		gpus;		/* -1: not given */
 	const char	*mem, *prio, *name, *time, *after, *out, *err;
+	const char	*dependency;	/* -d, --dependency LIST (Slurm's syntax) */
 	int		parsable, all, json, follow, stderr_log, requeue;
 	const char	*array;		/* --array SPEC */
 	int		from_stdin;	/* --stdin: one task per line */
@@ -152,8 +153,8 @@ struct submit_values {
 	int64_t		secs;
 	long long	prio;
 	int		sig;
-	int64_t		after[PARSE_MAX_IDS];
-	int		nafter;
+	/* --after's ids as afterok:ID:ID (dep.h's text), sent with -d's as "dep" */
+	char		after[PARSE_MAX_IDS * 24 + 16];
 };
 /* 0, or 2 after saying what is wrong. */
 int		submit_parse(const struct nvq_args *, struct submit_values *);
@@ -191,5 +192,21 @@ int		script_command(const char *path, int argc, char **argv, char ***out, int *o
 
 /* Fetches one job (MSG_SHOW); returns 0, or -1 after printing why. */
 int		jobs_fetch(const char *socket, int64_t id, struct proto_msg *, struct nvq_row *);
+/* task.c: ID, A_ and A_I */
+#define TASK_JOB	0	/* a job: *id */
+#define TASK_ARRAY	1	/* A_: every task of array *id */
+#define TASK_FAILED	(-1)	/* said why: exit 1 */
+#define TASK_BAD	(-2)	/* not a job id, said: exit 2 */
+/* The job or array name names (asking nvqd for A_I's job): TASK_*. */
+int		task_id(const char *socket, const char *name, int64_t *id);
+/* nvq show A_: the array's tasks per state, then its first ones; 0 or 1. */
+int		task_show_array(struct nvq_args *, int64_t array);
+/*
+ * nvq wait A_'s look: how many of array's tasks are active, and the state,
+ * exit code and signal of its first that ended otherwise than COMPLETED
+ * ("COMPLETED": none).  0, or -1.
+ */
+int		task_array_look(const char *socket, int64_t array, int64_t *active, char *failed,
+		    size_t len, int64_t *code, int64_t *sig);
 
 #endif

@@ -22,6 +22,12 @@ struct opthelp_row {
 					   the same letters mean something else there */
 };
 
+/* An option that means something else for one command: found before the general row. */
+struct opthelp_cmd_row {
+	const char		*cmd;
+	struct opthelp_row	row;
+};
+
 static const struct opthelp_row opthelp_rows[] = {
 	{ "gpus", 'g', "N", "GPUs the job needs, 0 to 64 (default 1); 0 runs it without a GPU",
 	  "--gpus=N, --gres=gpu:N" },
@@ -47,6 +53,11 @@ static const struct opthelp_row opthelp_rows[] = {
 	{ "error", 'e', "FILE", "the job's stderr; the same %-patterns as -o", "-e, --error" },
 	{ "after", 0, "ID[,ID...]", "start only after these jobs completed (exit 0); A_ for a "
 	  "whole array", "--dependency=afterok:ID" },
+	{ "dependency", 'd', "LIST", "start once LIST holds: afterok:ID[:ID...] (completed), "
+	  "afterany: (ended), afternotok: (ended but not completed), after: (started), "
+	  "singleton (your earlier jobs of this name ended); ',' joins them, all must hold; "
+	  "an id may be A_ (every task) or A_I; one that can never hold cancels the job",
+	  "-d, --dependency (differs: Slurm leaves such a job pending)" },
 	{ "parsable", 0, NULL, "print the job's id alone", "--parsable" },
 	{ "requeue", 0, NULL, "queued again, not cancelled, when preempted or when its GPU "
 	  "goes away", "--requeue" },
@@ -112,11 +123,27 @@ static const struct opthelp_row opthelp_rows[] = {
 };
 #define OPTHELP_NROWS (sizeof(opthelp_rows) / sizeof(opthelp_rows[0]))
 
+static const struct opthelp_cmd_row opthelp_cmd_rows[] = {
+	/* nvq cancel's filters: they narrow each other and the ids given, as scancel's */
+	{ "cancel", { "all", 'a', NULL, "all your jobs (root and admins: with another filter)",
+	  "scancel -u $USER" } },
+	{ "cancel", { "user", 'u', "USER", "USER's jobs", "scancel -u" } },
+	{ "cancel", { "state", 't', "STATES", "jobs in these states (PENDING, RUNNING, "
+	  "SUSPENDED or PD, R, S, comma-separated, any case)", "scancel -t" } },
+	{ "cancel", { "name", 'n', "NAME", "jobs named NAME", "scancel -n" } },
+};
+#define OPTHELP_NCMDROWS (sizeof(opthelp_cmd_rows) / sizeof(opthelp_cmd_rows[0]))
+
+/* name's row for command cmd: its own if it has one, else the general one. */
 static const struct opthelp_row *
-opthelp_find(const char *name)
+opthelp_find(const char *cmd, const char *name)
 {
 	size_t i;
 
+	for (i = 0; cmd != NULL && i < OPTHELP_NCMDROWS; i++)
+		if (strcmp(opthelp_cmd_rows[i].cmd, cmd) == 0 &&
+		    strcmp(opthelp_cmd_rows[i].row.name, name) == 0)
+			return &opthelp_cmd_rows[i].row;
 	for (i = 0; i < OPTHELP_NROWS; i++)
 		if (strcmp(opthelp_rows[i].name, name) == 0)
 			return &opthelp_rows[i];
@@ -192,7 +219,7 @@ opthelp_text(FILE *fp, const char *text)
 }
 
 void
-opthelp_print(FILE *fp, const char *longs)
+opthelp_print(FILE *fp, const char *cmd, const char *longs)
 {
 	char name[64], spelling[128], text[1024];
 	const struct opthelp_row *r;
@@ -206,7 +233,7 @@ opthelp_print(FILE *fp, const char *longs)
 		p += n + (p[n] == ' ');
 		if (name[0] == '\0')
 			continue;
-		r = opthelp_find(name);
+		r = opthelp_find(cmd, name);
 		opthelp_spelling(r, name, spelling, sizeof(spelling));
 		if (strlen(spelling) > OPTHELP_COL - 4)
 			fprintf(fp, "  %s\n%*s", spelling, OPTHELP_COL, "");
@@ -220,19 +247,28 @@ opthelp_print(FILE *fp, const char *longs)
 	fprintf(fp, "  %-*s%s\n", OPTHELP_COL - 2, "-h, --help", "this help");
 }
 
+/* One row as an item of nvq(1); for, the command it is for, or NULL. */
+static void
+opthelp_man_row(FILE *fp, const struct opthelp_row *r, const char *for_cmd)
+{
+	char spelling[160], text[1024];
+
+	opthelp_spelling(r, r->name, spelling, sizeof(spelling));
+	if (for_cmd != NULL)
+		snprintf(spelling + strlen(spelling), sizeof(spelling) - strlen(spelling),
+		    " (nvq %s)", for_cmd);
+	snprintf(text, sizeof(text), "%s.%s%s%s", r->help, r->slurm ? " Slurm: " : "",
+	    r->slurm ? r->slurm : "", r->slurm ? "." : "");
+	roff_item(fp, spelling, NULL, text);
+}
+
 void
 opthelp_man(FILE *fp)
 {
-	char spelling[128], text[1024];
 	size_t i;
 
-	for (i = 0; i < OPTHELP_NROWS; i++) {
-		opthelp_spelling(&opthelp_rows[i], opthelp_rows[i].name, spelling,
-		    sizeof(spelling));
-		snprintf(text, sizeof(text), "%s.%s%s%s", opthelp_rows[i].help,
-		    opthelp_rows[i].slurm ? " Slurm: " : "",
-		    opthelp_rows[i].slurm ? opthelp_rows[i].slurm : "",
-		    opthelp_rows[i].slurm ? "." : "");
-		roff_item(fp, spelling, NULL, text);
-	}
+	for (i = 0; i < OPTHELP_NROWS; i++)
+		opthelp_man_row(fp, &opthelp_rows[i], NULL);
+	for (i = 0; i < OPTHELP_NCMDROWS; i++)
+		opthelp_man_row(fp, &opthelp_cmd_rows[i].row, opthelp_cmd_rows[i].cmd);
 }

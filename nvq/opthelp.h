@@ -11,8 +11,8 @@
 void	opthelp_usage(FILE *, const char *name, const char *usage);
 /* text wrapped at 80 columns. */
 void	opthelp_text(FILE *, const char *text);
-/* The rows of the long options in longs (space-separated), as --help shows them. */
-void	opthelp_print(FILE *, const char *longs);
+/* The rows of the long options in longs (space-separated) for command cmd, as --help shows them. */
+void	opthelp_print(FILE *, const char *cmd, const char *longs);
 /* Every row, as nvq(1)'s items. */
 void	opthelp_man(FILE *);
 

@@ -45,8 +45,16 @@ cmd_log(struct nvq_args *a)
 	int64_t id;
 	int fd = -1, done;
 
-	if (parse_id(a->argv[0], &id) == -1) {
-		nvq_err("\"%s\" is not a job id", a->argv[0]);
+	switch (task_id(a->socket, a->argv[0], &id)) {
+	case TASK_JOB:
+		break;
+	case TASK_ARRAY:
+		nvq_err("log: %s is every task of an array: name one (%lld_0 for its first)",
+		    a->argv[0], (long long)id);
+		return 2;
+	case TASK_FAILED:
+		return 1;
+	default:
 		return 2;
 	}
 	for (;;) {

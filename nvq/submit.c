@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dep.h"
 #include "json.h"
 #include "sbatch.h"
 
@@ -222,10 +223,33 @@ submit_parse(const struct nvq_args *a, struct submit_values *v)
 		    "not KILL or STOP)", a->signal);
 		return 2;
 	}
-	if (a->after != NULL &&
-	    (v->nafter = parse_id_list(a->after, v->after, PARSE_MAX_IDS)) == -1) {
-		nvq_err("--after %s: not a list of job ids (e.g. 12 or 12,13)", a->after);
-		return 2;
+	v->after[0] = '\0';
+	if (a->after != NULL) {
+		struct dep_list l = { .n = 0 };
+		char why[160];
+		size_t k;
+
+		/* ids only (afterok, as before -d): 12,13 or A_ or A_I */
+		if (strchr(a->after, ':') != NULL || strstr(a->after, "singleton") != NULL ||
+		    dep_parse(a->after, DEP_AFTEROK, &l, why, sizeof(why)) == -1 ||
+		    strlen(a->after) + 9 > sizeof(v->after)) {
+			nvq_err("--after %s: not a list of job ids (e.g. 12, 12,13, 23_ for every "
+			    "task of array 23, 23_7 for its task 7; other kinds: -d)", a->after);
+			return 2;
+		}
+		snprintf(v->after, sizeof(v->after), "afterok:%s", a->after);
+		for (k = 0; v->after[k] != '\0'; k++)
+			if (v->after[k] == ',')
+				v->after[k] = ':';
+	}
+	if (a->dependency != NULL) {
+		struct dep_list l = { .n = 0 };
+		char why[160];
+
+		if (dep_parse(a->dependency, DEP_AFTERANY, &l, why, sizeof(why)) == -1) {
+			nvq_err("--dependency %s: %s", a->dependency, why);
+			return 2;
+		}
 	}
 	if (a->array != NULL) {
 		int64_t *idx = malloc(sizeof(*idx) * PARSE_MAX_TASKS);
@@ -327,8 +351,10 @@ cmd_submit(struct nvq_args *a)
 		proto_put_str(&b, "mail_user", submit_mail(a));
 	if (a->name != NULL)
 		proto_put_str(&b, "name", a->name);
-	for (i = 0; i < v.nafter; i++)
-		proto_put_int(&b, "after", v.after[i]);
+	if (v.after[0] != '\0')
+		proto_put_str(&b, "dep", v.after);
+	if (a->dependency != NULL)
+		proto_put_str(&b, "dep", a->dependency);
 	if (a->out != NULL) {
 		submit_abs(a->out, wd, out, sizeof(out));
 		proto_put_str(&b, "stdout", out);

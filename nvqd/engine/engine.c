@@ -809,6 +809,7 @@ engine_free(struct engine *e)
 	jobtab_free(&e->jobtab);
 	waitq_free(&e->wq);
 	deptab_free(&e->deptab);
+	deptab_free(&e->arrtab);
 	gates_free(&e->gates);
 	stored_free(&e->shared);
 	fairshare_free(&e->fs);

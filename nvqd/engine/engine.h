@@ -120,6 +120,8 @@ struct engine {
 	 * look at every waiting job (memory ran out for the above)
 	 */
 	struct deptab	deptab;
+	/* each active task filed under its array's id: how many an array has left, O(1) */
+	struct deptab	arrtab;
 	struct gates	gates;		/* arrays' limits */
 	int64_t		*dep_ids;
 	size_t		ndep_ids, dep_cap;

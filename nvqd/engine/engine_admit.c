@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dep.h"
 #include "engine_rooms.h"
 #include "gpuctl.h"
 #include "log.h"
@@ -152,9 +153,15 @@ engine_queue_in(struct engine *e, struct job *j)
 		j->queue = JOB_Q_HELD;
 		engine_list_push(&e->held, j);
 	} else if (j->dep_wait) {
+		int64_t on[PARSE_MAX_IDS];
+		int k;
+
 		j->queue = JOB_Q_DEPS;
 		engine_list_push(&e->deps, j);
-		if (deptab_add(&e->deptab, j, j->after, j->nafter, &j->depn) == -1)
+		/* filed under the job's or the array's id, whatever the kind */
+		for (k = 0; k < j->nafter; k++)
+			on[k] = dep_id(j->after[k]);
+		if (deptab_add(&e->deptab, j, on, j->nafter, &j->depn) == -1)
 			e->deps_all = 1;	/* found by reading every waiting job */
 	} else if (j->array_limit > 0 &&
 	    !gates_enter(&e->gates, j->array_id, j->array_limit, &j->gn, 0)) {
@@ -235,6 +242,10 @@ engine_link(struct engine *e, struct job *j)
 {
 	if (jobtab_put(&e->jobtab, j) == -1)
 		return -1;
+	if (j->array_id != 0 && deptab_add(&e->arrtab, j, &j->array_id, 1, &j->arrn) == -1) {
+		jobtab_del(&e->jobtab, j);
+		return -1;
+	}
 	engine_count_pending(e, j, 1);
 	engine_queue_in(e, j);
 	j->next = e->jobs;
@@ -332,6 +343,21 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 	return 0;
 }
 
+/* The REASON of a job waiting for its dependencies: "Dependency (afterok:12)". */
+static void
+engine_dep_reason(const struct job *j, char *buf, size_t len)
+{
+	int64_t v;
+
+	if (j->dep_first < 0 || j->dep_first >= j->nafter) {
+		snprintf(buf, len, "Dependency");
+		return;
+	}
+	v = j->after[j->dep_first];
+	snprintf(buf, len, "Dependency (%s:%lld%s)", dep_kind_name(dep_kind(v)),
+	    (long long)dep_id(v), dep_whole(v) ? "_" : "");
+}
+
 void
 engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 {
@@ -356,7 +382,7 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 	}
 	switch (dec.why) {
 	case SCHED_WAIT_DEP:
-		snprintf(buf, len, "dependency");
+		engine_dep_reason(j, buf, len);
 		break;
 	case SCHED_WAIT_USER_JOBS:
 		snprintf(buf, len, "user limit (%d running jobs)", e->cfg.sched.max_running_jobs);

@@ -9,34 +9,77 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dep.h"
 #include "engine_rooms.h"
 #include "log.h"
 
-/* Resolves --after: 0 to wait on, 1 ready; -1 if it can never run (reason set). */
+/*
+ * A dependency on every task of an array: 0 to wait on (a task is
+ * active: e->arrtab's count, O(1)), 1 met, -1 never (why set).  Once all
+ * have ended, one count of those that did not complete.
+ */
+static int
+engine_dep_array(struct engine *e, int kind, int64_t array, char *why, size_t len)
+{
+	int64_t bad;
+
+	if (deptab_count(&e->arrtab, array) > 0)
+		return 0;
+	if (store_array_unfinished(e->store, array, &bad) == -1)
+		return 0;	/* read again at the next job's end */
+	if (dep_array_holds(kind, 0, bad) == DEP_MET)
+		return 1;
+	if (kind == DEP_AFTEROK) {
+		snprintf(why, len, "DependencyNeverSatisfied (afterok:%lld_: %lld task%s did "
+		    "not complete)", (long long)array, (long long)bad, bad == 1 ? "" : "s");
+		return -1;
+	}
+	snprintf(why, len, "DependencyNeverSatisfied (afternotok:%lld_: every task "
+	    "completed)", (long long)array);
+	return -1;
+}
+
+/* Resolves a job's dependencies: 0 to wait on, 1 ready; -1 if it can never run (why set). */
 static int
 engine_deps(struct engine *e, struct job *j, char *why, size_t len)
 {
+	struct job *on;
 	char state[16];
-	int i, ready = 1;
+	int64_t id;
+	int i, kind, r, ready = 1;
 
+	j->dep_first = -1;
 	for (i = 0; i < j->nafter; i++) {
-		/* an active one (pending, running, suspended) is waited for: no query */
-		if (engine_find(e, j->after[i]) != NULL) {
-			ready = 0;
+		id = dep_id(j->after[i]);
+		kind = dep_kind(j->after[i]);
+		if (dep_whole(j->after[i])) {
+			if ((r = engine_dep_array(e, kind, id, why, len)) == -1)
+				return -1;
+			if (r == 0 && j->dep_first < 0)
+				j->dep_first = i;
+			ready &= r;
 			continue;
 		}
-		if (store_job_state(e->store, j->after[i], state, sizeof(state)) == -1) {
-			snprintf(why, len, "dependency %lld does not exist", (long long)j->after[i]);
+		/* an active one (pending, running, suspended): its state, no query */
+		if ((on = engine_find(e, id)) != NULL)
+			snprintf(state, sizeof(state), "%s", on->state == JOB_PENDING ? "PENDING" :
+			    "RUNNING");
+		else if (store_job_state(e->store, id, state, sizeof(state)) == -1) {
+			snprintf(why, len, "DependencyNeverSatisfied (job %lld does not exist)",
+			    (long long)id);
 			return -1;
 		}
-		if (strcmp(state, "COMPLETED") == 0)
-			continue;
-		if (strcmp(state, "PENDING") == 0 || strcmp(state, "RUNNING") == 0) {
+		if ((r = dep_holds(kind, state)) == DEP_WAIT) {
+			if (j->dep_first < 0)
+				j->dep_first = i;
 			ready = 0;
 			continue;
 		}
-		snprintf(why, len, "dependency %lld ended %s", (long long)j->after[i], state);
-		return -1;
+		if (r == DEP_NEVER) {
+			snprintf(why, len, "DependencyNeverSatisfied (%s:%lld ended %s)",
+			    dep_kind_name(kind), (long long)id, state);
+			return -1;
+		}
 	}
 	return ready;
 }

@@ -54,6 +54,14 @@ engine_drop(struct engine *e, struct job *j)
 	/* whoever runs --after it may be ready, or never */
 	if (deptab_count(&e->deptab, j->id) > 0)
 		engine_dep_note(e, j->id);
+	if (j->arrn != NULL) {
+		deptab_del(&e->arrtab, j->arrn, 1);
+		j->arrn = NULL;
+		/* its array's last task: whoever waits for the whole array */
+		if (j->id != j->array_id && deptab_count(&e->arrtab, j->array_id) == 0 &&
+		    deptab_count(&e->deptab, j->array_id) > 0)
+			engine_dep_note(e, j->array_id);
+	}
 	if (j->poll != NULL)
 		uv_close((uv_handle_t *)j->poll, engine_handle_closed_cb);
 	if (j->timer != NULL)

@@ -132,6 +132,9 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	uint64_t granted = engine_gpus_of(e, j, mask, uuids, sizeof(uuids));
 
 	engine_state(e, j, JOB_RUNNING);
+	/* --dependency after:ID waits for its start */
+	if (deptab_count(&e->deptab, j->id) > 0)
+		engine_dep_note(e, j->id);
 	j->gpumask = mask;
 	j->granted = granted;
 	j->started_at = now;

@@ -134,6 +134,7 @@ struct job {
 		int		queue;		/* enum job_queue */
 		struct job	*lnext, *lprev;	/* JOB_Q_DEPS, JOB_Q_HELD: e->deps, e->held */
 		struct deptab_node *depn;	/* JOB_Q_DEPS: filed under each job it waits for */
+		struct deptab_node *arrn;	/* a task: filed under its array (e->arrtab) */
 		struct gate_node gn;		/* JOB_Q_GATED: waits for a place in its array */
 		int		parked;		/* JOB_Q_PARKED: pending, held by nvq hold (--hold) */
 		struct job	*next, *prev;	/* e->jobs */
@@ -153,9 +154,10 @@ struct job {
 		double		submitted_at;
 		double		top_at;		/* nvq top: its time among its owner's jobs; 0: none */
 		int64_t		time_limit;
-		int64_t		after[PARSE_MAX_IDS];
+		int64_t		after[PARSE_MAX_IDS];	/* dep.h's packed dependencies */
 		int		nafter;
 		int		dep_wait;
+		int		dep_first;	/* the first of after[] not met at the last look */
 		int64_t		array_id;	/* 0: no array */
 		int64_t		array_index;
 		int		array_limit;	/* its array's tasks at once; 0: any */

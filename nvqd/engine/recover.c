@@ -12,6 +12,7 @@
 
 #include "cgroup.h"
 #include "engine.h"
+#include "dep.h"
 #include "gpuctl.h"
 #include "log.h"
 #include "proc.h"
@@ -20,15 +21,23 @@
 #include "slurm.h"
 #include "status.h"
 
+/*
+ * A job's stored dependencies (dep_format's text; "1,2,3", afterok, from
+ * before -d) packed into deps; their count (0 for none or unreadable).
+ */
 static int
-recover_after(const char *s, int64_t *ids)
+recover_after(const char *s, int64_t *deps)
 {
-	int n;
+	struct dep_list l;
+	char why[160];
+	int i;
 
-	if (s == NULL || *s == '\0')
+	memset(&l, 0, sizeof(l));
+	if (s == NULL || *s == '\0' || dep_parse(s, DEP_AFTEROK, &l, why, sizeof(why)) == -1)
 		return 0;
-	n = parse_id_list(s, ids, PARSE_MAX_IDS);
-	return n < 0 ? 0 : n;
+	for (i = 0; i < l.n; i++)
+		deps[i] = dep_pack(l.d[i].kind, l.d[i].index == DEP_WHOLE, l.d[i].id);
+	return l.n;
 }
 
 /*

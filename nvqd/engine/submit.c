@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hostres.h"
+#include "dep.h"
 #include "log.h"
 #include "notify.h"
 #include "parse.h"
@@ -824,6 +825,135 @@ submit_slurm(struct submit_req *r, int nafter, int nlines)
 	return 0;
 }
 
+/*
+ * One dependency of a submit as the engine keeps it (dep.h's packing): a
+ * job, an array's id or A_ (every task: Slurm's afterok on an array), or
+ * A_I (its task's job id, found by the index of schema 020).  0, or -1
+ * with the error set.
+ */
+static int
+submit_dep(struct submit_req *r, const struct dep_item *d, int64_t *packed)
+{
+	char state[16];
+	int64_t array, id;
+
+	if (d->index >= 0) {
+		if (store_array_task(r->e->store, d->id, d->index, &id) == -1)
+			return submit_error(r, "--dependency: no task %lld_%lld (array %lld has no "
+			    "task of index %lld)", (long long)d->id, (long long)d->index,
+			    (long long)d->id, (long long)d->index);
+		*packed = dep_pack(d->kind, 0, id);
+		return 0;
+	}
+	if (store_job_of_array(r->e->store, d->id, state, sizeof(state), &array) == -1)
+		return submit_error(r, "--dependency: no such job %lld", (long long)d->id);
+	if (d->index == DEP_WHOLE && array != d->id)
+		return submit_error(r, "--dependency: %lld_: job %lld is not an array's id",
+		    (long long)d->id, (long long)d->id);
+	if (array == d->id && d->kind == DEP_AFTER)
+		return submit_error(r, "--dependency after:%lld: on a whole array is not supported "
+		    "(give afterany, afterok or afternotok, or a task: after:%lld_0)",
+		    (long long)d->id, (long long)d->id);
+	*packed = dep_pack(d->kind, array == d->id, d->id);
+	return 0;
+}
+
+/* How many of a user's active jobs of a name singleton reads, the latest first. */
+#define SUBMIT_SINGLETON_ROWS	1000
+
+/* --dependency singleton: what it waits for, gathered by submit_singleton_cb. */
+struct submit_single {
+	int64_t		*packed;
+	int		n, full;
+};
+
+static int
+submit_singleton_cb(void *arg, const struct store_col *c, int ncols)
+{
+	struct submit_single *s = arg;
+	int64_t v;
+	int i;
+
+	if (ncols < 3)
+		return 1;
+	/* a task: its whole array, once */
+	v = c[1].i != 0 ? dep_pack(DEP_AFTERANY, 1, c[1].i) : dep_pack(DEP_AFTERANY, 0, c[0].i);
+	for (i = 0; i < s->n && s->packed[i] != v; i++)
+		;
+	if (i == s->n) {
+		if (s->n == PARSE_MAX_IDS) {
+			s->full = 1;
+			return 1;
+		}
+		s->packed[s->n++] = v;
+	}
+	/* an earlier singleton waits for all before it: no need to look further */
+	return c[2].i != 0;
+}
+
+/*
+ * --dependency singleton, resolved at submit as Slurm means it: afterany
+ * on each of the user's active jobs of this name (an array's tasks as the
+ * whole array), back to the latest that is a singleton too, which waits
+ * for those before it.  Appended to packed[0..*n).  0, or -1 with the
+ * error set.
+ */
+static int
+submit_singleton(struct submit_req *r, const char *name, int64_t *packed, int *n)
+{
+	struct submit_single s = { packed, *n, 0 };
+
+	if (store_active_named(r->e->store, r->from->uid, name, SUBMIT_SINGLETON_ROWS,
+	    submit_singleton_cb, &s) == -1)
+		return submit_error(r, "--dependency singleton: the database could not be read "
+		    "(see nvqd's log)");
+	if (s.full)
+		return submit_error(r, "--dependency singleton: too many of your jobs named \"%s\" "
+		    "are active (it waits for at most %d jobs or arrays)", name, PARSE_MAX_IDS);
+	*n = s.n;
+	return 0;
+}
+
+/*
+ * The submit's dependencies: each "dep" (Slurm's text; a bare id is
+ * afterany as in Slurm) and each "after" (ids, afterok: nvq before 0.x's
+ * clients), into packed and *n; the text to store into text.  0, or -1
+ * with the error set.
+ */
+static int
+submit_deps(struct submit_req *r, const struct proto_msg *m, const char *name, int64_t *packed,
+    int *n, char *text, size_t len)
+{
+	struct dep_list l;
+	char why[200];
+	int i;
+
+	memset(&l, 0, sizeof(l));
+	for (i = 0; i < m->nfields; i++) {
+		const struct proto_field *f = &m->fields[i];
+
+		if (strcmp(f->key, "dep") == 0 && f->kind == 's') {
+			if (dep_parse(f->s, DEP_AFTERANY, &l, why, sizeof(why)) == -1)
+				return submit_error(r, "--dependency: %s", why);
+		} else if (strcmp(f->key, "after") == 0 && f->kind == 'i') {
+			if (l.n == PARSE_MAX_IDS)
+				return submit_error(r, "at most %d jobs to depend on", PARSE_MAX_IDS);
+			l.d[l.n].kind = DEP_AFTEROK;
+			l.d[l.n].id = f->i;
+			l.d[l.n++].index = DEP_JOB;
+		}
+	}
+	for (i = 0; i < l.n; i++)
+		if (submit_dep(r, &l.d[i], &packed[i]) == -1)
+			return -1;
+	*n = l.n;
+	if (l.singleton && submit_singleton(r, name, packed, n) == -1)
+		return -1;
+	if (dep_format(packed, *n, l.singleton, text, len) == -1)
+		return submit_error(r, "--dependency: too long");
+	return 0;
+}
+
 int
 submit_request(struct engine *e, struct server_conn *conn, const struct submit_from *from,
     const struct proto_msg *m, char *err, size_t errlen)
@@ -831,9 +961,9 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	struct submit_req req = { e, from, m, err, errlen }, *r = &req;
 	struct store_job_new j;
 	int64_t after[PARSE_MAX_IDS];
-	char user[64], name[SUBMIT_MAX_NAME + 1], state[16], why[256], *argv = NULL, *cmd = NULL;
+	char user[64], name[SUBMIT_MAX_NAME + 1], why[256], *argv = NULL, *cmd = NULL;
 	char note[160] = "";
-	char afterbuf[PARSE_MAX_IDS * 21], *env = NULL, *groups = NULL;
+	char afterbuf[DEP_MAX_TEXT], *env = NULL, *groups = NULL;
 	char allow[SCHED_MAX_GPUS * 97], deny[SCHED_MAX_GPUS * 97];
 	uint64_t amask = 0, dmask = 0;
 	const char *s;
@@ -853,10 +983,9 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		if (strcmp(m->fields[i].key, "arg") == 0 && m->fields[i].kind == 's') {
 			nargs++;
 			argvlen += m->fields[i].slen + 1;
-		} else if (strcmp(m->fields[i].key, "after") == 0 && m->fields[i].kind == 'i') {
-			if (nafter == PARSE_MAX_IDS)
-				return submit_error(r, "at most %d --after jobs", PARSE_MAX_IDS);
-			after[nafter++] = m->fields[i].i;
+		} else if ((strcmp(m->fields[i].key, "after") == 0 && m->fields[i].kind == 'i') ||
+		    (strcmp(m->fields[i].key, "dep") == 0 && m->fields[i].kind == 's')) {
+			nafter++;	/* parsed by submit_deps */
 		} else if (strcmp(m->fields[i].key, "line") == 0 && m->fields[i].kind == 's') {
 			nlines++;
 		}
@@ -912,12 +1041,6 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	}
 	if (submit_host(r, (int)gpus, (uint64_t)mem, &j) == -1)
 		return -1;
-	for (i = 0; i < nafter; i++) {
-		if (store_job_state(r->e->store, after[i], state, sizeof(state)) == -1)
-			return submit_error(r, "--after: no such job %lld", (long long)after[i]);
-		off += (size_t)snprintf(afterbuf + off, sizeof(afterbuf) - off, "%s%lld",
-		    i ? "," : "", (long long)after[i]);
-	}
 	if ((s = proto_str(m, "allow")) != NULL &&
 	    submit_gpu_list(r, "-w", s, allow, sizeof(allow), &amask) == -1)
 		return -1;
@@ -962,6 +1085,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		const char *a = proto_str(m, "arg"), *base = strrchr(a, '/');
 		snprintf(name, sizeof(name), "%s", base ? base + 1 : a);
 	}
+	if (nafter > 0 && submit_deps(r, m, name, after, &nafter, afterbuf, sizeof(afterbuf)) == -1)
+		return -1;
 	if ((s = proto_str(m, "array")) != NULL || nlines > 0) {
 		if ((index = malloc(sizeof(*index) * (size_t)(nlines > 0 ? nlines :
 		    PARSE_MAX_TASKS))) == NULL) {

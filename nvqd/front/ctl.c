@@ -41,6 +41,11 @@
  * and cancels (store_room): refused while it is in use, as submits are.
  */
 #define CTL_ROOM	0x20
+/*
+ * Or a "filter" (nvq cancel --all, -u, --state, --name): the active jobs
+ * it matches, each checked, then done as an array's tasks are
+ */
+#define CTL_FILTER	0x40
 
 struct ctl_row {
 	int		type;
@@ -64,16 +69,18 @@ static const struct ctl_row ctl_table[] = {
 	/* a job's life (ctl_jobs.c) */
 	{ MSG_SUBMIT, ctl_jobs_submit, CTL_ANY, 0, NULL, NULL },
 	{ MSG_CANCEL, ctl_jobs_cancel, { CTL_OWNER, "cancel", NULL },
-	    CTL_JOB | CTL_SLURM | CTL_ARRAY | CTL_ROUND, "cancel", ctl_jobs_cancel_tasks },
+	    CTL_JOB | CTL_SLURM | CTL_ARRAY | CTL_ROUND | CTL_FILTER, "cancel",
+	    ctl_jobs_cancel_tasks },
 	{ MSG_HOLD, ctl_jobs_hold, { CTL_OWNER, "hold", NULL },
 	    CTL_JOB | CTL_SLURM | CTL_ARRAY | CTL_ARRAY_TX | CTL_ROOM, "act on", NULL },
 	{ MSG_RELEASE, ctl_jobs_hold, { CTL_OWNER, "release", NULL },
 	    CTL_JOB | CTL_SLURM | CTL_ARRAY | CTL_ARRAY_TX | CTL_ROOM, "act on", NULL },
-	{ MSG_TOP, ctl_jobs_top, { CTL_OWNER, "top", NULL }, CTL_JOB | CTL_ROOM, NULL, NULL },
-	{ MSG_MODIFY, ctl_jobs_modify, { CTL_OWNER, "modify", NULL }, CTL_JOB | CTL_ROOM,
-	    NULL, NULL },
-	{ MSG_REQUEUE, ctl_jobs_requeue, { CTL_OWNER, "requeue", NULL }, CTL_JOB | CTL_ROOM,
-	    NULL, NULL },
+	{ MSG_TOP, ctl_jobs_top, { CTL_OWNER, "top", NULL },
+	    CTL_JOB | CTL_ARRAY | CTL_ARRAY_TX | CTL_ROOM, "act on", NULL },
+	{ MSG_MODIFY, ctl_jobs_modify, { CTL_OWNER, "modify", NULL },
+	    CTL_JOB | CTL_ARRAY | CTL_ARRAY_TX | CTL_ROOM, "act on", NULL },
+	{ MSG_REQUEUE, ctl_jobs_requeue, { CTL_OWNER, "requeue", NULL },
+	    CTL_JOB | CTL_ARRAY | CTL_ROOM, "act on", NULL },
 	/* finished jobs, many: the handler reads each and checks it against this row */
 	{ MSG_RESTART, ctl_jobs_restart, { CTL_SELF, "restart", "it runs again with the "
 	    "environment of who restarts it" }, 0, NULL, NULL },
@@ -142,37 +149,28 @@ ctl_job(struct ctl_req *r, const struct ctl_row *c, const char *verb)
 }
 
 /*
- * A request about every active task of an array ("array": its id, nvq's
- * A_): a cancel, its pending tasks' ends in one commit (the row's tasks
- * handler); hold and release in one transaction; suspend and resume task
- * by task.  Tasks it does not apply to (suspend of a pending one, release
- * of one not held) are skipped.  The reply: a row ("id", "state") per task
- * done, "skipped" and the first skip's "error"; an error if none was done.
- * A task of another user's: the whole request is refused, as for a job of
+ * A request about many active jobs, ids[0..n) (an array's tasks, or the
+ * jobs a filter matched; what says "no task of %s was done"): a cancel,
+ * their pending ones' ends in one commit (the row's tasks handler); hold
+ * and release in one transaction; suspend and resume one by one.  Those
+ * it does not apply to (suspend of a pending one, release of one not
+ * held) are skipped.  The reply: a row ("id", "state") per job done,
+ * "skipped" and the first skip's "error"; an error if none was done.  A
+ * job of another user's: the whole request is refused, as for a job of
  * theirs.
  */
 static int
-ctl_array(struct ctl_req *r, const struct ctl_row *c, struct proto_buf *out)
+ctl_many(struct ctl_req *r, const struct ctl_row *c, const int64_t *ids, int n,
+    const char *what, struct proto_buf *out)
 {
 	static const char *const names[] = { "PENDING", "RUNNING", "SUSPENDED" };
-	int64_t array = proto_int(r->msg, "array", 0), *ids = NULL;
 	struct proto_buf scratch = { 0 };
 	struct job **js = NULL, *j;
-	char first[768] = "", state[16];
-	int i, n, k = 0, done = 0, skipped = 0, rc = -1;
+	char first[768] = "";
+	int i, k = 0, done = 0, skipped = 0, rc = -1;
 	int tx = (c->flags & CTL_ARRAY_TX) != 0;
 
-	if (array <= 0)
-		return ctl_req_error(r, "an array is named by its first task's id");
-	if (store_array_active(r->e->store, array, &ids, &n) == -1)
-		return ctl_req_error(r, "the database could not be read (see nvqd's log)");
-	if (n == 0) {
-		if (store_job_state(r->e->store, array, state, sizeof(state)) == -1)
-			return ctl_req_error(r, "no such array %lld", (long long)array);
-		return ctl_req_error(r, "array %lld has no pending or running task",
-		    (long long)array);
-	}
-	if ((js = calloc((size_t)n, sizeof(*js))) == NULL) {
+	if ((js = calloc((size_t)n + 1, sizeof(*js))) == NULL) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		goto out;
 	}
@@ -220,11 +218,11 @@ ctl_array(struct ctl_req *r, const struct ctl_row *c, struct proto_buf *out)
 		}
 		r->id = 0;
 		if (tx && store_tx_commit(r->e->store) == -1)
-			log_warnx("array %lld: the commit of its tasks' holds failed; they are "
-			    "held until nvqd restarts", (long long)array);
+			log_warnx("%s: the commit of its tasks' holds failed; they are "
+			    "held until nvqd restarts", what);
 	}
 	if (done == 0) {
-		ctl_req_error(r, "no task of array %lld was done: %s", (long long)array, first);
+		ctl_req_error(r, "no task of %s was done: %s", what, first);
 		goto out;
 	}
 	proto_put_int(out, "skipped", skipped);
@@ -234,8 +232,90 @@ ctl_array(struct ctl_req *r, const struct ctl_row *c, struct proto_buf *out)
 out:
 	r->rule = &c->rule;
 	proto_buf_free(&scratch);
-	free(ids);
 	free(js);
+	return rc;
+}
+
+/* A request about every active task of an array ("array": its id, nvq's A_): ctl_many. */
+static int
+ctl_array(struct ctl_req *r, const struct ctl_row *c, struct proto_buf *out)
+{
+	int64_t array = proto_int(r->msg, "array", 0), *ids = NULL;
+	char state[16], what[40];
+	int n, rc;
+
+	if (array <= 0)
+		return ctl_req_error(r, "an array is named by its first task's id");
+	if (store_array_active(r->e->store, array, &ids, &n) == -1)
+		return ctl_req_error(r, "the database could not be read (see nvqd's log)");
+	if (n == 0) {
+		free(ids);
+		if (store_job_state(r->e->store, array, state, sizeof(state)) == -1)
+			return ctl_req_error(r, "no such array %lld", (long long)array);
+		return ctl_req_error(r, "array %lld has no pending or running task",
+		    (long long)array);
+	}
+	snprintf(what, sizeof(what), "array %lld", (long long)array);
+	rc = ctl_many(r, c, ids, n, what, out);
+	free(ids);
+	return rc;
+}
+
+/* Whether id is among the "only" ids of the request (none given: all are). */
+static int
+ctl_filter_only(const struct ctl_req *r, int64_t id)
+{
+	int i, any = 0;
+
+	for (i = 0; i < r->msg->nfields; i++)
+		if (strcmp(r->msg->fields[i].key, "only") == 0) {
+			any = 1;
+			if (r->msg->fields[i].i == id)
+				return 1;
+		}
+	return !any;
+}
+
+/*
+ * nvq cancel --all, -u USER, --state STATES, --name NAME, and the ids
+ * they narrow ("only"): the active jobs that match, by the jobs_active
+ * index (as an array's tasks, bounded by the active jobs), then ctl_many.
+ * Without "user", a user's own jobs; root and admins: everyone's, but
+ * not --all alone.
+ */
+static int
+ctl_filter(struct ctl_req *r, const struct ctl_row *c, struct proto_buf *out)
+{
+	const char *user = proto_str(r->msg, "user"), *name = proto_str(r->msg, "name");
+	int64_t states = proto_int(r->msg, "states", 0), *ids = NULL;
+	char me[64];
+	struct job *j;
+	int i, k, n, rc;
+
+	if (user == NULL && name == NULL && states == 0 && !proto_get(r->msg, "only") &&
+	    r->admin)
+		return ctl_req_error(r, "nvq cancel --all as %s would cancel every user's jobs: "
+		    "add -u USER, --state or --name (or give ids)", r->uid == 0 ? "root" :
+		    "an admin");
+	if (user == NULL && !r->admin) {
+		ctl_req_user(r->uid, me, sizeof(me));
+		user = me;
+	}
+	if (store_active_match(r->e->store, user, name, &ids, &n) == -1)
+		return ctl_req_error(r, "the database could not be read (see nvqd's log)");
+	for (i = k = 0; i < n; i++) {
+		if ((j = engine_find(r->e, ids[i])) == NULL || j->state > JOB_SUSPENDED ||
+		    (states != 0 && !(states & (1 << j->state))) || !ctl_filter_only(r, j->id))
+			continue;
+		ids[k++] = ids[i];
+	}
+	if (k == 0) {
+		free(ids);
+		proto_put_int(out, "skipped", 0);
+		return 0;	/* none matched: nothing to do, as scancel */
+	}
+	rc = ctl_many(r, c, ids, k, "the jobs matched", out);
+	free(ids);
 	return rc;
 }
 
@@ -245,6 +325,8 @@ ctl_run(struct ctl_req *r, const struct ctl_row *c, struct proto_buf *out)
 {
 	if ((c->flags & CTL_ARRAY) && proto_int(r->msg, "array", 0) != 0)
 		return ctl_array(r, c, out);
+	if ((c->flags & CTL_FILTER) && proto_int(r->msg, "filter", 0) != 0)
+		return ctl_filter(r, c, out);
 	if (!(c->flags & CTL_JOB)) {
 		/* a job's owner's rows that name no one job: the handler checks those it reads */
 		if (c->rule.who != CTL_OWNER && c->rule.who != CTL_SELF &&

@@ -253,16 +253,68 @@ ctl_info_mem_advice(struct ctl_req *r, int64_t id, struct proto_buf *out)
 	proto_put_str(out, "mem_advice", buf);
 }
 
+/* A row of store_array_show, as it comes. */
+static int
+ctl_info_put_cb(void *arg, const struct store_col *c, int n)
+{
+	struct proto_buf *out = arg;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (c[i].type == STORE_INT)
+			proto_put_int(out, c[i].name, c[i].i);
+		else if (c[i].type == STORE_TEXT)
+			proto_put_str(out, c[i].name, c[i].s);
+	return 0;
+}
+
+/*
+ * nvq show A_ (and nvq wait A_'s look): the array summed up, by
+ * store_array_show, under "array", with its "active" tasks (the engine's
+ * count, O(1)); "brief" (nvq wait's look while some are active): that
+ * count alone, so that waiting on a big array does not read it each time.
+ */
+static int
+ctl_info_array(struct ctl_req *r, int64_t array, struct proto_buf *out)
+{
+	char state[16];
+	int64_t of, active = (int64_t)deptab_count(&r->e->arrtab, array);
+
+	proto_put_int(out, "active", active);
+	if (active > 0 && proto_int(r->msg, "brief", 0) != 0)
+		return 0;
+
+	if (store_job_of_array(r->e->store, array, state, sizeof(state), &of) == -1)
+		return ctl_req_error(r, "no such array %lld", (long long)array);
+	if (of != array)
+		return ctl_req_error(r, "job %lld is not an array's id (nvq show %lld shows the "
+		    "job)", (long long)array, (long long)array);
+	proto_put_int(out, "array", array);
+	if (store_array_show(r->e->store, array, ctl_info_put_cb, out) == -1)
+		return ctl_req_error(r, "the database could not be read (see nvqd's log)");
+	return 0;
+}
+
+/*
+ * nvq show ID, A_I ("array" and "index": the task's job, found by the
+ * array_task index) or A_ ("array" alone: the array summed up).
+ */
 int
 ctl_info_show(struct ctl_req *r, struct proto_buf *out)
 {
 	struct store_filter f;
 	struct ctl_info_rows rows = { r, out, 0, 0, 0, 0 };
 	int64_t id = proto_int(r->msg, "id", 0);
+	int64_t array = proto_int(r->msg, "array", 0), index = proto_int(r->msg, "index", -1);
 
 	memset(&f, 0, sizeof(f));
-	f.id = id;
 	ctl_info_now(out);
+	if (array > 0 && index < 0)
+		return ctl_info_array(r, array, out);
+	if (array > 0 && store_array_task(r->e->store, array, index, &id) == -1)
+		return ctl_req_error(r, "no task %lld_%lld: array %lld has no task of index %lld",
+		    (long long)array, (long long)index, (long long)array, (long long)index);
+	f.id = id;
 	if (id <= 0)
 		return ctl_req_error(r, "no job id given");
 	if (store_jobs(r->e->store, &f, ctl_info_row_cb, &rows) == -1)

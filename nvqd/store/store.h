@@ -239,6 +239,33 @@ int		 store_job_unhold(struct store *, int64_t id, double now, const char *reaso
 int		 store_switches(struct store *, int64_t id, store_row_cb, void *);
 /* Copies the job's state into buf; returns 0, or -1 if there is no such job. */
 int		 store_job_state(struct store *, int64_t id, char *buf, size_t len);
+/*
+ * Job id's state (into buf) and the array it is a task of (*array; 0 for
+ * none): 0, or -1 if there is no such job.
+ */
+int		 store_job_of_array(struct store *, int64_t id, char *buf, size_t len,
+		    int64_t *array);
+/* The job id of array's task of index (nvq's A_I): 0, or -1 if there is none. */
+int		 store_array_task(struct store *, int64_t array, int64_t index, int64_t *id);
+/*
+ * --dependency singleton: uid's active jobs named name, the latest first,
+ * to cb as ("id", "array", "singleton": whether it is one too), at most
+ * max of them (the jobs_active_name index).  0, or -1.
+ */
+int		 store_active_named(struct store *, uint32_t uid, const char *name, int max,
+		    store_row_cb, void *);
+/* How many of array's tasks did not end COMPLETED (into *n): 0, or -1. */
+int		 store_array_unfinished(struct store *, int64_t array, int64_t *n);
+/*
+ * nvq show A_ and nvq wait A_: array's tasks per state ("tasks",
+ * "task_state"), its first STORE_ARRAY_SHOWN tasks by index ("task",
+ * "task_index", "task_state", "task_reason"), and its first task that
+ * ended but did not complete ("failed", "failed_state", "failed_code",
+ * "failed_signal"), as rows to cb.  Each reads the array's tasks only
+ * (the array_task index): bounded by an array's size.  0, or -1.
+ */
+#define STORE_ARRAY_SHOWN	50	/* store_query.c writes it in its SQL */
+int		 store_array_show(struct store *, int64_t array, store_row_cb, void *);
 
 /*
  * A job nvqd follows (PENDING, RUNNING or SUSPENDED) as stored, read at
@@ -330,6 +357,13 @@ int		 store_job_slurm(struct store *, int64_t id, int64_t slurm_id, const char *
 		    double now, const char *why);
 /* Job id's row as store_active reads it (whatever its state). */
 int		 store_active_one(struct store *, int64_t id, store_active_cb, void *);
+/*
+ * nvq cancel's filters: the ids of the active jobs of user (NULL: anyone's)
+ * named name (NULL: any name), by id, into *ids (*n; the caller frees).
+ * Reads the active jobs only (jobs_active).  0, or -1.
+ */
+int		 store_active_match(struct store *, const char *user, const char *name,
+		    int64_t **ids, int *n);
 /* The ids of array's active tasks, into *ids (*n; the caller frees).  0, or -1. */
 int		 store_array_active(struct store *, int64_t array, int64_t **ids, int *n);
 /*

@@ -876,7 +876,16 @@ store_switches(struct store *st, int64_t id, store_row_cb cb, void *arg)
 int
 store_job_state(struct store *st, int64_t id, char *buf, size_t len)
 {
-	sqlite3_stmt *s = store_prepare(st, "SELECT state FROM jobs WHERE id = ?");
+	int64_t array;
+
+	return store_job_of_array(st, id, buf, len, &array);
+}
+
+int
+store_job_of_array(struct store *st, int64_t id, char *buf, size_t len, int64_t *array)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT state, coalesce(array_id, 0) FROM jobs "
+	    "WHERE id = ?");
 	int r = -1;
 
 	if (s == NULL)
@@ -884,10 +893,73 @@ store_job_state(struct store *st, int64_t id, char *buf, size_t len)
 	sqlite3_bind_int64(s, 1, id);
 	if (sqlite3_step(s) == SQLITE_ROW) {
 		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+		*array = sqlite3_column_int64(s, 1);
 		r = 0;
 	}
 	store_release(st, s);
 	return r;
+}
+
+/* The first column of sql's first row, its ?1 and ?2 bound to a and b: 0, or -1 (no row). */
+static int
+store_int_of(struct store *st, const char *sql, int64_t a, int64_t b, int64_t *out)
+{
+	sqlite3_stmt *s = store_prepare(st, sql);
+	int r = -1;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, a);
+	sqlite3_bind_int64(s, 2, b);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		*out = sqlite3_column_int64(s, 0);
+		r = 0;
+	}
+	store_release(st, s);
+	return r;
+}
+
+int
+store_array_task(struct store *st, int64_t array, int64_t index, int64_t *id)
+{
+	/* schema/021_array_task.sql's index: O(log n) whatever the array's size */
+	return store_int_of(st, "SELECT id FROM jobs INDEXED BY jobs_array_task "
+	    "WHERE array_id = ?1 AND array_index = ?2", array, index, id);
+}
+
+int
+store_active_named(struct store *st, uint32_t uid, const char *name, int max, store_row_cb cb,
+    void *arg)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT id, coalesce(array_id, 0), "
+	    "coalesce(after, '') LIKE '%singleton%' FROM jobs INDEXED BY jobs_active_name "
+	    "WHERE uid = ? AND name = ? AND state IN ('PENDING', 'RUNNING', 'SUSPENDED') "
+	    "ORDER BY id DESC LIMIT ?");
+	struct store_col c[3] = { { .name = "id", .type = STORE_INT },
+	    { .name = "array", .type = STORE_INT }, { .name = "singleton", .type = STORE_INT } };
+	int r, i;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, uid);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 3, max);
+	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+		for (i = 0; i < 3; i++)
+			c[i].i = sqlite3_column_int64(s, i);
+		if (cb(arg, c, 3) != 0)
+			break;
+	}
+	store_release(st, s);
+	return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : -1;
+}
+
+int
+store_array_unfinished(struct store *st, int64_t array, int64_t *n)
+{
+	/* ?2: store_int_of binds two; 0 here */
+	return store_int_of(st, "SELECT count(*) FROM jobs INDEXED BY jobs_array_task WHERE "
+	    "array_id = ?1 AND state != 'COMPLETED' AND ?2 = 0", array, 0, n);
 }
 
 /* nvq modify and nvq top of a pending job: what c has, with its event. */

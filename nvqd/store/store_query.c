@@ -173,6 +173,21 @@ store_array_active(struct store *st, int64_t array, int64_t **ids, int *n)
 	return store_ids(s, ids, n);
 }
 
+int
+store_active_match(struct store *st, const char *user, const char *name, int64_t **ids,
+    int *n)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT id FROM jobs INDEXED BY jobs_active WHERE "
+	    "state IN ('PENDING', 'RUNNING', 'SUSPENDED') AND (?1 IS NULL OR user = ?1) AND "
+	    "(?2 IS NULL OR name = ?2) ORDER BY id");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_text(s, 1, user, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	return store_ids(s, ids, n);
+}
+
 /* The finished states nvq restart --failed takes */
 #define STORE_FAILED	"('FAILED', 'TIMEOUT', 'NODE_FAIL')"
 
@@ -609,6 +624,25 @@ store_event_add(struct store *st, int64_t id, double at, const char *state, cons
 	if (r == -1)
 		st->doomed = 1;		/* rolled back by the commit */
 	return store_lazy_commit(st) == -1 ? -1 : r;
+}
+
+int
+store_array_show(struct store *st, int64_t array, store_row_cb cb, void *arg)
+{
+	if (store_rows_of(st, "SELECT count(*) AS tasks, state AS task_state FROM jobs "
+	    "INDEXED BY jobs_array_task WHERE array_id = ? GROUP BY state ORDER BY state",
+	    array, cb, arg) == -1)
+		return -1;
+	if (store_rows_of(st, "SELECT id AS task, array_index AS task_index, state AS "
+	    "task_state, coalesce(reason, '') AS task_reason FROM jobs INDEXED BY "
+	    "jobs_array_task WHERE array_id = ? ORDER BY array_index LIMIT "
+	    "50", array, cb, arg) == -1)
+		return -1;
+	return store_rows_of(st, "SELECT id AS failed, state AS failed_state, "
+	    "coalesce(exit_code, -1) AS failed_code, coalesce(signal, 0) AS failed_signal "
+	    "FROM jobs INDEXED BY jobs_array_task WHERE array_id = ? AND state NOT IN "
+	    "('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETED') ORDER BY array_index LIMIT 1",
+	    array, cb, arg);
 }
 
 int

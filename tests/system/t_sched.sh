@@ -113,16 +113,16 @@ t_after() {	# --after: runs once they COMPLETED; cancelled if one did not
 	a=$(submit -g 0 sleep 2); b=$(submit -g 0 --after "$a" true)
 	c=$(submit -g 0 false); d=$(submit -g 0 --after "$a,$c" true)
 	sleep 0.2
-	expect_match "b waits" "$(nvq list | awk -v id="$b" '$1 == id')" "PENDING.*dependency"
+	expect_match "b waits" "$(nvq list | awk -v id="$b" '$1 == id')" "PENDING.*Dependency \(afterok:$a\)"
 	wait_state "$b" COMPLETED
 	expect_eq "b started after a ended" \
 	    "$(awk -v s="$(field "$b" started_at)" -v e="$(field "$a" ended_at)" 'BEGIN{print (s >= e)}')" 1
 	local e2; e2=$(submit -g 0 --after "$d" true)
 	wait_state "$d" CANCELLED
-	expect_eq "d's reason" "$(field "$d" reason)" "dependency $c ended FAILED"
+	expect_eq "d's reason" "$(field "$d" reason)" "DependencyNeverSatisfied (afterok:$c ended FAILED)"
 	wait_state "$e2" CANCELLED
 	expect_eq "a chain is cancelled link by link" "$(field "$e2" reason)" \
-	    "dependency $d ended CANCELLED"
+	    "DependencyNeverSatisfied (afterok:$d ended CANCELLED)"
 	expect_match "unknown dependency" "$(nvq submit --after 999 true 2>&1)" "no such job 999"
 }
 
@@ -138,7 +138,7 @@ t_after_many() {	# a job thousands wait --after: they wait while it is suspended
 	submit -g 0 --after "$a" true > /dev/null	# dependencies are looked at again
 	sleep 0.5
 	expect_eq "is waited for, not taken as ended" "$(state "$b")" PENDING
-	expect_match "its dependents wait" "$(nvq list | awk -v id="$b" '$1 == id')" "dependency"
+	expect_match "its dependents wait" "$(nvq list | awk -v id="$b" '$1 == id')" "Dependency"
 	nvq resume "$a" > /dev/null
 	wait_state "$a" RUNNING
 	stop_nvqd
@@ -162,9 +162,9 @@ t_after_many() {	# a job thousands wait --after: they wait while it is suspended
 	t1=$(date +%s.%N)
 	echo "    (3002 dependents cancelled in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s)"
 	expect_eq "every one cancelled" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs
-	    WHERE state = 'CANCELLED' AND reason = 'dependency $a ended CANCELLED'")" 3002
+	    WHERE state = 'CANCELLED' AND reason = 'DependencyNeverSatisfied (afterok:$a ended CANCELLED)'")" 3002
 	expect_eq "each with its event" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM events
-	    WHERE state = 'CANCELLED' AND reason = 'dependency $a ended CANCELLED'")" 3002
+	    WHERE state = 'CANCELLED' AND reason = 'DependencyNeverSatisfied (afterok:$a ended CANCELLED)'")" 3002
 	expect_eq "no environment is left" "$(envs_left)" 0
 	expect_match "nvqd answers" "$(nvq gpus)" "GPU-"
 }
