@@ -192,6 +192,11 @@ t_arrays_requeue() {	# requeue A_: every running task stopped and queued again, 
 	local a out
 	a=$(submit -g 0 --array 0-1 sh -c 'echo run >> '"$T"'/runs.$NVQ_ARRAY_INDEX; sleep 30')
 	wait_state "$a" RUNNING; wait_state "$((a + 1))" RUNNING
+	# RUNNING is its supervisor's start: wait for the command's own first line
+	for _ in $(seq 100); do
+		[ "$(cat "$T/runs.0" "$T/runs.1" 2> /dev/null | wc -l)" = 2 ] && break
+		sleep 0.05
+	done
 	out=$(nvq requeue "${a}_")
 	expect_eq "requeue A_: both" "$(echo "$out" | grep -c "is stopping; it then waits")" 2
 	for _ in $(seq 100); do
