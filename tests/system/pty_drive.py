@@ -6,6 +6,7 @@ STEP is one of
                 since the last expect; "timeout: TEXT" is printed otherwise
   send:TEXT     type TEXT (escapes: \\r, \\x03 Ctrl-C, \\x1a Ctrl-Z)
   sleep:SECONDS
+  resize:ROWS:COLS  the terminal's new size (SIGWINCH for its foreground)
   run:COMMAND   run a shell command here; its output is printed as "run: ..."
 Then waits (30 s at most) for the command's end and prints
   status N            its exit status
@@ -79,6 +80,9 @@ for step in steps:
         deadline = time.time() + float(arg)
         while time.time() < deadline:
             pump(0.05)
+    elif kind == "resize":
+        r, c = arg.split(":")
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", int(r), int(c), 0, 0))
     elif kind == "run":
         out = subprocess.run(arg, shell=True, capture_output=True, text=True).stdout
         report.append("run: " + out.strip())
