@@ -216,9 +216,8 @@ cmd_run(struct nvq_args *a)
 			usleep(RUN_POLL_MS * 1000);
 			continue;
 		}
-		/* started: what is typed is the job's from now on */
 		if (strcmp(state, "PENDING") != 0)
-			tty_raw();
+			tty_start(pty);
 		if (tty_relay(pty, RUN_POLL_MS) == TTY_CANCEL && !cancelled) {
 			run_cancel_said(a, "Ctrl-C twice within a second");
 			cancelled = SIGINT;

@@ -26,7 +26,7 @@
 #include "nvq.h"
 #include "tty.h"
 
-static struct termios tty_saved;	/* nvq's terminal before tty_raw */
+static struct termios tty_saved;	/* nvq's terminal before tty_start */
 static volatile sig_atomic_t tty_is_raw, tty_winch;
 
 void
@@ -108,12 +108,15 @@ tty_passed(struct tty *t)
 }
 
 void
-tty_raw(void)
+tty_start(struct tty *t)
 {
 	static int registered;
 	struct termios raw;
 
-	if (tty_is_raw || tcgetattr(0, &tty_saved) == -1)
+	if (t->live)
+		return;
+	t->live = 1;
+	if (tcgetattr(0, &tty_saved) == -1)
 		return;
 	if (!registered && atexit(tty_restore) == 0)
 		registered = 1;
@@ -227,13 +230,13 @@ tty_relay(struct tty *t, int ms)
 		if ((left = end - tty_now()) <= 0)
 			return TTY_GOING;
 		/*
-		 * Both ways only while raw (the job runs): what the job writes
-		 * shows once what is typed is the job's.  stdin is read once the
-		 * job's terminal took what came before.
+		 * Both ways only once started: what the job writes shows once
+		 * what is typed is the job's.  stdin is read once the job's
+		 * terminal took what came before.
 		 */
-		p[0].fd = tty_is_raw && !t->in_eof && t->npend == 0 ? 0 : -1;
+		p[0].fd = t->live && !t->in_eof && t->npend == 0 ? 0 : -1;
 		p[0].events = POLLIN;
-		p[1].fd = !tty_is_raw || (t->hup && t->npend == 0) ? -1 : t->master;
+		p[1].fd = !t->live || (t->hup && t->npend == 0) ? -1 : t->master;
 		p[1].events = (short)((t->hup ? 0 : POLLIN) | (t->npend > 0 ? POLLOUT : 0));
 		p[0].revents = p[1].revents = 0;
 		if (poll(p, 2, (int)(left * 1000) + 1) == -1)

@@ -17,6 +17,7 @@ struct tty {
 	int		slave;		/* the job's side, until passed to nvqd; then -1 */
 	int		hup;		/* no process holds the job's side any more */
 	int		in_eof;		/* nvq's stdin ended (its terminal went away) */
+	int		live;		/* the job runs: bytes go both ways (tty_start) */
 	unsigned char	pend[TTY_PEND];	/* typed, not yet written to the master */
 	size_t		npend, off;
 	struct intr	intr;
@@ -32,13 +33,16 @@ enum { TTY_GOING, TTY_CANCEL };
 int	tty_open(struct tty *);
 /* Closes the job's side, once nvqd has it. */
 void	tty_passed(struct tty *);
-/* Makes nvq's terminal raw, until tty_restore (also at exit and on a fatal signal). */
-void	tty_raw(void);
-/* nvq's terminal as it was before tty_raw; nothing if it is not raw. */
+/*
+ * The job runs: what is typed is the job's from now on, nvq's terminal raw
+ * until tty_restore (also at exit and on a fatal signal).
+ */
+void	tty_start(struct tty *);
+/* nvq's terminal as it was before tty_start; nothing if it is not raw. */
 void	tty_restore(void);
 /*
- * Relays for up to ms milliseconds (less on a signal): what the job writes
- * to stdout, what is typed (raw only) to the job.  TTY_CANCEL where a
+ * Relays for up to ms milliseconds (less on a signal), once started: what
+ * the job writes to stdout, what is typed to the job.  TTY_CANCEL where a
  * second Ctrl-C came within a second (intr.h), else TTY_GOING.
  */
 int	tty_relay(struct tty *, int ms);

@@ -74,6 +74,23 @@ t_pty_cancel_shell() {	# two Ctrl-C at an interactive shell (which ignores SIGTE
 	wait_state "$id" CANCELLED 5
 }
 
+t_pty_pending() {	# while the job waits its turn the terminal is nvq's: one Ctrl-C cancels it
+	write_config "[gpus]" "virtual = 1x16G"; start_nvqd || return
+	local out blk id
+	blk=$(submit -m 10G sleep 30)
+	wait_state "$blk" RUNNING
+	out=$(drive expect:'queued and waiting' send:'\x03' -- run -m 10G sh -c 'echo ran')
+	id=$(sqlite3 "$T/nvq.db" "SELECT max(id) FROM jobs")
+	expect_none "no step timed out" "$out" "timeout:"
+	expect_match "cancelled, said so" "$out" "Interrupt: cancelling job $id"
+	expect_eq "nvq's status 130" "$(line "$out" ^status)" "status 130"
+	expect_match "promptly" "$(echo "$out" | sed -n 's/^after_send //p')" "^[01]\."
+	expect_eq "the terminal's modes as they were" "$(line "$out" ^modes)" "modes same"
+	wait_state "$id" CANCELLED
+	expect_eq "it never ran" "$(line "$out" "^ran$")" ""
+	nvq cancel "$blk" > /dev/null
+}
+
 t_pty_not_stdout() {	# stdout not a terminal (nvq run cmd > file): no pseudo-terminal, as srun --pty
 	write_config "[gpus]" "virtual = 1x16G"; start_nvqd || return
 	local out
