@@ -66,7 +66,7 @@ NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engin
 	   common/rlimits.c common/cgroup.c common/cglimit.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/submit.c nvq/jobs.c nvq/control.c \
-	  nvq/output.c nvq/gpus.c nvq/json.c nvq/shares.c nvq/script.c nvq/run.c nvq/table.c nvq/stats.c nvq/top.c nvq/opthelp.c nvq/task.c common/proto.c common/parse.c common/dep.c common/paths.c \
+	  nvq/output.c nvq/gpus.c nvq/json.c nvq/shares.c nvq/script.c nvq/run.c nvq/tty.c nvq/intr.c nvq/table.c nvq/stats.c nvq/top.c nvq/opthelp.c nvq/task.c common/proto.c common/parse.c common/dep.c common/paths.c \
 	  common/fdpass.c common/roff.c common/esc.c
 # #SBATCH lines and Slurm's names (issue 42)
 NVQ_SRC	+= nvq/sbatch.c
@@ -197,7 +197,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep
+	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep intr
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -238,6 +238,7 @@ $(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c common/es
 $(BUILD)/tests/test_esc: $(call obj,tests/unit/test_esc.c common/esc.c)
 $(BUILD)/tests/test_num: $(call obj,tests/unit/test_num.c nvq/num.c)
 $(BUILD)/tests/test_sbatch: $(call obj,tests/unit/test_sbatch.c nvq/sbatch.c)
+$(BUILD)/tests/test_intr: $(call obj,tests/unit/test_intr.c nvq/intr.c)
 $(BUILD)/tests/test_portable: $(call obj,tests/unit/test_portable.c nvq-shim/portable.c)
 $(BUILD)/obj/tests/unit/test_portable.o: CPPFLAGS += -iquote nvq-shim
 # its tables name the fields they test, in order

@@ -30,7 +30,9 @@
  * its cgroup (cglimit.h); a job the OOM killer ended there is recorded with
  * the reason STATUS_OOM.
  * It starts a session, becomes a child subreaper, and starts the job in a
- * process group (and cgroup) of its own, then drops privileges.  It
+ * process group (and cgroup) of its own, a session with -a 0 (nvq run's
+ * pseudo-terminal, made the job's controlling terminal once the job's
+ * process is the user's), then drops privileges.  It
  * forwards SIGTERM (and SIGINT, SIGHUP) to everything in the job, turns
  * SIGUSR2 into SIGKILL for it and SIGUSR1 into SIG (-S, the job's --signal
  * when it is preempted; SIGUSR1 by default), waits for the job, kills what the job left
@@ -56,6 +58,7 @@
 #include <sched.h>
 #include <linux/futex.h>
 #include <linux/sched.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -279,7 +282,16 @@ shim_job(void *arg)
 
 	sigemptyset(&none);	/* the job gets every signal the shim waits for */
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	setpgid(0, 0);
+	/*
+	 * On nvq run's pseudo-terminal (its stdin passed): a session of its
+	 * own, whose controlling terminal the pty becomes once this process is
+	 * the user's (below); else a process group.  Either way its group is
+	 * its pid, as the shim's signals expect.
+	 */
+	if (s->attached[0])
+		setsid();
+	else
+		setpgid(0, 0);
 	/* joined while still root: the cgroup's files are root's */
 	if (*s->cgroup != '\0' && !c->born_in && cgroup_enter(s->cgroup) == -1)
 		shim_fail(efd, 126, "cannot enter the cgroup %s: %s", s->cgroup,
@@ -362,6 +374,15 @@ shim_job(void *arg)
 	}
 	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		shim_fail(efd, 126, "dup2: %s", shim_strerror(errno));
+	/*
+	 * nvq run's terminal becomes the job's controlling terminal, its group
+	 * the foreground one: job control, and Ctrl-C, Ctrl-Z, Ctrl-\ for the
+	 * job's foreground.  Done as the user (never a user's tty acted on as
+	 * root), with 0: a terminal that is another session's is not taken.
+	 * Not a terminal (a pipe), or one that is: the job runs without one.
+	 */
+	if (s->attached[0])
+		(void)ioctl(0, TIOCSCTTY, 0);
 	/* last: the job's PATH is searched, as glibc's execvp would (portable.h) */
 	shim_execvpe(s->argv[0], s->argv, s->env);
 	shim_fail(efd, errno == ENOENT ? 127 : 126, "cannot execute %s: %s", s->argv[0],
@@ -477,6 +498,19 @@ shim_signal(const struct shim_spec *s, pid_t job, int sig)
 		cgroup_kill(s->cgroup);
 	else
 		cgroup_signal(s->cgroup, sig, job);	/* those not in its process group */
+}
+
+/*
+ * sig to a running job (not reaped: its pid is still its own).  One on nvq
+ * run's terminal makes its session first thing; until then its group is
+ * the shim's, so its process gets sig itself.
+ */
+static void
+shim_forward(const struct shim_spec *s, pid_t job, int sig)
+{
+	if (s->attached[0] && getpgid(job) != job)
+		kill(job, sig);
+	shim_signal(s, job, sig);
 }
 
 static double
@@ -753,7 +787,9 @@ shim_shim(struct shim_spec *s)
 		_exit(0);
 	}
 	/* the stack stays: the job's process may still be on it */
-	setpgid(job, job);	/* also here, so that kill(-job) works at once */
+	/* also here, so that kill(-job) works at once; a session it makes itself */
+	if (!s->attached[0])
+		setpgid(job, job);
 	close(efd[1]);
 	/* nvq run's terminal is the job's, not its supervisor's to keep open */
 	for (i = 0; i < 3; i++)
@@ -764,11 +800,11 @@ shim_shim(struct shim_spec *s)
 		if (sigwaitinfo(&set, &si) == -1)
 			continue;
 		if (si.si_signo == SIGTERM || si.si_signo == SIGINT || si.si_signo == SIGHUP)
-			shim_signal(s, job, SIGTERM);
+			shim_forward(s, job, SIGTERM);
 		else if (si.si_signo == SIGUSR2)
-			shim_signal(s, job, SIGKILL);
+			shim_forward(s, job, SIGKILL);
 		else if (si.si_signo == SIGUSR1)
-			shim_signal(s, job, s->preempt_sig);	/* preempted: the job's --signal */
+			shim_forward(s, job, s->preempt_sig);	/* preempted: the job's --signal */
 		while ((p = wait4(-1, &st, WNOHANG, &ru)) > 0) {
 			if (p != job)
 				continue;

@@ -104,8 +104,8 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "+g:m:c:p:n:t:o:e:w:x:d:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
 	  "after requeue signal gpu-list exclude cpus-per-task mem mem-per-cpu dependency "
 	  NVQ_SLURM_LONGS,
-	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's, "
-	  "Ctrl-C cancels it" },
+	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's; on a "
+	  "terminal, one of its own (srun --pty): Ctrl-C is its SIGINT, twice in 1 s cancels it" },
 	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--format COLUMNS] [--json]", "aru:",
 	  "all expand user state json format",
 	  0, 0, cmd_list, "pending and running jobs; -a adds finished ones" },

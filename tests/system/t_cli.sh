@@ -284,7 +284,7 @@ t_script_directives() {	# nvq submit SCRIPT reads its #NVQ lines; the command li
 	wait_state "$c" COMPLETED
 }
 
-t_run() {	# nvq run: output here, exit status the job's, Ctrl-C through a terminal cancels
+t_run() {	# nvq run: output here, exit status the job's, two Ctrl-C through a terminal cancel
 	write_config "[gpus]" "virtual = 1x16G"; start_nvqd || return
 	local out rc
 	out=$(nvq run -g 0 sh -c 'echo to-out; echo to-err >&2; exit 3' 2> "$T/err"); rc=$?
@@ -301,8 +301,9 @@ t_run() {	# nvq run: output here, exit status the job's, Ctrl-C through a termin
 	wait_state "$blk" RUNNING
 	out=$(nvq run -m 10G sh -c 'echo after') ; rc=$?
 	expect_eq "waited for its turn" "$out/$rc/$(state "$blk")" "after/0/COMPLETED"
-	# Ctrl-C typed on a terminal: nvq run in a pseudo-terminal, ^C written to it
-	out=$(python3 tests/system/pty_run.py 24 80 started '\x03' -- "$NVQ_BIN" -s "$T/sock" \
+	# Ctrl-C typed twice on a terminal: nvq run in a pseudo-terminal, ^C^C written to it
+	# (one reaches the job as SIGINT: t_pty.sh)
+	out=$(python3 tests/system/pty_run.py 24 80 started '\x03\x03' -- "$NVQ_BIN" -s "$T/sock" \
 	    run -g 0 sh -c "echo started; sleep 60")
 	expect_eq "Ctrl-C: exit status 130" "$(echo "$out" | head -1)" 130
 	expect_match "and it said so" "$out" "cancelling job"
