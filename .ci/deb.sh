@@ -35,6 +35,9 @@ for d in $(sed -n 's/^Documentation=//p' "$unit"); do
 	check man -w "${page#*(}" "${page%(*}"
 done
 check sh -c '/usr/bin/nvq --help | grep -q "web-token"'
+# the guide the man pages point to, where Debian keeps a package's documents
+check sh -c 'zcat -f /usr/share/doc/nvq/README.md* | grep -q "^## Coming from Slurm"'
+check sh -c 'ls /usr/share/doc/nvq/ | grep -q "^design.md"'
 $SUDO dpkg -P nvq > /dev/null
 check test ! -e /usr/sbin/nvqd
 rm -rf "$w" "$w.log"
