@@ -18,7 +18,8 @@
 
 enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
 	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL, OPT_FAILED,
-	OPT_FORMAT, OPT_NEW };
+	OPT_FORMAT, OPT_NEW,
+	OPT_QOS };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
@@ -50,24 +51,29 @@ static const struct option nvq_longs[] = {
 	{ "failed", no_argument, NULL, OPT_FAILED },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "new", no_argument, NULL, OPT_NEW },
+	{ "qos", required_argument, NULL, OPT_QOS },
 };
 #define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
-	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] [--] "
-	  "COMMAND [ARG...]\n"
+	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] "
+	  "[--qos CLASS] "
+	  "[--] COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #NVQ lines give options too; the command line's win)",
 	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after parsable "
-	  "requeue signal array stdin hold gpu-list exclude notify mail-user json",
+	  "requeue signal array stdin hold gpu-list exclude notify mail-user json"
+	  " qos",
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "run", "[-g GPUS] [-m MEM] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] COMMAND "
-	  "[ARG...]",
+	  "[-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] "
+	  "[--qos CLASS] "
+	  "[--] COMMAND [ARG...]",
 	  "+g:m:p:n:t:o:e:w:x:", "gpus mem priority name time output error after requeue "
-	  "signal gpu-list exclude",
+	  "signal gpu-list exclude"
+	  " qos",
 	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's, "
 	  "Ctrl-C cancels it" },
 	{ "list", "[-a] [-r] [-u USER] [--state STATE] [--format COLUMNS] [--json]", "aru:",
@@ -230,6 +236,7 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_FAILED: a->failed = 1; break;
 		case OPT_FORMAT: a->format = optarg; break;
 		case OPT_NEW: a->renew = 1; break;
+		case OPT_QOS: a->qos = optarg; break;
 		case OPT_SIGNAL: a->signal = optarg; break;
 		case OPT_NOTIFY: a->notify = optarg; break;
 		case OPT_MAIL: a->mail_user = optarg; break;

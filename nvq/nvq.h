@@ -31,6 +31,7 @@ struct nvq_args {
 	int		failed;		/* restart --failed */
 	const char	*format;	/* --format COLUMNS of a listing */
 	int		renew;		/* web-token --new */
+	const char	*qos;		/* --qos CLASS: the job's class ([qos NAME] in nvq.ini) */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };

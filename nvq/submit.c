@@ -79,6 +79,11 @@ submit_parse(const struct nvq_args *a, struct submit_values *v)
 		    PARSE_MAX_LIMIT / 86400);
 		return 2;
 	}
+	if (a->qos != NULL && (*a->qos == '\0' || strlen(a->qos) > 31)) {
+		nvq_err("--qos %.40s: not a class's name (at most 31 characters; nvq.ini's "
+		    "[qos NAME] sections name them)", a->qos);
+		return 2;
+	}
 	if (a->prio != NULL && parse_int(a->prio, -1000000, 1000000, &v->prio) == -1) {
 		nvq_err("-p %s: not a priority (a whole number, higher runs first)", a->prio);
 		return 2;
@@ -163,6 +168,8 @@ cmd_submit(struct nvq_args *a)
 	if (v.mem_auto)
 		proto_put_int(&b, "mem_auto", 1);
 	proto_put_int(&b, "priority", v.prio);
+	if (a->qos != NULL)
+		proto_put_str(&b, "qos", a->qos);
 	proto_put_int(&b, "time", v.secs);
 	if (a->requeue)
 		proto_put_int(&b, "requeue", 1);

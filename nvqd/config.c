@@ -120,8 +120,10 @@ static const struct config_key config_keys[] = {
 	  "the one that waited longest runs. Per GPU: a default, then INDEX:MODE,\n"
 	  "e.g. auto,1:serial." },
 	{ "scheduler", "preempt", CT_NAME, AT(sched.preempt), config_preempt_names, 0, 0, "suspend",
-	  "When a pending job cannot fit and running jobs of lower priority hold\n"
-	  "the memory: off (it waits), suspend (the fewest, lowest-priority, most\n"
+	  "When a pending job cannot fit and running jobs it may preempt hold the\n"
+	  "memory (its own user's jobs of lower priority; jobs of a class its class\n"
+	  "preempts, [qos NAME] below; for root's jobs, any of lower priority;\n"
+	  "never another user's job for a higher -p alone): off (it waits), suspend (the fewest, lowest-priority, most\n"
 	  "recently started of them are suspended, and resume on their own when\n"
 	  "they fit again) or requeue (they are stopped, with the job's --signal,\n"
 	  "SIGUSR1 unless it said, then SIGKILL after kill_grace, and queued again;\n"
@@ -133,6 +135,9 @@ static const struct config_key config_keys[] = {
 	  "Which GPUs a job starts on, of those where it fits: pack (the ones with\n"
 	  "the least room left, keeping large holes for large jobs) or spread (the\n"
 	  "least loaded: the least memory demanded, then the fewest jobs)." },
+	{ "scheduler", "default_qos", CT_WORD, AT(qos.default_name), NULL, 0, 0, "normal",
+	  "The class (a [qos NAME] section, below) of jobs submitted without --qos.\n"
+	  "\"normal\" needs no section: priority 0, preempts nothing, everyone." },
 	{ "scheduler", "preempt_min_runtime", CT_SECONDS, AT_REAL(sched.preempt_min_runtime), NULL, 0, 86400, "1m",
 	  "How long a job runs, after it starts or resumes, before it may be preempted." },
 	{ "scheduler", "turn", CT_TURN, AT_REAL(turn), NULL, 0, 0, "auto",
@@ -220,9 +225,13 @@ static const struct config_key config_keys[] = {
 	  "environments, commands and paths (an array's tasks share one copy of\n"
 	  "its environment and command). A submit past it is refused; root is\n"
 	  "exempt, to clean up. 0 for no limit." },
-	{ "limits", "max_priority", CT_INT, AT(max_priority), NULL, 0, 1000000, "100",
+	{ "limits", "max_priority", CT_INT, AT(max_priority), NULL, 0, 1000000, "0",
 	  "The highest priority (-p) a user may give a job; root and members of\n"
-	  "[security] admin_group may go to 1000000. Anyone may go down to -1000000." },
+	  "[security] admin_group may go to 1000000. Anyone may go down to -1000000.\n"
+	  "At 0, users only lower their jobs (as Slurm's --nice): a user's -p then\n"
+	  "orders that user's own jobs, and passes nobody else's. Whatever it is, a\n"
+	  "job preempts another user's only as its class allows ([qos NAME]), or\n"
+	  "as root's." },
 	{ "limits", "umask", CT_UMASK, AT(job_umask), NULL, 0, 0777, "022",
 	  "The umask jobs start with (octal), whatever nvqd's own is." },
 	{ "limits", "rlimits", CT_RLIMITS, AT(rlimits), NULL, 0, 0, "core=0,nofile=1024:524288",
@@ -719,6 +728,11 @@ config_handler_cb(void *user, const char *section, const char *name, const char 
 	size_t i;
 	int known_section = 0;
 
+	if (qos_section(section)) {
+		if (qos_set(&ctx->cfg->qos, section, name, value, msg, sizeof(msg)) == 0)
+			return 1;
+		goto fail;
+	}
 	for (i = 0; i < CONFIG_NKEYS; i++) {
 		if (strcmp(config_keys[i].section, section) != 0)
 			continue;
@@ -807,6 +821,14 @@ config_load(struct config *c, const char *path, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	if (qos_finish(&c->qos, msg, sizeof(msg)) == -1) {
+		snprintf(err, errlen, "%s: %s", path ? path : "defaults", msg);
+		return -1;
+	}
+	for (i = 0; i < (size_t)c->qos.n && i < SCHED_MAX_QOS; i++) {
+		c->sched.qos_max_jobs[i] = c->qos.c[i].max_jobs_per_user;
+		c->sched.qos_max_gpus[i] = c->qos.c[i].max_gpus_per_user;
+	}
 	config_default_paths(c);
 	if (c->web_listen[0] != '\0' && !c->web_remote) {
 		struct sockaddr_in a;
@@ -849,6 +871,7 @@ config_print(FILE *fp)
 		fprintf(fp, "%s =%s%s\n", config_keys[i].key, *config_keys[i].dflt ? " " : "",
 		    config_keys[i].dflt);
 	}
+	qos_print(fp);
 }
 
 void
@@ -875,5 +898,6 @@ config_print_man(FILE *fp)
 		    "(empty)");
 		roff_item(fp, config_keys[i].key, dflt, config_keys[i].help);
 	}
+	qos_print_man(fp);
 	fputs(".SH FILES\n/etc/nvq/nvq.ini\n.SH SEE ALSO\n.BR nvqd (8),\n.BR nvq (1)\n", fp);
 }

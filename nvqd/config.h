@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "log.h"	/* enum log_level */
+#include "qos.h"
 #include "sched.h"
 
 #define CONFIG_MAX_VIRTUAL	SCHED_MAX_GPUS
@@ -73,6 +74,7 @@ struct config {
 	char		on_finish[4096];	/* [daemon] on_finish: a shell command; "": none */
 	int64_t		notify_timeout;		/* seconds a notifier may run */
 	char		sendmail[PATH_MAX];	/* for --mail-user */
+	struct qos_table qos;			/* [qos NAME] sections, [scheduler] default_qos */
 };
 
 /*

@@ -692,6 +692,7 @@ void
 engine_reload(struct engine *e)
 {
 	struct gc_event changed = { .type = GC_EV_CHANGED };
+	struct job *j;
 	struct config c;
 	char err[512];
 
@@ -717,6 +718,10 @@ engine_reload(struct engine *e)
 	c.cgroups = e->cfg.cgroups;
 	c.slurm = e->cfg.slurm;
 	e->cfg = c;
+	/* the classes may have moved or gone: each job's found again by its name */
+	for (j = e->jobs; j != NULL; j = j->next)
+		if ((j->qos_i = qos_find(&c.qos, j->qos)) == -1)
+			j->qos_i = c.qos.dflt;
 	/* prepared with the configuration before (umask, limits, offload...) */
 	engine_ahead_drop(e, "the configuration was reloaded");
 	engine_rekey(e);

@@ -246,9 +246,11 @@ ctl_jobs_modify(struct ctl_req *r, struct proto_buf *out)
 		return ctl_req_error(r, "nothing to change: give -p, -m or -t");
 	if (c.has_priority && c.priority > r->e->cfg.max_priority && c.priority > j->priority &&
 	    !r->admin)
-		return ctl_req_error(r, "priority %d is above [limits] max_priority (%d); only "
-		    "root%s%s may go higher", c.priority, r->e->cfg.max_priority,
-		    r->e->cfg.has_admin_gid ? " and members of " : "", r->e->cfg.admin_group);
+		return ctl_req_error(r, "-p %d: priority %d is above [limits] max_priority (%d); "
+		    "only root%s%s raises priority; lower your other jobs (-p -N, --nice N) or "
+		    "move one ahead with nvq top ID", c.priority, c.priority,
+		    r->e->cfg.max_priority, r->e->cfg.has_admin_gid ? " and members of " : "",
+		    r->e->cfg.admin_group);
 	if (c.has_mem && j->ngpus == 0)
 		return ctl_req_error(r, "job %lld uses no GPU: -m is memory per GPU",
 		    (long long)j->id);

@@ -15,6 +15,7 @@
 #define SCHED_MAX_GPUS		64	/* a job's GPUs are a uint64_t mask */
 #define SCHED_MAX_CLAIMS	8	/* blocked jobs remembered per GPU */
 #define SCHED_MAX_SUBSET	10	/* running jobs per GPU searched exactly */
+#define SCHED_MAX_QOS		32	/* job classes (qos.h's QOS_MAX) */
 
 enum sched_mode {
 	SCHED_AUTO = 0,		/* share while the demands fit */
@@ -68,6 +69,10 @@ struct sched_job {
 	double		slice_start;	/* running: when it started or last resumed */
 	double		share;		/* fair-share priority points: the same for all of
 					   a user's jobs (fairshare.h), 0 when off */
+	/* its class (qos.h): preempt.c and [qos NAME]'s limits read them */
+	int		qos;		/* the class's index, below SCHED_MAX_QOS */
+	uint32_t	qos_preempts;	/* bit k: it may preempt running jobs of class k */
+	int		qos_prio;	/* the class's priority points, in sched_key */
 };
 
 struct sched_settings {
@@ -79,6 +84,9 @@ struct sched_settings {
 	int		preempt;	/* enum sched_preempt_mode */
 	double		preempt_min_runtime;	/* seconds a job runs before it may be preempted */
 	int		spread;		/* placement = spread: the least loaded GPUs first */
+	/* per class (sched_job.qos), per user: running jobs and GPUs; 0 for no limit */
+	int		qos_max_jobs[SCHED_MAX_QOS];
+	int		qos_max_gpus[SCHED_MAX_QOS];
 };
 
 enum sched_why {
@@ -92,7 +100,9 @@ enum sched_why {
 	SCHED_WAIT_PRIORITY,	/* would fit, but could delay a higher one */
 	SCHED_RESUME,		/* suspended: resumes now on its gpumask */
 	SCHED_SUSPENDED,	/* suspended by nvq suspend: waits for nvq resume */
-	SCHED_WAIT_PLACE	/* fewer GPUs than it needs are allowed (-w, -x) and not drained */
+	SCHED_WAIT_PLACE,	/* fewer GPUs than it needs are allowed (-w, -x) and not drained */
+	SCHED_WAIT_QOS_JOBS,	/* its class's max_jobs_per_user */
+	SCHED_WAIT_QOS_GPUS	/* its class's max_gpus_per_user */
 };
 
 struct sched_decision {
@@ -145,6 +155,14 @@ struct sched_pass {
 		int	nrun;		/* running jobs, and those started this pass */
 		int	ngpu;		/* GPUs they hold */
 	}		users[SCHED_USERS];
+	int		qlimits;	/* a class has a limit */
+	struct {
+		uint32_t uid;
+		int	used;
+		int	qos;
+		int	nrun, ngpu;	/* of that class, as users[] counts */
+	}		qusers[SCHED_USERS];
+	int		nqusers;
 	uint64_t	budget[SCHED_MAX_GPUS];
 	uint64_t	demand[SCHED_MAX_GPUS];
 	int		njobs[SCHED_MAX_GPUS];
@@ -191,7 +209,8 @@ struct sched_source {
 /*
  * A waiting job's place in the order: a higher key goes first, then the
  * one submitted (or suspended) first, then the lower id.  The key is its
- * priority less aging times its submit time in hours: the same order as
+ * priority plus its class's (qos_prio) less aging times its submit time in
+ * hours: the same order as
  * priority plus aging times hours waited, at any time, so that an order
  * kept between passes stays right.  The fair-share term (share) is not in
  * it: jobs are compared by key + share, which orders each user's jobs as the

@@ -482,7 +482,7 @@ static int
 store_copy_columns(struct store *st)
 {
 	static const char *const cols[] = { "array_id", "array_index", "array_limit", "held",
-	    "gpus_allow", "gpus_deny", "notify", "mail_user" };
+	    "gpus_allow", "gpus_deny", "notify", "mail_user", "qos" };
 	sqlite3_stmt *s;
 	char sql[128];
 	size_t i;

@@ -49,6 +49,7 @@ struct store_job_new {
 	int		gpus;
 	uint64_t	mem;		/* 0: a whole GPU */
 	int		priority;
+	const char	*qos;		/* its class (qos.h), or NULL: the default's */
 	int64_t		time_limit;	/* 0: none */
 	const char	*after;		/* NULL or "3,4" */
 	const char	*stdout_path;	/* NULL: <spool>/<uid>/<id>.out */
@@ -282,6 +283,7 @@ struct store_active_job {
 	int		notify;		/* --notify or --mail-user given */
 	int64_t		slurm_id;	/* Slurm's job id; -1: none (013_slurm.sql) */
 	const char	*slurm_step;	/* a step nvqd follows on its node, or NULL (014) */
+	const char	*qos;		/* its class, or NULL: the default's (020) */
 };
 
 /*

@@ -189,6 +189,7 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	sqlite3_bind_text(s, 25, j->gpus_deny, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 26, j->notify, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 27, j->mail_user, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 28, j->qos, -1, SQLITE_STATIC);
 	if (store_done(st, s) == -1)
 		return -1;
 	return copy ? 0 : store_event(st, id, j->now, "PENDING", j->held == 2 ?

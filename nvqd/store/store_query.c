@@ -41,7 +41,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 39)
+	if (n < 41)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -85,6 +85,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.stored_shared = (uint64_t)c[37].i;
 	a.stored_key = c[38].i;
 	a.stored_row = (uint64_t)c[39].i;
+	a.qos = c[40].s;
 	return x->cb(x->arg, &a);
 }
 
@@ -116,7 +117,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"coalesce((SELECT array_id FROM private.task_env WHERE job_id = jobs.id), 0), " \
 	STORE_ROW_SQL " + CASE WHEN array_id IS NOT NULL AND length(argv) = 0 THEN (SELECT " \
 	STORE_LEN("a.command") " + length(a.argv) FROM jobs a WHERE a.id = jobs.array_id) " \
-	"ELSE 0 END FROM jobs "
+	"ELSE 0 END, qos FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
@@ -279,7 +280,7 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 	"mem_per_gpu, priority, submitted_at, started_at, ended_at, exit_code, signal, " \
 	"reason, gpu_uuids, " STORE_COMMAND " AS command, cwd, time_limit, after, " \
 	"stdout_path, stderr_path, requeue, restarts, suspended_time, array_id, array_index, array_limit, held, " \
-	"gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step FROM jobs "
+	"gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step, qos FROM jobs "
 #define STORE_JOBS_WHERE	"(?2 IS NULL OR user = ?2) " \
 	"AND (?3 IS NULL OR state = ?3) " \
 	"AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR " \

@@ -1,0 +1,6 @@
+-- 020_qos.sql: a job's class (nvq submit --qos, [qos NAME] in nvq.ini,
+-- Slurm's QOS): its name as submitted, or [scheduler] default_qos's when
+-- none was given.  Jobs from before have none (NULL), and are of the
+-- default class.  The class's priority points and whom it may preempt are
+-- the configuration's, read again at each start of nvqd.
+ALTER TABLE jobs ADD COLUMN qos TEXT;
