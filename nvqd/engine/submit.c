@@ -85,7 +85,7 @@ submit_row(const struct store_job_new *j)
 	return STORE_ROW_BYTES + submit_len(j->user) + submit_len(j->name) + submit_len(j->cwd) +
 	    submit_len(j->after) + submit_len(j->groups) + submit_len(j->stdout_path) +
 	    submit_len(j->stderr_path) + submit_len(j->gpus_allow) + submit_len(j->gpus_deny) +
-	    submit_len(j->notify) + submit_len(j->mail_user) + submit_len(j->qos);
+	    submit_len(j->notify) + submit_len(j->mail_user);
 }
 
 /* Task t's own bytes (t < 0: a job of no array), of row bytes and its command's. */
@@ -191,7 +191,7 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	    submit_len(j->cwd) + (size_t)j->argv_len + (size_t)j->env_len +
 	    submit_len(j->groups) + submit_len(j->after) + submit_len(j->stdout_path) +
 	    submit_len(j->stderr_path) + submit_len(j->gpus_allow) + submit_len(j->gpus_deny) +
-	    submit_len(j->notify) + submit_len(j->mail_user);
+	    submit_len(j->notify) + submit_len(j->mail_user) + submit_len(j->qos);
 	it = &Q.items[Q.n];
 	memset(it, 0, sizeof(*it));
 	if ((it->buf = malloc(len + 1)) == NULL)
