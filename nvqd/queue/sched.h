@@ -256,8 +256,8 @@ int		sched_walk(struct sched_pass *, const struct sched_gpu *, int,
 /*
  * After sched_walk: the decision for a waiting job it did not reach (none
  * of them starts).  Its reason is the one sched_plan gives, except that a
- * user's count for [limits] includes jobs of no GPU started after it in
- * the order.
+ * user's count for [limits] (and for its class's) includes jobs of no GPU
+ * started after it in the order.
  */
 void		sched_explain(const struct sched_pass *, const struct sched_job *,
 		    struct sched_decision *);

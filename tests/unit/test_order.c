@@ -175,6 +175,7 @@ run_stream(uint64_t seed, int steps, int variant)
 	int forder[MAXJ], worder[MAXJ], ngpus = 4, step, i, k, g, nheld, nw, explained = 0;
 	int64_t next_id = 1;
 	double now = 1000;
+	int classes;
 
 	memset(&w, 0, sizeof(w));
 	rng_state = seed;
@@ -184,6 +185,10 @@ run_stream(uint64_t seed, int steps, int variant)
 	w.set.max_gpus = variant & 2 ? 4 : 0;
 	w.set.preempt = variant & 4 ? SCHED_PREEMPT_SUSPEND : SCHED_PREEMPT_OFF;
 	w.set.spread = (variant & 8) && (seed & 1);
+	/* classes on half the seeds: 1 passes and preempts 0; 2 goes after, 2 jobs, 2 GPUs a user */
+	classes = (seed & 2) != 0;
+	w.set.qos_max_jobs[2] = classes ? 2 : 0;
+	w.set.qos_max_gpus[2] = classes ? 2 : 0;
 	for (g = 0; g < ngpus; g++) {
 		gpus[g].total = (g < 2 ? 80 : 40) * G;
 		gpus[g].outside = 0;
@@ -204,6 +209,13 @@ run_stream(uint64_t seed, int steps, int variant)
 			j->priority = (int)(rng() % 5);
 			j->submitted_at = now - (double)(rng() % 100);
 			j->dep_wait = rng() % 8 == 0;
+			if (classes) {
+				static const int prio[3] = { 0, 3, -2 };
+
+				j->qos = (int)(rng() % 3);
+				j->qos_prio = prio[j->qos];
+				j->qos_preempts = j->qos == 1 ? 1 : 0;
+			}
 			/* variant 8: some may start only on some GPUs (-w, -x) */
 			if ((variant & 8) && rng() % 4 == 0) {
 				j->restrict_gpus = 1;
@@ -264,8 +276,8 @@ run_stream(uint64_t seed, int steps, int variant)
 				sched_explain(&pass, &w.jobs[i], &d);
 				explained++;
 			}
-			if (k < 0 && w.set.max_running_jobs > 0 && is_wait(fdec[i].why)) {
-				/* a user's count may include later jobs of no GPU */
+			if (k < 0 && (w.set.max_running_jobs > 0 || classes) && is_wait(fdec[i].why)) {
+				/* a user's count (of a class too) may include later jobs of no GPU */
 				assert_true(is_wait(d.why));
 				continue;
 			}
@@ -357,7 +369,7 @@ test_walk_stops(void **state)
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
 	struct sched_gpu gpus[2] = { { 80 * G, 0, SCHED_AUTO, 0, 0 }, { 10 * G, 0, SCHED_TIMESLICE, 30, 0 } };
-	struct sched_settings set = { 0, 0, 1.0, 0, 0, 0, 0, 0 };
+	struct sched_settings set = { .aging = 1.0 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
 	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
@@ -410,7 +422,7 @@ test_walk_drops(void **state)
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
 	struct sched_gpu gpu = { 80 * G, 0, SCHED_AUTO, 0, 0 };
-	struct sched_settings set = { 0, 0, 0, 2, 0, 0, 0, 0 };
+	struct sched_settings set = { .max_running_jobs = 2 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
 	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
