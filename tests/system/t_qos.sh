@@ -123,23 +123,21 @@ t_qos_limits() {	# a class's max_jobs_per_user holds a user's further jobs of it
 }
 
 t_qos_config() {	# classes that cannot be: refused at start with the line's reason
-	local out
-	write_config "[qos a]" "preempts = a"
-	out=$("$NVQD" -n -c "$T/nvq.ini" 2>&1)
-	expect_match "a class preempting itself" "$out" "\[qos a\] preempts itself"
-	write_config "[qos a]" "preempts = b" "[qos b]" "preempts = a"
-	out=$("$NVQD" -n -c "$T/nvq.ini" 2>&1)
-	expect_match "two preempting each other" "$out" "preempt each other in a ring"
-	write_config "[qos a]" "preempts = zzz"
-	out=$("$NVQD" -n -c "$T/nvq.ini" 2>&1)
-	expect_match "an unknown class" "$out" "\[qos a\] preempts zzz: there is no such class"
-	write_config "[qos a]" "users = no-such-user-nvq"
-	out=$("$NVQD" -n -c "$T/nvq.ini" 2>&1)
-	expect_match "an unknown user, with its line" "$out" "nvq.ini:[0-9]+: users: no user \"no-such-user-nvq\""
-	write_config "[scheduler]" "default_qos = gold"
-	out=$("$NVQD" -n -c "$T/nvq.ini" 2>&1)
-	expect_match "a default class with no section" "$out" "default_qos = gold: there is no \[qos gold\]"
-	write_config "[qos a]" "colour = red"
-	out=$("$NVQD" -n -c "$T/nvq.ini" 2>&1)
-	expect_match "an unknown key" "$out" "unknown key \"colour\" in \[qos a\]"
+	local what lines want out ini n=0
+	# each: what | the INI's lines, ; between them | the error wanted (a regex)
+	while IFS='|' read -r what lines want; do
+		IFS=';' read -r -a ini <<< "$lines"
+		write_config "${ini[@]}"
+		out=$("$NVQD" -n -c "$T/nvq.ini" 2>&1)
+		expect_match "$what" "$out" "$want"
+		n=$((n + 1))
+	done <<- 'EOF'
+	a class preempting itself|[qos a];preempts = a|\[qos a\] preempts itself
+	two preempting each other|[qos a];preempts = b;[qos b];preempts = a|preempt each other in a ring
+	an unknown class|[qos a];preempts = zzz|\[qos a\] preempts zzz: there is no such class
+	an unknown user, with its line|[qos a];users = no-such-user-nvq|nvq.ini:[0-9]+: users: no user "no-such-user-nvq"
+	a default class with no section|[scheduler];default_qos = gold|default_qos = gold: there is no \[qos gold\]
+	an unknown key|[qos a];colour = red|unknown key "colour" in \[qos a\]
+	EOF
+	expect_eq "every case was read" "$n" 6
 }

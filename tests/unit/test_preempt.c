@@ -235,25 +235,11 @@ static const struct pcase cases[] = {
 	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
 	  { RUNU(1, 30 * G, -5, 1, 0, 0), RUNU(2, 30 * G, 0, 1, 2, 0),
 	    PENDU(3, 40 * G, 100, 2, 0, 0) }, 3, { 2 }, 0, { X, X, X }, { SCHED_GIVE_SUSPEND } },
-	{ "the same user's higher -p: its own lower job gives way",
-	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
-	  { RUNU(1, 50 * G, 0, 1, 2, 0), PENDU(2, 50 * G, 10, 2, 0, 0) }, 2, { 1 }, 0, { X, X },
-	  { SCHED_GIVE_SUSPEND } },
-	{ "root's higher -p: anyone's lower job gives way",
-	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
-	  { RUNU(1, 50 * G, 0, 1, 1, 0), PENDU(2, 50 * G, 10, 0, 0, 0) }, 2, { 1 }, 0, { X, X },
-	  { SCHED_GIVE_SUSPEND } },
-	{ "... but not an equal one: root's equal -p passes nobody",
-	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
-	  { RUNU(1, 50 * G, 10, 1, 1, 0), PENDU(2, 50 * G, 10, 0, 0, 0) }, 0, { 0 }, 0, { X, X } },
 	{ "a class that preempts the victim's class: another user's job gives way, "
 	  "whatever its -p",
 	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
 	  { RUNU(1, 50 * G, 50, 1, 1, 0), PENDU(2, 50 * G, 0, 2, 1, 1) }, 2, { 1 }, 0, { X, X },
 	  { SCHED_GIVE_SUSPEND } },
-	{ "a class that preempts another class than the victim's: nobody gives way",
-	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
-	  { RUNU(1, 50 * G, 0, 1, 1, 1), PENDU(2, 50 * G, 10, 2, 1, 1) }, 0, { 0 }, 0, { X, X } },
 	{ "a class's preemption waits preempt_min_runtime like any; wake then",
 	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 60, 2,
 	  { RUNUT(1, 50 * G, 0, 1, 1, NOW - 10), PENDU(2, 50 * G, 0, 2, 1, 1) }, 0, { 0 }, NOW + 50,
@@ -294,6 +280,46 @@ give_of(const struct pcase *t, int64_t id)
  * preempt_give, row by row: a job that cannot be suspended is stopped, never
  * passed over (unless preempt = requeue and it has no --requeue, as any job).
  */
+/* preempt_may, row by row: whether pending j may take running v's place */
+static void
+test_may(void **state)
+{
+	static const struct {
+		const char	*name;
+		uint32_t	vuid;
+		int		vprio, vqos;
+		uint32_t	juid;
+		int		jprio;
+		uint32_t	jpreempts;
+		int		want;
+	} t[] = {
+		{ "another user's higher -p, no class: never", 1, 0, 0, 2, 100, 0, 0 },
+		{ "the same user's higher -p: yes", 2, 0, 0, 2, 10, 0, 1 },
+		{ "the same user's equal -p: no", 2, 10, 0, 2, 10, 0, 0 },
+		{ "the same user's lower -p: no", 2, 10, 0, 2, 5, 0, 0 },
+		{ "root's higher -p: anyone's, yes", 1, 0, 0, 0, 10, 0, 1 },
+		{ "root's equal -p: no", 1, 10, 0, 0, 10, 0, 0 },
+		{ "a class that preempts the victim's: yes, whatever -p", 1, 50, 0, 2, 0, 1, 1 },
+		{ "... and the victim's class among others", 1, 50, 3, 2, -5, 1U << 3 | 1, 1 },
+		{ "a class that preempts another class: no", 1, 0, 1, 2, 10, 1, 0 },
+		{ "root's job of a class: by -p still", 1, 0, 1, 0, 10, 1, 1 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const struct sched_job v = { .uid = t[i].vuid, .priority = t[i].vprio,
+		    .qos = t[i].vqos, .running = 1 };
+		const struct sched_job j = { .uid = t[i].juid, .priority = t[i].jprio,
+		    .qos_preempts = t[i].jpreempts };
+
+		if (preempt_may(&v, &j) != t[i].want) {
+			print_error("%s: got %d\n", t[i].name, preempt_may(&v, &j));
+			fail();
+		}
+	}
+}
+
 static void
 test_give(void **state)
 {
@@ -494,6 +520,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_may),
 		cmocka_unit_test(test_give),
 		cmocka_unit_test(test_give_turn),
 		cmocka_unit_test(test_quantum),
