@@ -61,10 +61,14 @@ t_qos_cross_user() {	# with max_priority raised, B's higher -p orders B's jobs b
 	qos_config "[limits]" "max_priority = 100"
 	start_nvqd || return
 	local a b1 b2
-	a=$(usub nvqta --parsable -m 30G "$FAKE_JOB" launch 60 "$T/w/a")
+	# A's job starts last: by -p alone, the most recently started would give way
 	b1=$(usub nvqtb --parsable -m 30G -p 0 "$FAKE_JOB" launch 60 "$T/w/b1")
-	wait_count "$T/w/a" && wait_count "$T/w/b1" || return
+	wait_count "$T/w/b1" || return
 	wait_field "$b1" hook_pids '^[0-9]+$'
+	sleep 1
+	a=$(usub nvqta --parsable -m 30G "$FAKE_JOB" launch 60 "$T/w/a")
+	wait_count "$T/w/a" || return
+	wait_field "$a" hook_pids '^[0-9]+$'
 	b2=$(usub nvqtb --parsable -m 40G -p 100 "$FAKE_JOB" launch 60 "$T/w/b2")
 	wait_state "$b2" RUNNING 10
 	expect_eq "B's -p 100 suspended B's own lower job" "$(state "$b1")" SUSPENDED
