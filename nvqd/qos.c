@@ -139,15 +139,45 @@ qos_members(const char *v, int groups, uint32_t *ids, int *n, char *msg, size_t 
 	return 0;
 }
 
+/* The class's name in a section's name s of n bytes ("qos NAME", spaces around it cut). */
+static void
+qos_name_of(const char *s, size_t n, char *name, size_t len)
+{
+	s += strlen(QOS_PREFIX);
+	n -= strlen(QOS_PREFIX);
+	for (; n > 0 && (*s == ' ' || *s == '\t'); s++, n--)
+		;
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	snprintf(name, len, "%.*s", (int)(n < len - 1 ? n : len - 1), s);
+}
+
+int
+qos_line(struct qos_table *t, const char *line, char *msg, size_t len)
+{
+	char name[QOS_NAME_MAX + 8];
+	const char *p = line + strspn(line, " \t"), *end;
+
+	if (*p != '[' || (end = strchr(p, ']')) == NULL)
+		return 0;
+	p += 1 + strspn(p + 1, " \t");
+	if (end < p || !qos_section(p))
+		return 0;
+	qos_name_of(p, (size_t)(end - p), name, sizeof(name));
+	return qos_class(t, name, msg, len) == NULL ? -1 : 0;
+}
+
 int
 qos_set(struct qos_table *t, const char *section, const char *key, const char *value,
     char *msg, size_t len)
 {
+	char name[QOS_NAME_MAX + 8];
 	struct qos_class *c;
 	long long n;
 	size_t k;
 
-	if ((c = qos_class(t, section + strlen(QOS_PREFIX), msg, len)) == NULL)
+	qos_name_of(section, strlen(section), name, sizeof(name));
+	if ((c = qos_class(t, name, msg, len)) == NULL)
 		return -1;
 	for (k = 0; k < QOS_NKEYS && strcmp(qos_keys[k].key, key) != 0; k++)
 		;

@@ -50,6 +50,12 @@ struct qos_table {
  */
 int	qos_set(struct qos_table *, const char *section, const char *key, const char *value,
 	    char *msg, size_t len);
+/*
+ * A line of the file as read: where it is a [qos NAME] header, the class is
+ * made, so that a section without keys defines a class of the defaults
+ * (inih calls no handler for it).  0, or -1 with msg set.
+ */
+int	qos_line(struct qos_table *, const char *line, char *msg, size_t len);
 /* Whether section is a [qos NAME] section's name. */
 int	qos_section(const char *section);
 /*

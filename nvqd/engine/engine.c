@@ -674,7 +674,10 @@ engine_run(struct engine *e)
 	engine_kick(e);
 }
 
-/* The order's keys depend on [scheduler] aging: files every ready job again. */
+/*
+ * The order's keys depend on [scheduler] aging and the classes' priority
+ * points ([qos NAME]): files every ready job again.
+ */
 static void
 engine_rekey(struct engine *e)
 {

@@ -16,7 +16,7 @@ qos_users() {
 # usub USER NVQ-SUBMIT-ARGS...: submit as USER (the fake CUDA library found)
 usub() {
 	local u=$1; shift
-	as_user "$u" env LD_LIBRARY_PATH="$FAKE_LIB" FAKE_CKPT_DIR="$FAKE_CKPT_DIR" \
+	as_user "$u" env LD_LIBRARY_PATH="$FAKE_LIB" FAKE_CKPT_DIR="${FAKE_CKPT_DIR:-}" \
 	    "$NVQ_BIN" -s "$T/sock" submit "$@"
 }
 
@@ -144,4 +144,25 @@ t_qos_config() {	# classes that cannot be: refused at start with the line's reas
 	an unknown key|[qos a];colour = red|unknown key "colour" in \[qos a\]
 	EOF
 	expect_eq "every case was read" "$n" 6
+}
+
+t_qos_reload() {	# SIGHUP: a class's new priority reorders the waiting jobs of it
+	qos_users || return
+	write_config "[gpus]" "virtual = 1x16G" "[scheduler]" "fairshare = off" \
+	    "[qos later]" "priority = 0"
+	start_nvqd || return
+	local blk a b
+	blk=$(submit -m 10G sleep 30)
+	wait_state "$blk" RUNNING
+	a=$(usub nvqta --parsable -m 10G sleep 30)
+	b=$(usub nvqtb --parsable -m 10G --qos later sleep 30)
+	write_config "[gpus]" "virtual = 1x16G" "[scheduler]" "fairshare = off" \
+	    "[qos first]" "priority = 0" "[qos later]" "priority = 10"
+	kill -HUP "$NVQD_PID"
+	sleep 0.3
+	expect_match "reloaded" "$(tail -n 3 "$T/nvqd.log")" "configuration reloaded"
+	nvq cancel "$blk" > /dev/null
+	wait_state "$b" RUNNING
+	expect_eq "the later job of the class now 10 points up goes first" "$(state "$a")" PENDING
+	nvq cancel "$a" "$b" > /dev/null
 }

@@ -111,7 +111,7 @@ test_errors(void **state)
 		{ "[daemon]\ncgroups = maybe\n", ":2: cgroups:" },
 		{ "[qos hi]\npriority = 1000001\n", ":2: priority:" },
 		{ "[qos hi]\ncolour = red\n", ":2: unknown key \"colour\" in [qos hi]" },
-		{ "[qos a b]\npriority = 1\n", ":2: [qos a b]: a class's name" },
+		{ "[qos a b]\npriority = 1\n", ":1: [qos a b]: a class's name" },
 		{ "[qos hi]\nusers = no-such-user-nvq\n", ":2: users: no user \"no-such-user-nvq\"" },
 		{ "[qos hi]\ngroups = no-such-group-nvq\n", ":2: groups: no group" },
 		{ "[qos hi]\nmax_jobs_per_user = -1\n", ":2: max_jobs_per_user:" },
@@ -180,6 +180,11 @@ test_qos(void **state)
 	assert_int_equal(config_load(&c, path, err, sizeof(err)), 0);
 	assert_int_equal(c.qos.n, 1);
 	assert_string_equal(c.qos.c[c.qos.dflt].name, "lo");
+	/* a section without keys: a class of the defaults */
+	write_file("[qos empty]\n[qos  spaced ] # a comment\n[limits]\nmax_gpus = 1\n");
+	assert_int_equal(config_load(&c, path, err, sizeof(err)), 0);
+	assert_int_equal(c.qos.n, 3);
+	assert_true(qos_find(&c.qos, "empty") >= 0 && qos_find(&c.qos, "spaced") >= 0);
 	/* without any: "normal" alone */
 	assert_int_equal(config_load(&c, NULL, err, sizeof(err)), 0);
 	assert_int_equal(c.qos.n, 1);
