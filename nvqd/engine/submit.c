@@ -747,6 +747,18 @@ submit_auto_mem(struct submit_req *r, const char *name, const char *cmd, int gpu
 	return 0;
 }
 
+int
+submit_prio_over(struct engine *e, int prio, char *err, size_t errlen)
+{
+	if (prio <= e->cfg.max_priority)
+		return 0;
+	snprintf(err, errlen, "-p %d: priority %d is above [limits] max_priority (%d); only "
+	    "root%s%s may raise priority; lower your other jobs (-p -N, --nice N) or move one "
+	    "ahead with nvq top ID", prio, prio, e->cfg.max_priority,
+	    e->cfg.has_admin_gid ? " and members of " : "", e->cfg.admin_group);
+	return -1;
+}
+
 /*
  * --qos: the class named (or NULL: the default class), if it exists and the
  * sender may use it; 0, or -1 with the refusal set.
@@ -870,12 +882,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	if (prio < -SUBMIT_MAX_PRIO || prio > SUBMIT_MAX_PRIO)
 		return submit_error(r, "priority must be from -%d to %d", SUBMIT_MAX_PRIO,
 		    SUBMIT_MAX_PRIO);
-	if (prio > r->e->cfg.max_priority && !r->from->admin)
-		return submit_error(r, "-p %lld: priority %lld is above [limits] max_priority (%d); "
-		    "only root%s%s raises priority; lower your other jobs (-p -N, --nice N) or "
-		    "move one ahead with nvq top ID", (long long)prio, (long long)prio,
-		    r->e->cfg.max_priority, r->e->cfg.has_admin_gid ? " and members of " : "",
-		    r->e->cfg.admin_group);
+	if (!r->from->admin && submit_prio_over(r->e, (int)prio, r->err, r->errlen) == -1)
+		return -1;
 	if (submit_qos(r, m, &qos) == -1)
 		return -1;
 	if (limit < 0)

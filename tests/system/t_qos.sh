@@ -39,7 +39,7 @@ t_qos_trample() {	# under the defaults, B's -p 100 is refused and B's job passes
 	out=$(usub nvqtb --parsable -m 50G -p 100 "$FAKE_JOB" launch 60 "$T/w/b" 2>&1); rc=$?
 	expect_eq "B's -p 100: refused" "$rc" 1
 	expect_match "in one line that says what to do" "$out" \
-	    "^nvq: -p 100: priority 100 is above \[limits\] max_priority \(0\); only root raises priority; lower your other jobs \(-p -N, --nice N\) or move one ahead with nvq top ID$"
+	    "^nvq: -p 100: priority 100 is above \[limits\] max_priority \(0\); only root may raise priority; lower your other jobs \(-p -N, --nice N\) or move one ahead with nvq top ID$"
 	b=$(usub nvqtb --parsable -m 50G -p 0 "$FAKE_JOB" launch 60 "$T/w/b")
 	sleep 1.5
 	expect_eq "B's -p 0 job suspends nobody" "$(state "$a1") $(state "$b")" "RUNNING PENDING"
@@ -50,7 +50,7 @@ t_qos_trample() {	# under the defaults, B's -p 100 is refused and B's job passes
 	# a user may still lower a job (--nice) and move one up among their own
 	out=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" modify -p 5 "$b" 2>&1); rc=$?
 	expect_eq "nor raise it with nvq modify" "$rc" 1
-	expect_match "and is told why" "$out" "^nvq: -p 5: priority 5 is above .* only root raises priority"
+	expect_match "and is told why" "$out" "^nvq: -p 5: priority 5 is above .* only root may raise priority"
 	out=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" modify -p -5 "$b" 2>&1)
 	expect_eq "lowering is the user's" "$(field "$b" priority)" -5
 	nvq cancel "$a2" "$b" > /dev/null
