@@ -27,8 +27,10 @@ static const struct opthelp_row opthelp_rows[] = {
 	  "--gpus=N, --gres=gpu:N" },
 	{ "mem", 'm', "SIZE", "GPU memory per GPU (512M, 20G, 1.5T; auto: what its last run "
 	  "used); without it the job takes whole GPUs", NULL },
-	{ "priority", 'p', "N", "priority, a whole number: higher starts first among waiting "
-	  "jobs", "--nice (differs: Slurm's -p is a partition)" },
+	{ "priority", 'p', "N", "priority, a whole number: higher starts first among your "
+	  "waiting jobs; users give -1000000 up to [limits] max_priority (0: they only "
+	  "lower), root up to 1000000; across users fair share, aging and --qos order",
+	  "--nice (differs: Slurm's -p is a partition)" },
 	{ "name", 'n', "NAME", "the job's name (default: the command's)",
 	  "-J, --job-name (differs: Slurm's -n is a number of tasks)" },
 	{ "time", 't', "TIME", "time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS, or 45s, 30m, "
@@ -73,6 +75,9 @@ static const struct opthelp_row opthelp_rows[] = {
 	{ "format", 0, "COLUMNS", "the columns to show, comma-separated (an unknown one "
 	  "lists them)", "-o, --format" },
 	{ "new", 0, NULL, "a new link; the old one stops working", NULL },
+	{ "qos", 0, "CLASS", "the job's class, one of nvq.ini's [qos NAME] sections (default: "
+	  "[scheduler] default_qos, normal): its priority points, whom it may preempt, its "
+	  "limits; refused if you may not use it", "--qos" },
 };
 #define OPTHELP_NROWS (sizeof(opthelp_rows) / sizeof(opthelp_rows[0]))
 
