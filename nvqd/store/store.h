@@ -283,7 +283,7 @@ struct store_active_job {
 	int		notify;		/* --notify or --mail-user given */
 	int64_t		slurm_id;	/* Slurm's job id; -1: none (013_slurm.sql) */
 	const char	*slurm_step;	/* a step nvqd follows on its node, or NULL (014) */
-	const char	*qos;		/* its class, or NULL: the default's (020) */
+	const char	*qos;		/* its class, or NULL: the default's (021) */
 };
 
 /*
