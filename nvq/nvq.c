@@ -24,7 +24,7 @@ enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR,
 	OPT_FORMAT, OPT_NEW,
 	/* Slurm's names (sbatch.h) */
 	OPT_GRES, OPT_GPN, OPT_GPT, OPT_EXPORT, OPT_NICE, OPT_MAILTYPE, OPT_NTASKS, OPT_SLURM,
-	OPT_HOST_MEM, OPT_MEM_PER_CPU };
+	OPT_HOST_MEM, OPT_MEM_PER_CPU, OPT_QOS };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
@@ -71,7 +71,7 @@ static const struct option nvq_longs[] = {
 	{ "ntasks-per-node", required_argument, NULL, OPT_NTASKS },
 	{ "partition", required_argument, NULL, OPT_SLURM },
 	{ "account", required_argument, NULL, OPT_SLURM },
-	{ "qos", required_argument, NULL, OPT_SLURM },
+	{ "qos", required_argument, NULL, OPT_QOS },
 	{ "cpus-per-task", required_argument, NULL, 'c' },
 	{ "mem", required_argument, NULL, OPT_HOST_MEM },
 	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
@@ -89,8 +89,8 @@ static const struct option nvq_longs[] = {
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
-	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] [--] "
-	  "COMMAND [ARG...]\n"
+	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] "
+	  "[--qos CLASS] [--] COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #SBATCH lines, then its #NVQ lines; the command line wins)\n"
 	  NVQ_SLURM_USAGE,
@@ -99,8 +99,8 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "cpus-per-task mem mem-per-cpu dependency " NVQ_SLURM_LONGS,
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "run", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--] COMMAND "
-	  "[ARG...]\n" NVQ_SLURM_USAGE,
+	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--qos CLASS] [--] "
+	  "COMMAND [ARG...]\n" NVQ_SLURM_USAGE,
 	  "+g:m:c:p:n:t:o:e:w:x:d:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
 	  "after requeue signal gpu-list exclude cpus-per-task mem mem-per-cpu dependency "
 	  NVQ_SLURM_LONGS,
@@ -286,7 +286,7 @@ nvq_slurm_option(struct nvq_args *a, int ch, const char *word, const char *val)
 		    "which srun starts on this server)", val, NVQ_MAX_TASKS);
 		break;
 	default: {	/* refused: the table's reason (word may be a prefix: --part) */
-		static const char *const refused[] = { "partition", "account", "qos" };
+		static const char *const refused[] = { "partition", "account" };
 		const struct sbatch_row *r = sbatch_find(refused[0], 0);
 		size_t len = strcspn(word + 2, "="), i;
 
@@ -350,6 +350,7 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_FAILED: a->failed = 1; break;
 		case OPT_FORMAT: a->format = optarg; break;
 		case OPT_NEW: a->renew = 1; break;
+		case OPT_QOS: a->qos = optarg; break;
 		case OPT_SIGNAL: a->signal = optarg; break;
 		case OPT_NOTIFY: a->notify = optarg; break;
 		case OPT_MAIL: a->mail_user = optarg; break;

@@ -39,6 +39,7 @@ struct nvq_args {
 #define NVQ_MAX_TASKS	256	/* --ntasks: the copies srun starts */
 	const char	*cpus;		/* -c, --cpus-per-task */
 	const char	*host_mem, *mem_per_cpu;	/* --mem, --mem-per-cpu: host memory */
+	const char	*qos;		/* --qos CLASS: the job's class ([qos NAME] in nvq.ini) */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };

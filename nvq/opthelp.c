@@ -42,8 +42,10 @@ static const struct opthelp_row opthelp_rows[] = {
 	  "no limit)", "--mem (differs: 0, the whole node, is refused)" },
 	{ "mem-per-cpu", 0, "SIZE", "host memory per CPU, times -c (not with --mem)",
 	  "--mem-per-cpu" },
-	{ "priority", 'p', "N", "priority, a whole number: higher starts first among waiting "
-	  "jobs", "--nice (differs: Slurm's -p is a partition)" },
+	{ "priority", 'p', "N", "priority, a whole number: higher starts first among your "
+	  "waiting jobs; users give -1000000 up to [limits] max_priority (0: they only "
+	  "lower), root up to 1000000; across users fair share, aging and --qos order",
+	  "--nice (differs: Slurm's -p is a partition)" },
 	{ "name", 'n', "NAME", "the job's name (default: the command's)",
 	  "-J, --job-name (differs: Slurm's -n is a number of tasks)" },
 	{ "time", 't', "TIME", "time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS, or 45s, 30m, "
@@ -119,7 +121,9 @@ static const struct opthelp_row opthelp_rows[] = {
 	  "-p, --partition (differs: nvq's -p is the priority)" },
 	{ "account", 0, "NAME", "refused: accounts are Slurm's (fair share is per user)",
 	  "-A, --account" },
-	{ "qos", 0, "NAME", "refused: QOS is Slurm's", "-q, --qos" },
+	{ "qos", 0, "CLASS", "the job's class, one of nvq.ini's [qos NAME] sections (default: "
+	  "[scheduler] default_qos, normal): its priority points, whom it may preempt, its "
+	  "limits; refused if you may not use it", "--qos" },
 };
 #define OPTHELP_NROWS (sizeof(opthelp_rows) / sizeof(opthelp_rows[0]))
 

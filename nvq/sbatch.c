@@ -40,6 +40,8 @@ const struct sbatch_row sbatch_table[] = {
 	{ "mem", 0, 1, SBATCH_WORD, "--mem", NULL, NULL },
 	{ "mem-per-cpu", 0, 1, SBATCH_WORD, "--mem-per-cpu", NULL, NULL },
 	{ "cpus-per-task", 'c', 1, SBATCH_WORD, "--cpus-per-task", NULL, NULL },
+	/* a class of nvq.ini's [qos NAME] sections */
+	{ "qos", 'q', 1, SBATCH_WORD, "--qos", NULL, NULL },
 	/* where, with what, who is told, in what order */
 	{ "chdir", 'D', 1, SBATCH_WORD, "--chdir", NULL, NULL },
 	{ "export", 0, 1, SBATCH_WORD, "--export", NULL, sbatch_check_export },
@@ -69,8 +71,6 @@ const struct sbatch_row sbatch_table[] = {
 	  "[cluster] engine = slurm, [cluster] partition picks it)", NULL, NULL },
 	{ "account", 'A', 1, SBATCH_REFUSE, SB_ONE "accounts are Slurm's; nvq's fair share is "
 	  "per user", NULL, NULL },
-	{ "qos", 'q', 1, SBATCH_REFUSE, SB_ONE "QOS is Slurm's; nvq orders by -p, --nice and "
-	  "fair share", NULL, NULL },
 	{ "reservation", 0, 1, SBATCH_REFUSE, SB_ONE "nvq has no reservations", NULL, NULL },
 	{ "constraint", 'C', 1, SBATCH_REFUSE, SB_ONE "no node features to choose from "
 	  "(GPUs: -w, -x)", NULL, NULL },

@@ -210,6 +210,11 @@ submit_parse(const struct nvq_args *a, struct submit_values *v)
 		    PARSE_MAX_LIMIT / 86400);
 		return 2;
 	}
+	if (a->qos != NULL && (*a->qos == '\0' || strlen(a->qos) > 31)) {
+		nvq_err("--qos %.40s: not a class's name (at most 31 characters; nvq.ini's "
+		    "[qos NAME] sections name them)", a->qos);
+		return 2;
+	}
 	if (a->prio != NULL && parse_int(a->prio, -1000000, 1000000, &v->prio) == -1) {
 		nvq_err("-p %s: not a priority (a whole number, higher runs first)%s", a->prio,
 		    a->prio[strspn(a->prio, "+-0123456789")] != '\0' ? "; -p is nvq's priority: "
@@ -332,6 +337,8 @@ cmd_submit(struct nvq_args *a)
 		proto_put_int(&b, "host_mem", (int64_t)v.host_mem);
 	if (v.mem_per_cpu > 0)
 		proto_put_int(&b, "mem_per_cpu", (int64_t)v.mem_per_cpu);
+	if (a->qos != NULL)
+		proto_put_str(&b, "qos", a->qos);
 	proto_put_int(&b, "time", v.secs);
 	if (a->requeue)
 		proto_put_int(&b, "requeue", 1);

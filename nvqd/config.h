@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "log.h"	/* enum log_level */
+#include "qos.h"
 #include "sched.h"
 
 #define CONFIG_MAX_VIRTUAL	SCHED_MAX_GPUS
@@ -76,6 +77,7 @@ struct config {
 	/* [resources]; cpus and memory are sched.cpus and sched.host_mem */
 	int		cpus_per_gpu;		/* 0: cpus / GPUs, at least 1 */
 	uint64_t	default_mem;		/* a job's host memory unless it says; 0: none */
+	struct qos_table qos;			/* [qos NAME] sections, [scheduler] default_qos */
 };
 
 /*

@@ -83,7 +83,7 @@ nvqd_man(FILE *fp)
 	roff_text(fp, "stop: what was read is stored and answered first; running jobs go on.\n");
 	fputs(".TP\n.B SIGHUP\n", fp);
 	roff_text(fp, "read the configuration again ([gpus] poll, [scheduler], [limits], "
-	    "log_level).\n");
+	    "[qos NAME], log_level).\n");
 	fputs(".SH FILES\n.TP\n" NVQD_DEFAULT_CONFIG "\nthe configuration, nvq.ini(5)\n"
 	    ".TP\n/var/lib/nvq/nvq.db\nthe database (as root), readable by everyone\n"
 	    ".TP\n/run/nvq/nvqd.sock\nthe socket (as root)\n"

@@ -711,7 +711,10 @@ engine_run(struct engine *e)
 	engine_kick(e);
 }
 
-/* The order's keys depend on [scheduler] aging: files every ready job again. */
+/*
+ * The order's keys depend on [scheduler] aging and the classes' priority
+ * points ([qos NAME]): files every ready job again.
+ */
 static void
 engine_rekey(struct engine *e)
 {
@@ -729,6 +732,7 @@ void
 engine_reload(struct engine *e)
 {
 	struct gc_event changed = { .type = GC_EV_CHANGED };
+	struct job *j;
 	struct config c;
 	char err[512];
 
@@ -755,6 +759,10 @@ engine_reload(struct engine *e)
 	c.slurm = e->cfg.slurm;
 	engine_host(&c);
 	e->cfg = c;
+	/* the classes may have moved or gone: each job's found again by its name */
+	for (j = e->jobs; j != NULL; j = j->next)
+		if ((j->qos_i = qos_find(&c.qos, j->qos)) == -1)
+			j->qos_i = c.qos.dflt;
 	/* prepared with the configuration before (umask, limits, offload...) */
 	engine_ahead_drop(e, "the configuration was reloaded");
 	engine_rekey(e);

@@ -261,6 +261,11 @@ void	engine_extras(struct engine *, struct job *, const struct engine_extra *x);
  * started or ended): the job is released.  0, or -1 (fds closed).
  */
 int	engine_attach(struct engine *, struct job *, const int fds[3]);
+/*
+ * Makes j, which engine_add just added, of class name (NULL, or one the
+ * configuration no longer has: the default class, said in the log).
+ */
+void	engine_qos(struct engine *, struct job *, const char *name);
 /* nvq hold (parked 1) and release (0) of a pending job: committed, then done. */
 int	engine_park(struct engine *, struct job *, int parked, const char *why);
 /* nvq modify and nvq top of a pending job: committed, then done. */

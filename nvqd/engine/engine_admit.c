@@ -92,6 +92,9 @@ engine_sj(const struct engine *e, const struct job *j, double now, struct sched_
 	sj->ngpus = j->ngpus;
 	sj->mem = j->mem;
 	sj->priority = j->priority;
+	sj->qos = j->qos_i;
+	sj->qos_preempts = e->cfg.qos.c[j->qos_i].preempts;
+	sj->qos_prio = e->cfg.qos.c[j->qos_i].priority;
 	sj->submitted_at = j->state == JOB_SUSPENDED ? j->gc.suspended_at : j->submitted_at;
 	sj->dep_wait = j->dep_wait;
 	sj->gpumask = j->gpumask;
@@ -142,7 +145,8 @@ void
 engine_queue_in(struct engine *e, struct job *j)
 {
 	/* what its place in the order depends on: pending, so its submit time */
-	struct sched_job sj = { .priority = j->priority, .submitted_at = j->submitted_at };
+	struct sched_job sj = { .priority = j->priority, .submitted_at = j->submitted_at,
+	    .qos_prio = e->cfg.qos.c[j->qos_i].priority };
 
 	if (j->state == JOB_PENDING && j->parked) {
 		j->queue = JOB_Q_PARKED;	/* held: in no list, no pass sees it, no array place */
@@ -317,6 +321,8 @@ engine_add(struct engine *e, int64_t id, uint32_t uid, uint32_t gid, const char 
 	j->ngpus = ngpus;
 	j->mem = mem;
 	j->priority = priority;
+	j->qos_i = e->cfg.qos.dflt;
+	snprintf(j->qos, sizeof(j->qos), "%s", e->cfg.qos.c[j->qos_i].name);
 	j->submitted_at = now;
 	j->time_limit = limit;
 	j->pidfd = -1;
@@ -389,6 +395,14 @@ engine_reason(struct engine *e, const struct job *j, char *buf, size_t len)
 		break;
 	case SCHED_WAIT_USER_GPUS:
 		snprintf(buf, len, "user limit (%d GPUs)", e->cfg.sched.max_gpus);
+		break;
+	case SCHED_WAIT_QOS_JOBS:
+		snprintf(buf, len, "qos limit (%d running jobs of class %s per user)",
+		    e->cfg.qos.c[j->qos_i].max_jobs_per_user, j->qos);
+		break;
+	case SCHED_WAIT_QOS_GPUS:
+		snprintf(buf, len, "qos limit (%d GPUs of class %s per user)",
+		    e->cfg.qos.c[j->qos_i].max_gpus_per_user, j->qos);
 		break;
 	case SCHED_WAIT_GPUS:
 		snprintf(buf, len, "needs %d GPUs, %d present", j->ngpus, e->gpus.n);
@@ -491,6 +505,24 @@ engine_extras(struct engine *e, struct job *j, const struct engine_extra *x)
 		    (e->gpus.n >= 64 ? ~0ULL : (1ULL << e->gpus.n) - 1)) &
 		    ~engine_uuid_mask(e, x->deny);
 	}
+	engine_queue_in(e, j);
+}
+
+void
+engine_qos(struct engine *e, struct job *j, const char *name)
+{
+	int i = name != NULL ? qos_find(&e->cfg.qos, name) : -1;
+
+	if (i == -1 && name != NULL)
+		log_warnx("job %lld: class %s is not in the configuration: it is of %s",
+		    (long long)j->id, name, e->cfg.qos.c[e->cfg.qos.dflt].name);
+	if (i == -1)
+		i = e->cfg.qos.dflt;
+	if (i == j->qos_i && strcmp(j->qos, e->cfg.qos.c[i].name) == 0)
+		return;
+	engine_queue_out(e, j);
+	j->qos_i = i;
+	snprintf(j->qos, sizeof(j->qos), "%s", e->cfg.qos.c[i].name);
 	engine_queue_in(e, j);
 }
 

@@ -367,6 +367,7 @@ engine_requeue(struct engine *e, struct job *j)
 			engine_charge(e, e->jobs, j->stored, j->stored_key, 0);
 		e->jobs->requeue = j->requeue;
 		e->jobs->preempt_signal = j->preempt_signal;
+		engine_qos(e, e->jobs, j->qos);
 		e->jobs->placed = j->placed;
 		e->jobs->allowed = j->allowed;
 		e->jobs->notify = j->notify;

@@ -105,6 +105,7 @@
 #include "gpuctl.h"
 #include "order.h"
 #include "parse.h"
+#include "qos.h"
 #include "sched.h"
 
 struct deptab_node;
@@ -151,6 +152,8 @@ struct job {
 		int		ngpus;
 		uint64_t	mem;		/* per GPU asked; 0: whole GPU */
 		int		priority;
+		char		qos[QOS_NAME_MAX];	/* its class (qos.h) */
+		int		qos_i;		/* its index in the configuration's classes */
 		double		submitted_at;
 		double		top_at;		/* nvq top: its time among its owner's jobs; 0: none */
 		int64_t		time_limit;

@@ -193,7 +193,7 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	    submit_len(j->cwd) + (size_t)j->argv_len + (size_t)j->env_len +
 	    submit_len(j->groups) + submit_len(j->after) + submit_len(j->stdout_path) +
 	    submit_len(j->stderr_path) + submit_len(j->gpus_allow) + submit_len(j->gpus_deny) +
-	    submit_len(j->notify) + submit_len(j->mail_user);
+	    submit_len(j->notify) + submit_len(j->mail_user) + submit_len(j->qos);
 	it = &Q.items[Q.n];
 	memset(it, 0, sizeof(*it));
 	if ((it->buf = malloc(len + 1)) == NULL)
@@ -216,6 +216,7 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	it->j.gpus_deny = submit_copy(it->buf, &off, j->gpus_deny, -1);
 	it->j.notify = submit_copy(it->buf, &off, j->notify, -1);
 	it->j.mail_user = submit_copy(it->buf, &off, j->mail_user, -1);
+	it->j.qos = submit_copy(it->buf, &off, j->qos, -1);
 	if (nafter > PARSE_MAX_IDS)
 		nafter = PARSE_MAX_IDS;
 	memcpy(it->after, after, sizeof(*after) * (size_t)nafter);
@@ -340,6 +341,7 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		e->jobs->cpus = it->j.cpus;
 		e->jobs->host_mem = it->j.host_mem;
 		e->jobs->mem_per_cpu = it->j.mem_per_cpu;
+		engine_qos(e, e->jobs, it->j.qos);
 		if (it->j.held || it->j.gpus_allow != NULL || it->j.gpus_deny != NULL) {
 			struct engine_extra x = { it->j.held, 0, 0, it->j.gpus_allow,
 			    it->j.gpus_deny };
@@ -798,6 +800,50 @@ submit_auto_mem(struct submit_req *r, const char *name, const char *cmd, int gpu
 	return 0;
 }
 
+int
+submit_prio_over(struct engine *e, int prio, char *err, size_t errlen)
+{
+	if (prio <= e->cfg.max_priority)
+		return 0;
+	snprintf(err, errlen, "-p %d: priority %d is above [limits] max_priority (%d); only "
+	    "root%s%s may raise priority; lower your other jobs (-p -N, --nice N) or move one "
+	    "ahead with nvq top ID", prio, prio, e->cfg.max_priority,
+	    e->cfg.has_admin_gid ? " and members of " : "", e->cfg.admin_group);
+	return -1;
+}
+
+/*
+ * --qos: the class named (or NULL: the default class), if it exists and the
+ * sender may use it; 0, or -1 with the refusal set.
+ */
+static int
+submit_qos(struct submit_req *r, const struct proto_msg *m, const char **qos)
+{
+	const struct qos_table *t = &r->e->cfg.qos;
+	const struct qos_class *c;
+	char names[QOS_MAX * (QOS_NAME_MAX + 2)];
+	size_t off = 0;
+	int i;
+
+	*qos = proto_str(m, "qos");
+	c = &t->c[t->dflt];
+	if (*qos != NULL && (i = qos_find(t, *qos)) == -1) {
+		names[0] = '\0';
+		for (i = 0; i < t->n; i++)
+			off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s",
+			    i ? ", " : "", t->c[i].name);
+		return submit_error(r, "--qos %.*s: no such class (there are: %s); nothing was "
+		    "queued", QOS_NAME_MAX, *qos, names);
+	}
+	if (*qos != NULL)
+		c = &t->c[i];
+	if (!qos_may_use(c, r->from->uid, r->from->gid, r->from->groups, r->from->ngroups))
+		return submit_error(r, "--qos %s: you may not use this class (its users and "
+		    "groups in nvq.ini); nothing was queued", c->name);
+	*qos = c->name;
+	return 0;
+}
+
 /*
  * [cluster] engine = slurm: what a submit may not ask of Slurm through nvq
  * (yet); 0, or -1 with the error set.
@@ -809,6 +855,7 @@ submit_slurm(struct submit_req *r, int nafter, int nlines)
 		{ "array", "--array" }, { "allow", "-w" }, { "deny", "-x" },
 		{ "hold", "--hold" }, { "attach", "nvq run" }, { "requeue", "--requeue" },
 		{ "notify", "--notify" }, { "mail_user", "--mail-user" }, { "signal", "--signal" },
+		{ "qos", "--qos" },
 	};
 	size_t i;
 
@@ -966,7 +1013,7 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	char afterbuf[DEP_MAX_TEXT], *env = NULL, *groups = NULL;
 	char allow[SCHED_MAX_GPUS * 97], deny[SCHED_MAX_GPUS * 97];
 	uint64_t amask = 0, dmask = 0;
-	const char *s;
+	const char *s, *qos;
 	size_t argvlen = 0, off = 0, cmdlen = 8192;
 	int i, nargs = 0, nafter = 0, rc = -1, npending, nlines = 0;
 	struct submit_array arr = { 0 }, *arrp = NULL;
@@ -1016,10 +1063,10 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	if (prio < -SUBMIT_MAX_PRIO || prio > SUBMIT_MAX_PRIO)
 		return submit_error(r, "priority must be from -%d to %d", SUBMIT_MAX_PRIO,
 		    SUBMIT_MAX_PRIO);
-	if (prio > r->e->cfg.max_priority && !r->from->admin)
-		return submit_error(r, "priority %lld is above [limits] max_priority (%d); only "
-		    "root%s%s may go higher", (long long)prio, r->e->cfg.max_priority,
-		    r->e->cfg.has_admin_gid ? " and members of " : "", r->e->cfg.admin_group);
+	if (!r->from->admin && submit_prio_over(r->e, (int)prio, r->err, r->errlen) == -1)
+		return -1;
+	if (submit_qos(r, m, &qos) == -1)
+		return -1;
 	if (limit < 0)
 		return submit_error(r, "the time limit must not be negative");
 	if (limit > PARSE_MAX_LIMIT)
@@ -1168,6 +1215,7 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	j.gpus = (int)gpus;
 	j.mem = (uint64_t)mem;
 	j.priority = (int)prio;
+	j.qos = qos;
 	j.time_limit = limit;
 	j.after = nafter ? afterbuf : NULL;
 	j.stdout_path = proto_str(m, "stdout");

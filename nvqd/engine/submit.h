@@ -51,6 +51,12 @@ struct submit_from {
  */
 int	submit_request(struct engine *, struct server_conn *conn, const struct submit_from *,
 	    const struct proto_msg *m, char *err, size_t errlen);
+/*
+ * -p prio of a user who is not an admin, against [limits] max_priority
+ * (submit and nvq modify): 0, or -1 with the refusal in err, which says
+ * how a user orders their own jobs instead.
+ */
+int	submit_prio_over(struct engine *, int prio, char *err, size_t errlen);
 /* Whether ngpus GPUs of mem each could ever fit here: 0, or -1 with why set. */
 int	submit_could_fit(struct engine *, int ngpus, uint64_t mem, char *why, size_t len);
 /* GPU spec (an index or a UUID, len bytes) as its index, or -1 with err set. */

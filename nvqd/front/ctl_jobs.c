@@ -243,7 +243,7 @@ ctl_jobs_modify(struct ctl_req *r, struct proto_buf *out)
 	const struct proto_msg *m = r->msg;
 	struct store_change c = { 0 };
 	struct job *j;
-	char by[64], why[256], a[24];
+	char by[64], why[256], a[24], over[512];
 	size_t off;
 	int i;
 
@@ -285,11 +285,9 @@ ctl_jobs_modify(struct ctl_req *r, struct proto_buf *out)
 		return ctl_req_error(r, "nothing to change: give -p, -m, -c, --mem or -t");
 	if (ctl_jobs_modify_host(r, j, &c) == -1)
 		return -1;
-	if (c.has_priority && c.priority > r->e->cfg.max_priority && c.priority > j->priority &&
-	    !r->admin)
-		return ctl_req_error(r, "priority %d is above [limits] max_priority (%d); only "
-		    "root%s%s may go higher", c.priority, r->e->cfg.max_priority,
-		    r->e->cfg.has_admin_gid ? " and members of " : "", r->e->cfg.admin_group);
+	if (c.has_priority && c.priority > j->priority && !r->admin &&
+	    submit_prio_over(r->e, c.priority, over, sizeof(over)) == -1)
+		return ctl_req_error(r, "%s", over);
 	if (c.has_mem && j->ngpus == 0)
 		return ctl_req_error(r, "job %lld uses no GPU: -m is memory per GPU",
 		    (long long)j->id);

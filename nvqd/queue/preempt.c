@@ -7,7 +7,10 @@
  *
  * A running job may give way to a job J on GPU g when it is not being
  * suspended or resumed, and either
- *   - priority: its priority is below J's, it has run preempt_min_runtime
+ *   - priority: J may pass it (preempt_may: J's class preempts its class,
+ *     whatever their -p, as Slurm's preempt/qos; or it is J's own user's
+ *     job, or J is root's, and its priority is below J's: a user's -p
+ *     orders only that user's jobs), it has run preempt_min_runtime
  *     since it started or resumed, J is a pending job (resumes never
  *     preempt), and preempt_give's table says how: under preempt = suspend
  *     it is suspended, or, if it cannot be (unsuspendable: its processes
@@ -107,6 +110,14 @@ preempt_give_turn(const struct sched_job *v)
 	return preempt_give_table[PREEMPT_TURN][v->unsuspendable != 0][v->requeue != 0];
 }
 
+int
+preempt_may(const struct sched_job *v, const struct sched_job *j)
+{
+	if (v->qos >= 0 && v->qos < 32 && (j->qos_preempts & (1U << v->qos)))
+		return 1;
+	return v->priority < j->priority && (v->uid == j->uid || j->uid == 0);
+}
+
 /*
  * The time from which running job v may give way to j on g, and in *give
  * how (enum sched_give); -1 if never.
@@ -121,7 +132,7 @@ preempt_when(const struct sched_gpu *gpu, const struct sched_job *v, const struc
 	*give = SCHED_GIVE_NEVER;
 	if (v->busy || v->pinned)
 		return -1;
-	if (!j->suspended && v->priority < j->priority &&
+	if (!j->suspended && preempt_may(v, j) &&
 	    (how = preempt_give(v, s)) != SCHED_GIVE_NEVER) {
 		t = v->slice_start + s->preempt_min_runtime;
 		*give = how;

@@ -19,6 +19,13 @@ void		preempt_choose(const struct sched_gpu *, int, const struct sched_job *, in
 		    struct sched_preemption *);
 
 /*
+ * Whether pending job j may take running job v's place (turns aside): j's
+ * class preempts v's class; or v is below j's priority and is j's own
+ * user's job, or j is root's.  Another user's -p never passes v.
+ */
+int		preempt_may(const struct sched_job *v, const struct sched_job *j);
+
+/*
  * How running job v gives way to a pending job of higher priority under
  * settings s (enum sched_give), whatever the times: suspended if it can
  * be; if it cannot (unsuspendable), stopped and requeued with --requeue,

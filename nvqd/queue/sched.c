@@ -97,7 +97,7 @@ sched_could_fit(const struct sched_gpu *gpus, int ngpus, const struct sched_sett
 double
 sched_key(const struct sched_job *j, const struct sched_settings *s)
 {
-	return (double)j->priority - s->aging * j->submitted_at / 3600.0;
+	return (double)j->priority + j->qos_prio - s->aging * j->submitted_at / 3600.0;
 }
 
 int
@@ -323,6 +323,71 @@ sched_user_add(struct sched_pass *p, const struct sched_job *j)
 	}
 	p->users[h].nrun++;
 	p->users[h].ngpu += j->ngpus;
+}
+
+/*
+ * The slot of uid's jobs of class qos in qusers (open addressing, as
+ * users), or -1 if the table is full enough: then the job waits, as if at
+ * its class's limit.  *empty says whether it is unused.
+ */
+static int
+sched_qos_slot(const struct sched_pass *p, uint32_t uid, int qos, int *empty)
+{
+	unsigned h = ((uid ^ ((unsigned)qos << 24)) * 2654435761U) % SCHED_USERS, k;
+
+	for (k = 0; k < SCHED_USERS; k++, h = (h + 1) % SCHED_USERS) {
+		if (!p->qusers[h].used) {
+			*empty = 1;
+			return p->nqusers >= SCHED_USERS * 3 / 4 ? -1 : (int)h;
+		}
+		if (p->qusers[h].uid == uid && p->qusers[h].qos == qos) {
+			*empty = 0;
+			return (int)h;
+		}
+	}
+	return -1;
+}
+
+/* Counts j, running or started now, against its class's limits. */
+static void
+sched_qos_add(struct sched_pass *p, const struct sched_job *j)
+{
+	int h, empty;
+
+	if (!p->qlimits || j->qos < 0 || j->qos >= SCHED_MAX_QOS ||
+	    (h = sched_qos_slot(p, j->uid, j->qos, &empty)) == -1)
+		return;
+	if (empty) {
+		p->nqusers++;
+		p->qusers[h].uid = j->uid;
+		p->qusers[h].qos = j->qos;
+		p->qusers[h].used = 1;
+	}
+	p->qusers[h].nrun++;
+	p->qusers[h].ngpu += j->ngpus;
+}
+
+/* Why j waits for its class's limits (enum sched_why), or 0 if it need not. */
+static int
+sched_qos_wait(const struct sched_pass *p, const struct sched_job *j)
+{
+	int h, empty, mj, mg;
+
+	if (!p->qlimits || j->qos < 0 || j->qos >= SCHED_MAX_QOS)
+		return 0;
+	mj = p->s.qos_max_jobs[j->qos];
+	mg = p->s.qos_max_gpus[j->qos];
+	if (mj == 0 && mg == 0)
+		return 0;
+	if ((h = sched_qos_slot(p, j->uid, j->qos, &empty)) == -1)
+		return SCHED_WAIT_QOS_JOBS;
+	if (empty)
+		return mg > 0 && j->ngpus > mg ? SCHED_WAIT_QOS_GPUS : 0;
+	if (mj > 0 && p->qusers[h].nrun >= mj)
+		return SCHED_WAIT_QOS_JOBS;
+	if (mg > 0 && p->qusers[h].ngpu + j->ngpus > mg)
+		return SCHED_WAIT_QOS_GPUS;
+	return 0;
 }
 
 /* Whether g goes before best: spread, the least demanded (then fewest jobs). */
@@ -574,6 +639,8 @@ sched_decide(struct sched_pass *p, const struct sched_job *j, struct sched_decis
 			return 0;
 		}
 	}
+	if ((d->why = sched_qos_wait(p, j)) != 0)
+		return 0;
 	if (j->ngpus > p->ngpus) {
 		d->why = SCHED_WAIT_GPUS;
 		return 0;
@@ -581,8 +648,10 @@ sched_decide(struct sched_pass *p, const struct sched_job *j, struct sched_decis
 	sched_place_all(p, j, d, apply);
 	if (d->why != SCHED_START)
 		return 0;
-	if (apply)
+	if (apply) {
 		sched_user_add(p, j);
+		sched_qos_add(p, j);
+	}
 	return 1;
 }
 
@@ -600,6 +669,9 @@ sched_begin(struct sched_pass *p, const struct sched_gpu *gpus, int ngpus,
 	p->s = *s;
 	p->now = now;
 	p->limits = s->max_running_jobs > 0 || s->max_gpus > 0;
+	for (g = 0; g < SCHED_MAX_QOS; g++)
+		if (s->qos_max_jobs[g] > 0 || s->qos_max_gpus[g] > 0)
+			p->qlimits = 1;
 	for (g = 0; g < ngpus; g++)
 		p->budget[g] = sched_budget(&gpus[g], s);
 }
@@ -616,6 +688,7 @@ sched_running(struct sched_pass *p, const struct sched_job *j, struct sched_deci
 	d->gpumask = j->gpumask;
 	sched_user_add(p, j);
 	sched_host_hold(p, j);
+	sched_qos_add(p, j);
 	for (g = 0; g < p->ngpus; g++)
 		if (j->gpumask & (1ULL << g))
 			sched_hold(p, g, j->mem);

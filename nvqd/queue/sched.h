@@ -15,6 +15,7 @@
 #define SCHED_MAX_GPUS		64	/* a job's GPUs are a uint64_t mask */
 #define SCHED_MAX_CLAIMS	8	/* blocked jobs remembered per GPU */
 #define SCHED_MAX_SUBSET	10	/* running jobs per GPU searched exactly */
+#define SCHED_MAX_QOS		32	/* job classes (qos.h's QOS_MAX) */
 
 enum sched_mode {
 	SCHED_AUTO = 0,		/* share while the demands fit */
@@ -70,6 +71,10 @@ struct sched_job {
 					   a user's jobs (fairshare.h), 0 when off */
 	int		cpus;		/* CPUs it holds while running (-c); 0 counts as 1 */
 	uint64_t	host_mem;	/* host memory it holds while running (--mem); 0: none */
+	/* its class (qos.h): preempt.c and [qos NAME]'s limits read them */
+	int		qos;		/* the class's index, below SCHED_MAX_QOS */
+	uint32_t	qos_preempts;	/* bit k: it may preempt running jobs of class k */
+	int		qos_prio;	/* the class's priority points, in sched_key */
 };
 
 struct sched_settings {
@@ -83,6 +88,9 @@ struct sched_settings {
 	int		spread;		/* placement = spread: the least loaded GPUs first */
 	int		cpus;		/* [resources] cpus: the machine's; 0: not counted */
 	uint64_t	host_mem;	/* [resources] memory: likewise, bytes */
+	/* per class (sched_job.qos), per user: running jobs and GPUs; 0 for no limit */
+	int		qos_max_jobs[SCHED_MAX_QOS];
+	int		qos_max_gpus[SCHED_MAX_QOS];
 };
 
 enum sched_why {
@@ -98,7 +106,9 @@ enum sched_why {
 	SCHED_SUSPENDED,	/* suspended by nvq suspend: waits for nvq resume */
 	SCHED_WAIT_PLACE,	/* fewer GPUs than it needs are allowed (-w, -x) and not drained */
 	SCHED_WAIT_CPUS,	/* its CPUs (-c) do not fit beside the running jobs' */
-	SCHED_WAIT_HOST_MEM	/* nor its host memory (--mem) */
+	SCHED_WAIT_HOST_MEM,	/* nor its host memory (--mem) */
+	SCHED_WAIT_QOS_JOBS,	/* its class's max_jobs_per_user */
+	SCHED_WAIT_QOS_GPUS	/* its class's max_gpus_per_user */
 };
 
 struct sched_decision {
@@ -152,6 +162,14 @@ struct sched_pass {
 		int	nrun;		/* running jobs, and those started this pass */
 		int	ngpu;		/* GPUs they hold */
 	}		users[SCHED_USERS];
+	int		qlimits;	/* a class has a limit */
+	struct {
+		uint32_t uid;
+		int	used;
+		int	qos;
+		int	nrun, ngpu;	/* of that class, as users[] counts */
+	}		qusers[SCHED_USERS];
+	int		nqusers;
 	uint64_t	budget[SCHED_MAX_GPUS];
 	uint64_t	demand[SCHED_MAX_GPUS];
 	int		njobs[SCHED_MAX_GPUS];
@@ -203,7 +221,8 @@ struct sched_source {
 /*
  * A waiting job's place in the order: a higher key goes first, then the
  * one submitted (or suspended) first, then the lower id.  The key is its
- * priority less aging times its submit time in hours: the same order as
+ * priority plus its class's (qos_prio) less aging times its submit time in
+ * hours: the same order as
  * priority plus aging times hours waited, at any time, so that an order
  * kept between passes stays right.  The fair-share term (share) is not in
  * it: jobs are compared by key + share, which orders each user's jobs as the
@@ -249,8 +268,8 @@ int		sched_walk(struct sched_pass *, const struct sched_gpu *, int,
 /*
  * After sched_walk: the decision for a waiting job it did not reach (none
  * of them starts).  Its reason is the one sched_plan gives, except that a
- * user's count for [limits] includes jobs of no GPU started after it in
- * the order.
+ * user's count for [limits] (and for its class's) includes jobs of no GPU
+ * started after it in the order.
  */
 void		sched_explain(const struct sched_pass *, const struct sched_job *,
 		    struct sched_decision *);

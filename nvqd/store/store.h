@@ -49,6 +49,7 @@ struct store_job_new {
 	int		gpus;
 	uint64_t	mem;		/* 0: a whole GPU */
 	int		priority;
+	const char	*qos;		/* its class (qos.h), or NULL: the default's */
 	int64_t		time_limit;	/* 0: none */
 	const char	*after;		/* NULL or "3,4" */
 	const char	*stdout_path;	/* NULL: <spool>/<uid>/<id>.out */
@@ -319,6 +320,7 @@ struct store_active_job {
 	int		cpus;		/* 0: not recorded (before 020_resources.sql) */
 	uint64_t	host_mem;	/* 0: none */
 	uint64_t	mem_per_cpu;	/* 0: not asked */
+	const char	*qos;		/* its class, or NULL: the default's (022) */
 };
 
 /*

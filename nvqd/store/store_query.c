@@ -41,7 +41,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 43)
+	if (n < 44)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -88,6 +88,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.cpus = (int)c[40].i;
 	a.host_mem = (uint64_t)c[41].i;
 	a.mem_per_cpu = (uint64_t)c[42].i;
+	a.qos = c[43].s;
 	return x->cb(x->arg, &a);
 }
 
@@ -119,7 +120,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"coalesce((SELECT array_id FROM private.task_env WHERE job_id = jobs.id), 0), " \
 	STORE_ROW_SQL " + CASE WHEN array_id IS NOT NULL AND length(argv) = 0 THEN (SELECT " \
 	STORE_LEN("a.command") " + length(a.argv) FROM jobs a WHERE a.id = jobs.array_id) " \
-	"ELSE 0 END, coalesce(cpus, 0), coalesce(host_mem, 0), coalesce(mem_per_cpu, 0) FROM jobs "
+	"ELSE 0 END, coalesce(cpus, 0), coalesce(host_mem, 0), coalesce(mem_per_cpu, 0), qos FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
@@ -298,7 +299,7 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 	"reason, gpu_uuids, " STORE_COMMAND " AS command, cwd, time_limit, after, " \
 	"stdout_path, stderr_path, requeue, restarts, suspended_time, array_id, array_index, array_limit, held, " \
 	"gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step, cpus, host_mem, " \
-	"mem_per_cpu FROM jobs "
+	"mem_per_cpu, qos FROM jobs "
 #define STORE_JOBS_WHERE	"(?2 IS NULL OR user = ?2) " \
 	"AND (?3 IS NULL OR state = ?3) " \
 	"AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR " \

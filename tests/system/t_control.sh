@@ -83,8 +83,10 @@ t_top_bank() {	# nvq top moves a job among its owner's own only, and lends it no
 	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && make_users ||
 	    { skip "needs root, setpriv and useradd"; return; }
 	chmod 755 "$T"
-	# aging of 36000 points an hour: 10 a second; one 10G job at a time
-	write_config "[gpus]" "virtual = 1x16G" "[scheduler]" "aging = 36000"
+	# aging of 36000 points an hour: 10 a second; one 10G job at a time; users
+	# may raise -p to 5 (the default, 0, lets them only lower it)
+	write_config "[gpus]" "virtual = 1x16G" "[scheduler]" "aging = 36000" \
+	    "[limits]" "max_priority = 5"
 	start_nvqd || return
 	local blk bank own high other x
 	blk=$(submit -m 10G sleep 30); wait_state "$blk" RUNNING

@@ -107,7 +107,9 @@ t_hook_claims_report() {	# a report of 2^62 bytes counts as at most the job's -m
 t_hook_claims_preempt() {	# a job that claims 2^62 bytes still gives way to another user's higher job
 	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && make_users ||
 	    { skip "needs root, setpriv and useradd"; return; }
-	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s"
+	# another user's job preempts only by a class that preempts its class (issue 42)
+	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s" \
+	    "[limits]" "max_priority = 10" "[qos high]" "preempts = normal"
 	chmod 755 "$T" "$FAKE_CKPT_DIR"
 	start_nvqd || return
 	local low high v
@@ -115,7 +117,7 @@ t_hook_claims_preempt() {	# a job that claims 2^62 bytes still gives way to anot
 	    "$HOOKPEER" claim $((1 << 62)) 60)
 	wait_field "$low" hook_pids '^[0-9]+$' || return
 	wait_field "$low" gpu_used '^[0-9]+$'
-	high=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 75G -p 10 sleep 1)
+	high=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 75G -p 10 --qos high sleep 1)
 	wait_state "$low" SUSPENDED 10
 	wait_state "$high" COMPLETED 10
 	wait_state "$low" RUNNING 10
@@ -182,7 +184,9 @@ t_hook_claims_stalled() {	# an acknowledgement that waited in nvqd's socket whil
 t_hook_claims_shared() {	# a claim of 1 byte shared does not keep a low job in place of another user's higher one
 	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && make_users ||
 	    { skip "needs root, setpriv and useradd"; return; }
-	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s" "kill_grace = 2s"
+	# another user's job preempts only by a class that preempts its class (issue 42)
+	ckpt_config "[scheduler]" "preempt = suspend" "preempt_min_runtime = 0s" "kill_grace = 2s" \
+	    "[limits]" "max_priority = 10" "[qos high]" "preempts = normal"
 	chmod 755 "$T" "$FAKE_CKPT_DIR"
 	start_nvqd || return
 	local low high q h2
@@ -197,7 +201,7 @@ cuMemExportToShareableHandle while [scheduler] offload is off; or memory of a pr
 ended): it cannot be suspended and runs on untouched; \`nvq requeue $low\` stops it and queues \
 it again, and a higher-priority job that needs its memory stops it with its --signal and \
 cancels it (no --requeue)"
-	high=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 75G -p 10 sleep 1)
+	high=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 75G -p 10 --qos high sleep 1)
 	wait_state "$low" CANCELLED 10
 	wait_state "$high" COMPLETED 10
 	expect_match "its events say why" "$(nvq show "$low")" \
@@ -210,7 +214,7 @@ cancels it (no --requeue)"
 	wait_field "$q" gpu_used '^4096$' 10 || return
 	expect_match "nvq suspend says it would be queued again" "$(nvq suspend "$q" 2>&1)" \
 	    "stops it with its --signal and queues it again \\(--requeue\\)$"
-	h2=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 75G -p 10 sleep 1)
+	h2=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -m 75G -p 10 --qos high sleep 1)
 	wait_state "$h2" COMPLETED 10
 	wait_state "$q" RUNNING 10
 	expect_match "requeued, and says why" "$(nvq show "$q")" \

@@ -75,7 +75,7 @@ t_security() {	# user A's jobs are safe from user B; jobs run as exactly their s
 	expect_eq "A's job still runs" "$(state "$a")" RUNNING
 	expect_eq "not held" "$(sqlite3 "$T/nvq.db" "SELECT held FROM jobs WHERE id = $a")" 0
 	out=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit -g 0 -p 101 true 2>&1)
-	expect_match "B may not go above max_priority" "$out" "above \[limits\] max_priority \(100\)"
+	expect_match "B may not go above max_priority" "$out" "above \[limits\] max_priority \(0\)"
 	# A's environment: not in the shared database, not readable by B
 	expect_eq "not in the database others read" "$(grep -c hunter2 "$T/nvq.db" "$T/nvq.db-wal" 2>/dev/null | awk -F: '{ s += $2 } END { print s }')" 0
 	expect_eq "the private database is root's alone" "$(stat -c '%U %a' "$T/nvq.db.private")" "root 600"

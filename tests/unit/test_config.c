@@ -109,6 +109,18 @@ test_errors(void **state)
 		{ "[limits]\nrlimits = cores=0\n", ":2: rlimits: unknown limit \"cores\"" },
 		{ "[security]\nadmin_group = no-such-group-nvq\n", ":2: admin_group: no such group" },
 		{ "[daemon]\ncgroups = maybe\n", ":2: cgroups:" },
+		{ "[qos hi]\npriority = 1000001\n", ":2: priority:" },
+		{ "[qos hi]\ncolour = red\n", ":2: unknown key \"colour\" in [qos hi]" },
+		{ "[qos a b]\npriority = 1\n", ":1: [qos a b]: a class's name" },
+		{ "[qos hi]\nusers = no-such-user-nvq\n", ":2: users: no user \"no-such-user-nvq\"" },
+		{ "[qos hi]\ngroups = no-such-group-nvq\n", ":2: groups: no group" },
+		{ "[qos hi]\nmax_jobs_per_user = -1\n", ":2: max_jobs_per_user:" },
+		{ "[qos hi]\npreempts = hi\n", ": [qos hi] preempts itself" },
+		{ "[qos hi]\npreempts = lo\n", ": [qos hi] preempts lo: there is no such class" },
+		{ "[qos a]\npreempts = b\n[qos b]\npreempts = c\n[qos c]\npreempts = a\n",
+		  ": [qos a]: classes preempt each other in a ring" },
+		{ "[scheduler]\ndefault_qos = gold\n", ": [scheduler] default_qos = gold: there is "
+		  "no [qos gold]" },
 	};
 	struct config c;
 	char err[512];
@@ -126,6 +138,57 @@ test_errors(void **state)
 	}
 	assert_int_equal(config_load(&c, "/nonexistent/nvq.ini", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "No such file"));
+}
+
+/* [qos NAME] sections: the classes, "normal" made where it has none, preempts as a mask. */
+static void
+test_qos(void **state)
+{
+	struct config c;
+	char err[512];
+	int hi, lo, n;
+
+	(void)state;
+	write_file("[qos hi]\npriority = 10\npreempts = normal, lo\nusers = root, 4242\n"
+	    "groups = 77\nmax_gpus_per_user = 2\n[qos lo]\npriority = -3\n"
+	    "max_jobs_per_user = 5\n");
+	assert_int_equal(config_load(&c, path, err, sizeof(err)), 0);
+	assert_int_equal(c.qos.n, 3);
+	hi = qos_find(&c.qos, "hi");
+	lo = qos_find(&c.qos, "lo");
+	n = qos_find(&c.qos, "normal");
+	assert_true(hi >= 0 && lo >= 0 && n >= 0);
+	assert_int_equal(c.qos.dflt, n);
+	assert_int_equal(c.qos.c[hi].priority, 10);
+	assert_int_equal(c.qos.c[lo].priority, -3);
+	assert_int_equal(c.qos.c[hi].preempts, (1U << n) | (1U << lo));
+	assert_int_equal(c.qos.c[lo].preempts, 0);
+	assert_int_equal(c.qos.c[n].preempts, 0);
+	assert_int_equal(c.sched.qos_max_gpus[hi], 2);
+	assert_int_equal(c.sched.qos_max_jobs[lo], 5);
+	assert_int_equal(c.sched.qos_max_jobs[n], 0);
+	/* who may use it: listed users, members of its groups (primary or not), root */
+	gid_t groups[2] = { 5, 77 };
+	assert_true(qos_may_use(&c.qos.c[hi], 4242, 100, NULL, 0));
+	assert_true(qos_may_use(&c.qos.c[hi], 0, 100, NULL, 0));
+	assert_true(qos_may_use(&c.qos.c[hi], 5000, 77, NULL, 0));
+	assert_true(qos_may_use(&c.qos.c[hi], 5000, 100, groups, 2));
+	assert_false(qos_may_use(&c.qos.c[hi], 5000, 100, groups, 1));
+	assert_true(qos_may_use(&c.qos.c[lo], 5000, 100, NULL, 0));
+	/* a default class of its own section */
+	write_file("[scheduler]\ndefault_qos = lo\n[qos lo]\npriority = -1\n");
+	assert_int_equal(config_load(&c, path, err, sizeof(err)), 0);
+	assert_int_equal(c.qos.n, 1);
+	assert_string_equal(c.qos.c[c.qos.dflt].name, "lo");
+	/* a section without keys: a class of the defaults */
+	write_file("[qos empty]\n[qos  spaced ] # a comment\n[limits]\nmax_gpus = 1\n");
+	assert_int_equal(config_load(&c, path, err, sizeof(err)), 0);
+	assert_int_equal(c.qos.n, 3);
+	assert_true(qos_find(&c.qos, "empty") >= 0 && qos_find(&c.qos, "spaced") >= 0);
+	/* without any: "normal" alone */
+	assert_int_equal(config_load(&c, NULL, err, sizeof(err)), 0);
+	assert_int_equal(c.qos.n, 1);
+	assert_string_equal(c.qos.c[c.qos.dflt].name, "normal");
 }
 
 /* The rlimits policy: names, sizes, SOFT:HARD, unlimited, and what is refused. */
@@ -261,6 +324,7 @@ main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_print_loads),
 		cmocka_unit_test(test_rlimits),
+		cmocka_unit_test(test_qos),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

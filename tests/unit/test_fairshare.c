@@ -149,7 +149,8 @@ sim_week(int fair, double past_a, double *ha, double *hb)
 {
 	static struct sim s;
 	struct sched_gpu gpu = { 80ULL << 30, 0, SCHED_AUTO, 0, 0 };
-	struct sched_settings set = { 0, 5, 1.0, 0, 0, SCHED_PREEMPT_OFF, 60, 0 };
+	struct sched_settings set = { .reserve_pct = 5, .aging = 1.0,
+	    .preempt = SCHED_PREEMPT_OFF, .preempt_min_runtime = 60 };
 	struct sched_decision dec[SIM_JOBS];
 	int order[SIM_JOBS], i, run = -1;
 	struct sched_plan plan = { dec, order, 0, 0, 0 };

@@ -175,6 +175,7 @@ run_stream(uint64_t seed, int steps, int variant)
 	int forder[MAXJ], worder[MAXJ], ngpus = 4, step, i, k, g, nheld, nw, explained = 0;
 	int64_t next_id = 1;
 	double now = 1000;
+	int classes;
 
 	memset(&w, 0, sizeof(w));
 	rng_state = seed;
@@ -187,6 +188,10 @@ run_stream(uint64_t seed, int steps, int variant)
 	/* odd seeds: the host's CPUs and memory counted too ([resources]) */
 	w.set.cpus = seed & 1 ? 6 : 0;
 	w.set.host_mem = seed & 1 ? 100 * G : 0;
+	/* classes on half the seeds: 1 passes and preempts 0; 2 goes after, 2 jobs, 2 GPUs a user */
+	classes = (seed & 2) != 0;
+	w.set.qos_max_jobs[2] = classes ? 2 : 0;
+	w.set.qos_max_gpus[2] = classes ? 2 : 0;
 	for (g = 0; g < ngpus; g++) {
 		gpus[g].total = (g < 2 ? 80 : 40) * G;
 		gpus[g].outside = 0;
@@ -209,6 +214,13 @@ run_stream(uint64_t seed, int steps, int variant)
 			j->dep_wait = rng() % 8 == 0;
 			j->cpus = (int)(rng() % 4);
 			j->host_mem = rng() % 3 == 0 ? (1 + rng() % 40) * G : 0;
+			if (classes) {
+				static const int prio[3] = { 0, 3, -2 };
+
+				j->qos = (int)(rng() % 3);
+				j->qos_prio = prio[j->qos];
+				j->qos_preempts = j->qos == 1 ? 1 : 0;
+			}
 			/* variant 8: some may start only on some GPUs (-w, -x) */
 			if ((variant & 8) && rng() % 4 == 0) {
 				j->restrict_gpus = 1;
@@ -269,8 +281,8 @@ run_stream(uint64_t seed, int steps, int variant)
 				sched_explain(&pass, &w.jobs[i], &d);
 				explained++;
 			}
-			if (k < 0 && w.set.max_running_jobs > 0 && is_wait(fdec[i].why)) {
-				/* a user's count may include later jobs of no GPU */
+			if (k < 0 && (w.set.max_running_jobs > 0 || classes) && is_wait(fdec[i].why)) {
+				/* a user's count (of a class too) may include later jobs of no GPU */
 				assert_true(is_wait(d.why));
 				continue;
 			}
@@ -379,7 +391,7 @@ test_walk_stops(void **state)
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
 	struct sched_gpu gpus[2] = { { 80 * G, 0, SCHED_AUTO, 0, 0 }, { 10 * G, 0, SCHED_TIMESLICE, 30, 0 } };
-	struct sched_settings set = { 0, 0, 1.0, 0, 0, 0, 0, 0, 0, 0 };
+	struct sched_settings set = { .aging = 1.0 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
 	struct sched_source src = { world_next, world_drop, &w, 0, 0 };
@@ -473,7 +485,7 @@ test_walk_drops(void **state)
 	static struct sched_pass pass;
 	static struct sched_job wj[MAXJ];
 	struct sched_gpu gpu = { 80 * G, 0, SCHED_AUTO, 0, 0 };
-	struct sched_settings set = { 0, 0, 0, 2, 0, 0, 0, 0, 0, 0 };
+	struct sched_settings set = { .max_running_jobs = 2 };
 	struct sched_decision dec[MAXJ];
 	struct sched_plan p;
 	struct sched_source src = { world_next, world_drop, &w, 0, 0 };

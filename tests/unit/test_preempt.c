@@ -53,6 +53,16 @@ struct pcase {
 /* the same, started (or resumed) at t, without --requeue */
 #define UNSUSPT(i, m, p, mask, t) { .id = i, .uid = 1, .running = 1, .ngpus = 1, .mem = m, \
 	.priority = p, .gpumask = mask, .unsuspendable = 1, .slice_start = t }
+/*
+ * running since 0 (RUNUT: since t, of class 0), of user u and class q;
+ * pending, of user u and class q, its class preempting the classes of mask pm
+ */
+#define RUNU(i, m, p, mask, u, q) { .id = i, .uid = u, .running = 1, .ngpus = 1, .mem = m, \
+	.priority = p, .gpumask = mask, .qos = q }
+#define RUNUT(i, m, p, mask, u, t) { .id = i, .uid = u, .running = 1, .ngpus = 1, .mem = m, \
+	.priority = p, .gpumask = mask, .slice_start = t }
+#define PENDU(i, m, p, u, q, pm) { .id = i, .uid = u, .ngpus = 1, .mem = m, .priority = p, \
+	.submitted_at = 1, .qos = q, .qos_preempts = pm }
 /* suspended at t; r: it may resume */
 #define SUSP(i, m, p, mask, t, r) { .id = i, .uid = 1, .ngpus = 1, .mem = m, .priority = p, \
 	.submitted_at = t, .gpumask = mask, .suspended = 1, .may_resume = r }
@@ -217,6 +227,30 @@ static const struct pcase cases[] = {
 	{ "not timeslice, preempt off: nobody takes turns",
 	  1, { 80 * G }, { SCHED_AUTO }, 30, SCHED_PREEMPT_OFF, 0, 2,
 	  { RUN(1, 45 * G, 0, 1, NOW - 100), PEND(2, 45 * G, 0, 1) }, 0, { 0 }, 0, { X, X } },
+	/* who may pass whom (preempt_may): users 1 and 2, root 0, classes 0 and 1 */
+	{ "another user's higher -p, no class: nobody gives way",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { RUNU(1, 50 * G, 0, 1, 0, 0), PENDU(2, 50 * G, 100, 2, 0, 0) }, 0, { 0 }, 0, { X, X } },
+	{ "... of the other's lowest job either, beside the user's own",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 3,
+	  { RUNU(1, 30 * G, -5, 1, 0, 0), RUNU(2, 30 * G, 0, 1, 2, 0),
+	    PENDU(3, 40 * G, 100, 2, 0, 0) }, 3, { 2 }, 0, { X, X, X }, { SCHED_GIVE_SUSPEND } },
+	{ "a class that preempts the victim's class: another user's job gives way, "
+	  "whatever its -p",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 0, 2,
+	  { RUNU(1, 50 * G, 50, 1, 1, 0), PENDU(2, 50 * G, 0, 2, 1, 1) }, 2, { 1 }, 0, { X, X },
+	  { SCHED_GIVE_SUSPEND } },
+	{ "a class's preemption waits preempt_min_runtime like any; wake then",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_SUSPEND, 60, 2,
+	  { RUNUT(1, 50 * G, 0, 1, 1, NOW - 10), PENDU(2, 50 * G, 0, 2, 1, 1) }, 0, { 0 }, NOW + 50,
+	  { X, X } },
+	{ "preempt = off: a class preempts nobody either",
+	  1, { 80 * G }, { 0 }, 0, SCHED_PREEMPT_OFF, 0, 2,
+	  { RUNU(1, 50 * G, 0, 1, 1, 0), PENDU(2, 50 * G, 0, 2, 1, 1) }, 0, { 0 }, 0, { X, X } },
+	{ "timeslice turns are taken among users as before (equal -p)",
+	  1, { 80 * G }, { SCHED_TIMESLICE }, 30, SCHED_PREEMPT_OFF, 0, 2,
+	  { RUNU(1, 45 * G, 0, 1, 1, 0), PENDU(2, 45 * G, 0, 2, 0, 0) }, 2, { 1 }, 0, { X, X },
+	  { SCHED_GIVE_SUSPEND } },
 };
 
 static int
@@ -246,6 +280,46 @@ give_of(const struct pcase *t, int64_t id)
  * preempt_give, row by row: a job that cannot be suspended is stopped, never
  * passed over (unless preempt = requeue and it has no --requeue, as any job).
  */
+/* preempt_may, row by row: whether pending j may take running v's place */
+static void
+test_may(void **state)
+{
+	static const struct {
+		const char	*name;
+		uint32_t	vuid;
+		int		vprio, vqos;
+		uint32_t	juid;
+		int		jprio;
+		uint32_t	jpreempts;
+		int		want;
+	} t[] = {
+		{ "another user's higher -p, no class: never", 1, 0, 0, 2, 100, 0, 0 },
+		{ "the same user's higher -p: yes", 2, 0, 0, 2, 10, 0, 1 },
+		{ "the same user's equal -p: no", 2, 10, 0, 2, 10, 0, 0 },
+		{ "the same user's lower -p: no", 2, 10, 0, 2, 5, 0, 0 },
+		{ "root's higher -p: anyone's, yes", 1, 0, 0, 0, 10, 0, 1 },
+		{ "root's equal -p: no", 1, 10, 0, 0, 10, 0, 0 },
+		{ "a class that preempts the victim's: yes, whatever -p", 1, 50, 0, 2, 0, 1, 1 },
+		{ "... and the victim's class among others", 1, 50, 3, 2, -5, 1U << 3 | 1, 1 },
+		{ "a class that preempts another class: no", 1, 0, 1, 2, 10, 1, 0 },
+		{ "root's job of a class: by -p still", 1, 0, 1, 0, 10, 1, 1 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const struct sched_job v = { .uid = t[i].vuid, .priority = t[i].vprio,
+		    .qos = t[i].vqos, .running = 1 };
+		const struct sched_job j = { .uid = t[i].juid, .priority = t[i].jprio,
+		    .qos_preempts = t[i].jpreempts };
+
+		if (preempt_may(&v, &j) != t[i].want) {
+			print_error("%s: got %d\n", t[i].name, preempt_may(&v, &j));
+			fail();
+		}
+	}
+}
+
 static void
 test_give(void **state)
 {
@@ -446,6 +520,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_may),
 		cmocka_unit_test(test_give),
 		cmocka_unit_test(test_give_turn),
 		cmocka_unit_test(test_quantum),

@@ -44,7 +44,27 @@ struct tcase {
 #define RUNC(i, n, c, hm) { .id = (i), .uid = 1000, .running = 1, .ngpus = (n), \
 	.mem = (n) ? G : 0, .gpumask = (n) ? 1 : 0, .cpus = (c), .host_mem = (hm) }
 
+/* of user u and class q (qos_prio p points) */
+#define PENDQ(i, n, m, pr, t, u, q, p) { .id = i, .uid = u, .ngpus = n, .mem = m, \
+	.priority = pr, .submitted_at = t, .qos = q, .qos_prio = p }
+#define RUNQ(i, n, m, mask, u, q) { .id = i, .uid = u, .running = 1, .ngpus = n, \
+	.mem = m, .gpumask = mask, .qos = q }
+
 static const struct tcase cases[] = {
+	{ "a class's priority passes another user's earlier, higher -p",
+	  1, { 16 * G }, { 0 }, { 0 }, NORES_SET, 100, 2,
+	  { PENDQ(1, 1, 10 * G, 5, 1, 1000, 0, 0), PENDQ(2, 1, 10 * G, 0, 2, 1001, 1, 10) },
+	  { SCHED_WAIT_MEM, SCHED_START }, { 0, 1 } },
+	{ "a class's max_jobs_per_user: the user's next job of it waits, not others'",
+	  2, { 16 * G, 16 * G }, { 0 }, { 0 }, { .qos_max_jobs = { [1] = 1 } }, 100, 4,
+	  { RUNQ(1, 1, 4 * G, 1, 1000, 1), PENDQ(2, 1, 4 * G, 0, 1, 1000, 1, 0),
+	    PENDQ(3, 1, 4 * G, 0, 2, 1001, 1, 0), PENDQ(4, 1, 4 * G, 0, 3, 1000, 0, 0) },
+	  { SCHED_RUNNING, SCHED_WAIT_QOS_JOBS, SCHED_START, SCHED_START }, { 1, 0, ~0ULL, ~0ULL } },
+	{ "a class's max_gpus_per_user, counting what the user's jobs of it hold",
+	  2, { 16 * G, 16 * G }, { 0 }, { 0 }, { .qos_max_gpus = { [1] = 2 } }, 100, 3,
+	  { RUNQ(1, 1, 4 * G, 1, 1000, 1), PENDQ(2, 2, 4 * G, 0, 1, 1000, 1, 0),
+	    PENDQ(3, 1, 4 * G, 0, 2, 1000, 1, 0) },
+	  { SCHED_RUNNING, SCHED_WAIT_QOS_GPUS, SCHED_START }, { 1, 0, ~0ULL } },
 	{ "pack three 10G on 2x16G, a 2-GPU 4G job fits beside",
 	  2, { 16 * G, 16 * G }, { 0 }, { 0 }, DEFAULT_SET, 100, 4,
 	  { PEND(1, 1, 10 * G, 0, 1), PEND(2, 1, 10 * G, 0, 2), PEND(3, 1, 10 * G, 0, 3),
