@@ -252,6 +252,13 @@ top_draw(struct nvq_args *a, struct top_screen *s)
 	}
 	if (n == 0)
 		top_line(s, "no GPUs (%s)", fmt_safe(proto_str(&m, "source")));
+	if (proto_int(&m, "host_cpus", 0) > 0) {	/* [resources]: what running jobs hold */
+		fmt_size((uint64_t)proto_int(&m, "host_mem_used", 0), use, sizeof(use));
+		fmt_size((uint64_t)proto_int(&m, "host_mem", 0), tot, sizeof(tot));
+		top_line(s, "host: %lld of %lld CPUs, %s of %s memory held by jobs",
+		    (long long)proto_int(&m, "host_cpus_used", 0),
+		    (long long)proto_int(&m, "host_cpus", 0), use, tot);
+	}
 	top_line(s, "  %s#%s used by jobs  %s=%s asked, not used  %s+%s used outside the queue  "
 	    "%s.%s free", top_c(s, "\033[32m"), top_c(s, "\033[0m"), top_c(s, "\033[33m"),
 	    top_c(s, "\033[0m"), top_c(s, "\033[31m"), top_c(s, "\033[0m"),

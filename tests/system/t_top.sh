@@ -41,6 +41,7 @@ t_top() {	# nvq top: 80x24 and 200x50, every state, updated on a change, q quits
 	expect_match "80x24: the suspended one" "$out" "SUSPENDED.*$susp +root +1 +10G"
 	expect_match "80x24: a pending one and why" "$out" "$pend +root +1 +70G +[0-9]+s +needs 70G"
 	expect_match "80x24: a held one" "$out" "$held +root +0 +- +[0-9]+s +held"
+	expect_match "80x24: the host's CPUs and memory held" "$out" "host: [0-9]+ of 64 CPUs, [0-9.]+[BKMG] of [0-9.]+[KMGT] memory held by jobs"
 	expect_eq "80x24: no line past 80 columns" "$(echo "$out" | awk '{ print length($0) }' | sort -n | tail -1)" 80
 	expect_eq "80x24: no colour" "$(tmux -L "$TMUXS" capture-pane -e -p -t top | grep -c $'\e\\[3')" 0
 	# a change shows within a second: a job ends, another is submitted
