@@ -18,6 +18,7 @@
 #include "gpuctl.h"
 #include "log.h"
 #include "parse.h"
+#include "qos.h"
 #include "recover.h"
 #include "submit.h"
 
@@ -358,6 +359,8 @@ struct ctl_jobs_restart_row {
 	int		found;
 	int		slurm;		/* it ran under Slurm */
 	uint64_t	row;		/* store_active_job's stored_row */
+	int		priority;
+	char		qos[QOS_NAME_MAX + 1];	/* its class; "": the default */
 };
 
 static int
@@ -372,6 +375,8 @@ ctl_jobs_restart_row_cb(void *arg, const struct store_active_job *a)
 	x->found = 1;
 	x->slurm = a->slurm_id >= 0;
 	x->row = a->stored_row;
+	x->priority = a->priority;
+	snprintf(x->qos, sizeof(x->qos), "%s", a->qos ? a->qos : "");
 	return 0;
 }
 
@@ -387,6 +392,7 @@ ctl_jobs_restart_check(struct ctl_req *r, int64_t id, uint64_t *bytes)
 	struct ctl_jobs_restart_row x = { 0 };
 	struct ctl_owner o = { id, 0, NULL };
 	char why[256];
+	int k;
 
 	if (store_active_one(r->e->store, id, ctl_jobs_restart_row_cb, &x) == -1)
 		return ctl_req_error(r, "the database could not be read (see nvqd's log)");
@@ -404,6 +410,13 @@ ctl_jobs_restart_check(struct ctl_req *r, int64_t id, uint64_t *bytes)
 		return ctl_req_error(r, "job %lld ran under Slurm: submit it again", (long long)id);
 	if (x.gpus > 0 && submit_could_fit(r->e, x.gpus, x.mem, why, sizeof(why)) == -1)
 		return ctl_req_error(r, "job %lld could never run now: %s", (long long)id, why);
+	/* its priority and class as a submit now would be: the settings may have changed */
+	if (!r->admin && submit_prio_over(r->e, x.priority, why, sizeof(why)) == -1)
+		return ctl_req_error(r, "job %lld: %s", (long long)id, why);
+	if (!r->admin && x.qos[0] != '\0' && (k = qos_find(&r->e->cfg.qos, x.qos)) >= 0 &&
+	    !qos_may_use(&r->e->cfg.qos.c[k], r->uid, r->gid, r->groups, r->ngroups))
+		return ctl_req_error(r, "job %lld is of class %s, which you may not use now: submit "
+		    "it again", (long long)id, x.qos);
 	*bytes += x.row;
 	return 0;
 }

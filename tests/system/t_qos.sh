@@ -166,3 +166,31 @@ t_qos_reload() {	# SIGHUP: a class's new priority reorders the waiting jobs of i
 	expect_eq "the later job of the class now 10 points up goes first" "$(state "$a")" PENDING
 	nvq cancel "$a" "$b" > /dev/null
 }
+
+t_qos_restart() {	# nvq restart re-checks the job's class and priority against the settings now
+	qos_users || return
+	write_config "[limits]" "max_priority = 10" "[qos high]" "priority = 100" "users = nvqta"
+	start_nvqd || return
+	local j k out rc
+	j=$(usub nvqta --parsable -g 0 --qos high true)
+	k=$(usub nvqta --parsable -g 0 -p 10 true)
+	wait_state "$j" COMPLETED; wait_state "$k" COMPLETED
+	# the admin takes the class and the raise away
+	write_config "[limits]" "max_priority = 0" "[qos high]" "priority = 100" "users = root"
+	kill -HUP "$NVQD_PID"
+	sleep 0.3
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" restart "$j" 2>&1); rc=$?
+	expect_eq "a class no longer yours: not restarted" "$rc,$(state "$j")" "1,COMPLETED"
+	expect_match "and why" "$out" "job $j is of class high, which you may not use now"
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" restart "$k" 2>&1); rc=$?
+	expect_eq "a priority above max_priority now: not restarted" "$rc,$(state "$k")" "1,COMPLETED"
+	expect_match "and why" "$out" "job $k: -p 10: priority 10 is above \\[limits\\] max_priority \\(0\\)"
+	# given back, both restart (only their owner restarts jobs: with the owner's environment)
+	write_config "[limits]" "max_priority = 10" "[qos high]" "priority = 100" "users = nvqta"
+	kill -HUP "$NVQD_PID"
+	sleep 0.3
+	expect_match "the class given back: restarted" \
+	    "$(as_user nvqta "$NVQ_BIN" -s "$T/sock" restart "$j" "$k" 2>&1)" "job $k is pending again"
+	wait_state "$j" COMPLETED; wait_state "$k" COMPLETED
+	expect_eq "with their class and priority" "$(field "$j" qos) $(field "$k" priority)" "high 10"
+}
