@@ -261,19 +261,37 @@ ctl_array(struct ctl_req *r, const struct ctl_row *c, struct proto_buf *out)
 	return rc;
 }
 
-/* Whether id is among the "only" ids of the request (none given: all are). */
 static int
-ctl_filter_only(const struct ctl_req *r, int64_t id)
+ctl_id_cmp(const void *a, const void *b)
 {
-	int i, any = 0;
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The request's "only" ids, sorted, into *only (*n; the caller frees;
+ * NULL and 0 where none were given): looked up by bsearch, so that many
+ * ids against many jobs cost (n + m) log m on the loop, not n * m.  0, or -1.
+ */
+static int
+ctl_filter_only(const struct ctl_req *r, int64_t **only, int *n)
+{
+	int i, k = 0;
+
+	*only = NULL;
+	*n = 0;
 	for (i = 0; i < r->msg->nfields; i++)
-		if (strcmp(r->msg->fields[i].key, "only") == 0) {
-			any = 1;
-			if (r->msg->fields[i].i == id)
-				return 1;
-		}
-	return !any;
+		k += strcmp(r->msg->fields[i].key, "only") == 0;
+	if (k == 0)
+		return 0;
+	if ((*only = malloc(sizeof(**only) * (size_t)k)) == NULL)
+		return -1;
+	for (i = 0; i < r->msg->nfields; i++)
+		if (strcmp(r->msg->fields[i].key, "only") == 0)
+			(*only)[(*n)++] = r->msg->fields[i].i;
+	qsort(*only, (size_t)*n, sizeof(**only), ctl_id_cmp);
+	return 0;
 }
 
 /*
@@ -287,10 +305,10 @@ static int
 ctl_filter(struct ctl_req *r, const struct ctl_row *c, struct proto_buf *out)
 {
 	const char *user = proto_str(r->msg, "user"), *name = proto_str(r->msg, "name");
-	int64_t states = proto_int(r->msg, "states", 0), *ids = NULL;
+	int64_t states = proto_int(r->msg, "states", 0), *ids = NULL, *only;
 	char me[64];
 	struct job *j;
-	int i, k, n, rc;
+	int i, k, n, nonly, rc;
 
 	if (user == NULL && name == NULL && states == 0 && !proto_get(r->msg, "only") &&
 	    r->admin)
@@ -301,14 +319,20 @@ ctl_filter(struct ctl_req *r, const struct ctl_row *c, struct proto_buf *out)
 		ctl_req_user(r->uid, me, sizeof(me));
 		user = me;
 	}
-	if (store_active_match(r->e->store, user, name, &ids, &n) == -1)
+	if (ctl_filter_only(r, &only, &nonly) == -1)
+		return ctl_req_error(r, "out of memory");
+	if (store_active_match(r->e->store, user, name, &ids, &n) == -1) {
+		free(only);
 		return ctl_req_error(r, "the database could not be read (see nvqd's log)");
+	}
 	for (i = k = 0; i < n; i++) {
 		if ((j = engine_find(r->e, ids[i])) == NULL || j->state > JOB_SUSPENDED ||
-		    (states != 0 && !(states & (1 << j->state))) || !ctl_filter_only(r, j->id))
+		    (states != 0 && !(states & (1 << j->state))) || (only != NULL &&
+		    bsearch(&j->id, only, (size_t)nonly, sizeof(*only), ctl_id_cmp) == NULL))
 			continue;
 		ids[k++] = ids[i];
 	}
+	free(only);
 	if (k == 0) {
 		free(ids);
 		proto_put_int(out, "skipped", 0);

@@ -206,3 +206,20 @@ t_arrays_requeue() {	# requeue A_: every running task stopped and queued again, 
 	expect_eq "each ran again" "$(cat "$T/runs.0" "$T/runs.1" | wc -l)" 4
 	nvq cancel "${a}_" > /dev/null
 }
+
+t_cancel_filter_ids() {	# cancel -u with 40,000 ids against 40,000 jobs: a lookup each, not a scan each
+	write_config "[limits]" "max_pending = 100000"
+	start_nvqd || return
+	local a t0 t1 out
+	a=$(submit -g 0 --hold --array 0-39999 true)
+	t0=$(date +%s%N)
+	out=$(nvq cancel -u root $(seq $((a + 40000)) $((a + 79999))) 2>&1)
+	t1=$(date +%s%N)
+	echo "    cancel -u with 40,000 ids that match none of 40,000 jobs: $(( (t1 - t0) / 1000000 )) ms"
+	expect_match "none matched" "$out" "^0 jobs cancelled|no job"
+	expect_eq "in under 2 s" "$(( (t1 - t0) < 2000000000 ))" 1
+	out=$(nvq cancel -u root $(seq "$a" $((a + 2))) $((a + 50000)))
+	expect_match "the ids that are its jobs: cancelled" "$out" "^3 jobs cancelled"
+	expect_eq "those three" "$(state "$a") $(state $((a + 2))) $(state $((a + 3)))" "CANCELLED CANCELLED PENDING"
+	nvq cancel "${a}_" > /dev/null
+}
