@@ -358,7 +358,7 @@ cmd_restart(struct nvq_args *a)
 	return 0;
 }
 
-/* nvq modify [-p PRIORITY] [-m MEM] [-t TIME] ID: a pending job's demands. */
+/* nvq modify [-p PRIORITY] [-m GPU_MEM] [-c CPUS] [--mem SIZE] [-t TIME] ID: a pending job's demands. */
 int
 cmd_modify(struct nvq_args *a)
 {

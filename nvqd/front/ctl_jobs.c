@@ -208,7 +208,6 @@ ctl_jobs_top(struct ctl_req *r, struct proto_buf *out)
 	return ctl_jobs_change(r, out, j, &c, why);
 }
 
-/* nvq modify ID [-p PRIORITY] [-m MEM] [-t TIME]: a pending job's demands. */
 /*
  * nvq modify -c and --mem: a --mem-per-cpu job's memory follows its CPUs;
  * what could never run here is refused.  0, or -1 with the error set.
@@ -238,6 +237,7 @@ ctl_jobs_modify_host(struct ctl_req *r, const struct job *j, struct store_change
 	return 0;
 }
 
+/* nvq modify ID [-p PRIORITY] [-m GPU_MEM] [-c CPUS] [--mem SIZE] [-t TIME]: a pending job's demands. */
 int
 ctl_jobs_modify(struct ctl_req *r, struct proto_buf *out)
 {

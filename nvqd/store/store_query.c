@@ -102,7 +102,8 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	STORE_LEN("cwd") " + " STORE_LEN("name") " + " STORE_LEN("user") " + " \
 	STORE_LEN("stdout_path") " + " STORE_LEN("stderr_path") " + coalesce(" \
 	STORE_LEN("after") ", 0) + coalesce(" STORE_LEN("groups") ", 0) + coalesce(" \
-	STORE_LEN("notify") ", 0) + coalesce(" STORE_LEN("mail_user") ", 0)"
+	STORE_LEN("notify") ", 0) + coalesce(" STORE_LEN("mail_user") ", 0) + coalesce(" \
+	STORE_LEN("qos") ", 0)"
 
 /* store_active_row_cb's columns */
 #define STORE_ACTIVE_SELECT	"SELECT id, uid, gid, user, state, gpus, " \
