@@ -561,6 +561,10 @@ engine_limits_where(const char *base)
 	if (c == NULL)
 		log_warnx("no cpu controller for jobs' cgroups: -c is counted for admission "
 		    "but not enforced");
+	if (m == NULL || c == NULL)
+		log_warnx("(the cgroup above %s must hold no process but nvqd's leaf: "
+		    "DelegateSubgroup=nvqd under systemd 254+, or start nvqd in a cgroup of its "
+		    "own; nvqd(8) CGROUPS)", base);
 }
 
 /* [resources] cpus and memory of 0: the machine's (hostres.h), said in the log. */
