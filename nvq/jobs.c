@@ -70,12 +70,12 @@ jobs_filter(struct nvq_args *a, struct proto_buf *b, int type)
 	if (a->user != NULL)
 		proto_put_str(b, "user", a->user);
 	if (a->state != NULL) {
-		const char *st = fmt_state(a->state);
+		char st[128], bad[128];
 
-		if (st == NULL) {
-			nvq_err("--state %s: not one of PENDING, RUNNING, SUSPENDED, COMPLETED, "
-			    "FAILED, CANCELLED, TIMEOUT, NODE_FAIL (any case; or Slurm's PD, R, S, "
-			    "CD, F, CA, TO, NF)", a->state);
+		if (fmt_states(a->state, st, sizeof(st), bad, sizeof(bad)) == -1) {
+			nvq_err("--state %s: \"%s\" is not one of PENDING, RUNNING, SUSPENDED, "
+			    "COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL (any case; or Slurm's "
+			    "PD, R, S, CD, F, CA, TO, NF; a list with commas)", a->state, bad);
 			return -1;
 		}
 		proto_put_str(b, "state", st);

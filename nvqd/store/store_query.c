@@ -302,7 +302,7 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 	"gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step, cpus, host_mem, " \
 	"mem_per_cpu, qos FROM jobs "
 #define STORE_JOBS_WHERE	"(?2 IS NULL OR user = ?2) " \
-	"AND (?3 IS NULL OR state = ?3) " \
+	"AND (?3 IS NULL OR instr(',' || ?3 || ',', ',' || state || ',') > 0) " \
 	"AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR " \
 	"state IN ('PENDING', 'RUNNING', 'SUSPENDED')) " \
 	"AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')) " \
@@ -322,15 +322,50 @@ enum { STORE_BY_ID, STORE_BY_STATE, STORE_BY_ACTIVE, STORE_BY_FINISHED, STORE_BY
 #define STORE_BY_FINISHED_FROM	"INDEXED BY jobs_finished WHERE " \
 	"state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED') AND "
 
-/* Which rows f's listing reads (schema/015_listing.sql; jobs_state by state, then id). */
+/*
+ * 1 if every state of the comma-separated list is one of a job still in the
+ * queue, 0 if none is, -1 if some are.
+ */
+static int
+store_states_active(const char *list)
+{
+	static const char *const active[] = { "PENDING", "RUNNING", "SUSPENDED" };
+	const char *p, *e;
+	int on = 0, off = 0;
+	size_t i, n;
+
+	for (p = list; *p != '\0'; p = *e ? e + 1 : e) {
+		e = p + strcspn(p, ",");
+		n = (size_t)(e - p);
+		for (i = 0; i < sizeof(active) / sizeof(active[0]); i++)
+			if (strlen(active[i]) == n && strncmp(active[i], p, n) == 0)
+				break;
+		if (i < sizeof(active) / sizeof(active[0]))
+			on++;
+		else
+			off++;
+	}
+	return off == 0 ? 1 : on == 0 ? 0 : -1;
+}
+
+/*
+ * Which rows f's listing reads (schema/015_listing.sql; jobs_state by state,
+ * then id).  Several states: the queue's or the history's index where they
+ * are all of one, else the table; the page's bound (store_jobs_bound) holds
+ * the rows examined either way.
+ */
 static int
 store_jobs_by(const struct store_filter *f)
 {
 	if (f->id != 0)
 		return STORE_BY_ID;
-	if (f->state != NULL)
+	if (f->state != NULL && strchr(f->state, ',') == NULL)
 		return STORE_BY_STATE;
-	if (!f->all && !f->finished)
+	if (f->state != NULL && store_states_active(f->state) == 1 && !f->finished)
+		return STORE_BY_ACTIVE;
+	if (f->state != NULL && store_states_active(f->state) == 0)
+		return STORE_BY_FINISHED;
+	if (!f->all && !f->finished && f->state == NULL)
 		return STORE_BY_ACTIVE;
 	return f->finished ? STORE_BY_FINISHED : STORE_BY_TABLE;
 }
