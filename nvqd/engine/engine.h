@@ -201,6 +201,13 @@ void	engine_run(struct engine *);
  */
 void	engine_state(struct engine *, struct job *, int state);
 void	engine_track(struct engine *, struct job *);
+/*
+ * A recovered job's energy so far, read back from run_energy (recover.c);
+ * then, once all are read, the energy of the time nvqd was away given to
+ * the jobs that held each GPU (engine_run).
+ */
+void	engine_energy_load(struct engine *, struct job *);
+void	engine_energy_recovered(struct engine *);
 void	engine_watch(struct engine *, struct job *);
 void	engine_arm(struct engine *, struct job *, double secs);
 void	engine_job_ended(struct engine *, struct job *);

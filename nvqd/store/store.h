@@ -183,6 +183,18 @@ int		 store_job_requeue(struct store *, int64_t id, const struct store_end *);
  * back to PENDING, its open run removed.
  */
 int		 store_job_unstart(struct store *, int64_t id, double now);
+/*
+ * The energy of job id's open run on GPU uuid so far (store_energy.c):
+ * joules < 0 is unknown (NULL), how alone, shared or unknown, counter the
+ * GPU's counter in mJ now (< 0: none).  store_energy_total then sets the
+ * run's total; store_energy_get reads the open run's rows back.
+ */
+int		 store_energy_put(struct store *, int64_t id, const char *uuid, double joules,
+		    const char *how, int64_t counter);
+int		 store_energy_total(struct store *, int64_t id);
+typedef void (*store_energy_cb)(void *arg, const char *uuid, double joules, const char *how,
+		    int64_t counter);
+int		 store_energy_get(struct store *, int64_t id, store_energy_cb, void *);
 /* nvq hold (held 1) or release (0) of a running or pending job, with its event. */
 int		 store_job_held(struct store *, int64_t id, int held, double now,
 		    const char *reason);

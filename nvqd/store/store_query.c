@@ -396,7 +396,13 @@ store_runs(struct store *st, int64_t id, store_row_cb cb, void *arg)
 	return store_rows_of(st, "SELECT id AS run, gpu_uuids, mem_per_gpu, "
 	    "started_at, ended_at, exit_code, signal, cpu_time, max_rss, peak_gpu_mem, "
 	    "(SELECT group_concat(gpu_uuid || '=' || peak_gpu_mem, ',') FROM run_gpus "
-	    "WHERE run_id = runs.id) AS gpu_peaks FROM runs WHERE job_id = ? ORDER BY id", id, cb, arg);
+	    "WHERE run_id = runs.id) AS gpu_peaks, "
+	    /* joules, "unknown" where NVML had no counter (never 0); runs before 023: none */
+	    "CASE WHEN energy_how IS NULL THEN NULL WHEN energy IS NULL THEN 'unknown' "
+	    "ELSE printf('%.3f', energy) END AS energy, energy_how, "
+	    "(SELECT group_concat(gpu_uuid || '=' || coalesce(printf('%.3f', energy), 'unknown') "
+	    "|| ':' || how, ',') FROM run_energy WHERE run_id = runs.id) AS gpu_energy "
+	    "FROM runs WHERE job_id = ? ORDER BY id", id, cb, arg);
 }
 
 int
