@@ -104,6 +104,24 @@ engine_energy_tick(struct engine *e, int g, const struct engine_owners *o,
 	free(p);
 }
 
+int
+engine_job_energy(const struct engine *e, const struct job *j, double *joules, int *how)
+{
+	int g, any = 0;
+
+	*joules = 0;
+	*how = ENERGY_ALONE;
+	if (j->energy == NULL || j->state == JOB_PENDING)
+		return -1;
+	for (g = 0; g < e->gpus.n; g++)
+		if (j->gpumask & (1ULL << g)) {
+			any = 1;
+			*joules += j->energy[g].joules;
+			*how = energy_how_merge(*how, j->energy[g].how);
+		}
+	return any ? 0 : -1;
+}
+
 /* Writes job j's energy so far, per GPU, and its run's total (in a transaction). */
 static int
 engine_energy_save(struct engine *e, const struct job *j)

@@ -66,3 +66,10 @@ store_energy_get(struct store *st, int64_t id, store_energy_cb cb, void *arg)
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
+
+int
+store_energy_counts(struct store *st, store_row_cb cb, void *arg)
+{
+	return store_rows(st, store_prepare(st, "SELECT user, joules FROM metric_energy "
+	    "ORDER BY user"), cb, arg);
+}

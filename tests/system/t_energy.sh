@@ -121,3 +121,36 @@ t_energy_restart() {	# nvqd killed mid-job and started again: the energy goes on
 	stop_nvqd
 	energy_unset
 }
+
+t_energy_stats() {	# nvq stats: energy per user and per job name beside GPU-hours, unknown where any part is
+	energy_config 2x16G
+	echo "0 1000000" > "$T/energy"	# GPU 1 has no counter
+	start_nvqd || return
+	local a b
+	a=$(submit -n train -w GPU-fa4e0000-0000-0000-0000-000000000000 sh -c \
+	    "while [ ! -e $T/go ]; do sleep 0.05; done")
+	wait_state "$a" RUNNING
+	sleep 1.2
+	echo "0 8200000" > "$T/energy"	# 7200 J: 2 Wh
+	sleep 1.2
+	touch "$T/go"
+	wait_state "$a" COMPLETED
+	local out; out=$(nvq stats)
+	expect_match "per user: all known, 2 Wh beside the GPU-hours" "$(echo "$out" | grep '^root ')" \
+	    "^root +1 +1 +[0-9.]+ +2.00 Wh "
+	expect_match "per job name" "$(echo "$out" | grep '^root  *train ')" " +1 +[0-9.]+ +2.00 Wh$"
+	b=$(submit -n nocount -w GPU-fa4e0000-0000-0000-0000-000000000001 true)
+	wait_state "$b" COMPLETED
+	out=$(nvq stats)
+	expect_match "per user: one run unknown makes the sum unknown" "$(echo "$out" | grep '^root ')" \
+	    "^root +2 +2 +[0-9.]+ +unknown "
+	expect_match "per job name: the known one stays known" "$(echo "$out" | grep '^root  *train ')" \
+	    " 2.00 Wh$"
+	expect_match "per job name: the other unknown" "$(echo "$out" | grep '^root  *nocount ')" " unknown$"
+	out=$(nvq stats --json)
+	expect_match "JSON: the known part, how many unknown, no kWh" "$out" \
+	    '"energy": *7200(\.0+)?, *"gpu_runs": *2, *"energy_unknown": *1, *"kwh": *"unknown"'
+	expect_match "JSON: per name, kWh where known" "$out" '"name": *"train".*"kwh": *0\.002'
+	stop_nvqd
+	energy_unset
+}
