@@ -191,7 +191,9 @@ engine_energy_poll(struct engine *e)
 		return;
 	for (j = e->held; j != NULL && !any; j = j->lnext)
 		any = j->energy != NULL && j->gpumask != 0 && j->state != JOB_PENDING;
-	engine_owners_make(e, &o);
+	/* with no job on a GPU, every sample is outside use: read, to move past them */
+	if (any)
+		engine_owners_make(e, &o);
 	for (g = 0; g < e->gpus.n; g++)
 		engine_energy_tick(e, g, &o, NULL);
 	engine_owners_free(&o);

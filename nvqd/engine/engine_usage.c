@@ -238,13 +238,17 @@ void
 engine_owners_make(struct engine *e, struct engine_owners *o)
 {
 	struct job *j;
-	int k;
+	int k, n = 0;
 
 	o->e = e;
 	o->n = 0;
-	o->jobs = calloc((size_t)e->njobs + 1, sizeof(*o->jobs));
-	o->pids = calloc((size_t)e->njobs + 1, sizeof(*o->pids));
-	for (j = e->held; j != NULL && o->jobs != NULL && o->pids != NULL; j = j->lnext)
+	/* as many as run, not as many as the queue holds */
+	for (j = e->held; j != NULL; j = j->lnext)
+		n += j->state != JOB_PENDING && j->pid > 0;
+	o->jobs = calloc((size_t)n + 1, sizeof(*o->jobs));
+	o->pids = calloc((size_t)n + 1, sizeof(*o->pids));
+	for (j = e->held; j != NULL && o->jobs != NULL && o->pids != NULL && o->n < n;
+	    j = j->lnext)
 		if (j->state != JOB_PENDING && j->pid > 0)
 			o->jobs[o->n++] = j;
 	if (o->n > 0)
