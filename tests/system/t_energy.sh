@@ -35,14 +35,16 @@ t_energy_alone() {	# a job alone on its GPU: the counter's whole delta while it 
 	if [ "$g" = 0 ]; then printf '0 8600000\n1 8000000\n'; else printf '0 12000000\n1 4600000\n'; fi > "$T/energy"
 	sleep 1.5
 	expect_eq "saved while it runs (a poll's write)" "$(run_energy "$a")" "$g 3600.0 alone"
+	# 3600 J more just before it ends: read at its end, not left to a poll
+	if [ "$g" = 0 ]; then printf '0 12200000\n1 8000000\n'; else printf '0 12000000\n1 8200000\n'; fi > "$T/energy"
 	touch "$T/go"
 	wait_state "$a" COMPLETED
-	expect_eq "its GPU's whole delta, alone" "$(run_energy "$a")" "$g 3600.0 alone"
+	expect_eq "its GPU's whole delta, alone" "$(run_energy "$a")" "$g 7200.0 alone"
 	expect_eq "the run's total" "$(sqlite3 "$T/nvq.db" "SELECT energy || ' ' || energy_how
-	    FROM runs WHERE job_id = $a")" "3600.0 alone"
+	    FROM runs WHERE job_id = $a")" "7200.0 alone"
 	expect_match "nvq show: the run's energy in Wh, and how" "$(nvq show "$a" | grep '^run ')" \
-	    " energy=1.00 Wh energy_how=alone gpu_energy=GPU-fa4e0000-0000-0000-0000-00000000000$g 1.00 Wh alone$"
-	expect_match "nvq show --json: joules" "$(nvq show --json "$a")" '"energy": *"3600.000"'
+	    " energy=2.00 Wh energy_how=alone gpu_energy=GPU-fa4e0000-0000-0000-0000-00000000000$g 2.00 Wh alone$"
+	expect_match "nvq show --json: joules" "$(nvq show --json "$a")" '"energy": *"7200.000"'
 	stop_nvqd
 	energy_unset
 }
