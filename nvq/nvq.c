@@ -94,7 +94,8 @@ static const struct nvq_cmd nvq_cmds[] = {
 	{ "gpus", "[--format COLUMNS] [--json]", "", "json format", 0, 0, cmd_gpus,
 	  "GPUs: total, budget, demanded, used outside the queue" },
 	{ "stats", "[--since WHEN] [-u USER] [--json]", "u:", "since user json", 0, 0, cmd_stats,
-	  "the history summed up: GPU-hours, waits, memory asked vs used, failures" },
+	  "the history summed up: GPU-hours and energy (per user, per job name), "
+	  "waits, memory asked vs used, failures" },
 	{ "web-token", "[--new]", "", "new", 0, 0, cmd_web_token,
 	  "your link to the dashboard ([web] listen); --new: a new one, the old one void" },
 	{ "shares", "[--format COLUMNS] [--json]", "", "json format", 0, 0, cmd_shares,
