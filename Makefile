@@ -62,7 +62,7 @@ NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engin
 	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/server.c nvqd/front/watch.c \
 	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/runner.c nvqd/reap.c nvqd/engine/start.c \
 	   nvqd/front/ctl_check.c nvqd/front/ctl_req.c nvqd/front/ctl_jobs.c nvqd/front/ctl_control.c nvqd/front/ctl_info.c \
-	   nvqd/config.c nvqd/qos.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/paths.c \
+	   nvqd/config.c nvqd/qos.c nvqd/lcclass.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/cglimit.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/submit.c nvq/jobs.c nvq/control.c \
@@ -212,7 +212,7 @@ $(BUILD)/tests/test_gpuctl: $(call obj,tests/unit/test_gpuctl.c nvqd/gpu/gpuctl.
 $(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c common/proto.c)
 $(BUILD)/tests/test_fairshare: $(call obj,tests/unit/test_fairshare.c nvqd/queue/fairshare.c nvqd/queue/sched.c \
 	    common/parse.c)
-$(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nvqd/qos.c common/parse.c \
+$(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nvqd/qos.c nvqd/lcclass.c common/parse.c \
 	    common/paths.c common/rlimits.c common/roff.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_dep: $(call obj,tests/unit/test_dep.c common/dep.c common/parse.c)
@@ -308,7 +308,7 @@ FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
 	     -fno-sanitize-recover=undefined $(CPPFLAGS) $(NVQD_INC)
 FUZZ	= proto config parse status hook slurm
 $(FUZZ_DIR)/fuzz_proto: tests/fuzz/fuzz_proto.c common/proto.c
-$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c nvqd/qos.c common/parse.c common/paths.c \
+$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c nvqd/qos.c nvqd/lcclass.c common/parse.c common/paths.c \
 	    common/rlimits.c common/roff.c
 $(FUZZ_DIR)/fuzz_parse: tests/fuzz/fuzz_parse.c common/parse.c
 $(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/gpu/hookmsg.c common/proto.c

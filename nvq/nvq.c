@@ -24,7 +24,7 @@ enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR,
 	OPT_FORMAT, OPT_NEW,
 	/* Slurm's names (sbatch.h) */
 	OPT_GRES, OPT_GPN, OPT_GPT, OPT_EXPORT, OPT_NICE, OPT_MAILTYPE, OPT_NTASKS, OPT_SLURM,
-	OPT_HOST_MEM, OPT_MEM_PER_CPU, OPT_QOS };
+	OPT_HOST_MEM, OPT_MEM_PER_CPU, OPT_QOS, OPT_CLASS };
 
 static const struct option nvq_longs[] = {
 	{ "gpus", required_argument, NULL, 'g' },
@@ -72,6 +72,7 @@ static const struct option nvq_longs[] = {
 	{ "partition", required_argument, NULL, OPT_SLURM },
 	{ "account", required_argument, NULL, OPT_SLURM },
 	{ "qos", required_argument, NULL, OPT_QOS },
+	{ "class", required_argument, NULL, OPT_CLASS },
 	{ "cpus-per-task", required_argument, NULL, 'c' },
 	{ "mem", required_argument, NULL, OPT_HOST_MEM },
 	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
@@ -90,19 +91,19 @@ static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
 	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] "
-	  "[--qos CLASS] [--] COMMAND [ARG...]\n"
+	  "[--qos CLASS] [--class lc|be] [--] COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #SBATCH lines, then its #NVQ lines; the command line wins)\n"
 	  NVQ_SLURM_USAGE,
 	  "+g:m:c:p:n:t:o:e:w:x:d:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
 	  "after parsable requeue signal array stdin hold gpu-list exclude notify mail-user json "
-	  "cpus-per-task mem mem-per-cpu dependency " NVQ_SLURM_LONGS,
+	  "cpus-per-task mem mem-per-cpu dependency class " NVQ_SLURM_LONGS,
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "run", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--qos CLASS] [--] "
+	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--qos CLASS] [--class lc|be] [--] "
 	  "COMMAND [ARG...]\n" NVQ_SLURM_USAGE,
 	  "+g:m:c:p:n:t:o:e:w:x:d:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
-	  "after requeue signal gpu-list exclude cpus-per-task mem mem-per-cpu dependency "
+	  "after requeue signal gpu-list exclude cpus-per-task mem mem-per-cpu dependency class "
 	  NVQ_SLURM_LONGS,
 	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's; on a "
 	  "terminal, one of its own (srun --pty): Ctrl-C is its SIGINT, twice in 1 s cancels it" },
@@ -351,6 +352,7 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_FORMAT: a->format = optarg; break;
 		case OPT_NEW: a->renew = 1; break;
 		case OPT_QOS: a->qos = optarg; break;
+		case OPT_CLASS: a->lcbe = optarg; break;
 		case OPT_SIGNAL: a->signal = optarg; break;
 		case OPT_NOTIFY: a->notify = optarg; break;
 		case OPT_MAIL: a->mail_user = optarg; break;

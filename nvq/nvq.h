@@ -40,6 +40,7 @@ struct nvq_args {
 	const char	*cpus;		/* -c, --cpus-per-task */
 	const char	*host_mem, *mem_per_cpu;	/* --mem, --mem-per-cpu: host memory */
 	const char	*qos;		/* --qos CLASS: the job's class ([qos NAME] in nvq.ini) */
+	const char	*lcbe;		/* --class lc|be: who yields on a shared GPU */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };

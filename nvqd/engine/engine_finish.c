@@ -368,6 +368,7 @@ engine_requeue(struct engine *e, struct job *j)
 		e->jobs->requeue = j->requeue;
 		e->jobs->preempt_signal = j->preempt_signal;
 		engine_qos(e, e->jobs, j->qos);
+		e->jobs->lc = j->lc;
 		e->jobs->placed = j->placed;
 		e->jobs->allowed = j->allowed;
 		e->jobs->notify = j->notify;

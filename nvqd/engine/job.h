@@ -154,6 +154,7 @@ struct job {
 		int		priority;
 		char		qos[QOS_NAME_MAX];	/* its class (qos.h) */
 		int		qos_i;		/* its index in the configuration's classes */
+		int		lc;		/* --class lc (1) or be (0): who yields on a GPU (lcbe.h) */
 		double		submitted_at;
 		double		top_at;		/* nvq top: its time among its owner's jobs; 0: none */
 		int64_t		time_limit;

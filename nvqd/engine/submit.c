@@ -342,6 +342,7 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		e->jobs->host_mem = it->j.host_mem;
 		e->jobs->mem_per_cpu = it->j.mem_per_cpu;
 		engine_qos(e, e->jobs, it->j.qos);
+		e->jobs->lc = it->j.lc;
 		if (it->j.held || it->j.gpus_allow != NULL || it->j.gpus_deny != NULL) {
 			struct engine_extra x = { it->j.held, 0, 0, it->j.gpus_allow,
 			    it->j.gpus_deny };
@@ -845,6 +846,29 @@ submit_qos(struct submit_req *r, const struct proto_msg *m, const char **qos)
 }
 
 /*
+ * --class lc|be (issue 43): 1 for lc, 0 for be (the default), if the sender
+ * may use it; -1 with the refusal set.
+ */
+static int
+submit_class(struct submit_req *r, const struct proto_msg *m, int *lc)
+{
+	const char *c = proto_str(m, "class");
+
+	*lc = 0;
+	if (c == NULL || strcmp(c, "be") == 0)
+		return 0;
+	if (strcmp(c, "lc") != 0)
+		return submit_error(r, "--class %.16s: not a class (lc or be); nothing was queued",
+		    c);
+	if (!lcclass_may_use(&r->e->cfg.lcbe, r->from->uid, r->from->gid, r->from->groups,
+	    r->from->ngroups))
+		return submit_error(r, "--class lc: you may not submit latency-critical jobs "
+		    "(nvq.ini's [class lc] users and groups); nothing was queued");
+	*lc = 1;
+	return 0;
+}
+
+/*
  * [cluster] engine = slurm: what a submit may not ask of Slurm through nvq
  * (yet); 0, or -1 with the error set.
  */
@@ -855,7 +879,7 @@ submit_slurm(struct submit_req *r, int nafter, int nlines)
 		{ "array", "--array" }, { "allow", "-w" }, { "deny", "-x" },
 		{ "hold", "--hold" }, { "attach", "nvq run" }, { "requeue", "--requeue" },
 		{ "notify", "--notify" }, { "mail_user", "--mail-user" }, { "signal", "--signal" },
-		{ "qos", "--qos" },
+		{ "qos", "--qos" }, { "class", "--class" },
 	};
 	size_t i;
 
@@ -1015,7 +1039,7 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	uint64_t amask = 0, dmask = 0;
 	const char *s, *qos;
 	size_t argvlen = 0, off = 0, cmdlen = 8192;
-	int i, nargs = 0, nafter = 0, rc = -1, npending, nlines = 0;
+	int i, lc = 0, nargs = 0, nafter = 0, rc = -1, npending, nlines = 0;
 	struct submit_array arr = { 0 }, *arrp = NULL;
 	int64_t *index = NULL;
 	char **targv = NULL;
@@ -1066,6 +1090,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	if (!r->from->admin && submit_prio_over(r->e, (int)prio, r->err, r->errlen) == -1)
 		return -1;
 	if (submit_qos(r, m, &qos) == -1)
+		return -1;
+	if (submit_class(r, m, &lc) == -1)
 		return -1;
 	if (limit < 0)
 		return submit_error(r, "the time limit must not be negative");
@@ -1216,6 +1242,7 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	j.mem = (uint64_t)mem;
 	j.priority = (int)prio;
 	j.qos = qos;
+	j.lc = lc;
 	j.time_limit = limit;
 	j.after = nafter ? afterbuf : NULL;
 	j.stdout_path = proto_str(m, "stdout");

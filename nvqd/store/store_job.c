@@ -199,6 +199,8 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	if (j->mem_per_cpu > 0)
 		sqlite3_bind_int64(s, 30, (int64_t)j->mem_per_cpu);
 	sqlite3_bind_text(s, 31, j->qos, -1, SQLITE_STATIC);
+	if (j->lc)
+		sqlite3_bind_int(s, 32, 1);
 	if (store_done(st, s) == -1)
 		return -1;
 	return copy ? 0 : store_event(st, id, j->now, "PENDING", j->held == 2 ?

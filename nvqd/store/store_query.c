@@ -41,7 +41,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 44)
+	if (n < 45)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -89,6 +89,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.host_mem = (uint64_t)c[41].i;
 	a.mem_per_cpu = (uint64_t)c[42].i;
 	a.qos = c[43].s;
+	a.lc = c[44].i != 0;
 	return x->cb(x->arg, &a);
 }
 
@@ -121,7 +122,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"coalesce((SELECT array_id FROM private.task_env WHERE job_id = jobs.id), 0), " \
 	STORE_ROW_SQL " + CASE WHEN array_id IS NOT NULL AND length(argv) = 0 THEN (SELECT " \
 	STORE_LEN("a.command") " + length(a.argv) FROM jobs a WHERE a.id = jobs.array_id) " \
-	"ELSE 0 END, coalesce(cpus, 0), coalesce(host_mem, 0), coalesce(mem_per_cpu, 0), qos FROM jobs "
+	"ELSE 0 END, coalesce(cpus, 0), coalesce(host_mem, 0), coalesce(mem_per_cpu, 0), qos, coalesce(lc, 0) FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
