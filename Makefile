@@ -58,7 +58,7 @@ endif
 
 NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engine/engine_usage.c nvqd/engine/engine_admit.c \
 	   nvqd/engine/engine_supervise.c nvqd/engine/engine_ahead.c nvqd/engine/engine_finish.c nvqd/engine/engine_deps.c \
-	   nvqd/engine/engine_launch.c nvqd/engine/job.c nvqd/engine/recover.c nvqd/engine/jobtab.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/fairshare.c nvqd/engine/notify.c nvqd/queue/deptab.c nvqd/queue/gate.c nvqd/store/stored.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c nvqd/gpu/gcacts.c nvqd/gpu/gpuact.c nvqd/gpu/hooks.c nvqd/gpu/member.c \
+	   nvqd/engine/engine_launch.c nvqd/engine/job.c nvqd/engine/recover.c nvqd/engine/jobtab.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/fairshare.c nvqd/engine/notify.c nvqd/queue/deptab.c nvqd/queue/gate.c nvqd/store/stored.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c nvqd/gpu/gcacts.c nvqd/gpu/gpuact.c nvqd/gpu/hooks.c nvqd/gpu/lcbe.c nvqd/gpu/member.c \
 	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/server.c nvqd/front/watch.c \
 	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/runner.c nvqd/reap.c nvqd/engine/start.c \
 	   nvqd/front/ctl_check.c nvqd/front/ctl_req.c nvqd/front/ctl_jobs.c nvqd/front/ctl_control.c nvqd/front/ctl_info.c \
@@ -183,7 +183,7 @@ $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The hook: position-independent, everything hidden but hook.map's names.
-HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/cut.c hook/offload.c hook/stageplan.c hook/ipc.c \
+HOOK_SRC = hook/hook.c hook/lcbe.c hook/budget.c hook/link.c hook/cut.c hook/offload.c hook/stageplan.c hook/ipc.c \
 	   hook/xmem.c hook/xreg.c hook/peerfd.c \
 	   common/proto.c common/share.c \
 	   common/proc.c

@@ -32,6 +32,7 @@
 #include "cut.h"
 #include "gate.h"
 #include "ipc.h"
+#include "lcbe.h"
 #include "link.h"
 #include "share.h"
 #include "offload.h"
@@ -1156,11 +1157,17 @@ hook_launch_enter(void *f, void **p, void **x)
 	{ \
 		CUresult (*real) params = hook_real(F_##name); \
 		CUresult r; \
+		uint64_t t0 = 0; \
 		if (real == NULL) \
 			return NOT_LOADED; \
+		if (__builtin_expect(lcbe_role == LCBE_LC, 0)) \
+			t0 = lcbe_now(); \
+		lcbe_enter(); \
 		enter; \
 		r = real args; \
 		link_gate_leave(); \
+		if (__builtin_expect(t0 != 0, 0)) \
+			lcbe_record(lcbe_now() - t0); \
 		return r; \
 	}
 #define HOOK_GATE_FN(name, params, args)	HOOK_WRAP_FN(name, params, args, link_gate_enter())

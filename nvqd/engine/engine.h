@@ -141,6 +141,7 @@ struct engine {
 	int		nends, cap_ends;
 	/* the hook sessions (hooks.c) */
 	struct hook_sess *sessions;
+	struct lcbe	*lcbe;		/* the lc/be page and its slots (gpu/lcbe.c); NULL: none yet */
 	/* GPU control (gpuctl.h): its state across jobs, and engine_gpu's */
 	struct gpuctl_all gca;
 	uv_timer_t	locks;		/* the next deadline gpuctl_pass found */

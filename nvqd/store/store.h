@@ -96,6 +96,9 @@ struct store_end {
 	int		npeaks;		/* per GPU of the run: run_gpus rows */
 	const char	*const *peak_uuids;
 	const int64_t	*peaks;
+	int		has_lcbe;	/* the figures below were measured (024_lcbe.sql) */
+	int64_t		lc_ns[3];	/* an lc job's launch latency p50, p99, p99.9; 0: none */
+	int64_t		be_yield_us;	/* a be job's time yielding to lc jobs */
 };
 
 struct store_filter {

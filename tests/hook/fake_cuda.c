@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuda_decls.h"
@@ -718,6 +719,44 @@ E CUresult cuCheckpointProcessCheckpoint(int pid, void *a) { (void)a; return fak
 E CUresult cuCheckpointProcessRestore(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessRestore", "restore", pid, 2, 1); }
 E CUresult cuCheckpointProcessUnlock(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessUnlock", "unlock", pid, 1, 0); }
 
+/*
+ * FAKE_KERNEL_US: each launch's "kernel" runs that long on the GPU, from
+ * its launch (they overlap: the GPU is busy until the last one's end), and
+ * a synchronize waits for it, so that the hook's lc/be watcher sees work.
+ */
+static uint64_t fake_busy_until;
+
+static uint64_t
+fake_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void
+fake_kernel(void)
+{
+	static long us = -1;
+	const char *k;
+
+	if (us < 0)
+		us = (k = getenv("FAKE_KERNEL_US")) != NULL ? atol(k) : 0;
+	if (us > 0)
+		__atomic_store_n(&fake_busy_until, fake_now_ns() + (uint64_t)us * 1000,
+		    __ATOMIC_SEQ_CST);
+}
+
+static void
+fake_kernel_wait(void)
+{
+	uint64_t until = __atomic_load_n(&fake_busy_until, __ATOMIC_SEQ_CST), now;
+
+	while ((now = fake_now_ns()) < until)
+		usleep((useconds_t)((until - now) / 1000 + 1));
+}
+
 /* launches and copies: counted; FAKE_LAUNCH_HANG names a file that, while
  * it exists, keeps a launch inside the driver (work that never drains);
  * a process the checkpoint API locked waits until it is unlocked */
@@ -727,6 +766,7 @@ fake_launch(const char *fn)
 	const char *hang = getenv("FAKE_LAUNCH_HANG");
 
 	count(fn);
+	fake_kernel();
 	while (hang != NULL && access(hang, F_OK) == 0)
 		usleep(10000);
 	while (fake_ckpt_state(getpid()) != 0)
@@ -790,6 +830,7 @@ cuCtxSynchronize(void)
 	count("cuCtxSynchronize");
 	while (hang != NULL && access(hang, F_OK) == 0)
 		usleep(10000);
+	fake_kernel_wait();
 	return fake_nccl_wait();
 }
 E CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);

@@ -4,6 +4,8 @@
  * driver the way frameworks do (cuGetProcAddress_v2), so every call goes
  * through the hook.
  *
+ *   fake_job poke
+ *	tries to write the lc/be page the hook mapped (see fake_poke);
  *   fake_job launch SECONDS FILE [BYTES]
  *	allocates BYTES (64M), then launches kernels for SECONDS, writing
  *	the count so far to FILE every 20 ms;
@@ -75,9 +77,14 @@
  *	handle values the driver hands out again after a suspend
  *	(fake_reuse.c).
  */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -739,6 +746,79 @@ do_ipc_driver(size_t bytes, unsigned hold)
 	return 0;
 }
 
+static sigjmp_buf poke_jmp;
+
+static void
+poke_segv_cb(int sig)
+{
+	(void)sig;
+	siglongjmp(poke_jmp, 1);
+}
+
+/*
+ * fake_job poke: after a launch (the hook attached the lc/be page), tries
+ * every way a job's process has to raise the page's words: a store, making
+ * the mapping writable, opening it again through /proc/self/map_files, a
+ * write through /proc/self/mem.  Prints what each did.
+ */
+static int
+fake_poke(void)
+{
+	launch_fn launch = (launch_fn)resolve("cuLaunchKernel");
+	struct sigaction sa;
+	char line[512], path[128], range[64];
+	unsigned long lo = 0, hi = 0;
+	uint64_t v = ~0ULL;
+	volatile uint64_t *w;
+	FILE *fp;
+	int fd, found = 0;
+	const char *store, *prot, *mapf, *mem;
+
+	/* an allocation first: the hook's link starts, and attaches the page */
+	if (do_alloc(1 << 20) == -1)
+		return 1;
+	launch(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	if ((fp = fopen("/proc/self/maps", "r")) == NULL)
+		return 1;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (strstr(line, "nvq-lcbe") != NULL &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			found = 1;
+			snprintf(range, sizeof(range), "%lx-%lx", lo, hi);
+			break;
+		}
+	fclose(fp);
+	if (!found) {
+		printf("poke: no page\n");
+		return 1;
+	}
+	w = (volatile uint64_t *)lo;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = poke_segv_cb;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	if (sigsetjmp(poke_jmp, 1) == 0) {
+		w[0] = ~0ULL;
+		store = "written";
+	} else
+		store = "denied";
+	prot = mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) == 0 ? "allowed" : "denied";
+	snprintf(path, sizeof(path), "/proc/self/map_files/%s", range);
+	fd = open(path, O_RDWR);
+	mapf = fd >= 0 ? "opened" : "denied";
+	if (fd >= 0)
+		close(fd);
+	mem = "denied";
+	if ((fd = open("/proc/self/mem", O_RDWR)) >= 0) {
+		if (pwrite(fd, &v, sizeof(v), (off_t)lo) == (ssize_t)sizeof(v))
+			mem = "written";
+		close(fd);
+	}
+	printf("poke: store=%s mprotect=%s map_files=%s proc_mem=%s up0=%llx\n", store, prot,
+	    mapf, mem, (unsigned long long)w[0]);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -768,6 +848,8 @@ main(int argc, char **argv)
 		printf("launched %ld\n", n);
 		return 0;
 	}
+	if (argc == 2 && strcmp(argv[1], "poke") == 0)
+		return fake_poke();
 	if (argc == 5 && strcmp(argv[1], "ddp") == 0)
 		return fake_ddp(atoi(argv[2]), atof(argv[3]), argv[4]);
 	if (argc == 4 && strcmp(argv[1], "race") == 0)

@@ -1,0 +1,239 @@
+/*
+ * lcbe.c: the hook's side of latency-critical (lc) and best-effort (be)
+ * jobs on a shared GPU (lcbe.h; the page is common/lcbe_page.h).
+ *
+ * lc: a launch or copy raises this process's bit on each of its job's
+ * GPUs unless it is up (so the first host-to-device copy of a request
+ * raises it too: the hint before the kernels come); the watcher thread,
+ * woken at the first raise, synchronizes the process's contexts, and if
+ * no launch came in between, lowers the bits.  Launch and watcher order
+ * their steps as a Dekker pair (sequentially consistent): the launch counts
+ * itself, then reads the bits; the watcher clears them, then reads the
+ * count and raises them again if it moved: a launch never runs with its
+ * bits down while the watcher thinks it idle.
+ * be: a launch waits while lcbe_busy() says a GPU of its job has an lc
+ * process at work, sleeping 20 us doubling to 1 ms, at most max_wait ms
+ * per launch; the time is counted (lcbe_yielded_ns) and reported.
+ * Nothing here blocks an lc process, prints, or exits.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lcbe.h"
+#include "lcbe_page.h"
+
+#define LCBE_HIST	192	/* 4 buckets per power of two of ns, up to 2^48 */
+
+int lcbe_role;
+
+static struct {
+	struct lcbe_page *page;
+	int		slot;
+	uint64_t	bit;
+	int		gpus[LCBE_GPUS];
+	int		n;
+	uint64_t	max_wait_ns;
+	void		(*sync)(void);
+	uint64_t	count;		/* lc: launches since attach */
+	int		raised;		/* lc: the watcher has bits to lower (futex word) */
+	uint64_t	yielded;	/* be: ns waited */
+	uint64_t	hist[LCBE_HIST];	/* lc: launch latencies */
+} LB;
+
+uint64_t
+lcbe_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void
+lcbe_raise(void)
+{
+	int k, g, was = 0;
+
+	for (k = 0; k < LB.n; k++) {
+		g = LB.gpus[k];
+		if (!(__atomic_load_n(&LB.page->up[g], __ATOMIC_SEQ_CST) & LB.bit)) {
+			__atomic_fetch_or(&LB.page->up[g], LB.bit, __ATOMIC_SEQ_CST);
+			was = 1;
+		}
+	}
+	if (was && !__atomic_exchange_n(&LB.raised, 1, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &LB.raised, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void
+lcbe_lower(void)
+{
+	int k;
+
+	for (k = 0; k < LB.n; k++)
+		__atomic_fetch_and(&LB.page->up[LB.gpus[k]], ~LB.bit, __ATOMIC_SEQ_CST);
+}
+
+static int
+lcbe_busy_any(uint64_t now)
+{
+	int k;
+
+	for (k = 0; k < LB.n; k++)
+		if (lcbe_busy(LB.page, LB.gpus[k], now))
+			return 1;
+	return 0;
+}
+
+void
+lcbe_slow(int role)
+{
+	struct timespec ts;
+	uint64_t start, now, step = 20000;
+
+	if (role == LCBE_LC) {
+		__atomic_fetch_add(&LB.count, 1, __ATOMIC_SEQ_CST);
+		lcbe_raise();
+		return;
+	}
+	if (!lcbe_busy_any(start = lcbe_now()))
+		return;
+	now = start;
+	while (now - start < LB.max_wait_ns && lcbe_busy_any(now)) {
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)step;
+		nanosleep(&ts, NULL);
+		if (step < 1000000)
+			step *= 2;
+		now = lcbe_now();
+	}
+	__atomic_fetch_add(&LB.yielded, now - start, __ATOMIC_RELAXED);
+}
+
+/* lc: lowers the bits once the process's GPU work drained with no launch since. */
+static void *
+lcbe_watch(void *arg)
+{
+	struct timespec tick = { 0, 100000000 }, nap = { 0, 20000 };
+	uint64_t c0;
+
+	(void)arg;
+	for (;;) {
+		__atomic_store_n(&LB.page->beat[LB.slot], lcbe_now(), __ATOMIC_RELAXED);
+		if (!__atomic_load_n(&LB.raised, __ATOMIC_SEQ_CST)) {
+			syscall(SYS_futex, &LB.raised, FUTEX_WAIT_PRIVATE, 0, &tick, NULL, 0);
+			continue;
+		}
+		c0 = __atomic_load_n(&LB.count, __ATOMIC_SEQ_CST);
+		LB.sync();
+		if (__atomic_load_n(&LB.count, __ATOMIC_SEQ_CST) != c0) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		__atomic_store_n(&LB.raised, 0, __ATOMIC_SEQ_CST);
+		lcbe_lower();
+		if (__atomic_load_n(&LB.count, __ATOMIC_SEQ_CST) != c0)
+			lcbe_raise();	/* a launch came while lowering: its work is queued */
+	}
+	return NULL;
+}
+
+int
+lcbe_attach(int fd, int lc, int slot, int64_t max_wait_ms, const int *gpus, int n,
+    void (*sync)(void))
+{
+	sigset_t all, old;
+	pthread_t t;
+	void *p;
+	int k;
+
+	if (LB.page != NULL || n <= 0 || (lc && (slot < 0 || slot >= LCBE_SLOTS))) {
+		close(fd);
+		return -1;
+	}
+	/* a be process's descriptor is read-only: so is its mapping, for good */
+	p = mmap(NULL, LCBE_SIZE, lc ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	LB.page = p;
+	LB.n = 0;
+	for (k = 0; k < n && k < LCBE_GPUS; k++)
+		if (gpus[k] >= 0 && gpus[k] < LCBE_GPUS)
+			LB.gpus[LB.n++] = gpus[k];
+	LB.max_wait_ns = (uint64_t)(max_wait_ms > 0 ? max_wait_ms : 1000) * 1000000ULL;
+	LB.sync = sync;
+	if (lc) {
+		LB.slot = slot;
+		LB.bit = 1ULL << slot;
+		__atomic_store_n(&LB.page->beat[slot], lcbe_now(), __ATOMIC_RELAXED);
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		k = pthread_create(&t, NULL, lcbe_watch, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (k != 0)
+			return -1;
+		pthread_detach(t);
+	}
+	__atomic_store_n(&lcbe_role, lc ? LCBE_LC : LCBE_BE, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void
+lcbe_tick(void)
+{
+	if (lcbe_role == LCBE_LC)
+		__atomic_store_n(&LB.page->beat[LB.slot], lcbe_now(), __ATOMIC_RELAXED);
+}
+
+uint64_t
+lcbe_yielded_ns(void)
+{
+	return __atomic_load_n(&LB.yielded, __ATOMIC_RELAXED);
+}
+
+void
+lcbe_record(uint64_t ns)
+{
+	int msb, b;
+
+	if (ns == 0)
+		ns = 1;
+	msb = 63 - __builtin_clzll(ns);
+	b = msb * 4 + (msb >= 2 ? (int)((ns >> (msb - 2)) & 3) : 0);
+	if (b >= LCBE_HIST)
+		b = LCBE_HIST - 1;
+	__atomic_fetch_add(&LB.hist[b], 1, __ATOMIC_RELAXED);
+}
+
+int
+lcbe_take_hist(int *bucket, uint64_t *count, int max)
+{
+	uint64_t c;
+	int b, n = 0;
+
+	for (b = 0; b < LCBE_HIST && n < max; b++)
+		if (__atomic_load_n(&LB.hist[b], __ATOMIC_RELAXED) != 0 &&
+		    (c = __atomic_exchange_n(&LB.hist[b], 0, __ATOMIC_RELAXED)) != 0) {
+			bucket[n] = b;
+			count[n++] = c;
+		}
+	return n;
+}
+
+void
+lcbe_child(void)
+{
+	/* the parent's slot and watcher are not the child's: it links anew */
+	__atomic_store_n(&lcbe_role, LCBE_NONE, __ATOMIC_SEQ_CST);
+	if (LB.page != NULL)
+		munmap(LB.page, LCBE_SIZE);
+	memset(&LB, 0, sizeof(LB));
+}

@@ -1,0 +1,202 @@
+/*
+ * lcbe.c: the lc/be page and its slots (lcbe.h).
+ *
+ * The page is a memfd, made at the first hello that needs it, mode 0644
+ * and nvqd's (root's): an lc process gets the read-write descriptor, a be
+ * process one opened read-only through /proc/self/fd (its mapping can
+ * never be made writable, and it cannot open the file again for writing:
+ * it is not the owner).  Slots are the lc processes of the host, one per
+ * hook session; a slot's bits and owner are cleared when it is released,
+ * so an lc job killed with SIGKILL leaves nothing up once nvqd sees its
+ * connections close.  Costs: a hello is O(slots); nothing here walks jobs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lcbe.h"
+#include "lcbe_page.h"
+#include "log.h"
+
+struct lcbe {
+	int		fd_rw, fd_ro;
+	struct lcbe_page *page;
+	int		used[LCBE_SLOTS];
+	int		failed;		/* could not be made: said once */
+};
+
+static struct lcbe *
+lcbe_get(struct engine *e)
+{
+	struct lcbe *l = e->lcbe;
+	char path[64];
+	void *p;
+
+	if (l != NULL)
+		return l->page != NULL ? l : NULL;
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return NULL;
+	e->lcbe = l;
+	l->fd_rw = l->fd_ro = -1;
+	if ((l->fd_rw = memfd_create("nvq-lcbe", MFD_CLOEXEC)) == -1 ||
+	    ftruncate(l->fd_rw, LCBE_SIZE) == -1 || fchmod(l->fd_rw, 0644) == -1)
+		goto fail;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", l->fd_rw);
+	if ((l->fd_ro = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		goto fail;
+	if ((p = mmap(NULL, LCBE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd_rw, 0)) ==
+	    MAP_FAILED)
+		goto fail;
+	l->page = p;
+	return l;
+fail:
+	log_warn("the lc/be page could not be made: --class lc jobs are not yielded to");
+	if (l->fd_rw >= 0)
+		close(l->fd_rw);
+	if (l->fd_ro >= 0)
+		close(l->fd_ro);
+	l->fd_rw = l->fd_ro = -1;
+	return NULL;
+}
+
+int
+lcbe_hello(struct engine *e, struct server_conn *conn, struct job *j)
+{
+	struct proto_buf b = { 0 };
+	struct lcbe *l;
+	int g, slot = -1;
+
+	if (j->gpumask == 0 || (l = lcbe_get(e)) == NULL)
+		return -1;
+	if (j->lc) {
+		for (slot = 0; slot < LCBE_SLOTS && l->used[slot]; slot++)
+			;
+		if (slot == LCBE_SLOTS) {
+			log_warnx("job %lld: more than %d lc processes on this host: this one is "
+			    "not yielded to", (long long)j->id, LCBE_SLOTS);
+			return -1;
+		}
+	}
+	proto_begin(&b, MSG_HOOK_LCBE);
+	proto_put_int(&b, "lc", j->lc != 0);
+	if (j->lc)
+		proto_put_int(&b, "slot", slot);
+	proto_put_int(&b, "wait", e->cfg.lcbe.be_max_wait);
+	for (g = 0; g < e->gpus.n && g < LCBE_GPUS; g++)
+		if (j->gpumask & (1ULL << g))
+			proto_put_int(&b, "gpu", g);
+	if (server_push_fd(conn, &b, j->lc ? l->fd_rw : l->fd_ro) == -1) {
+		log_warnx("job %lld: the lc/be page could not be sent to a process", (long long)j->id);
+		return -1;
+	}
+	if (!j->lc)
+		return -1;
+	l->used[slot] = 1;
+	__atomic_store_n(&l->page->owner[slot], j->id, __ATOMIC_RELAXED);
+	return slot;
+}
+
+void
+lcbe_release(struct engine *e, int slot)
+{
+	struct lcbe *l = e->lcbe;
+	int g;
+
+	if (l == NULL || l->page == NULL || slot < 0 || slot >= LCBE_SLOTS || !l->used[slot])
+		return;
+	for (g = 0; g < LCBE_GPUS; g++)
+		__atomic_fetch_and(&l->page->up[g], ~(1ULL << slot), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&l->page->beat[slot], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->page->owner[slot], 0, __ATOMIC_RELAXED);
+	l->used[slot] = 0;
+}
+
+int
+lcbe_report(struct job *j, const struct proto_msg *m, uint64_t *last, char *err, size_t errlen)
+{
+	int i, b = -1, npairs = 0;
+
+	for (i = 0; i < m->nfields; i++) {
+		const struct proto_field *f = &m->fields[i];
+
+		if (strcmp(f->key, "yield_us") == 0) {
+			if (f->kind != 'i' || f->i < 0) {
+				snprintf(err, errlen, "a report's yield_us must be 0 or more");
+				return -1;
+			}
+			/* a total of the process's: only what is new counts */
+			if ((uint64_t)f->i > *last)
+				j->lc_yield_us += (uint64_t)f->i - *last;
+			*last = (uint64_t)f->i;
+		} else if (strcmp(f->key, "lb") == 0) {
+			if (f->kind != 'i' || f->i < 0 || f->i >= LCBE_HIST_N ||
+			    ++npairs > LCBE_REPORT_MAX) {
+				snprintf(err, errlen, "a report's lb must be a bucket from 0 to %d, "
+				    "at most %d of them", LCBE_HIST_N - 1, LCBE_REPORT_MAX);
+				return -1;
+			}
+			b = (int)f->i;
+		} else if (strcmp(f->key, "ln") == 0) {
+			if (b < 0 || f->kind != 'i' || f->i < 0) {
+				snprintf(err, errlen, "a report's ln must follow its lb, 0 or more");
+				return -1;
+			}
+			if (j->lc_hist == NULL &&
+			    (j->lc_hist = calloc(LCBE_HIST_N, sizeof(uint64_t))) == NULL)
+				return 0;
+			j->lc_hist[b] += (uint64_t)f->i;
+			b = -1;
+		}
+	}
+	return 0;
+}
+
+uint64_t
+lcbe_quantile(const uint64_t *hist, double q)
+{
+	uint64_t total = 0, need, run = 0;
+	int b, msb, sub;
+
+	if (hist == NULL)
+		return 0;
+	for (b = 0; b < LCBE_HIST_N; b++)
+		total += hist[b];
+	if (total == 0)
+		return 0;
+	need = (uint64_t)(q * (double)total);
+	if (need >= total)
+		need = total - 1;
+	for (b = 0; b < LCBE_HIST_N; b++) {
+		run += hist[b];
+		if (run > need)
+			break;
+	}
+	/* bucket b holds [2^msb (1 + sub/4), 2^msb (1 + (sub+1)/4)) */
+	msb = b / 4;
+	sub = b % 4;
+	if (msb < 2)
+		return (uint64_t)1 << (msb + 1);
+	return ((uint64_t)1 << msb) + (((uint64_t)(sub + 1)) << (msb - 2));
+}
+
+void
+lcbe_free(struct engine *e)
+{
+	struct lcbe *l = e->lcbe;
+
+	if (l == NULL)
+		return;
+	if (l->page != NULL)
+		munmap(l->page, LCBE_SIZE);
+	if (l->fd_rw >= 0)
+		close(l->fd_rw);
+	if (l->fd_ro >= 0)
+		close(l->fd_ro);
+	free(l);
+	e->lcbe = NULL;
+}

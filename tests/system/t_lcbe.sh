@@ -1,0 +1,151 @@
+# t_lcbe.sh: latency-critical (--class lc) and best-effort jobs on a shared
+# GPU (issue 43), against the fake libcuda: be launches wait while an lc
+# job there has work (FAKE_KERNEL_US keeps the fake GPU busy after each
+# launch), go on when it idles or dies, jobs on the other GPU are untouched,
+# a be process cannot raise the page, and lc is the INI's to give.
+# Sourced by run.sh (helpers in lib.sh).
+
+lcbe_users() {	# the test users, and the test's folder open to them; 0, or 1 (skipped)
+	[ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && make_users ||
+	    { skip "needs root, setpriv and useradd"; return 1; }
+	chmod 755 "$T"
+}
+
+lcbe_config() {	# both GPUs shared, lc for everyone, a be launch waits up to 60 s
+	write_config "[class lc]" "users = *" "be_max_wait = ${1:-60000}"
+}
+
+t_lcbe_yield() {	# be launches stop while the lc job is busy and resume when it is done
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	lcbe_config; start_nvqd || return
+	local be lc
+	be=$(fsubmit -m 1G "$FAKE_JOB" launch 30 "$T/be")
+	wait_count "$T/be" || return
+	expect_eq "be grows alone" "$(growing "$T/be" 0.3)" grows
+	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" launch 3 "$T/lc")
+	wait_count "$T/lc" || return
+	expect_eq "on the same GPU" "$(field "$lc" gpu_uuids)" "$(field "$be" gpu_uuids)"
+	expect_eq "stored as lc" "$(sqlite3 "$T/nvq.db" "SELECT coalesce(lc, 0) FROM jobs WHERE id
+	    IN ($be, $lc) ORDER BY id")" "0
+1"
+	sleep 0.2
+	expect_eq "be waits while lc is busy" "$(growing "$T/be" 0.8)" still
+	expect_eq "lc runs" "$(growing "$T/lc" 0.3)" grows
+	nvq wait "$lc" > /dev/null
+	expect_eq "be goes on once lc ended" "$(growing "$T/be" 0.5)" grows
+	nvq cancel "$be" > /dev/null
+	wait_state "$be" CANCELLED
+	expect_match "be's time yielding is recorded" "$(sqlite3 "$T/nvq.db" "SELECT be_yield_us
+	    FROM jobs WHERE id = $be")" "^[0-9]{6,}$"
+	expect_match "lc's launch latencies are recorded" "$(sqlite3 "$T/nvq.db" "SELECT
+	    lc_p50_ns > 0 AND lc_p99_ns >= lc_p50_ns AND lc_p999_ns >= lc_p99_ns FROM jobs
+	    WHERE id = $lc")" "^1$"
+}
+
+t_lcbe_idle() {	# an lc job that idles between requests lets be run in between
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	lcbe_config; start_nvqd || return
+	local be lc
+	be=$(fsubmit -m 1G "$FAKE_JOB" launch 30 "$T/be")
+	wait_count "$T/be" || return
+	# one launch, then nothing: its work drains in 5 ms and the page goes down
+	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" alloc 1048576 20)
+	wait_state "$lc" RUNNING
+	sleep 0.5
+	expect_eq "be runs beside an idle lc job" "$(growing "$T/be" 0.5)" grows
+	nvq cancel "$be" "$lc" > /dev/null
+}
+
+t_lcbe_crash() {	# an lc job killed with SIGKILL mid-work never leaves be blocked
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	lcbe_config; start_nvqd || return
+	local be lc pid t0 t1 i
+	be=$(fsubmit -m 1G "$FAKE_JOB" launch 60 "$T/be")
+	wait_count "$T/be" || return
+	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" launch 60 "$T/lc")
+	wait_count "$T/lc" || return
+	wait_field "$lc" hook_pids '^[0-9]+$' || return
+	pid=$(field "$lc" hook_pids)
+	sleep 0.2
+	expect_eq "be waits" "$(growing "$T/be" 0.5)" still
+	t0=$(count "$T/be")
+	kill -9 "$pid"
+	sleep 1
+	t1=$(count "$T/be")
+	expect_eq "be launches within a second of the kill" "$(( t1 > t0 + 50 ))" 1
+	wait_state "$lc" FAILED
+	expect_eq "and goes on" "$(growing "$T/be" 0.3)" grows
+	nvq cancel "$be" > /dev/null
+}
+
+t_lcbe_other_gpu() {	# be jobs on the other GPU never wait for an lc job
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	lcbe_config; start_nvqd || return
+	local be1 be2 lc
+	# 10G each: the lc job and be1 on one GPU, be2 alone on the other
+	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 6G "$FAKE_JOB" launch 30 "$T/lc")
+	wait_count "$T/lc" || return
+	be1=$(fsubmit -m 6G "$FAKE_JOB" launch 30 "$T/be1")
+	be2=$(fsubmit -m 10G "$FAKE_JOB" launch 30 "$T/be2")
+	wait_count "$T/be2" || return
+	expect_eq "be1 shares lc's GPU" "$(field "$be1" gpu_uuids)" "$(field "$lc" gpu_uuids)"
+	expect_eq "be2 is on the other" "$([ "$(field "$be2" gpu_uuids)" != "$(field "$lc" \
+	    gpu_uuids)" ] && echo yes)" yes
+	expect_eq "be1 waits" "$(growing "$T/be1" 0.5)" still
+	expect_eq "be2 goes on" "$(growing "$T/be2" 0.5)" grows
+	nvq cancel "$lc" "$be1" "$be2" > /dev/null
+}
+
+t_lcbe_bound() {	# a be launch waits at most be_max_wait, then goes on
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	lcbe_config 200; start_nvqd || return
+	local be lc a b
+	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" launch 30 "$T/lc")
+	wait_count "$T/lc" || return
+	be=$(fsubmit -m 1G "$FAKE_JOB" launch 30 "$T/be")
+	sleep 1.5
+	a=$(count "$T/be"); sleep 2; b=$(count "$T/be")
+	# 2 s at one launch per 200 ms: about 10, far from the ~2000 of a free GPU
+	expect_eq "one launch per bound: $a then $b" "$(( b - a >= 5 && b - a <= 20 ))" 1
+	nvq cancel "$lc" "$be" > /dev/null
+}
+
+t_lcbe_readonly() {	# a be job's process cannot raise the page, whatever it tries
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	lcbe_users || return
+	lcbe_config; start_nvqd || return
+	local j out
+	j=$(as_user nvqta env LD_LIBRARY_PATH="$FAKE_LIB" "$NVQ_BIN" -s "$T/sock" submit \
+	    --parsable -m 1G "$FAKE_JOB" poke)
+	nvq wait "$j" > /dev/null
+	out=$(nvq log "$j" 2>&1)
+	expect_match "every way is denied, the word still 0" "$out" \
+	    "poke: store=denied mprotect=denied map_files=denied proc_mem=denied up0=0"
+}
+
+t_lcbe_who() {	# lc is refused, with one line and nothing stored, for a user the INI does not name
+	lcbe_users || return
+	write_config "[class lc]" "users = nvqtb"
+	start_nvqd || return
+	local out rc n
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --class lc -g 0 true 2>&1); rc=$?
+	expect_eq "refused (exit 1, as --qos's refusal)" "$rc" 1
+	expect_eq "says why, in one line" "$out" "nvq: --class lc: you may not submit \
+latency-critical jobs (nvq.ini's [class lc] users and groups); nothing was queued"
+	n=$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")
+	expect_eq "nothing stored" "$n" 0
+	out=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable --class lc -g 0 true 2>&1)
+	expect_match "a user named may" "$out" "^[0-9]+$"
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable --class be -g 0 true 2>&1)
+	expect_match "be is everyone's" "$out" "^[0-9]+$"
+	out=$(nvq submit --class xx -g 0 true 2>&1); rc=$?
+	expect_eq "a class that is not one: exit 2" "$rc" 2
+	expect_eq "and one line" "$out" "nvq: --class xx: not a class (lc: latency-critical, be: \
+best-effort, the default)"
+	write_config "[class lc]"
+	stop_nvqd; start_nvqd || return
+	out=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --class lc -g 0 true 2>&1); rc=$?
+	expect_eq "nobody named: root alone" "$rc" 1
+	out=$(nvq submit --parsable --class lc -g 0 true 2>&1)
+	expect_match "root may" "$out" "^[0-9]+$"
+}
