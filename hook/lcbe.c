@@ -43,7 +43,10 @@ static struct {
 	void		(*sync)(void);
 	uint64_t	count;		/* lc: launches since attach */
 	int		raised;		/* lc: the watcher has bits to lower (futex word) */
-	uint64_t	yielded;	/* be: ns waited */
+	uint64_t	yielded;	/* be: ns waited, by waits that ended */
+	uint64_t	waiting;	/* be: launches waiting now, */
+	uint64_t	wait_sum;	/* and the sum of their starts (ns) */
+	uint64_t	said;		/* be: the total last returned (the link's thread alone asks) */
 	uint64_t	hist[LCBE_HIST];	/* lc: launch latencies */
 } LB;
 
@@ -106,6 +109,9 @@ lcbe_slow(int role)
 	if (!lcbe_busy_any(start = lcbe_now()))
 		return;
 	now = start;
+	/* counted while it waits: a launch may wait seconds, reports go on meanwhile */
+	__atomic_fetch_add(&LB.wait_sum, start, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&LB.waiting, 1, __ATOMIC_SEQ_CST);
 	while (now - start < LB.max_wait_ns && lcbe_busy_any(now)) {
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)step;
@@ -114,7 +120,9 @@ lcbe_slow(int role)
 			step *= 2;
 		now = lcbe_now();
 	}
-	__atomic_fetch_add(&LB.yielded, now - start, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&LB.yielded, now - start, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&LB.waiting, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&LB.wait_sum, start, __ATOMIC_SEQ_CST);
 }
 
 /* lc: lowers the bits once the process's GPU work drained with no launch since. */
@@ -196,7 +204,16 @@ lcbe_tick(void)
 uint64_t
 lcbe_yielded_ns(void)
 {
-	return __atomic_load_n(&LB.yielded, __ATOMIC_RELAXED);
+	uint64_t y = __atomic_load_n(&LB.yielded, __ATOMIC_SEQ_CST);
+	uint64_t n = __atomic_load_n(&LB.waiting, __ATOMIC_SEQ_CST);
+	uint64_t sum = __atomic_load_n(&LB.wait_sum, __ATOMIC_SEQ_CST), now = lcbe_now();
+
+	/* with the waits under way; a total that never goes back (nvqd counts what is new) */
+	if (n > 0 && n * now > sum)
+		y += n * now - sum;
+	if (y < LB.said)
+		y = LB.said;
+	return LB.said = y;
 }
 
 void

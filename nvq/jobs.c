@@ -548,6 +548,10 @@ jobs_human(const struct proto_field *f, char *buf, size_t len)
 
 	if (strcmp(f->key, "mem_per_gpu") == 0 && f->i == 0)
 		snprintf(buf, len, "whole GPUs");
+	else if (n > 3 && strcmp(f->key + n - 3, "_ns") == 0 && f->i >= 0)
+		snprintf(buf, len, "%.1fus", (double)f->i / 1e3);	/* lc launch latencies */
+	else if (n > 3 && strcmp(f->key + n - 3, "_us") == 0 && f->i >= 0)
+		snprintf(buf, len, "%.3fs", (double)f->i / 1e6);	/* be time yielding */
 	else if ((strcmp(f->key, "host_mem") == 0 || strcmp(f->key, "mem_per_cpu") == 0) &&
 	    f->i == 0)
 		snprintf(buf, len, "none");

@@ -171,6 +171,9 @@ int		cmd_suspend(struct nvq_args *);
 int		cmd_wait(struct nvq_args *);
 int		cmd_log(struct nvq_args *);
 int		cmd_gpus(struct nvq_args *);
+/* A GPU row's jobs, with its lc jobs and whether one is busy (nvq gpus, nvq top). */
+void		gpus_jobs_text(const struct proto_msg *, const struct nvq_row *, char *buf,
+		    size_t len);
 int		cmd_shares(struct nvq_args *);
 /* After nvq list's table: each user's fair share, when it is on. */
 void		shares_footer(struct nvq_args *);

@@ -184,6 +184,43 @@ lcbe_quantile(const uint64_t *hist, double q)
 	return ((uint64_t)1 << msb) + (((uint64_t)(sub + 1)) << (msb - 2));
 }
 
+int
+lcbe_gpu(struct engine *e, int g, const char *ids, char *lc, size_t len)
+{
+	struct lcbe *l = e->lcbe;
+	const char *p = ids;
+	struct job *j;
+	size_t off = 0;
+	char *end;
+	long long id;
+
+	lc[0] = '\0';
+	while (*p != '\0') {
+		id = strtoll(p, &end, 10);
+		if (end == p)
+			break;
+		if ((j = engine_find(e, id)) != NULL && j->lc && off < len)
+			off += (size_t)snprintf(lc + off, len - off, "%s%lld", off ? "," : "", id);
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (off >= len && len > 0)
+		lc[len - 1] = '\0';
+	return l != NULL && l->page != NULL && g >= 0 && g < LCBE_GPUS &&
+	    __atomic_load_n(&l->page->up[g], __ATOMIC_RELAXED) != 0;
+}
+
+void
+lcbe_put_live(const struct job *j, struct proto_buf *out)
+{
+	if (j->lc_hist != NULL) {
+		proto_put_int(out, "lc_p50_ns", (int64_t)lcbe_quantile(j->lc_hist, 0.5));
+		proto_put_int(out, "lc_p99_ns", (int64_t)lcbe_quantile(j->lc_hist, 0.99));
+		proto_put_int(out, "lc_p999_ns", (int64_t)lcbe_quantile(j->lc_hist, 0.999));
+	}
+	if (!j->lc && j->lc_yield_us > 0)
+		proto_put_int(out, "be_yield_us", (int64_t)j->lc_yield_us);
+}
+
 void
 lcbe_free(struct engine *e)
 {

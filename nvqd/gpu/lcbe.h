@@ -37,6 +37,17 @@ int	lcbe_report(struct job *, const struct proto_msg *, uint64_t *last, char *er
 	    size_t errlen);
 /* Pure: the latency (ns, the bucket's upper edge) below which q (0..1) of hist lies; 0: none. */
 uint64_t lcbe_quantile(const uint64_t *hist, double q);
+/*
+ * A running job's figures so far, as its row has them once it ends:
+ * "lc_p50_ns", "lc_p99_ns", "lc_p999_ns" (lc), "be_yield_us" (be).
+ */
+void	lcbe_put_live(const struct job *, struct proto_buf *out);
+/*
+ * GPU g's lc jobs among ids (its running jobs, "3,4", as engine_demanded
+ * writes them) into lc ("" if none; len bytes); returns whether an lc
+ * process there has work queued or running now (its bit is up).
+ */
+int	lcbe_gpu(struct engine *, int g, const char *ids, char *lc, size_t len);
 /* Frees the page (nvqd's end). */
 void	lcbe_free(struct engine *);
 

@@ -301,7 +301,8 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 	"reason, gpu_uuids, " STORE_COMMAND " AS command, cwd, time_limit, after, " \
 	"stdout_path, stderr_path, requeue, restarts, suspended_time, array_id, array_index, array_limit, held, " \
 	"gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step, cpus, host_mem, " \
-	"mem_per_cpu, qos FROM jobs "
+	"mem_per_cpu, qos, CASE WHEN lc = 1 THEN 'lc' ELSE 'be' END AS latency_class, lc_p50_ns, lc_p99_ns, lc_p999_ns, be_yield_us " \
+	"FROM jobs "
 #define STORE_JOBS_WHERE	"(?2 IS NULL OR user = ?2) " \
 	"AND (?3 IS NULL OR state = ?3) " \
 	"AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR " \

@@ -4,6 +4,8 @@
  * driver the way frameworks do (cuGetProcAddress_v2), so every call goes
  * through the hook.
  *
+ *   fake_job bursts SECONDS FILE
+ *	a request every 200 ms (a copy in, 10 launches), idle in between;
  *   fake_job poke
  *	tries to write the lc/be page the hook mapped (see fake_poke);
  *   fake_job launch SECONDS FILE [BYTES]
@@ -746,6 +748,38 @@ do_ipc_driver(size_t bytes, unsigned hold)
 	return 0;
 }
 
+/*
+ * fake_job bursts SECONDS FILE: an inference loop's shape: every 200 ms a
+ * request (a host-to-device copy, then 10 launches 500 us apart), idle in
+ * between; FILE counts the requests.
+ */
+static int
+fake_bursts(double secs, const char *file)
+{
+	launch_fn launch = (launch_fn)resolve("cuLaunchKernel");
+	htod_fn htod = (htod_fn)resolve("cuMemcpyHtoD");
+	CUdeviceptr p;
+	alloc_fn alloc = (alloc_fn)resolve("cuMemAlloc");
+	char host[4096] = { 0 };
+	double end = now() + secs;
+	long n = 0;
+	int k;
+
+	if (alloc(&p, sizeof(host)) != CUDA_SUCCESS)
+		return 1;
+	while (now() < end) {
+		htod(p, host, sizeof(host));
+		for (k = 0; k < 10; k++) {
+			launch(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+			usleep(500);
+		}
+		put_count(file, ++n);
+		usleep(200000);
+	}
+	printf("requests %ld\n", n);
+	return 0;
+}
+
 static sigjmp_buf poke_jmp;
 
 static void
@@ -848,6 +882,8 @@ main(int argc, char **argv)
 		printf("launched %ld\n", n);
 		return 0;
 	}
+	if (argc == 4 && strcmp(argv[1], "bursts") == 0)
+		return fake_bursts(atof(argv[2]), argv[3]);
 	if (argc == 2 && strcmp(argv[1], "poke") == 0)
 		return fake_poke();
 	if (argc == 5 && strcmp(argv[1], "ddp") == 0)

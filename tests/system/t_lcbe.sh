@@ -31,6 +31,13 @@ t_lcbe_yield() {	# be launches stop while the lc job is busy and resume when it 
 	sleep 0.2
 	expect_eq "be waits while lc is busy" "$(growing "$T/be" 0.8)" still
 	expect_eq "lc runs" "$(growing "$T/lc" 0.3)" grows
+	sleep 0.3	# a report of the wait under way (every 100 ms)
+	expect_match "nvq gpus says which job is lc, and busy" "$(nvq gpus)" \
+	    " $be,$lc \(lc $lc, busy: be waits\)|$lc,$be \(lc $lc, busy: be waits\)"
+	expect_match "nvq show: lc's launch latencies while it runs" "$(nvq show "$lc")" \
+	    "latency_class +lc.*lc_p50_ns +[0-9.]+us.*lc_p99_ns +[0-9.]+us.*lc_p999_ns +[0-9.]+us"
+	expect_match "and be's time yielding" "$(nvq show "$be" | tr '\n' ' ')" \
+	    "latency_class +be .*be_yield_us +[0-9]+\.[0-9]{3}s"
 	nvq wait "$lc" > /dev/null
 	expect_eq "be goes on once lc ended" "$(growing "$T/be" 0.5)" grows
 	nvq cancel "$be" > /dev/null
@@ -42,17 +49,21 @@ t_lcbe_yield() {	# be launches stop while the lc job is busy and resume when it 
 	    WHERE id = $lc")" "^1$"
 }
 
-t_lcbe_idle() {	# an lc job that idles between requests lets be run in between
+t_lcbe_idle() {	# an lc job idle between requests lets be run in between, at most of its rate
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	lcbe_config; start_nvqd || return
-	local be lc
+	local be lc a b c d
 	be=$(fsubmit -m 1G "$FAKE_JOB" launch 30 "$T/be")
 	wait_count "$T/be" || return
-	# one launch, then nothing: its work drains in 5 ms and the page goes down
-	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" alloc 1048576 20)
-	wait_state "$lc" RUNNING
-	sleep 0.5
-	expect_eq "be runs beside an idle lc job" "$(growing "$T/be" 0.5)" grows
+	a=$(count "$T/be"); sleep 1; b=$(count "$T/be")
+	# a request every 200 ms: busy some 10 ms (its launches) + 5 ms (the last kernel)
+	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" bursts 20 "$T/lc")
+	wait_count "$T/lc" || true
+	c=$(count "$T/be"); sleep 1; d=$(count "$T/be")
+	expect_eq "lc serves requests" "$(growing "$T/lc" 0.5)" grows
+	# alone $((b - a)) launches a second; beside an lc job busy ~10% of the time
+	expect_eq "be keeps at least half its rate beside it ($((b - a)) alone, $((d - c)) \
+beside)" "$(( (d - c) * 2 >= b - a ))" 1
 	nvq cancel "$be" "$lc" > /dev/null
 }
 
