@@ -95,6 +95,7 @@ engine_sj(const struct engine *e, const struct job *j, double now, struct sched_
 	sj->qos = j->qos_i;
 	sj->qos_preempts = e->cfg.qos.c[j->qos_i].preempts;
 	sj->qos_prio = e->cfg.qos.c[j->qos_i].priority;
+	sj->lc = j->lc;
 	sj->submitted_at = j->state == JOB_SUSPENDED ? j->gc.suspended_at : j->submitted_at;
 	sj->dep_wait = j->dep_wait;
 	sj->gpumask = j->gpumask;
