@@ -58,7 +58,7 @@ endif
 
 NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engine/engine_usage.c nvqd/engine/engine_admit.c \
 	   nvqd/engine/engine_supervise.c nvqd/engine/engine_ahead.c nvqd/engine/engine_finish.c nvqd/engine/engine_deps.c \
-	   nvqd/engine/engine_launch.c nvqd/engine/job.c nvqd/engine/recover.c nvqd/engine/jobtab.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/fairshare.c nvqd/engine/notify.c nvqd/queue/deptab.c nvqd/queue/gate.c nvqd/store/stored.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c nvqd/gpu/gcacts.c nvqd/gpu/gpuact.c nvqd/gpu/hooks.c nvqd/gpu/lcbe.c nvqd/gpu/member.c \
+	   nvqd/engine/engine_launch.c nvqd/engine/job.c nvqd/engine/recover.c nvqd/engine/jobtab.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/fairshare.c nvqd/engine/notify.c nvqd/queue/deptab.c nvqd/queue/gate.c nvqd/store/stored.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c nvqd/gpu/gcacts.c nvqd/gpu/gpuact.c nvqd/gpu/hooks.c nvqd/gpu/lcbe.c nvqd/gpu/lcbestat.c nvqd/gpu/member.c \
 	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/server.c nvqd/front/watch.c \
 	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/runner.c nvqd/reap.c nvqd/engine/start.c \
 	   nvqd/front/ctl_check.c nvqd/front/ctl_req.c nvqd/front/ctl_jobs.c nvqd/front/ctl_control.c nvqd/front/ctl_info.c \
@@ -197,7 +197,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep intr
+	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep intr lcbe
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -216,6 +216,8 @@ $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nv
 	    common/paths.c common/rlimits.c common/roff.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_dep: $(call obj,tests/unit/test_dep.c common/dep.c common/parse.c)
+$(BUILD)/tests/test_lcbe: $(call obj,tests/unit/test_lcbe.c nvqd/gpu/lcbestat.c nvqd/lcclass.c nvqd/qos.c common/roff.c \
+	    common/proto.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/engine/slurmjob.c)
 $(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/store/stored.c)

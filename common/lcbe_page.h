@@ -52,4 +52,35 @@ lcbe_busy(const struct lcbe_page *p, int g, uint64_t now)
 	return 0;
 }
 
+/*
+ * Launch latencies are counted in LCBE_HIST buckets, four per power of two
+ * of nanoseconds: bucket b holds [2^m (1 + k/4), 2^m (1 + (k+1)/4)) for
+ * b = 4m + k (m >= 2; below 4 ns, one bucket per power).  The hook counts
+ * (lcbe_bucket), nvqd sums and reads percentiles (lcbe_upper).
+ */
+#define LCBE_HIST	192	/* up to 2^48 ns */
+
+static inline int
+lcbe_bucket(uint64_t ns)
+{
+	int m, b;
+
+	if (ns == 0)
+		ns = 1;
+	m = 63 - __builtin_clzll(ns);
+	b = m * 4 + (m >= 2 ? (int)((ns >> (m - 2)) & 3) : 0);
+	return b < LCBE_HIST ? b : LCBE_HIST - 1;
+}
+
+/* The upper edge of bucket b (ns): what a percentile in it is reported as. */
+static inline uint64_t
+lcbe_upper(int b)
+{
+	int m = b / 4, k = b % 4;
+
+	if (m < 2)
+		return (uint64_t)1 << (m + 1);
+	return ((uint64_t)1 << m) + ((uint64_t)(k + 1) << (m - 2));
+}
+
 #endif

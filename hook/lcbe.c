@@ -29,8 +29,6 @@
 #include "lcbe.h"
 #include "lcbe_page.h"
 
-#define LCBE_HIST	192	/* 4 buckets per power of two of ns, up to 2^48 */
-
 int lcbe_role;
 
 static struct {
@@ -219,15 +217,7 @@ lcbe_yielded_ns(void)
 void
 lcbe_record(uint64_t ns)
 {
-	int msb, b;
-
-	if (ns == 0)
-		ns = 1;
-	msb = 63 - __builtin_clzll(ns);
-	b = msb * 4 + (msb >= 2 ? (int)((ns >> (msb - 2)) & 3) : 0);
-	if (b >= LCBE_HIST)
-		b = LCBE_HIST - 1;
-	__atomic_fetch_add(&LB.hist[b], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&LB.hist[lcbe_bucket(ns)], 1, __ATOMIC_RELAXED);
 }
 
 int

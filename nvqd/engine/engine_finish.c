@@ -18,6 +18,7 @@
 #include "gpuctl.h"
 #include "hooks.h"
 #include "lcbe.h"
+#include "lcbestat.h"
 #include "log.h"
 #include "reap.h"
 #include "runner.h"
@@ -235,9 +236,9 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 	/* what its hooks measured of lc/be (gpu/lcbe.c): an lc job's latencies, a be job's yield */
 	if (j->lc_hist != NULL || j->lc_yield_us > 0) {
 		end->has_lcbe = 1;
-		end->lc_ns[0] = (int64_t)lcbe_quantile(j->lc_hist, 0.5);
-		end->lc_ns[1] = (int64_t)lcbe_quantile(j->lc_hist, 0.99);
-		end->lc_ns[2] = (int64_t)lcbe_quantile(j->lc_hist, 0.999);
+		end->lc_ns[0] = (int64_t)lcbestat_quantile(j->lc_hist, 0.5);
+		end->lc_ns[1] = (int64_t)lcbestat_quantile(j->lc_hist, 0.99);
+		end->lc_ns[2] = (int64_t)lcbestat_quantile(j->lc_hist, 0.999);
 		end->be_yield_us = (int64_t)j->lc_yield_us;
 	}
 	/* known from NVML, or from the hook where it reported */

@@ -279,7 +279,7 @@ struct job {
 		uint64_t	hook_staged;	/* host staging they hold ready (bounded by their shares) */
 		int		nsess;		/* its processes linked to nvqd (hooks.c) */
 		uint64_t	lc_yield_us;	/* be: time its launches yielded to lc jobs (gpu/lcbe.c) */
-		uint64_t	*lc_hist;	/* lc: its launch latencies, LCBE_HIST_N buckets; or NULL */
+		uint64_t	*lc_hist;	/* lc: its launch latencies, LCBE_HIST buckets (lcbe_page.h); or NULL */
 		uint64_t	oom_asked;	/* the hook's last refusal past the budget: bytes asked, */
 		uint64_t	oom_used;	/* what the job held on that GPU, its limit there */
 		uint64_t	oom_limit;

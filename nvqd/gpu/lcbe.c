@@ -21,6 +21,7 @@
 
 #include "lcbe.h"
 #include "lcbe_page.h"
+#include "lcbestat.h"
 #include "log.h"
 
 struct lcbe {
@@ -119,69 +120,22 @@ lcbe_release(struct engine *e, int slot)
 int
 lcbe_report(struct job *j, const struct proto_msg *m, uint64_t *last, char *err, size_t errlen)
 {
-	int i, b = -1, npairs = 0;
+	struct lcbestat_claims c;
+	int k;
 
-	for (i = 0; i < m->nfields; i++) {
-		const struct proto_field *f = &m->fields[i];
-
-		if (strcmp(f->key, "yield_us") == 0) {
-			if (f->kind != 'i' || f->i < 0) {
-				snprintf(err, errlen, "a report's yield_us must be 0 or more");
-				return -1;
-			}
-			/* a total of the process's: only what is new counts */
-			if ((uint64_t)f->i > *last)
-				j->lc_yield_us += (uint64_t)f->i - *last;
-			*last = (uint64_t)f->i;
-		} else if (strcmp(f->key, "lb") == 0) {
-			if (f->kind != 'i' || f->i < 0 || f->i >= LCBE_HIST_N ||
-			    ++npairs > LCBE_REPORT_MAX) {
-				snprintf(err, errlen, "a report's lb must be a bucket from 0 to %d, "
-				    "at most %d of them", LCBE_HIST_N - 1, LCBE_REPORT_MAX);
-				return -1;
-			}
-			b = (int)f->i;
-		} else if (strcmp(f->key, "ln") == 0) {
-			if (b < 0 || f->kind != 'i' || f->i < 0) {
-				snprintf(err, errlen, "a report's ln must follow its lb, 0 or more");
-				return -1;
-			}
-			if (j->lc_hist == NULL &&
-			    (j->lc_hist = calloc(LCBE_HIST_N, sizeof(uint64_t))) == NULL)
-				return 0;
-			j->lc_hist[b] += (uint64_t)f->i;
-			b = -1;
-		}
-	}
+	if (lcbestat_parse(m, &c, err, errlen) == -1)
+		return -1;
+	/* a total of the process's: only what is new counts */
+	if (c.has_yield && c.yield_us > *last)
+		j->lc_yield_us += c.yield_us - *last;
+	if (c.has_yield)
+		*last = c.yield_us;
+	if (c.n > 0 && j->lc_hist == NULL &&
+	    (j->lc_hist = calloc(LCBE_HIST, sizeof(uint64_t))) == NULL)
+		return 0;
+	for (k = 0; k < c.n; k++)
+		j->lc_hist[c.bucket[k]] += c.count[k];
 	return 0;
-}
-
-uint64_t
-lcbe_quantile(const uint64_t *hist, double q)
-{
-	uint64_t total = 0, need, run = 0;
-	int b, msb, sub;
-
-	if (hist == NULL)
-		return 0;
-	for (b = 0; b < LCBE_HIST_N; b++)
-		total += hist[b];
-	if (total == 0)
-		return 0;
-	need = (uint64_t)(q * (double)total);
-	if (need >= total)
-		need = total - 1;
-	for (b = 0; b < LCBE_HIST_N; b++) {
-		run += hist[b];
-		if (run > need)
-			break;
-	}
-	/* bucket b holds [2^msb (1 + sub/4), 2^msb (1 + (sub+1)/4)) */
-	msb = b / 4;
-	sub = b % 4;
-	if (msb < 2)
-		return (uint64_t)1 << (msb + 1);
-	return ((uint64_t)1 << msb) + (((uint64_t)(sub + 1)) << (msb - 2));
 }
 
 int
@@ -213,9 +167,9 @@ void
 lcbe_put_live(const struct job *j, struct proto_buf *out)
 {
 	if (j->lc_hist != NULL) {
-		proto_put_int(out, "lc_p50_ns", (int64_t)lcbe_quantile(j->lc_hist, 0.5));
-		proto_put_int(out, "lc_p99_ns", (int64_t)lcbe_quantile(j->lc_hist, 0.99));
-		proto_put_int(out, "lc_p999_ns", (int64_t)lcbe_quantile(j->lc_hist, 0.999));
+		proto_put_int(out, "lc_p50_ns", (int64_t)lcbestat_quantile(j->lc_hist, 0.5));
+		proto_put_int(out, "lc_p99_ns", (int64_t)lcbestat_quantile(j->lc_hist, 0.99));
+		proto_put_int(out, "lc_p999_ns", (int64_t)lcbestat_quantile(j->lc_hist, 0.999));
 	}
 	if (!j->lc && j->lc_yield_us > 0)
 		proto_put_int(out, "be_yield_us", (int64_t)j->lc_yield_us);

@@ -15,8 +15,6 @@
 #include "proto.h"
 #include "server.h"
 
-#define LCBE_HIST_N	192	/* hook/lcbe.c's buckets: 4 per power of two of ns */
-#define LCBE_REPORT_MAX	32	/* (bucket, count) pairs in one report */
 
 /*
  * A hello of a process of j (hook version 4 on): sends it the page with
@@ -28,15 +26,14 @@ int	lcbe_hello(struct engine *, struct server_conn *, struct job *);
 /* The slot's process is gone (its connection closed, or its job ended): its bits cleared. */
 void	lcbe_release(struct engine *, int slot);
 /*
- * A report's lc/be fields: "yield_us" (the process's total), then pairs
- * "lb" (bucket) and "ln" (count since its last report).  *last is the
+ * A report's lc/be fields (lcbestat_parse): "yield_us" (the process's
+ * total), then pairs "lb" (bucket) and "ln" (count since its last
+ * report), into j's lc_yield_us and lc_hist.  *last is the
  * process's total as last reported; j's sums grow by what is new.
  * 0, or -1 with err set (a bad claim: the connection closes).
  */
 int	lcbe_report(struct job *, const struct proto_msg *, uint64_t *last, char *err,
 	    size_t errlen);
-/* Pure: the latency (ns, the bucket's upper edge) below which q (0..1) of hist lies; 0: none. */
-uint64_t lcbe_quantile(const uint64_t *hist, double q);
 /*
  * A running job's figures so far, as its row has them once it ends:
  * "lc_p50_ns", "lc_p99_ns", "lc_p999_ns" (lc), "be_yield_us" (be).
