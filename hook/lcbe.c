@@ -98,13 +98,18 @@ lcbe_slow(int role)
 {
 	struct timespec ts;
 	uint64_t start, now, step = 20000;
+	int k;
 
 	if (role == LCBE_LC) {
 		__atomic_fetch_add(&LB.count, 1, __ATOMIC_SEQ_CST);
 		lcbe_raise();
 		return;
 	}
-	if (!lcbe_busy_any(start = lcbe_now()))
+	/* nothing up on its GPUs: a load per GPU, no clock */
+	for (k = 0; k < LB.n; k++)
+		if (__atomic_load_n(&LB.page->up[LB.gpus[k]], __ATOMIC_RELAXED) != 0)
+			break;
+	if (k == LB.n || !lcbe_busy_any(start = lcbe_now()))
 		return;
 	now = start;
 	/* counted while it waits: a launch may wait seconds, reports go on meanwhile */
