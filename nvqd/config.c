@@ -43,6 +43,7 @@ static const char *const config_preempt_names[] = { "off", "suspend", "requeue",
 static const char *const config_compute_names[] = { "shared", "timeslice", NULL };
 static const char *const config_placement_names[] = { "pack", "spread", NULL };
 static const char *const config_engine_names[] = { "local", "slurm", NULL };
+static const char *const config_class_names[] = { "be", "lc", NULL };
 
 /*
  * A key.  Its value goes to off in struct config (size bytes: a string, or
@@ -138,6 +139,10 @@ static const struct config_key config_keys[] = {
 	{ "scheduler", "default_qos", CT_WORD, AT(qos.default_name), NULL, 0, 0, "normal",
 	  "The class (a [qos NAME] section, below) of jobs submitted without --qos.\n"
 	  "\"normal\" needs no section: priority 0, preempts nothing, everyone." },
+	{ "scheduler", "default_class", CT_NAME, AT(lcbe.default_lc), config_class_names, 0, 0, "be",
+	  "The class of jobs submitted without --class: be (best-effort) or lc\n"
+	  "(latency-critical, [class lc] below). With lc, the jobs of users who\n"
+	  "may not submit lc are be: a default never refuses a submit." },
 	{ "scheduler", "preempt_min_runtime", CT_SECONDS, AT_REAL(sched.preempt_min_runtime), NULL, 0, 86400, "1m",
 	  "How long a job runs, after it starts or resumes, before it may be preempted." },
 	{ "scheduler", "turn", CT_TURN, AT_REAL(turn), NULL, 0, 0, "auto",
@@ -312,6 +317,9 @@ static const struct config_key config_keys[] = {
 	  "queue and preempts, this decides who yields on a shared GPU." },
 	{ "class lc", "groups", CT_COMMAND, AT(lcbe.groups), NULL, 0, 0, "",
 	  "Groups (names or gids, by commas) whose members may submit lc jobs." },
+	{ "class lc", "max_jobs_per_user", CT_INT, AT(lcbe.max_jobs_per_user), NULL, 0, 1000000, "0",
+	  "Active (pending, running, suspended) lc jobs one user may have; 0: no\n"
+	  "limit. Root is exempt." },
 	{ "class lc", "be_max_wait", CT_INT, AT(lcbe.be_max_wait), NULL, 1, 60000, "1000",
 	  "Milliseconds one launch of a best-effort job waits at most while an lc\n"
 	  "job on its GPUs is busy, after which it goes on: a bound, so that a\n"

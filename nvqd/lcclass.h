@@ -23,6 +23,8 @@ struct lcclass {
 	char		users[256];	/* [class lc] users: names, or "*" for everyone */
 	char		groups[256];	/* [class lc] groups */
 	int64_t		be_max_wait;	/* ms a best-effort launch waits at most */
+	int64_t		max_jobs_per_user;	/* active lc jobs per user; 0: no limit */
+	int		default_lc;	/* [scheduler] default_class = lc */
 	int		everyone;	/* users = * */
 	struct qos_class who;		/* users and groups resolved (lcclass_finish) */
 };

@@ -62,6 +62,7 @@ struct engine {
 		uint32_t uid;		/* kept by engine_state, engine_link, engine_drop; */
 		int	pending;
 		uint64_t stored;	/* the bytes its active jobs keep (max_stored): */
+		int	lc;		/* its active --class lc jobs: engine_lc, engine_drop */
 	}		*users;		/* engine_charge, engine_drop */
 	int		nusers;
 	struct stored	shared;		/* what jobs share, counted once (stored.h) */
@@ -224,6 +225,8 @@ struct job *engine_find(struct engine *, int64_t);
 int	engine_gpu(struct engine *, const struct gc_event *, char *err, size_t errlen);
 /* How many PENDING jobs uid has, counted as they come and go, not scanned. */
 int	engine_pending(const struct engine *, uint32_t uid);
+/* uid's active (pending, running, suspended) --class lc jobs. */
+int	engine_lc_active(const struct engine *, uint32_t uid);
 /* What uid's active jobs keep in nvqd's files ([limits] max_stored), likewise. */
 uint64_t engine_stored(const struct engine *, uint32_t uid);
 /* A job's place in its array, for engine_add. */
@@ -267,6 +270,8 @@ int	engine_attach(struct engine *, struct job *, const int fds[3]);
  * configuration no longer has: the default class, said in the log).
  */
 void	engine_qos(struct engine *, struct job *, const char *name);
+/* Sets j's latency class (--class lc: 1, be: 0), counted in its user's lc jobs. */
+void	engine_lc(struct engine *, struct job *, int lc);
 /* nvq hold (parked 1) and release (0) of a pending job: committed, then done. */
 int	engine_park(struct engine *, struct job *, int parked, const char *why);
 /* nvq modify and nvq top of a pending job: committed, then done. */

@@ -67,6 +67,26 @@ engine_stored(const struct engine *e, uint32_t uid)
 	return i >= 0 ? e->users[i].stored : 0;
 }
 
+int
+engine_lc_active(const struct engine *e, uint32_t uid)
+{
+	int i = engine_user_find(e, uid);
+
+	return i >= 0 ? e->users[i].lc : 0;
+}
+
+void
+engine_lc(struct engine *e, struct job *j, int lc)
+{
+	int i;
+
+	if ((lc != 0) == (j->lc != 0))
+		return;
+	j->lc = lc != 0;
+	if ((i = engine_user(e, j->uid)) >= 0 && (e->users[i].lc += lc ? 1 : -1) < 0)
+		e->users[i].lc = 0;
+}
+
 /* Counts a job in (d = 1) or out (-1) of its user's pending jobs. */
 void
 engine_count_pending(struct engine *e, const struct job *j, int d)

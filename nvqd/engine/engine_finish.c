@@ -51,6 +51,7 @@ engine_drop(struct engine *e, struct job *j)
 		j->next->prev = j->prev;
 	e->njobs--;
 	engine_count_pending(e, j, -1);
+	engine_lc(e, j, 0);
 	engine_uncharge(e, j);
 	j->gone = 1;
 	/* whoever runs --after it may be ready, or never */
@@ -380,7 +381,7 @@ engine_requeue(struct engine *e, struct job *j)
 		e->jobs->requeue = j->requeue;
 		e->jobs->preempt_signal = j->preempt_signal;
 		engine_qos(e, e->jobs, j->qos);
-		e->jobs->lc = j->lc;
+		engine_lc(e, e->jobs, j->lc);
 		e->jobs->placed = j->placed;
 		e->jobs->allowed = j->allowed;
 		e->jobs->notify = j->notify;

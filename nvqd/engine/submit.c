@@ -232,6 +232,18 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	return 0;
 }
 
+/* The --class lc jobs uid has in the batch not yet committed. */
+static int
+submit_queued_lc(uint32_t uid)
+{
+	int i, n = 0;
+
+	for (i = 0; i < Q.n; i++)
+		if (Q.items[i].j.uid == uid && Q.items[i].j.lc)
+			n += Q.items[i].ntasks > 0 ? Q.items[i].ntasks : 1;
+	return n;
+}
+
 int
 submit_queued(uint32_t uid)
 {
@@ -342,7 +354,7 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		e->jobs->host_mem = it->j.host_mem;
 		e->jobs->mem_per_cpu = it->j.mem_per_cpu;
 		engine_qos(e, e->jobs, it->j.qos);
-		e->jobs->lc = it->j.lc;
+		engine_lc(e, e->jobs, it->j.lc);
 		if (it->j.held || it->j.gpus_allow != NULL || it->j.gpus_deny != NULL) {
 			struct engine_extra x = { it->j.held, 0, 0, it->j.gpus_allow,
 			    it->j.gpus_deny };
@@ -847,14 +859,23 @@ submit_qos(struct submit_req *r, const struct proto_msg *m, const char **qos)
 
 /*
  * --class lc|be (issue 43): 1 for lc, 0 for be (the default), if the sender
- * may use it; -1 with the refusal set.
+ * may use it and its ntasks jobs stay within [class lc] max_jobs_per_user;
+ * -1 with the refusal set.
  */
 static int
-submit_class(struct submit_req *r, const struct proto_msg *m, int *lc)
+submit_class(struct submit_req *r, const struct proto_msg *m, int ntasks, int *lc)
 {
 	const char *c = proto_str(m, "class");
+	int max, n;
 
 	*lc = 0;
+	/* the default: lc only for those who may, within their limit */
+	if (c == NULL && r->e->cfg.lcbe.default_lc && lcclass_may_use(&r->e->cfg.lcbe,
+	    r->from->uid, r->from->gid, r->from->groups, r->from->ngroups) &&
+	    (r->from->uid == 0 || r->e->cfg.lcbe.max_jobs_per_user == 0 ||
+	    engine_lc_active(r->e, r->from->uid) + submit_queued_lc(r->from->uid) + ntasks <=
+	    r->e->cfg.lcbe.max_jobs_per_user))
+		*lc = 1;
 	if (c == NULL || strcmp(c, "be") == 0)
 		return 0;
 	if (strcmp(c, "lc") != 0)
@@ -864,6 +885,13 @@ submit_class(struct submit_req *r, const struct proto_msg *m, int *lc)
 	    r->from->ngroups))
 		return submit_error(r, "--class lc: you may not submit latency-critical jobs "
 		    "(nvq.ini's [class lc] users and groups); nothing was queued");
+	/* root is exempt, as from max_pending */
+	if (r->from->uid != 0 && (max = r->e->cfg.lcbe.max_jobs_per_user) > 0 &&
+	    (n = engine_lc_active(r->e, r->from->uid) + submit_queued_lc(r->from->uid)) +
+	    ntasks > max)
+		return submit_error(r, "--class lc: you have %d latency-critical jobs%s: [class lc] "
+		    "max_jobs_per_user is %d; nothing was queued", n, ntasks > 1 ?
+		    " and ask for more" : "", max);
 	*lc = 1;
 	return 0;
 }
@@ -1091,8 +1119,6 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		return -1;
 	if (submit_qos(r, m, &qos) == -1)
 		return -1;
-	if (submit_class(r, m, &lc) == -1)
-		return -1;
 	if (limit < 0)
 		return submit_error(r, "the time limit must not be negative");
 	if (limit > PARSE_MAX_LIMIT)
@@ -1196,6 +1222,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		    r->e->cfg.max_pending);
 		goto out;
 	}
+	if (submit_class(r, m, arrp ? arr.n : 1, &lc) == -1)
+		goto out;
 	if (nlines > 0 && submit_lines(m, nlines, &targv, &targv_len, &tcmd) == -1) {
 		submit_error(r, "out of memory");
 		goto out;

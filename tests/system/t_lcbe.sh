@@ -160,3 +160,47 @@ best-effort, the default)"
 	out=$(nvq submit --parsable --class lc -g 0 true 2>&1)
 	expect_match "root may" "$out" "^[0-9]+$"
 }
+
+t_lcbe_limit() {	# [class lc] max_jobs_per_user counts a user's active lc jobs; be is not counted
+	lcbe_users || return
+	write_config "[class lc]" "users = nvqta" "max_jobs_per_user = 2"
+	start_nvqd || return
+	local a b out rc
+	a=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable --class lc -g 0 sleep 30)
+	b=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable --class lc -g 0 --hold true)
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --class lc -g 0 true 2>&1); rc=$?
+	expect_eq "a third is refused" "$rc" 1
+	expect_eq "saying why" "$out" "nvq: --class lc: you have 2 latency-critical jobs: \
+[class lc] max_jobs_per_user is 2; nothing was queued"
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --class lc --array 1-2 -g 0 true \
+	    2>&1); rc=$?
+	expect_match "an array counts its tasks" "$out" "and ask for more"
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 true 2>&1)
+	expect_match "be is not counted" "$out" "^[0-9]+$"
+	nvq cancel "$b" > /dev/null
+	wait_state "$b" CANCELLED
+	b=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable --class lc -g 0 sleep 30 2>&1)
+	expect_match "one ended: one more may come" "$b" "^[0-9]+$"
+	# counted again from the database after a restart
+	stop_nvqd; start_nvqd || return
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --class lc -g 0 true 2>&1); rc=$?
+	expect_match "still counted after a restart" "$rc $out" "^1 .*you have 2 latency-critical"
+	nvq cancel "$a" "$b" > /dev/null
+}
+
+t_lcbe_default() {	# [scheduler] default_class = lc: lc for those who may, be for the others; #NVQ --class
+	lcbe_users || return
+	write_config "[scheduler]" "default_class = lc" "[class lc]" "users = nvqtb"
+	start_nvqd || return
+	local a b c
+	a=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 true)
+	b=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 true)
+	c=$(as_user nvqtb "$NVQ_BIN" -s "$T/sock" submit --parsable --class be -g 0 true)
+	expect_eq "the default is lc only for a user who may" "$(sqlite3 "$T/nvq.db" "SELECT
+	    group_concat(coalesce(lc, 0), ' ') FROM (SELECT lc FROM jobs WHERE id IN ($a, $b, $c)
+	    ORDER BY id)")" "0 1 0"
+	printf '#!/bin/sh\n#NVQ --class lc -g 0\ntrue\n' > "$T/lc.sh"
+	chmod 755 "$T/lc.sh"
+	a=$(nvq submit --parsable "$T/lc.sh")
+	expect_eq "#NVQ --class lc" "$(sqlite3 "$T/nvq.db" "SELECT lc FROM jobs WHERE id = $a")" 1
+}
