@@ -20,6 +20,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -31,13 +32,24 @@
 
 int lcbe_role;
 
-static struct {
+/*
+ * A page as nvqd gave it, never changed once published: a reconnection to
+ * a restarted nvqd brings another page (and slot), published in its place;
+ * the old one stays mapped (launches may be reading it), 4 KiB a restart.
+ */
+struct lcbe_map {
 	struct lcbe_page *page;
+	int		lc;
 	int		slot;
 	uint64_t	bit;
 	int		gpus[LCBE_GPUS];
 	int		n;
 	uint64_t	max_wait_ns;
+};
+
+static struct {
+	struct lcbe_map	*cur;		/* the page in force; NULL: none */
+	int		watching;	/* lc: the watcher thread runs */
 	void		(*sync)(void);
 	uint64_t	count;		/* lc: launches since attach */
 	int		raised;		/* lc: the watcher has bits to lower (futex word) */
@@ -57,15 +69,21 @@ lcbe_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static struct lcbe_map *
+lcbe_map(void)
+{
+	return __atomic_load_n(&LB.cur, __ATOMIC_ACQUIRE);
+}
+
 static void
-lcbe_raise(void)
+lcbe_raise(const struct lcbe_map *m)
 {
 	int k, g, was = 0;
 
-	for (k = 0; k < LB.n; k++) {
-		g = LB.gpus[k];
-		if (!(__atomic_load_n(&LB.page->up[g], __ATOMIC_SEQ_CST) & LB.bit)) {
-			__atomic_fetch_or(&LB.page->up[g], LB.bit, __ATOMIC_SEQ_CST);
+	for (k = 0; k < m->n; k++) {
+		g = m->gpus[k];
+		if (!(__atomic_load_n(&m->page->up[g], __ATOMIC_SEQ_CST) & m->bit)) {
+			__atomic_fetch_or(&m->page->up[g], m->bit, __ATOMIC_SEQ_CST);
 			was = 1;
 		}
 	}
@@ -74,21 +92,21 @@ lcbe_raise(void)
 }
 
 static void
-lcbe_lower(void)
+lcbe_lower(const struct lcbe_map *m)
 {
 	int k;
 
-	for (k = 0; k < LB.n; k++)
-		__atomic_fetch_and(&LB.page->up[LB.gpus[k]], ~LB.bit, __ATOMIC_SEQ_CST);
+	for (k = 0; k < m->n; k++)
+		__atomic_fetch_and(&m->page->up[m->gpus[k]], ~m->bit, __ATOMIC_SEQ_CST);
 }
 
 static int
-lcbe_busy_any(uint64_t now)
+lcbe_busy_any(const struct lcbe_map *m, uint64_t now)
 {
 	int k;
 
-	for (k = 0; k < LB.n; k++)
-		if (lcbe_busy(LB.page, LB.gpus[k], now))
+	for (k = 0; k < m->n; k++)
+		if (lcbe_busy(m->page, m->gpus[k], now))
 			return 1;
 	return 0;
 }
@@ -96,26 +114,29 @@ lcbe_busy_any(uint64_t now)
 void
 lcbe_slow(int role)
 {
+	struct lcbe_map *m = lcbe_map();
 	struct timespec ts;
 	uint64_t start, now, step = 20000;
 	int k;
 
+	if (m == NULL)
+		return;
 	if (role == LCBE_LC) {
 		__atomic_fetch_add(&LB.count, 1, __ATOMIC_SEQ_CST);
-		lcbe_raise();
+		lcbe_raise(m);
 		return;
 	}
 	/* nothing up on its GPUs: a load per GPU, no clock */
-	for (k = 0; k < LB.n; k++)
-		if (__atomic_load_n(&LB.page->up[LB.gpus[k]], __ATOMIC_RELAXED) != 0)
+	for (k = 0; k < m->n; k++)
+		if (__atomic_load_n(&m->page->up[m->gpus[k]], __ATOMIC_RELAXED) != 0)
 			break;
-	if (k == LB.n || !lcbe_busy_any(start = lcbe_now()))
+	if (k == m->n || !lcbe_busy_any(m, start = lcbe_now()))
 		return;
 	now = start;
 	/* counted while it waits: a launch may wait seconds, reports go on meanwhile */
 	__atomic_fetch_add(&LB.wait_sum, start, __ATOMIC_SEQ_CST);
 	__atomic_fetch_add(&LB.waiting, 1, __ATOMIC_SEQ_CST);
-	while (now - start < LB.max_wait_ns && lcbe_busy_any(now)) {
+	while (now - start < m->max_wait_ns && lcbe_busy_any(m, now)) {
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)step;
 		nanosleep(&ts, NULL);
@@ -133,11 +154,13 @@ static void *
 lcbe_watch(void *arg)
 {
 	struct timespec tick = { 0, 100000000 }, nap = { 0, 20000 };
+	struct lcbe_map *m;
 	uint64_t c0;
 
 	(void)arg;
 	for (;;) {
-		__atomic_store_n(&LB.page->beat[LB.slot], lcbe_now(), __ATOMIC_RELAXED);
+		m = lcbe_map();
+		__atomic_store_n(&m->page->beat[m->slot], lcbe_now(), __ATOMIC_RELAXED);
 		if (!__atomic_load_n(&LB.raised, __ATOMIC_SEQ_CST)) {
 			syscall(SYS_futex, &LB.raised, FUTEX_WAIT_PRIVATE, 0, &tick, NULL, 0);
 			continue;
@@ -149,9 +172,9 @@ lcbe_watch(void *arg)
 			continue;
 		}
 		__atomic_store_n(&LB.raised, 0, __ATOMIC_SEQ_CST);
-		lcbe_lower();
+		lcbe_lower(m);
 		if (__atomic_load_n(&LB.count, __ATOMIC_SEQ_CST) != c0)
-			lcbe_raise();	/* a launch came while lowering: its work is queued */
+			lcbe_raise(m);	/* a launch came while lowering: its work is queued */
 	}
 	return NULL;
 }
@@ -160,38 +183,51 @@ int
 lcbe_attach(int fd, int lc, int slot, int64_t max_wait_ms, const int *gpus, int n,
     void (*sync)(void))
 {
-	sigset_t all, old;
+	struct lcbe_map *m, *old = lcbe_map();
+	sigset_t all, sigs;
 	pthread_t t;
 	void *p;
 	int k;
 
-	if (LB.page != NULL || n <= 0 || (lc && (slot < 0 || slot >= LCBE_SLOTS))) {
+	/* a process is of one class for its life: a page for another is refused */
+	if (n <= 0 || (lc && (slot < 0 || slot >= LCBE_SLOTS)) ||
+	    (old != NULL && old->lc != (lc != 0)) || (m = calloc(1, sizeof(*m))) == NULL) {
 		close(fd);
 		return -1;
 	}
 	/* a be process's descriptor is read-only: so is its mapping, for good */
 	p = mmap(NULL, LCBE_SIZE, lc ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		free(m);
 		return -1;
-	LB.page = p;
-	LB.n = 0;
-	for (k = 0; k < n && k < LCBE_GPUS; k++)
+	}
+	m->page = p;
+	m->lc = lc != 0;
+	for (k = 0; k < n && m->n < LCBE_GPUS; k++)
 		if (gpus[k] >= 0 && gpus[k] < LCBE_GPUS)
-			LB.gpus[LB.n++] = gpus[k];
-	LB.max_wait_ns = (uint64_t)(max_wait_ms > 0 ? max_wait_ms : 1000) * 1000000ULL;
-	LB.sync = sync;
+			m->gpus[m->n++] = gpus[k];
+	m->max_wait_ns = (uint64_t)(max_wait_ms > 0 ? max_wait_ms : 1000) * 1000000ULL;
 	if (lc) {
-		LB.slot = slot;
-		LB.bit = 1ULL << slot;
-		__atomic_store_n(&LB.page->beat[slot], lcbe_now(), __ATOMIC_RELAXED);
+		m->slot = slot;
+		m->bit = 1ULL << slot;
+		__atomic_store_n(&m->page->beat[slot], lcbe_now(), __ATOMIC_RELAXED);
+	}
+	LB.sync = sync;
+	__atomic_store_n(&LB.cur, m, __ATOMIC_RELEASE);
+	if (lc && __atomic_load_n(&LB.raised, __ATOMIC_SEQ_CST))
+		lcbe_raise(m);	/* work of before the reconnection is still queued */
+	if (lc && !LB.watching) {
 		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
+		pthread_sigmask(SIG_SETMASK, &all, &sigs);
 		k = pthread_create(&t, NULL, lcbe_watch, NULL);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (k != 0)
-			return -1;
+		pthread_sigmask(SIG_SETMASK, &sigs, NULL);
+		if (k != 0) {
+			__atomic_store_n(&LB.cur, old, __ATOMIC_RELEASE);
+			return -1;	/* m stays mapped: a launch may have seen it */
+		}
 		pthread_detach(t);
+		LB.watching = 1;
 	}
 	__atomic_store_n(&lcbe_role, lc ? LCBE_LC : LCBE_BE, __ATOMIC_SEQ_CST);
 	return 0;
@@ -200,8 +236,10 @@ lcbe_attach(int fd, int lc, int slot, int64_t max_wait_ms, const int *gpus, int 
 void
 lcbe_tick(void)
 {
-	if (lcbe_role == LCBE_LC)
-		__atomic_store_n(&LB.page->beat[LB.slot], lcbe_now(), __ATOMIC_RELAXED);
+	struct lcbe_map *m = lcbe_map();
+
+	if (m != NULL && m->lc)
+		__atomic_store_n(&m->page->beat[m->slot], lcbe_now(), __ATOMIC_RELAXED);
 }
 
 uint64_t
@@ -245,7 +283,6 @@ lcbe_child(void)
 {
 	/* the parent's slot and watcher are not the child's: it links anew */
 	__atomic_store_n(&lcbe_role, LCBE_NONE, __ATOMIC_SEQ_CST);
-	if (LB.page != NULL)
-		munmap(LB.page, LCBE_SIZE);
+	/* the parent's maps stay mapped here (a fork copies them): not this child's to use */
 	memset(&LB, 0, sizeof(LB));
 }

@@ -204,3 +204,30 @@ t_lcbe_default() {	# [scheduler] default_class = lc: lc for those who may, be fo
 	a=$(nvq submit --parsable "$T/lc.sh")
 	expect_eq "#NVQ --class lc" "$(sqlite3 "$T/nvq.db" "SELECT lc FROM jobs WHERE id = $a")" 1
 }
+
+t_lcbe_restart() {	# after a restart of nvqd both jobs take its new page: be still waits for lc
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	lcbe_config; start_nvqd || return
+	local be be2 lc
+	be=$(fsubmit -m 1G "$FAKE_JOB" launch 60 "$T/be")
+	wait_count "$T/be" || return
+	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" launch 10 "$T/lc")
+	wait_count "$T/lc" || return
+	sleep 0.2
+	expect_eq "be waits" "$(growing "$T/be" 0.5)" still
+	stop_nvqd; start_nvqd || return
+	wait_field "$lc" hook_pids '^[0-9]+$' || return
+	wait_field "$be" hook_pids '^[0-9]+$' || return
+	sleep 0.5
+	expect_eq "lc runs on" "$(growing "$T/lc" 0.3)" grows
+	expect_eq "be still waits" "$(growing "$T/be" 0.8)" still
+	# a be job started now has only the new page: lc must be raising it there
+	be2=$(fsubmit -m 1G "$FAKE_JOB" launch 60 "$T/be2")
+	wait_field "$be2" hook_pids '^[0-9]+$' || return
+	sleep 0.5
+	expect_eq "a be job started since waits too" "$(growing "$T/be2" 0.8)" still
+	nvq wait "$lc" > /dev/null
+	expect_eq "and goes on once lc ended" "$(growing "$T/be" 0.5)" grows
+	expect_eq "both" "$(growing "$T/be2" 0.5)" grows
+	nvq cancel "$be" "$be2" > /dev/null
+}
