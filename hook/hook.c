@@ -1162,8 +1162,8 @@ hook_launch_enter(void *f, void **p, void **x)
 			return NOT_LOADED; \
 		if (__builtin_expect(lcbe_role == LCBE_LC, 0)) \
 			t0 = lcbe_now(); \
-		lcbe_enter(); \
 		enter; \
+		lcbe_enter(); \
 		r = real args; \
 		link_gate_leave(); \
 		if (__builtin_expect(t0 != 0, 0)) \

@@ -3,7 +3,8 @@
  * 43; the page's layout is common/lcbe_page.h, nvqd's side nvqd/gpu/lcbe.c).
  *
  * The link (link.c) attaches the page nvqd handed over at hello.  Then
- * every launch and copy calls lcbe_enter() before the driver: in a process
+ * every launch and copy calls lcbe_enter() once through the gate (so a
+ * held lc job raises nothing) and before the driver: in a process
  * of no class, one load; in a be process, a load per GPU of its job and,
  * while an lc job there is busy, a wait of at most the bound nvqd gave; in
  * an lc process, its bit raised on its GPUs if it is not up already (a
@@ -24,6 +25,7 @@ extern int lcbe_role;
  * The page (fd, the caller's: closed here), as nvqd gave it: lc, its slot
  * (lc only), the bound of a be launch's wait in ms, and the word indexes of
  * the job's GPUs (n of them).  sync drains this process's GPU work.
+ * Again after a reconnection: the new nvqd's page takes the old one's place.
  * 0, or -1 (the process goes on as of no class).
  */
 int	lcbe_attach(int fd, int lc, int slot, int64_t max_wait_ms, const int *gpus, int n,

@@ -231,3 +231,22 @@ t_lcbe_restart() {	# after a restart of nvqd both jobs take its new page: be sti
 	expect_eq "both" "$(growing "$T/be2" 0.5)" grows
 	nvq cancel "$be" "$be2" > /dev/null
 }
+
+t_lcbe_hold() {	# an lc job held by nvq hold raises nothing: be runs meanwhile
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	lcbe_config; start_nvqd || return
+	local be lc
+	be=$(fsubmit -m 1G "$FAKE_JOB" launch 60 "$T/be")
+	wait_count "$T/be" || return
+	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" launch 60 "$T/lc")
+	wait_count "$T/lc" || return
+	sleep 0.2
+	expect_eq "be waits" "$(growing "$T/be" 0.5)" still
+	expect_match "hold lc" "$(nvq hold "$lc")" "held"
+	sleep 0.3
+	expect_eq "be runs while lc is held" "$(growing "$T/be" 0.8)" grows
+	nvq release "$lc" > /dev/null
+	sleep 0.3
+	expect_eq "and waits again once it is released" "$(growing "$T/be" 0.8)" still
+	nvq cancel "$be" "$lc" > /dev/null
+}
