@@ -6,36 +6,20 @@
  * page when run as an nvqd job), then launches through the cuLaunchKernel
  * the dynamic linker gives (the hook's when preloaded) in ROUNDS batches of
  * BATCH launches and prints the median time per launch in ns.
- * Build: cc -O2 -o lcbe_cost bench/lcbe_cost.c -ldl
+ * Build: cc -O2 -iquote bench -o lcbe_cost bench/lcbe_cost.c -ldl
  * Usage: lcbe_cost [ROUNDS] [BATCH]
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
     unsigned, unsigned, void *, void **, void **);
 typedef int (*alloc_fn)(unsigned long long *, size_t);
-
-static double
-lcbe_cost_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int
-lcbe_cost_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 int
 main(int argc, char **argv)
@@ -58,12 +42,12 @@ main(int argc, char **argv)
 	alloc(&p, 1 << 20);
 	usleep(200000);	/* the link's first words, the page attached */
 	for (r = 0; r < rounds; r++) {
-		t0 = lcbe_cost_now();
+		t0 = bench_now();
 		for (k = 0; k < batch; k++)
 			launch(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
-		t[r] = (lcbe_cost_now() - t0) / batch * 1e9;
+		t[r] = (bench_now() - t0) / batch * 1e9;
 	}
-	qsort(t, (size_t)rounds, sizeof(*t), lcbe_cost_cmp);
+	qsort(t, (size_t)rounds, sizeof(*t), bench_cmp);
 	printf("%.1f\n", t[rounds / 2]);
 	return 0;
 }

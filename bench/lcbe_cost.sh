@@ -12,7 +12,7 @@ B=${1:-build}
 ROUNDS=${2:-5}
 . bench/lib.sh
 make -s -j2 BUILD="$B" "$B/nvqd" "$B/nvq" "$B/libnvq-hook.so" "$B/tests/fake_job"
-cc -O2 -o "$B/lcbe_cost" bench/lcbe_cost.c -ldl
+cc -O2 -iquote bench -o "$B/lcbe_cost" bench/lcbe_cost.c -ldl
 D=$(mktemp -d /tmp/nvq-lcbe-cost.XXXXXX)
 BENCH_NVQ=$B/nvq bench_nvqd "$D" "$B/nvqd" "[gpus]" "virtual = 1x16G" "[class lc]" "users = *" \
     "[resources]" "cpus = 64"

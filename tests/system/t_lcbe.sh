@@ -15,24 +15,38 @@ lcbe_config() {	# both GPUs shared, lc for everyone, a be launch waits up to 60 
 	write_config "[class lc]" "users = *" "be_max_wait = ${1:-60000}"
 }
 
+# lcbe_pair SECONDS: a be job launching for 60 s on GPU 0 (BE, counting into
+# $T/be), then an lc job launching for SECONDS beside it (LC, $T/lc), the
+# fake GPU busy 50 ms after each of its launches (so that a busy machine
+# pausing the lc process a while does not idle it); checks that be waits.
+lcbe_pair() {
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return 1; }
+	BE=$(fsubmit -m 1G "$FAKE_JOB" launch 60 "$T/be")
+	wait_count "$T/be" || return 1
+	LC=$(FAKE_KERNEL_US=50000 fsubmit --class lc -m 1G "$FAKE_JOB" launch "$1" "$T/lc")
+	wait_count "$T/lc" || return 1
+	wait_field "$LC" hook_pids '^[0-9]+$' || return 1
+	sleep 0.2
+	expect_eq "be waits while lc is busy" "$(growing "$T/be" 0.8)" still
+}
+
 t_lcbe_yield() {	# be launches stop while the lc job is busy and resume when it is done
-	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	lcbe_config; start_nvqd || return
-	local be lc
-	be=$(fsubmit -m 1G "$FAKE_JOB" launch 30 "$T/be")
-	wait_count "$T/be" || return
-	expect_eq "be grows alone" "$(growing "$T/be" 0.3)" grows
-	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" launch 3 "$T/lc")
-	wait_count "$T/lc" || return
+	local be lc i out
+	lcbe_pair 5 || return
+	be=$BE lc=$LC
 	expect_eq "on the same GPU" "$(field "$lc" gpu_uuids)" "$(field "$be" gpu_uuids)"
 	expect_eq "stored as lc" "$(sqlite3 "$T/nvq.db" "SELECT coalesce(lc, 0) FROM jobs WHERE id
 	    IN ($be, $lc) ORDER BY id")" "0
 1"
-	sleep 0.2
-	expect_eq "be waits while lc is busy" "$(growing "$T/be" 0.8)" still
 	expect_eq "lc runs" "$(growing "$T/lc" 0.3)" grows
 	sleep 0.3	# a report of the wait under way (every 100 ms)
-	expect_match "nvq gpus says which job is lc, and busy" "$(nvq gpus)" \
+	for i in $(seq 20); do
+		out=$(nvq gpus)
+		[[ $out == *"busy: be waits"* ]] && break
+		sleep 0.1
+	done
+	expect_match "nvq gpus says which job is lc, and busy" "$out" \
 	    " $be,$lc \(lc $lc, busy: be waits\)|$lc,$be \(lc $lc, busy: be waits\)"
 	expect_match "nvq show: lc's launch latencies while it runs" "$(nvq show "$lc")" \
 	    "latency_class +lc.*lc_p50_ns +[0-9.]+us.*lc_p99_ns +[0-9.]+us.*lc_p999_ns +[0-9.]+us"
@@ -68,17 +82,10 @@ beside)" "$(( (d - c) * 2 >= b - a ))" 1
 }
 
 t_lcbe_crash() {	# an lc job killed with SIGKILL mid-work never leaves be blocked
-	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	lcbe_config; start_nvqd || return
-	local be lc pid t0 t1 i
-	be=$(fsubmit -m 1G "$FAKE_JOB" launch 60 "$T/be")
-	wait_count "$T/be" || return
-	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" launch 60 "$T/lc")
-	wait_count "$T/lc" || return
-	wait_field "$lc" hook_pids '^[0-9]+$' || return
-	pid=$(field "$lc" hook_pids)
-	sleep 0.2
-	expect_eq "be waits" "$(growing "$T/be" 0.5)" still
+	local be lc pid t0 t1
+	lcbe_pair 60 || return
+	be=$BE lc=$LC pid=$(field "$LC" hook_pids)
 	t0=$(count "$T/be")
 	kill -9 "$pid"
 	sleep 1
@@ -94,7 +101,7 @@ t_lcbe_other_gpu() {	# be jobs on the other GPU never wait for an lc job
 	lcbe_config; start_nvqd || return
 	local be1 be2 lc
 	# 10G each: the lc job and be1 on one GPU, be2 alone on the other
-	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 6G "$FAKE_JOB" launch 30 "$T/lc")
+	lc=$(FAKE_KERNEL_US=50000 fsubmit --class lc -m 6G "$FAKE_JOB" launch 30 "$T/lc")
 	wait_count "$T/lc" || return
 	be1=$(fsubmit -m 6G "$FAKE_JOB" launch 30 "$T/be1")
 	be2=$(fsubmit -m 10G "$FAKE_JOB" launch 30 "$T/be2")
@@ -111,7 +118,7 @@ t_lcbe_bound() {	# a be launch waits at most be_max_wait, then goes on
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	lcbe_config 200; start_nvqd || return
 	local be lc a b
-	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" launch 30 "$T/lc")
+	lc=$(FAKE_KERNEL_US=50000 fsubmit --class lc -m 1G "$FAKE_JOB" launch 30 "$T/lc")
 	wait_count "$T/lc" || return
 	be=$(fsubmit -m 1G "$FAKE_JOB" launch 30 "$T/be")
 	sleep 1.5
@@ -206,15 +213,10 @@ t_lcbe_default() {	# [scheduler] default_class = lc: lc for those who may, be fo
 }
 
 t_lcbe_restart() {	# after a restart of nvqd both jobs take its new page: be still waits for lc
-	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	lcbe_config; start_nvqd || return
 	local be be2 lc
-	be=$(fsubmit -m 1G "$FAKE_JOB" launch 60 "$T/be")
-	wait_count "$T/be" || return
-	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" launch 10 "$T/lc")
-	wait_count "$T/lc" || return
-	sleep 0.2
-	expect_eq "be waits" "$(growing "$T/be" 0.5)" still
+	lcbe_pair 10 || return
+	be=$BE lc=$LC
 	stop_nvqd; start_nvqd || return
 	wait_field "$lc" hook_pids '^[0-9]+$' || return
 	wait_field "$be" hook_pids '^[0-9]+$' || return
@@ -233,15 +235,10 @@ t_lcbe_restart() {	# after a restart of nvqd both jobs take its new page: be sti
 }
 
 t_lcbe_hold() {	# an lc job held by nvq hold raises nothing: be runs meanwhile
-	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	lcbe_config; start_nvqd || return
 	local be lc
-	be=$(fsubmit -m 1G "$FAKE_JOB" launch 60 "$T/be")
-	wait_count "$T/be" || return
-	lc=$(FAKE_KERNEL_US=5000 fsubmit --class lc -m 1G "$FAKE_JOB" launch 60 "$T/lc")
-	wait_count "$T/lc" || return
-	sleep 0.2
-	expect_eq "be waits" "$(growing "$T/be" 0.5)" still
+	lcbe_pair 60 || return
+	be=$BE lc=$LC
 	expect_match "hold lc" "$(nvq hold "$lc")" "held"
 	sleep 0.3
 	expect_eq "be runs while lc is held" "$(growing "$T/be" 0.8)" grows
