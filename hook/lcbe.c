@@ -11,6 +11,9 @@
  * itself, then reads the bits; the watcher clears them, then reads the
  * count and raises them again if it moved: a launch never runs with its
  * bits down while the watcher thinks it idle.
+ * While a stream capture (CUDA graph) is under way in the process, the
+ * watcher does not synchronize (that would invalidate a capture of the
+ * global mode): the bits stay up until it ends.
  * be: a launch waits while lcbe_busy() says a GPU of its job has an lc
  * process at work, sleeping 20 us doubling to 1 ms, at most max_wait ms
  * per launch; the time is counted (lcbe_yielded_ns) and reported.
@@ -29,6 +32,8 @@
 
 #include "lcbe.h"
 #include "lcbe_page.h"
+
+#define LCBE_CAPTURES	64	/* streams capturing at once that are followed */
 
 int lcbe_role;
 
@@ -58,7 +63,10 @@ static struct {
 	uint64_t	wait_sum;	/* and the sum of their starts (ns) */
 	uint64_t	said;		/* be: the total last returned (the link's thread alone asks) */
 	uint64_t	hist[LCBE_HIST];	/* lc: launch latencies */
-} LB;
+	pthread_mutex_t	cap_mu;
+	void		*cap[LCBE_CAPTURES];	/* streams capturing now */
+	int		ncap;		/* how many (read without the mutex by the watcher) */
+} LB = { .cap_mu = PTHREAD_MUTEX_INITIALIZER };
 
 uint64_t
 lcbe_now(void)
@@ -153,7 +161,7 @@ lcbe_slow(int role)
 static void *
 lcbe_watch(void *arg)
 {
-	struct timespec tick = { 0, 100000000 }, nap = { 0, 20000 };
+	struct timespec tick = { 0, 100000000 }, nap = { 0, 20000 }, capnap = { 0, 1000000 };
 	struct lcbe_map *m;
 	uint64_t c0;
 
@@ -163,6 +171,11 @@ lcbe_watch(void *arg)
 		__atomic_store_n(&m->page->beat[m->slot], lcbe_now(), __ATOMIC_RELAXED);
 		if (!__atomic_load_n(&LB.raised, __ATOMIC_SEQ_CST)) {
 			syscall(SYS_futex, &LB.raised, FUTEX_WAIT_PRIVATE, 0, &tick, NULL, 0);
+			continue;
+		}
+		/* a synchronize would invalidate a capture under way: later */
+		if (__atomic_load_n(&LB.ncap, __ATOMIC_SEQ_CST) > 0) {
+			nanosleep(&capnap, NULL);
 			continue;
 		}
 		c0 = __atomic_load_n(&LB.count, __ATOMIC_SEQ_CST);
@@ -279,10 +292,29 @@ lcbe_take_hist(int *bucket, uint64_t *count, int max)
 }
 
 void
+lcbe_capture(void *s, int began)
+{
+	int k;
+
+	pthread_mutex_lock(&LB.cap_mu);
+	for (k = 0; k < LB.ncap && LB.cap[k] != s; k++)
+		;
+	if (began && k == LB.ncap && LB.ncap < LCBE_CAPTURES) {
+		LB.cap[k] = s;
+		__atomic_store_n(&LB.ncap, LB.ncap + 1, __ATOMIC_SEQ_CST);
+	} else if (!began && k < LB.ncap) {
+		LB.cap[k] = LB.cap[LB.ncap - 1];
+		__atomic_store_n(&LB.ncap, LB.ncap - 1, __ATOMIC_SEQ_CST);
+	}
+	pthread_mutex_unlock(&LB.cap_mu);
+}
+
+void
 lcbe_child(void)
 {
 	/* the parent's slot and watcher are not the child's: it links anew */
 	__atomic_store_n(&lcbe_role, LCBE_NONE, __ATOMIC_SEQ_CST);
 	/* the parent's maps stay mapped here (a fork copies them): not this child's to use */
 	memset(&LB, 0, sizeof(LB));
+	pthread_mutex_init(&LB.cap_mu, NULL);
 }

@@ -819,6 +819,15 @@ E CUresult cuDevicePrimaryCtxRetain(void **c, CUdevice d) { *c = (void *)(uintpt
 E CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { (void)d; return 0; }
 E CUresult cuCtxPushCurrent_v2(void *c) { fake_tls_ctx = c; return 0; }
 E CUresult cuCtxPopCurrent_v2(void **c) { *c = fake_tls_ctx; fake_tls_ctx = NULL; return 0; }
+/*
+ * Stream capture, the global mode's rule: a synchronize from any thread
+ * while a capture is under way invalidates it (the synchronize fails with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, the end with _INVALIDATED).
+ */
+static int fake_capturing, fake_capture_broken;
+E CUresult cuStreamBeginCapture_v2(CUstream s, int mode) { (void)s; (void)mode; count("cuStreamBeginCapture_v2"); __atomic_store_n(&fake_capture_broken, 0, __ATOMIC_SEQ_CST); __atomic_store_n(&fake_capturing, 1, __ATOMIC_SEQ_CST); return 0; }
+E CUresult cuStreamEndCapture(CUstream s, void **g) { (void)s; count("cuStreamEndCapture"); if (g) *g = NULL; __atomic_store_n(&fake_capturing, 0, __ATOMIC_SEQ_CST); return __atomic_load_n(&fake_capture_broken, __ATOMIC_SEQ_CST) ? 901 : 0; }
+
 /* FAKE_SYNC_HANG names a file that, while it exists, keeps a synchronize
  * waiting (work that waits on another process, as an NCCL kernel waits for
  * its peer's) */
@@ -828,6 +837,10 @@ cuCtxSynchronize(void)
 	const char *hang = getenv("FAKE_SYNC_HANG");
 
 	count("cuCtxSynchronize");
+	if (__atomic_load_n(&fake_capturing, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&fake_capture_broken, 1, __ATOMIC_SEQ_CST);
+		return 900;	/* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+	}
 	while (hang != NULL && access(hang, F_OK) == 0)
 		usleep(10000);
 	fake_kernel_wait();
@@ -855,6 +868,8 @@ static const struct { const char *name; void *fn; } fake_syms[] = {
 	{ "cuModuleGetFunction", (void *)cuModuleGetFunction },
 	{ "cuFuncGetName", (void *)cuFuncGetName },
 	{ "cuGraphLaunch", (void *)cuGraphLaunch }, { "cuGraphLaunch_ptsz", (void *)cuGraphLaunch_ptsz },
+	{ "cuStreamBeginCapture_v2", (void *)cuStreamBeginCapture_v2 },
+	{ "cuStreamEndCapture", (void *)cuStreamEndCapture },
 	{ "cuMemcpyHtoD_v2", (void *)cuMemcpyHtoD_v2 }, { "cuMemcpyHtoD_v2_ptds", (void *)cuMemcpyHtoD_v2_ptds },
 	{ "cuMemcpyDtoH_v2", (void *)cuMemcpyDtoH_v2 },
 	{ "cuMemAddressReserve", (void *)cuMemAddressReserve },
@@ -891,7 +906,8 @@ fake_resolve(const char *sym, void **pfn, int version, cuuint64_t flags)
 {
 	static const char *const v2[] = { "cuMemAlloc", "cuMemFree", "cuMemAllocPitch",
 	    "cuMemGetInfo", "cuDeviceTotalMem", "cuArrayCreate", "cuArray3DCreate",
-	    "cuGetProcAddress", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuIpcOpenMemHandle", NULL };
+	    "cuGetProcAddress", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuIpcOpenMemHandle",
+	    "cuStreamBeginCapture", NULL };
 	static const char *const ptsz[] = { "cuMemAllocAsync", "cuMemAllocFromPoolAsync",
 	    "cuMemFreeAsync", "cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch", NULL };
 	static const char *const ptds[] = { "cuMemcpyHtoD", NULL };
@@ -903,7 +919,8 @@ fake_resolve(const char *sym, void **pfn, int version, cuuint64_t flags)
 	name[sizeof(name) - 16] = '\0';
 	for (i = 0; v2[i]; i++)
 		if (strcmp(sym, v2[i]) == 0 && version >= (strcmp(sym, "cuGetProcAddress") == 0 ?
-		    12000 : strcmp(sym, "cuIpcOpenMemHandle") == 0 ? 11000 : 3020))
+		    12000 : strcmp(sym, "cuIpcOpenMemHandle") == 0 ? 11000 :
+		    strcmp(sym, "cuStreamBeginCapture") == 0 ? 10010 : 3020))
 			strcat(name, "_v2");
 	for (i = 0; ptsz[i]; i++)
 		if (strcmp(sym, ptsz[i]) == 0 && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))

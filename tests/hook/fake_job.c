@@ -6,6 +6,8 @@
  *
  *   fake_job bursts SECONDS FILE
  *	a request every 200 ms (a copy in, 10 launches), idle in between;
+ *   fake_job capture SECONDS
+ *	launches into a stream capture for SECONDS (see fake_capture);
  *   fake_job poke
  *	tries to write the lc/be page the hook mapped (see fake_poke);
  *   fake_job launch SECONDS FILE [BYTES]
@@ -780,6 +782,41 @@ fake_bursts(double secs, const char *file)
 	return 0;
 }
 
+/*
+ * fake_job capture SECONDS: an lc job capturing a CUDA graph: launches
+ * into a capture for SECONDS (as the fake driver sees a capture: a
+ * synchronize from any thread meanwhile breaks it), then ends it and
+ * prints "capture ok" or "capture invalidated (CODE)".
+ */
+static int
+fake_capture(double secs)
+{
+	typedef CUresult (*begin_fn)(CUstream, int);
+	typedef CUresult (*end_fn)(CUstream, void **);
+	launch_fn launch = (launch_fn)resolve("cuLaunchKernel");
+	begin_fn begin = (begin_fn)resolve("cuStreamBeginCapture");
+	end_fn end = (end_fn)resolve("cuStreamEndCapture");
+	CUstream s = (CUstream)(uintptr_t)0x5;
+	void *g = NULL;
+	double until;
+	CUresult r;
+
+	if (do_alloc(1 << 20) == -1)
+		return 1;
+	/* work before: the lc page is raised and the watcher at work */
+	launch(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	usleep(50000);
+	if (begin(s, 0) != CUDA_SUCCESS)
+		return 1;
+	for (until = now() + secs; now() < until; usleep(500))
+		launch(NULL, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL);
+	if ((r = end(s, &g)) == CUDA_SUCCESS)
+		printf("capture ok\n");
+	else
+		printf("capture invalidated (%d)\n", (int)r);
+	return 0;
+}
+
 static sigjmp_buf poke_jmp;
 
 static void
@@ -884,6 +921,8 @@ main(int argc, char **argv)
 	}
 	if (argc == 4 && strcmp(argv[1], "bursts") == 0)
 		return fake_bursts(atof(argv[2]), argv[3]);
+	if (argc == 3 && strcmp(argv[1], "capture") == 0)
+		return fake_capture(atof(argv[2]));
 	if (argc == 2 && strcmp(argv[1], "poke") == 0)
 		return fake_poke();
 	if (argc == 5 && strcmp(argv[1], "ddp") == 0)

@@ -247,3 +247,12 @@ t_lcbe_hold() {	# an lc job held by nvq hold raises nothing: be runs meanwhile
 	expect_eq "and waits again once it is released" "$(growing "$T/be" 0.8)" still
 	nvq cancel "$be" "$lc" > /dev/null
 }
+
+t_lcbe_capture() {	# the lc watcher never synchronizes while a CUDA graph is being captured
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	lcbe_config; start_nvqd || return
+	local lc
+	lc=$(FAKE_KERNEL_US=2000 fsubmit --class lc -m 1G "$FAKE_JOB" capture 1)
+	nvq wait "$lc" > /dev/null
+	expect_eq "the capture survives" "$(nvq log "$lc")" "capture ok"
+}
