@@ -313,7 +313,7 @@ $(FUZZ_DIR)/fuzz_proto: tests/fuzz/fuzz_proto.c common/proto.c
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c nvqd/qos.c nvqd/lcclass.c common/parse.c common/paths.c \
 	    common/rlimits.c common/roff.c
 $(FUZZ_DIR)/fuzz_parse: tests/fuzz/fuzz_parse.c common/parse.c
-$(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/gpu/hookmsg.c common/proto.c
+$(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/gpu/hookmsg.c nvqd/gpu/lcbestat.c common/proto.c
 $(FUZZ_DIR)/fuzz_status: tests/fuzz/fuzz_status.c common/status.c
 $(FUZZ_DIR)/fuzz_slurm: tests/fuzz/fuzz_slurm.c nvqd/engine/slurmjob.c
 $(FUZZ_DIR)/fuzz_%:

@@ -33,8 +33,9 @@ lcbestat_parse(const struct proto_msg *m, struct lcbestat_claims *c, char *err, 
 			}
 			b = (int)f->i;
 		} else if (strcmp(f->key, "ln") == 0) {
-			if (b < 0 || f->kind != 'i' || f->i < 0) {
-				snprintf(err, errlen, "a report's ln must follow its lb, 0 or more");
+			if (b < 0 || f->kind != 'i' || f->i < 0 || f->i > LCBESTAT_MAX_COUNT) {
+				snprintf(err, errlen, "a report's ln must follow its lb, from 0 to %lld",
+				    (long long)LCBESTAT_MAX_COUNT);
 				return -1;
 			}
 			c->bucket[c->n] = b;

@@ -13,6 +13,7 @@
 #include "proto.h"
 
 #define LCBESTAT_PAIRS	32	/* (bucket, count) pairs in one report */
+#define LCBESTAT_MAX_COUNT	(1LL << 32)	/* launches of one pair: a job's sums never wrap */
 
 struct lcbestat_claims {
 	int		has_yield;
@@ -25,7 +26,7 @@ struct lcbestat_claims {
 /*
  * A report's "yield_us", then pairs "lb" (bucket), "ln" (count): 0, or -1
  * with err set (a bucket out of range, a count before its bucket, more than
- * LCBESTAT_PAIRS, a negative figure).  Other fields are not looked at.
+ * LCBESTAT_PAIRS, a negative figure, a count over LCBESTAT_MAX_COUNT).  Other fields are not looked at.
  */
 int		lcbestat_parse(const struct proto_msg *, struct lcbestat_claims *, char *err,
 		    size_t errlen);

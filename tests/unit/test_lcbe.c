@@ -110,6 +110,8 @@ test_parse(void **state)
 		{ "lb=4 lb=5 ln=1", -1, 0, 0, 0, 0 },	/* a bucket with no count */
 		{ "lb=4", -1, 0, 0, 0, 0 },
 		{ "lb=4 ln=-2", -1, 0, 0, 0, 0 },
+		{ "lb=4 ln=4294967297", -1, 0, 0, 0, 0 },	/* over LCBESTAT_MAX_COUNT */
+		{ "lb=4 ln=4294967296", 0, 0, 1, 0, 4294967296ULL },
 	};
 	struct lcbestat_claims c;
 	char err[256], many[1024];
