@@ -39,6 +39,8 @@ t_lcbe_yield() {	# be launches stop while the lc job is busy and resume when it 
 	expect_eq "stored as lc" "$(sqlite3 "$T/nvq.db" "SELECT coalesce(lc, 0) FROM jobs WHERE id
 	    IN ($be, $lc) ORDER BY id")" "0
 1"
+	expect_eq "nvq list's class column" "$(nvq list --format id,class | awk 'NR > 1 { print $2 }' |
+	    tr '\n' ' ')" "be lc "
 	expect_eq "lc runs" "$(growing "$T/lc" 0.3)" grows
 	sleep 0.3	# a report of the wait under way (every 100 ms)
 	for i in $(seq 20); do
