@@ -29,6 +29,14 @@ struct lcclass {
 	struct qos_class who;		/* users and groups resolved (lcclass_finish) */
 };
 
+/* Who submits: uid, gid and groups (n), and the lc jobs they have now. */
+struct lcclass_who {
+	uint32_t	uid, gid;
+	const gid_t	*groups;
+	int		ngroups;
+	int		active;		/* pending, running, suspended, and in the batch */
+};
+
 /* Resolves users and groups after the file is read: 0, or -1 with msg set. */
 int	lcclass_finish(struct lcclass *, char *msg, size_t len);
 /*
@@ -37,5 +45,15 @@ int	lcclass_finish(struct lcclass *, char *msg, size_t len);
  */
 int	lcclass_may_use(const struct lcclass *, uint32_t uid, uint32_t gid, const gid_t *groups,
 	    int n);
+
+/*
+ * A submit's class: asked ("lc", "be", or NULL for [scheduler]
+ * default_class) by w, for ntasks jobs.  0 with *lc set (1: lc), or -1
+ * with the refusal in err (one line): a class that is not one, lc for one
+ * who may not, or past max_jobs_per_user (root exempt).  A default of lc
+ * never refuses: it is be for one who may not, or who is at the limit.
+ */
+int	lcclass_decide(const struct lcclass *, const char *asked, const struct lcclass_who *w,
+	    int ntasks, int *lc, char *err, size_t len);
 
 #endif

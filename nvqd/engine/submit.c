@@ -857,43 +857,15 @@ submit_qos(struct submit_req *r, const struct proto_msg *m, const char **qos)
 	return 0;
 }
 
-/*
- * --class lc|be (issue 43): 1 for lc, 0 for be (the default), if the sender
- * may use it and its ntasks jobs stay within [class lc] max_jobs_per_user;
- * -1 with the refusal set.
- */
+/* --class lc|be (issue 43): lcclass_decide, with the sender's lc jobs; 0, or -1 with the refusal set. */
 static int
 submit_class(struct submit_req *r, const struct proto_msg *m, int ntasks, int *lc)
 {
-	const char *c = proto_str(m, "class");
-	int max, n;
+	struct lcclass_who w = { r->from->uid, r->from->gid, r->from->groups, r->from->ngroups,
+	    engine_lc_active(r->e, r->from->uid) + submit_queued_lc(r->from->uid) };
 
-	*lc = 0;
-	/* the default: lc only for those who may, within their limit */
-	if (c == NULL && r->e->cfg.lcbe.default_lc && lcclass_may_use(&r->e->cfg.lcbe,
-	    r->from->uid, r->from->gid, r->from->groups, r->from->ngroups) &&
-	    (r->from->uid == 0 || r->e->cfg.lcbe.max_jobs_per_user == 0 ||
-	    engine_lc_active(r->e, r->from->uid) + submit_queued_lc(r->from->uid) + ntasks <=
-	    r->e->cfg.lcbe.max_jobs_per_user))
-		*lc = 1;
-	if (c == NULL || strcmp(c, "be") == 0)
-		return 0;
-	if (strcmp(c, "lc") != 0)
-		return submit_error(r, "--class %.16s: not a class (lc or be); nothing was queued",
-		    c);
-	if (!lcclass_may_use(&r->e->cfg.lcbe, r->from->uid, r->from->gid, r->from->groups,
-	    r->from->ngroups))
-		return submit_error(r, "--class lc: you may not submit latency-critical jobs "
-		    "(nvq.ini's [class lc] users and groups); nothing was queued");
-	/* root is exempt, as from max_pending */
-	if (r->from->uid != 0 && (max = r->e->cfg.lcbe.max_jobs_per_user) > 0 &&
-	    (n = engine_lc_active(r->e, r->from->uid) + submit_queued_lc(r->from->uid)) +
-	    ntasks > max)
-		return submit_error(r, "--class lc: you have %d latency-critical jobs%s: [class lc] "
-		    "max_jobs_per_user is %d; nothing was queued", n, ntasks > 1 ?
-		    " and ask for more" : "", max);
-	*lc = 1;
-	return 0;
+	return lcclass_decide(&r->e->cfg.lcbe, proto_str(m, "class"), &w, ntasks, lc, r->err,
+	    r->errlen);
 }
 
 /*

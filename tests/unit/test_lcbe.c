@@ -2,7 +2,7 @@
  * test_lcbe.c: lc/be's pure parts (issue 43): the latency buckets the hook
  * counts and nvqd reads (lcbe_page.h), percentiles (lcbestat_quantile), a
  * report's claims (lcbestat_parse), when a be launch waits (lcbe_busy), and
- * who may submit lc (lcclass_may_use).  Table-driven.
+ * who may submit lc and what a submit's class is (lcclass).  Table-driven.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -189,6 +189,58 @@ test_who(void **state)
 	assert_non_null(strstr(msg, "no user"));
 }
 
+/* a submit's class, row by row: asked, who, the limit, the default */
+static void
+test_decide(void **state)
+{
+	static const struct {
+		const char	*name, *asked;
+		uint32_t	uid;
+		int		active, ntasks, limit, dflt;
+		int		rc, lc;
+		const char	*err;	/* a word of the refusal */
+	} t[] = {
+		{ "nothing asked: be", NULL, 1001, 0, 1, 0, 0, 0, 0, NULL },
+		{ "be asked: be, for anyone", "be", 1005, 0, 1, 0, 0, 0, 0, NULL },
+		{ "lc for one named", "lc", 1001, 0, 1, 0, 0, 0, 1, NULL },
+		{ "lc for one not named: refused", "lc", 1005, 0, 1, 0, 0, -1, 0, "may not" },
+		{ "lc for root, not named: yes", "lc", 0, 0, 1, 0, 0, 0, 1, NULL },
+		{ "a class that is not one", "LC", 1001, 0, 1, 0, 0, -1, 0, "not a class" },
+		{ "at the limit: refused", "lc", 1001, 2, 1, 2, 0, -1, 0, "max_jobs_per_user is 2" },
+		{ "below it: yes", "lc", 1001, 1, 1, 2, 0, 0, 1, NULL },
+		{ "an array past it: refused", "lc", 1001, 1, 2, 2, 0, -1, 0, "ask for more" },
+		{ "root past it: yes", "lc", 0, 5, 1, 2, 0, 0, 1, NULL },
+		{ "default lc, one named: lc", NULL, 1001, 0, 1, 0, 1, 0, 1, NULL },
+		{ "default lc, one not named: be, not refused", NULL, 1005, 0, 1, 0, 1, 0, 0, NULL },
+		{ "default lc at the limit: be, not refused", NULL, 1001, 2, 1, 2, 1, 0, 0, NULL },
+	};
+	static struct lcclass c;
+	struct lcclass_who w;
+	char err[256], msg[256];
+	size_t i;
+	int lc;
+
+	(void)state;
+	strcpy(c.users, "1001,1002");
+	assert_int_equal(lcclass_finish(&c, msg, sizeof(msg)), 0);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		memset(&w, 0, sizeof(w));
+		w.uid = t[i].uid;
+		w.gid = 100;
+		w.active = t[i].active;
+		c.max_jobs_per_user = t[i].limit;
+		c.default_lc = t[i].dflt;
+		err[0] = '\0';
+		lc = -1;
+		if (lcclass_decide(&c, t[i].asked, &w, t[i].ntasks, &lc, err, sizeof(err)) !=
+		    t[i].rc || (t[i].rc == 0 && lc != t[i].lc) ||
+		    (t[i].err != NULL && strstr(err, t[i].err) == NULL)) {
+			print_error("%s: got lc %d, '%s'\n", t[i].name, lc, err);
+			fail();
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -198,6 +250,7 @@ main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_busy),
 		cmocka_unit_test(test_who),
+		cmocka_unit_test(test_decide),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
