@@ -1,14 +1,15 @@
 /*
- * lcbe_page.h: the page nvqd shares with every hook for latency-critical (lc)
- * and best-effort (be) jobs on one GPU (issue 43): its layout, and the one
- * rule both sides read it by.
+ * lcbe_page.h: the page nvqd shares, one per GPU, with the hooks of the
+ * jobs there for latency-critical (lc) and best-effort (be) jobs (issue
+ * 43): its layout, and the one rule both sides read it by.
  *
- * nvqd makes it (a memfd, root's, mode 0644) and hands it over the hook's
- * socket at hello (SCM_RIGHTS): writable to an lc job's processes, opened
- * read-only for a be job's (a read-only mapping of it cannot be made
- * writable, and the file cannot be opened again for writing by another
- * user).  up[g] has bit s set while the lc process in slot s has work
- * queued or running on GPU g (its index in nvqd); beat[s] is the last time
+ * nvqd makes GPU g's (a memfd, root's, mode 0644) and hands it over the
+ * hook's socket at hello (SCM_RIGHTS) to the processes of jobs on g alone:
+ * writable to an lc job's, opened read-only for a be job's (a read-only
+ * mapping of it cannot be made writable, and the file cannot be opened
+ * again for writing by another user).  In GPU g's page, up[g] has bit s set
+ * while the lc process in slot s has work queued or running on GPU g (its
+ * index in nvqd; the other words stay 0); beat[s] is the last time
  * (CLOCK_MONOTONIC, ns) that process's hook said it lives, owner[s] its
  * job.  nvqd gives each lc process a slot at hello and clears the slot's
  * bits when its connection closes (the process ended, or was killed).

@@ -43,11 +43,11 @@ int lcbe_role;
  * the old one stays mapped (launches may be reading it), 4 KiB a restart.
  */
 struct lcbe_map {
-	struct lcbe_page *page;
+	struct lcbe_page *page[LCBE_MAX_PAGES];	/* of gpus[k]: its word is up[gpus[k]] */
 	int		lc;
 	int		slot;
 	uint64_t	bit;
-	int		gpus[LCBE_GPUS];
+	int		gpus[LCBE_MAX_PAGES];
 	int		n;
 	uint64_t	max_wait_ns;
 };
@@ -90,8 +90,8 @@ lcbe_raise(const struct lcbe_map *m)
 
 	for (k = 0; k < m->n; k++) {
 		g = m->gpus[k];
-		if (!(__atomic_load_n(&m->page->up[g], __ATOMIC_SEQ_CST) & m->bit)) {
-			__atomic_fetch_or(&m->page->up[g], m->bit, __ATOMIC_SEQ_CST);
+		if (!(__atomic_load_n(&m->page[k]->up[g], __ATOMIC_SEQ_CST) & m->bit)) {
+			__atomic_fetch_or(&m->page[k]->up[g], m->bit, __ATOMIC_SEQ_CST);
 			was = 1;
 		}
 	}
@@ -105,7 +105,18 @@ lcbe_lower(const struct lcbe_map *m)
 	int k;
 
 	for (k = 0; k < m->n; k++)
-		__atomic_fetch_and(&m->page->up[m->gpus[k]], ~m->bit, __ATOMIC_SEQ_CST);
+		__atomic_fetch_and(&m->page[k]->up[m->gpus[k]], ~m->bit, __ATOMIC_SEQ_CST);
+}
+
+/* An lc process says it lives, on each of its pages. */
+static void
+lcbe_beat(const struct lcbe_map *m)
+{
+	uint64_t now = lcbe_now();
+	int k;
+
+	for (k = 0; k < m->n; k++)
+		__atomic_store_n(&m->page[k]->beat[m->slot], now, __ATOMIC_RELAXED);
 }
 
 static int
@@ -114,7 +125,7 @@ lcbe_busy_any(const struct lcbe_map *m, uint64_t now)
 	int k;
 
 	for (k = 0; k < m->n; k++)
-		if (lcbe_busy(m->page, m->gpus[k], now))
+		if (lcbe_busy(m->page[k], m->gpus[k], now))
 			return 1;
 	return 0;
 }
@@ -136,7 +147,7 @@ lcbe_slow(int role)
 	}
 	/* nothing up on its GPUs: a load per GPU, no clock */
 	for (k = 0; k < m->n; k++)
-		if (__atomic_load_n(&m->page->up[m->gpus[k]], __ATOMIC_RELAXED) != 0)
+		if (__atomic_load_n(&m->page[k]->up[m->gpus[k]], __ATOMIC_RELAXED) != 0)
 			break;
 	if (k == m->n || !lcbe_busy_any(m, start = lcbe_now()))
 		return;
@@ -168,7 +179,7 @@ lcbe_watch(void *arg)
 	(void)arg;
 	for (;;) {
 		m = lcbe_map();
-		__atomic_store_n(&m->page->beat[m->slot], lcbe_now(), __ATOMIC_RELAXED);
+		lcbe_beat(m);
 		if (!__atomic_load_n(&LB.raised, __ATOMIC_SEQ_CST)) {
 			syscall(SYS_futex, &LB.raised, FUTEX_WAIT_PRIVATE, 0, &tick, NULL, 0);
 			continue;
@@ -193,38 +204,41 @@ lcbe_watch(void *arg)
 }
 
 int
-lcbe_attach(int fd, int lc, int slot, int64_t max_wait_ms, const int *gpus, int n,
+lcbe_attach(const int *fds, int lc, int slot, int64_t max_wait_ms, const int *gpus, int n,
     void (*sync)(void))
 {
 	struct lcbe_map *m, *old = lcbe_map();
 	sigset_t all, sigs;
 	pthread_t t;
 	void *p;
-	int k;
+	int k, ok = 1;
 
 	/* a process is of one class for its life: a page for another is refused */
-	if (n <= 0 || (lc && (slot < 0 || slot >= LCBE_SLOTS)) ||
-	    (old != NULL && old->lc != (lc != 0)) || (m = calloc(1, sizeof(*m))) == NULL) {
-		close(fd);
-		return -1;
-	}
-	/* a be process's descriptor is read-only: so is its mapping, for good */
-	p = mmap(NULL, LCBE_SIZE, lc ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED) {
-		free(m);
-		return -1;
-	}
-	m->page = p;
-	m->lc = lc != 0;
-	for (k = 0; k < n && m->n < LCBE_GPUS; k++)
-		if (gpus[k] >= 0 && gpus[k] < LCBE_GPUS)
+	if (n <= 0 || n > LCBE_MAX_PAGES || (lc && (slot < 0 || slot >= LCBE_SLOTS)) ||
+	    (old != NULL && old->lc != (lc != 0)) || (m = calloc(1, sizeof(*m))) == NULL)
+		ok = 0;
+	/* a be process's descriptors are read-only: so are its mappings, for good */
+	for (k = 0; k < n; k++) {
+		if (ok && gpus[k] >= 0 && gpus[k] < LCBE_GPUS && (p = mmap(NULL, LCBE_SIZE,
+		    lc ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fds[k], 0)) != MAP_FAILED) {
+			m->page[m->n] = p;
 			m->gpus[m->n++] = gpus[k];
+		} else if (ok) {
+			ok = 0;
+			while (m->n > 0)
+				munmap(m->page[--m->n], LCBE_SIZE);
+			free(m);
+		}
+		close(fds[k]);
+	}
+	if (!ok)
+		return -1;
+	m->lc = lc != 0;
 	m->max_wait_ns = (uint64_t)(max_wait_ms > 0 ? max_wait_ms : 1000) * 1000000ULL;
 	if (lc) {
 		m->slot = slot;
 		m->bit = 1ULL << slot;
-		__atomic_store_n(&m->page->beat[slot], lcbe_now(), __ATOMIC_RELAXED);
+		lcbe_beat(m);
 	}
 	LB.sync = sync;
 	__atomic_store_n(&LB.cur, m, __ATOMIC_RELEASE);
@@ -252,7 +266,7 @@ lcbe_tick(void)
 	struct lcbe_map *m = lcbe_map();
 
 	if (m != NULL && m->lc)
-		__atomic_store_n(&m->page->beat[m->slot], lcbe_now(), __ATOMIC_RELAXED);
+		lcbe_beat(m);
 }
 
 uint64_t

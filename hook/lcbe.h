@@ -21,14 +21,16 @@ enum lcbe_role { LCBE_NONE = 0, LCBE_BE, LCBE_LC };
 
 extern int lcbe_role;
 
+#define LCBE_MAX_PAGES	16	/* GPUs of a job whose pages a process takes */
+
 /*
- * The page (fd, the caller's: closed here), as nvqd gave it: lc, its slot
- * (lc only), the bound of a be launch's wait in ms, and the word indexes of
- * the job's GPUs (n of them).  sync drains this process's GPU work.
+ * The pages (fds, one per GPU, the caller's: closed here), as nvqd gave
+ * them: lc, its slot (lc only), the bound of a be launch's wait in ms, and
+ * the indexes of the job's GPUs (n of them, fds[k] GPU gpus[k]'s page).  sync drains this process's GPU work.
  * Again after a reconnection: the new nvqd's page takes the old one's place.
  * 0, or -1 (the process goes on as of no class).
  */
-int	lcbe_attach(int fd, int lc, int slot, int64_t max_wait_ms, const int *gpus, int n,
+int	lcbe_attach(const int *fds, int lc, int slot, int64_t max_wait_ms, const int *gpus, int n,
 	    void (*sync)(void));
 /* The link's tick: an lc process says it lives. */
 void	lcbe_tick(void);

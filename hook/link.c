@@ -89,7 +89,8 @@ static struct {
 	uint64_t	sent_shared;	/* ops->unmovable() as last reported */
 	uint64_t	sent_staged;	/* offload_staged() as last reported */
 	uint64_t	sent_yield_us;	/* lcbe_yielded_ns() / 1000 as last reported */
-	int		lcbe_fd;	/* the page's descriptor, come with nvqd's bytes; -1 */
+	int		lcbe_fd[LCBE_MAX_PAGES];	/* the pages' descriptors, come with */
+	int		lcbe_nfd;			/* nvqd's bytes (MSG_HOOK_LCBE) */
 	int		sent_n;
 	char		uuid[BUDGET_MAX_DEV][64];
 	struct {			/* the last refusal, until sent (link_refused) */
@@ -97,7 +98,7 @@ static struct {
 		uint64_t	asked, used, limit;
 	}		oom;
 } L = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1,
-	.wake = { -1, -1 }, .lcbe_fd = -1 };
+	.wake = { -1, -1 } };
 
 static double
 link_now(void)
@@ -438,21 +439,30 @@ link_message(const struct proto_msg *m)
 	}
 }
 
+/* The pages' descriptors not taken yet, closed. */
+static void
+link_lcbe_drop(void)
+{
+	while (L.lcbe_nfd > 0)
+		close(L.lcbe_fd[--L.lcbe_nfd]);
+}
+
 /*
- * Reads bytes from nvqd, and the descriptor that may come with them (the
- * lc/be page, MSG_HOOK_LCBE): kept until that message is handled.
+ * Reads bytes from nvqd, and the descriptors that may come with them (the
+ * lc/be pages, MSG_HOOK_LCBE): kept until that message is handled.
  */
 static ssize_t
 link_recv(void *buf, size_t len)
 {
 	union {
 		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int))];
+		char		b[CMSG_SPACE(sizeof(int) * LCBE_MAX_PAGES)];
 	} u;
 	struct iovec iov = { buf, len };
 	struct msghdr mh;
 	struct cmsghdr *c;
 	ssize_t n;
+	size_t k, nfd;
 	int fd;
 
 	memset(&mh, 0, sizeof(mh));
@@ -462,14 +472,19 @@ link_recv(void *buf, size_t len)
 	mh.msg_controllen = sizeof(u.b);
 	if ((n = recvmsg(L.fd, &mh, MSG_CMSG_CLOEXEC)) <= 0)
 		return n;
-	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int))) {
-			memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-			if (L.lcbe_fd >= 0)
-				close(L.lcbe_fd);
-			L.lcbe_fd = fd;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		link_lcbe_drop();	/* what came before and was never used */
+		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < nfd; k++) {
+			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(fd));
+			if (L.lcbe_nfd < LCBE_MAX_PAGES)
+				L.lcbe_fd[L.lcbe_nfd++] = fd;
+			else
+				close(fd);
 		}
+	}
 	return n;
 }
 
@@ -479,22 +494,26 @@ link_lcbe_sync(void)
 	L.ops->sync(BUDGET_MAX_DEV);
 }
 
-/* nvqd's lc/be page: "lc" 1 or 0, "slot", "wait" (ms), "gpu" per GPU of the job. */
+/*
+ * nvqd's lc/be pages: "lc" 1 or 0, "slot", "wait" (ms), then "gpu" per GPU
+ * of the job, in the order of the descriptors that came with the bytes.
+ */
 static void
 link_lcbe(const struct proto_msg *m)
 {
-	int gpus[BUDGET_MAX_DEV], n = 0, i, lc = proto_int(m, "lc", 0) == 1;
-	int fd = L.lcbe_fd;
+	int gpus[LCBE_MAX_PAGES], n = 0, i, lc = proto_int(m, "lc", 0) == 1;
 
-	L.lcbe_fd = -1;
-	if (fd < 0)
-		return;
-	for (i = 0; i < m->nfields && n < BUDGET_MAX_DEV; i++)
+	for (i = 0; i < m->nfields && n < LCBE_MAX_PAGES; i++)
 		if (strcmp(m->fields[i].key, "gpu") == 0 && m->fields[i].kind == 'i')
 			gpus[n++] = (int)m->fields[i].i;
-	if (lcbe_attach(fd, lc, (int)proto_int(m, "slot", -1), proto_int(m, "wait", 1000), gpus,
-	    n, link_lcbe_sync) == -1)
-		L.ops->log("the lc/be page could not be attached: this process neither yields "
+	if (n == 0 || n != L.lcbe_nfd) {
+		link_lcbe_drop();
+		return;
+	}
+	L.lcbe_nfd = 0;	/* lcbe_attach closes them */
+	if (lcbe_attach(L.lcbe_fd, lc, (int)proto_int(m, "slot", -1), proto_int(m, "wait", 1000),
+	    gpus, n, link_lcbe_sync) == -1)
+		L.ops->log("the lc/be pages could not be attached: this process neither yields "
 		    "nor is yielded to");
 	else
 		L.ops->log("attached as %s on %d GPUs", lc ? "lc" : "be", n);
@@ -834,9 +853,7 @@ link_child(void)
 	L.fd = L.wake[0] = L.wake[1] = -1;
 	cut_child(-1);
 	lcbe_child();
-	if (L.lcbe_fd >= 0)
-		close(L.lcbe_fd);
-	L.lcbe_fd = -1;
+	link_lcbe_drop();
 	L.cut_seq = 0;
 	L.cut_sent_n = 0;
 	L.started = L.first_done = L.waiting = L.want_sent = L.idle_sent = 0;

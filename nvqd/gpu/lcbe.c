@@ -1,11 +1,12 @@
 /*
  * lcbe.c: the lc/be page and its slots (lcbe.h).
  *
- * The page is a memfd, made at the first hello that needs it, mode 0644
- * and nvqd's (root's): an lc process gets the read-write descriptor, a be
- * process one opened read-only through /proc/self/fd (its mapping can
- * never be made writable, and it cannot open the file again for writing:
- * it is not the owner).  Slots are the lc processes of the host, one per
+ * A page per GPU, a memfd made at the first hello of a job there, mode
+ * 0644 and nvqd's (root's): an lc process gets the read-write descriptors
+ * of its job's GPUs' pages alone, a be process ones opened read-only
+ * through /proc/self/fd (its mapping can never be made writable, and it
+ * cannot open the file again for writing: it is not the owner).  In GPU
+ * g's page only up[g] is used (common/lcbe_page.h).  Slots are the lc processes of the host, one per
  * hook session; a slot's bits and owner are cleared when it is released,
  * so an lc job killed with SIGKILL leaves nothing up once nvqd sees its
  * connections close.  Costs: a hello is O(slots); nothing here walks jobs.
@@ -24,44 +25,48 @@
 #include "lcbestat.h"
 #include "log.h"
 
-struct lcbe {
+/* One GPU's page: made at the first hello of a job there. */
+struct lcbe_gpu {
 	int		fd_rw, fd_ro;
 	struct lcbe_page *page;
-	int		used[LCBE_SLOTS];
-	int		failed;		/* could not be made: said once */
+	int		failed;		/* could not be made: said once, not tried again */
 };
 
-static struct lcbe *
-lcbe_get(struct engine *e)
-{
-	struct lcbe *l = e->lcbe;
-	char path[64];
-	void *p;
+struct lcbe {
+	struct lcbe_gpu	g[LCBE_GPUS];
+	int		used[LCBE_SLOTS];
+};
 
-	if (l != NULL)
-		return l->page != NULL ? l : NULL;
-	if ((l = calloc(1, sizeof(*l))) == NULL)
-		return NULL;
-	e->lcbe = l;
-	l->fd_rw = l->fd_ro = -1;
-	if ((l->fd_rw = memfd_create("nvq-lcbe", MFD_CLOEXEC)) == -1 ||
-	    ftruncate(l->fd_rw, LCBE_SIZE) == -1 || fchmod(l->fd_rw, 0644) == -1)
+/* GPU g's page, made if need be; NULL if it cannot be. */
+static struct lcbe_gpu *
+lcbe_page_of(struct lcbe *l, int g)
+{
+	struct lcbe_gpu *p = &l->g[g];
+	char path[64];
+	void *m;
+
+	if (p->page != NULL || p->failed)
+		return p->page != NULL ? p : NULL;
+	p->fd_rw = p->fd_ro = -1;
+	if ((p->fd_rw = memfd_create("nvq-lcbe", MFD_CLOEXEC)) == -1 ||
+	    ftruncate(p->fd_rw, LCBE_SIZE) == -1 || fchmod(p->fd_rw, 0644) == -1)
 		goto fail;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", l->fd_rw);
-	if ((l->fd_ro = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p->fd_rw);
+	if ((p->fd_ro = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		goto fail;
-	if ((p = mmap(NULL, LCBE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd_rw, 0)) ==
+	if ((m = mmap(NULL, LCBE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd_rw, 0)) ==
 	    MAP_FAILED)
 		goto fail;
-	l->page = p;
-	return l;
+	p->page = m;
+	return p;
 fail:
-	log_warn("the lc/be page could not be made: --class lc jobs are not yielded to");
-	if (l->fd_rw >= 0)
-		close(l->fd_rw);
-	if (l->fd_ro >= 0)
-		close(l->fd_ro);
-	l->fd_rw = l->fd_ro = -1;
+	log_warn("GPU %d: the lc/be page could not be made: lc jobs there are not yielded to", g);
+	if (p->fd_rw >= 0)
+		close(p->fd_rw);
+	if (p->fd_ro >= 0)
+		close(p->fd_ro);
+	p->fd_rw = p->fd_ro = -1;
+	p->failed = 1;
 	return NULL;
 }
 
@@ -69,10 +74,13 @@ int
 lcbe_hello(struct engine *e, struct server_conn *conn, struct job *j)
 {
 	struct proto_buf b = { 0 };
-	struct lcbe *l;
-	int g, slot = -1;
+	struct lcbe_gpu *p[LCBE_MAX_FDS];
+	struct lcbe *l = e->lcbe;
+	int fds[LCBE_MAX_FDS], g, k, n = 0, slot = -1;
 
-	if (j->gpumask == 0 || (l = lcbe_get(e)) == NULL)
+	if (j->gpumask == 0)
+		return -1;
+	if (l == NULL && (l = e->lcbe = calloc(1, sizeof(*l))) == NULL)
 		return -1;
 	if (j->lc) {
 		for (slot = 0; slot < LCBE_SLOTS && l->used[slot]; slot++)
@@ -88,17 +96,26 @@ lcbe_hello(struct engine *e, struct server_conn *conn, struct job *j)
 	if (j->lc)
 		proto_put_int(&b, "slot", slot);
 	proto_put_int(&b, "wait", e->cfg.lcbe.be_max_wait);
-	for (g = 0; g < e->gpus.n && g < LCBE_GPUS; g++)
-		if (j->gpumask & (1ULL << g))
+	/* a page per GPU of the job, in this order: an lc process writes its GPUs' alone */
+	for (g = 0; g < e->gpus.n && g < LCBE_GPUS && n < LCBE_MAX_FDS; g++)
+		if ((j->gpumask & (1ULL << g)) && (p[n] = lcbe_page_of(l, g)) != NULL) {
 			proto_put_int(&b, "gpu", g);
-	if (server_push_fd(conn, &b, j->lc ? l->fd_rw : l->fd_ro) == -1) {
-		log_warnx("job %lld: the lc/be page could not be sent to a process", (long long)j->id);
+			fds[n] = j->lc ? p[n]->fd_rw : p[n]->fd_ro;
+			n++;
+		}
+	if (n == 0) {
+		proto_buf_free(&b);
+		return -1;
+	}
+	if (server_push_fd(conn, &b, fds, n) == -1) {
+		log_warnx("job %lld: the lc/be pages could not be sent to a process", (long long)j->id);
 		return -1;
 	}
 	if (!j->lc)
 		return -1;
 	l->used[slot] = 1;
-	__atomic_store_n(&l->page->owner[slot], j->id, __ATOMIC_RELAXED);
+	for (k = 0; k < n; k++)
+		__atomic_store_n(&p[k]->page->owner[slot], j->id, __ATOMIC_RELAXED);
 	return slot;
 }
 
@@ -106,14 +123,18 @@ void
 lcbe_release(struct engine *e, int slot)
 {
 	struct lcbe *l = e->lcbe;
+	struct lcbe_page *p;
 	int g;
 
-	if (l == NULL || l->page == NULL || slot < 0 || slot >= LCBE_SLOTS || !l->used[slot])
+	if (l == NULL || slot < 0 || slot >= LCBE_SLOTS || !l->used[slot])
 		return;
-	for (g = 0; g < LCBE_GPUS; g++)
-		__atomic_fetch_and(&l->page->up[g], ~(1ULL << slot), __ATOMIC_SEQ_CST);
-	__atomic_store_n(&l->page->beat[slot], 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&l->page->owner[slot], 0, __ATOMIC_RELAXED);
+	for (g = 0; g < LCBE_GPUS; g++) {
+		if ((p = l->g[g].page) == NULL)
+			continue;
+		__atomic_fetch_and(&p->up[g], ~(1ULL << slot), __ATOMIC_SEQ_CST);
+		__atomic_store_n(&p->beat[slot], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->owner[slot], 0, __ATOMIC_RELAXED);
+	}
 	l->used[slot] = 0;
 }
 
@@ -159,8 +180,8 @@ lcbe_gpu(struct engine *e, int g, const char *ids, char *lc, size_t len)
 	}
 	if (off >= len && len > 0)
 		lc[len - 1] = '\0';
-	return l != NULL && l->page != NULL && g >= 0 && g < LCBE_GPUS &&
-	    __atomic_load_n(&l->page->up[g], __ATOMIC_RELAXED) != 0;
+	return l != NULL && g >= 0 && g < LCBE_GPUS && l->g[g].page != NULL &&
+	    __atomic_load_n(&l->g[g].page->up[g], __ATOMIC_RELAXED) != 0;
 }
 
 void
@@ -179,15 +200,20 @@ void
 lcbe_free(struct engine *e)
 {
 	struct lcbe *l = e->lcbe;
+	int g;
 
 	if (l == NULL)
 		return;
-	if (l->page != NULL)
-		munmap(l->page, LCBE_SIZE);
-	if (l->fd_rw >= 0)
-		close(l->fd_rw);
-	if (l->fd_ro >= 0)
-		close(l->fd_ro);
+	for (g = 0; g < LCBE_GPUS; g++) {
+		if (l->g[g].page != NULL)
+			munmap(l->g[g].page, LCBE_SIZE);
+		if (l->g[g].page != NULL || l->g[g].failed) {
+			if (l->g[g].fd_rw >= 0)
+				close(l->g[g].fd_rw);
+			if (l->g[g].fd_ro >= 0)
+				close(l->g[g].fd_ro);
+		}
+	}
 	free(l);
 	e->lcbe = NULL;
 }

@@ -15,6 +15,8 @@
 #include "proto.h"
 #include "server.h"
 
+#define LCBE_MAX_FDS	16	/* GPUs of a job whose pages its processes get */
+
 
 /*
  * A hello of a process of j (hook version 4 on): sends it the page with

@@ -9,7 +9,8 @@
  *   fake_job capture SECONDS
  *	launches into a stream capture for SECONDS (see fake_capture);
  *   fake_job poke
- *	tries to write the lc/be page the hook mapped (see fake_poke);
+ *	tries to write the lc/be page the hook mapped (see fake_poke); with
+ *	POKE_HOLD=SECONDS, where it can (lc), raises every word that long;
  *   fake_job launch SECONDS FILE [BYTES]
  *	allocates BYTES (64M), then launches kernels for SECONDS, writing
  *	the count so far to FILE every 20 ms;
@@ -842,7 +843,7 @@ fake_poke(void)
 	uint64_t v = ~0ULL;
 	volatile uint64_t *w;
 	FILE *fp;
-	int fd, found = 0;
+	int fd, found = 0, pages = 0;
 	const char *store, *prot, *mapf, *mem;
 
 	/* an allocation first: the hook's link starts, and attaches the page */
@@ -852,11 +853,10 @@ fake_poke(void)
 	if ((fp = fopen("/proc/self/maps", "r")) == NULL)
 		return 1;
 	while (fgets(line, sizeof(line), fp) != NULL)
-		if (strstr(line, "nvq-lcbe") != NULL &&
+		if (strstr(line, "nvq-lcbe") != NULL && ++pages == 1 &&
 		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
 			found = 1;
 			snprintf(range, sizeof(range), "%lx-%lx", lo, hi);
-			break;
 		}
 	fclose(fp);
 	if (!found) {
@@ -885,8 +885,24 @@ fake_poke(void)
 			mem = "written";
 		close(fd);
 	}
-	printf("poke: store=%s mprotect=%s map_files=%s proc_mem=%s up0=%llx\n", store, prot,
-	    mapf, mem, (unsigned long long)w[0]);
+	printf("poke: pages=%d store=%s mprotect=%s map_files=%s proc_mem=%s\n", pages, store,
+	    prot, mapf, mem);
+	fflush(stdout);
+	/* POKE_HOLD=SECONDS, where it may write (lc): every word and beat up that long */
+	if (strcmp(store, "written") == 0 && getenv("POKE_HOLD") != NULL) {
+		struct timespec ts;
+		double until = now() + atof(getenv("POKE_HOLD"));
+		size_t k, words = (hi - lo) / sizeof(uint64_t);
+
+		while (now() < until) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			/* the page's layout (lcbe_page.h): up[64], beat[64], owner[64] */
+			for (k = 0; k < 128 && k < words; k++)
+				w[k] = k < 64 ? ~0ULL :
+				    (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+			usleep(10000);
+		}
+	}
 	return 0;
 }
 

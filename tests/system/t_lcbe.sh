@@ -130,17 +130,30 @@ t_lcbe_bound() {	# a be launch waits at most be_max_wait, then goes on
 	nvq cancel "$lc" "$be" > /dev/null
 }
 
-t_lcbe_readonly() {	# a be job's process cannot raise the page, whatever it tries
+t_lcbe_readonly() {	# a be process cannot raise its page, whatever it tries; lc has its GPU's alone
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	lcbe_users || return
 	lcbe_config; start_nvqd || return
-	local j out
+	local j b out
 	j=$(as_user nvqta env LD_LIBRARY_PATH="$FAKE_LIB" "$NVQ_BIN" -s "$T/sock" submit \
 	    --parsable -m 1G "$FAKE_JOB" poke)
 	nvq wait "$j" > /dev/null
 	out=$(nvq log "$j" 2>&1)
-	expect_match "every way is denied, the word still 0" "$out" \
-	    "poke: store=denied mprotect=denied map_files=denied proc_mem=denied up0=0"
+	expect_eq "its GPU's page alone; every way to write it is denied" "$out" \
+	    "poke: pages=1 store=denied mprotect=denied map_files=denied proc_mem=denied"
+	# an lc job writes its own GPU's page, and has no other GPU's
+	j=$(fsubmit --parsable --class lc -m 1G "$FAKE_JOB" poke)
+	nvq wait "$j" > /dev/null
+	expect_match "an lc process has its GPU's page alone, writable" "$(nvq log "$j" 2>&1)" \
+	    "^poke: pages=1 store=written"
+	# an lc job raising every word it can reach stalls nobody on another GPU
+	b=$(fsubmit -m 10G -w 1 "$FAKE_JOB" launch 30 "$T/b1")
+	wait_count "$T/b1" || return
+	j=$(POKE_HOLD=5 fsubmit --parsable --class lc -m 1G -w 0 "$FAKE_JOB" poke)
+	wait_state "$j" RUNNING
+	sleep 0.5
+	expect_eq "a be job on the other GPU goes on" "$(growing "$T/b1" 0.8)" grows
+	nvq cancel "$j" "$b" > /dev/null
 }
 
 t_lcbe_who() {	# lc is refused, with one line and nothing stored, for a user the INI does not name
