@@ -234,6 +234,7 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 		engine_oom_reason(e, j);
 	end->state = j->final_state;
 	end->reason = j->final_reason[0] ? j->final_reason : NULL;
+	engine_energy_end(e, j);
 	/* what its hooks measured of lc/be (gpu/lcbe.c): an lc job's latencies, a be job's yield */
 	if (j->lc_hist != NULL || j->lc_yield_us > 0) {
 		end->has_lcbe = 1;
