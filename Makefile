@@ -58,11 +58,11 @@ endif
 
 NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engine/engine_usage.c nvqd/engine/engine_admit.c \
 	   nvqd/engine/engine_supervise.c nvqd/engine/engine_ahead.c nvqd/engine/engine_finish.c nvqd/engine/engine_deps.c \
-	   nvqd/engine/engine_launch.c nvqd/engine/job.c nvqd/engine/recover.c nvqd/engine/jobtab.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/fairshare.c nvqd/engine/notify.c nvqd/queue/deptab.c nvqd/queue/gate.c nvqd/store/stored.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c nvqd/gpu/gcacts.c nvqd/gpu/gpuact.c nvqd/gpu/hooks.c nvqd/gpu/member.c nvqd/gpu/energy.c nvqd/engine/engine_energy.c \
+	   nvqd/engine/engine_launch.c nvqd/engine/job.c nvqd/engine/recover.c nvqd/engine/jobtab.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/fairshare.c nvqd/engine/notify.c nvqd/queue/deptab.c nvqd/queue/gate.c nvqd/store/stored.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c nvqd/gpu/gcacts.c nvqd/gpu/gpuact.c nvqd/gpu/hooks.c nvqd/gpu/lcbe.c nvqd/gpu/lcbestat.c nvqd/gpu/member.c nvqd/gpu/energy.c nvqd/engine/engine_energy.c \
 	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/server.c nvqd/front/watch.c \
 	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/store_energy.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/runner.c nvqd/reap.c nvqd/engine/start.c \
 	   nvqd/front/ctl_check.c nvqd/front/ctl_req.c nvqd/front/ctl_jobs.c nvqd/front/ctl_control.c nvqd/front/ctl_info.c \
-	   nvqd/config.c nvqd/qos.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/paths.c \
+	   nvqd/config.c nvqd/qos.c nvqd/lcclass.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/cgplace.c common/cglimit.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/joules.c nvq/submit.c nvq/jobs.c nvq/control.c \
@@ -183,7 +183,7 @@ $(BUILD)/nvq-ckpt: $(call obj,nvq-ckpt/ckpt.c common/proc.c)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 # The hook: position-independent, everything hidden but hook.map's names.
-HOOK_SRC = hook/hook.c hook/budget.c hook/link.c hook/cut.c hook/offload.c hook/stageplan.c hook/ipc.c \
+HOOK_SRC = hook/hook.c hook/lcbe.c hook/budget.c hook/link.c hook/cut.c hook/offload.c hook/stageplan.c hook/ipc.c \
 	   hook/xmem.c hook/xreg.c hook/peerfd.c \
 	   common/proto.c common/share.c \
 	   common/proc.c
@@ -198,7 +198,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
 	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep intr cgplace \
-	  energy joules
+	  energy joules lcbe
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -213,10 +213,12 @@ $(BUILD)/tests/test_gpuctl: $(call obj,tests/unit/test_gpuctl.c nvqd/gpu/gpuctl.
 $(BUILD)/tests/test_proto: $(call obj,tests/unit/test_proto.c common/proto.c)
 $(BUILD)/tests/test_fairshare: $(call obj,tests/unit/test_fairshare.c nvqd/queue/fairshare.c nvqd/queue/sched.c \
 	    common/parse.c)
-$(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nvqd/qos.c common/parse.c \
+$(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nvqd/qos.c nvqd/lcclass.c common/parse.c \
 	    common/paths.c common/rlimits.c common/roff.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_dep: $(call obj,tests/unit/test_dep.c common/dep.c common/parse.c)
+$(BUILD)/tests/test_lcbe: $(call obj,tests/unit/test_lcbe.c nvqd/gpu/lcbestat.c nvqd/lcclass.c nvqd/qos.c common/roff.c \
+	    common/proto.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/engine/slurmjob.c)
 $(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/store/stored.c)
@@ -312,10 +314,10 @@ FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
 	     -fno-sanitize-recover=undefined $(CPPFLAGS) $(NVQD_INC)
 FUZZ	= proto config parse status hook slurm
 $(FUZZ_DIR)/fuzz_proto: tests/fuzz/fuzz_proto.c common/proto.c
-$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c nvqd/qos.c common/parse.c common/paths.c \
+$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c nvqd/config.c nvqd/qos.c nvqd/lcclass.c common/parse.c common/paths.c \
 	    common/rlimits.c common/roff.c
 $(FUZZ_DIR)/fuzz_parse: tests/fuzz/fuzz_parse.c common/parse.c
-$(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/gpu/hookmsg.c common/proto.c
+$(FUZZ_DIR)/fuzz_hook: tests/fuzz/fuzz_hook.c nvqd/gpu/hookmsg.c nvqd/gpu/lcbestat.c common/proto.c
 $(FUZZ_DIR)/fuzz_status: tests/fuzz/fuzz_status.c common/status.c
 $(FUZZ_DIR)/fuzz_slurm: tests/fuzz/fuzz_slurm.c nvqd/engine/slurmjob.c
 $(FUZZ_DIR)/fuzz_%:

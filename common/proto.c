@@ -15,7 +15,7 @@ static const char *proto_names[MSG_MAX] = {
 	"hook-report", "hook-limit", "hook-want", "hook-idle", "suspend", "resume",
 	"hook-move", "hook-moved", "top", "modify", "requeue", "drain", "undrain",
 	"shares", "hook-oom", "restart", "attach", "stats",
-	"watch", "changed", "web-token", "adopt", "hook-cut", "hook-cutat"
+	"watch", "changed", "web-token", "adopt", "hook-cut", "hook-cutat", "hook-lcbe"
 };
 
 const char *

@@ -27,7 +27,7 @@
  * side without them keeps to version 2: the frame version stays 2, so an
  * older hook still links to a newer nvqd and the other way round.
  */
-#define PROTO_HOOK_VERSION	3
+#define PROTO_HOOK_VERSION	4	/* 4: MSG_HOOK_LCBE, the lc/be page (lcbe_page.h) */
 #define PROTO_HEADER	8
 #define PROTO_MAX_BODY	(4U << 20)
 #define PROTO_MAX_KEY	32
@@ -80,13 +80,15 @@ enum proto_type {
 				   communicator: its NCCL launches on it (cut.h) */
 	MSG_HOOK_CUTAT,		/* nvqd: "seq", then "n" per communicator: the cut's
 				   targets, the largest count of the job's processes */
+	MSG_HOOK_LCBE,		/* nvqd (hook version 4): "lc" 0/1, "slot", "wait" ms, "gpu" per
+				   GPU; the page's descriptor comes with its bytes (SCM_RIGHTS) */
 	MSG_MAX
 };
 
 /* Whether a message type belongs to the hook's link. */
 #define proto_is_hook(t)	(((t) >= MSG_HOOK_HELLO && (t) <= MSG_HOOK_IDLE) || \
 				(t) == MSG_HOOK_MOVE || (t) == MSG_HOOK_MOVED || (t) == MSG_HOOK_OOM || \
-				(t) == MSG_HOOK_CUT || (t) == MSG_HOOK_CUTAT)
+				(t) == MSG_HOOK_CUT || (t) == MSG_HOOK_CUTAT || (t) == MSG_HOOK_LCBE)
 
 struct proto_field {
 	char		key[PROTO_MAX_KEY + 1];

@@ -32,6 +32,7 @@
 #include "cut.h"
 #include "gate.h"
 #include "ipc.h"
+#include "lcbe.h"
 #include "link.h"
 #include "share.h"
 #include "offload.h"
@@ -328,6 +329,31 @@ hook_nvml(void)
 	X(cuMemsetD2D32Async, M2D32S_P, M2DS_A) \
 	X(cuMemsetD2D32Async_ptsz, M2D32S_P, M2DS_A)
 
+/*
+ * Stream capture (CUDA graphs): its beginnings and ends are told to lcbe.c,
+ * so that an lc process's watcher never synchronizes while a capture is
+ * under way (a synchronize from any thread invalidates a capture of the
+ * global mode, PyTorch's default).
+ */
+#define CAP_P		(CUstream s)
+#define CAP_A		(s)
+#define CAP2_P		(CUstream s, int mode)
+#define CAP2_A		(s, mode)
+#define CAPG_P		(CUstream s, void *g, const void *deps, const void *data, size_t n, int mode)
+#define CAPG_A		(s, g, deps, data, n, mode)
+#define CAPEND_P	(CUstream s, void **g)
+#define CAPEND_A	(s, g)
+#define HOOK_CAPTURE_BEGIN(X) \
+	X(cuStreamBeginCapture, CAP_P, CAP_A) \
+	X(cuStreamBeginCapture_ptsz, CAP_P, CAP_A) \
+	X(cuStreamBeginCapture_v2, CAP2_P, CAP2_A) \
+	X(cuStreamBeginCapture_v2_ptsz, CAP2_P, CAP2_A) \
+	X(cuStreamBeginCaptureToGraph, CAPG_P, CAPG_A) \
+	X(cuStreamBeginCaptureToGraph_ptsz, CAPG_P, CAPG_A)
+#define HOOK_CAPTURE_END(X) \
+	X(cuStreamEndCapture, CAPEND_P, CAPEND_A) \
+	X(cuStreamEndCapture_ptsz, CAPEND_P, CAPEND_A)
+
 /* ---- the wrapped functions, and where their real counterparts are ---- */
 
 enum hook_fn {
@@ -344,6 +370,8 @@ enum hook_fn {
 #define HOOK_ENUM(name, params, args) F_##name,
 	HOOK_COUNTED(HOOK_ENUM)
 	HOOK_GATED(HOOK_ENUM)
+	HOOK_CAPTURE_BEGIN(HOOK_ENUM)
+	HOOK_CAPTURE_END(HOOK_ENUM)
 #undef HOOK_ENUM
 	F_NVML_MEM, F_NVML_MEM_V2,	/* from here on, NVML's */
 	F_NFUNCS
@@ -1156,11 +1184,17 @@ hook_launch_enter(void *f, void **p, void **x)
 	{ \
 		CUresult (*real) params = hook_real(F_##name); \
 		CUresult r; \
+		uint64_t t0 = 0; \
 		if (real == NULL) \
 			return NOT_LOADED; \
+		if (__builtin_expect(lcbe_role == LCBE_LC, 0)) \
+			t0 = lcbe_now(); \
 		enter; \
+		lcbe_enter(); \
 		r = real args; \
 		link_gate_leave(); \
+		if (__builtin_expect(t0 != 0, 0)) \
+			lcbe_record(lcbe_now() - t0); \
 		return r; \
 	}
 #define HOOK_GATE_FN(name, params, args)	HOOK_WRAP_FN(name, params, args, link_gate_enter())
@@ -1171,6 +1205,31 @@ HOOK_COUNTED(HOOK_COUNT_FN)
 #undef HOOK_COUNT_FN
 #undef HOOK_GATE_FN
 #undef HOOK_WRAP_FN
+
+/* A capture that began is counted; one that ends, whatever the end returns, is not. */
+#define HOOK_CAPTURE_FN(name, params, args, began) \
+	EXPORT CUresult name params; \
+	EXPORT CUresult \
+	name params \
+	{ \
+		CUresult (*real) params = hook_real(F_##name); \
+		CUresult r; \
+		if (real == NULL) \
+			return NOT_LOADED; \
+		if (!(began)) \
+			lcbe_capture(s, 0); \
+		r = real args; \
+		if ((began) && r == CUDA_SUCCESS) \
+			lcbe_capture(s, 1); \
+		return r; \
+	}
+#define HOOK_CAPTURE_BEGIN_FN(name, params, args)	HOOK_CAPTURE_FN(name, params, args, 1)
+#define HOOK_CAPTURE_END_FN(name, params, args)	HOOK_CAPTURE_FN(name, params, args, 0)
+HOOK_CAPTURE_BEGIN(HOOK_CAPTURE_BEGIN_FN)
+HOOK_CAPTURE_END(HOOK_CAPTURE_END_FN)
+#undef HOOK_CAPTURE_BEGIN_FN
+#undef HOOK_CAPTURE_END_FN
+#undef HOOK_CAPTURE_FN
 
 /* ---- for link.c ---- */
 
@@ -1300,6 +1359,8 @@ static struct hook_entry hook_table[F_NFUNCS] = {
 #define HOOK_ROW(name, params, args) [F_##name] = { #name, (void *)name, NULL, 0 },
 	HOOK_COUNTED(HOOK_ROW)
 	HOOK_GATED(HOOK_ROW)
+	HOOK_CAPTURE_BEGIN(HOOK_ROW)
+	HOOK_CAPTURE_END(HOOK_ROW)
 #undef HOOK_ROW
 	[F_NVML_MEM] = { "nvmlDeviceGetMemoryInfo", (void *)nvmlDeviceGetMemoryInfo, NULL, 0 },
 	[F_NVML_MEM_V2] = { "nvmlDeviceGetMemoryInfo_v2", (void *)nvmlDeviceGetMemoryInfo_v2,

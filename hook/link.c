@@ -46,6 +46,7 @@
 #include "budget.h"
 #include "cut.h"
 #include "gate.h"
+#include "lcbe.h"
 #include "link.h"
 #include "offload.h"
 #include "proto.h"
@@ -87,6 +88,9 @@ static struct {
 	uint64_t	sent_used[BUDGET_MAX_DEV], sent_peak[BUDGET_MAX_DEV];
 	uint64_t	sent_shared;	/* ops->unmovable() as last reported */
 	uint64_t	sent_staged;	/* offload_staged() as last reported */
+	uint64_t	sent_yield_us;	/* lcbe_yielded_ns() / 1000 as last reported */
+	int		lcbe_fd[LCBE_MAX_PAGES];	/* the pages' descriptors, come with */
+	int		lcbe_nfd;			/* nvqd's bytes (MSG_HOOK_LCBE) */
 	int		sent_n;
 	char		uuid[BUDGET_MAX_DEV][64];
 	struct {			/* the last refusal, until sent (link_refused) */
@@ -384,6 +388,8 @@ link_limit(const struct proto_msg *m)
 	}
 }
 
+static void	link_lcbe(const struct proto_msg *);
+
 static void
 link_message(const struct proto_msg *m)
 {
@@ -412,6 +418,9 @@ link_message(const struct proto_msg *m)
 	case MSG_HOOK_CUTAT:
 		link_cutat(m);
 		break;
+	case MSG_HOOK_LCBE:
+		link_lcbe(m);
+		break;
 	case MSG_HOOK_MOVE:
 		link_move(proto_int(m, "seq", 0), (int)proto_int(m, "out", 1));
 		break;
@@ -428,6 +437,86 @@ link_message(const struct proto_msg *m)
 	default:
 		break;
 	}
+}
+
+/* The pages' descriptors not taken yet, closed. */
+static void
+link_lcbe_drop(void)
+{
+	while (L.lcbe_nfd > 0)
+		close(L.lcbe_fd[--L.lcbe_nfd]);
+}
+
+/*
+ * Reads bytes from nvqd, and the descriptors that may come with them (the
+ * lc/be pages, MSG_HOOK_LCBE): kept until that message is handled.
+ */
+static ssize_t
+link_recv(void *buf, size_t len)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int) * LCBE_MAX_PAGES)];
+	} u;
+	struct iovec iov = { buf, len };
+	struct msghdr mh;
+	struct cmsghdr *c;
+	ssize_t n;
+	size_t k, nfd;
+	int fd;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.b;
+	mh.msg_controllen = sizeof(u.b);
+	if ((n = recvmsg(L.fd, &mh, MSG_CMSG_CLOEXEC)) <= 0)
+		return n;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		link_lcbe_drop();	/* what came before and was never used */
+		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < nfd; k++) {
+			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(fd));
+			if (L.lcbe_nfd < LCBE_MAX_PAGES)
+				L.lcbe_fd[L.lcbe_nfd++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}
+
+static void
+link_lcbe_sync(void)
+{
+	L.ops->sync(BUDGET_MAX_DEV);
+}
+
+/*
+ * nvqd's lc/be pages: "lc" 1 or 0, "slot", "wait" (ms), then "gpu" per GPU
+ * of the job, in the order of the descriptors that came with the bytes.
+ */
+static void
+link_lcbe(const struct proto_msg *m)
+{
+	int gpus[LCBE_MAX_PAGES], n = 0, i, lc = proto_int(m, "lc", 0) == 1;
+
+	for (i = 0; i < m->nfields && n < LCBE_MAX_PAGES; i++)
+		if (strcmp(m->fields[i].key, "gpu") == 0 && m->fields[i].kind == 'i')
+			gpus[n++] = (int)m->fields[i].i;
+	if (n == 0 || n != L.lcbe_nfd) {
+		link_lcbe_drop();
+		return;
+	}
+	L.lcbe_nfd = 0;	/* lcbe_attach closes them */
+	if (lcbe_attach(L.lcbe_fd, lc, (int)proto_int(m, "slot", -1), proto_int(m, "wait", 1000),
+	    gpus, n, link_lcbe_sync) == -1)
+		L.ops->log("the lc/be pages could not be attached: this process neither yields "
+		    "nor is yielded to");
+	else
+		L.ops->log("attached as %s on %d GPUs", lc ? "lc" : "be", n);
 }
 
 /* Reads what came; -1 when the connection is gone or spoke nonsense. */
@@ -449,7 +538,7 @@ link_read(void)
 		L.buf = nb;
 		L.cap = L.cap ? L.cap * 2 : 8192;
 	}
-	n = read(L.fd, L.buf + L.len, L.cap - L.len);
+	n = link_recv(L.buf + L.len, L.cap - L.len);
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return 0;
 	if (n <= 0)
@@ -480,12 +569,21 @@ link_report_locked(void)
 	struct proto_buf b = { 0 };
 	int n = L.ops->usage(used, peak, BUDGET_MAX_DEV), d, rows = 0;
 	uint64_t shared = L.ops->unmovable(), staged = offload_staged();
+	uint64_t yield_us = lcbe_yielded_ns() / 1000, hc[32];
+	int hb[32], nh = lcbe_take_hist(hb, hc, 32), h;
 
-	if (n == L.sent_n && memcmp(used, L.sent_used, sizeof(used[0]) * (size_t)n) == 0 &&
+	if (nh == 0 && yield_us == L.sent_yield_us && n == L.sent_n && memcmp(used, L.sent_used, sizeof(used[0]) * (size_t)n) == 0 &&
 	    memcmp(peak, L.sent_peak, sizeof(peak[0]) * (size_t)n) == 0 &&
 	    shared == L.sent_shared && staged == L.sent_staged)
 		return;
 	proto_begin(&b, MSG_HOOK_REPORT);
+	/* lc/be: a be process's time yielding, an lc one's launch latencies since the last */
+	if (yield_us != L.sent_yield_us)
+		proto_put_int(&b, "yield_us", (int64_t)yield_us);
+	for (h = 0; h < nh; h++) {
+		proto_put_int(&b, "lb", hb[h]);
+		proto_put_int(&b, "ln", (int64_t)hc[h]);
+	}
 	/* shared memory a suspend cannot move: nvqd does not suspend the job while there is any */
 	if (shared > 0 || L.sent_shared > 0)
 		proto_put_int(&b, "shared", (int64_t)shared);
@@ -503,7 +601,8 @@ link_report_locked(void)
 		proto_put_int(&b, "peak", (int64_t)peak[d]);
 		rows++;
 	}
-	if (rows == 0 && L.sent_n == -1 && n == 0 && shared == 0 && staged == 0) {
+	if (rows == 0 && L.sent_n == -1 && n == 0 && shared == 0 && staged == 0 && nh == 0 &&
+	    yield_us == L.sent_yield_us) {
 		proto_buf_free(&b);
 		return;
 	}
@@ -513,6 +612,7 @@ link_report_locked(void)
 		L.sent_n = n;
 		L.sent_shared = shared;
 		L.sent_staged = staged;
+		L.sent_yield_us = yield_us;
 	}
 }
 
@@ -613,6 +713,7 @@ link_main(void *arg)
 		}
 		if (p[1].revents & POLLIN)
 			(void)!read(L.wake[0], junk, sizeof(junk));
+		lcbe_tick();
 		link_cut_tick();	/* an acknowledgement goes before a want */
 		pthread_mutex_lock(&L.mu);
 		want = L.waiting > 0 && !L.want_sent &&
@@ -751,6 +852,8 @@ link_child(void)
 		close(L.wake[1]);
 	L.fd = L.wake[0] = L.wake[1] = -1;
 	cut_child(-1);
+	lcbe_child();
+	link_lcbe_drop();
 	L.cut_seq = 0;
 	L.cut_sent_n = 0;
 	L.started = L.first_done = L.waiting = L.want_sent = L.idle_sent = 0;

@@ -1,6 +1,7 @@
 /*
  * gpus.c: `nvq gpus`: each GPU's memory as nvqd accounts it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,23 @@ static const struct table_col gpus_cols[G_NCOLS] = {
 	[G_USED] = { "used", 7, 1 }, [G_OUTSIDE] = { "outside", 7, 1 },
 	[G_JOBS] = { "jobs", 12, 0 },
 };
+
+/*
+ * A GPU's jobs as nvq gpus and nvq top show them: the ids, then which are
+ * latency-critical (--class lc; the others are best-effort) and whether
+ * one is at work now (be launches wait then).
+ */
+void
+gpus_jobs_text(const struct proto_msg *m, const struct nvq_row *r, char *buf, size_t len)
+{
+	const char *jobs = row_str(m, r, "jobs"), *lc = row_str(m, r, "lc_jobs");
+	size_t n;
+
+	snprintf(buf, len, "%s", jobs ? fmt_safe(jobs) : "");
+	if (lc != NULL && *lc != '\0' && (n = strlen(buf)) < len)
+		snprintf(buf + n, len - n, " (lc %s, %s)", fmt_safe(lc),
+		    row_int(m, r, "lc_busy", 0) ? "busy: be waits" : "idle");
+}
 
 /* The host's line under the table: CPUs and memory the running jobs hold ([resources]). */
 static void
@@ -76,7 +94,7 @@ cmd_gpus(struct nvq_args *a)
 			snprintf(cell[G_MODE], 64, "%s", fmt_safe(row_str(&m, &rows[i], "mode")));
 			for (k = G_TOTAL; k <= G_OUTSIDE; k++)
 				fmt_size((uint64_t)row_int(&m, &rows[i], sizes[k], 0), cell[k], 64);
-			snprintf(jobs, sizeof(jobs), "%s", fmt_safe(row_str(&m, &rows[i], "jobs")));
+			gpus_jobs_text(&m, &rows[i], jobs, sizeof(jobs));
 			if (row_int(&m, &rows[i], "drained", 0))	/* fmt_safe's buffer is one */
 				snprintf(jobs + strlen(jobs), sizeof(jobs) - strlen(jobs),
 				    "%s(drained %s: no new jobs)", jobs[0] ? " " : "",

@@ -220,7 +220,7 @@ jobs_reason(const struct proto_msg *m, const struct nvq_row *r)
 /* The columns of nvq list and nvq history (--format). */
 enum { J_ID, J_USER, J_NAME, J_STATE, J_GPUS, J_MEM, J_ELAPSED, J_SUBMITTED, J_STARTED,
 	J_ENDED, J_PRIORITY, J_LIMIT, J_EXIT, J_REASON, J_COMMAND, J_CWD, J_UUIDS, J_CPUS,
-	J_HOST_MEM, J_QOS, J_NCOLS };
+	J_HOST_MEM, J_QOS, J_CLASS, J_NCOLS };
 
 static const struct table_col jobs_cols[J_NCOLS] = {
 	[J_ID] = { "id", 7, 0 }, [J_USER] = { "user", 10, 0 }, [J_NAME] = { "name", 20, 0 },
@@ -232,7 +232,7 @@ static const struct table_col jobs_cols[J_NCOLS] = {
 	[J_COMMAND] = { "command", 30, 0 }, [J_CWD] = { "cwd", 30, 0 },
 	[J_UUIDS] = { "uuids", 40, 0 },
 	[J_CPUS] = { "cpus", 4, 1 }, [J_HOST_MEM] = { "host_mem", 8, 1 },
-	[J_QOS] = { "qos", 10, 0 },
+	[J_QOS] = { "qos", 10, 0 }, [J_CLASS] = { "class", 5, 0 },
 };
 
 #define JOBS_LIST_COLS		"id,user,name,state,gpus,mem,cpus,elapsed,reason"
@@ -306,6 +306,9 @@ jobs_cells(const struct proto_msg *m, const struct nvq_row *r, double now, int f
 	if (SHOWN(J_QOS))
 		fmt_copy(c->small[J_QOS], 64, row_str(m, r, "qos") ? fmt_safe(row_str(m, r, "qos")) :
 		    "-");
+	if (SHOWN(J_CLASS))	/* --class: lc or be (an older nvqd says neither) */
+		fmt_copy(c->small[J_CLASS], 64, row_str(m, r, "latency_class") ?
+		    fmt_safe(row_str(m, r, "latency_class")) : "-");
 	if (SHOWN(J_LIMIT) && (lim = row_int(m, r, "time_limit", 0)) > 0)
 		fmt_duration(lim, c->small[J_LIMIT], 64);
 	else if (SHOWN(J_LIMIT))
@@ -549,6 +552,10 @@ jobs_human(const struct proto_field *f, char *buf, size_t len)
 
 	if (strcmp(f->key, "mem_per_gpu") == 0 && f->i == 0)
 		snprintf(buf, len, "whole GPUs");
+	else if (n > 3 && strcmp(f->key + n - 3, "_ns") == 0 && f->i >= 0)
+		snprintf(buf, len, "%.1fus", (double)f->i / 1e3);	/* lc launch latencies */
+	else if (n > 3 && strcmp(f->key + n - 3, "_us") == 0 && f->i >= 0)
+		snprintf(buf, len, "%.3fs", (double)f->i / 1e6);	/* be time yielding */
 	else if ((strcmp(f->key, "host_mem") == 0 || strcmp(f->key, "mem_per_cpu") == 0) &&
 	    f->i == 0)
 		snprintf(buf, len, "none");

@@ -33,19 +33,19 @@ static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
 	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
 	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] "
-	  "[--qos CLASS] [--] COMMAND [ARG...]\n"
+	  "[--qos CLASS] [--class lc|be] [--] COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
 	  "       (a script's #SBATCH lines, then its #NVQ lines; the command line wins)\n"
 	  NVQ_SLURM_USAGE,
 	  "+g:m:c:p:n:t:o:e:w:x:d:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
 	  "after parsable requeue signal array stdin hold gpu-list exclude notify mail-user json "
-	  "cpus-per-task mem mem-per-cpu dependency " NVQ_SLURM_LONGS,
+	  "cpus-per-task mem mem-per-cpu dependency class " NVQ_SLURM_LONGS,
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "run", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--qos CLASS] [--] "
+	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--qos CLASS] [--class lc|be] [--] "
 	  "COMMAND [ARG...]\n" NVQ_SLURM_USAGE,
 	  "+g:m:c:p:n:t:o:e:w:x:d:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
-	  "after requeue signal gpu-list exclude cpus-per-task mem mem-per-cpu dependency "
+	  "after requeue signal gpu-list exclude cpus-per-task mem mem-per-cpu dependency class "
 	  NVQ_SLURM_LONGS,
 	  1, -1, cmd_run, "queue a command and stay: its output here, its exit status nvq's; on a "
 	  "terminal, one of its own (srun --pty): Ctrl-C is its SIGINT, twice in 1 s cancels it" },
@@ -276,6 +276,7 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_FORMAT: a->format = optarg; break;
 		case OPT_NEW: a->renew = 1; break;
 		case OPT_QOS: a->qos = optarg; break;
+		case OPT_CLASS: a->lcbe = optarg; break;
 		case OPT_SIGNAL: a->signal = optarg; break;
 		case OPT_NOTIFY: a->notify = optarg; break;
 		case OPT_MAIL: a->mail_user = optarg; break;

@@ -40,6 +40,7 @@ struct nvq_args {
 	const char	*cpus;		/* -c, --cpus-per-task */
 	const char	*host_mem, *mem_per_cpu;	/* --mem, --mem-per-cpu: host memory */
 	const char	*qos;		/* --qos CLASS: the job's class ([qos NAME] in nvq.ini) */
+	const char	*lcbe;		/* --class lc|be: who yields on a shared GPU */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };
@@ -176,6 +177,9 @@ int		cmd_suspend(struct nvq_args *);
 int		cmd_wait(struct nvq_args *);
 int		cmd_log(struct nvq_args *);
 int		cmd_gpus(struct nvq_args *);
+/* A GPU row's jobs, with its lc jobs and whether one is busy (nvq gpus, nvq top). */
+void		gpus_jobs_text(const struct proto_msg *, const struct nvq_row *, char *buf,
+		    size_t len);
 int		cmd_shares(struct nvq_args *);
 /* After nvq list's table: each user's fair share, when it is on. */
 void		shares_footer(struct nvq_args *);

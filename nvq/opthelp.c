@@ -126,6 +126,10 @@ static const struct opthelp_row opthelp_rows[] = {
 	{ "qos", OPT_QOS, "CLASS", "the job's class, one of nvq.ini's [qos NAME] sections (default: "
 	  "[scheduler] default_qos, normal): its priority points, whom it may preempt, its "
 	  "limits; refused if you may not use it", "--qos" },
+	{ "class", OPT_CLASS, "lc|be", "lc: latency-critical, best-effort jobs sharing its GPUs give "
+	  "way to its launches (nvq.ini's [class lc] says who may); be: best-effort, the "
+	  "default. Not --qos: that orders the queue, this decides who yields on a GPU",
+	  "none (Slurm has no such class)" },
 };
 #define OPTHELP_NROWS (sizeof(opthelp_rows) / sizeof(opthelp_rows[0]))
 

@@ -14,7 +14,7 @@ enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR,
 	OPT_FORMAT, OPT_NEW,
 	/* Slurm's names (sbatch.h) */
 	OPT_GRES, OPT_GPN, OPT_GPT, OPT_EXPORT, OPT_NICE, OPT_MAILTYPE, OPT_NTASKS, OPT_SLURM,
-	OPT_HOST_MEM, OPT_MEM_PER_CPU, OPT_QOS };
+	OPT_HOST_MEM, OPT_MEM_PER_CPU, OPT_QOS, OPT_CLASS };
 
 /* Room for a command's struct option table (every option, --help and the end). */
 #define OPTHELP_MAX	96

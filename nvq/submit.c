@@ -210,6 +210,11 @@ submit_parse(const struct nvq_args *a, struct submit_values *v)
 		    PARSE_MAX_LIMIT / 86400);
 		return 2;
 	}
+	if (a->lcbe != NULL && strcmp(a->lcbe, "lc") != 0 && strcmp(a->lcbe, "be") != 0) {
+		nvq_err("--class %.40s: not a class (lc: latency-critical, be: best-effort, the "
+		    "default)", a->lcbe);
+		return 2;
+	}
 	if (a->qos != NULL && (*a->qos == '\0' || strlen(a->qos) > 31)) {
 		nvq_err("--qos %.40s: not a class's name (at most 31 characters; nvq.ini's "
 		    "[qos NAME] sections name them)", a->qos);
@@ -339,6 +344,8 @@ cmd_submit(struct nvq_args *a)
 		proto_put_int(&b, "mem_per_cpu", (int64_t)v.mem_per_cpu);
 	if (a->qos != NULL)
 		proto_put_str(&b, "qos", a->qos);
+	if (a->lcbe != NULL)
+		proto_put_str(&b, "class", a->lcbe);
 	proto_put_int(&b, "time", v.secs);
 	if (a->requeue)
 		proto_put_int(&b, "requeue", 1);

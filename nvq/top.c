@@ -206,7 +206,7 @@ top_draw(struct nvq_args *a, struct top_screen *s)
 	struct proto_buf b = { 0 };
 	struct proto_msg m;
 	struct nvq_row *rows = NULL;
-	char bar[TOP_MAX_COLS * 16], tot[16], use[16], clock[16], head[256];
+	char bar[TOP_MAX_COLS * 16], tot[16], use[16], clock[16], head[256], jt[192];
 	double now;
 	time_t tt;
 	int i, n, r, nrun, nsusp, npend, width, mark, mrun, msusp, mpend;
@@ -240,8 +240,9 @@ top_draw(struct nvq_args *a, struct top_screen *s)
 		    sizeof(bar));
 		fmt_size(total, tot, sizeof(tot));
 		fmt_size(used > asked ? used : asked, use, sizeof(use));
-		snprintf(head, sizeof(head), "%s%s%s", jobs && *jobs ? "jobs " : "no job",
-		    jobs ? fmt_safe(jobs) : "", row_int(&m, g, "drained", 0) ? ", drained" : "");
+		gpus_jobs_text(&m, g, jt, sizeof(jt));
+		snprintf(head, sizeof(head), "%s%s%s", jobs && *jobs ? "jobs " : "no job", jt,
+		    row_int(&m, g, "drained", 0) ? ", drained" : "");
 		if (holder > 0)
 			snprintf(head + strlen(head), sizeof(head) - strlen(head), ", lock: job %lld",
 			    (long long)holder);

@@ -43,6 +43,7 @@ static const char *const config_preempt_names[] = { "off", "suspend", "requeue",
 static const char *const config_compute_names[] = { "shared", "timeslice", NULL };
 static const char *const config_placement_names[] = { "pack", "spread", NULL };
 static const char *const config_engine_names[] = { "local", "slurm", NULL };
+static const char *const config_class_names[] = { "be", "lc", NULL };
 
 /*
  * A key.  Its value goes to off in struct config (size bytes: a string, or
@@ -140,6 +141,10 @@ static const struct config_key config_keys[] = {
 	{ "scheduler", "default_qos", CT_WORD, AT(qos.default_name), NULL, 0, 0, "normal",
 	  "The class (a [qos NAME] section, below) of jobs submitted without --qos.\n"
 	  "\"normal\" needs no section: priority 0, preempts nothing, everyone." },
+	{ "scheduler", "default_class", CT_NAME, AT(lcbe.default_lc), config_class_names, 0, 0, "be",
+	  "The class of jobs submitted without --class: be (best-effort) or lc\n"
+	  "(latency-critical, [class lc] below). With lc, the jobs of users who\n"
+	  "may not submit lc are be: a default never refuses a submit." },
 	{ "scheduler", "preempt_min_runtime", CT_SECONDS, AT_REAL(sched.preempt_min_runtime), NULL, 0, 86400, "1m",
 	  "How long a job runs, after it starts or resumes, before it may be preempted." },
 	{ "scheduler", "turn", CT_TURN, AT_REAL(turn), NULL, 0, 0, "auto",
@@ -305,6 +310,24 @@ static const struct config_key config_keys[] = {
 	  "nodes, or this machine's own when it is the node." },
 	{ "cluster", "slurm_bin", CT_PATH, AT(slurm_bin), NULL, 0, 0, "/usr/bin",
 	  "engine = slurm: the folder of sbatch, squeue, scontrol and scancel." },
+	{ "class lc", "users", CT_COMMAND, AT(lcbe.users), NULL, 0, 0, "",
+	  "Who may submit latency-critical jobs (nvq submit --class lc): users'\n"
+	  "names or uids, by commas; * for everyone. Empty, with groups empty too:\n"
+	  "root alone. An lc job is admitted by memory as any other; on its GPUs,\n"
+	  "the launches of best-effort jobs (--class be, the default) wait while\n"
+	  "it has work queued or running. Not --qos: a class there orders the\n"
+	  "queue and preempts, this decides who yields on a shared GPU." },
+	{ "class lc", "groups", CT_COMMAND, AT(lcbe.groups), NULL, 0, 0, "",
+	  "Groups (names or gids, by commas) whose members may submit lc jobs." },
+	{ "class lc", "max_jobs_per_user", CT_INT, AT(lcbe.max_jobs_per_user), NULL, 0, 1000000, "0",
+	  "Active (pending, running, suspended) lc jobs one user may have; 0: no\n"
+	  "limit. Root is exempt." },
+	{ "class lc", "be_max_wait", CT_INT, AT(lcbe.be_max_wait), NULL, 1, 60000, "1000",
+	  "Milliseconds one launch of a best-effort job waits at most while an lc\n"
+	  "job on its GPUs is busy, after which it goes on: a bound, so that a\n"
+	  "rank of a multi-GPU job never waits while its peers spin in a\n"
+	  "collective for longer than this, and an lc job that never idles\n"
+	  "cannot stop others outright." },
 	{ "security", "admin_group", CT_GROUP, AT_OWN, NULL, 0, 0, "",
 	  "Members of this group may cancel, hold and release anyone's jobs and\n"
 	  "give priorities above max_priority, as root may. Empty: root alone." },
@@ -846,6 +869,10 @@ config_load(struct config *c, const char *path, char *err, size_t errlen)
 	}
 	if (qos_finish(&c->qos, msg, sizeof(msg)) == -1) {
 		snprintf(err, errlen, "%s: %s", path ? path : "defaults", msg);
+		return -1;
+	}
+	if (lcclass_finish(&c->lcbe, msg, sizeof(msg)) == -1) {
+		snprintf(err, errlen, "%s: [class lc] %s", path ? path : "defaults", msg);
 		return -1;
 	}
 	for (i = 0; i < (size_t)c->qos.n && i < SCHED_MAX_QOS; i++) {

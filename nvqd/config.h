@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "log.h"	/* enum log_level */
+#include "lcclass.h"
 #include "qos.h"
 #include "sched.h"
 
@@ -78,6 +79,7 @@ struct config {
 	int		cpus_per_gpu;		/* 0: cpus / GPUs, at least 1 */
 	uint64_t	default_mem;		/* a job's host memory unless it says; 0: none */
 	struct qos_table qos;			/* [qos NAME] sections, [scheduler] default_qos */
+	struct lcclass	lcbe;			/* [class lc] */
 };
 
 /*

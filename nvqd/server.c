@@ -190,6 +190,55 @@ server_push(struct server_conn *c, struct proto_buf *b)
 	server_send(c, b, 0);
 }
 
+/*
+ * A frame with n descriptors (SCM_RIGHTS on its bytes), written at once: only
+ * when nothing is queued before it, so that it keeps its place.  The frame
+ * is small (a socket's buffer takes it whole when empty).  0, or -1 (the
+ * frame and fd not sent; the caller's fd stays the caller's).
+ */
+int
+server_push_fd(struct server_conn *c, struct proto_buf *b, const int *sendfds, int n)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int) * SERVER_MAX_PUSH_FDS)];
+	} u;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	uv_os_fd_t fd;
+	ssize_t sent;
+	int rc = -1;
+
+	if (n < 1 || n > SERVER_MAX_PUSH_FDS || proto_end(b) == -1 || c->closing || c->queued > 0 ||
+	    uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) > 0 ||
+	    uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0)
+		goto out;
+	memset(&mh, 0, sizeof(mh));
+	memset(&u, 0, sizeof(u));
+	iov.iov_base = b->data;
+	iov.iov_len = b->len;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.b;
+	mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+	memcpy(CMSG_DATA(cm), sendfds, sizeof(int) * (size_t)n);
+	do
+		sent = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (sent < 0 && errno == EINTR);
+	if (sent == (ssize_t)b->len)
+		rc = 0;
+	else if (sent > 0)
+		server_close(c);	/* a frame cut in two: the peer would read nonsense */
+out:
+	proto_buf_free(b);
+	return rc;
+}
+
 static void
 server_error(struct server_conn *c, const char *msg, int close_after)
 {

@@ -57,6 +57,12 @@ void		 server_push(struct server_conn *, struct proto_buf *b);
 /* An error reply to conn, later than its request (a deferred reply); conn stays open. */
 void		 server_push_error(struct server_conn *, const char *msg);
 /*
+ * A small frame with n descriptors (1 to SERVER_MAX_PUSH_FDS, the caller's
+ * still), sent now if nothing is queued: 0, or -1 (not sent; b freed either way).
+ */
+#define SERVER_MAX_PUSH_FDS	16
+int		 server_push_fd(struct server_conn *, struct proto_buf *b, const int *fds, int n);
+/*
  * A pidfd of the process that connected (the caller's to close), or -1
  * with errno.  Before Linux 6.5, one of the process with the peer's pid,
  * if it is the one that was there at accept.

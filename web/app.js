@@ -54,7 +54,9 @@ function drawGpus(st) {
     t.textContent = "GPU " + g.index + " " + g.name + " (" + g.mode + (g.drained ? ", drained" : "") + ")";
     const r = document.createElement("span");
     r.textContent = size(Math.max(g.used, g.demanded)) + " of " + size(g.total) +
-      (g.jobs.length ? ", jobs " + g.jobs.join(", ") : ", no job") + lock;
+      (g.jobs.length ? ", jobs " + g.jobs.join(", ") : ", no job") +
+      (g.lc_jobs && g.lc_jobs.length ? " (lc " + g.lc_jobs.join(", ") +
+        (g.lc_busy ? ", busy: be waits)" : ", idle)") : "") + lock;
     t.appendChild(r);
     const bar = document.createElement("div");
     bar.className = "bar";

@@ -28,6 +28,7 @@
 #include "engine_rooms.h"
 #include "gpuctl.h"
 #include "hostres.h"
+#include "lcbe.h"
 #include "log.h"
 #include "reap.h"
 #include "runner.h"
@@ -829,4 +830,5 @@ engine_free(struct engine *e)
 	fairshare_free(&e->fs);
 	free(e->dep_ids);
 	free(e->ends);
+	lcbe_free(e);
 }

@@ -62,6 +62,7 @@ struct engine {
 		uint32_t uid;		/* kept by engine_state, engine_link, engine_drop; */
 		int	pending;
 		uint64_t stored;	/* the bytes its active jobs keep (max_stored): */
+		int	lc;		/* its active --class lc jobs: engine_lc, engine_drop */
 	}		*users;		/* engine_charge, engine_drop */
 	int		nusers;
 	struct stored	shared;		/* what jobs share, counted once (stored.h) */
@@ -141,6 +142,7 @@ struct engine {
 	int		nends, cap_ends;
 	/* the hook sessions (hooks.c) */
 	struct hook_sess *sessions;
+	struct lcbe	*lcbe;		/* the lc/be page and its slots (gpu/lcbe.c); NULL: none yet */
 	/* GPU control (gpuctl.h): its state across jobs, and engine_gpu's */
 	struct gpuctl_all gca;
 	uv_timer_t	locks;		/* the next deadline gpuctl_pass found */
@@ -236,6 +238,8 @@ struct job *engine_find(struct engine *, int64_t);
 int	engine_gpu(struct engine *, const struct gc_event *, char *err, size_t errlen);
 /* How many PENDING jobs uid has, counted as they come and go, not scanned. */
 int	engine_pending(const struct engine *, uint32_t uid);
+/* uid's active (pending, running, suspended) --class lc jobs. */
+int	engine_lc_active(const struct engine *, uint32_t uid);
 /* What uid's active jobs keep in nvqd's files ([limits] max_stored), likewise. */
 uint64_t engine_stored(const struct engine *, uint32_t uid);
 /* A job's place in its array, for engine_add. */
@@ -279,6 +283,8 @@ int	engine_attach(struct engine *, struct job *, const int fds[3]);
  * configuration no longer has: the default class, said in the log).
  */
 void	engine_qos(struct engine *, struct job *, const char *name);
+/* Sets j's latency class (--class lc: 1, be: 0), counted in its user's lc jobs. */
+void	engine_lc(struct engine *, struct job *, int lc);
 /* nvq hold (parked 1) and release (0) of a pending job: committed, then done. */
 int	engine_park(struct engine *, struct job *, int parked, const char *why);
 /* nvq modify and nvq top of a pending job: committed, then done. */

@@ -67,6 +67,26 @@ engine_stored(const struct engine *e, uint32_t uid)
 	return i >= 0 ? e->users[i].stored : 0;
 }
 
+int
+engine_lc_active(const struct engine *e, uint32_t uid)
+{
+	int i = engine_user_find(e, uid);
+
+	return i >= 0 ? e->users[i].lc : 0;
+}
+
+void
+engine_lc(struct engine *e, struct job *j, int lc)
+{
+	int i;
+
+	if ((lc != 0) == (j->lc != 0))
+		return;
+	j->lc = lc != 0;
+	if ((i = engine_user(e, j->uid)) >= 0 && (e->users[i].lc += lc ? 1 : -1) < 0)
+		e->users[i].lc = 0;
+}
+
 /* Counts a job in (d = 1) or out (-1) of its user's pending jobs. */
 void
 engine_count_pending(struct engine *e, const struct job *j, int d)
@@ -95,6 +115,7 @@ engine_sj(const struct engine *e, const struct job *j, double now, struct sched_
 	sj->qos = j->qos_i;
 	sj->qos_preempts = e->cfg.qos.c[j->qos_i].preempts;
 	sj->qos_prio = e->cfg.qos.c[j->qos_i].priority;
+	sj->lc = j->lc;
 	sj->submitted_at = j->state == JOB_SUSPENDED ? j->gc.suspended_at : j->submitted_at;
 	sj->dep_wait = j->dep_wait;
 	sj->gpumask = j->gpumask;

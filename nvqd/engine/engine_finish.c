@@ -17,6 +17,8 @@
 #include "engine_rooms.h"
 #include "gpuctl.h"
 #include "hooks.h"
+#include "lcbe.h"
+#include "lcbestat.h"
 #include "log.h"
 #include "reap.h"
 #include "runner.h"
@@ -49,6 +51,7 @@ engine_drop(struct engine *e, struct job *j)
 		j->next->prev = j->prev;
 	e->njobs--;
 	engine_count_pending(e, j, -1);
+	engine_lc(e, j, 0);
 	engine_uncharge(e, j);
 	j->gone = 1;
 	/* whoever runs --after it may be ready, or never */
@@ -85,6 +88,8 @@ engine_drop(struct engine *e, struct job *j)
 	engine_untrack(j);
 	free(j->end_peaks);
 	free(j->end_uuids);
+	free(j->lc_hist);
+	j->lc_hist = NULL;
 	j->end_peaks = NULL;
 	j->end_uuids = NULL;
 	if (j->handles == 0)
@@ -114,7 +119,7 @@ engine_notice(struct engine *e, const struct job *j)
 void
 engine_fail(struct engine *e, struct job *j, const char *why)
 {
-	struct store_end end = { "FAILED", engine_now(), -1, 0, -1, -1, why, -1, 0, NULL, NULL };
+	struct store_end end = { "FAILED", engine_now(), -1, 0, -1, -1, why, -1, 0, NULL, NULL, 0, { 0, 0, 0 }, 0 };
 
 	log_warnx("job %lld: %s", (long long)j->id, why);
 	if (store_job_end(e->store, j->id, &end) == -1)
@@ -230,6 +235,14 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 	end->state = j->final_state;
 	end->reason = j->final_reason[0] ? j->final_reason : NULL;
 	engine_energy_end(e, j);
+	/* what its hooks measured of lc/be (gpu/lcbe.c): an lc job's latencies, a be job's yield */
+	if (j->lc_hist != NULL || j->lc_yield_us > 0) {
+		end->has_lcbe = 1;
+		end->lc_ns[0] = (int64_t)lcbestat_quantile(j->lc_hist, 0.5);
+		end->lc_ns[1] = (int64_t)lcbestat_quantile(j->lc_hist, 0.99);
+		end->lc_ns[2] = (int64_t)lcbestat_quantile(j->lc_hist, 0.999);
+		end->be_yield_us = (int64_t)j->lc_yield_us;
+	}
 	/* known from NVML, or from the hook where it reported */
 	end->peak_gpu_mem = -1;
 	if ((j->gpu_peak != NULL && !e->gpus.is_virtual && e->gpus.lib != NULL) ||
@@ -369,6 +382,7 @@ engine_requeue(struct engine *e, struct job *j)
 		e->jobs->requeue = j->requeue;
 		e->jobs->preempt_signal = j->preempt_signal;
 		engine_qos(e, e->jobs, j->qos);
+		engine_lc(e, e->jobs, j->lc);
 		e->jobs->placed = j->placed;
 		e->jobs->allowed = j->allowed;
 		e->jobs->notify = j->notify;
@@ -575,7 +589,7 @@ engine_finish(struct engine *e)
 int
 engine_cancel(struct engine *e, struct job *j, const char *by)
 {
-	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL, -1, 0, NULL, NULL };
+	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL, -1, 0, NULL, NULL, 0, { 0, 0, 0 }, 0 };
 	char why[128];
 
 	snprintf(why, sizeof(why), "cancelled by %s", by);
@@ -604,7 +618,7 @@ int
 engine_cancel_many(struct engine *e, struct job *const *js, int n, const char *by,
     int64_t *failed)
 {
-	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL, -1, 0, NULL, NULL };
+	struct store_end end = { "CANCELLED", engine_now(), -1, 0, -1, -1, NULL, -1, 0, NULL, NULL, 0, { 0, 0, 0 }, 0 };
 	char why[128];
 	int i, k = 0, grouped = 0, npending = 0;
 	int64_t *ids;

@@ -154,6 +154,7 @@ struct job {
 		int		priority;
 		char		qos[QOS_NAME_MAX];	/* its class (qos.h) */
 		int		qos_i;		/* its index in the configuration's classes */
+		int		lc;		/* --class lc (1) or be (0): who yields on a GPU (lcbe.h) */
 		double		submitted_at;
 		double		top_at;		/* nvq top: its time among its owner's jobs; 0: none */
 		int64_t		time_limit;
@@ -278,6 +279,8 @@ struct job {
 		uint64_t	hook_shared;	/* shared memory they say a suspend cannot move */
 		uint64_t	hook_staged;	/* host staging they hold ready (bounded by their shares) */
 		int		nsess;		/* its processes linked to nvqd (hooks.c) */
+		uint64_t	lc_yield_us;	/* be: time its launches yielded to lc jobs (gpu/lcbe.c) */
+		uint64_t	*lc_hist;	/* lc: its launch latencies, LCBE_HIST buckets (lcbe_page.h); or NULL */
 		uint64_t	oom_asked;	/* the hook's last refusal past the budget: bytes asked, */
 		uint64_t	oom_used;	/* what the job held on that GPU, its limit there */
 		uint64_t	oom_limit;

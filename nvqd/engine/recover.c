@@ -78,6 +78,7 @@ recover_add(struct engine *e, const struct store_active_job *a)
 	engine_charge(e, j, a->stored_own, a->stored_key, a->stored_shared);
 	if (a->qos != NULL)
 		engine_qos(e, j, a->qos);
+	engine_lc(e, j, a->lc);
 	/* held: of a pending job, parked; of a running one, its lock (gpuctl's) */
 	pending = a->state == NULL || strcmp(a->state, "PENDING") == 0;
 	if ((pending && a->held) || a->rank_at > 0 || a->top_at > 0 || a->gpus_allow != NULL ||

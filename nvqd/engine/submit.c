@@ -232,6 +232,18 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	return 0;
 }
 
+/* The --class lc jobs uid has in the batch not yet committed. */
+static int
+submit_queued_lc(uint32_t uid)
+{
+	int i, n = 0;
+
+	for (i = 0; i < Q.n; i++)
+		if (Q.items[i].j.uid == uid && Q.items[i].j.lc)
+			n += Q.items[i].ntasks > 0 ? Q.items[i].ntasks : 1;
+	return n;
+}
+
 int
 submit_queued(uint32_t uid)
 {
@@ -342,6 +354,7 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		e->jobs->host_mem = it->j.host_mem;
 		e->jobs->mem_per_cpu = it->j.mem_per_cpu;
 		engine_qos(e, e->jobs, it->j.qos);
+		engine_lc(e, e->jobs, it->j.lc);
 		if (it->j.held || it->j.gpus_allow != NULL || it->j.gpus_deny != NULL) {
 			struct engine_extra x = { it->j.held, 0, 0, it->j.gpus_allow,
 			    it->j.gpus_deny };
@@ -844,6 +857,17 @@ submit_qos(struct submit_req *r, const struct proto_msg *m, const char **qos)
 	return 0;
 }
 
+/* --class lc|be (issue 43): lcclass_decide, with the sender's lc jobs; 0, or -1 with the refusal set. */
+static int
+submit_class(struct submit_req *r, const struct proto_msg *m, int ntasks, int *lc)
+{
+	struct lcclass_who w = { r->from->uid, r->from->gid, r->from->groups, r->from->ngroups,
+	    engine_lc_active(r->e, r->from->uid) + submit_queued_lc(r->from->uid) };
+
+	return lcclass_decide(&r->e->cfg.lcbe, proto_str(m, "class"), &w, ntasks, lc, r->err,
+	    r->errlen);
+}
+
 /*
  * [cluster] engine = slurm: what a submit may not ask of Slurm through nvq
  * (yet); 0, or -1 with the error set.
@@ -855,7 +879,7 @@ submit_slurm(struct submit_req *r, int nafter, int nlines)
 		{ "array", "--array" }, { "allow", "-w" }, { "deny", "-x" },
 		{ "hold", "--hold" }, { "attach", "nvq run" }, { "requeue", "--requeue" },
 		{ "notify", "--notify" }, { "mail_user", "--mail-user" }, { "signal", "--signal" },
-		{ "qos", "--qos" },
+		{ "qos", "--qos" }, { "class", "--class" },
 	};
 	size_t i;
 
@@ -1015,7 +1039,7 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	uint64_t amask = 0, dmask = 0;
 	const char *s, *qos;
 	size_t argvlen = 0, off = 0, cmdlen = 8192;
-	int i, nargs = 0, nafter = 0, rc = -1, npending, nlines = 0;
+	int i, lc = 0, nargs = 0, nafter = 0, rc = -1, npending, nlines = 0;
 	struct submit_array arr = { 0 }, *arrp = NULL;
 	int64_t *index = NULL;
 	char **targv = NULL;
@@ -1170,6 +1194,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 		    r->e->cfg.max_pending);
 		goto out;
 	}
+	if (submit_class(r, m, arrp ? arr.n : 1, &lc) == -1)
+		goto out;
 	if (nlines > 0 && submit_lines(m, nlines, &targv, &targv_len, &tcmd) == -1) {
 		submit_error(r, "out of memory");
 		goto out;
@@ -1216,6 +1242,7 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	j.mem = (uint64_t)mem;
 	j.priority = (int)prio;
 	j.qos = qos;
+	j.lc = lc;
 	j.time_limit = limit;
 	j.after = nafter ? afterbuf : NULL;
 	j.stdout_path = proto_str(m, "stdout");

@@ -13,6 +13,7 @@
 #include "ctl_req.h"
 #include "gpuctl.h"
 #include "hooks.h"
+#include "lcbe.h"
 #include "slurm.h"
 #include "statq.h"
 #include "watch.h"
@@ -151,6 +152,8 @@ ctl_info_row_cb(void *arg, const struct store_col *c, int n)
 			proto_put_int(rows->out, "gpu_peak", (int64_t)engine_job_peak(rows->r->e, j));
 		}
 	}
+	if (j != NULL && (j->state == JOB_RUNNING || j->state == JOB_SUSPENDED))
+		lcbe_put_live(j, rows->out);
 	if (j != NULL && rows->r->e->cfg.fairshare && !rows->paged)
 		ctl_info_fair_share(rows->r->e, j, rows->out);
 	rows->count++;
@@ -342,7 +345,7 @@ int
 ctl_info_gpus(struct ctl_req *r, struct proto_buf *out)
 {
 	struct engine *e = r->e;
-	char ids[1024];
+	char ids[1024], lc[1024];
 	long long cpus;
 	uint64_t mem;
 	int i;
@@ -373,6 +376,9 @@ ctl_info_gpus(struct ctl_req *r, struct proto_buf *out)
 		proto_put_int(out, "outside_procs", g->nprocs_outside);
 		proto_put_int(out, "used", (int64_t)g->used);
 		proto_put_str(out, "jobs", ids);
+		/* which of them are latency-critical, and whether one is at work now */
+		proto_put_int(out, "lc_busy", lcbe_gpu(e, i, ids, lc, sizeof(lc)));
+		proto_put_str(out, "lc_jobs", lc);
 		proto_put_int(out, "drained", (int64_t)((e->drained >> i) & 1));
 		if ((e->drained >> i) & 1)
 			proto_put_str(out, "drain_reason", e->drain_why[i]);

@@ -361,6 +361,7 @@ struct ctl_jobs_restart_row {
 	uint64_t	row;		/* store_active_job's stored_row */
 	int		priority;
 	char		qos[QOS_NAME_MAX + 1];	/* its class; "": the default */
+	int		lc;		/* --class lc */
 };
 
 static int
@@ -377,6 +378,7 @@ ctl_jobs_restart_row_cb(void *arg, const struct store_active_job *a)
 	x->row = a->stored_row;
 	x->priority = a->priority;
 	snprintf(x->qos, sizeof(x->qos), "%s", a->qos ? a->qos : "");
+	x->lc = a->lc;
 	return 0;
 }
 
@@ -417,6 +419,9 @@ ctl_jobs_restart_check(struct ctl_req *r, int64_t id, uint64_t *bytes)
 	    !qos_may_use(&r->e->cfg.qos.c[k], r->uid, r->gid, r->groups, r->ngroups))
 		return ctl_req_error(r, "job %lld is of class %s, which you may not use now: submit "
 		    "it again", (long long)id, x.qos);
+	if (x.lc && !lcclass_may_use(&r->e->cfg.lcbe, r->uid, r->gid, r->groups, r->ngroups))
+		return ctl_req_error(r, "job %lld is latency-critical (--class lc), which you may "
+		    "not submit now: submit it again", (long long)id);
 	*bytes += x.row;
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "esc.h"
 #include "gpuctl.h"
+#include "lcbe.h"
 #include "log.h"
 #include "store.h"
 #include "web.h"
@@ -271,10 +272,10 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 {
 	static const char *const states[] = { "RUNNING", "SUSPENDED", "PENDING" };
 	struct engine *e = W.e;
-	cJSON *root = cJSON_CreateObject(), *gpus, *jobs, *counts, *g, *ids;
+	cJSON *root = cJSON_CreateObject(), *gpus, *jobs, *counts, *g, *ids, *lcj;
 	struct web_jobs x = { NULL, viewer, uid, 0 };
 	struct store_filter f;
-	char idbuf[1024], *tok, *save;
+	char idbuf[1024], lcbuf[1024], *tok, *save;
 	int64_t count[3] = { 0, 0, 0 }, *held = NULL;
 	int i, k, m, n;
 	struct job *j;
@@ -308,6 +309,11 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 		cJSON_AddBoolToObject(g, "drained", (e->drained >> i) & 1);
 		if (config_compute(&e->cfg, i) == COMPUTE_TIMESLICE)
 			cJSON_AddNumberToObject(g, "lock_holder", (double)gpuctl_holder(e, i));
+		/* latency-critical jobs among them (gpu/lcbe.c), and whether one is at work */
+		cJSON_AddBoolToObject(g, "lc_busy", lcbe_gpu(e, i, idbuf, lcbuf, sizeof(lcbuf)));
+		lcj = cJSON_AddArrayToObject(g, "lc_jobs");
+		for (tok = strtok_r(lcbuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			cJSON_AddItemToArray(lcj, cJSON_CreateNumber(strtod(tok, NULL)));
 		ids = cJSON_AddArrayToObject(g, "jobs");
 		for (tok = strtok_r(idbuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 			cJSON_AddItemToArray(ids, cJSON_CreateNumber(strtod(tok, NULL)));

@@ -21,6 +21,7 @@
 #include "hookmsg.h"
 #include "hooks.h"
 #include "jobtab.h"
+#include "lcbe.h"
 #include "log.h"
 #include "proc.h"
 #include "member.h"
@@ -56,6 +57,8 @@ struct hook_sess {
 	int		ncut, ntarget;
 	int64_t		cut_count[HOOKMSG_MAX_COMMS];	/* claims, as it reported */
 	int64_t		cut_target[HOOKMSG_MAX_COMMS];	/* what it was sent */
+	int		lcbe_slot;	/* its lc slot (gpu/lcbe.c); -1: none */
+	uint64_t	yield_us;	/* its time yielding, as it last reported */
 	struct hook_sess *next, *prev;
 };
 
@@ -452,7 +455,8 @@ hooks_report(struct engine *e, struct hook_sess *s, const struct proto_msg *m, c
 	int64_t shared, staged;
 	int n, k, g, over;
 
-	if ((n = hookmsg_report(m, rows, HOOKMSG_MAX_ROWS, &shared, &staged, err, errlen)) == -1)
+	if ((n = hookmsg_report(m, rows, HOOKMSG_MAX_ROWS, &shared, &staged, err, errlen)) == -1 ||
+	    lcbe_report(j, m, &s->yield_us, err, errlen) == -1)
 		return -1;
 	s->shared = (uint64_t)shared;
 	/* a claim: counted as at most its share */
@@ -625,6 +629,8 @@ hooks_hello(struct engine *e, struct server_conn *conn, const struct proto_msg *
 	s->pid = pid;
 	s->start = start;
 	s->can_cut = h.cut;
+	/* first, while nothing is queued to it: the page goes with these bytes */
+	s->lcbe_slot = h.lcbe ? lcbe_hello(e, conn, j) : -1;
 	/*
 	 * Nothing of its own is in flight; but one that can cut and links while
 	 * the lock is being taken back (again, after losing nvqd) may hold NCCL
@@ -757,6 +763,7 @@ hooks_closed(struct engine *e, struct hook_sess *s)
 		e->sessions = s->next;
 	if (s->next != NULL)
 		s->next->prev = s->prev;
+	lcbe_release(e, s->lcbe_slot);
 	if (j != NULL) {
 		j->nsess--;
 		hooks_sum(e, j);
@@ -777,8 +784,12 @@ hooks_job_gone(struct engine *e, struct job *j)
 	struct hook_sess *s;
 
 	for (s = e->sessions; s != NULL; s = s->next)
-		if (s->job == j)
+		if (s->job == j) {
 			s->job = NULL;
+			/* its processes may linger a moment: none of them is lc from now */
+			lcbe_release(e, s->lcbe_slot);
+			s->lcbe_slot = -1;
+		}
 	j->nsess = 0;
 }
 

@@ -17,9 +17,12 @@
  *     share memory nvq cannot move, or say so), stopped with its --signal
  *     and kill_grace, then requeued with --requeue or else cancelled, as
  *     Slurm's PreemptMode REQUEUE and CANCEL; under preempt = requeue only
- *     --requeue jobs give way, requeued; or
+ *     --requeue jobs give way, requeued (between --class lc and be jobs,
+ *     class alone decides: an lc job never gives way to a be job, a be
+ *     job gives way to an lc job); or
  *   - turns: g is a SCHED_TIMESLICE GPU, its quantum there is over, its
- *     priority is not above J's, and it can be suspended (preempt_give_turn).
+ *     priority is not above J's, it is not lc for a be J, and it can be
+ *     suspended (preempt_give_turn).
  *     One that cannot is not stopped at the end of a turn, whatever it
  *     asked: as Slurm's gang scheduling, turns are taken only by suspending,
  *     and a job stopped (requeued, cancelled) at each turn's end would lose
@@ -113,6 +116,13 @@ preempt_give_turn(const struct sched_job *v)
 int
 preempt_may(const struct sched_job *v, const struct sched_job *j)
 {
+	/*
+	 * lc/be (issue 43): an lc job never gives way to a be job, and a be job
+	 * gives way to an lc job that does not fit, whoever's: who may submit
+	 * lc is the admin's choice ([class lc]).  Between equals, as before.
+	 */
+	if (v->lc != j->lc)
+		return j->lc;
 	if (v->qos >= 0 && v->qos < 32 && (j->qos_preempts & (1U << v->qos)))
 		return 1;
 	return v->priority < j->priority && (v->uid == j->uid || j->uid == 0);
@@ -137,7 +147,7 @@ preempt_when(const struct sched_gpu *gpu, const struct sched_job *v, const struc
 		t = v->slice_start + s->preempt_min_runtime;
 		*give = how;
 	}
-	if (gpu->mode == SCHED_TIMESLICE && v->priority <= j->priority &&
+	if (gpu->mode == SCHED_TIMESLICE && v->priority <= j->priority && !(v->lc && !j->lc) &&
 	    (how = preempt_give_turn(v)) != SCHED_GIVE_NEVER) {
 		r = v->slice_start + gpu->quantum;
 		if (t < 0 || r < t) {

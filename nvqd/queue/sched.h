@@ -75,6 +75,7 @@ struct sched_job {
 	int		qos;		/* the class's index, below SCHED_MAX_QOS */
 	uint32_t	qos_preempts;	/* bit k: it may preempt running jobs of class k */
 	int		qos_prio;	/* the class's priority points, in sched_key */
+	int		lc;		/* --class lc: never gives way to a be job (preempt.c) */
 };
 
 struct sched_settings {

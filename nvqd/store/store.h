@@ -50,6 +50,7 @@ struct store_job_new {
 	uint64_t	mem;		/* 0: a whole GPU */
 	int		priority;
 	const char	*qos;		/* its class (qos.h), or NULL: the default's */
+	int		lc;		/* --class lc (1) or be (0) (024_lcbe.sql) */
 	int64_t		time_limit;	/* 0: none */
 	const char	*after;		/* NULL or "3,4" */
 	const char	*stdout_path;	/* NULL: <spool>/<uid>/<id>.out */
@@ -95,6 +96,9 @@ struct store_end {
 	int		npeaks;		/* per GPU of the run: run_gpus rows */
 	const char	*const *peak_uuids;
 	const int64_t	*peaks;
+	int		has_lcbe;	/* the figures below were measured (024_lcbe.sql) */
+	int64_t		lc_ns[3];	/* an lc job's launch latency p50, p99, p99.9; 0: none */
+	int64_t		be_yield_us;	/* a be job's time yielding to lc jobs */
 };
 
 struct store_filter {
@@ -335,6 +339,7 @@ struct store_active_job {
 	uint64_t	host_mem;	/* 0: none */
 	uint64_t	mem_per_cpu;	/* 0: not asked */
 	const char	*qos;		/* its class, or NULL: the default's (022) */
+	int		lc;		/* --class lc (1), else be (024) */
 };
 
 /*

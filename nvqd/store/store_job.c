@@ -199,6 +199,8 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	if (j->mem_per_cpu > 0)
 		sqlite3_bind_int64(s, 30, (int64_t)j->mem_per_cpu);
 	sqlite3_bind_text(s, 31, j->qos, -1, SQLITE_STATIC);
+	if (j->lc)
+		sqlite3_bind_int(s, 32, 1);
 	if (store_done(st, s) == -1)
 		return -1;
 	return copy ? 0 : store_event(st, id, j->now, "PENDING", j->held == 2 ?
@@ -585,6 +587,24 @@ store_run_end(struct store *st, int64_t id, const struct store_end *e)
 	return store_done(st, s);
 }
 
+/* The lc/be figures its hooks measured, in the end's transaction. */
+static int
+store_job_lcbe(struct store *st, int64_t id, const struct store_end *e)
+{
+	sqlite3_stmt *s = store_prepare(st, "UPDATE jobs SET lc_p50_ns = ?, lc_p99_ns = ?, "
+	    "lc_p999_ns = ?, be_yield_us = ? WHERE id = ?");
+	int i;
+
+	if (s == NULL)
+		return -1;
+	for (i = 0; i < 3; i++)
+		if (e->lc_ns[i] > 0)
+			sqlite3_bind_int64(s, i + 1, e->lc_ns[i]);
+	sqlite3_bind_int64(s, 4, e->be_yield_us);
+	sqlite3_bind_int64(s, 5, id);
+	return store_done(st, s);
+}
+
 static int
 store_job_end_one(struct store *st, int64_t id, const struct store_end *e)
 {
@@ -605,6 +625,8 @@ store_job_end_one(struct store *st, int64_t id, const struct store_end *e)
 	sqlite3_bind_text(s, 5, e->reason, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 6, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
+		return -1;
+	if (e->has_lcbe && store_job_lcbe(st, id, e) == -1)
 		return -1;
 	return store_event(st, id, e->now, e->state, e->reason);
 }

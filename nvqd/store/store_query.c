@@ -41,7 +41,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 44)
+	if (n < 45)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -89,6 +89,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.host_mem = (uint64_t)c[41].i;
 	a.mem_per_cpu = (uint64_t)c[42].i;
 	a.qos = c[43].s;
+	a.lc = c[44].i != 0;
 	return x->cb(x->arg, &a);
 }
 
@@ -121,7 +122,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"coalesce((SELECT array_id FROM private.task_env WHERE job_id = jobs.id), 0), " \
 	STORE_ROW_SQL " + CASE WHEN array_id IS NOT NULL AND length(argv) = 0 THEN (SELECT " \
 	STORE_LEN("a.command") " + length(a.argv) FROM jobs a WHERE a.id = jobs.array_id) " \
-	"ELSE 0 END, coalesce(cpus, 0), coalesce(host_mem, 0), coalesce(mem_per_cpu, 0), qos FROM jobs "
+	"ELSE 0 END, coalesce(cpus, 0), coalesce(host_mem, 0), coalesce(mem_per_cpu, 0), qos, coalesce(lc, 0) FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
@@ -300,7 +301,8 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 	"reason, gpu_uuids, " STORE_COMMAND " AS command, cwd, time_limit, after, " \
 	"stdout_path, stderr_path, requeue, restarts, suspended_time, array_id, array_index, array_limit, held, " \
 	"gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step, cpus, host_mem, " \
-	"mem_per_cpu, qos FROM jobs "
+	"mem_per_cpu, qos, CASE WHEN lc = 1 THEN 'lc' ELSE 'be' END AS latency_class, lc_p50_ns, lc_p99_ns, lc_p999_ns, be_yield_us " \
+	"FROM jobs "
 #define STORE_JOBS_WHERE	"(?2 IS NULL OR user = ?2) " \
 	"AND (?3 IS NULL OR instr(',' || ?3 || ',', ',' || state || ',') > 0) " \
 	"AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR " \

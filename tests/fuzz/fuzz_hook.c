@@ -9,13 +9,16 @@
  * it, and what the checks accept must hold: a hello names a job, a report's
  * rows are distinct GPUs with byte counts of 0 or more, and its figures,
  * bounded and summed as hooks.c sums them, never exceed the bound; a cut
- * report has a seq and at most HOOKMSG_MAX_COMMS counts of 0 or more.
+ * report has a seq and at most HOOKMSG_MAX_COMMS counts of 0 or more; a
+ * report's lc/be claims (nvqd/gpu/lcbestat.c) are buckets in range with
+ * counts of 0 or more, at most LCBESTAT_PAIRS of them.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hookmsg.h"
+#include "lcbestat.h"
 #include "proto.h"
 
 static const int fuzz_types[] = {
@@ -77,6 +80,33 @@ fuzz_report(const struct proto_msg *m, uint64_t bound)
 }
 
 static void
+fuzz_lcbe(const struct proto_msg *m)
+{
+	struct lcbestat_claims c;
+	uint64_t hist[LCBE_HIST];
+	char err[128] = "";
+	int k;
+
+	if (lcbestat_parse(m, &c, err, sizeof(err)) == -1) {
+		if (err[0] == '\0')
+			abort();
+		return;
+	}
+	if (c.n < 0 || c.n > LCBESTAT_PAIRS)
+		abort();
+	memset(hist, 0, sizeof(hist));
+	for (k = 0; k < c.n; k++) {
+		if (c.bucket[k] < 0 || c.bucket[k] >= LCBE_HIST)
+			abort();
+		hist[c.bucket[k]] += c.count[k];
+	}
+	/* a percentile is a bucket's edge, and they come in order */
+	if (lcbestat_quantile(hist, 0.5) > lcbestat_quantile(hist, 0.99) ||
+	    lcbestat_quantile(hist, 0.99) > lcbestat_quantile(hist, 0.999))
+		abort();
+}
+
+static void
 fuzz_cut(const struct proto_msg *m)
 {
 	struct hookmsg_cut c;
@@ -123,6 +153,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		fuzz_hello(&m);
 		fuzz_report(&m, bound);
+		fuzz_lcbe(&m);
 		fuzz_cut(&m);
 		proto_msg_free(&m);
 	}

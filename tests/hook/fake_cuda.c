@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuda_decls.h"
@@ -718,6 +719,44 @@ E CUresult cuCheckpointProcessCheckpoint(int pid, void *a) { (void)a; return fak
 E CUresult cuCheckpointProcessRestore(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessRestore", "restore", pid, 2, 1); }
 E CUresult cuCheckpointProcessUnlock(int pid, void *a) { (void)a; return fake_ckpt_step("cuCheckpointProcessUnlock", "unlock", pid, 1, 0); }
 
+/*
+ * FAKE_KERNEL_US: each launch's "kernel" runs that long on the GPU, from
+ * its launch (they overlap: the GPU is busy until the last one's end), and
+ * a synchronize waits for it, so that the hook's lc/be watcher sees work.
+ */
+static uint64_t fake_busy_until;
+
+static uint64_t
+fake_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void
+fake_kernel(void)
+{
+	static long us = -1;
+	const char *k;
+
+	if (us < 0)
+		us = (k = getenv("FAKE_KERNEL_US")) != NULL ? atol(k) : 0;
+	if (us > 0)
+		__atomic_store_n(&fake_busy_until, fake_now_ns() + (uint64_t)us * 1000,
+		    __ATOMIC_SEQ_CST);
+}
+
+static void
+fake_kernel_wait(void)
+{
+	uint64_t until = __atomic_load_n(&fake_busy_until, __ATOMIC_SEQ_CST), now;
+
+	while ((now = fake_now_ns()) < until)
+		usleep((useconds_t)((until - now) / 1000 + 1));
+}
+
 /* launches and copies: counted; FAKE_LAUNCH_HANG names a file that, while
  * it exists, keeps a launch inside the driver (work that never drains);
  * a process the checkpoint API locked waits until it is unlocked */
@@ -727,6 +766,7 @@ fake_launch(const char *fn)
 	const char *hang = getenv("FAKE_LAUNCH_HANG");
 
 	count(fn);
+	fake_kernel();
 	while (hang != NULL && access(hang, F_OK) == 0)
 		usleep(10000);
 	while (fake_ckpt_state(getpid()) != 0)
@@ -779,6 +819,15 @@ E CUresult cuDevicePrimaryCtxRetain(void **c, CUdevice d) { *c = (void *)(uintpt
 E CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { (void)d; return 0; }
 E CUresult cuCtxPushCurrent_v2(void *c) { fake_tls_ctx = c; return 0; }
 E CUresult cuCtxPopCurrent_v2(void **c) { *c = fake_tls_ctx; fake_tls_ctx = NULL; return 0; }
+/*
+ * Stream capture, the global mode's rule: a synchronize from any thread
+ * while a capture is under way invalidates it (the synchronize fails with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, the end with _INVALIDATED).
+ */
+static int fake_capturing, fake_capture_broken;
+E CUresult cuStreamBeginCapture_v2(CUstream s, int mode) { (void)s; (void)mode; count("cuStreamBeginCapture_v2"); __atomic_store_n(&fake_capture_broken, 0, __ATOMIC_SEQ_CST); __atomic_store_n(&fake_capturing, 1, __ATOMIC_SEQ_CST); return 0; }
+E CUresult cuStreamEndCapture(CUstream s, void **g) { (void)s; count("cuStreamEndCapture"); if (g) *g = NULL; __atomic_store_n(&fake_capturing, 0, __ATOMIC_SEQ_CST); return __atomic_load_n(&fake_capture_broken, __ATOMIC_SEQ_CST) ? 901 : 0; }
+
 /* FAKE_SYNC_HANG names a file that, while it exists, keeps a synchronize
  * waiting (work that waits on another process, as an NCCL kernel waits for
  * its peer's) */
@@ -788,8 +837,13 @@ cuCtxSynchronize(void)
 	const char *hang = getenv("FAKE_SYNC_HANG");
 
 	count("cuCtxSynchronize");
+	if (__atomic_load_n(&fake_capturing, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&fake_capture_broken, 1, __ATOMIC_SEQ_CST);
+		return 900;	/* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+	}
 	while (hang != NULL && access(hang, F_OK) == 0)
 		usleep(10000);
+	fake_kernel_wait();
 	return fake_nccl_wait();
 }
 E CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
@@ -814,6 +868,8 @@ static const struct { const char *name; void *fn; } fake_syms[] = {
 	{ "cuModuleGetFunction", (void *)cuModuleGetFunction },
 	{ "cuFuncGetName", (void *)cuFuncGetName },
 	{ "cuGraphLaunch", (void *)cuGraphLaunch }, { "cuGraphLaunch_ptsz", (void *)cuGraphLaunch_ptsz },
+	{ "cuStreamBeginCapture_v2", (void *)cuStreamBeginCapture_v2 },
+	{ "cuStreamEndCapture", (void *)cuStreamEndCapture },
 	{ "cuMemcpyHtoD_v2", (void *)cuMemcpyHtoD_v2 }, { "cuMemcpyHtoD_v2_ptds", (void *)cuMemcpyHtoD_v2_ptds },
 	{ "cuMemcpyDtoH_v2", (void *)cuMemcpyDtoH_v2 },
 	{ "cuMemAddressReserve", (void *)cuMemAddressReserve },
@@ -850,7 +906,8 @@ fake_resolve(const char *sym, void **pfn, int version, cuuint64_t flags)
 {
 	static const char *const v2[] = { "cuMemAlloc", "cuMemFree", "cuMemAllocPitch",
 	    "cuMemGetInfo", "cuDeviceTotalMem", "cuArrayCreate", "cuArray3DCreate",
-	    "cuGetProcAddress", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuIpcOpenMemHandle", NULL };
+	    "cuGetProcAddress", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuIpcOpenMemHandle",
+	    "cuStreamBeginCapture", NULL };
 	static const char *const ptsz[] = { "cuMemAllocAsync", "cuMemAllocFromPoolAsync",
 	    "cuMemFreeAsync", "cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch", NULL };
 	static const char *const ptds[] = { "cuMemcpyHtoD", NULL };
@@ -862,7 +919,8 @@ fake_resolve(const char *sym, void **pfn, int version, cuuint64_t flags)
 	name[sizeof(name) - 16] = '\0';
 	for (i = 0; v2[i]; i++)
 		if (strcmp(sym, v2[i]) == 0 && version >= (strcmp(sym, "cuGetProcAddress") == 0 ?
-		    12000 : strcmp(sym, "cuIpcOpenMemHandle") == 0 ? 11000 : 3020))
+		    12000 : strcmp(sym, "cuIpcOpenMemHandle") == 0 ? 11000 :
+		    strcmp(sym, "cuStreamBeginCapture") == 0 ? 10010 : 3020))
 			strcat(name, "_v2");
 	for (i = 0; ptsz[i]; i++)
 		if (strcmp(sym, ptsz[i]) == 0 && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))

@@ -4,6 +4,13 @@
  * driver the way frameworks do (cuGetProcAddress_v2), so every call goes
  * through the hook.
  *
+ *   fake_job bursts SECONDS FILE
+ *	a request every 200 ms (a copy in, 10 launches), idle in between;
+ *   fake_job capture SECONDS
+ *	launches into a stream capture for SECONDS (see fake_capture);
+ *   fake_job poke
+ *	tries to write the lc/be page the hook mapped (see fake_poke); with
+ *	POKE_HOLD=SECONDS, where it can (lc), raises every word that long;
  *   fake_job launch SECONDS FILE [BYTES]
  *	allocates BYTES (64M), then launches kernels for SECONDS, writing
  *	the count so far to FILE every 20 ms;
@@ -75,9 +82,14 @@
  *	handle values the driver hands out again after a suspend
  *	(fake_reuse.c).
  */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -739,6 +751,161 @@ do_ipc_driver(size_t bytes, unsigned hold)
 	return 0;
 }
 
+/*
+ * fake_job bursts SECONDS FILE: an inference loop's shape: every 200 ms a
+ * request (a host-to-device copy, then 10 launches 500 us apart), idle in
+ * between; FILE counts the requests.
+ */
+static int
+fake_bursts(double secs, const char *file)
+{
+	launch_fn launch = (launch_fn)resolve("cuLaunchKernel");
+	htod_fn htod = (htod_fn)resolve("cuMemcpyHtoD");
+	CUdeviceptr p;
+	alloc_fn alloc = (alloc_fn)resolve("cuMemAlloc");
+	char host[4096] = { 0 };
+	double end = now() + secs;
+	long n = 0;
+	int k;
+
+	if (alloc(&p, sizeof(host)) != CUDA_SUCCESS)
+		return 1;
+	while (now() < end) {
+		htod(p, host, sizeof(host));
+		for (k = 0; k < 10; k++) {
+			launch(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+			usleep(500);
+		}
+		put_count(file, ++n);
+		usleep(200000);
+	}
+	printf("requests %ld\n", n);
+	return 0;
+}
+
+/*
+ * fake_job capture SECONDS: an lc job capturing a CUDA graph: launches
+ * into a capture for SECONDS (as the fake driver sees a capture: a
+ * synchronize from any thread meanwhile breaks it), then ends it and
+ * prints "capture ok" or "capture invalidated (CODE)".
+ */
+static int
+fake_capture(double secs)
+{
+	typedef CUresult (*begin_fn)(CUstream, int);
+	typedef CUresult (*end_fn)(CUstream, void **);
+	launch_fn launch = (launch_fn)resolve("cuLaunchKernel");
+	begin_fn begin = (begin_fn)resolve("cuStreamBeginCapture");
+	end_fn end = (end_fn)resolve("cuStreamEndCapture");
+	CUstream s = (CUstream)(uintptr_t)0x5;
+	void *g = NULL;
+	double until;
+	CUresult r;
+
+	if (do_alloc(1 << 20) == -1)
+		return 1;
+	/* work before: the lc page is raised and the watcher at work */
+	launch(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	usleep(50000);
+	if (begin(s, 0) != CUDA_SUCCESS)
+		return 1;
+	for (until = now() + secs; now() < until; usleep(500))
+		launch(NULL, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL);
+	if ((r = end(s, &g)) == CUDA_SUCCESS)
+		printf("capture ok\n");
+	else
+		printf("capture invalidated (%d)\n", (int)r);
+	return 0;
+}
+
+static sigjmp_buf poke_jmp;
+
+static void
+poke_segv_cb(int sig)
+{
+	(void)sig;
+	siglongjmp(poke_jmp, 1);
+}
+
+/*
+ * fake_job poke: after a launch (the hook attached the lc/be page), tries
+ * every way a job's process has to raise the page's words: a store, making
+ * the mapping writable, opening it again through /proc/self/map_files, a
+ * write through /proc/self/mem.  Prints what each did.
+ */
+static int
+fake_poke(void)
+{
+	launch_fn launch = (launch_fn)resolve("cuLaunchKernel");
+	struct sigaction sa;
+	char line[512], path[128], range[64];
+	unsigned long lo = 0, hi = 0;
+	uint64_t v = ~0ULL;
+	volatile uint64_t *w;
+	FILE *fp;
+	int fd, found = 0, pages = 0;
+	const char *store, *prot, *mapf, *mem;
+
+	/* an allocation first: the hook's link starts, and attaches the page */
+	if (do_alloc(1 << 20) == -1)
+		return 1;
+	launch(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	if ((fp = fopen("/proc/self/maps", "r")) == NULL)
+		return 1;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (strstr(line, "nvq-lcbe") != NULL && ++pages == 1 &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			found = 1;
+			snprintf(range, sizeof(range), "%lx-%lx", lo, hi);
+		}
+	fclose(fp);
+	if (!found) {
+		printf("poke: no page\n");
+		return 1;
+	}
+	w = (volatile uint64_t *)lo;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = poke_segv_cb;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	if (sigsetjmp(poke_jmp, 1) == 0) {
+		w[0] = ~0ULL;
+		store = "written";
+	} else
+		store = "denied";
+	prot = mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) == 0 ? "allowed" : "denied";
+	snprintf(path, sizeof(path), "/proc/self/map_files/%s", range);
+	fd = open(path, O_RDWR);
+	mapf = fd >= 0 ? "opened" : "denied";
+	if (fd >= 0)
+		close(fd);
+	mem = "denied";
+	if ((fd = open("/proc/self/mem", O_RDWR)) >= 0) {
+		if (pwrite(fd, &v, sizeof(v), (off_t)lo) == (ssize_t)sizeof(v))
+			mem = "written";
+		close(fd);
+	}
+	printf("poke: pages=%d store=%s mprotect=%s map_files=%s proc_mem=%s\n", pages, store,
+	    prot, mapf, mem);
+	fflush(stdout);
+	/* POKE_HOLD=SECONDS, where it may write (lc): every word and beat up that long */
+	if (strcmp(store, "written") == 0 && getenv("POKE_HOLD") != NULL) {
+		struct timespec ts;
+		double until = now() + atof(getenv("POKE_HOLD"));
+		size_t k, words = (hi - lo) / sizeof(uint64_t);
+
+		while (now() < until) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			/* the page's layout (lcbe_page.h): up[64], beat[64], owner[64] */
+			for (k = 0; k < 128 && k < words; k++)
+				w[k] = k < 64 ? ~0ULL :
+				    (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+			usleep(10000);
+		}
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -768,6 +935,12 @@ main(int argc, char **argv)
 		printf("launched %ld\n", n);
 		return 0;
 	}
+	if (argc == 4 && strcmp(argv[1], "bursts") == 0)
+		return fake_bursts(atof(argv[2]), argv[3]);
+	if (argc == 3 && strcmp(argv[1], "capture") == 0)
+		return fake_capture(atof(argv[2]));
+	if (argc == 2 && strcmp(argv[1], "poke") == 0)
+		return fake_poke();
 	if (argc == 5 && strcmp(argv[1], "ddp") == 0)
 		return fake_ddp(atoi(argv[2]), atof(argv[3]), argv[4]);
 	if (argc == 4 && strcmp(argv[1], "race") == 0)

@@ -278,8 +278,9 @@ t_cut_relink() {	# a rank that links again in the middle of a revoke reports and
 	ddp_stalled "$T/d" FAKE_DDP_STALL=1:40:3 || return
 	a=$A
 	r1=$(count "$T/d.pid1")
-	# rank 1's link loses its connection at its next read: the revoke's
-	strace -f -qq -e trace=read -e inject=read:error=ECONNRESET:when=1 -p "$r1" \
+	# rank 1's link loses its connection at its next read (recvmsg, which
+	# takes the lc/be page's descriptor too: issue 43): the revoke's
+	strace -f -qq -e trace=recvmsg -e inject=recvmsg:error=ECONNRESET:when=1 -p "$r1" \
 	    -o "$T/strace.r1" 2> /dev/null &
 	spid=$!
 	sleep 0.5

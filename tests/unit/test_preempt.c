@@ -320,6 +320,42 @@ test_may(void **state)
 	}
 }
 
+/* preempt_may between --class lc and be: class alone decides, whatever -p, user and qos */
+static void
+test_may_lcbe(void **state)
+{
+	static const struct {
+		const char	*name;
+		int		vlc, jlc;
+		uint32_t	vuid, juid;
+		int		vprio, jprio;
+		uint32_t	jpreempts;
+		int		want;
+	} t[] = {
+		{ "lc never gives way to be, even to root's higher -p", 1, 0, 1, 0, 0, 100, 0, 0 },
+		{ "nor to be of a class that preempts its class", 1, 0, 1, 2, 0, 0, 1, 0 },
+		{ "nor to the same user's higher -p be", 1, 0, 2, 2, 0, 10, 0, 0 },
+		{ "be gives way to another user's lc", 0, 1, 1, 2, 50, 0, 0, 1 },
+		{ "lc and lc: by -p as before (another user's: no)", 1, 1, 1, 2, 0, 100, 0, 0 },
+		{ "lc and lc: the same user's higher -p: yes", 1, 1, 2, 2, 0, 10, 0, 1 },
+		{ "be and be: by -p as before", 0, 0, 2, 2, 0, 10, 0, 1 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const struct sched_job v = { .uid = t[i].vuid, .priority = t[i].vprio,
+		    .running = 1, .lc = t[i].vlc };
+		const struct sched_job j = { .uid = t[i].juid, .priority = t[i].jprio,
+		    .qos_preempts = t[i].jpreempts, .lc = t[i].jlc };
+
+		if (preempt_may(&v, &j) != t[i].want) {
+			print_error("%s: got %d\n", t[i].name, preempt_may(&v, &j));
+			fail();
+		}
+	}
+}
+
 static void
 test_give(void **state)
 {
@@ -521,6 +557,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_may),
+		cmocka_unit_test(test_may_lcbe),
 		cmocka_unit_test(test_give),
 		cmocka_unit_test(test_give_turn),
 		cmocka_unit_test(test_quantum),
