@@ -214,7 +214,7 @@ parse_id_list(const char *s, int64_t *ids, int max)
 	}
 }
 
-static int
+int
 parse_cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;

@@ -27,6 +27,8 @@ int	parse_id(const char *, int64_t *);
 int	parse_id_list(const char *, int64_t *ids, int max);
 #define PARSE_MAX_TASKS	100000		/* tasks of one array */
 #define PARSE_MAX_INDEX	10000000	/* the largest index of an array's task */
+/* qsort's and bsearch's order of int64_t ids, ascending. */
+int	parse_cmp_i64(const void *, const void *);
 /*
  * An array's indexes (--array): "0-99", "1,5,7", "0-20:2", mixed with
  * commas, then "%N" for at most N at once; or "%N" alone (no list: *n is
