@@ -237,7 +237,7 @@ $(BUILD)/tests/test_xreg: $(call obj,tests/unit/test_xreg.c hook/xreg.c common/s
 $(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c common/esc.c)
 $(BUILD)/tests/test_esc: $(call obj,tests/unit/test_esc.c common/esc.c)
 $(BUILD)/tests/test_num: $(call obj,tests/unit/test_num.c nvq/num.c)
-$(BUILD)/tests/test_sbatch: $(call obj,tests/unit/test_sbatch.c nvq/sbatch.c)
+$(BUILD)/tests/test_sbatch: $(call obj,tests/unit/test_sbatch.c nvq/sbatch.c common/parse.c)
 $(BUILD)/tests/test_intr: $(call obj,tests/unit/test_intr.c nvq/intr.c)
 $(BUILD)/tests/test_portable: $(call obj,tests/unit/test_portable.c nvq-shim/portable.c)
 $(BUILD)/obj/tests/unit/test_portable.o: CPPFLAGS += -iquote nvq-shim

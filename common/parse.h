@@ -48,6 +48,34 @@ int	parse_signal(const char *, int *);
 /* SIG's name without SIG ("USR1"), or NULL for a real-time or unknown one. */
 const char *parse_signame(int);
 
+#define PARSE_WARN_DEFAULT	60	/* sbatch's --signal TIME when none is given */
+#define PARSE_WARN_MAX		65535	/* and the most it takes (seconds) */
+/*
+ * Slurm's --signal [{R|B}:]SIG[@TIME]: SIG (as parse_signal takes it)
+ * sent TIME seconds (0 to PARSE_WARN_MAX, PARSE_WARN_DEFAULT without
+ * @TIME) before the job's time limit, to its batch shell alone with B:
+ * (*batch 1).  R: (a reservation's overlap) is refused: nvq has none.  0,
+ * or -1 with a sentence in why.
+ */
+int	parse_warn(const char *, int *sig, int *secs, int *batch, char *why, size_t whylen);
+/*
+ * Whether a --signal on nvq's command line is written as Slurm's warning
+ * (a B: or R: before it, or an @TIME after it): 1, else 0 (nvq's own
+ * --signal SIG, the signal that stops a preempted job).
+ */
+int	parse_is_warn(const char *);
+
+/* An array's shape as Slurm's variables say it (SLURM_ARRAY_TASK_COUNT, ...). */
+struct parse_shape {
+	int64_t		count, min, max;
+	int64_t		step;	/* a spec of one range A-B:STEP: STEP; else 1 */
+};
+/*
+ * The shape of the n (> 0) indexes idx that parse_array made of spec (NULL:
+ * --stdin's tasks, 0 to n - 1) into *sh.
+ */
+void	parse_array_shape(const char *spec, const int64_t *idx, int n, struct parse_shape *sh);
+
 /* "20G", "1.5G", "512M", "0"; buf of at least 16 bytes. */
 void	fmt_size(uint64_t, char *buf, size_t len);
 /* "MM:SS", "H:MM:SS" or "D-HH:MM:SS"; buf of at least 24 bytes. */

@@ -14,6 +14,7 @@
 
 #include "nvq.h"
 #include "opthelp.h"
+#include "parse.h"
 #include "proto.h"
 #include "roff.h"
 #include "sbatch.h"
@@ -88,7 +89,7 @@ static const struct option nvq_longs[] = {
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
+	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal [B:]SIG[@TIME]] "
 	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] "
 	  "[--qos CLASS] [--] COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
@@ -99,7 +100,7 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "cpus-per-task mem mem-per-cpu dependency " NVQ_SLURM_LONGS,
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "run", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--qos CLASS] [--] "
+	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal [B:]SIG[@TIME]] [--qos CLASS] [--] "
 	  "COMMAND [ARG...]\n" NVQ_SLURM_USAGE,
 	  "+g:m:c:p:n:t:o:e:w:x:d:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
 	  "after requeue signal gpu-list exclude cpus-per-task mem mem-per-cpu dependency "
@@ -351,7 +352,13 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_FORMAT: a->format = optarg; break;
 		case OPT_NEW: a->renew = 1; break;
 		case OPT_QOS: a->qos = optarg; break;
-		case OPT_SIGNAL: a->signal = optarg; break;
+		case OPT_SIGNAL:
+			/* Slurm's warning where it is written so, or on a #SBATCH line */
+			if (a->in_sbatch || parse_is_warn(optarg))
+				a->warn = optarg;
+			else
+				a->signal = optarg;
+			break;
 		case OPT_NOTIFY: a->notify = optarg; break;
 		case OPT_MAIL: a->mail_user = optarg; break;
 		case OPT_JSON: a->json = 1; break;
@@ -419,7 +426,10 @@ nvq_directive(void *arg, const char *where, int argc, char **argv)
 		argc = n + 1;
 		argv = (char **)w;	/* getopt permutes nothing: '+' leads the options */
 	}
-	if ((rc = nvq_options(d->c, d->a, argc, argv, &first)) != 0) {
+	d->a->in_sbatch = strcmp(argv[0], "#SBATCH") == 0;
+	rc = nvq_options(d->c, d->a, argc, argv, &first);
+	d->a->in_sbatch = 0;
+	if (rc != 0) {
 		nvq_err("in %s", where);
 		return rc == -1 ? 2 : rc;
 	}

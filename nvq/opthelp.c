@@ -63,9 +63,14 @@ static const struct opthelp_row opthelp_rows[] = {
 	{ "parsable", 0, NULL, "print the job's id alone", "--parsable" },
 	{ "requeue", 0, NULL, "queued again, not cancelled, when preempted or when its GPU "
 	  "goes away", "--requeue" },
-	{ "signal", 0, "SIG", "the signal that stops the job when it is preempted or "
-	  "requeued, before SIGKILL (USR1, TERM, 12, ...)", "--signal (differs: Slurm's "
-	  "[B:]SIG@TIME is sent before the time limit)" },
+	{ "signal", 0, "SIG|[B:]SIG@TIME", "SIG alone: the signal that stops the job when it "
+	  "is preempted or requeued, before SIGKILL (USR1, TERM, 12, ...; nvq's own); "
+	  "[B:]SIG@TIME (or B:SIG, TIME 60): Slurm's warning, SIG sent TIME seconds (0 to "
+	  "65535) before the time limit (--time), to the batch shell alone with B:, else to "
+	  "every process of the job; once a run, not counting time suspended; R: refused",
+	  "--signal (differs: a bare SIG is Slurm's warning 60 s before the limit, nvq's "
+	  "preemption signal here, but on a #SBATCH line; without B: Slurm spares the batch "
+	  "shell, nvq signals it too)" },
 	{ "all", 'a', NULL, "finished jobs too", "squeue -t all" },
 	{ "user", 'u', "USER", "only USER's jobs", "-u, --user" },
 	{ "state", 0, "STATES", "only jobs in these states, a comma-separated list in any case: "

@@ -228,6 +228,15 @@ submit_parse(const struct nvq_args *a, struct submit_values *v)
 		    "not KILL or STOP)", a->signal);
 		return 2;
 	}
+	if (a->warn != NULL) {
+		char why[160];
+
+		if (parse_warn(a->warn, &v->warn_sig, &v->warn_time, &v->warn_batch, why,
+		    sizeof(why)) == -1) {
+			nvq_err("--signal %s: %s", a->warn, why);
+			return 2;
+		}
+	}
 	v->after[0] = '\0';
 	if (a->after != NULL) {
 		struct dep_list l = { .n = 0 };
@@ -296,6 +305,12 @@ cmd_submit(struct nvq_args *a)
 
 	if ((rc = submit_parse(a, &v)) != 0)
 		return rc;
+	/* here, not in submit_parse: a script's lines may give --time after --signal */
+	if (v.warn_sig > 0 && v.secs == 0) {
+		nvq_err("--signal %s: the job has no time limit (-t, --time) to be warned before",
+		    a->warn);
+		return 2;
+	}
 	if (a->from_stdin && a->argc > 0) {
 		nvq_err("submit: --stdin reads the commands: give no command as well");
 		return 2;
@@ -352,6 +367,12 @@ cmd_submit(struct nvq_args *a)
 		proto_put_str(&b, "deny", a->deny);
 	if (v.sig > 0)
 		proto_put_int(&b, "signal", v.sig);
+	if (v.warn_sig > 0) {
+		proto_put_int(&b, "warn_signal", v.warn_sig);
+		proto_put_int(&b, "warn_time", v.warn_time);
+		if (v.warn_batch)
+			proto_put_int(&b, "warn_batch", 1);
+	}
 	if (a->notify != NULL)
 		proto_put_str(&b, "notify", a->notify);
 	if (submit_mail(a) != NULL)

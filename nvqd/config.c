@@ -303,6 +303,10 @@ static const struct config_key config_keys[] = {
 	  "nodes, or this machine's own when it is the node." },
 	{ "cluster", "slurm_bin", CT_PATH, AT(slurm_bin), NULL, 0, 0, "/usr/bin",
 	  "engine = slurm: the folder of sbatch, squeue, scontrol and scancel." },
+	{ "cluster", "name", CT_WORD, AT(cluster_name), NULL, 0, 0, "",
+	  "The cluster's name that jobs see in SLURM_CLUSTER_NAME (Slurm's\n"
+	  "ClusterName); empty: this machine's host name (Slurm has no default).\n"
+	  "Under engine = slurm, Slurm sets it." },
 	{ "security", "admin_group", CT_GROUP, AT_OWN, NULL, 0, 0, "",
 	  "Members of this group may cancel, hold and release anyone's jobs and\n"
 	  "give priorities above max_priority, as root may. Empty: root alone." },

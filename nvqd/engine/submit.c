@@ -337,6 +337,9 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		    it->ntasks > 0 ? ids[k] : 0, it->shared);
 		e->jobs->requeue = it->j.requeue;
 		e->jobs->preempt_signal = it->j.preempt_signal;
+		e->jobs->warn_sig = it->j.warn_sig;
+		e->jobs->warn_time = it->j.warn_time;
+		e->jobs->warn_batch = it->j.warn_batch;
 		e->jobs->notify = it->j.notify != NULL || it->j.mail_user != NULL;
 		e->jobs->cpus = it->j.cpus;
 		e->jobs->host_mem = it->j.host_mem;
@@ -1021,7 +1024,7 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	char **targv = NULL;
 	const char **tcmd = NULL;
 	int *targv_len = NULL;
-	int64_t gpus = proto_int(m, "gpus", 1), prio = proto_int(m, "priority", 0), sig;
+	int64_t gpus = proto_int(m, "gpus", 1), prio = proto_int(m, "priority", 0), sig, wsig;
 	int64_t limit = proto_int(m, "time", 0), mem = proto_int(m, "mem", 0);
 
 	memset(&j, 0, sizeof(j));
@@ -1107,6 +1110,24 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	if (sig != 0 && (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP))
 		return submit_error(r, "--signal must be a signal from 1 to 64 other than KILL and "
 		    "STOP; nothing was queued");
+	/* Slurm's --signal [B:]SIG@TIME: a warning TIME seconds before the time limit */
+	if ((wsig = proto_int(m, "warn_signal", 0)) != 0) {
+		int64_t wt = proto_int(m, "warn_time", PARSE_WARN_DEFAULT);
+
+		if (wsig < 1 || wsig > 64 || wsig == SIGKILL || wsig == SIGSTOP || wt < 0 ||
+		    wt > PARSE_WARN_MAX)
+			return submit_error(r, "--signal SIG@TIME: SIG from 1 to 64 other than KILL "
+			    "and STOP, TIME from 0 to %d seconds; nothing was queued",
+			    PARSE_WARN_MAX);
+		if (limit == 0)
+			return submit_error(r, "--signal %s%lld@%lld: the job has no time limit "
+			    "(--time) to be warned before; nothing was queued",
+			    proto_int(m, "warn_batch", 0) ? "B:" : "", (long long)wsig,
+			    (long long)wt);
+		j.warn_sig = (int)wsig;
+		j.warn_time = (int)wt;
+		j.warn_batch = proto_int(m, "warn_batch", 0) != 0;
+	}
 	if ((s = proto_str(m, "notify")) != NULL && (*s == '\0' || strlen(s) > SUBMIT_MAX_NOTIFY))
 		return submit_error(r, "--notify: a command of 1 to %d bytes; nothing was queued",
 		    SUBMIT_MAX_NOTIFY);
@@ -1159,6 +1180,16 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 				index[arr.n] = arr.n;
 		arr.index = index;
 		arrp = &arr;
+		/* its shape, kept in each task for Slurm's SLURM_ARRAY_TASK_* at its start */
+		{
+			struct parse_shape sh;
+
+			parse_array_shape(nlines > 0 ? NULL : s, index, arr.n, &sh);
+			j.array_count = sh.count;
+			j.array_min = sh.min;
+			j.array_max = sh.max;
+			j.array_step = sh.step;
+		}
 	}
 	r->from->user(r->from->uid, user, sizeof(user));
 	/* root is exempt: whoever cleans up after a flood must still be able to queue */

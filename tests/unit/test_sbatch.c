@@ -43,7 +43,7 @@ good_value(const struct sbatch_row *r)
 	static const char *const good[][2] = {
 		{ "gres", "gpu:1" }, { "gpus", "1" }, { "gpus-per-node", "1" },
 		{ "gpus-per-task", "1" }, { "nodes", "1" }, { "mail-type", "END" },
-		{ "export", "ALL" },
+		{ "export", "ALL" }, { "signal", "B:USR1@5" },
 	};
 	char why[256];
 	size_t i;
