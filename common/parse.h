@@ -48,6 +48,8 @@ int	parse_signal(const char *, int *);
 /* SIG's name without SIG ("USR1"), or NULL for a real-time or unknown one. */
 const char *parse_signame(int);
 
+/* the longest Slurm partition (list) or account nvq passes on (--partition, --account) */
+#define PARSE_MAX_SLURM_NAME	64
 #define PARSE_WARN_DEFAULT	60	/* sbatch's --signal TIME when none is given */
 #define PARSE_WARN_MAX		65535	/* and the most it takes (seconds) */
 /*

@@ -24,7 +24,8 @@ enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR,
 	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL, OPT_FAILED,
 	OPT_FORMAT, OPT_NEW,
 	/* Slurm's names (sbatch.h) */
-	OPT_GRES, OPT_GPN, OPT_GPT, OPT_EXPORT, OPT_NICE, OPT_MAILTYPE, OPT_NTASKS, OPT_SLURM,
+	OPT_GRES, OPT_GPN, OPT_GPT, OPT_EXPORT, OPT_NICE, OPT_MAILTYPE, OPT_NTASKS, OPT_PARTITION,
+	OPT_ACCOUNT,
 	OPT_HOST_MEM, OPT_MEM_PER_CPU, OPT_QOS };
 
 static const struct option nvq_longs[] = {
@@ -70,8 +71,8 @@ static const struct option nvq_longs[] = {
 	{ "nodes", required_argument, NULL, 'N' },
 	{ "ntasks", required_argument, NULL, OPT_NTASKS },
 	{ "ntasks-per-node", required_argument, NULL, OPT_NTASKS },
-	{ "partition", required_argument, NULL, OPT_SLURM },
-	{ "account", required_argument, NULL, OPT_SLURM },
+	{ "partition", required_argument, NULL, OPT_PARTITION },
+	{ "account", required_argument, NULL, OPT_ACCOUNT },
 	{ "qos", required_argument, NULL, OPT_QOS },
 	{ "cpus-per-task", required_argument, NULL, 'c' },
 	{ "mem", required_argument, NULL, OPT_HOST_MEM },
@@ -286,17 +287,12 @@ nvq_slurm_option(struct nvq_args *a, int ch, const char *word, const char *val)
 		snprintf(why, sizeof(why), "--ntasks %s: not a number of tasks (1 to %d, "
 		    "which srun starts on this server)", val, NVQ_MAX_TASKS);
 		break;
-	default: {	/* refused: the table's reason (word may be a prefix: --part) */
-		static const char *const refused[] = { "partition", "account" };
-		const struct sbatch_row *r = sbatch_find(refused[0], 0);
-		size_t len = strcspn(word + 2, "="), i;
-
-		for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
-			if (strncmp(refused[i], word + 2, len) == 0)
-				r = sbatch_find(refused[i], 0);
-		snprintf(why, sizeof(why), "--%s: %s", r->name, r->to);
+	/* Slurm's own: nvqd passes them on under [cluster] engine = slurm, else refuses them */
+	case OPT_PARTITION: a->partition = val; return 0;
+	case OPT_ACCOUNT: a->account = val; return 0;
+	default:
+		snprintf(why, sizeof(why), "%s: not taken here", word);
 		break;
-	}
 	}
 	nvq_err("%s", why);
 	return -1;
@@ -378,7 +374,8 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 			opthelp_print(stdout, c->name, c->longs);
 			return -1;
 		case 'G': case 'J': case 'D': case 'N': case OPT_GRES: case OPT_GPN: case OPT_GPT:
-		case OPT_EXPORT: case OPT_NICE: case OPT_MAILTYPE: case OPT_NTASKS: case OPT_SLURM:
+		case OPT_EXPORT: case OPT_NICE: case OPT_MAILTYPE: case OPT_NTASKS: case OPT_PARTITION:
+		case OPT_ACCOUNT:
 		slurm:
 			if (nvq_slurm_option(a, ch, argv[optind - 1], optarg) != 0)
 				return 2;

@@ -47,6 +47,7 @@ struct nvq_args {
 	 */
 	const char	*warn;
 	int		in_sbatch;
+	const char	*partition, *account;	/* Slurm's: [cluster] engine = slurm only */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };

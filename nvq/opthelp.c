@@ -122,10 +122,13 @@ static const struct opthelp_row opthelp_rows[] = {
 	{ "ntasks", 0, "N", "tasks srun starts in the job, 1 to 256 (SLURM_NTASKS)",
 	  "-n, --ntasks (differs: nvq's -n is the name)" },
 	{ "ntasks-per-node", 0, "N", "as --ntasks (one node)", "--ntasks-per-node" },
-	{ "partition", 0, "NAME", "refused: partitions are Slurm's (this is one server)",
-	  "-p, --partition (differs: nvq's -p is the priority)" },
-	{ "account", 0, "NAME", "refused: accounts are Slurm's (fair share is per user)",
-	  "-A, --account" },
+	{ "partition", 0, "NAME", "the Slurm partition(s) the job goes to, passed on to sbatch "
+	  "under nvqd's [cluster] engine = slurm (over [cluster] partition); refused on one "
+	  "server", "-p, --partition (differs: nvq's -p is the priority; on a #SBATCH line -p "
+	  "is the partition)" },
+	{ "account", 0, "NAME", "the Slurm account charged, passed on to sbatch under nvqd's "
+	  "[cluster] engine = slurm; refused on one server (fair share is per user)",
+	  "-A, --account (differs: -A only on a #SBATCH line)" },
 	{ "qos", 0, "CLASS", "the job's class, one of nvq.ini's [qos NAME] sections (default: "
 	  "[scheduler] default_qos, normal): its priority points, whom it may preempt, its "
 	  "limits; refused if you may not use it", "--qos" },

@@ -42,6 +42,9 @@ const struct sbatch_row sbatch_table[] = {
 	{ "mem", 0, 1, SBATCH_WORD, "--mem", NULL, NULL },
 	{ "mem-per-cpu", 0, 1, SBATCH_WORD, "--mem-per-cpu", NULL, NULL },
 	{ "cpus-per-task", 'c', 1, SBATCH_WORD, "--cpus-per-task", NULL, NULL },
+	/* passed on to Slurm under [cluster] engine = slurm, else refused by nvqd (submit.c) */
+	{ "partition", 'p', 1, SBATCH_WORD, "--partition", NULL, NULL },
+	{ "account", 'A', 1, SBATCH_WORD, "--account", NULL, NULL },
 	/* a class of nvq.ini's [qos NAME] sections */
 	{ "qos", 'q', 1, SBATCH_WORD, "--qos", NULL, NULL },
 	/* where, with what, who is told, in what order */
@@ -71,10 +74,6 @@ const struct sbatch_row sbatch_table[] = {
 	{ "kill-on-invalid-dep", 0, 1, SBATCH_MEANINGLESS, "nvq cancels a job whose "
 	  "dependency can no longer be met", NULL, NULL },
 	/* refused: what one server cannot honour */
-	{ "partition", 'p', 1, SBATCH_REFUSE, SB_ONE "partitions are Slurm's (under nvqd's "
-	  "[cluster] engine = slurm, [cluster] partition picks it)", NULL, NULL },
-	{ "account", 'A', 1, SBATCH_REFUSE, SB_ONE "accounts are Slurm's; nvq's fair share is "
-	  "per user", NULL, NULL },
 	{ "reservation", 0, 1, SBATCH_REFUSE, SB_ONE "nvq has no reservations", NULL, NULL },
 	{ "constraint", 'C', 1, SBATCH_REFUSE, SB_ONE "no node features to choose from "
 	  "(GPUs: -w, -x)", NULL, NULL },

@@ -183,6 +183,18 @@ submit_parse_host(const struct nvq_args *a, struct submit_values *v)
 	return 0;
 }
 
+/* A Slurm partition (or list of them) or account as Slurm writes it: 0, or -1 after saying why. */
+static int
+submit_slurm_name(const char *opt, const char *v)
+{
+	if (*v != '\0' && strlen(v) <= PARSE_MAX_SLURM_NAME && strspn(v,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,-") == strlen(v))
+		return 0;
+	nvq_err("%s %.40s%s: not a name (1 to %d letters, digits, _ . , -)", opt, v,
+	    strlen(v) > 40 ? "..." : "", PARSE_MAX_SLURM_NAME);
+	return -1;
+}
+
 int
 submit_parse(const struct nvq_args *a, struct submit_values *v)
 {
@@ -228,6 +240,9 @@ submit_parse(const struct nvq_args *a, struct submit_values *v)
 		    "not KILL or STOP)", a->signal);
 		return 2;
 	}
+	if ((a->partition != NULL && submit_slurm_name("--partition", a->partition) == -1) ||
+	    (a->account != NULL && submit_slurm_name("--account", a->account) == -1))
+		return 2;
 	if (a->warn != NULL) {
 		char why[160];
 
@@ -367,6 +382,10 @@ cmd_submit(struct nvq_args *a)
 		proto_put_str(&b, "deny", a->deny);
 	if (v.sig > 0)
 		proto_put_int(&b, "signal", v.sig);
+	if (a->partition != NULL)
+		proto_put_str(&b, "partition", a->partition);
+	if (a->account != NULL)
+		proto_put_str(&b, "account", a->account);
 	if (v.warn_sig > 0) {
 		proto_put_int(&b, "warn_signal", v.warn_sig);
 		proto_put_int(&b, "warn_time", v.warn_time);

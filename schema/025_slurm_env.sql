@@ -18,3 +18,8 @@ ALTER TABLE jobs ADD COLUMN warn_signal INTEGER;
 ALTER TABLE jobs ADD COLUMN warn_time INTEGER;
 ALTER TABLE jobs ADD COLUMN warn_batch INTEGER;
 ALTER TABLE jobs ADD COLUMN warned_at REAL;
+-- --partition and --account (sbatch's), taken only under [cluster] engine
+-- = slurm and passed on to sbatch (partition over [cluster] partition);
+-- NULL: not given.
+ALTER TABLE jobs ADD COLUMN partition TEXT;
+ALTER TABLE jobs ADD COLUMN account TEXT;

@@ -193,7 +193,8 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	    submit_len(j->cwd) + (size_t)j->argv_len + (size_t)j->env_len +
 	    submit_len(j->groups) + submit_len(j->after) + submit_len(j->stdout_path) +
 	    submit_len(j->stderr_path) + submit_len(j->gpus_allow) + submit_len(j->gpus_deny) +
-	    submit_len(j->notify) + submit_len(j->mail_user) + submit_len(j->qos);
+	    submit_len(j->notify) + submit_len(j->mail_user) + submit_len(j->qos) +
+	    submit_len(j->partition) + submit_len(j->account);
 	it = &Q.items[Q.n];
 	memset(it, 0, sizeof(*it));
 	if ((it->buf = malloc(len + 1)) == NULL)
@@ -217,6 +218,8 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	it->j.notify = submit_copy(it->buf, &off, j->notify, -1);
 	it->j.mail_user = submit_copy(it->buf, &off, j->mail_user, -1);
 	it->j.qos = submit_copy(it->buf, &off, j->qos, -1);
+	it->j.partition = submit_copy(it->buf, &off, j->partition, -1);
+	it->j.account = submit_copy(it->buf, &off, j->account, -1);
 	if (nafter > PARSE_MAX_IDS)
 		nafter = PARSE_MAX_IDS;
 	memcpy(it->after, after, sizeof(*after) * (size_t)nafter);
@@ -847,6 +850,15 @@ submit_qos(struct submit_req *r, const struct proto_msg *m, const char **qos)
 	return 0;
 }
 
+/* Whether s is a Slurm name nvq passes on (as nvq checks it): 0, or -1. */
+static int
+submit_slurm_name(const char *s)
+{
+	return *s != '\0' && strlen(s) <= PARSE_MAX_SLURM_NAME && strspn(s,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,-") ==
+	    strlen(s) ? 0 : -1;
+}
+
 /*
  * [cluster] engine = slurm: what a submit may not ask of Slurm through nvq
  * (yet); 0, or -1 with the error set.
@@ -1110,6 +1122,19 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	if (sig != 0 && (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP))
 		return submit_error(r, "--signal must be a signal from 1 to 64 other than KILL and "
 		    "STOP; nothing was queued");
+	/* Slurm's own: passed on under [cluster] engine = slurm, refused on one server */
+	if ((j.partition = proto_str(m, "partition")) != NULL && !r->e->cfg.slurm)
+		return submit_error(r, "--partition %.64s: this is one server: partitions are "
+		    "Slurm's (under nvqd's [cluster] engine = slurm, --partition or [cluster] "
+		    "partition picks it); nothing was queued", j.partition);
+	if ((j.account = proto_str(m, "account")) != NULL && !r->e->cfg.slurm)
+		return submit_error(r, "--account %.64s: this is one server: accounts are Slurm's "
+		    "(under nvqd's [cluster] engine = slurm, it is passed on); nvq's fair share "
+		    "is per user; nothing was queued", j.account);
+	if ((j.partition != NULL && submit_slurm_name(j.partition) == -1) ||
+	    (j.account != NULL && submit_slurm_name(j.account) == -1))
+		return submit_error(r, "--partition and --account: 1 to %d letters, digits, "
+		    "_ . , -; nothing was queued", PARSE_MAX_SLURM_NAME);
 	/* Slurm's --signal [B:]SIG@TIME: a warning TIME seconds before the time limit */
 	if ((wsig = proto_int(m, "warn_signal", 0)) != 0) {
 		int64_t wt = proto_int(m, "warn_time", PARSE_WARN_DEFAULT);

@@ -85,6 +85,7 @@ struct store_job_new {
 	int64_t		array_count, array_min, array_max, array_step;
 	/* --signal [B:]SIG@TIME: warn_sig (0: none) warn_time s before the limit */
 	int		warn_sig, warn_time, warn_batch;
+	const char	*partition, *account;	/* engine = slurm's --partition, --account; or NULL */
 };
 
 struct store_end {
@@ -353,6 +354,9 @@ struct store_job_exec {
 	uint64_t	host_mem, mem_per_cpu;	/* 0: none */
 	/* its array's shape as submitted (025): count 0 for none or unknown */
 	int64_t		array_count, array_min, array_max, array_step;
+	/* engine = slurm: what sbatch gets besides (025); NULL, 0: none */
+	const char	*partition, *account;
+	int		warn_sig, warn_time, warn_batch;
 };
 
 /* Called once per row; a non-zero return stops the query. */

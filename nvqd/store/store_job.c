@@ -210,6 +210,8 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 		sqlite3_bind_int(s, 37, j->warn_time);
 		sqlite3_bind_int(s, 38, j->warn_batch != 0);
 	}
+	sqlite3_bind_text(s, 39, j->partition, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 40, j->account, -1, SQLITE_STATIC);
 	if (store_done(st, s) == -1)
 		return -1;
 	return copy ? 0 : store_event(st, id, j->now, "PENDING", j->held == 2 ?

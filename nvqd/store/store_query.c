@@ -703,6 +703,13 @@ store_exec_row_cb(void *arg, const struct store_col *c, int n)
 		r.array_max = c[18].i;
 		r.array_step = c[19].i;
 	}
+	if (n >= 25) {
+		r.partition = c[20].s;
+		r.account = c[21].s;
+		r.warn_sig = c[22].type == STORE_NULL ? 0 : (int)c[22].i;
+		r.warn_time = (int)c[23].i;
+		r.warn_batch = c[24].i != 0;
+	}
 	return x->cb(x->arg, &r);
 }
 
@@ -716,7 +723,8 @@ store_job_exec(struct store *st, int64_t id, store_exec_cb cb, void *arg)
 	    "job_id = jobs.id), (SELECT a.env FROM private.task_env t JOIN private.array_env a "
 	    "ON a.array_id = t.array_id WHERE t.job_id = jobs.id)) AS env, "
 	    "groups, name, gpus, mem_per_gpu, time_limit, coalesce(cpus, 0), coalesce(host_mem, 0), "
-	    "coalesce(mem_per_cpu, 0), array_count, array_min, array_max, array_step "
+	    "coalesce(mem_per_cpu, 0), array_count, array_min, array_max, array_step, "
+	    "partition, account, warn_signal, coalesce(warn_time, 0), coalesce(warn_batch, 0) "
 	    "FROM jobs WHERE id = ?", id,
 	    store_exec_row_cb, &x);
 }

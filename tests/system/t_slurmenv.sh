@@ -157,3 +157,46 @@ EOF
 	expect_eq "a bad TIME on a #SBATCH line" "$rc:$out" "2:nvq: bad.sbatch, line 2: --signal USR1@99999: @99999: not a number of seconds before the time limit (0 to 65535)"
 	expect_eq "nothing stored" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs")" "$n"
 }
+
+t_slurmenv_slurm_passes() {	# engine = slurm: -p/--partition, -A/--account and --signal go on to sbatch
+	mkdir -p "$T/bin"
+	# a fake Slurm: sbatch says what it was given, squeue knows nothing yet
+	cat > "$T/bin/sbatch" <<EOF2
+#!/bin/sh
+printf '%s\n' "\$@" > "$T/sbatch.\$\$"
+mv "$T/sbatch.\$\$" "$T/sbatch.args.\$(ls "$T" | grep -c '^sbatch\.args')"
+echo 4242
+EOF2
+	printf '#!/bin/sh\nexit 0\n' > "$T/bin/squeue"
+	cp "$T/bin/squeue" "$T/bin/scontrol"
+	cp "$T/bin/squeue" "$T/bin/scancel"
+	chmod +x "$T/bin/"*
+	write_config "[cluster]" "engine = slurm" "slurm_bin = $T/bin" "partition = batch"
+	start_nvqd || return
+	mkdir -p "$T/wd"
+	cat > "$T/wd/pass.sbatch" <<'EOF2'
+#!/bin/sh
+#SBATCH -p gpu
+#SBATCH -A acme
+#SBATCH --signal=B:USR1@30
+#SBATCH --time=5
+#SBATCH -G 0
+true
+EOF2
+	local a i
+	a=$(cd "$T/wd" && nvq submit --parsable -o "$T/wd/o" pass.sbatch) || { fail "not submitted"; return; }
+	for i in $(seq 100); do [ -f "$T/sbatch.args.0" ] && break; sleep 0.05; done
+	expect_match "#SBATCH -p gpu -A acme --signal=B:USR1@30: sbatch's arguments" \
+	    "$(tr '\n' ' ' < "$T/sbatch.args.0")" "--time=0:05:00 --partition=gpu --account=acme --signal=B:10@30 $"
+	expect_eq "stored" "$(sqlite3 "$T/nvq.db" "SELECT partition, account FROM jobs WHERE id = $a")" "gpu|acme"
+	# without them, [cluster] partition and no account; the command line over #SBATCH
+	a=$(submit -g 0 -o "$T/wd/o2" true) || { fail "not submitted"; return; }
+	for i in $(seq 100); do [ -f "$T/sbatch.args.1" ] && break; sleep 0.05; done
+	expect_match "none given: [cluster] partition" "$(tr '\n' ' ' < "$T/sbatch.args.1")" "--partition=batch $"
+	a=$(cd "$T/wd" && nvq submit --parsable --partition debug --account=other -o "$T/wd/o3" pass.sbatch)
+	for i in $(seq 100); do [ -f "$T/sbatch.args.2" ] && break; sleep 0.05; done
+	expect_match "the command line wins" "$(tr '\n' ' ' < "$T/sbatch.args.2")" "--partition=debug --account=other "
+	local out rc
+	out=$(nvq submit -g 0 --partition 'a b' true 2>&1); rc=$?
+	expect_eq "a partition that is not a name" "$rc:$out" "2:nvq: --partition a b: not a name (1 to 64 letters, digits, _ . , -)"
+}
