@@ -25,17 +25,16 @@ t_slurmenv_array_shape() {	# --array 1-7:3 and --array 3,5,9: Slurm's variables 
 		wait_state "$((b + i))" COMPLETED || return
 	done
 	# the tasks of 1-7:3 are 1, 4, 7: ids a, a+1, a+2
-	k=0
-	for i in 1 4 7; do
-		expect_eq "1-7:3, task $i" "$(cat "$T/a.$i")" \
-		    "job=$((a + k)) array=$a task=$i count=3 min=1 max=7 step=3 cluster=$(hostname)"
-		k=$((k + 1))
-	done
+	se_tasks "1-7:3" "$a" "$T/a" "1 4 7" "count=3 min=1 max=7 step=3"
 	# a list: no stride, 1 as Slurm says
-	k=0
-	for i in 3 5 9; do
-		expect_eq "3,5,9, task $i" "$(cat "$T/b.$i")" \
-		    "job=$((b + k)) array=$b task=$i count=3 min=3 max=9 step=1 cluster=$(hostname)"
+	se_tasks "3,5,9" "$b" "$T/b" "3 5 9" "count=3 min=3 max=9 step=1"
+}
+
+se_tasks() {	# SPEC ARRAY FILE INDEXES SHAPE: each task's line, in order of its id
+	local k=0 i
+	for i in $4; do
+		expect_eq "$1, task $i" "$(cat "$3.$i")" \
+		    "job=$(($2 + k)) array=$2 task=$i $5 cluster=$(hostname)"
 		k=$((k + 1))
 	done
 }
@@ -199,4 +198,25 @@ EOF2
 	local out rc
 	out=$(nvq submit -g 0 --partition 'a b' true 2>&1); rc=$?
 	expect_eq "a partition that is not a name" "$rc:$out" "2:nvq: --partition a b: not a name (1 to 64 letters, digits, _ . , -)"
+}
+
+t_slurmenv_warn_suspended() {	# a job suspended past its warning's moment is warned after its resume, on running time
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	ckpt_config "[scheduler]" "kill_grace = 1s"
+	start_nvqd || return
+	local a el
+	# WINCH: a signal the fake job ignores, so that only nvqd's record tells when it came
+	a=$(fsubmit -m 10G -t 4s --signal WINCH@2 "$FAKE_JOB" launch 60 "$T/a")
+	wait_count "$T/a" || return
+	wait_field "$a" hook_pids '^[0-9]+$'
+	nvq suspend "$a" > /dev/null
+	sleep 3
+	expect_eq "not warned while suspended past its moment" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT warned_at IS NULL FROM jobs WHERE id = $a")" 1
+	nvq resume "$a" > /dev/null
+	wait_state "$a" RUNNING
+	wait_state "$a" TIMEOUT 10 || return
+	el=$(sqlite3 "$T/nvq.db" "SELECT warned_at - started_at - run_suspended FROM jobs WHERE id = $a")
+	expect_eq "warned after about 2 s of running ($el)" \
+	    "$(awk -v x="$el" 'BEGIN { print (x >= 1.5 && x < 3.5) }')" 1
 }
