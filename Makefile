@@ -62,7 +62,7 @@ NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engin
 	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/server.c nvqd/front/watch.c \
 	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/runner.c nvqd/reap.c nvqd/engine/start.c \
 	   nvqd/front/ctl_check.c nvqd/front/ctl_req.c nvqd/front/ctl_jobs.c nvqd/front/ctl_control.c nvqd/front/ctl_info.c \
-	   nvqd/config.c nvqd/qos.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/paths.c \
+	   nvqd/config.c nvqd/qos.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/engine/slurmopt.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/cglimit.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/submit.c nvq/jobs.c nvq/control.c \

@@ -344,6 +344,13 @@ parse_array_shape(const char *spec, const int64_t *idx, int n, struct parse_shap
 }
 
 int
+parse_slurm_name(const char *s)
+{
+	return *s != '\0' && strlen(s) <= PARSE_MAX_SLURM_NAME && strspn(s,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,-") == strlen(s);
+}
+
+int
 parse_is_warn(const char *s)
 {
 	return strchr(s, '@') != NULL || strncasecmp(s, "B:", 2) == 0 ||

@@ -50,6 +50,8 @@ const char *parse_signame(int);
 
 /* the longest Slurm partition (list) or account nvq passes on (--partition, --account) */
 #define PARSE_MAX_SLURM_NAME	64
+/* Whether s is such a name: 1 to PARSE_MAX_SLURM_NAME of A-Z a-z 0-9 _ . , - (1), or not (0). */
+int	parse_slurm_name(const char *s);
 #define PARSE_WARN_DEFAULT	60	/* sbatch's --signal TIME when none is given */
 #define PARSE_WARN_MAX		65535	/* and the most it takes (seconds) */
 /*

@@ -187,8 +187,7 @@ submit_parse_host(const struct nvq_args *a, struct submit_values *v)
 static int
 submit_slurm_name(const char *opt, const char *v)
 {
-	if (*v != '\0' && strlen(v) <= PARSE_MAX_SLURM_NAME && strspn(v,
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,-") == strlen(v))
+	if (parse_slurm_name(v))
 		return 0;
 	nvq_err("%s %.40s%s: not a name (1 to %d letters, digits, _ . , -)", opt, v,
 	    strlen(v) > 40 ? "..." : "", PARSE_MAX_SLURM_NAME);

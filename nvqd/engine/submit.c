@@ -20,6 +20,7 @@
 #include "parse.h"
 #include "proto.h"
 #include "slurm.h"
+#include "slurmopt.h"
 #include "submit.h"
 
 struct submit_item {
@@ -850,15 +851,6 @@ submit_qos(struct submit_req *r, const struct proto_msg *m, const char **qos)
 	return 0;
 }
 
-/* Whether s is a Slurm name nvq passes on (as nvq checks it): 0, or -1. */
-static int
-submit_slurm_name(const char *s)
-{
-	return *s != '\0' && strlen(s) <= PARSE_MAX_SLURM_NAME && strspn(s,
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,-") ==
-	    strlen(s) ? 0 : -1;
-}
-
 /*
  * [cluster] engine = slurm: what a submit may not ask of Slurm through nvq
  * (yet); 0, or -1 with the error set.
@@ -1036,7 +1028,7 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	char **targv = NULL;
 	const char **tcmd = NULL;
 	int *targv_len = NULL;
-	int64_t gpus = proto_int(m, "gpus", 1), prio = proto_int(m, "priority", 0), sig, wsig;
+	int64_t gpus = proto_int(m, "gpus", 1), prio = proto_int(m, "priority", 0), sig;
 	int64_t limit = proto_int(m, "time", 0), mem = proto_int(m, "mem", 0);
 
 	memset(&j, 0, sizeof(j));
@@ -1122,37 +1114,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	if (sig != 0 && (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP))
 		return submit_error(r, "--signal must be a signal from 1 to 64 other than KILL and "
 		    "STOP; nothing was queued");
-	/* Slurm's own: passed on under [cluster] engine = slurm, refused on one server */
-	if ((j.partition = proto_str(m, "partition")) != NULL && !r->e->cfg.slurm)
-		return submit_error(r, "--partition %.64s: this is one server: partitions are "
-		    "Slurm's (under nvqd's [cluster] engine = slurm, --partition or [cluster] "
-		    "partition picks it); nothing was queued", j.partition);
-	if ((j.account = proto_str(m, "account")) != NULL && !r->e->cfg.slurm)
-		return submit_error(r, "--account %.64s: this is one server: accounts are Slurm's "
-		    "(under nvqd's [cluster] engine = slurm, it is passed on); nvq's fair share "
-		    "is per user; nothing was queued", j.account);
-	if ((j.partition != NULL && submit_slurm_name(j.partition) == -1) ||
-	    (j.account != NULL && submit_slurm_name(j.account) == -1))
-		return submit_error(r, "--partition and --account: 1 to %d letters, digits, "
-		    "_ . , -; nothing was queued", PARSE_MAX_SLURM_NAME);
-	/* Slurm's --signal [B:]SIG@TIME: a warning TIME seconds before the time limit */
-	if ((wsig = proto_int(m, "warn_signal", 0)) != 0) {
-		int64_t wt = proto_int(m, "warn_time", PARSE_WARN_DEFAULT);
-
-		if (wsig < 1 || wsig > 64 || wsig == SIGKILL || wsig == SIGSTOP || wt < 0 ||
-		    wt > PARSE_WARN_MAX)
-			return submit_error(r, "--signal SIG@TIME: SIG from 1 to 64 other than KILL "
-			    "and STOP, TIME from 0 to %d seconds; nothing was queued",
-			    PARSE_WARN_MAX);
-		if (limit == 0)
-			return submit_error(r, "--signal %s%lld@%lld: the job has no time limit "
-			    "(--time) to be warned before; nothing was queued",
-			    proto_int(m, "warn_batch", 0) ? "B:" : "", (long long)wsig,
-			    (long long)wt);
-		j.warn_sig = (int)wsig;
-		j.warn_time = (int)wt;
-		j.warn_batch = proto_int(m, "warn_batch", 0) != 0;
-	}
+	if (slurmopt_take(m, r->e->cfg.slurm, limit, &j, r->err, r->errlen) == -1)
+		return -1;
 	if ((s = proto_str(m, "notify")) != NULL && (*s == '\0' || strlen(s) > SUBMIT_MAX_NOTIFY))
 		return submit_error(r, "--notify: a command of 1 to %d bytes; nothing was queued",
 		    SUBMIT_MAX_NOTIFY);

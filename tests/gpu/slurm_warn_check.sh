@@ -12,16 +12,16 @@ set -u
 cd "$(dirname "$0")/../.."
 B=${1:-build}
 . tests/gpu/lib.sh
+python3 -c 'import torch; assert torch.cuda.is_available()' 2> /dev/null ||
+    { echo "SKIPPED - all checks (no PyTorch with CUDA here)"; exit 0; }
 gpu_nvqd slurmwarn "[cluster]" "name = gpubox"
 W=$T/work; mkdir -p "$W"
-state() { "$NVQ" show --json "$1" | head -1 | grep -o '"state": *"[A-Z_]*"' | grep -o '[A-Z_]*"$' | tr -d '"'; }
+state() { "$NVQ" show "$1" | awk '$1 == "state" {print $2}'; }
 pass() { if "$@"; then echo PASS; else echo FAIL; fails=$((fails + 1)); fi; }
 say() {	# WHAT FIGURES COMMAND...: one line, PASS or FAIL
 	local what=$1 figs=$2; shift 2
 	echo "$(pass "$@") - $what ($figs)"
 }
-python3 -c 'import torch; assert torch.cuda.is_available()' 2> /dev/null ||
-    { echo "SKIPPED - all checks (no PyTorch with CUDA here)"; exit 0; }
 cat > "$W/train.py" <<'PY'
 import os, signal, sys, time, torch
 out = sys.argv[1]
