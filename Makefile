@@ -197,7 +197,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep intr
+	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep intr slurmopt
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -218,6 +218,7 @@ $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_dep: $(call obj,tests/unit/test_dep.c common/dep.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/engine/slurmjob.c)
+$(BUILD)/tests/test_slurmopt: $(call obj,tests/unit/test_slurmopt.c nvqd/engine/slurmopt.c common/proto.c common/parse.c)
 $(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/store/stored.c)
 $(BUILD)/tests/test_gate: $(call obj,tests/unit/test_gate.c nvqd/queue/gate.c nvqd/log.c)
 $(BUILD)/tests/test_jobtab: $(call obj,tests/unit/test_jobtab.c nvqd/engine/jobtab.c)
