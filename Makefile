@@ -58,14 +58,14 @@ endif
 
 NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engine/engine_usage.c nvqd/engine/engine_admit.c \
 	   nvqd/engine/engine_supervise.c nvqd/engine/engine_ahead.c nvqd/engine/engine_finish.c nvqd/engine/engine_deps.c \
-	   nvqd/engine/engine_launch.c nvqd/engine/job.c nvqd/engine/recover.c nvqd/engine/jobtab.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/fairshare.c nvqd/engine/notify.c nvqd/queue/deptab.c nvqd/queue/gate.c nvqd/store/stored.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c nvqd/gpu/gcacts.c nvqd/gpu/gpuact.c nvqd/gpu/hooks.c nvqd/gpu/member.c \
+	   nvqd/engine/engine_launch.c nvqd/engine/job.c nvqd/engine/recover.c nvqd/engine/jobtab.c nvqd/queue/order.c nvqd/queue/waitq.c nvqd/queue/fairshare.c nvqd/engine/notify.c nvqd/queue/deptab.c nvqd/queue/gate.c nvqd/store/stored.c nvqd/gpu/gpuctl.c nvqd/gpu/gcslice.c nvqd/gpu/gcacts.c nvqd/gpu/gpuact.c nvqd/gpu/hooks.c nvqd/gpu/member.c nvqd/gpu/energy.c nvqd/engine/engine_energy.c \
 	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/server.c nvqd/front/watch.c \
-	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/runner.c nvqd/reap.c nvqd/engine/start.c \
+	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/store_energy.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/runner.c nvqd/reap.c nvqd/engine/start.c \
 	   nvqd/front/ctl_check.c nvqd/front/ctl_req.c nvqd/front/ctl_jobs.c nvqd/front/ctl_control.c nvqd/front/ctl_info.c \
 	   nvqd/config.c nvqd/qos.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/engine/slurmopt.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/paths.c \
-	   common/rlimits.c common/cgroup.c common/cglimit.c common/status.c common/proc.c common/fdpass.c \
+	   common/rlimits.c common/cgroup.c common/cgplace.c common/cglimit.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
-NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/submit.c nvq/jobs.c nvq/control.c \
+NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/joules.c nvq/submit.c nvq/jobs.c nvq/control.c \
 	  nvq/output.c nvq/gpus.c nvq/json.c nvq/shares.c nvq/script.c nvq/run.c nvq/tty.c nvq/intr.c nvq/table.c nvq/stats.c nvq/top.c nvq/opthelp.c nvq/task.c common/proto.c common/parse.c common/dep.c common/paths.c \
 	  common/fdpass.c common/roff.c common/esc.c
 # #SBATCH lines and Slurm's names (issue 42)
@@ -124,7 +124,7 @@ $(BUILD)/nvqd: $(call obj,$(NVQD_SRC)) $(BUILD)/obj/gen/schema_sql.o $(WEB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(INI_LIBS) $(SQL_LIBS) $(WEB_LIBS) -ldl -lm
 
 # the per-job supervisor: libc only, small, started with posix_spawn
-SHIM_SRC = nvq-shim/shim.c nvq-shim/portable.c common/rlimits.c common/cgroup.c common/cglimit.c common/status.c \
+SHIM_SRC = nvq-shim/shim.c nvq-shim/portable.c common/rlimits.c common/cgroup.c common/cgplace.c common/cglimit.c common/status.c \
 	   common/share.c common/proc.c common/fdpass.c
 
 # nvq starts once per submit, and each submit waits for it; nvq-shim once
@@ -197,7 +197,8 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
-	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep intr slurmopt
+	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep intr cgplace \
+	  energy joules slurmopt
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -221,10 +222,12 @@ $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/engine/slurmj
 $(BUILD)/tests/test_slurmopt: $(call obj,tests/unit/test_slurmopt.c nvqd/engine/slurmopt.c common/proto.c common/parse.c)
 $(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/store/stored.c)
 $(BUILD)/tests/test_gate: $(call obj,tests/unit/test_gate.c nvqd/queue/gate.c nvqd/log.c)
+$(BUILD)/tests/test_energy: $(call obj,tests/unit/test_energy.c nvqd/gpu/energy.c)
 $(BUILD)/tests/test_jobtab: $(call obj,tests/unit/test_jobtab.c nvqd/engine/jobtab.c)
 $(BUILD)/tests/test_hostres: $(call obj,tests/unit/test_hostres.c nvqd/hostres.c)
+$(BUILD)/tests/test_cgplace: $(call obj,tests/unit/test_cgplace.c common/cgplace.c)
 $(BUILD)/tests/test_store: $(call obj,tests/unit/test_store.c nvqd/store/store.c nvqd/store/store_job.c \
-	    nvqd/store/store_query.c nvqd/store/checkpoint.c nvqd/log.c common/parse.c) $(BUILD)/obj/gen/schema_sql.o
+	    nvqd/store/store_query.c nvqd/store/store_energy.c nvqd/store/checkpoint.c nvqd/log.c common/parse.c) $(BUILD)/obj/gen/schema_sql.o
 $(BUILD)/tests/test_store: TEST_LIBS += $(SQL_LIBS) -lpthread
 $(BUILD)/tests/test_job: $(call obj,tests/unit/test_job.c nvqd/engine/job.c)
 $(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/front/webrate.c)
@@ -237,6 +240,7 @@ $(BUILD)/tests/test_share: $(call obj,tests/unit/test_share.c common/share.c com
 $(BUILD)/tests/test_xreg: $(call obj,tests/unit/test_xreg.c hook/xreg.c common/share.c common/proc.c)
 $(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c common/esc.c)
 $(BUILD)/tests/test_esc: $(call obj,tests/unit/test_esc.c common/esc.c)
+$(BUILD)/tests/test_joules: $(call obj,tests/unit/test_joules.c nvq/joules.c)
 $(BUILD)/tests/test_num: $(call obj,tests/unit/test_num.c nvq/num.c)
 $(BUILD)/tests/test_sbatch: $(call obj,tests/unit/test_sbatch.c nvq/sbatch.c common/parse.c)
 $(BUILD)/tests/test_intr: $(call obj,tests/unit/test_intr.c nvq/intr.c)

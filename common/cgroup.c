@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cgplace.h"
 #include "cgroup.h"
 
 int
@@ -29,12 +30,50 @@ cgroup_write(const char *dir, const char *file, const char *s)
 	return n == (ssize_t)strlen(s) ? 0 : -1;
 }
 
+/* 1 if no process is a member of dir itself (its cgroup.procs is empty or unreadable as such). */
+static int
+cgroup_empty_of_procs(const char *dir)
+{
+	char path[PATH_MAX], c;
+	FILE *fp;
+	int empty;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;
+	empty = fread(&c, 1, 1, fp) == 0;
+	fclose(fp);
+	return empty;
+}
+
+/* Turns pids, memory and cpu for dir's children on ("+") or off ("-"). */
+static void
+cgroup_switch(const char *dir, const char *how)
+{
+	static const char *const ctl[] = { "pids", "memory", "cpu" };
+	char w[16];
+	size_t i;
+
+	for (i = 0; i < sizeof(ctl) / sizeof(ctl[0]); i++) {
+		snprintf(w, sizeof(w), "%s%s", how, ctl[i]);
+		cgroup_write(dir, "cgroup.subtree_control", w);
+	}
+}
+
+static void
+cgroup_enable(const char *dir)
+{
+	cgroup_switch(dir, "+");
+}
+
 int
 cgroup_base(char *out, size_t len)
 {
 	char line[4096], mnt[PATH_MAX] = "", own[PATH_MAX] = "", *p, *f;
+	enum cgplace_act act;
+	struct cgplace pl;
 	FILE *fp;
-	int i;
+	int i, mixable;
 
 	/* where cgroup2 is mounted: field 5 of the line whose type, after " - ", is cgroup2 */
 	if ((fp = fopen("/proc/self/mountinfo", "r")) == NULL)
@@ -59,32 +98,42 @@ cgroup_base(char *out, size_t len)
 			snprintf(own, sizeof(own), "%s", line + 3);
 		}
 	fclose(fp);
-	if (*mnt == '\0' || *own != '/') {
+	if (*mnt == '\0' || cgplace_plan(own, getenv("INVOCATION_ID") != NULL, &pl) == -1) {
 		errno = ENOENT;
 		return -1;
 	}
-	if (snprintf(out, len, "%s%s/nvq", mnt, strcmp(own, "/") == 0 ? "" : own) >= (int)len) {
+	if (snprintf(own, sizeof(own), "%s%s", mnt, pl.delegated) >= (int)sizeof(own) ||
+	    snprintf(out, len, "%s/nvq", own) >= (int)len) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
 	if (mkdir(out, 0755) == -1 && errno != EEXIST)
 		return -1;
 	/*
-	 * pids for the jobs' folders, so that pids.max caps a job: given to the
-	 * base by nvqd's own cgroup (delegated to it under systemd), then to the
-	 * jobs by the base.  Where it cannot be, shims fall back on RLIMIT_NPROC.
+	 * pids for the jobs' folders, so that pids.max caps a job, and memory
+	 * and cpu for a job's --mem and -c (cglimit.h): given to the base by
+	 * the cgroup nvqd manages (delegated to it under systemd), then to the
+	 * jobs by the base.  Only while that cgroup holds no process
+	 * (cgplace_act): nvqd steps into its leaf first where it may.  Where
+	 * they cannot be had, shims fall back on RLIMIT_NPROC and cgroup v1.
 	 */
-	snprintf(own, sizeof(own), "%s", out);
-	if ((p = strrchr(own, '/')) != NULL) {
-		*p = '\0';
-		cgroup_write(own, "cgroup.subtree_control", "+pids");
-		/* and memory and cpu, for a job's --mem and -c (cglimit.h), where they may be */
-		cgroup_write(own, "cgroup.subtree_control", "+memory");
-		cgroup_write(own, "cgroup.subtree_control", "+cpu");
+	snprintf(line, sizeof(line), "%s/cgroup.type", own);
+	mixable = access(line, F_OK) == -1;
+	act = cgplace_act(&pl, !cgroup_empty_of_procs(own), mixable);
+	if (act == CGPLACE_MOVE) {
+		snprintf(line, sizeof(line), "%s/%s", own, CGPLACE_LEAF);
+		if ((mkdir(line, 0755) == 0 || errno == EEXIST) && cgroup_enter(line) == 0)
+			pl.may_move = 0;
+		act = cgplace_act(&pl, !cgroup_empty_of_procs(own), mixable);
 	}
-	cgroup_write(out, "cgroup.subtree_control", "+pids");
-	cgroup_write(out, "cgroup.subtree_control", "+memory");
-	cgroup_write(out, "cgroup.subtree_control", "+cpu");
+	if (act == CGPLACE_ENABLE) {
+		cgroup_enable(own);
+		cgroup_enable(out);
+	} else {
+		/* a thread root an older nvqd made (pids given while it held processes): undone */
+		cgroup_switch(out, "-");
+		cgroup_switch(own, "-");
+	}
 	snprintf(line, sizeof(line), "%s/cgroup.procs", out);
 	return access(line, W_OK);
 }

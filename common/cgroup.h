@@ -1,13 +1,13 @@
 /*
  * cgroup.h: a cgroup v2 per job, so that a job is all of its processes.
  *
- * nvqd finds where it may make them (cgroup_base: "nvq" under its own
- * cgroup, on the cgroup2 mount) and names each job's; the job's shim makes
+ * nvqd finds where it may make them (cgroup_base: "nvq" under the cgroup
+ * it manages, on the cgroup2 mount: cgplace.h) and names each job's; the job's shim makes
  * it, puts the job in it before the job drops its privileges, signals
  * everything in it, and ends with cgroup.kill and rmdir.  nvqd uses
  * cgroup_kill for what is left of a job whose shim is gone.  One controller
  * is enabled where nvqd may: pids, for [limits] max_procs; cgroup.procs,
- * cgroup.kill and cgroup.events need none.
+ * cgroup.kill and cgroup.events need none; memory and cpu for cglimit.h.
  * Functions return 0 or -1 with errno.  No libuv.
  */
 #ifndef NVQ_CGROUP_H

@@ -15,7 +15,13 @@ struct nvml_process {	/* nvmlProcessInfo_t as of the _v2/_v3 calls */
 	unsigned long long used;
 	unsigned int gpu_instance, compute_instance;
 };
+struct nvml_proc_util {	/* nvmlProcessUtilizationSample_t */
+	unsigned int pid;
+	unsigned long long timestamp;	/* CPU time, microseconds */
+	unsigned int sm, mem, enc, dec;	/* percent over the sample's period */
+};
 #define NVML_SUCCESS			0
+#define NVML_ERROR_NOT_FOUND		6
 #define NVML_ERROR_INSUFFICIENT_SIZE	7
 #define NVML_VALUE_NOT_AVAILABLE	(~0ULL)
 

@@ -199,6 +199,19 @@ fmt_state_active(const char *s)
 	    strcmp(s, "SUSPENDED") == 0;
 }
 
+/* Whether the comma-separated list has word as one of its items. */
+static int
+fmt_has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	for (; (p = strstr(p, word)) != NULL; p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
 const char *
 fmt_state(const char *s)
 {
@@ -212,6 +225,33 @@ fmt_state(const char *s)
 		if (strcasecmp(states[i][0], s) == 0 || strcasecmp(states[i][1], s) == 0)
 			return states[i][0];
 	return NULL;
+}
+
+int
+fmt_states(const char *list, char *out, size_t len, char *bad, size_t badlen)
+{
+	char buf[128], *p, *tok, *save = NULL;
+	const char *st;
+	size_t n = 0;
+
+	*out = '\0';
+	snprintf(bad, badlen, "%s", list);
+	if (strlen(list) >= sizeof(buf))
+		return -1;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (p = buf; (tok = strtok_r(p, ",", &save)) != NULL; p = NULL) {
+		if ((st = fmt_state(tok)) == NULL) {
+			snprintf(bad, badlen, "%s", tok);
+			return -1;
+		}
+		/* each once, in the order given */
+		if (fmt_has_word(out, st))
+			continue;
+		if (snprintf(out + n, len - n, "%s%s", n ? "," : "", st) >= (int)(len - n))
+			return -1;
+		n = strlen(out);
+	}
+	return n > 0 ? 0 : -1;
 }
 
 void

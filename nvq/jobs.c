@@ -9,6 +9,7 @@
 
 #include "json.h"
 
+#include "joules.h"
 #include "num.h"
 #include "nvq.h"
 #include "table.h"
@@ -70,12 +71,12 @@ jobs_filter(struct nvq_args *a, struct proto_buf *b, int type)
 	if (a->user != NULL)
 		proto_put_str(b, "user", a->user);
 	if (a->state != NULL) {
-		const char *st = fmt_state(a->state);
+		char st[128], bad[128];
 
-		if (st == NULL) {
-			nvq_err("--state %s: not one of PENDING, RUNNING, SUSPENDED, COMPLETED, "
-			    "FAILED, CANCELLED, TIMEOUT, NODE_FAIL (any case; or Slurm's PD, R, S, "
-			    "CD, F, CA, TO, NF)", a->state);
+		if (fmt_states(a->state, st, sizeof(st), bad, sizeof(bad)) == -1) {
+			nvq_err("--state %s: \"%s\" is not one of PENDING, RUNNING, SUSPENDED, "
+			    "COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL (any case; or Slurm's "
+			    "PD, R, S, CD, F, CA, TO, NF; a list with commas)", a->state, bad);
 			return -1;
 		}
 		proto_put_str(b, "state", st);
@@ -595,6 +596,24 @@ jobs_value(const struct proto_field *f, char *buf, size_t len)
 	return fmt_safe(f->s);
 }
 
+/*
+ * A run's field of nvq show: its energy in J, Wh or kWh ("unknown" as it
+ * came), per GPU as UUID, energy, how; the rest as jobs_value says.
+ */
+static const char *
+jobs_run_value(const struct proto_field *f, char *buf, size_t len)
+{
+	if (f->kind == 's' && strcmp(f->key, "energy") == 0) {
+		joules_fmt(strcmp(f->s, "unknown") == 0 ? -1 : num_real(f->s), buf, len);
+		return buf;
+	}
+	if (f->kind == 's' && strcmp(f->key, "gpu_energy") == 0) {
+		joules_list(fmt_safe(f->s), buf, len);
+		return buf;
+	}
+	return jobs_value(f, buf, len);
+}
+
 int
 cmd_show(struct nvq_args *a)
 {
@@ -602,7 +621,7 @@ cmd_show(struct nvq_args *a)
 	struct nvq_row job, *runs = NULL, *events = NULL, *sws = NULL;
 	int64_t id;
 	int i, k, nruns, nevents, nsw;
-	char t[32];
+	char t[32], rv[1024];
 
 	switch (task_id(a->socket, a->argv[0], &id)) {
 	case TASK_BAD:
@@ -654,7 +673,7 @@ cmd_show(struct nvq_args *a)
 			printf("run %lld:", (long long)row_int(&m, &runs[i], "run", 0));
 			for (k = runs[i].start + 1; k < runs[i].end; k++)
 				printf(" %s=%s", fmt_safe(m.fields[k].key),
-				    jobs_value(&m.fields[k], t, sizeof(t)));
+				    jobs_run_value(&m.fields[k], rv, sizeof(rv)));
 			printf("\n");
 		}
 		for (i = 0; i < nevents; i++) {

@@ -20,65 +20,7 @@
 #include "sbatch.h"
 #include "version.h"
 
-enum { OPT_AFTER = 256, OPT_PARSABLE, OPT_REQUEUE, OPT_JSON, OPT_STATE, OPT_ERR, OPT_SINCE,
-	OPT_SIGNAL, OPT_ARRAY, OPT_STDIN, OPT_HOLD, OPT_NOTIFY, OPT_MAIL, OPT_FAILED,
-	OPT_FORMAT, OPT_NEW,
-	/* Slurm's names (sbatch.h) */
-	OPT_GRES, OPT_GPN, OPT_GPT, OPT_EXPORT, OPT_NICE, OPT_MAILTYPE, OPT_NTASKS, OPT_PARTITION,
-	OPT_ACCOUNT,
-	OPT_HOST_MEM, OPT_MEM_PER_CPU, OPT_QOS };
 
-static const struct option nvq_longs[] = {
-	{ "gpus", required_argument, NULL, 'g' },
-	{ "gpu-mem", required_argument, NULL, 'm' },
-	{ "priority", required_argument, NULL, 'p' },
-	{ "name", required_argument, NULL, 'n' },
-	{ "time", required_argument, NULL, 't' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "error", required_argument, NULL, 'e' },
-	{ "after", required_argument, NULL, OPT_AFTER },
-	{ "dependency", required_argument, NULL, 'd' },	/* Slurm's -d, --dependency */
-	{ "parsable", no_argument, NULL, OPT_PARSABLE },
-	{ "requeue", no_argument, NULL, OPT_REQUEUE },
-	{ "signal", required_argument, NULL, OPT_SIGNAL },
-	{ "all", no_argument, NULL, 'a' },
-	{ "user", required_argument, NULL, 'u' },
-	{ "state", required_argument, NULL, OPT_STATE },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "follow", no_argument, NULL, 'f' },
-	{ "err", no_argument, NULL, OPT_ERR },
-	{ "since", required_argument, NULL, OPT_SINCE },
-	{ "array", required_argument, NULL, OPT_ARRAY },
-	{ "stdin", no_argument, NULL, OPT_STDIN },
-	{ "expand", no_argument, NULL, 'r' },
-	{ "hold", no_argument, NULL, OPT_HOLD },
-	{ "gpu-list", required_argument, NULL, 'w' },
-	{ "exclude", required_argument, NULL, 'x' },
-	{ "notify", required_argument, NULL, OPT_NOTIFY },
-	{ "mail-user", required_argument, NULL, OPT_MAIL },
-	{ "failed", no_argument, NULL, OPT_FAILED },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "new", no_argument, NULL, OPT_NEW },
-	/* Slurm's names (sbatch.h); -n and -p stay nvq's name and priority */
-	{ "job-name", required_argument, NULL, 'J' },
-	{ "gres", required_argument, NULL, OPT_GRES },
-	{ "gpus-per-node", required_argument, NULL, OPT_GPN },
-	{ "gpus-per-task", required_argument, NULL, OPT_GPT },
-	{ "chdir", required_argument, NULL, 'D' },
-	{ "export", required_argument, NULL, OPT_EXPORT },
-	{ "nice", required_argument, NULL, OPT_NICE },
-	{ "mail-type", required_argument, NULL, OPT_MAILTYPE },
-	{ "nodes", required_argument, NULL, 'N' },
-	{ "ntasks", required_argument, NULL, OPT_NTASKS },
-	{ "ntasks-per-node", required_argument, NULL, OPT_NTASKS },
-	{ "partition", required_argument, NULL, OPT_PARTITION },
-	{ "account", required_argument, NULL, OPT_ACCOUNT },
-	{ "qos", required_argument, NULL, OPT_QOS },
-	{ "cpus-per-task", required_argument, NULL, 'c' },
-	{ "mem", required_argument, NULL, OPT_HOST_MEM },
-	{ "mem-per-cpu", required_argument, NULL, OPT_MEM_PER_CPU },
-};
-#define NVQ_NLONGS (sizeof(nvq_longs) / sizeof(nvq_longs[0]))
 
 /* Slurm's names that nvq submit and nvq run take (sbatch.h) */
 #define NVQ_SLURM_USAGE "       Slurm's names: [-J NAME] [-G [TYPE:]N] [--gres gpu[:TYPE][:N]] " \
@@ -153,7 +95,8 @@ static const struct nvq_cmd nvq_cmds[] = {
 	{ "gpus", "[--format COLUMNS] [--json]", "", "json format", 0, 0, cmd_gpus,
 	  "GPUs: total, budget, demanded, used outside the queue" },
 	{ "stats", "[--since WHEN] [-u USER] [--json]", "u:", "since user json", 0, 0, cmd_stats,
-	  "the history summed up: GPU-hours, waits, memory asked vs used, failures" },
+	  "the history summed up: GPU-hours and energy (per user, per job name), "
+	  "waits, memory asked vs used, failures" },
 	{ "web-token", "[--new]", "", "new", 0, 0, cmd_web_token,
 	  "your link to the dashboard ([web] listen); --new: a new one, the old one void" },
 	{ "shares", "[--format COLUMNS] [--json]", "", "json format", 0, 0, cmd_shares,
@@ -228,20 +171,6 @@ nvq_man(FILE *fp)
 	fputs(".SH SEE ALSO\n.BR nvqd (8),\n.BR nvq.ini (5),\n.BR sqlite3 (1)\n", fp);
 }
 
-static int
-nvq_accepts(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	const char *p = list;
-
-	while ((p = strstr(p, name)) != NULL) {
-		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
 /*
  * One of Slurm's names on nvq submit or nvq run (ch, as word gave it, with
  * val) into a: 0, or -1 after saying what is wrong.
@@ -305,16 +234,11 @@ nvq_slurm_option(struct nvq_args *a, int ch, const char *word, const char *val)
 static int
 nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, int *first)
 {
-	struct option longs[NVQ_NLONGS + 2];
+	struct option longs[OPTHELP_MAX];
 	long long g;
-	size_t i, n = 0;
 	int ch;
 
-	for (i = 0; i < NVQ_NLONGS; i++)
-		if (nvq_accepts(c->longs, nvq_longs[i].name))
-			longs[n++] = nvq_longs[i];
-	longs[n++] = (struct option){ "help", no_argument, NULL, 'h' };
-	longs[n] = (struct option){ NULL, 0, NULL, 0 };
+	opthelp_longopts(c->longs, longs, OPTHELP_MAX);
 	optind = 0;	/* a new vector each time: getopt starts over */
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, c->opts, longs, NULL)) != -1) {

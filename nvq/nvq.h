@@ -133,6 +133,12 @@ void		fmt_time(double, char *, size_t);
 void		fmt_duration(int64_t secs, char *, size_t);
 /* A state as given (any case, or Slurm's short code: PD, R, CD...): nvq's name, or NULL. */
 const char	*fmt_state(const char *);
+/*
+ * A comma-separated list of states (any case, Slurm's codes) as nvqd's
+ * names, each once ("r,PD,R" -> "RUNNING,PENDING"); -1 with the item not
+ * understood in bad (or the whole list, if too long or empty).
+ */
+int		fmt_states(const char *list, char *out, size_t len, char *bad, size_t badlen);
 /* Whether a job in this state has yet to end (PENDING, RUNNING, SUSPENDED). */
 int		fmt_state_active(const char *);
 

@@ -1,8 +1,9 @@
 /*
  * opthelp.c: what each option of nvq's commands takes and means, one row
- * per long option, with Slurm's equivalent where there is one.  `nvq
- * COMMAND --help` prints the rows of the options COMMAND accepts (nvq.c's
- * table says which); nvq(1) prints them all, from the same rows.  An
+ * per long option, with Slurm's equivalent where there is one, and what
+ * getopt_long gives for it.  nvq.c parses a command's options with the
+ * rows of those it accepts (its command table says which), `nvq COMMAND
+ * --help` prints them, nvq(1) prints them all: one row per option.  An
  * option a command accepts without a row here is printed as
  * "(undocumented)", which the tests look for.
  */
@@ -15,12 +16,13 @@
 
 struct opthelp_row {
 	const char	*name;		/* the long option */
-	char		letter;		/* its short one, or 0 */
+	int		code;		/* its short letter, or what getopt_long gives (OPT_*) */
 	const char	*arg;		/* what it takes, or NULL */
 	const char	*help;		/* what it does, its units and formats */
 	const char	*slurm;		/* Slurm's equivalent, or NULL; "differs: ..." where
 					   the same letters mean something else there */
 };
+#define OPTHELP_LETTER(r)	((r)->code < 128 ? (r)->code : 0)
 
 /* An option that means something else for one command: found before the general row. */
 struct opthelp_cmd_row {
@@ -37,10 +39,10 @@ static const struct opthelp_row opthelp_rows[] = {
 	{ "cpus-per-task", 'c', "N", "CPUs the job holds, 1 to 65536 (default: 1 without a "
 	  "GPU, else its GPUs' share of [resources] cpus); a quota of N CPUs in its cgroup, no "
 	  "pinning", "-c, --cpus-per-task" },
-	{ "mem", 0, "SIZE", "host memory of the job (512M, 16G; a bare number is MiB), its "
+	{ "mem", OPT_HOST_MEM, "SIZE", "host memory of the job (512M, 16G; a bare number is MiB), its "
 	  "cgroup's limit, no swap; over it the job is killed and FAILED (default: none asked, "
 	  "no limit)", "--mem (differs: 0, the whole node, is refused)" },
-	{ "mem-per-cpu", 0, "SIZE", "host memory per CPU, times -c (not with --mem)",
+	{ "mem-per-cpu", OPT_MEM_PER_CPU, "SIZE", "host memory per CPU, times -c (not with --mem)",
 	  "--mem-per-cpu" },
 	{ "priority", 'p', "N", "priority, a whole number: higher starts first among your "
 	  "waiting jobs; users give -1000000 up to [limits] max_priority (0: they only "
@@ -53,17 +55,17 @@ static const struct opthelp_row opthelp_rows[] = {
 	{ "output", 'o', "FILE", "the job's stdout (and stderr without -e); %j its id, %A its "
 	  "array's, %a its index, %x its name, %u its user", "-o, --output" },
 	{ "error", 'e', "FILE", "the job's stderr; the same %-patterns as -o", "-e, --error" },
-	{ "after", 0, "ID[,ID...]", "start only after these jobs completed (exit 0); A_ for a "
+	{ "after", OPT_AFTER, "ID[,ID...]", "start only after these jobs completed (exit 0); A_ for a "
 	  "whole array", "--dependency=afterok:ID" },
 	{ "dependency", 'd', "LIST", "start once LIST holds: afterok:ID[:ID...] (completed), "
 	  "afterany: (ended), afternotok: (ended but not completed), after: (started), "
 	  "singleton (your earlier jobs of this name ended); ',' joins them, all must hold; "
 	  "an id may be A_ (every task) or A_I; one that can never hold cancels the job",
 	  "-d, --dependency (differs: Slurm leaves such a job pending)" },
-	{ "parsable", 0, NULL, "print the job's id alone", "--parsable" },
-	{ "requeue", 0, NULL, "queued again, not cancelled, when preempted or when its GPU "
+	{ "parsable", OPT_PARSABLE, NULL, "print the job's id alone", "--parsable" },
+	{ "requeue", OPT_REQUEUE, NULL, "queued again, not cancelled, when preempted or when its GPU "
 	  "goes away", "--requeue" },
-	{ "signal", 0, "SIG|[B:]SIG@TIME", "SIG alone: the signal that stops the job when it "
+	{ "signal", OPT_SIGNAL, "SIG|[B:]SIG@TIME", "SIG alone: the signal that stops the job when it "
 	  "is preempted or requeued, before SIGKILL (USR1, TERM, 12, ...; nvq's own); "
 	  "[B:]SIG@TIME (or B:SIG, TIME 60): Slurm's warning, SIG sent TIME seconds (0 to "
 	  "65535) before the time limit (--time), to the batch shell alone with B:, else to "
@@ -73,63 +75,63 @@ static const struct opthelp_row opthelp_rows[] = {
 	  "shell, nvq signals it too)" },
 	{ "all", 'a', NULL, "finished jobs too", "squeue -t all" },
 	{ "user", 'u', "USER", "only USER's jobs", "-u, --user" },
-	{ "state", 0, "STATES", "only jobs in these states, a comma-separated list in any case: "
+	{ "state", OPT_STATE, "STATES", "only jobs in these states, a comma-separated list in any case: "
 	  "PENDING, RUNNING, SUSPENDED, COMPLETED, FAILED, CANCELLED, TIMEOUT, ... or "
 	  "Slurm's codes PD, R, S, CD, F, CA, TO", "-t, --states" },
-	{ "json", 0, NULL, "JSON: sizes in bytes, times in seconds since 1970, as numbers",
+	{ "json", OPT_JSON, NULL, "JSON: sizes in bytes, times in seconds since 1970, as numbers",
 	  "--json" },
 	{ "follow", 'f', NULL, "go on printing what the job writes until it ends", NULL },
-	{ "err", 0, NULL, "the job's stderr instead of its stdout", NULL },
-	{ "since", 0, "WHEN", "from WHEN: a date (2026-11-28, 2026-11-28T09:30), a time today "
+	{ "err", OPT_ERR, NULL, "the job's stderr instead of its stdout", NULL },
+	{ "since", OPT_SINCE, "WHEN", "from WHEN: a date (2026-11-28, 2026-11-28T09:30), a time today "
 	  "(09:30), today, yesterday, midnight, now-2h, or a duration back (2h, 3d)",
 	  "sacct -S" },
-	{ "array", 0, "SPEC", "an array of tasks: 0-99, 1,3,5, 0-99:2; %N after it: at most N "
+	{ "array", OPT_ARRAY, "SPEC", "an array of tasks: 0-99, 1,3,5, 0-99:2; %N after it: at most N "
 	  "running at once", "-a, --array" },
-	{ "stdin", 0, NULL, "one task per line of standard input, run as an array (the "
+	{ "stdin", OPT_STDIN, NULL, "one task per line of standard input, run as an array (the "
 	  "other options are each task's)", NULL },
 	{ "expand", 'r', NULL, "every task of an array on its own line", "squeue -r" },
-	{ "hold", 0, NULL, "queued held: it starts only after nvq release", "-H, --hold" },
+	{ "hold", OPT_HOLD, NULL, "queued held: it starts only after nvq release", "-H, --hold" },
 	{ "gpu-list", 'w', "GPUS", "only these GPUs (indexes or UUIDs, comma-separated)",
 	  "-w, --nodelist (of GPUs, not nodes)" },
 	{ "exclude", 'x', "GPUS", "not these GPUs (indexes or UUIDs, comma-separated)",
 	  "-x, --exclude (of GPUs, not nodes)" },
-	{ "notify", 0, "COMMAND", "run COMMAND (as you, by sh -c) when the job ends; it gets "
+	{ "notify", OPT_NOTIFY, "COMMAND", "run COMMAND (as you, by sh -c) when the job ends; it gets "
 	  "NVQ_JOB_ID, NVQ_JOB_STATE, NVQ_EXIT_CODE", NULL },
-	{ "mail-user", 0, "ADDRESS", "mail ADDRESS when the job ends", "--mail-user" },
-	{ "failed", 0, NULL, "the jobs that failed (FAILED, TIMEOUT, NODE_FAIL)", NULL },
-	{ "format", 0, "COLUMNS", "the columns to show, comma-separated (an unknown one "
+	{ "mail-user", OPT_MAIL, "ADDRESS", "mail ADDRESS when the job ends", "--mail-user" },
+	{ "failed", OPT_FAILED, NULL, "the jobs that failed (FAILED, TIMEOUT, NODE_FAIL)", NULL },
+	{ "format", OPT_FORMAT, "COLUMNS", "the columns to show, comma-separated (an unknown one "
 	  "lists them)", "-o, --format" },
-	{ "new", 0, NULL, "a new link; the old one stops working", NULL },
+	{ "new", OPT_NEW, NULL, "a new link; the old one stops working", NULL },
 	/* Slurm's names (sbatch.h); a script's #SBATCH lines take them too */
 	{ "job-name", 'J', "NAME", "the job's name, as -n (a script's: its file name)",
 	  "-J, --job-name" },
-	{ "gres", 0, "gpu[:TYPE][:N]", "GPUs, as -g (none: 0; -G [TYPE:]N and --gpus [TYPE:]N "
+	{ "gres", OPT_GRES, "gpu[:TYPE][:N]", "GPUs, as -g (none: 0; -G [TYPE:]N and --gpus [TYPE:]N "
 	  "too); TYPE is not checked: any of this server's GPUs", "--gres, -G, --gpus" },
-	{ "gpus-per-node", 0, "[TYPE:]N", "GPUs, as -g (one node)", "--gpus-per-node" },
-	{ "gpus-per-task", 0, "[TYPE:]N", "GPUs, as -g, for one task only (srun's tasks "
+	{ "gpus-per-node", OPT_GPN, "[TYPE:]N", "GPUs, as -g (one node)", "--gpus-per-node" },
+	{ "gpus-per-task", OPT_GPT, "[TYPE:]N", "GPUs, as -g, for one task only (srun's tasks "
 	  "share the job's GPUs)", "--gpus-per-task" },
 	{ "chdir", 'D', "DIR", "run in DIR (relative: to here), where relative -o and -e "
 	  "start too; SLURM_SUBMIT_DIR stays here", "-D, --chdir" },
-	{ "export", 0, "ALL|NONE|NAMES", "the job's environment: ALL (this one, the default), "
+	{ "export", OPT_EXPORT, "ALL|NONE|NAMES", "the job's environment: ALL (this one, the default), "
 	  "NONE (only its SLURM_* variables), or NAME and NAME=VALUE, comma-separated, after "
 	  "ALL or alone (alone: those and SLURM_*)", "--export" },
-	{ "nice", 0, "N", "the priority lowered by N (-p minus N; -10000 to 10000)",
+	{ "nice", OPT_NICE, "N", "the priority lowered by N (-p minus N; -10000 to 10000)",
 	  "--nice (differs: nvq needs the N)" },
-	{ "mail-type", 0, "TYPES", "END or END,FAIL: a mail at the job's end, whatever its "
+	{ "mail-type", OPT_MAILTYPE, "TYPES", "END or END,FAIL: a mail at the job's end, whatever its "
 	  "state, to --mail-user or you; NONE: none; BEGIN, REQUEUE, TIME_LIMIT, ALL and FAIL "
 	  "alone are refused (nvq mails only at the end)", "--mail-type" },
 	{ "nodes", 'N', "1", "one node; more are refused (this is one server)", "-N, --nodes" },
-	{ "ntasks", 0, "N", "tasks srun starts in the job, 1 to 256 (SLURM_NTASKS)",
+	{ "ntasks", OPT_NTASKS, "N", "tasks srun starts in the job, 1 to 256 (SLURM_NTASKS)",
 	  "-n, --ntasks (differs: nvq's -n is the name)" },
-	{ "ntasks-per-node", 0, "N", "as --ntasks (one node)", "--ntasks-per-node" },
-	{ "partition", 0, "NAME", "the Slurm partition(s) the job goes to, passed on to sbatch "
+	{ "ntasks-per-node", OPT_NTASKS, "N", "as --ntasks (one node)", "--ntasks-per-node" },
+	{ "partition", OPT_PARTITION, "NAME", "the Slurm partition(s) the job goes to, passed on to sbatch "
 	  "under nvqd's [cluster] engine = slurm (over [cluster] partition); refused on one "
 	  "server", "-p, --partition (differs: nvq's -p is the priority; on a #SBATCH line -p "
 	  "is the partition)" },
-	{ "account", 0, "NAME", "the Slurm account charged, passed on to sbatch under nvqd's "
+	{ "account", OPT_ACCOUNT, "NAME", "the Slurm account charged, passed on to sbatch under nvqd's "
 	  "[cluster] engine = slurm; refused on one server (fair share is per user)",
 	  "-A, --account (differs: -A only on a #SBATCH line)" },
-	{ "qos", 0, "CLASS", "the job's class, one of nvq.ini's [qos NAME] sections (default: "
+	{ "qos", OPT_QOS, "CLASS", "the job's class, one of nvq.ini's [qos NAME] sections (default: "
 	  "[scheduler] default_qos, normal): its priority points, whom it may preempt, its "
 	  "limits; refused if you may not use it", "--qos" },
 };
@@ -162,14 +164,36 @@ opthelp_find(const char *cmd, const char *name)
 	return NULL;
 }
 
+size_t
+opthelp_longopts(const char *longs, struct option *out, size_t max)
+{
+	char name[64];
+	const struct opthelp_row *r;
+	const char *p = longs;
+	size_t n = 0, len;
+
+	while (p != NULL && *p != '\0' && n + 2 < max) {
+		len = strcspn(p, " ");
+		snprintf(name, sizeof(name), "%.*s", (int)len, p);
+		p += len + (p[len] == ' ');
+		if (name[0] == '\0' || (r = opthelp_find(NULL, name)) == NULL)
+			continue;
+		out[n++] = (struct option){ r->name, r->arg != NULL ? required_argument :
+		    no_argument, NULL, r->code };
+	}
+	out[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	out[n + 1] = (struct option){ NULL, 0, NULL, 0 };
+	return n;
+}
+
 /* "-g, --gpus N" into buf. */
 static void
 opthelp_spelling(const struct opthelp_row *r, const char *name, char *buf, size_t len)
 {
 	char letter[8] = "";
 
-	if (r != NULL && r->letter != 0)
-		snprintf(letter, sizeof(letter), "-%c, ", r->letter);
+	if (r != NULL && OPTHELP_LETTER(r) != 0)
+		snprintf(letter, sizeof(letter), "-%c, ", OPTHELP_LETTER(r));
 	snprintf(buf, len, "%s--%s%s%s", letter, name, r != NULL && r->arg ? " " : "",
 	    r != NULL && r->arg ? r->arg : "");
 }

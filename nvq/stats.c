@@ -2,13 +2,16 @@
  * stats.c: `nvq stats [--since WHEN] [-u USER] [--json]`: the history
  * summed up by nvqd: GPU-hours per user, how long jobs waited, how much
  * memory users asked for against what their jobs used at their peak, how
- * jobs failed, and suspends and resumes.  Since 7 days ago unless told.
+ * jobs failed, suspends and resumes, and the energy of GPU runs per user
+ * and per job name (unknown where any run's is).  Since 7 days ago unless
+ * told.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "json.h"
+#include "joules.h"
 
 #include "nvq.h"
 #include "table.h"
@@ -33,10 +36,26 @@ stats_json_rows(const struct proto_msg *m, const struct nvq_row *rows, int n, co
 	return arr;
 }
 
-enum { U_USER, U_JOBS, U_RUNS, U_HOURS, U_FAILED, U_ASKED, U_USED, U_OVER, U_NCOLS };
+/*
+ * The energy of a row's GPU runs: "unknown" where any of them is (no
+ * counter, or a run from before energy was counted), "-" with none.
+ */
+static void
+stats_energy(const struct proto_msg *m, const struct nvq_row *r, char *buf, size_t len)
+{
+	if (row_int(m, r, "gpu_runs", 0) == 0)
+		snprintf(buf, len, "-");
+	else if (row_int(m, r, "energy_unknown", 0) > 0)
+		snprintf(buf, len, "unknown");
+	else
+		joules_fmt(row_real(m, r, "energy"), buf, len);
+}
+
+enum { U_USER, U_JOBS, U_RUNS, U_HOURS, U_ENERGY, U_FAILED, U_ASKED, U_USED, U_OVER, U_NCOLS };
 static const struct table_col stats_user_cols[U_NCOLS] = {
 	[U_USER] = { "user", 16, 0 }, [U_JOBS] = { "jobs", 6, 1 }, [U_RUNS] = { "runs", 6, 1 },
-	[U_HOURS] = { "gpu-hours", 10, 1 }, [U_FAILED] = { "failed", 6, 1 },
+	[U_HOURS] = { "gpu-hours", 10, 1 }, [U_ENERGY] = { "energy", 11, 1 },
+	[U_FAILED] = { "failed", 6, 1 },
 	[U_ASKED] = { "asked", 8, 1 }, [U_USED] = { "peak", 8, 1 },
 	[U_OVER] = { "over-ask", 8, 1 },
 };
@@ -50,10 +69,10 @@ stats_users(const struct proto_msg *m, const struct nvq_row *rows, int n)
 	int i, k;
 
 	if (table_init(&t, stats_user_cols, U_NCOLS,
-	    "user,jobs,runs,gpu-hours,failed,asked,peak,over-ask", NULL) == -1)
+	    "user,jobs,runs,gpu-hours,energy,failed,asked,peak,over-ask", NULL) == -1)
 		return;
-	printf("GPU time by user (ASKED, PEAK: -m and the peak on one GPU, summed over the "
-	    "runs where both are known)\n");
+	printf("GPU time by user (ENERGY: of the GPU runs, unknown where any run's is; ASKED, "
+	    "PEAK: -m and the peak on one GPU, summed over the runs where both are known)\n");
 	table_header(&t);
 	for (i = 0; i < n; i++) {
 		const struct nvq_row *r = &rows[i];
@@ -68,6 +87,7 @@ stats_users(const struct proto_msg *m, const struct nvq_row *rows, int n)
 		snprintf(cell[U_JOBS], 64, "%lld", (long long)row_int(m, r, "jobs", 0));
 		snprintf(cell[U_RUNS], 64, "%lld", (long long)row_int(m, r, "runs", 0));
 		snprintf(cell[U_HOURS], 64, "%.2f", row_real(m, r, "gpu_hours"));
+		stats_energy(m, r, cell[U_ENERGY], 64);
 		snprintf(cell[U_FAILED], 64, "%lld", (long long)row_int(m, r, "failed", 0));
 		fmt_size((uint64_t)asked, cell[U_ASKED], 64);
 		fmt_size((uint64_t)used, cell[U_USED], 64);
@@ -77,6 +97,45 @@ stats_users(const struct proto_msg *m, const struct nvq_row *rows, int n)
 		table_row(&t, cells);
 	}
 	table_free(&t);
+}
+
+enum { N_USER, N_NAME, N_RUNS, N_HOURS, N_ENERGY, N_NCOLS };
+static const struct table_col stats_name_cols[N_NCOLS] = {
+	[N_USER] = { "user", 16, 0 }, [N_NAME] = { "name", 24, 0 }, [N_RUNS] = { "runs", 6, 1 },
+	[N_HOURS] = { "gpu-hours", 10, 1 }, [N_ENERGY] = { "energy", 11, 1 },
+};
+
+static void
+stats_names(const struct proto_msg *m, const struct nvq_row *rows, int n)
+{
+	struct table t;
+	char cell[N_NCOLS][64];
+	const char *cells[N_NCOLS];
+	int i, k, any = 0;
+
+	if (table_init(&t, stats_name_cols, N_NCOLS, "user,name,runs,gpu-hours,energy",
+	    NULL) == -1)
+		return;
+	printf("\nEnergy by job name (GPU runs; the 20 names that used most)\n");
+	table_header(&t);
+	for (i = 0; i < n; i++) {
+		const struct nvq_row *r = &rows[i];
+
+		if (strcmp(row_str(m, r, "stat"), "name") != 0)
+			continue;
+		any = 1;
+		for (k = 0; k < N_NCOLS; k++)
+			cells[k] = cell[k];
+		snprintf(cell[N_USER], 64, "%s", fmt_safe(row_str(m, r, "user")));
+		snprintf(cell[N_NAME], 64, "%s", fmt_safe(row_str(m, r, "name")));
+		snprintf(cell[N_RUNS], 64, "%lld", (long long)row_int(m, r, "runs", 0));
+		snprintf(cell[N_HOURS], 64, "%.2f", row_real(m, r, "gpu_hours"));
+		stats_energy(m, r, cell[N_ENERGY], 64);
+		table_row(&t, cells);
+	}
+	table_free(&t);
+	if (!any)
+		printf("(none)\n");
 }
 
 static void
@@ -163,6 +222,7 @@ cmd_stats(struct nvq_args *a)
 		json_add(o, "wait", stats_json_rows(&m, rows, n, "wait"));
 		json_add(o, "failures", stats_json_rows(&m, rows, n, "failure"));
 		json_add(o, "switches", stats_json_rows(&m, rows, n, "switch"));
+		json_add(o, "names", stats_json_rows(&m, rows, n, "name"));
 		fmt_json_print(stdout, o);
 		printf("\n");
 	} else {
@@ -170,6 +230,7 @@ cmd_stats(struct nvq_args *a)
 		printf("Since %s (%s)%s%s\n\n", when, fmt_safe(since), a->user ? ", user " : "",
 		    a->user ? fmt_safe(a->user) : "");
 		stats_users(&m, rows, n);
+		stats_names(&m, rows, n);
 		stats_rest(&m, rows, n);
 	}
 	free(rows);

@@ -112,7 +112,9 @@ static const struct config_key config_keys[] = {
 	  "The CUDA driver nvq-ckpt opens with dlopen to suspend and resume jobs\n"
 	  "(its checkpoint API needs driver 570 or later)." },
 	{ "gpus", "poll", CT_SECONDS, AT(gpu_poll), NULL, 1, 3600, "5s",
-	  "How often memory used outside the queue is read again." },
+	  "How often NVML is read again: memory used outside the queue, and each\n"
+	  "GPU's energy counter, whose delta goes to the jobs that held the GPU\n"
+	  "(also read at each job's start and end; saved every poll)." },
 	{ "scheduler", "mode", CT_MODE, AT_OWN, NULL, 0, 0, "auto",
 	  "auto: jobs share a GPU while their memory fits; serial: one job per GPU;\n"
 	  "timeslice: they share while they fit, else take turns: at the end of\n"

@@ -84,6 +84,18 @@ nvqd_man(FILE *fp)
 	fputs(".TP\n.B SIGHUP\n", fp);
 	roff_text(fp, "read the configuration again ([gpus] poll, [scheduler], [limits], "
 	    "[qos NAME], log_level).\n");
+	fputs(".SH CGROUPS\n", fp);
+	roff_text(fp, "As root, each job runs in a cgroup v2 of its own under nvq/ in the "
+	    "cgroup nvqd manages, where a job's --mem (memory.max), -c (cpu.max) and "
+	    "[limits] max_procs (pids.max) are enforced. The kernel gives those controllers "
+	    "to a cgroup's children only while it holds no process itself, so nvqd runs in "
+	    "the leaf nvqd/ beside nvq/ and manages that leaf's parent: under systemd 254 or "
+	    "later the unit's DelegateSubgroup=nvqd starts it there; started by hand it moves "
+	    "itself there when the controllers are refused; under an older systemd it stays in "
+	    "the unit's cgroup and logs that --mem and -c are counted but not enforced. Other "
+	    "processes in that cgroup (a container's, a shell's) keep the controllers away: "
+	    "start nvqd in a cgroup of its own. Where cgroup v1 holds memory and cpu (a "
+	    "hybrid host) jobs join folders there instead.\n");
 	fputs(".SH FILES\n.TP\n" NVQD_DEFAULT_CONFIG "\nthe configuration, nvq.ini(5)\n"
 	    ".TP\n/var/lib/nvq/nvq.db\nthe database (as root), readable by everyone\n"
 	    ".TP\n/run/nvq/nvqd.sock\nthe socket (as root)\n"

@@ -32,6 +32,16 @@ function mem(j) {
   return j.used !== undefined ? size(j.used) + "/" + asked : asked;
 }
 
+// energy as nvq prints it: J under a watt-hour, Wh under a kWh, then kWh
+function energy(j) {
+  if (j.energy_how === undefined) return "-";
+  if (j.energy === undefined) return "unknown";
+  const e = j.energy;
+  const v = e < 10 ? e.toFixed(1) + " J" : e < 3600 ? Math.round(e) + " J" :
+    e < 3.6e6 ? (e / 3600).toFixed(2) + " Wh" : (e / 3.6e6).toFixed(3) + " kWh";
+  return v + " (" + j.energy_how + ")";
+}
+
 function drawGpus(st) {
   const box = $("gpus");
   box.textContent = "";
@@ -82,6 +92,7 @@ function drawJobs(st) {
       cell(tr, String(j.gpus));
       cell(tr, mem(j));
       cell(tr, span(st.now - j.started_at));
+      cell(tr, energy(j), "energy");
       cell(tr, j.command, "wide");
       run.appendChild(tr);
     }

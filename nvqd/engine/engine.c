@@ -484,6 +484,7 @@ engine_poll_gpus_cb(uv_timer_t *h)
 		engine_kick(e);
 	else if (e->on_change != NULL)
 		e->on_change(NULL);	/* the memory used may have moved */
+	engine_energy_poll(e);
 	/* without pidfd, notice ended supervisors here */
 	for (j = e->held; j != NULL; j = next) {
 		next = j->lnext;
@@ -561,6 +562,10 @@ engine_limits_where(const char *base)
 	if (c == NULL)
 		log_warnx("no cpu controller for jobs' cgroups: -c is counted for admission "
 		    "but not enforced");
+	if (m == NULL || c == NULL)
+		log_warnx("(the cgroup above %s must hold no process but nvqd's leaf: "
+		    "DelegateSubgroup=nvqd under systemd 254+, or start nvqd in a cgroup of its "
+		    "own; nvqd(8) CGROUPS)", base);
 }
 
 /* [resources] cpus and memory of 0: the machine's (hostres.h), said in the log. */
@@ -706,6 +711,7 @@ engine_run(struct engine *e)
 		log_warnx("cannot read the users' GPU use: fair share starts from none");
 	/* outside use was read before the jobs were known: read it again */
 	engine_refresh(e);
+	engine_energy_recovered(e);
 	uv_timer_start(&e->poll, engine_poll_gpus_cb, (uint64_t)e->cfg.gpu_poll * 1000,
 	    (uint64_t)e->cfg.gpu_poll * 1000);
 	engine_kick(e);

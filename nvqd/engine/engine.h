@@ -201,6 +201,19 @@ void	engine_run(struct engine *);
  */
 void	engine_state(struct engine *, struct job *, int state);
 void	engine_track(struct engine *, struct job *);
+/*
+ * A recovered job's energy so far, read back from run_energy (recover.c);
+ * then, once all are read, the energy of the time nvqd was away given to
+ * the jobs that held each GPU (engine_run).
+ */
+void	engine_energy_load(struct engine *, struct job *);
+void	engine_energy_recovered(struct engine *);
+/*
+ * A running job's energy so far over its GPUs (joules; unknown where any
+ * GPU's is) and how it was measured (energy.h): 0, or -1 for a job not
+ * followed (no GPUs, not running).
+ */
+int	engine_job_energy(const struct engine *, const struct job *, double *joules, int *how);
 void	engine_watch(struct engine *, struct job *);
 void	engine_arm(struct engine *, struct job *, double secs);
 void	engine_job_ended(struct engine *, struct job *);

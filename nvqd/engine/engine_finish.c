@@ -229,6 +229,7 @@ engine_final(struct engine *e, struct job *j, struct store_end *end)
 		engine_oom_reason(e, j);
 	end->state = j->final_state;
 	end->reason = j->final_reason[0] ? j->final_reason : NULL;
+	engine_energy_end(e, j);
 	/* known from NVML, or from the hook where it reported */
 	end->peak_gpu_mem = -1;
 	if ((j->gpu_peak != NULL && !e->gpus.is_virtual && e->gpus.lib != NULL) ||

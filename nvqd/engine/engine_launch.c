@@ -140,6 +140,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 	j->started_at = now;
 	gpuctl_started(j, now);
 	engine_track(e, j);
+	engine_energy_start(e, j);
 	engine_status_path(e, j->id, status, sizeof(status));
 	j->pid = -1;
 	if (j->prepared) {

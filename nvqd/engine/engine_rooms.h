@@ -11,6 +11,7 @@
  *	engine_ahead.c	standby shims and the start prepared ahead
  *	engine_supervise.c  the supervisor watched, time limits, stops
  *	engine_admit.c	admission, per-user counts, the queues
+ *	engine_energy.c	each running job's energy per GPU, from NVML's counters
  *	engine_usage.c	GPU usage accounting, budgets, fair share's use
  *	engine_base.c	clock, lookup, paths, the kick
  *
@@ -41,6 +42,21 @@ uint64_t	engine_gpus_of(struct engine *e, const struct job *j, uint64_t mask,
 double	engine_gpu_share(const struct engine *e, const struct job *j, uint64_t mask);
 void	engine_shares(struct engine *e, double now);
 int	engine_refresh(struct engine *e);
+/* The running jobs' supervisors by pid, to find whose a process is. */
+struct engine_owners {
+	struct engine	*e;
+	pid_t		*pids;		/* sorted */
+	struct job	**jobs;		/* in the same order */
+	int		n;
+};
+void	engine_owners_make(struct engine *e, struct engine_owners *o);
+struct job *engine_owner_job(const struct engine_owners *o, pid_t pid);
+void	engine_owners_free(struct engine_owners *o);
+
+/* each running job's energy per GPU (engine_energy.c) */
+void	engine_energy_start(struct engine *e, struct job *j);
+void	engine_energy_end(struct engine *e, struct job *j);
+void	engine_energy_poll(struct engine *e);
 
 /* admission and the queues (engine_admit.c) */
 void	engine_count_pending(struct engine *e, const struct job *j, int d);

@@ -24,7 +24,9 @@ engine_untrack(struct job *j)
 	free(j->gpu_acc);
 	free(j->hook_used);
 	free(j->hook_peak);
+	free(j->energy);
 	j->gpu_used = j->gpu_peak = j->gpu_acc = j->hook_used = j->hook_peak = NULL;
+	j->energy = NULL;
 }
 
 /* What the job held of GPU g at most: NVML's figure or the hook's. */
@@ -105,8 +107,9 @@ engine_track(struct engine *e, struct job *j)
 	j->gpu_acc = calloc((size_t)e->gpus.n, sizeof(uint64_t));
 	j->hook_used = calloc((size_t)e->gpus.n, sizeof(uint64_t));
 	j->hook_peak = calloc((size_t)e->gpus.n, sizeof(uint64_t));
+	j->energy = calloc((size_t)e->gpus.n, sizeof(*j->energy));
 	if (j->gpu_used == NULL || j->gpu_peak == NULL || j->gpu_acc == NULL ||
-	    j->hook_used == NULL || j->hook_peak == NULL)
+	    j->hook_used == NULL || j->hook_peak == NULL || j->energy == NULL)
 		engine_untrack(j);
 }
 
@@ -222,14 +225,6 @@ engine_usage(struct engine *e)
 	return &e->fs;
 }
 
-/* The running jobs' supervisors, by pid, while NVML's processes are counted. */
-struct engine_owners {
-	struct engine	*e;
-	pid_t		*pids;		/* sorted */
-	struct job	**jobs;		/* in the same order */
-	int		n;
-};
-
 static int
 engine_owner_cmp(const void *a, const void *b)
 {
@@ -238,36 +233,77 @@ engine_owner_cmp(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/*
- * Whether pid belongs to a running job, by member.h's rule (its supervisor
- * among its ancestors, or its session): a job's processes are never
- * outside use, whatever session they made for themselves.
- */
-static int
-engine_owner_cb(pid_t pid, int gpu, uint64_t bytes, void *arg)
+/* The running jobs' supervisors, sorted by pid, to find whose a process is. */
+void
+engine_owners_make(struct engine *e, struct engine_owners *o)
 {
-	struct engine_owners *o = arg;
 	struct job *j;
+	int k, n = 0;
+
+	o->e = e;
+	o->n = 0;
+	/* as many as run, not as many as the queue holds */
+	for (j = e->held; j != NULL; j = j->lnext)
+		n += j->state != JOB_PENDING && j->pid > 0;
+	o->jobs = calloc((size_t)n + 1, sizeof(*o->jobs));
+	o->pids = calloc((size_t)n + 1, sizeof(*o->pids));
+	for (j = e->held; j != NULL && o->jobs != NULL && o->pids != NULL && o->n < n;
+	    j = j->lnext)
+		if (j->state != JOB_PENDING && j->pid > 0)
+			o->jobs[o->n++] = j;
+	if (o->n > 0)
+		qsort(o->jobs, (size_t)o->n, sizeof(*o->jobs), engine_owner_cmp);
+	for (k = 0; k < o->n; k++)
+		o->pids[k] = o->jobs[k]->pid;
+}
+
+void
+engine_owners_free(struct engine_owners *o)
+{
+	free(o->jobs);
+	free(o->pids);
+	o->jobs = NULL;
+	o->pids = NULL;
+	o->n = 0;
+}
+
+/*
+ * The running job pid belongs to, by member.h's rule (its supervisor among
+ * its ancestors, or its session): a job's processes are never outside use,
+ * whatever session they made for themselves.  NULL: no job's.
+ */
+struct job *
+engine_owner_job(const struct engine_owners *o, pid_t pid)
+{
 	pid_t root = member_root(pid, o->pids, o->n);
 	int lo = 0, hi = o->n - 1, mid;
 
 	if (root <= 0)
-		return 0;
+		return NULL;
 	while (lo <= hi) {
 		mid = (lo + hi) / 2;
-		if (o->pids[mid] == root) {
-			j = o->jobs[mid];
-			/* a job is all of its processes: add them up */
-			if (j->gpu_acc != NULL && gpu >= 0 && gpu < o->e->gpus.n)
-				j->gpu_acc[gpu] += bytes;
-			return 1;
-		}
+		if (o->pids[mid] == root)
+			return o->jobs[mid];
 		if (o->pids[mid] < root)
 			lo = mid + 1;
 		else
 			hi = mid - 1;
 	}
-	return 0;
+	return NULL;
+}
+
+static int
+engine_owner_cb(pid_t pid, int gpu, uint64_t bytes, void *arg)
+{
+	struct engine_owners *o = arg;
+	struct job *j = engine_owner_job(o, pid);
+
+	if (j == NULL)
+		return 0;
+	/* a job is all of its processes: add them up */
+	if (j->gpu_acc != NULL && gpu >= 0 && gpu < o->e->gpus.n)
+		j->gpu_acc[gpu] += bytes;
+	return 1;
 }
 
 /* Reads NVML again, and each running job's use from its processes'. */
@@ -276,25 +312,15 @@ engine_refresh(struct engine *e)
 {
 	struct engine_owners o = { e, NULL, NULL, 0 };
 	struct job *j;
-	int g, k, changed;
+	int g, changed;
 
 	for (j = e->held; j != NULL; j = j->lnext)
 		if (j->gpu_acc != NULL)
 			memset(j->gpu_acc, 0, (size_t)e->gpus.n * sizeof(uint64_t));
-	if (!e->gpus.is_virtual && e->gpus.lib != NULL) {
-		o.jobs = calloc((size_t)e->njobs + 1, sizeof(*o.jobs));
-		o.pids = calloc((size_t)e->njobs + 1, sizeof(*o.pids));
-		for (j = e->held; j != NULL && o.jobs != NULL && o.pids != NULL; j = j->lnext)
-			if (j->state != JOB_PENDING && j->pid > 0)
-				o.jobs[o.n++] = j;
-		if (o.n > 0)
-			qsort(o.jobs, (size_t)o.n, sizeof(*o.jobs), engine_owner_cmp);
-		for (k = 0; k < o.n; k++)
-			o.pids[k] = o.jobs[k]->pid;
-	}
+	if (!e->gpus.is_virtual && e->gpus.lib != NULL)
+		engine_owners_make(e, &o);
 	changed = gpu_refresh(&e->gpus, engine_owner_cb, &o);
-	free(o.jobs);
-	free(o.pids);
+	engine_owners_free(&o);
 	if (e->gpus.is_virtual || e->gpus.lib == NULL)
 		return changed;
 	for (j = e->held; j != NULL; j = j->lnext) {

@@ -276,6 +276,7 @@ struct job {
 		uint64_t	*gpu_acc;	/* NULL for virtual GPUs or no memory */
 		uint64_t	*hook_used;	/* per GPU index: the hook's reports, summed */
 		uint64_t	*hook_peak;	/* over the job's processes, and the most seen */
+		struct job_energy *energy;	/* per GPU index: engine_energy.c's */
 	};
 	/* What its hooks said: hooks.c. */
 	struct {
@@ -292,6 +293,15 @@ struct job {
 	 */
 	struct gpuctl	gc;
 	struct job	*hnext;		/* jobtab.c */
+};
+
+/* A running job's energy on one GPU (engine_energy.c, energy.h). */
+struct job_energy {
+	double		joules;		/* this run's so far */
+	int		how;		/* enum energy_how: the least sure of its intervals */
+	double		util;		/* its processes' SM utilisation at the last poll */
+	uint64_t	mark;		/* the GPU's counter when nvqd last saved it (recover) */
+	int		has_mark;
 };
 
 /* e->wq holds a job's on: the job is found from it */

@@ -293,6 +293,7 @@ recover_jobs(struct engine *e)
 		log_info("job %lld: still %s (pid %d), reattached", (long long)j->id,
 		    j->state == JOB_SUSPENDED ? "suspended" : "running", (int)j->pid);
 		engine_track(e, j);
+		engine_energy_load(e, j);
 		engine_watch(e, j);
 		ev.job = j->id;
 		engine_gpu(e, &ev, NULL, 0);	/* GC_EV_RECOVER */

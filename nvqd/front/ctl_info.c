@@ -22,18 +22,27 @@ static const char *ctl_info_states[] = {
 	"SUSPENDED", NULL
 };
 
+/* s: NULL, or a comma-separated list of states, each nvqd's name, at most 8. */
 static int
 ctl_info_check_state(struct ctl_req *r, const char *s)
 {
-	int i;
+	const char *p, *e;
+	size_t n;
+	int i, items = 0;
 
-	if (s == NULL)
+	for (p = s; p != NULL && *p != '\0' && items <= 8; p = *e ? e + 1 : e, items++) {
+		e = p + strcspn(p, ",");
+		n = (size_t)(e - p);
+		for (i = 0; ctl_info_states[i] != NULL; i++)
+			if (strlen(ctl_info_states[i]) == n && strncmp(ctl_info_states[i], p, n) == 0)
+				break;
+		if (ctl_info_states[i] == NULL || (*e == ',' && e[1] == '\0'))
+			break;
+	}
+	if (s == NULL || (*p == '\0' && items > 0 && items <= 8))
 		return 0;
-	for (i = 0; ctl_info_states[i] != NULL; i++)
-		if (strcmp(ctl_info_states[i], s) == 0)
-			return 0;
-	return ctl_req_error(r, "unknown state \"%s\" (PENDING, RUNNING, SUSPENDED, COMPLETED, "
-	    "FAILED, CANCELLED, TIMEOUT or NODE_FAIL)", s);
+	return ctl_req_error(r, "unknown state \"%.60s\" (PENDING, RUNNING, SUSPENDED, COMPLETED, "
+	    "FAILED, CANCELLED, TIMEOUT or NODE_FAIL; up to 8, with commas)", s);
 }
 
 /*

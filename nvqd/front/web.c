@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "energy.h"
 #include "engine.h"
 #include "esc.h"
 #include "gpuctl.h"
@@ -174,7 +175,8 @@ web_job_cb(void *arg, const struct store_col *c, int n)
 	int64_t id = 0, uid = -1;
 	struct job *j;
 	char why[256];
-	int i;
+	double joules;
+	int i, how;
 
 	if (o == NULL)
 		return 1;
@@ -215,6 +217,12 @@ web_job_cb(void *arg, const struct store_col *c, int n)
 		}
 		if (j->state == JOB_RUNNING && j->gpu_used != NULL)
 			cJSON_AddNumberToObject(o, "used", (double)engine_job_used(W.e, j));
+		/* its GPUs' energy so far: joules, and how measured (none where unknown) */
+		if (engine_job_energy(W.e, j, &joules, &how) == 0) {
+			if (how != ENERGY_UNKNOWN)
+				cJSON_AddNumberToObject(o, "energy", joules);
+			cJSON_AddStringToObject(o, "energy_how", energy_how_name(how));
+		}
 	}
 	cJSON_AddItemToArray(x->arr, o);
 	return --x->left <= 0;

@@ -57,6 +57,29 @@ webmetrics_count_cb(void *arg, const struct store_col *c, int n)
 	return 0;
 }
 
+/* A user's joules: the name as a label value, escaped as Prometheus' text asks. */
+static int
+webmetrics_energy_cb(void *arg, const struct store_col *c, int n)
+{
+	struct webmetrics_buf *t = arg;
+	char user[256];
+	size_t k = 0;
+	const char *p;
+
+	if (n < 2 || c[0].s == NULL)
+		return 0;
+	for (p = c[0].s; *p != '\0' && k + 3 < sizeof(user); p++) {
+		if (*p == '"' || *p == '\\' || *p == '\n') {
+			user[k++] = '\\';
+			user[k++] = *p == '\n' ? 'n' : *p;
+		} else
+			user[k++] = *p;
+	}
+	user[k] = '\0';
+	webmetrics_printf(t, "nvq_energy_joules_total{user=\"%s\"} %.3f\n", user, c[1].r);
+	return 0;
+}
+
 /* A histogram's rows (store_hist) in Prometheus' text */
 struct webmetrics_hist {
 	struct webmetrics_buf	*t;
@@ -161,6 +184,11 @@ webmetrics_render(struct engine *e, size_t *len)
 	    "resuming.\n# TYPE nvq_switch_seconds_total counter\n");
 	sw.seconds = 1;
 	if (store_switch_counts(e->store, webmetrics_switch_cb, &sw) == -1)
+		t.failed = 1;
+	webmetrics_printf(&t, "# HELP nvq_energy_joules_total GPU energy of each user's runs, "
+	    "from NVML's counters (runs whose energy is unknown add nothing).\n"
+	    "# TYPE nvq_energy_joules_total counter\n");
+	if (store_energy_counts(e->store, webmetrics_energy_cb, &t) == -1)
 		t.failed = 1;
 	webmetrics_hist(e, &t, "nvq_job_wait_seconds", "How long jobs waited for their first start.", 0);
 	webmetrics_hist(e, &t, "nvq_job_run_seconds", "How long finished runs ran, not suspended.", 1);

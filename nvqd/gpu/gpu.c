@@ -5,6 +5,7 @@
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu.h"
@@ -12,6 +13,7 @@
 #include "nvml_decls.h"
 
 #define GPU_MAX_PROCS			256
+#define GPU_MAX_SAMPLES			4096	/* per-process samples read per poll */
 
 static struct {
 	nvml_ret (*init)(void);
@@ -23,6 +25,8 @@ static struct {
 	nvml_ret (*meminfo)(void *, struct nvml_memory *);
 	nvml_ret (*procs)(void *, unsigned int *, struct nvml_process *);
 	nvml_ret (*driver)(char *, unsigned int);
+	nvml_ret (*energy)(void *, unsigned long long *);
+	nvml_ret (*putil)(void *, struct nvml_proc_util *, unsigned int *, unsigned long long);
 	const char *(*error)(nvml_ret);
 } nvml;
 
@@ -93,6 +97,8 @@ gpu_open(struct gpu_set *gs, const struct config *c)
 	    "nvmlDeviceGetComputeRunningProcesses_v2");
 	*(void **)&nvml.driver = gpu_sym(gs->lib, "nvmlSystemGetDriverVersion", NULL);
 	*(void **)&nvml.error = gpu_sym(gs->lib, "nvmlErrorString", NULL);
+	*(void **)&nvml.energy = gpu_sym(gs->lib, "nvmlDeviceGetTotalEnergyConsumption", NULL);
+	*(void **)&nvml.putil = gpu_sym(gs->lib, "nvmlDeviceGetProcessUtilization", NULL);
 	if (!nvml.init || !nvml.count || !nvml.handle || !nvml.uuid || !nvml.name ||
 	    !nvml.meminfo) {
 		log_warnx("no GPUs: %s lacks the NVML functions nvqd needs", c->nvml_library);
@@ -126,6 +132,12 @@ gpu_open(struct gpu_set *gs, const struct config *c)
 		g->total = m.total;
 		g->used = m.used;
 		gs->n++;
+		g->has_energy = 1;
+		if (gpu_energy(gs, gs->n - 1, &g->energy_mj) == -1) {
+			g->has_energy = 0;
+			log_info("GPU %u has no energy counter: its jobs' energy is unknown", i);
+		}
+		gpu_util(gs, gs->n - 1, NULL, NULL);	/* samples from before are not ours */
 	}
 	return 0;
 fail:
@@ -176,6 +188,57 @@ gpu_refresh(struct gpu_set *gs, gpu_owner_cb owner, void *arg)
 		gs->gpus[i].nprocs_outside = nprocs;
 	}
 	return changed;
+}
+
+int
+gpu_energy(struct gpu_set *gs, int g, uint64_t *mj)
+{
+	unsigned long long v;
+
+	if (gs->is_virtual || gs->lib == NULL || nvml.energy == NULL || g < 0 || g >= gs->n ||
+	    !gs->gpus[g].has_energy || nvml.energy(gs->dev[g], &v) != NVML_SUCCESS)
+		return -1;
+	*mj = v;
+	return 0;
+}
+
+int
+gpu_util(struct gpu_set *gs, int g, gpu_util_cb cb, void *arg)
+{
+	struct nvml_proc_util *p;
+	unsigned int n = 0, i;
+	nvml_ret r;
+
+	if (gs->is_virtual || gs->lib == NULL || nvml.putil == NULL || g < 0 || g >= gs->n)
+		return -1;
+	/* how many there are first, as NVML asks */
+	r = nvml.putil(gs->dev[g], NULL, &n, gs->gpus[g].util_seen);
+	if (r == NVML_ERROR_NOT_FOUND || (r == NVML_SUCCESS && n == 0))
+		return 0;
+	if (r != NVML_SUCCESS && r != NVML_ERROR_INSUFFICIENT_SIZE)
+		return -1;
+	n += 16;	/* room for a process that came between the two calls */
+	if (n > GPU_MAX_SAMPLES)
+		n = GPU_MAX_SAMPLES;
+	if ((p = calloc(n, sizeof(*p))) == NULL)
+		return -1;
+	r = nvml.putil(gs->dev[g], p, &n, gs->gpus[g].util_seen);
+	if (r == NVML_ERROR_NOT_FOUND) {
+		free(p);
+		return 0;
+	}
+	if (r != NVML_SUCCESS) {
+		free(p);
+		return -1;
+	}
+	for (i = 0; i < n && i < GPU_MAX_SAMPLES; i++) {
+		if (p[i].timestamp > gs->gpus[g].util_seen)
+			gs->gpus[g].util_seen = p[i].timestamp;
+		if (cb != NULL)
+			cb((pid_t)p[i].pid, p[i].sm, arg);
+	}
+	free(p);
+	return (int)n;
 }
 
 void

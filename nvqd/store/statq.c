@@ -73,7 +73,8 @@ statq_kind_cb(void *arg, const struct store_col *c, int n)
 static int
 statq_read_fn(struct store *rd, void *arg)
 {
-	static const char *const kinds[STORE_STATS_N] = { "user", "wait", "failure", "switch" };
+	static const char *const kinds[STORE_STATS_N] = { "user", "wait", "failure", "switch",
+	    "name" };
 	const struct statq_item *it = arg;
 	struct statq_kind k = { &Q.reply, NULL };
 	char buf[32];

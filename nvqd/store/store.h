@@ -190,6 +190,20 @@ int		 store_job_requeue(struct store *, int64_t id, const struct store_end *);
  * back to PENDING, its open run removed.
  */
 int		 store_job_unstart(struct store *, int64_t id, double now);
+/*
+ * The energy of job id's open run on GPU uuid so far (store_energy.c):
+ * joules < 0 is unknown (NULL), how alone, shared or unknown, counter the
+ * GPU's counter in mJ now (< 0: none).  store_energy_total then sets the
+ * run's total; store_energy_get reads the open run's rows back.
+ */
+int		 store_energy_put(struct store *, int64_t id, const char *uuid, double joules,
+		    const char *how, int64_t counter);
+int		 store_energy_total(struct store *, int64_t id);
+typedef void (*store_energy_cb)(void *arg, const char *uuid, double joules, const char *how,
+		    int64_t counter);
+int		 store_energy_get(struct store *, int64_t id, store_energy_cb, void *);
+/* /metrics: the known joules of each user's runs (user, joules), kept by triggers. */
+int		 store_energy_counts(struct store *, store_row_cb, void *);
 /* nvq hold (held 1) or release (0) of a running or pending job, with its event. */
 int		 store_job_held(struct store *, int64_t id, int held, double now,
 		    const char *reason);
@@ -440,10 +454,11 @@ int		 store_job_peak(struct store *, int64_t id, uint64_t *peak, int64_t *mem,
  * nvq stats: rows of one kind over what ended (or started) at or after
  * since, of user's jobs (NULL: everyone's): GPU-hours, runs, failures and
  * -m against the peak per user; the queue wait's percentiles; failures by
- * state and reason; suspends and resumes.  0, or -1.
+ * state and reason; suspends and resumes; energy and GPU-hours per job
+ * name (with the users' energy beside their GPU-hours).  0, or -1.
  */
 enum { STORE_STATS_USERS, STORE_STATS_WAIT, STORE_STATS_FAILURES, STORE_STATS_SWITCHES,
-	STORE_STATS_N };
+	STORE_STATS_NAMES, STORE_STATS_N };
 int		 store_stats(struct store *, int what, double since, const char *user,
 		    store_row_cb, void *);
 /*

@@ -674,6 +674,13 @@ store_job_unstart_do(struct store *st, const struct store_op *op)
 	sqlite3_bind_int64(s, 1, id);
 	if (store_done(st, s) == -1 || sqlite3_changes(st->db) != 1)
 		return -1;
+	/* its energy rows first: they name the run */
+	if ((s = store_prepare(st, "DELETE FROM run_energy WHERE run_id IN (SELECT id FROM runs "
+	    "WHERE job_id = ? AND ended_at IS NULL)")) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if (store_done(st, s) == -1)
+		return -1;
 	if ((s = store_prepare(st, "DELETE FROM runs WHERE job_id = ? AND ended_at IS NULL")) == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);

@@ -307,7 +307,7 @@ store_active_one(struct store *st, int64_t id, store_active_cb cb, void *arg)
 	"gpus_allow, gpus_deny, notify, mail_user, slurm_id, slurm_step, cpus, host_mem, " \
 	"mem_per_cpu, qos FROM jobs "
 #define STORE_JOBS_WHERE	"(?2 IS NULL OR user = ?2) " \
-	"AND (?3 IS NULL OR state = ?3) " \
+	"AND (?3 IS NULL OR instr(',' || ?3 || ',', ',' || state || ',') > 0) " \
 	"AND (?4 = 1 OR ?1 != 0 OR ?3 IS NOT NULL OR " \
 	"state IN ('PENDING', 'RUNNING', 'SUSPENDED')) " \
 	"AND (?5 = 0 OR state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED')) " \
@@ -327,15 +327,50 @@ enum { STORE_BY_ID, STORE_BY_STATE, STORE_BY_ACTIVE, STORE_BY_FINISHED, STORE_BY
 #define STORE_BY_FINISHED_FROM	"INDEXED BY jobs_finished WHERE " \
 	"state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED') AND "
 
-/* Which rows f's listing reads (schema/015_listing.sql; jobs_state by state, then id). */
+/*
+ * 1 if every state of the comma-separated list is one of a job still in the
+ * queue, 0 if none is, -1 if some are.
+ */
+static int
+store_states_active(const char *list)
+{
+	static const char *const active[] = { "PENDING", "RUNNING", "SUSPENDED" };
+	const char *p, *e;
+	int on = 0, off = 0;
+	size_t i, n;
+
+	for (p = list; *p != '\0'; p = *e ? e + 1 : e) {
+		e = p + strcspn(p, ",");
+		n = (size_t)(e - p);
+		for (i = 0; i < sizeof(active) / sizeof(active[0]); i++)
+			if (strlen(active[i]) == n && strncmp(active[i], p, n) == 0)
+				break;
+		if (i < sizeof(active) / sizeof(active[0]))
+			on++;
+		else
+			off++;
+	}
+	return off == 0 ? 1 : on == 0 ? 0 : -1;
+}
+
+/*
+ * Which rows f's listing reads (schema/015_listing.sql; jobs_state by state,
+ * then id).  Several states: the queue's or the history's index where they
+ * are all of one, else the table; the page's bound (store_jobs_bound) holds
+ * the rows examined either way.
+ */
 static int
 store_jobs_by(const struct store_filter *f)
 {
 	if (f->id != 0)
 		return STORE_BY_ID;
-	if (f->state != NULL)
+	if (f->state != NULL && strchr(f->state, ',') == NULL)
 		return STORE_BY_STATE;
-	if (!f->all && !f->finished)
+	if (f->state != NULL && store_states_active(f->state) == 1 && !f->finished)
+		return STORE_BY_ACTIVE;
+	if (f->state != NULL && store_states_active(f->state) == 0)
+		return STORE_BY_FINISHED;
+	if (!f->all && !f->finished && f->state == NULL)
 		return STORE_BY_ACTIVE;
 	return f->finished ? STORE_BY_FINISHED : STORE_BY_TABLE;
 }
@@ -401,7 +436,13 @@ store_runs(struct store *st, int64_t id, store_row_cb cb, void *arg)
 	return store_rows_of(st, "SELECT id AS run, gpu_uuids, mem_per_gpu, "
 	    "started_at, ended_at, exit_code, signal, cpu_time, max_rss, peak_gpu_mem, "
 	    "(SELECT group_concat(gpu_uuid || '=' || peak_gpu_mem, ',') FROM run_gpus "
-	    "WHERE run_id = runs.id) AS gpu_peaks FROM runs WHERE job_id = ? ORDER BY id", id, cb, arg);
+	    "WHERE run_id = runs.id) AS gpu_peaks, "
+	    /* joules, "unknown" where NVML had no counter (never 0); runs before 023: none */
+	    "CASE WHEN energy_how IS NULL THEN NULL WHEN energy IS NULL THEN 'unknown' "
+	    "ELSE printf('%.3f', energy) END AS energy, energy_how, "
+	    "(SELECT group_concat(gpu_uuid || '=' || coalesce(printf('%.3f', energy), 'unknown') "
+	    "|| ':' || how, ',') FROM run_energy WHERE run_id = runs.id) AS gpu_energy "
+	    "FROM runs WHERE job_id = ? ORDER BY id", id, cb, arg);
 }
 
 int
@@ -498,6 +539,17 @@ store_job_peak(struct store *st, int64_t id, uint64_t *peak, int64_t *mem, int *
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? k : -1;
 }
 
+/*
+ * nvq stats' energy of a group of runs: the joules of those whose energy
+ * is known, how many ran on GPUs, how many of those are unknown (no
+ * counter, or from before schema 023), and the kWh, 'unknown' where any is.
+ */
+#define STORE_STATS_ENERGY \
+	"coalesce(sum(r.energy), 0.0) AS energy, sum(r.gpus > 0) AS gpu_runs, " \
+	"sum(r.gpus > 0 AND r.energy IS NULL) AS energy_unknown, " \
+	"CASE WHEN sum(r.gpus > 0 AND r.energy IS NULL) > 0 THEN 'unknown' " \
+	"ELSE printf('%.6f', coalesce(sum(r.energy), 0.0) / 3600000.0) END AS kwh "
+
 int
 store_stats(struct store *st, int what, double since, const char *user, store_row_cb cb,
     void *arg)
@@ -514,10 +566,19 @@ store_stats(struct store *st, int what, double since, const char *user, store_ro
 		"sum(CASE WHEN r.mem_per_gpu > 0 AND r.peak_gpu_mem > 0 THEN r.mem_per_gpu "
 		"ELSE 0 END) AS asked, "
 		"sum(CASE WHEN r.mem_per_gpu > 0 AND r.peak_gpu_mem > 0 THEN r.peak_gpu_mem "
-		"ELSE 0 END) AS used "
+		"ELSE 0 END) AS used, " STORE_STATS_ENERGY
 		"FROM runs r JOIN jobs j ON j.id = r.job_id "
 		"WHERE r.ended_at >= ?1 AND (?2 IS NULL OR j.user = ?2) "
 		"GROUP BY j.user ORDER BY gpu_hours DESC, j.user",
+		/* energy and GPU time per job name, the 20 names of most energy */
+		[STORE_STATS_NAMES] =
+		"SELECT j.user AS user, j.name AS name, count(*) AS runs, "
+		"sum((r.ended_at - r.started_at - coalesce(r.suspended_time, 0)) * "
+		"coalesce(r.gpu_share, r.gpus)) / 3600.0 AS gpu_hours, " STORE_STATS_ENERGY
+		"FROM runs r JOIN jobs j ON j.id = r.job_id "
+		"WHERE r.ended_at >= ?1 AND (?2 IS NULL OR j.user = ?2) AND r.gpus > 0 "
+		"GROUP BY j.user, j.name ORDER BY energy DESC, gpu_hours DESC, j.user, j.name "
+		"LIMIT 20",
 		/* how long jobs waited for their first start: nearest-rank percentiles */
 		[STORE_STATS_WAIT] =
 		/* the first runs started since: through runs_started, not every job */

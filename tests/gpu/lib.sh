@@ -22,9 +22,12 @@ gpu_nvqd() {
 		# STAGING=SIZE: every check runs with [scheduler] staging (sections may repeat)
 		[ -z "${STAGING:-}" ] || printf '[scheduler]\nstaging = %s\n' "$STAGING"
 	} > "$T/nvq.ini"
+	# NVQD_CGROUP=DIR (gpu_own_cgroup): nvqd starts in that cgroup, as systemd starts a unit
+	local in=()
+	[ -z "${NVQD_CGROUP:-}" ] || in=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$NVQD_CGROUP")
 	if [ -n "${NVQD_STAMP:-}" ]; then
 		# each line of its log stamped (time.time()) as it comes: a trace
-		"$NVQD" -c "$T/nvq.ini" 2> >(python3 -c 'import os, time
+		"${in[@]}" "$NVQD" -c "$T/nvq.ini" 2> >(python3 -c 'import os, time
 buf = b""
 while True:
     d = os.read(0, 65536)
@@ -35,15 +38,54 @@ while True:
     for l in lines:
         os.write(1, b"%.6f %s\n" % (t, l))' > "$T/nvqd.log") &
 	else
-		"$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
+		"${in[@]}" "$NVQD" -c "$T/nvq.ini" 2> "$T/nvqd.log" &
 	fi
 	NVQD_PID=$!
 	export NVQ_SOCKET=$T/sock
 	# jobs outlive nvqd: end them too, suspended ones included (their args name T)
-	trap 'kill $NVQD_PID 2>/dev/null; pkill -9 -f "$T/" 2>/dev/null' EXIT
+	trap 'kill $NVQD_PID 2>/dev/null; pkill -9 -f "$T/" 2>/dev/null; gpu_cgroup_gone' EXIT
 	for _ in $(seq 100); do "$NVQ" list > /dev/null 2>&1 && return 0; sleep 0.1; done
 	echo "nvqd did not start:"; cat "$T/nvqd.log"
 	exit 1
+}
+
+# gpu_own_cgroup: a cgroup v2 for nvqd alone, as systemd gives a unit with
+# Delegate=yes; sets NVQD_CGROUP for gpu_nvqd.  The cgroup this script runs
+# in must hand memory and cpu down, which it may only while it holds no
+# process: where it holds some (a container's root cgroup) they move into
+# its leaf init/ first, as container entrypoints do; its ancestors are
+# asked for memory and cpu too.  1 where that cannot be.
+gpu_own_cgroup() {
+	local r p c a rel
+	rel=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	# a leaf init/ an earlier check made: its parent hands the controllers down already
+	[ "${rel##*/}" != init ] || ! grep -qw memory "/sys/fs/cgroup${rel%/init}/cgroup.subtree_control" ||
+	    rel=${rel%/init}
+	r=/sys/fs/cgroup$rel
+	[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || return 1
+	# memory and cpu on the path down to here, as systemd enables them for a delegated unit
+	a=/sys/fs/cgroup
+	for p in $(tr '/' ' ' <<< "$rel"); do
+		for c in pids memory cpu; do
+			grep -qw $c "$a/cgroup.subtree_control" || echo "+$c" > "$a/cgroup.subtree_control" || return 1
+		done
+		a=$a/$p
+	done
+	if ! grep -qw memory "$r/cgroup.subtree_control"; then
+		mkdir -p "$r/init"
+		for p in $(cat "$r/cgroup.procs"); do echo "$p" > "$r/init/cgroup.procs" 2> /dev/null; done
+		for c in +pids +memory +cpu; do echo "$c" > "$r/cgroup.subtree_control" || return 1; done
+	fi
+	NVQD_CGROUP=$r/nvq-check-$$
+	mkdir -p "$NVQD_CGROUP"
+}
+
+# what gpu_own_cgroup made, once what ran in it has ended
+gpu_cgroup_gone() {
+	[ -n "${NVQD_CGROUP:-}" ] || return 0
+	sleep 0.5
+	find "$NVQD_CGROUP" -depth -type d -exec rmdir {} + 2> /dev/null
+	return 0
 }
 
 # gpu_nvqd2 NAME [LINE...]: gpu_nvqd for a check of NCCL jobs on two GPUs:

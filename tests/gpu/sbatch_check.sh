@@ -14,6 +14,8 @@ set -u
 cd "$(dirname "$0")/../.."
 B=${1:-build}
 . tests/gpu/lib.sh
+# nvqd in a cgroup of its own, as its systemd unit gives it (nvqd(8) CGROUPS)
+[ "$(id -u)" != 0 ] || gpu_own_cgroup || true
 gpu_nvqd2 sbatch "[resources]" "cpus = 8"
 W=$T/work; mkdir -p "$W"
 state() { "$NVQ" show --json "$1" | head -1 | grep -o '"state": *"[A-Z_]*"' | grep -o '[A-Z_]*"$' | tr -d '"'; }

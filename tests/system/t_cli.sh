@@ -134,8 +134,16 @@ t_filters_slurm() {	# --state in any case or Slurm's codes; --since today, yeste
 	expect_eq "--state r" "$(nvq list --state r --format id | tail -n +2 | xargs)" "$a"
 	expect_eq "--state Running" "$(nvq list --state Running --format id | tail -n +2 | xargs)" "$a"
 	expect_eq "--state PD" "$(nvq list --state PD --format id | tail -n +2 | xargs)" "$b"
+	# lists, as squeue -t takes them: any case, codes and names mixed, repeats
+	expect_eq "--state running,PENDING" "$(nvq list --state running,PENDING --format id | tail -n +2 | xargs)" "$a $b"
+	expect_eq "--state R,pd,r" "$(nvq list --state R,pd,r --format id | tail -n +2 | xargs)" "$a $b"
+	expect_eq "--state R,cd: the running one" "$(nvq list --state R,cd --format id | tail -n +2 | xargs)" "$a"
+	expect_match "--state R,x: refused, naming x" "$(nvq list --state R,x 2>&1)" '--state R,x: "x" is not one of'
+	expect_eq "--state R,x: exit 2" "$(nvq list --state R,x > /dev/null 2>&1; echo $?)" 2
 	nvq cancel "$a" "$b" > /dev/null; wait_state "$a" CANCELLED
 	expect_eq "--state ca" "$(nvq history --state ca --format id | tail -n +2 | sort -n | xargs)" "$a $b"
+	expect_eq "--state ca,F: history" "$(nvq history --state ca,F --format id | tail -n +2 | sort -n | xargs)" "$a $b"
+	expect_eq "--state R,CA: list" "$(nvq list --state R,CA --format id | tail -n +2 | sort -n | xargs)" "$a $b"
 	local w n=2
 	for w in yesterday now-1h 1h; do
 		expect_eq "--since $w: both" "$(nvq history --since "$w" --format id | tail -n +2 | wc -l)" 2

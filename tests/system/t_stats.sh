@@ -58,7 +58,7 @@ t_stats() {	# nvq stats: GPU-hours, waits, asked vs used, failures, switches, by
 	expect_eq "--since 45d: alice's 3 runs" "$(py 'print([u["runs"] for u in d["users"] if u["user"] == "alice"][0])')" 3
 	# the table for people
 	local out; out=$(nvq stats)
-	expect_match "table: alice" "$out" "alice +2 +2 +1.50 +1 +12G +6G +2.0x"
+	expect_match "table: alice" "$out" "alice +2 +2 +1.50 +unknown +1 +12G +6G +2.0x"
 	expect_match "table: waits" "$out" "Queue wait of the 4 jobs that first started: median 1m40s, p90 16m40s"
 	expect_match "table: a failure" "$out" "FAILED +1  out of GPU memory"
 	expect_match "table: resumes" "$out" "resume +1 +1 +4.00s +4.00s +1G"

@@ -234,3 +234,42 @@ t_web_scrapers() {	# 16 clients scraping /metrics over a million finished jobs: 
 	expect_eq "/metrics: the history's runs took 1 s: in the le=1 bucket" \
 	    "$(echo "$out" | sed -n 's/^nvq_job_run_seconds_bucket{le="1"} //p')" 1000012
 }
+
+t_web_energy() {	# a running job's energy on the dashboard, and each user's in /metrics
+	command -v chromium-headless-shell > /dev/null && /usr/bin/python3 -c 'import prometheus_client' 2> /dev/null ||
+	    { skip "needs a browser and Prometheus' parser: apt-get install chromium-headless-shell python3-prometheus-client (CI has them)"; return; }
+	local port; port=$(web_port)
+	WEB=127.0.0.1:$port
+	write_config "[gpus]" "nvml_library = $HELPERS/libfake-nvml.so.1" "poll = 1s" "[web]" "listen = $WEB"
+	export FAKE_NVML_GPUS=1x16G FAKE_NVML_PROCS=$T/procs FAKE_NVML_ENERGY=$T/energy
+	: > "$T/procs"
+	echo "0 1000000" > "$T/energy"
+	start_nvqd || return
+	local a out link
+	a=$(submit -n hot sleep 300)
+	wait_state "$a" RUNNING
+	sleep 1.2
+	echo "0 4600000" > "$T/energy"	# 3600 J
+	sleep 1.5
+	link=$(nvq web-token)
+	expect_match "state: the running job's energy so far" "$(web_get "/api/state?${link#*\?}")" \
+	    '"energy":3600,"energy_how":"alone"'
+	web_browser "$T/e.html" "$link" --virtual-time-budget=5000
+	expect_match "browser: its energy in the running table" "$(cat "$T/e.html")" \
+	    '<td class=" energy">1.00 Wh \(alone\)</td>'
+	nvq cancel "$a" > /dev/null
+	wait_state "$a" CANCELLED
+	web_get /metrics > "$T/metrics" || fail "GET /metrics"
+	out=$(/usr/bin/python3 - "$T/metrics" <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+for f in text_string_to_metric_families(open(sys.argv[1]).read()):
+    for s in f.samples:
+        if s.name == "nvq_energy_joules_total":
+            print(f.type, s.labels["user"], s.value)
+PY
+)
+	expect_eq "metrics: root's joules, a counter" "$out" "counter root 3600.0"
+	stop_nvqd
+	unset FAKE_NVML_GPUS FAKE_NVML_PROCS FAKE_NVML_ENERGY
+}
