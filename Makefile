@@ -62,7 +62,7 @@ NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engin
 	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/server.c nvqd/front/watch.c \
 	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/store_energy.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/runner.c nvqd/reap.c nvqd/engine/start.c \
 	   nvqd/front/ctl_check.c nvqd/front/ctl_req.c nvqd/front/ctl_jobs.c nvqd/front/ctl_control.c nvqd/front/ctl_info.c \
-	   nvqd/config.c nvqd/qos.c nvqd/lcclass.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/paths.c \
+	   nvqd/config.c nvqd/qos.c nvqd/lcclass.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/engine/slurmopt.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/cgplace.c common/cglimit.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/joules.c nvq/submit.c nvq/jobs.c nvq/control.c \
@@ -198,7 +198,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
 	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep intr cgplace \
-	  energy joules lcbe
+	  energy joules lcbe slurmopt
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -221,6 +221,7 @@ $(BUILD)/tests/test_lcbe: $(call obj,tests/unit/test_lcbe.c nvqd/gpu/lcbestat.c 
 	    common/proto.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
 $(BUILD)/tests/test_slurm: $(call obj,tests/unit/test_slurm.c nvqd/engine/slurmjob.c)
+$(BUILD)/tests/test_slurmopt: $(call obj,tests/unit/test_slurmopt.c nvqd/engine/slurmopt.c common/proto.c common/parse.c)
 $(BUILD)/tests/test_stored: $(call obj,tests/unit/test_stored.c nvqd/store/stored.c)
 $(BUILD)/tests/test_gate: $(call obj,tests/unit/test_gate.c nvqd/queue/gate.c nvqd/log.c)
 $(BUILD)/tests/test_energy: $(call obj,tests/unit/test_energy.c nvqd/gpu/energy.c)
@@ -243,7 +244,7 @@ $(BUILD)/tests/test_json: $(call obj,tests/unit/test_json.c nvq/json.c common/es
 $(BUILD)/tests/test_esc: $(call obj,tests/unit/test_esc.c common/esc.c)
 $(BUILD)/tests/test_joules: $(call obj,tests/unit/test_joules.c nvq/joules.c)
 $(BUILD)/tests/test_num: $(call obj,tests/unit/test_num.c nvq/num.c)
-$(BUILD)/tests/test_sbatch: $(call obj,tests/unit/test_sbatch.c nvq/sbatch.c)
+$(BUILD)/tests/test_sbatch: $(call obj,tests/unit/test_sbatch.c nvq/sbatch.c common/parse.c)
 $(BUILD)/tests/test_intr: $(call obj,tests/unit/test_intr.c nvq/intr.c)
 $(BUILD)/tests/test_portable: $(call obj,tests/unit/test_portable.c nvq-shim/portable.c)
 $(BUILD)/obj/tests/unit/test_portable.o: CPPFLAGS += -iquote nvq-shim

@@ -214,7 +214,7 @@ parse_id_list(const char *s, int64_t *ids, int max)
 	}
 }
 
-static int
+int
 parse_cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -312,6 +312,88 @@ parse_array(const char *s, int64_t *idx, int max, int *n, int *limit, char *why,
 		}
 		free(sorted);
 	}
+	return 0;
+}
+
+void
+parse_array_shape(const char *spec, const int64_t *idx, int n, struct parse_shape *sh)
+{
+	const char *colon;
+	size_t len;
+	long long step;
+	char buf[32];
+	int i;
+
+	sh->count = n;
+	sh->min = sh->max = n > 0 ? idx[0] : 0;
+	for (i = 1; i < n; i++) {
+		if (idx[i] < sh->min)
+			sh->min = idx[i];
+		if (idx[i] > sh->max)
+			sh->max = idx[i];
+	}
+	sh->step = 1;
+	/* a list (or a mix) has no one stride: 1, as Slurm says for a list */
+	if (spec == NULL || (len = strcspn(spec, "%")) == 0 || memchr(spec, ',', len) != NULL ||
+	    (colon = memchr(spec, ':', len)) == NULL || (size_t)(spec + len - colon) > sizeof(buf))
+		return;
+	memcpy(buf, colon + 1, (size_t)(spec + len - colon - 1));
+	buf[spec + len - colon - 1] = '\0';
+	if (parse_int(buf, 1, PARSE_MAX_INDEX, &step) == 0)
+		sh->step = step;
+}
+
+int
+parse_slurm_name(const char *s)
+{
+	return *s != '\0' && strlen(s) <= PARSE_MAX_SLURM_NAME && strspn(s,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,-") == strlen(s);
+}
+
+int
+parse_is_warn(const char *s)
+{
+	return strchr(s, '@') != NULL || strncasecmp(s, "B:", 2) == 0 ||
+	    strncasecmp(s, "R:", 2) == 0;
+}
+
+int
+parse_warn(const char *s, int *sig, int *secs, int *batch, char *why, size_t whylen)
+{
+	char buf[32];
+	const char *at;
+	long long t = PARSE_WARN_DEFAULT;
+	size_t len;
+
+	*batch = 0;
+	if (strncasecmp(s, "R:", 2) == 0) {
+		snprintf(why, whylen, "R: lets a job overlap a reservation; nvq has no "
+		    "reservations (leave R: out)");
+		return -1;
+	}
+	if (strncasecmp(s, "B:", 2) == 0) {
+		*batch = 1;
+		s += 2;
+	}
+	at = strchr(s, '@');
+	len = at != NULL ? (size_t)(at - s) : strlen(s);
+	if (len == 0 || len >= sizeof(buf)) {
+		snprintf(why, whylen, "not [B:]SIG[@TIME] (USR1@60, B:TERM@300, 10@30)");
+		return -1;
+	}
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (parse_signal(buf, sig) == -1) {
+		snprintf(why, whylen, "%s: not a signal a job can act on (USR1, SIGTERM, 12, ...; "
+		    "not KILL or STOP)", buf);
+		return -1;
+	}
+	if (at != NULL && parse_int(at + 1, 0, PARSE_WARN_MAX, &t) == -1) {
+		snprintf(why, whylen, "@%s: not a number of seconds before the time limit "
+		    "(0 to %d)", at + 1, PARSE_WARN_MAX);
+		return -1;
+	}
+	*secs = (int)t;
 	return 0;
 }
 

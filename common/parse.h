@@ -27,6 +27,8 @@ int	parse_id(const char *, int64_t *);
 int	parse_id_list(const char *, int64_t *ids, int max);
 #define PARSE_MAX_TASKS	100000		/* tasks of one array */
 #define PARSE_MAX_INDEX	10000000	/* the largest index of an array's task */
+/* qsort's and bsearch's order of int64_t ids, ascending. */
+int	parse_cmp_i64(const void *, const void *);
 /*
  * An array's indexes (--array): "0-99", "1,5,7", "0-20:2", mixed with
  * commas, then "%N" for at most N at once; or "%N" alone (no list: *n is
@@ -45,6 +47,38 @@ int	parse_int(const char *, long long min, long long max, long long *);
 int	parse_signal(const char *, int *);
 /* SIG's name without SIG ("USR1"), or NULL for a real-time or unknown one. */
 const char *parse_signame(int);
+
+/* the longest Slurm partition (list) or account nvq passes on (--partition, --account) */
+#define PARSE_MAX_SLURM_NAME	64
+/* Whether s is such a name: 1 to PARSE_MAX_SLURM_NAME of A-Z a-z 0-9 _ . , - (1), or not (0). */
+int	parse_slurm_name(const char *s);
+#define PARSE_WARN_DEFAULT	60	/* sbatch's --signal TIME when none is given */
+#define PARSE_WARN_MAX		65535	/* and the most it takes (seconds) */
+/*
+ * Slurm's --signal [{R|B}:]SIG[@TIME]: SIG (as parse_signal takes it)
+ * sent TIME seconds (0 to PARSE_WARN_MAX, PARSE_WARN_DEFAULT without
+ * @TIME) before the job's time limit, to its batch shell alone with B:
+ * (*batch 1).  R: (a reservation's overlap) is refused: nvq has none.  0,
+ * or -1 with a sentence in why.
+ */
+int	parse_warn(const char *, int *sig, int *secs, int *batch, char *why, size_t whylen);
+/*
+ * Whether a --signal on nvq's command line is written as Slurm's warning
+ * (a B: or R: before it, or an @TIME after it): 1, else 0 (nvq's own
+ * --signal SIG, the signal that stops a preempted job).
+ */
+int	parse_is_warn(const char *);
+
+/* An array's shape as Slurm's variables say it (SLURM_ARRAY_TASK_COUNT, ...). */
+struct parse_shape {
+	int64_t		count, min, max;
+	int64_t		step;	/* a spec of one range A-B:STEP: STEP; else 1 */
+};
+/*
+ * The shape of the n (> 0) indexes idx that parse_array made of spec (NULL:
+ * --stdin's tasks, 0 to n - 1) into *sh.
+ */
+void	parse_array_shape(const char *spec, const int64_t *idx, int n, struct parse_shape *sh);
 
 /* "20G", "1.5G", "512M", "0"; buf of at least 16 bytes. */
 void	fmt_size(uint64_t, char *buf, size_t len);

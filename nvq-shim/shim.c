@@ -35,7 +35,9 @@
  * process is the user's), then drops privileges.  It
  * forwards SIGTERM (and SIGINT, SIGHUP) to everything in the job, turns
  * SIGUSR2 into SIGKILL for it and SIGUSR1 into SIG (-S, the job's --signal
- * when it is preempted; SIGUSR1 by default), waits for the job, kills what the job left
+ * when it is preempted; SIGUSR1 by default), turns a SIGALRM nvqd queues
+ * with a value into the job's warning before its time limit (--signal
+ * [B:]SIG@TIME: to the job's process alone, or to all of it), waits for the job, kills what the job left
  * behind, and writes the exit status, CPU time and peak RSS to STATUS
  * (format in runner.h), so that they survive a restart of nvqd.  Failures
  * before exec reach the shim through a close-on-exec pipe and become the
@@ -80,6 +82,7 @@
 #include "status.h"
 
 #define SHIM_MAX_GROUPS	1024
+#define SHIM_WARN_BATCH		0x100	/* in a warning's value: the batch shell alone (runner.h) */
 #define SHIM_LEFTOVER_GRACE_MS	1000	/* between SIGTERM and SIGKILL for what a job left */
 #define SHIM_CHILD_STACK	(256 * 1024)	/* the job's process's, until it runs the job */
 #define SHIM_END_FD	6	/* a standby's socket to nvqd, while the shim runs */
@@ -513,6 +516,24 @@ shim_forward(const struct shim_spec *s, pid_t job, int sig)
 	shim_signal(s, job, sig);
 }
 
+/*
+ * nvqd's warning before the time limit (--signal [B:]SIG@TIME, sigqueue'd
+ * as SIGALRM): SIG in the value's low byte, SHIM_WARN_BATCH for the job's
+ * own process alone (Slurm's B:, the batch shell), else all of the job.
+ */
+static void
+shim_warn(const struct shim_spec *s, pid_t job, int v)
+{
+	int sig = v & 0xff;
+
+	if (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP)
+		return;
+	if (v & SHIM_WARN_BATCH)
+		kill(job, sig);
+	else
+		shim_forward(s, job, sig);
+}
+
 static double
 shim_now(void)
 {
@@ -611,6 +632,7 @@ shim_block(sigset_t *set)
 	sigaddset(set, SIGHUP);
 	sigaddset(set, SIGUSR2);
 	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGALRM);
 	sigprocmask(SIG_SETMASK, set, NULL);
 }
 
@@ -805,6 +827,8 @@ shim_shim(struct shim_spec *s)
 			shim_forward(s, job, SIGKILL);
 		else if (si.si_signo == SIGUSR1)
 			shim_forward(s, job, s->preempt_sig);	/* preempted: the job's --signal */
+		else if (si.si_signo == SIGALRM && si.si_code == SI_QUEUE)
+			shim_warn(s, job, si.si_value.sival_int);
 		while ((p = wait4(-1, &st, WNOHANG, &ru)) > 0) {
 			if (p != job)
 				continue;

@@ -14,6 +14,7 @@
 
 #include "nvq.h"
 #include "opthelp.h"
+#include "parse.h"
 #include "proto.h"
 #include "roff.h"
 #include "sbatch.h"
@@ -31,7 +32,7 @@
 
 static const struct nvq_cmd nvq_cmds[] = {
 	{ "submit", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal SIG] "
+	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--hold] [--requeue] [--signal [B:]SIG[@TIME]] "
 	  "[--notify COMMAND] [--mail-user ADDRESS] [--array SPEC] [--parsable] [--json] "
 	  "[--qos CLASS] [--class lc|be] [--] COMMAND [ARG...]\n"
 	  "       nvq submit [OPTIONS] --stdin   (one task per line: an array)\n"
@@ -42,7 +43,7 @@ static const struct nvq_cmd nvq_cmds[] = {
 	  "cpus-per-task mem mem-per-cpu dependency class " NVQ_SLURM_LONGS,
 	  0, -1, cmd_submit, "queue a command (1 GPU, the whole GPU, unless told)" },
 	{ "run", "[-g GPUS] [-m GPU_MEM] [-c CPUS] [--mem SIZE|--mem-per-cpu SIZE] [-p PRIORITY] [-n NAME] [-t TIME] [--after ID[,ID...]] "
-	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal SIG] [--qos CLASS] [--class lc|be] [--] "
+	  "[-d LIST] [-o FILE] [-e FILE] [-w GPUS] [-x GPUS] [--requeue] [--signal [B:]SIG[@TIME]] [--qos CLASS] [--class lc|be] [--] "
 	  "COMMAND [ARG...]\n" NVQ_SLURM_USAGE,
 	  "+g:m:c:p:n:t:o:e:w:x:d:" NVQ_SLURM_OPTS, "gpus gpu-mem priority name time output error "
 	  "after requeue signal gpu-list exclude cpus-per-task mem mem-per-cpu dependency class "
@@ -215,17 +216,12 @@ nvq_slurm_option(struct nvq_args *a, int ch, const char *word, const char *val)
 		snprintf(why, sizeof(why), "--ntasks %s: not a number of tasks (1 to %d, "
 		    "which srun starts on this server)", val, NVQ_MAX_TASKS);
 		break;
-	default: {	/* refused: the table's reason (word may be a prefix: --part) */
-		static const char *const refused[] = { "partition", "account" };
-		const struct sbatch_row *r = sbatch_find(refused[0], 0);
-		size_t len = strcspn(word + 2, "="), i;
-
-		for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
-			if (strncmp(refused[i], word + 2, len) == 0)
-				r = sbatch_find(refused[i], 0);
-		snprintf(why, sizeof(why), "--%s: %s", r->name, r->to);
+	/* Slurm's own: nvqd passes them on under [cluster] engine = slurm, else refuses them */
+	case OPT_PARTITION: a->partition = val; return 0;
+	case OPT_ACCOUNT: a->account = val; return 0;
+	default:
+		snprintf(why, sizeof(why), "%s: not taken here", word);
 		break;
-	}
 	}
 	nvq_err("%s", why);
 	return -1;
@@ -277,7 +273,13 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 		case OPT_NEW: a->renew = 1; break;
 		case OPT_QOS: a->qos = optarg; break;
 		case OPT_CLASS: a->lcbe = optarg; break;
-		case OPT_SIGNAL: a->signal = optarg; break;
+		case OPT_SIGNAL:
+			/* Slurm's warning where it is written so, or on a #SBATCH line */
+			if (a->in_sbatch || parse_is_warn(optarg))
+				a->warn = optarg;
+			else
+				a->signal = optarg;
+			break;
 		case OPT_NOTIFY: a->notify = optarg; break;
 		case OPT_MAIL: a->mail_user = optarg; break;
 		case OPT_JSON: a->json = 1; break;
@@ -297,7 +299,8 @@ nvq_options(const struct nvq_cmd *c, struct nvq_args *a, int argc, char **argv, 
 			opthelp_print(stdout, c->name, c->longs);
 			return -1;
 		case 'G': case 'J': case 'D': case 'N': case OPT_GRES: case OPT_GPN: case OPT_GPT:
-		case OPT_EXPORT: case OPT_NICE: case OPT_MAILTYPE: case OPT_NTASKS: case OPT_SLURM:
+		case OPT_EXPORT: case OPT_NICE: case OPT_MAILTYPE: case OPT_NTASKS: case OPT_PARTITION:
+		case OPT_ACCOUNT:
 		slurm:
 			if (nvq_slurm_option(a, ch, argv[optind - 1], optarg) != 0)
 				return 2;
@@ -345,7 +348,10 @@ nvq_directive(void *arg, const char *where, int argc, char **argv)
 		argc = n + 1;
 		argv = (char **)w;	/* getopt permutes nothing: '+' leads the options */
 	}
-	if ((rc = nvq_options(d->c, d->a, argc, argv, &first)) != 0) {
+	d->a->in_sbatch = strcmp(argv[0], "#SBATCH") == 0;
+	rc = nvq_options(d->c, d->a, argc, argv, &first);
+	d->a->in_sbatch = 0;
+	if (rc != 0) {
 		nvq_err("in %s", where);
 		return rc == -1 ? 2 : rc;
 	}

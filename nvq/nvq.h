@@ -41,6 +41,14 @@ struct nvq_args {
 	const char	*host_mem, *mem_per_cpu;	/* --mem, --mem-per-cpu: host memory */
 	const char	*qos;		/* --qos CLASS: the job's class ([qos NAME] in nvq.ini) */
 	const char	*lcbe;		/* --class lc|be: who yields on a shared GPU */
+	/*
+	 * --signal in Slurm's words, [B:]SIG@TIME (a warning before the time
+	 * limit): a B:, R: or @TIME on the command line, any --signal on a
+	 * #SBATCH line (in_sbatch while one is read); else --signal is nvq's own
+	 */
+	const char	*warn;
+	int		in_sbatch;
+	const char	*partition, *account;	/* Slurm's: [cluster] engine = slurm only */
 	int		argc;		/* positional arguments */
 	char		**argv;
 };
@@ -161,6 +169,7 @@ struct submit_values {
 	int64_t		secs;
 	long long	prio;
 	int		sig;
+	int		warn_sig, warn_time, warn_batch;	/* --signal [B:]SIG@TIME */
 	/* --after's ids as afterok:ID:ID (dep.h's text), sent with -d's as "dep" */
 	char		after[PARSE_MAX_IDS * 24 + 16];
 };

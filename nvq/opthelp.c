@@ -65,9 +65,14 @@ static const struct opthelp_row opthelp_rows[] = {
 	{ "parsable", OPT_PARSABLE, NULL, "print the job's id alone", "--parsable" },
 	{ "requeue", OPT_REQUEUE, NULL, "queued again, not cancelled, when preempted or when its GPU "
 	  "goes away", "--requeue" },
-	{ "signal", OPT_SIGNAL, "SIG", "the signal that stops the job when it is preempted or "
-	  "requeued, before SIGKILL (USR1, TERM, 12, ...)", "--signal (differs: Slurm's "
-	  "[B:]SIG@TIME is sent before the time limit)" },
+	{ "signal", OPT_SIGNAL, "SIG|[B:]SIG@TIME", "SIG alone: the signal that stops the job when it "
+	  "is preempted or requeued, before SIGKILL (USR1, TERM, 12, ...; nvq's own); "
+	  "[B:]SIG@TIME (or B:SIG, TIME 60): Slurm's warning, SIG sent TIME seconds (0 to "
+	  "65535) before the time limit (--time), to the batch shell alone with B:, else to "
+	  "every process of the job; once a run, not counting time suspended; R: refused",
+	  "--signal (differs: a bare SIG is Slurm's warning 60 s before the limit, nvq's "
+	  "preemption signal here, but on a #SBATCH line; without B: Slurm spares the batch "
+	  "shell, nvq signals it too)" },
 	{ "all", 'a', NULL, "finished jobs too", "squeue -t all" },
 	{ "user", 'u', "USER", "only USER's jobs", "-u, --user" },
 	{ "state", OPT_STATE, "STATES", "only jobs in these states, a comma-separated list in any case: "
@@ -119,10 +124,13 @@ static const struct opthelp_row opthelp_rows[] = {
 	{ "ntasks", OPT_NTASKS, "N", "tasks srun starts in the job, 1 to 256 (SLURM_NTASKS)",
 	  "-n, --ntasks (differs: nvq's -n is the name)" },
 	{ "ntasks-per-node", OPT_NTASKS, "N", "as --ntasks (one node)", "--ntasks-per-node" },
-	{ "partition", OPT_SLURM, "NAME", "refused: partitions are Slurm's (this is one server)",
-	  "-p, --partition (differs: nvq's -p is the priority)" },
-	{ "account", OPT_SLURM, "NAME", "refused: accounts are Slurm's (fair share is per user)",
-	  "-A, --account" },
+	{ "partition", OPT_PARTITION, "NAME", "the Slurm partition(s) the job goes to, passed on to sbatch "
+	  "under nvqd's [cluster] engine = slurm (over [cluster] partition); refused on one "
+	  "server", "-p, --partition (differs: nvq's -p is the priority; on a #SBATCH line -p "
+	  "is the partition)" },
+	{ "account", OPT_ACCOUNT, "NAME", "the Slurm account charged, passed on to sbatch under nvqd's "
+	  "[cluster] engine = slurm; refused on one server (fair share is per user)",
+	  "-A, --account (differs: -A only on a #SBATCH line)" },
 	{ "qos", OPT_QOS, "CLASS", "the job's class, one of nvq.ini's [qos NAME] sections (default: "
 	  "[scheduler] default_qos, normal): its priority points, whom it may preempt, its "
 	  "limits; refused if you may not use it", "--qos" },

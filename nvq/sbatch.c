@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "parse.h"
 #include "sbatch.h"
 
 #define SB_ONE	"this is one server: "
@@ -23,6 +24,7 @@ static int	sbatch_check_gpus(const char *, const char *, char *, size_t);
 static int	sbatch_check_nodes(const char *, const char *, char *, size_t);
 static int	sbatch_check_mail(const char *, const char *, char *, size_t);
 static int	sbatch_check_export(const char *, const char *, char *, size_t);
+static int	sbatch_check_signal(const char *, const char *, char *, size_t);
 
 const struct sbatch_row sbatch_table[] = {
 	/* honoured: the job's name, GPUs, time, outputs, array, dependencies */
@@ -40,6 +42,9 @@ const struct sbatch_row sbatch_table[] = {
 	{ "mem", 0, 1, SBATCH_WORD, "--mem", NULL, NULL },
 	{ "mem-per-cpu", 0, 1, SBATCH_WORD, "--mem-per-cpu", NULL, NULL },
 	{ "cpus-per-task", 'c', 1, SBATCH_WORD, "--cpus-per-task", NULL, NULL },
+	/* passed on to Slurm under [cluster] engine = slurm, else refused by nvqd (submit.c) */
+	{ "partition", 'p', 1, SBATCH_WORD, "--partition", NULL, NULL },
+	{ "account", 'A', 1, SBATCH_WORD, "--account", NULL, NULL },
 	/* a class of nvq.ini's [qos NAME] sections */
 	{ "qos", 'q', 1, SBATCH_WORD, "--qos", NULL, NULL },
 	/* where, with what, who is told, in what order */
@@ -49,6 +54,8 @@ const struct sbatch_row sbatch_table[] = {
 	{ "mail-user", 0, 1, SBATCH_WORD, "--mail-user", NULL, NULL },
 	{ "nice", 0, 2, SBATCH_WORD, "--nice", "100", NULL },
 	{ "requeue", 0, 0, SBATCH_FLAG, "--requeue", NULL, NULL },
+	/* [B:]SIG[@TIME]: on a #SBATCH line always Slurm's warning (nvq.c) */
+	{ "signal", 0, 1, SBATCH_WORD, "--signal", NULL, sbatch_check_signal },
 	{ "hold", 'H', 0, SBATCH_FLAG, "--hold", NULL, NULL },
 	{ "parsable", 0, 0, SBATCH_FLAG, "--parsable", NULL, NULL },
 	/* one node, tasks for srun */
@@ -67,10 +74,6 @@ const struct sbatch_row sbatch_table[] = {
 	{ "kill-on-invalid-dep", 0, 1, SBATCH_MEANINGLESS, "nvq cancels a job whose "
 	  "dependency can no longer be met", NULL, NULL },
 	/* refused: what one server cannot honour */
-	{ "partition", 'p', 1, SBATCH_REFUSE, SB_ONE "partitions are Slurm's (under nvqd's "
-	  "[cluster] engine = slurm, [cluster] partition picks it)", NULL, NULL },
-	{ "account", 'A', 1, SBATCH_REFUSE, SB_ONE "accounts are Slurm's; nvq's fair share is "
-	  "per user", NULL, NULL },
 	{ "reservation", 0, 1, SBATCH_REFUSE, SB_ONE "nvq has no reservations", NULL, NULL },
 	{ "constraint", 'C', 1, SBATCH_REFUSE, SB_ONE "no node features to choose from "
 	  "(GPUs: -w, -x)", NULL, NULL },
@@ -81,9 +84,6 @@ const struct sbatch_row sbatch_table[] = {
 	{ "licenses", 'L', 1, SBATCH_REFUSE, SB_ONE "nvq counts no licences", NULL, NULL },
 	{ "switches", 0, 1, SBATCH_REFUSE, SB_ONE "no network switches", NULL, NULL },
 	{ "wckey", 0, 1, SBATCH_REFUSE, "nvq has no workload keys", NULL, NULL },
-	{ "signal", 0, 1, SBATCH_REFUSE, "Slurm's SIG@TIME warns a job TIME seconds before "
-	  "its time limit; nvq sends no such warning (nvq's --signal is the signal sent first "
-	  "when nvqd stops or preempts a job)", NULL, NULL },
 	{ "begin", 'b', 1, SBATCH_REFUSE, "nvq has no start times: --hold, then nvq release",
 	  NULL, NULL },
 	{ "deadline", 0, 1, SBATCH_REFUSE, "nvq has no deadlines", NULL, NULL },
@@ -456,4 +456,17 @@ sbatch_check_export(const char *name, const char *val, char *why, size_t whylen)
 {
 	(void)name;
 	return sbatch_export_check(val, why, whylen);
+}
+
+/* --signal [{R|B}:]SIG[@TIME], checked at once so that its line is named */
+static int
+sbatch_check_signal(const char *name, const char *val, char *why, size_t whylen)
+{
+	char w[160];
+	int sig, secs, batch;
+
+	if (parse_warn(val, &sig, &secs, &batch, w, sizeof(w)) == 0)
+		return 0;
+	snprintf(why, whylen, "--%s %s: %s", name, val, w);
+	return -1;
 }

@@ -183,6 +183,17 @@ submit_parse_host(const struct nvq_args *a, struct submit_values *v)
 	return 0;
 }
 
+/* A Slurm partition (or list of them) or account as Slurm writes it: 0, or -1 after saying why. */
+static int
+submit_slurm_name(const char *opt, const char *v)
+{
+	if (parse_slurm_name(v))
+		return 0;
+	nvq_err("%s %.40s%s: not a name (1 to %d letters, digits, _ . , -)", opt, v,
+	    strlen(v) > 40 ? "..." : "", PARSE_MAX_SLURM_NAME);
+	return -1;
+}
+
 int
 submit_parse(const struct nvq_args *a, struct submit_values *v)
 {
@@ -232,6 +243,18 @@ submit_parse(const struct nvq_args *a, struct submit_values *v)
 		nvq_err("--signal %s: not a signal a job can act on (USR1, SIGTERM, 12, ...; "
 		    "not KILL or STOP)", a->signal);
 		return 2;
+	}
+	if ((a->partition != NULL && submit_slurm_name("--partition", a->partition) == -1) ||
+	    (a->account != NULL && submit_slurm_name("--account", a->account) == -1))
+		return 2;
+	if (a->warn != NULL) {
+		char why[160];
+
+		if (parse_warn(a->warn, &v->warn_sig, &v->warn_time, &v->warn_batch, why,
+		    sizeof(why)) == -1) {
+			nvq_err("--signal %s: %s", a->warn, why);
+			return 2;
+		}
 	}
 	v->after[0] = '\0';
 	if (a->after != NULL) {
@@ -301,6 +324,12 @@ cmd_submit(struct nvq_args *a)
 
 	if ((rc = submit_parse(a, &v)) != 0)
 		return rc;
+	/* here, not in submit_parse: a script's lines may give --time after --signal */
+	if (v.warn_sig > 0 && v.secs == 0) {
+		nvq_err("--signal %s: the job has no time limit (-t, --time) to be warned before",
+		    a->warn);
+		return 2;
+	}
 	if (a->from_stdin && a->argc > 0) {
 		nvq_err("submit: --stdin reads the commands: give no command as well");
 		return 2;
@@ -359,6 +388,16 @@ cmd_submit(struct nvq_args *a)
 		proto_put_str(&b, "deny", a->deny);
 	if (v.sig > 0)
 		proto_put_int(&b, "signal", v.sig);
+	if (a->partition != NULL)
+		proto_put_str(&b, "partition", a->partition);
+	if (a->account != NULL)
+		proto_put_str(&b, "account", a->account);
+	if (v.warn_sig > 0) {
+		proto_put_int(&b, "warn_signal", v.warn_sig);
+		proto_put_int(&b, "warn_time", v.warn_time);
+		if (v.warn_batch)
+			proto_put_int(&b, "warn_batch", 1);
+	}
 	if (a->notify != NULL)
 		proto_put_str(&b, "notify", a->notify);
 	if (submit_mail(a) != NULL)

@@ -310,6 +310,10 @@ static const struct config_key config_keys[] = {
 	  "nodes, or this machine's own when it is the node." },
 	{ "cluster", "slurm_bin", CT_PATH, AT(slurm_bin), NULL, 0, 0, "/usr/bin",
 	  "engine = slurm: the folder of sbatch, squeue, scontrol and scancel." },
+	{ "cluster", "name", CT_WORD, AT(cluster_name), NULL, 0, 0, "",
+	  "The cluster's name that jobs see in SLURM_CLUSTER_NAME (Slurm's\n"
+	  "ClusterName); empty: this machine's host name (Slurm has no default).\n"
+	  "Under engine = slurm, Slurm sets it." },
 	{ "class lc", "users", CT_COMMAND, AT(lcbe.users), NULL, 0, 0, "",
 	  "Who may submit latency-critical jobs (nvq submit --class lc): users'\n"
 	  "names or uids, by commas; * for everyone. Empty, with groups empty too:\n"

@@ -54,6 +54,7 @@ struct config {
 	int64_t		slurm_poll;		/* [cluster] poll: seconds */
 	char		slurm_peaks[PATH_MAX];	/* [cluster] peaks: the SPANK plugin's records */
 	char		slurm_bin[PATH_MAX];	/* [cluster] slurm_bin: sbatch, squeue, ... */
+	char		cluster_name[256];	/* [cluster] name: SLURM_CLUSTER_NAME; "": the host's */
 	int		web_remote;		/* [web] remote = on: not only loopback */
 	int64_t		web_timeout;		/* [web] timeout: seconds a connection may idle */
 	int		web_per_address;	/* [web] per_address: connections of one address */

@@ -550,6 +550,24 @@ runner_cuda_procs(pid_t shim, const char *cgroup, pid_t *out, int max)
 }
 
 int
+runner_warn(pid_t shim, int pidfd, int sig, int batch)
+{
+	union sigval v = { .sival_int = sig | (batch ? RUNNER_WARN_BATCH : 0) };
+	siginfo_t si;
+
+	if (pidfd < 0)
+		return sigqueue(shim, SIGALRM, v);
+	/* as sigqueue fills it: a queued signal may carry a value to another process */
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGALRM;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value = v;
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, SIGALRM, &si, 0);
+}
+
+int
 runner_stop(pid_t shim, int pidfd, int how)
 {
 	/* what the shim turns into SIGKILL, and into the job's --signal */

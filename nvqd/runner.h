@@ -143,5 +143,14 @@ int	runner_cuda_procs(pid_t shim, const char *cgroup, pid_t *out, int max);
  */
 enum { RUNNER_TERM = 0, RUNNER_KILL = 1, RUNNER_PREEMPT = 2 };
 int	runner_stop(pid_t shim, int pidfd, int how);
+/*
+ * Asks the shim to send sig to its job, to the job's own process alone
+ * (batch: Slurm's B:, the batch shell) or to all of it: Slurm's --signal
+ * warning before the time limit.  A SIGALRM queued with sig (and
+ * RUNNER_WARN_BATCH) as its value, through pidfd where it is not -1.
+ * 0, or -1 with errno.
+ */
+#define RUNNER_WARN_BATCH	0x100	/* the shim's SHIM_WARN_BATCH */
+int	runner_warn(pid_t shim, int pidfd, int sig, int batch);
 
 #endif

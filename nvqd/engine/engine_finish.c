@@ -381,6 +381,9 @@ engine_requeue(struct engine *e, struct job *j)
 			engine_charge(e, e->jobs, j->stored, j->stored_key, 0);
 		e->jobs->requeue = j->requeue;
 		e->jobs->preempt_signal = j->preempt_signal;
+		e->jobs->warn_sig = j->warn_sig;
+		e->jobs->warn_time = j->warn_time;
+		e->jobs->warn_batch = j->warn_batch;
 		engine_qos(e, e->jobs, j->qos);
 		engine_lc(e, e->jobs, j->lc);
 		e->jobs->placed = j->placed;

@@ -4,7 +4,9 @@
  * standby, the socket that tells the job's end before the shim's exit
  * (engine_watch, engine_end_cb); the end noticed (engine_job_ended: the
  * next pass records it); the time limit armed from its start, stopped
- * while suspended (engine_limit); and a stop committed then signalled,
+ * while suspended (engine_limit), and on the same timer Slurm's warning
+ * TIME seconds before it (--signal [B:]SIG@TIME, engine_warn); and a stop
+ * committed then signalled,
  * SIGKILL after kill_grace (engine_stop, engine_timer_cb).  It calls only
  * engine_base.c.
  */
@@ -134,6 +136,24 @@ engine_arm(struct engine *e, struct job *j, double secs)
 	    ms < ENGINE_MAX_ARM_MS ? (uint64_t)ms : (uint64_t)ENGINE_MAX_ARM_MS, 0);
 }
 
+/* Seconds of its time limit job j has left (its suspended time not counted). */
+static double
+engine_left(const struct job *j)
+{
+	return j->started_at + (double)j->time_limit + j->gc.susp_total - engine_now();
+}
+
+/* Whether j's --signal SIG@TIME warning is still to be sent. */
+static int
+engine_warn_due(const struct job *j)
+{
+	return j->warn_sig > 0 && !j->warned && j->slurm_id == 0;
+}
+
+/*
+ * Arms the job's timer for its warning (--signal SIG@TIME) if that is still
+ * to come, else for its time limit: one timer a job, whatever it waits for.
+ */
 void
 engine_limit(struct engine *e, struct job *j)
 {
@@ -146,8 +166,30 @@ engine_limit(struct engine *e, struct job *j)
 			uv_timer_stop(j->timer);
 		return;
 	}
-	left = j->started_at + (double)j->time_limit + j->gc.susp_total - engine_now();
+	left = engine_left(j);
+	if (engine_warn_due(j))
+		left -= j->warn_time;
 	engine_arm(e, j, left > 0 ? left : 0);
+}
+
+/*
+ * The warning before the time limit, through its shim, recorded so that a
+ * restart of nvqd does not send it again; then the timer for the limit.
+ */
+static void
+engine_warn(struct engine *e, struct job *j)
+{
+	const char *name = parse_signame(j->warn_sig);
+
+	j->warned = 1;
+	log_info("job %lld: %d s before its time limit, sending SIG%s%s", (long long)j->id,
+	    j->warn_time, name ? name : "RTMIN+?", j->warn_batch ? " to its batch shell" : "");
+	if (j->pid > 0 && runner_warn(j->pid, j->pidfd, j->warn_sig, j->warn_batch) == -1)
+		log_warn("job %lld: its warning", (long long)j->id);
+	if (store_job_warned(e->store, j->id, engine_now()) == -1)
+		log_warnx("job %lld: its warning is not recorded: a restart of nvqd may send "
+		    "it again", (long long)j->id);
+	engine_limit(e, j);
 }
 
 /*
@@ -192,6 +234,14 @@ engine_timer_cb(uv_timer_t *h)
 
 	if (j->exited)
 		return;
+	if (j->ending[0] == '\0' && engine_warn_due(j)) {
+		/* a timer may fire a little early: the warning, or the wait for it again */
+		if (engine_left(j) <= j->warn_time + 0.01)
+			engine_warn(e, j);
+		else
+			engine_limit(e, j);
+		return;
+	}
 	if (j->ending[0] == '\0') {
 		fmt_elapsed(j->time_limit, t, sizeof(t));
 		snprintf(why, sizeof(why), "time limit %s reached", t);

@@ -183,6 +183,9 @@ struct job {
 		int		cpus;		/* -c, or its default; 0: not recorded (counts 1) */
 		uint64_t	host_mem;	/* host memory, its cgroup's limit; 0: none */
 		uint64_t	mem_per_cpu;	/* --mem-per-cpu as asked (SLURM_MEM_PER_CPU) */
+		/* --signal [B:]SIG@TIME: warn_sig (0: none) warn_time s before the limit */
+		int		warn_sig, warn_time;
+		int		warn_batch;	/* B: the batch shell alone */
 	};
 	/*
 	 * enum job_state: engine_admit.c's engine_state (every change that
@@ -221,8 +224,9 @@ struct job {
 	};
 	/*
 	 * Its supervision: engine_supervise.c (engine_watch, engine_arm,
-	 * engine_end_cb, engine_job_ended, engine_stop_as, engine_timer_cb);
-	 * recover.c opens pidfd and sets ending for a job read back;
+	 * engine_end_cb, engine_job_ended, engine_stop_as, engine_timer_cb;
+	 * engine_warn sets warned); recover.c opens pidfd and sets ending and
+	 * warned for a job read back;
 	 * engine_finish.c's engine_cancel turns a REQUEUED ending into
 	 * CANCELLED, and engine_drop closes the handles and descriptors;
 	 * engine_launch.c gives endfd the standby's socket; engine_base.c
@@ -246,6 +250,7 @@ struct job {
 		char		ending[16];	/* "", CANCELLED or TIMEOUT */
 		char		end_reason[256];
 		int		killed_hard;
+		int		warned;		/* this run got its --signal SIG@TIME warning */
 	};
 	/* How it came back at start-up: recover.c; adopt.c sets slurm_id too. */
 	struct {

@@ -111,6 +111,11 @@ recover_add(struct engine *e, const struct store_active_job *a)
 	}
 	j->requeue = a->requeue;
 	j->preempt_signal = a->preempt_signal;
+	j->warn_sig = a->warn_sig;
+	j->warn_time = a->warn_time;
+	j->warn_batch = a->warn_batch;
+	/* warned before the restart: not again (a start clears warned_at) */
+	j->warned = j->state != JOB_PENDING && a->warned_at > 0;
 	/* a Slurm step this node's nvqd follows (adopt.h) */
 	j->slurm_id = a->slurm_step != NULL && a->slurm_id > 0 ? a->slurm_id : 0;
 	j->notify = a->notify;

@@ -636,7 +636,12 @@ slurm_exec_cb(void *arg, const struct store_job_exec *x)
 	r.mem = x->mem;
 	r.shard_size = s->cfg->shard_size;
 	r.time_limit = x->time_limit;
-	r.partition = s->cfg->slurm_partition;
+	/* the job's own --partition over [cluster] partition */
+	r.partition = x->partition != NULL ? x->partition : s->cfg->slurm_partition;
+	r.account = x->account;
+	r.warn_sig = x->warn_sig;
+	r.warn_time = x->warn_time;
+	r.warn_batch = x->warn_batch;
 	r.cpus = x->cpus;
 	r.host_mem = x->host_mem;
 	r.mem_per_cpu = x->mem_per_cpu;

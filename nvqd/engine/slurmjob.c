@@ -86,6 +86,11 @@ slurmjob_sbatch_args(const struct slurm_req *r, const char *sbatch, char *buf, s
 		    (unsigned long long)((r->host_mem + (1 << 20) - 1) >> 20)) == 0;
 	if (ok && r->partition != NULL && *r->partition != '\0')
 		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--partition=%s", r->partition) == 0;
+	if (ok && r->account != NULL && *r->account != '\0')
+		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--account=%s", r->account) == 0;
+	if (ok && r->warn_sig > 0)
+		ok = slurmjob_arg(buf, len, &off, argv, &n, max, "--signal=%s%d@%d",
+		    r->warn_batch ? "B:" : "", r->warn_sig, r->warn_time) == 0;
 	if (!ok) {
 		snprintf(why, whylen, "sbatch's arguments are too long");
 		return -1;

@@ -24,9 +24,12 @@ struct slurm_req {
 	int		cpus;		/* -c; 0: Slurm's default */
 	uint64_t	host_mem;	/* --mem, bytes; 0: Slurm's default */
 	uint64_t	mem_per_cpu;	/* --mem-per-cpu, bytes (then not --mem); 0: none */
+	const char	*account;	/* "" or NULL: none */
+	int		warn_sig;	/* --signal [B:]SIG@TIME; 0: none */
+	int		warn_time, warn_batch;
 };
 
-#define SLURM_MAX_ARGS	16
+#define SLURM_MAX_ARGS	20
 
 /*
  * sbatch's arguments for r (argv[0] is sbatch, the path given), their
@@ -34,7 +37,8 @@ struct slurm_req {
  * cannot be asked this way).  -g 1 with -m is --gres=shard:N with N =
  * mem / shard_size rounded up; more GPUs, or whole ones, --gres=gpu:N; -m
  * also gives --gpu-mem for nvq's SPANK plugin; -c, --mem and
- * --mem-per-cpu go on as they are (sizes in MiB, rounded up).
+ * --mem-per-cpu go on as they are (sizes in MiB, rounded up), and so do
+ * --partition, --account and --signal [B:]SIG@TIME.
  */
 int	slurmjob_sbatch_args(const struct slurm_req *r, const char *sbatch, char *buf, size_t len,
 	    char **argv, int max, char *why, size_t whylen);

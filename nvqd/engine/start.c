@@ -58,6 +58,7 @@ struct start_exec {
 	char		groups[START_MAX_GROUPS * 11];
 	int		has_groups;	/* recorded at submit ("" is none) */
 	uint32_t	uid, gid;
+	int64_t		array_count, array_min, array_max, array_step;	/* count 0: none */
 	int		found;
 };
 
@@ -95,12 +96,16 @@ start_exec_cb(void *arg, const struct store_job_exec *r)
 	}
 	snprintf(x->groups, sizeof(x->groups), "%s", r->groups ? r->groups : "");
 	x->has_groups = r->groups != NULL;
+	x->array_count = r->array_count;
+	x->array_min = r->array_min;
+	x->array_max = r->array_max;
+	x->array_step = r->array_step;
 	x->found = 1;
 	return 1;
 }
 
 /* The most variables start_slurm sets */
-#define START_SLURM_VARS	24
+#define START_SLURM_VARS	28
 
 /*
  * Slurm's variables that scripts read, as Slurm sets them in a one-node
@@ -139,6 +144,15 @@ start_slurm(const struct start_ctx *c, const struct job *j, const struct start_e
 		START_PUT("SLURM_ARRAY_JOB_ID=%lld", (long long)j->array_id);
 		START_PUT("SLURM_ARRAY_TASK_ID=%lld", (long long)j->array_index);
 	}
+	/* the array's shape as submitted (tasks stored before 025 have none) */
+	if (j->array_id != 0 && x->array_count > 0) {
+		START_PUT("SLURM_ARRAY_TASK_COUNT=%lld", (long long)x->array_count);
+		START_PUT("SLURM_ARRAY_TASK_MIN=%lld", (long long)x->array_min);
+		START_PUT("SLURM_ARRAY_TASK_MAX=%lld", (long long)x->array_max);
+		START_PUT("SLURM_ARRAY_TASK_STEP=%lld", (long long)x->array_step);
+	}
+	START_PUT("SLURM_CLUSTER_NAME=%s", c->cfg->cluster_name[0] != '\0' ?
+	    c->cfg->cluster_name : host);
 	START_PUT("SLURM_JOB_USER=%s", x->user);
 	START_PUT("SLURM_JOB_UID=%u", (unsigned)x->uid);
 	START_PUT("SLURM_JOB_GID=%u", (unsigned)x->gid);

@@ -20,6 +20,7 @@
 #include "parse.h"
 #include "proto.h"
 #include "slurm.h"
+#include "slurmopt.h"
 #include "submit.h"
 
 struct submit_item {
@@ -193,7 +194,8 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	    submit_len(j->cwd) + (size_t)j->argv_len + (size_t)j->env_len +
 	    submit_len(j->groups) + submit_len(j->after) + submit_len(j->stdout_path) +
 	    submit_len(j->stderr_path) + submit_len(j->gpus_allow) + submit_len(j->gpus_deny) +
-	    submit_len(j->notify) + submit_len(j->mail_user) + submit_len(j->qos);
+	    submit_len(j->notify) + submit_len(j->mail_user) + submit_len(j->qos) +
+	    submit_len(j->partition) + submit_len(j->account);
 	it = &Q.items[Q.n];
 	memset(it, 0, sizeof(*it));
 	if ((it->buf = malloc(len + 1)) == NULL)
@@ -217,6 +219,8 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	it->j.notify = submit_copy(it->buf, &off, j->notify, -1);
 	it->j.mail_user = submit_copy(it->buf, &off, j->mail_user, -1);
 	it->j.qos = submit_copy(it->buf, &off, j->qos, -1);
+	it->j.partition = submit_copy(it->buf, &off, j->partition, -1);
+	it->j.account = submit_copy(it->buf, &off, j->account, -1);
 	if (nafter > PARSE_MAX_IDS)
 		nafter = PARSE_MAX_IDS;
 	memcpy(it->after, after, sizeof(*after) * (size_t)nafter);
@@ -349,6 +353,9 @@ submit_engine(struct engine *e, struct submit_item *it, const int64_t *ids, int 
 		    it->ntasks > 0 ? ids[k] : 0, it->shared);
 		e->jobs->requeue = it->j.requeue;
 		e->jobs->preempt_signal = it->j.preempt_signal;
+		e->jobs->warn_sig = it->j.warn_sig;
+		e->jobs->warn_time = it->j.warn_time;
+		e->jobs->warn_batch = it->j.warn_batch;
 		e->jobs->notify = it->j.notify != NULL || it->j.mail_user != NULL;
 		e->jobs->cpus = it->j.cpus;
 		e->jobs->host_mem = it->j.host_mem;
@@ -1131,6 +1138,8 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	if (sig != 0 && (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP))
 		return submit_error(r, "--signal must be a signal from 1 to 64 other than KILL and "
 		    "STOP; nothing was queued");
+	if (slurmopt_take(m, r->e->cfg.slurm, limit, &j, r->err, r->errlen) == -1)
+		return -1;
 	if ((s = proto_str(m, "notify")) != NULL && (*s == '\0' || strlen(s) > SUBMIT_MAX_NOTIFY))
 		return submit_error(r, "--notify: a command of 1 to %d bytes; nothing was queued",
 		    SUBMIT_MAX_NOTIFY);
@@ -1183,6 +1192,16 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 				index[arr.n] = arr.n;
 		arr.index = index;
 		arrp = &arr;
+		/* its shape, kept in each task for Slurm's SLURM_ARRAY_TASK_* at its start */
+		{
+			struct parse_shape sh;
+
+			parse_array_shape(nlines > 0 ? NULL : s, index, arr.n, &sh);
+			j.array_count = sh.count;
+			j.array_min = sh.min;
+			j.array_max = sh.max;
+			j.array_step = sh.step;
+		}
 	}
 	r->from->user(r->from->uid, user, sizeof(user));
 	/* root is exempt: whoever cleans up after a flood must still be able to queue */

@@ -22,6 +22,7 @@
 #include "ctl_req.h"
 #include "hooks.h"
 #include "log.h"
+#include "parse.h"
 #include "slurm.h"
 #include "statq.h"
 #include "submit.h"
@@ -261,14 +262,6 @@ ctl_array(struct ctl_req *r, const struct ctl_row *c, struct proto_buf *out)
 	return rc;
 }
 
-static int
-ctl_id_cmp(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The request's "only" ids, sorted, into *only (*n; the caller frees;
  * NULL and 0 where none were given): looked up by bsearch, so that many
@@ -290,7 +283,7 @@ ctl_filter_only(const struct ctl_req *r, int64_t **only, int *n)
 	for (i = 0; i < r->msg->nfields; i++)
 		if (strcmp(r->msg->fields[i].key, "only") == 0)
 			(*only)[(*n)++] = r->msg->fields[i].i;
-	qsort(*only, (size_t)*n, sizeof(**only), ctl_id_cmp);
+	qsort(*only, (size_t)*n, sizeof(**only), parse_cmp_i64);
 	return 0;
 }
 
@@ -328,7 +321,7 @@ ctl_filter(struct ctl_req *r, const struct ctl_row *c, struct proto_buf *out)
 	for (i = k = 0; i < n; i++) {
 		if ((j = engine_find(r->e, ids[i])) == NULL || j->state > JOB_SUSPENDED ||
 		    (states != 0 && !(states & (1 << j->state))) || (only != NULL &&
-		    bsearch(&j->id, only, (size_t)nonly, sizeof(*only), ctl_id_cmp) == NULL))
+		    bsearch(&j->id, only, (size_t)nonly, sizeof(*only), parse_cmp_i64) == NULL))
 			continue;
 		ids[k++] = ids[i];
 	}

@@ -426,14 +426,6 @@ ctl_jobs_restart_check(struct ctl_req *r, int64_t id, uint64_t *bytes)
 	return 0;
 }
 
-static int
-ctl_jobs_id_cmp(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * nvq restart ID... / --failed [--since]: finished jobs PENDING again, the
  * same jobs with a new run to come, with the caller's environment (a job's
@@ -478,7 +470,7 @@ ctl_jobs_restart(struct ctl_req *r, struct proto_buf *out)
 			return ctl_req_error(r, "no job id given");
 	}
 	/* an id given twice is one restart */
-	qsort(ids, (size_t)n, sizeof(*ids), ctl_jobs_id_cmp);
+	qsort(ids, (size_t)n, sizeof(*ids), parse_cmp_i64);
 	for (i = 1, cap = 1; i < n; i++)
 		if (ids[i] != ids[cap - 1])
 			ids[cap++] = ids[i];

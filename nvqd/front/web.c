@@ -17,6 +17,7 @@
 #include "gpuctl.h"
 #include "lcbe.h"
 #include "log.h"
+#include "parse.h"
 #include "store.h"
 #include "web.h"
 #include "webmetrics.h"
@@ -242,14 +243,6 @@ web_state_count_cb(void *arg, const struct store_col *c, int n)
 	return 0;
 }
 
-static int
-web_id_cmp(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The host's pool ([resources]): its CPUs and memory, and what the running jobs hold. */
 static void
 web_host(const struct engine *e, cJSON *root)
@@ -337,7 +330,7 @@ web_state(struct MHD_Connection *c, int viewer, uint32_t uid)
 			if (j->state == (k == 0 ? JOB_RUNNING : JOB_SUSPENDED))
 				held[i++] = j->id;
 		if (i > 1)
-			qsort(held, (size_t)i, sizeof(*held), web_id_cmp);
+			qsort(held, (size_t)i, sizeof(*held), parse_cmp_i64);
 		for (m = 0; m < i; m++) {
 			memset(&f, 0, sizeof(f));
 			f.id = held[m];

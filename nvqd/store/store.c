@@ -483,7 +483,8 @@ store_copy_columns(struct store *st)
 {
 	static const char *const cols[] = { "array_id", "array_index", "array_limit", "held",
 	    "gpus_allow", "gpus_deny", "notify", "mail_user", "cpus", "host_mem",
-	    "mem_per_cpu", "qos", "lc" };
+	    "mem_per_cpu", "qos", "lc", "array_count", "array_min", "array_max", "array_step",
+	    "warn_signal", "warn_time", "warn_batch", "partition", "account" };
 	sqlite3_stmt *s;
 	char sql[128];
 	size_t i;

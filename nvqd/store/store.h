@@ -82,6 +82,11 @@ struct store_job_new {
 	int		cpus;		/* -c, or the default it got */
 	uint64_t	host_mem;	/* host memory, bytes; 0: none of its own */
 	uint64_t	mem_per_cpu;	/* --mem-per-cpu as asked; 0: not asked */
+	/* an array's shape, the same in each task (025): count 0 for no array */
+	int64_t		array_count, array_min, array_max, array_step;
+	/* --signal [B:]SIG@TIME: warn_sig (0: none) warn_time s before the limit */
+	int		warn_sig, warn_time, warn_batch;
+	const char	*partition, *account;	/* engine = slurm's --partition, --account; or NULL */
 };
 
 struct store_end {
@@ -168,6 +173,8 @@ int		 store_sync(struct store *);
 /* Records that a running job was asked to stop, and as what. */
 int		 store_job_ending(struct store *, int64_t id, const char *state,
 		    const char *reason, double now);
+/* Records that job id's run got its --signal SIG@TIME warning at now. */
+int		 store_job_warned(struct store *, int64_t id, double now);
 /* Any active job -> a final state, closing its run if it had one. */
 int		 store_job_end(struct store *, int64_t id, const struct store_end *);
 /*
@@ -340,6 +347,8 @@ struct store_active_job {
 	uint64_t	mem_per_cpu;	/* 0: not asked */
 	const char	*qos;		/* its class, or NULL: the default's (022) */
 	int		lc;		/* --class lc (1), else be (024) */
+	int		warn_sig, warn_time, warn_batch;	/* --signal SIG@TIME (025) */
+	double		warned_at;	/* its run was warned then; 0: not yet */
 };
 
 /*
@@ -362,6 +371,11 @@ struct store_job_exec {
 	int64_t		time_limit;	/* seconds; 0: none */
 	int		cpus;		/* 0: none recorded */
 	uint64_t	host_mem, mem_per_cpu;	/* 0: none */
+	/* its array's shape as submitted (025): count 0 for none or unknown */
+	int64_t		array_count, array_min, array_max, array_step;
+	/* engine = slurm: what sbatch gets besides (025); NULL, 0: none */
+	const char	*partition, *account;
+	int		warn_sig, warn_time, warn_batch;
 };
 
 /* Called once per row; a non-zero return stops the query. */

@@ -31,10 +31,11 @@ extern const char *const store_schema[];
 #define STORE_JOB_REST	"uid, gid, user, name, command, argv, cwd, gpus, mem_per_gpu, " \
 	"priority, time_limit, after, stdout_path, stderr_path, submitted_at, groups, " \
 	"requeue, preempt_signal, array_id, array_index, array_limit, held, gpus_allow, " \
-	"gpus_deny, notify, mail_user, cpus, host_mem, mem_per_cpu, qos, lc"
+	"gpus_deny, notify, mail_user, cpus, host_mem, mem_per_cpu, qos, lc, array_count, " \
+	"array_min, array_max, array_step, warn_signal, warn_time, warn_batch, partition, account"
 #define STORE_JOB_COLS	"id, " STORE_JOB_REST
 #define STORE_JOB_ARGS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " \
-	"?, ?, ?, ?, ?, ?, ?"
+	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 
 /* a dashboard token's random bytes (hex: twice as many characters) */
 #define STORE_TOKEN_BYTES	24

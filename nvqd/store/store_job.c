@@ -201,6 +201,19 @@ store_job_row(struct store *st, const struct store_job_new *j, int64_t id, int c
 	sqlite3_bind_text(s, 31, j->qos, -1, SQLITE_STATIC);
 	if (j->lc)
 		sqlite3_bind_int(s, 32, 1);
+	if (j->array_task && j->array_count > 0) {
+		sqlite3_bind_int64(s, 33, j->array_count);
+		sqlite3_bind_int64(s, 34, j->array_min);
+		sqlite3_bind_int64(s, 35, j->array_max);
+		sqlite3_bind_int64(s, 36, j->array_step);
+	}
+	if (j->warn_sig > 0) {
+		sqlite3_bind_int(s, 37, j->warn_sig);
+		sqlite3_bind_int(s, 38, j->warn_time);
+		sqlite3_bind_int(s, 39, j->warn_batch != 0);
+	}
+	sqlite3_bind_text(s, 40, j->partition, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 41, j->account, -1, SQLITE_STATIC);
 	if (store_done(st, s) == -1)
 		return -1;
 	return copy ? 0 : store_event(st, id, j->now, "PENDING", j->held == 2 ?
@@ -320,7 +333,7 @@ store_job_start(struct store *st, int64_t id, double now, const char *uuids, int
 	if (store_begin(st) == -1)
 		return -1;
 	s = store_prepare(st, "UPDATE jobs SET state = 'RUNNING', started_at = ?, "
-	    "gpu_uuids = ?, pid = NULL, pid_start = NULL, run_suspended = 0 "
+	    "gpu_uuids = ?, pid = NULL, pid_start = NULL, run_suspended = 0, warned_at = NULL "
 	    "WHERE id = ? AND state = 'PENDING'");
 	if (s == NULL)
 		goto fail;
@@ -524,6 +537,18 @@ store_job_ending_do(struct store *st, const struct store_op *op)
 	if (store_done(st, s) == -1 || store_event(st, op->id, op->now, "RUNNING", op->reason) == -1)
 		return -1;
 	return 0;
+}
+
+int
+store_job_warned(struct store *st, int64_t id, double now)
+{
+	sqlite3_stmt *s = store_prepare(st, "UPDATE jobs SET warned_at = ? WHERE id = ?");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_double(s, 1, now);
+	sqlite3_bind_int64(s, 2, id);
+	return store_done(st, s);
 }
 
 /* Must be recorded even on a full disk. */

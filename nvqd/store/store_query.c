@@ -41,7 +41,7 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	struct store_active_ctx *x = arg;
 	struct store_active_job a;
 
-	if (n < 45)
+	if (n < 49)
 		return 1;
 	memset(&a, 0, sizeof(a));
 	a.id = c[0].i;
@@ -90,6 +90,10 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	a.mem_per_cpu = (uint64_t)c[42].i;
 	a.qos = c[43].s;
 	a.lc = c[44].i != 0;
+	a.warn_sig = c[45].type == STORE_NULL ? 0 : (int)c[45].i;
+	a.warn_time = (int)c[46].i;
+	a.warn_batch = c[47].i != 0;
+	a.warned_at = c[48].type == STORE_NULL ? 0 : c[48].r;
 	return x->cb(x->arg, &a);
 }
 
@@ -122,7 +126,8 @@ store_active_row_cb(void *arg, const struct store_col *c, int n)
 	"coalesce((SELECT array_id FROM private.task_env WHERE job_id = jobs.id), 0), " \
 	STORE_ROW_SQL " + CASE WHEN array_id IS NOT NULL AND length(argv) = 0 THEN (SELECT " \
 	STORE_LEN("a.command") " + length(a.argv) FROM jobs a WHERE a.id = jobs.array_id) " \
-	"ELSE 0 END, coalesce(cpus, 0), coalesce(host_mem, 0), coalesce(mem_per_cpu, 0), qos, coalesce(lc, 0) FROM jobs "
+	"ELSE 0 END, coalesce(cpus, 0), coalesce(host_mem, 0), coalesce(mem_per_cpu, 0), qos, coalesce(lc, 0), " \
+	"warn_signal, coalesce(warn_time, 0), coalesce(warn_batch, 0), warned_at FROM jobs "
 
 int
 store_active(struct store *st, store_active_cb cb, void *arg)
@@ -755,6 +760,19 @@ store_exec_row_cb(void *arg, const struct store_col *c, int n)
 		r.host_mem = (uint64_t)c[14].i;
 		r.mem_per_cpu = (uint64_t)c[15].i;
 	}
+	if (n >= 20 && c[16].type != STORE_NULL) {
+		r.array_count = c[16].i;
+		r.array_min = c[17].i;
+		r.array_max = c[18].i;
+		r.array_step = c[19].i;
+	}
+	if (n >= 25) {
+		r.partition = c[20].s;
+		r.account = c[21].s;
+		r.warn_sig = c[22].type == STORE_NULL ? 0 : (int)c[22].i;
+		r.warn_time = (int)c[23].i;
+		r.warn_batch = c[24].i != 0;
+	}
 	return x->cb(x->arg, &r);
 }
 
@@ -768,7 +786,9 @@ store_job_exec(struct store *st, int64_t id, store_exec_cb cb, void *arg)
 	    "job_id = jobs.id), (SELECT a.env FROM private.task_env t JOIN private.array_env a "
 	    "ON a.array_id = t.array_id WHERE t.job_id = jobs.id)) AS env, "
 	    "groups, name, gpus, mem_per_gpu, time_limit, coalesce(cpus, 0), coalesce(host_mem, 0), "
-	    "coalesce(mem_per_cpu, 0) FROM jobs WHERE id = ?", id,
+	    "coalesce(mem_per_cpu, 0), array_count, array_min, array_max, array_step, "
+	    "partition, account, warn_signal, coalesce(warn_time, 0), coalesce(warn_batch, 0) "
+	    "FROM jobs WHERE id = ?", id,
 	    store_exec_row_cb, &x);
 }
 

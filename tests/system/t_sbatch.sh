@@ -146,12 +146,15 @@ t_sbatch_refused() {	# what one server cannot honour: one line, exit 2, nothing 
 	local s out rc want
 	for s in refuse_nodes refuse_partition refuse_account refuse_unknown; do
 		out=$(sb_submit "$s.sbatch" 2>&1); rc=$?
-		expect_eq "$s: exit" "$rc" 2
+		# partitions and accounts: nvqd's to refuse (under engine = slurm it passes them on)
+		case $s in refuse_partition|refuse_account) expect_eq "$s: exit" "$rc" 1 ;;
+		*) expect_eq "$s: exit" "$rc" 2 ;;
+		esac
 		expect_eq "$s: one line" "$(wc -l <<< "$out")" 1
 		case $s in
 		refuse_nodes) want="$s.sbatch, line 3: --nodes 2: this is one server: a job runs on one node" ;;
-		refuse_partition) want="$s.sbatch, line 3: --partition: this is one server: partitions are Slurm's" ;;
-		refuse_account) want="$s.sbatch, line 3: --account: this is one server: accounts are Slurm's" ;;
+		refuse_partition) want="--partition gpu: this is one server: partitions are Slurm's" ;;
+		refuse_account) want="--account proj123: this is one server: accounts are Slurm's" ;;
 		refuse_unknown) want="$s.sbatch, line 3: unknown sbatch option --frobnicate" ;;
 		esac
 		expect_match "$s: why" "$out" "^nvq: $want"
@@ -162,7 +165,7 @@ t_sbatch_refused() {	# what one server cannot honour: one line, exit 2, nothing 
 	expect_eq "-p gpu: exit" "$rc" 2
 	expect_eq "-p gpu" "$out" "nvq: -p gpu: not a priority (a whole number, higher runs first); -p is nvq's priority: partitions are Slurm's (this is one server)"
 	out=$(nvq submit --partition=gpu true 2>&1); rc=$?
-	expect_eq "--partition on the command line" "$rc:$out" "2:nvq: --partition: this is one server: partitions are Slurm's (under nvqd's [cluster] engine = slurm, [cluster] partition picks it)"
+	expect_eq "--partition on the command line" "$rc:$out" "1:nvq: --partition gpu: this is one server: partitions are Slurm's (under nvqd's [cluster] engine = slurm, --partition or [cluster] partition picks it); nothing was queued"
 	out=$(nvq submit -N 2 true 2>&1); rc=$?
 	expect_eq "-N 2" "$rc:$out" "2:nvq: --nodes 2: this is one server: a job runs on one node (-N 1)"
 	out=$(nvq submit --mail-type=BEGIN true 2>&1); rc=$?

@@ -178,6 +178,71 @@ test_signames(void **state)
 	assert_string_equal(parse_signame(SIGWINCH), "WINCH");
 }
 
+/* Slurm's SLURM_ARRAY_TASK_COUNT, _MIN, _MAX and _STEP of a spec */
+static void
+test_array_shape(void **state)
+{
+	static const struct {
+		const char	*spec;
+		int64_t		count, min, max, step;
+	} rows[] = {
+		{ "1-7:3", 3, 1, 7, 3 },	/* a range with a stride: the stride */
+		{ "1-7:3%2", 3, 1, 7, 3 },	/* %N is not part of it */
+		{ "3,5,9", 3, 3, 9, 1 },	/* a list: 1, as Slurm */
+		{ "9,3,5", 3, 3, 9, 1 },	/* min and max, not first and last */
+		{ "0-15", 16, 0, 15, 1 },
+		{ "0-10:2,20", 7, 0, 20, 1 },	/* a mix: no one stride */
+		{ "4", 1, 4, 4, 1 },
+	};
+	static int64_t idx[64];
+	struct parse_shape sh;
+	char why[128];
+	int n, limit;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		assert_int_equal(parse_array(rows[i].spec, idx, 64, &n, &limit, why,
+		    sizeof(why)), 0);
+		parse_array_shape(rows[i].spec, idx, n, &sh);
+		if (sh.count != rows[i].count || sh.min != rows[i].min || sh.max != rows[i].max ||
+		    sh.step != rows[i].step)
+			fail_msg("%s: got %lld %lld %lld %lld", rows[i].spec, (long long)sh.count,
+			    (long long)sh.min, (long long)sh.max, (long long)sh.step);
+	}
+	/* --stdin's tasks: 0 to n - 1 */
+	for (n = 0; n < 5; n++)
+		idx[n] = n;
+	parse_array_shape(NULL, idx, 5, &sh);
+	assert_true(sh.count == 5 && sh.min == 0 && sh.max == 4 && sh.step == 1);
+}
+
+/* Slurm's --signal [{R|B}:]SIG[@TIME], and how nvq's command line tells it from its own */
+static void
+test_warn(void **state)
+{
+	char why[160];
+	int sig, secs, batch;
+
+	(void)state;
+	assert_int_equal(parse_warn("USR1@90", &sig, &secs, &batch, why, sizeof(why)), 0);
+	assert_true(sig == SIGUSR1 && secs == 90 && batch == 0);
+	assert_int_equal(parse_warn("B:TERM", &sig, &secs, &batch, why, sizeof(why)), 0);
+	assert_true(sig == SIGTERM && secs == 60 && batch == 1);	/* sbatch's 60 s */
+	assert_int_equal(parse_warn("b:10@0", &sig, &secs, &batch, why, sizeof(why)), 0);
+	assert_true(sig == 10 && secs == 0 && batch == 1);
+	assert_int_equal(parse_warn("R:USR1@5", &sig, &secs, &batch, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "no reservations"));
+	assert_int_equal(parse_warn("KILL@5", &sig, &secs, &batch, why, sizeof(why)), -1);
+	assert_int_equal(parse_warn("USR1@65536", &sig, &secs, &batch, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "0 to 65535"));
+	assert_int_equal(parse_warn("USR1@", &sig, &secs, &batch, why, sizeof(why)), -1);
+	assert_int_equal(parse_warn("@5", &sig, &secs, &batch, why, sizeof(why)), -1);
+	assert_int_equal(parse_warn("B:", &sig, &secs, &batch, why, sizeof(why)), -1);
+	assert_true(parse_is_warn("USR1@5") && parse_is_warn("B:USR1") && parse_is_warn("r:1"));
+	assert_false(parse_is_warn("USR1") || parse_is_warn("12") || parse_is_warn("SIGTERM"));
+}
+
 static void
 test_array(void **state)
 {
@@ -235,6 +300,8 @@ main(void)
 		cmocka_unit_test(test_signals),
 		cmocka_unit_test(test_signames),
 		cmocka_unit_test(test_array),
+		cmocka_unit_test(test_array_shape),
+		cmocka_unit_test(test_warn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

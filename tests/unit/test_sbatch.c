@@ -43,7 +43,7 @@ good_value(const struct sbatch_row *r)
 	static const char *const good[][2] = {
 		{ "gres", "gpu:1" }, { "gpus", "1" }, { "gpus-per-node", "1" },
 		{ "gpus-per-task", "1" }, { "nodes", "1" }, { "mail-type", "END" },
-		{ "export", "ALL" },
+		{ "export", "ALL" }, { "signal", "B:USR1@5" },
 	};
 	char why[256];
 	size_t i;
@@ -122,9 +122,15 @@ test_lines(void **state)
 		  "--nice -5" },
 		{ "--exclusive --no-requeue --requeue",
 		  "--requeue" },
-		{ "-p gpu",
-		  "! --partition: this is one server: partitions are Slurm's (under nvqd's "
-		  "[cluster] engine = slurm, [cluster] partition picks it)" },
+		{ "-p gpu -A acme",	/* nvqd passes them on to Slurm, or refuses them */
+		  "--partition gpu --account acme" },
+		{ "--signal=B:USR1@30 --signal=USR2",
+		  "--signal B:USR1@30 --signal USR2" },
+		{ "--signal=R:USR1@30",
+		  "! --signal R:USR1@30: R: lets a job overlap a reservation; nvq has no "
+		  "reservations (leave R: out)" },
+		{ "--reservation=maint",
+		  "! --reservation: this is one server: nvq has no reservations" },
 		{ "--frobnicate=3",
 		  "! unknown sbatch option --frobnicate" },
 		{ "--job",

@@ -42,7 +42,7 @@ static const char *
 args(int gpus, uint64_t mem, int64_t limit, const char *out, char *why)
 {
 	struct slurm_req r = { 7, "train", "/home/a", out, "/home/a/e", gpus, mem, GIB, limit,
-	    "gpu", 0, 0, 0 };
+	    "gpu", 0, 0, 0, NULL, 0, 0, 0 };
 
 	return joined_args(&r, why);
 }
@@ -52,7 +52,7 @@ static const char *
 host_args(int cpus, uint64_t host_mem, uint64_t per_cpu, char *why)
 {
 	struct slurm_req r = { 7, "prep", "/home/a", "/home/a/o", "/home/a/e", 0, 0, GIB, 0,
-	    "gpu", cpus, host_mem, per_cpu };
+	    "gpu", cpus, host_mem, per_cpu, NULL, 0, 0, 0 };
 
 	return joined_args(&r, why);
 }
@@ -83,6 +83,20 @@ test_sbatch_args(void **state)
 	    "--partition"));
 	assert_non_null(strstr(host_args(2, 2 * GIB, GIB, why), "--cpus-per-task=2 "
 	    "--mem-per-cpu=1024M --partition"));
+	/* the job's own --account and --signal [B:]SIG@TIME go on, after the partition */
+	{
+		struct slurm_req r = { 7, "train", "/home/a", "/home/a/o", "/home/a/e", 1, 0, GIB,
+		    600, "debug,gpu", 0, 0, 0, "acme", 10, 90, 1 };
+
+		assert_non_null(strstr(joined_args(&r, why), "--time=0:10:00 "
+		    "--partition=debug,gpu --account=acme --signal=B:10@90"));
+		/* every option at once still fits SLURM_MAX_ARGS */
+		r.mem = GIB;
+		r.cpus = 4;
+		r.host_mem = GIB;
+		r.warn_batch = 0;
+		assert_non_null(strstr(joined_args(&r, why), "--account=acme --signal=10@90"));
+	}
 	/* % is Slurm's pattern: refused, not run somewhere else */
 	assert_string_equal(args(1, GIB, 0, "/home/a/%x.out", why), "");
 	assert_non_null(strstr(why, "without %"));
