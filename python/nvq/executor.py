@@ -309,11 +309,7 @@ class Executor(concurrent.futures.Executor):
             self._futures.pop(fut.job_id, None)
         try:
             if fut.cancelled():
-                try:
-                    fut.set_running_or_notify_cancel()
-                except RuntimeError:
-                    pass
-                return
+                return	# _Future.cancel told its waiters
             outcome = self._outcome(fut, info)
             if isinstance(outcome, BaseException):
                 fut.set_exception(outcome)
