@@ -407,5 +407,17 @@ class TestClient(unittest.TestCase):
             os.environ.update(env)
 
 
+class TestPages(unittest.TestCase):
+    """Listings of more than a page (t_python_pages seeds the history)."""
+
+    def test_history_pages(self):
+        seeded = int(os.environ["NVQ_TEST_SEEDED"])
+        h = nvq.Client().history()
+        ids = [j.id for j in h]
+        self.assertEqual(len(ids), seeded + 1)
+        self.assertEqual(ids, sorted(set(ids)))
+        self.assertEqual({j.state for j in h}, {"COMPLETED"})
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

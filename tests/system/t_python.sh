@@ -6,7 +6,7 @@
 py_case() {
 	command -v python3 > /dev/null || { skip "needs python3"; return; }
 	mkdir -p "$T/py" && chmod 700 "$T/py"
-	PYTHONPATH=$ROOT/python NVQ_SOCKET=$T/sock NVQ_TEST_DIR=$T/py \
+	PYTHONPATH=$ROOT/python NVQ_TEST_SEEDED=${NVQ_TEST_SEEDED:-0} NVQ_SOCKET=$T/sock NVQ_TEST_DIR=$T/py \
 	    timeout 120 python3 tests/python/test_nvq.py "$1" > "$T/py.log" 2>&1
 	local rc=$?
 	sed 's/^/    | /' "$T/py.log" | grep -v '^    | *$' | grep -E -- '(ok|FAIL|ERROR|skipped|nvqd said|frames pushed|^    \| Ran)' 
@@ -39,6 +39,18 @@ t_python_client() {	# Client: submit, list, show, wait, log, cancel, history, gp
 	write_config
 	start_nvqd || return
 	py_case TestClient
+}
+
+t_python_pages() {	# Client.history() reads every page (2,501 jobs: three pages of 1,000)
+	write_config
+	start_nvqd || return
+	local seed
+	seed=$(submit -g 0 -n seed true)
+	wait_state "$seed" COMPLETED || return
+	stop_nvqd
+	history_seed "$T/nvq.db" "$seed" 2500 || { fail "cannot seed the history"; return; }
+	start_nvqd || return
+	NVQ_TEST_SEEDED=2500 py_case TestPages
 }
 
 t_python_install() {	# make install puts the package where python3 finds it; pip install ./python
