@@ -31,6 +31,12 @@ def _real(v: Any) -> Optional[float]:
         return None
 
 
+def _filter(user: Optional[str], state: Optional[str], **more: Optional[int]) -> List:
+    """A listing's filter fields: those given."""
+    f: List = [("user", user), ("state", state)] + list(more.items())
+    return [(k, v) for k, v in f if v]
+
+
 @dataclasses.dataclass
 class JobInfo:
     """One job as nvqd lists or shows it.  Times are Unix seconds (None: not yet);
@@ -198,26 +204,13 @@ class Client:
     def list(self, user: Optional[str] = None, state: Optional[str] = None,
              all: bool = False) -> List[JobInfo]:
         """The queue (nvq list): active jobs, or all with all=True; of user; in state."""
-        f: List = []
-        if user:
-            f.append(("user", user))
-        if state:
-            f.append(("state", state))
-        if all:
-            f.append(("all", 1))
-        return self._pages(_proto.LIST, f)
+        return self._pages(_proto.LIST, _filter(user, state, all=1 if all else None))
 
     def history(self, user: Optional[str] = None, state: Optional[str] = None,
                 since: Optional[float] = None) -> List[JobInfo]:
         """Finished jobs (nvq history): of user, in state, ended since (Unix seconds)."""
-        f: List = []
-        if user:
-            f.append(("user", user))
-        if state:
-            f.append(("state", state))
-        if since:
-            f.append(("since", int(since)))
-        return self._pages(_proto.HISTORY, f)
+        return self._pages(_proto.HISTORY, _filter(user, state,
+                                                   since=int(since) if since else None))
 
     def show(self, job_id: int) -> JobInfo:
         """One job in full (nvq show); NoSuchJob if nvqd knows none of that id."""

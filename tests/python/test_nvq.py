@@ -114,6 +114,15 @@ class Proxy:
             return sum(1 for t, m in log if m == mtype and t >= since)
 
 
+def until_running(fut, secs=10):
+    """Until the Executor saw fut's job RUNNING (the test fails after secs)."""
+    for _ in range(int(secs / 0.05)):
+        if fut.running():
+            return
+        time.sleep(0.05)
+    raise AssertionError("job %d never seen running" % fut.job_id)
+
+
 def executor(**kw):
     kw.setdefault("folder", os.path.join(DIR, "calls"))
     kw.setdefault("gpus", 1)
@@ -277,11 +286,7 @@ class TestCancel(unittest.TestCase):
         c = nvq.Client()
         with executor() as ex:
             f = ex.submit(sleep_then, 1.5, "done")
-            for _ in range(200):
-                if f.running():
-                    break
-                time.sleep(0.05)
-            self.assertTrue(f.running(), "the future never saw its job run")
+            until_running(f)
             self.assertFalse(f.cancel())
             self.assertEqual(f.result(timeout=30), "done")
         self.assertEqual(c.show(f.job_id).state, "COMPLETED")
@@ -290,10 +295,7 @@ class TestCancel(unittest.TestCase):
         c = nvq.Client()
         ex = executor(gpus=2, gpu_mem=None)	# whole GPUs: one at a time
         first = ex.submit(sleep_then, 1.5, "first")
-        for _ in range(200):
-            if first.running():
-                break
-            time.sleep(0.05)
+        until_running(first)
         rest = [ex.submit(square, i) for i in range(3)]
         self.assertEqual([c.show(f.job_id).state for f in rest], ["PENDING"] * 3)
         ex.shutdown(wait=True, cancel_futures=True)
@@ -307,10 +309,7 @@ class TestCancel(unittest.TestCase):
         c = nvq.Client()
         with executor() as ex:
             f = ex.submit(sleep_then, 60, "never")
-            for _ in range(200):
-                if f.running():
-                    break
-                time.sleep(0.05)
+            until_running(f)
             c.cancel(f.job_id)
             with self.assertRaises(nvq.JobError) as cm:
                 f.result(timeout=30)
