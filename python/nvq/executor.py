@@ -9,8 +9,10 @@ Future.  The job (nvq._worker) writes the outcome back beside the call.
 Futures complete from nvqd's pushes: the Executor keeps one watch
 connection (the frames nvq top follows) and a thread that reads it; after
 each frame it looks at its own unfinished jobs once: one list request of
-the caller's active jobs from the lowest unfinished id (paged), and one
-show of each job gone from it.  Nothing is asked on a timer.  A job that
+the caller's active jobs from the lowest unfinished id to the highest
+(paged) and one show of each job gone from it, or, where those ids are
+spread over more pages than there are jobs, one show per job.  Nothing is
+asked on a timer.  A job that
 ends without an outcome (cancelled, killed, out of time, failed to start)
 fails its Future with JobError, carrying nvqd's state and reason.
 
@@ -41,6 +43,7 @@ _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); from nvq._worker import m
          "main(sys.argv[2])")
 _PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _UNSET: Any = object()
+_PAGE_ROWS = 1000	# rows of a listing's page (nvqd/front/ctl_info.c)
 
 
 class RemoteTraceback(Exception):
@@ -269,27 +272,33 @@ class Executor(concurrent.futures.Executor):
             return ready
 
     def _look(self) -> None:
+        """Once per frame: the state of each unfinished job.  One listing of the
+        caller's active jobs over their ids (a page per 1,000 ids) where that
+        takes fewer requests than one show per job; else a show per job."""
         with self._lock:
-            ids = sorted(i for i, f in self._futures.items())
+            ids = sorted(self._futures)
         if not ids:
             return
         self.looks += 1
+        pages = (ids[-1] - ids[0]) // _PAGE_ROWS + 1
         try:
-            seen = self._active_states(ids[0], ids[-1])
+            seen = self._active_states(ids[0], ids[-1]) if pages <= len(ids) else None
         except Error:
             return
         for job_id in ids:
             fut = self._futures[job_id]
-            state = seen.get(job_id)
-            if state in ("RUNNING", "SUSPENDED") and not fut.running() and not fut.done():
-                fut.set_running_or_notify_cancel()
-            elif state is None:
+            state = seen.get(job_id) if seen is not None else None
+            info = None
+            if state is None:
                 try:
                     info = self._client.show(job_id)
                 except Error as e:
                     info = JobInfo(id=job_id, state="UNKNOWN", reason=str(e))
-                if info.state not in ACTIVE:
-                    self._finish(fut, info)
+                state = info.state
+            if state in ("RUNNING", "SUSPENDED") and not fut.running() and not fut.done():
+                fut.set_running_or_notify_cancel()
+            elif state not in ACTIVE and info is not None:
+                self._finish(fut, info)
 
     def _active_states(self, lo: int, hi: int) -> Dict[int, str]:
         """The states of the caller's active jobs from id lo to hi."""

@@ -344,6 +344,28 @@ class TestPush(unittest.TestCase):
         gaps = [b - a for a, b in zip(times, times[1:])]
         self.assertGreater(max(gaps), 2.0, "requests at %s" % [round(t - t0, 2) for t in times])
 
+    def test_spread_ids(self):
+        # two futures 3,000 ids apart (held jobs between): a show of each per look
+        proxy = Proxy(os.path.join(DIR, "proxy2.sock"), SOCK)
+        with executor(socket=proxy.path) as ex:
+            first = ex.submit(sleep_then, 2, "a")
+            held = int(os.environ["NVQ_TEST_HELD"])
+            os.system("%s -s %s submit --parsable --hold -g 0 --array 1-3000 true >/dev/null"
+                      % (os.environ["NVQ_BIN"], SOCK))
+            t0 = time.monotonic()
+            second = ex.submit(sleep_then, 2, "b")
+            self.assertGreater(second.job_id - first.job_id, held)
+            self.assertEqual((first.result(timeout=60), second.result(timeout=60)), ("a", "b"))
+            looks = ex.looks
+        lists = proxy.count(proxy.sent, _proto.LIST, t0)
+        shows = proxy.count(proxy.sent, _proto.SHOW, t0)
+        pushed = proxy.count(proxy.pushed, _proto.CHANGED, t0)
+        print("    spread: %d frames, %d looks, %d list and %d show requests"
+              % (pushed, looks, lists, shows))
+        # listing the 3,000 ids between them would take 3 pages a look
+        self.assertLessEqual(lists, looks, "listed the 3,000 ids between 2 jobs")
+        self.assertLessEqual(shows, 2 * (pushed + 1))
+
 
 class TestClient(unittest.TestCase):
     """Client: submit, list, show, wait, log, cancel, history, gpus, nvqd's errors."""

@@ -6,7 +6,7 @@
 py_case() {
 	command -v python3 > /dev/null || { skip "needs python3"; return; }
 	mkdir -p "$T/py" && chmod 700 "$T/py"
-	PYTHONPATH=$ROOT/python NVQ_TEST_SEEDED=${NVQ_TEST_SEEDED:-0} NVQ_SOCKET=$T/sock NVQ_TEST_DIR=$T/py \
+	PYTHONPATH=$ROOT/python NVQ_TEST_SEEDED=${NVQ_TEST_SEEDED:-0} NVQ_TEST_HELD=3000 NVQ_BIN=$NVQ_BIN NVQ_SOCKET=$T/sock NVQ_TEST_DIR=$T/py \
 	    timeout 120 python3 tests/python/test_nvq.py "$1" > "$T/py.log" 2>&1
 	local rc=$?
 	sed 's/^/    | /' "$T/py.log" | grep -v '^    | *$' | grep -E -- '(ok|FAIL|ERROR|skipped|nvqd said|frames pushed|^    \| Ran)' 
