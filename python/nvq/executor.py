@@ -151,6 +151,8 @@ class Executor(concurrent.futures.Executor):
         self._lock = threading.Lock()
         self._futures: Dict[int, _Future] = {}
         self._shutdown = False
+        self._submitting = 0	# submits sent, not yet answered and registered
+        self._missed = False	# a look ran while one was
         self.frames = 0		# frames nvqd pushed on the watch
         self.looks = 0		# times the thread looked at its jobs
         self._watch = self._client.watch()
@@ -173,15 +175,34 @@ class Executor(concurrent.futures.Executor):
             opts = dict(self._options)
             if not opts.get("name"):
                 opts["name"] = getattr(fn, "__qualname__", "python")[:128] or "python"
-            job = self._client.submit([self._python, "-c", _BOOT, _PKG_PARENT, taskdir], **opts)
+            with self._lock:
+                self._submitting += 1
+            try:
+                job = self._client.submit([self._python, "-c", _BOOT, _PKG_PARENT, taskdir],
+                                          **opts)
+            finally:
+                with self._lock:
+                    self._submitting -= 1
         except BaseException:
             shutil.rmtree(taskdir, ignore_errors=True)
+            self._registered(None)
             raise
         fut = _Future(self, job.id, taskdir)
-        with self._lock:
-            self._futures[job.id] = fut
-        self._wake()	# it may have ended before it was registered
+        self._registered(fut)
         return fut
+
+    def _registered(self, fut: Optional[_Future]) -> None:
+        """fut is known to the thread; where a look ran while submits were on
+        their way (their jobs may have ended unseen), the last of them asks
+        for another."""
+        with self._lock:
+            if fut is not None:
+                self._futures[fut.job_id] = fut
+            wake = self._missed and self._submitting == 0
+            if wake:
+                self._missed = False
+        if wake:
+            self._wake()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """No more submits; cancel_futures: cancel the jobs still pending; wait:
@@ -277,6 +298,7 @@ class Executor(concurrent.futures.Executor):
         takes fewer requests than one show per job; else a show per job."""
         with self._lock:
             ids = sorted(self._futures)
+            self._missed = self._missed or self._submitting > 0
         if not ids:
             return
         self.looks += 1
