@@ -42,7 +42,13 @@ from .client import ACTIVE, Client, JobInfo, current_user
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); from nvq._worker import main; "
          "main(sys.argv[2])")
 _PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_UNSET: Any = object()
+
+
+class _DefaultMem(str):
+    """gpu_mem's default, "8G", told apart from a "8G" given (gpus=0 drops it)."""
+
+
+_DEFAULT_MEM = _DefaultMem("8G")
 _PAGE_ROWS = 1000	# rows of a listing's page (nvqd/front/ctl_info.c)
 
 
@@ -120,7 +126,8 @@ class _Future(concurrent.futures.Future):
 class Executor(concurrent.futures.Executor):
     """Runs Python calls as nvq jobs; see help(nvq) for an example.
 
-    gpus, gpu_mem ("8G", bytes, or "auto"; ignored when gpus=0), time (Slurm's
+    gpus, gpu_mem (per GPU: "8G", bytes as an int, "auto", or None for whole
+    GPUs; the default is dropped for gpus=0), time (Slurm's
     formats, an int of minutes, or a timedelta), name (default: the function's
     name), cpus, mem (host memory), and any other option of Client.submit
     (priority, qos, mem_per_cpu, requeue, signal, dependency, stdout, ...)
@@ -132,12 +139,12 @@ class Executor(concurrent.futures.Executor):
     script's own work with `if __name__ == "__main__":`.
     """
 
-    def __init__(self, gpus: int = 1, gpu_mem: Any = _UNSET, time: Any = None,
+    def __init__(self, gpus: int = 1, gpu_mem: Any = _DEFAULT_MEM, time: Any = None,
                  name: Optional[str] = None, cpus: Optional[int] = None, mem: Any = None,
                  socket: Optional[str] = None, folder: Optional[str] = None,
                  python: Optional[str] = None, **options: Any) -> None:
-        if gpu_mem is _UNSET:
-            gpu_mem = "8G" if gpus else None
+        if gpu_mem is _DEFAULT_MEM:
+            gpu_mem = str(gpu_mem) if gpus else None
         self._options: Dict[str, Any] = dict(options, gpus=gpus, gpu_mem=gpu_mem, time=time,
                                              name=name, cpus=cpus, mem=mem)
         submit_fields(["python3"], "/", {}, self._options)	# bad options fail here

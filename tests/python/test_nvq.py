@@ -260,6 +260,15 @@ class TestExecutor(unittest.TestCase):
         self.assertRegex(str(e), r"job %d ended TIMEOUT without a result: .*time limit"
                          % f.job_id)
 
+    def test_cpu_only(self):
+        with nvq.Executor(gpus=0, cpus=1, folder=os.path.join(DIR, "calls")) as ex:
+            f = ex.submit(square, 5)
+            self.assertEqual(f.result(timeout=30), 25)
+        info = nvq.Client().show(f.job_id)
+        self.assertEqual((info.gpus, info.gpu_mem, info.cpus, info.name), (0, 0, 1, "square"))
+        with self.assertRaisesRegex(ValueError, "needs gpus=1"):
+            nvq.Executor(gpus=0, gpu_mem="8G", folder=os.path.join(DIR, "calls"))
+
     def test_nvqd_refuses(self):
         with executor(gpu_mem="64G") as ex:
             with self.assertRaises(nvq.RequestError) as cm:
