@@ -164,6 +164,7 @@ class Executor(concurrent.futures.Executor):
         self.looks = 0		# times the thread looked at its jobs
         self._watch = self._client.watch()
         self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)	# a full pipe is a wake already
         self._thread = threading.Thread(target=self._run, name="nvq-executor", daemon=True)
         self._thread.start()
 
@@ -252,10 +253,12 @@ class Executor(concurrent.futures.Executor):
         return not rep.get("skipped")
 
     def _wake(self) -> None:
-        try:
-            os.write(self._wake_w, b"x")
-        except OSError:
-            pass
+        with self._lock:	# the thread closes the pipe under it, once done
+            try:
+                if self._wake_w >= 0:
+                    os.write(self._wake_w, b"x")
+            except OSError:
+                pass
 
     # --- the thread's side
 
@@ -270,10 +273,23 @@ class Executor(concurrent.futures.Executor):
                 if self._wake_r in ready:
                     os.read(self._wake_r, 4096)
                 self._look()
+        except BaseException as e:
+            # nothing waits forever on a thread that is gone
+            with self._lock:
+                futs = list(self._futures.values())
+            for f in futs:
+                try:
+                    f.set_exception(Error("nvq.Executor's thread ended: %r" % e))
+                except concurrent.futures.InvalidStateError:
+                    pass
+            raise
         finally:
-            self._watch.close()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
+            if self._watch is not None:
+                self._watch.close()
+            with self._lock:
+                os.close(self._wake_r)
+                os.close(self._wake_w)
+                self._wake_w = -1
 
     def _wait_frame(self) -> List[int]:
         """Until nvqd pushes a frame or the caller wakes the thread; a watch

@@ -437,6 +437,19 @@ class TestClient(unittest.TestCase):
             os.environ.update(env)
 
 
+class TestRestart(unittest.TestCase):
+    """nvqd restarted while a future waits (t_python_restart restarts it)."""
+
+    def test_future_after_restart(self):
+        with executor() as ex:
+            f = ex.submit(sleep_then, 4, "after the restart")
+            until_running(f)
+            with open(os.path.join(DIR, "running"), "w") as out:
+                out.write(str(f.job_id))
+            self.assertEqual(f.result(timeout=60), "after the restart")
+            print("    %d frames, %d looks" % (ex.frames, ex.looks))
+
+
 class TestPages(unittest.TestCase):
     """Listings of more than a page (t_python_pages seeds the history)."""
 

@@ -11,6 +11,7 @@ py_case() {
 	local rc=$?
 	sed 's/^/    | /' "$T/py.log" | grep -v '^    | *$' | grep -E -- '(ok|FAIL|ERROR|skipped|nvqd said|frames pushed|^    \| Ran)' 
 	[ $rc = 0 ] || { fail "python3 test_nvq.py $1 exited $rc"; tail -n 40 "$T/py.log"; }
+	return $rc
 }
 
 t_python_codec() {	# the frame codec, sizes and times, a submit's fields, the private folder
@@ -39,6 +40,21 @@ t_python_client() {	# Client: submit, list, show, wait, log, cancel, history, gp
 	write_config
 	start_nvqd || return
 	py_case TestClient
+}
+
+t_python_restart() {	# a Future completes after nvqd restarted under it: its watch is opened again
+	write_config
+	start_nvqd || return
+	mkdir -p "$T/py" && chmod 700 "$T/py"
+	py_case TestRestart &
+	local py=$! i
+	for i in $(seq 200); do [ -s "$T/py/running" ] && break; sleep 0.05; done
+	[ -s "$T/py/running" ] || { fail "the future's job never ran"; wait $py; return; }
+	stop_nvqd
+	sleep 0.5
+	start_nvqd
+	wait $py || fail "the Executor's test failed (above)"
+	expect_eq "the job ran through the restart" "$(state "$(cat "$T/py/running")")" COMPLETED
 }
 
 t_python_pages() {	# Client.history() reads every page (2,501 jobs: three pages of 1,000)
