@@ -12,10 +12,11 @@ import dataclasses
 import os
 import pwd
 import select
+import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import _conn, _proto
-from ._errors import Error
+from ._errors import Error, RequestError
 from ._options import submit_fields
 
 ACTIVE = ("PENDING", "RUNNING", "SUSPENDED")
@@ -239,21 +240,29 @@ class Client:
                                fields=dict(r)))
         return out
 
-    def watch(self) -> _conn.Conn:
-        """A connection that nvqd pushes a frame on after each change (nvq top's)."""
+    def watch(self, yield_: bool = False) -> _conn.Conn:
+        """A connection that nvqd pushes a frame on after each change (nvq top's).
+        yield_: one that can do without (nvq wait's), refused past half of
+        nvqd's room for watchers; RequestError when there is none."""
         c = _conn.Conn(self.socket)
         try:
-            c.call(_proto.WATCH)
+            c.call(_proto.WATCH, [("yield", 1)] if yield_ else [])
         except BaseException:
             c.close()
             raise
         return c
 
     def wait(self, job_id: int, timeout: Optional[float] = None) -> JobInfo:
-        """Until job_id has ended (see Job.wait)."""
-        import time
+        """Until job_id has ended (see Job.wait).  As nvq wait: on a watch that
+        yields to nvq top, or where nvqd has no room for one, asking again
+        after 20 ms, doubled up to 0.5 s."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        with self.watch() as w:
+        try:
+            w: Optional[_conn.Conn] = self.watch(yield_=True)
+        except RequestError:
+            w = None
+        delay = 0.02
+        try:
             while True:
                 info = self.show(job_id)
                 if not info.active:
@@ -261,8 +270,14 @@ class Client:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     raise TimeoutError("job %d is %s after %gs" % (job_id, info.state, timeout))
-                if select.select([w.sock], [], [], left)[0]:
+                if w is None:
+                    time.sleep(delay if left is None else min(delay, left))
+                    delay = min(delay * 2, 0.5)
+                elif select.select([w.sock], [], [], left)[0]:
                     w.next_frame()
+        finally:
+            if w is not None:
+                w.close()
 
 
 def current_user() -> str:

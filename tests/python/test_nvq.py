@@ -416,6 +416,18 @@ class TestClient(unittest.TestCase):
         with self.assertRaises(nvq.ConnectError):
             nvq.Client(socket=os.path.join(DIR, "nothing.sock")).list()
 
+    def test_no_room_to_watch(self):
+        c = nvq.Client()
+        held = [c.watch() for _ in range(8)]	# all of a user's room (WATCH_MAX_UID)
+        try:
+            with self.assertRaisesRegex(nvq.RequestError, "as many watchers as it takes"):
+                executor()
+            job = c.submit(["true"], gpus=0)
+            self.assertEqual(job.wait(timeout=30).state, "COMPLETED")	# asks, as nvq wait
+        finally:
+            for w in held:
+                w.close()
+
     def test_gpus(self):
         g = nvq.Client().gpus()
         self.assertEqual([(x.index, x.total) for x in g], [(0, 16 << 30), (1, 16 << 30)])
