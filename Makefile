@@ -366,7 +366,16 @@ BASHDIR ?= $(SHAREDIR)/bash-completion/completions
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALLED = $(BINDIR)/nvq $(SBINDIR)/nvqd $(LIBEXECDIR)/nvq-shim $(LIBEXECDIR)/nvq-ckpt \
 	$(LIBEXECDIR)/libnvq-hook.so $(LIBEXECDIR)/bin/srun $(BASHDIR)/nvq $(ZSHDIR)/_nvq $(UNITDIR)/nvqd.service \
-	$(MANDIR)/man1/nvq.1 $(MANDIR)/man8/nvqd.8 $(MANDIR)/man5/nvq.ini.5
+	$(MANDIR)/man1/nvq.1 $(MANDIR)/man8/nvqd.8 $(MANDIR)/man5/nvq.ini.5 \
+	$(addprefix $(PYTHONDIR)/nvq/,$(PYFILES))
+
+# the Python package (python/nvq): where Debian's python3 looks, for /usr the
+# folder of every version (as Debian's packages install), else the version's
+PYTHON ?= python3
+PYFILES = $(notdir $(wildcard python/nvq/*.py))
+PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/$(shell \
+	$(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || \
+	echo python3)/dist-packages)
 
 install: all man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/nvq \
@@ -388,11 +397,15 @@ install: all man
 	install -m 644 $(BUILD)/man/nvqd.8 $(DESTDIR)$(MANDIR)/man8/nvqd.8
 	install -m 644 $(BUILD)/man/nvq.ini.5 $(DESTDIR)$(MANDIR)/man5/nvq.ini.5
 	sed 's|@SBINDIR@|$(SBINDIR)|' contrib/nvqd.service > $(DESTDIR)$(UNITDIR)/nvqd.service
+	install -d $(DESTDIR)$(PYTHONDIR)/nvq
+	install -m 644 $(addprefix python/nvq/,$(PYFILES)) $(DESTDIR)$(PYTHONDIR)/nvq/
 
 # what install put there; the configuration stays (it may be the admin's)
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/bin $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
+	rm -rf $(DESTDIR)$(PYTHONDIR)/nvq/__pycache__
+	-rmdir $(DESTDIR)$(PYTHONDIR)/nvq 2>/dev/null
 
 clean:
 	rm -rf build build-san build-fuzz

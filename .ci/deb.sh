@@ -38,8 +38,11 @@ check sh -c '/usr/bin/nvq --help | grep -q "web-token"'
 # the guide the man pages point to, where Debian keeps a package's documents
 check sh -c 'zcat -f /usr/share/doc/nvq/README.md* | grep -q "^## Coming from Slurm"'
 check sh -c 'ls /usr/share/doc/nvq/ | grep -q "^design.md"'
+# the Python package, where Debian's python3 finds it (from /: the tree's nvq/ is C)
+check sh -c 'cd / && /usr/bin/python3 -c "import nvq; assert nvq.__file__.startswith(\"/usr/lib/python3/dist-packages/nvq/\"), nvq.__file__; nvq.Executor"'
 $SUDO dpkg -P nvq > /dev/null
 check test ! -e /usr/sbin/nvqd
+check test ! -e /usr/lib/python3/dist-packages/nvq
 rm -rf "$w" "$w.log"
 [ "$fail" = 0 ] && echo "deb: all good"
 exit "$fail"
