@@ -17,15 +17,15 @@ python3 -c 'import torch; assert torch.cuda.is_available()' 2> /dev/null ||
 gpu_nvqd slurmwarn "[cluster]" "name = gpubox"
 W=$T/work; mkdir -p "$W"
 state() { "$NVQ" show "$1" | awk '$1 == "state" {print $2}'; }
-pass() { if "$@"; then echo PASS; else echo FAIL; fails=$((fails + 1)); fi; }
-say() {	# WHAT FIGURES COMMAND...: one line, PASS or FAIL
-	local what=$1 figs=$2; shift 2
-	echo "$(pass "$@") - $what ($figs)"
+say() {	# WHAT FIGURES COMMAND...: one line, PASS or FAIL (counted here, not in a subshell)
+	local what=$1 figs=$2 r=PASS; shift 2
+	"$@" || { r=FAIL; fails=$((fails + 1)); }
+	echo "$r - $what ($figs)"
 }
 cat > "$W/train.py" <<'PY'
 import os, signal, sys, time, torch
 out = sys.argv[1]
-t0 = time.time()
+t0 = float(os.environ.get("JOB_T0", time.time()))  # the job's start, from its batch shell
 warned = []
 signal.signal(signal.SIGUSR1, lambda s, f: warned.append(time.time() - t0))
 m = torch.nn.Linear(1024, 1024).cuda()
@@ -47,6 +47,7 @@ cat > "$W/all.sbatch" <<EOF
 #SBATCH --signal=USR1@10
 #SBATCH --output=%x-%j.out
 trap 'echo "shell warned at \$SECONDS s"' USR1
+export JOB_T0=\$(date +%s.%N)
 python3 $W/train.py $W/all &
 wait; wait
 EOF
@@ -58,6 +59,7 @@ cat > "$W/batch.sbatch" <<EOF
 #SBATCH --time=0:20
 #SBATCH --signal=B:USR1@8
 #SBATCH --output=%x-%j.out
+export JOB_T0=\$(date +%s.%N)
 python3 $W/train.py $W/batch &
 child=\$!
 trap 'echo "shell warned at \$SECONDS s"; kill -TERM \$child' USR1
