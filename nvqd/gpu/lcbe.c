@@ -48,8 +48,14 @@ lcbe_page_of(struct lcbe *l, int g)
 	if (p->page != NULL || p->failed)
 		return p->page != NULL ? p : NULL;
 	p->fd_rw = p->fd_ro = -1;
-	if ((p->fd_rw = memfd_create("nvq-lcbe", MFD_CLOEXEC)) == -1 ||
-	    ftruncate(p->fd_rw, LCBE_SIZE) == -1 || fchmod(p->fd_rw, 0644) == -1)
+	/*
+	 * Sealed at its size: an lc process holds it writable, and a truncate
+	 * of it would make every access to the mapping, nvqd's and be
+	 * processes', a SIGBUS.  F_SEAL_SEAL: nor may it add seals of its own.
+	 */
+	if ((p->fd_rw = memfd_create("nvq-lcbe", MFD_CLOEXEC | MFD_ALLOW_SEALING)) == -1 ||
+	    ftruncate(p->fd_rw, LCBE_SIZE) == -1 || fchmod(p->fd_rw, 0644) == -1 ||
+	    fcntl(p->fd_rw, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == -1)
 		goto fail;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", p->fd_rw);
 	if ((p->fd_ro = open(path, O_RDONLY | O_CLOEXEC)) == -1)

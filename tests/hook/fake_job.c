@@ -82,6 +82,7 @@
  *	handle values the driver hands out again after a suspend
  *	(fake_reuse.c).
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -844,7 +845,9 @@ fake_poke(void)
 	volatile uint64_t *w;
 	FILE *fp;
 	int fd, found = 0, pages = 0;
-	const char *store, *prot, *mapf, *mem;
+	const char *store, *prot, *mapf, *mem, *trunc;
+	struct dirent *d;
+	DIR *dir;
 
 	/* an allocation first: the hook's link starts, and attaches the page */
 	if (do_alloc(1 << 20) == -1)
@@ -885,8 +888,32 @@ fake_poke(void)
 			mem = "written";
 		close(fd);
 	}
-	printf("poke: pages=%d store=%s mprotect=%s map_files=%s proc_mem=%s\n", pages, store,
-	    prot, mapf, mem);
+	/*
+	 * and a truncate of the page's file (a SIGBUS for every other mapping of
+	 * it), through any descriptor of it this process has or can open
+	 */
+	trunc = "denied";
+	if ((fd = open(path, O_RDWR)) >= 0) {
+		if (ftruncate(fd, 0) == 0)
+			trunc = "done";
+		close(fd);
+	}
+	if ((dir = opendir("/proc/self/fd")) != NULL) {
+		while ((d = readdir(dir)) != NULL) {
+			char link[256], fdp[64];
+			ssize_t n;
+
+			snprintf(fdp, sizeof(fdp), "/proc/self/fd/%s", d->d_name);
+			if ((n = readlink(fdp, link, sizeof(link) - 1)) <= 0)
+				continue;
+			link[n] = '\0';
+			if (strstr(link, "nvq-lcbe") != NULL && ftruncate(atoi(d->d_name), 0) == 0)
+				trunc = "done";
+		}
+		closedir(dir);
+	}
+	printf("poke: pages=%d store=%s mprotect=%s map_files=%s proc_mem=%s truncate=%s\n", pages,
+	    store, prot, mapf, mem, trunc);
 	fflush(stdout);
 	/* POKE_HOLD=SECONDS, where it may write (lc): every word and beat up that long */
 	if (strcmp(store, "written") == 0 && getenv("POKE_HOLD") != NULL) {

@@ -140,12 +140,15 @@ t_lcbe_readonly() {	# a be process cannot raise its page, whatever it tries; lc 
 	nvq wait "$j" > /dev/null
 	out=$(nvq log "$j" 2>&1)
 	expect_eq "its GPU's page alone; every way to write it is denied" "$out" \
-	    "poke: pages=1 store=denied mprotect=denied map_files=denied proc_mem=denied"
+	    "poke: pages=1 store=denied mprotect=denied map_files=denied proc_mem=denied truncate=denied"
 	# an lc job writes its own GPU's page, and has no other GPU's
 	j=$(fsubmit --parsable --class lc -m 1G "$FAKE_JOB" poke)
 	nvq wait "$j" > /dev/null
-	expect_match "an lc process has its GPU's page alone, writable" "$(nvq log "$j" 2>&1)" \
-	    "^poke: pages=1 store=written"
+	out=$(nvq log "$j" 2>&1)
+	expect_match "an lc process has its GPU's page alone, writable" "$out" "^poke: pages=1 store=written"
+	# but not to be cut short: a SIGBUS for nvqd and every be process of its GPU
+	expect_match "an lc process cannot truncate it" "$out" "truncate=denied$"
+	expect_eq "nvqd lives on" "$(nvq list > /dev/null 2>&1; echo $?)" 0
 	# an lc job raising every word it can reach stalls nobody on another GPU
 	b=$(fsubmit -m 10G -w 1 "$FAKE_JOB" launch 30 "$T/b1")
 	wait_count "$T/b1" || return
