@@ -236,8 +236,7 @@ submit_queue(struct server_conn *conn, const struct store_job_new *j, const int6
 	return 0;
 }
 
-/* The --class lc jobs uid has in the batch not yet committed. */
-static int
+int
 submit_queued_lc(uint32_t uid)
 {
 	int i, n = 0;

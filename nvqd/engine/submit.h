@@ -101,6 +101,8 @@ int	submit_queue(struct server_conn *conn, const struct store_job_new *j,
 	    const char *note);
 /* How many of uid's submits wait for the end of the turn ([limits] max_pending). */
 int	submit_queued(uint32_t uid);
+/* The --class lc jobs of uid's among them ([class lc] max_jobs_per_user). */
+int	submit_queued_lc(uint32_t uid);
 /*
  * The bytes j (or arr's tasks made from it) will keep in nvqd's files
  * ([limits] max_stored): of their own, returned, and shared by arr's tasks,

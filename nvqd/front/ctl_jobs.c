@@ -389,7 +389,7 @@ ctl_jobs_restart_row_cb(void *arg, const struct store_active_job *a)
  * is checked here, in the order nvq restart has always said what is wrong.
  */
 static int
-ctl_jobs_restart_check(struct ctl_req *r, int64_t id, uint64_t *bytes)
+ctl_jobs_restart_check(struct ctl_req *r, int64_t id, uint64_t *bytes, int *nlc)
 {
 	struct ctl_jobs_restart_row x = { 0 };
 	struct ctl_owner o = { id, 0, NULL };
@@ -422,6 +422,7 @@ ctl_jobs_restart_check(struct ctl_req *r, int64_t id, uint64_t *bytes)
 	if (x.lc && !lcclass_may_use(&r->e->cfg.lcbe, r->uid, r->gid, r->groups, r->ngroups))
 		return ctl_req_error(r, "job %lld is latency-critical (--class lc), which you may "
 		    "not submit now: submit it again", (long long)id);
+	*nlc += x.lc != 0;
 	*bytes += x.row;
 	return 0;
 }
@@ -438,7 +439,8 @@ ctl_jobs_restart(struct ctl_req *r, struct proto_buf *out)
 	int64_t *ids = NULL, *p;
 	char by[64], why[128], *env = NULL;
 	uint64_t rows = 0;
-	int i, n = 0, cap = 0, envn, npending, rc = -1;
+	int i, n = 0, cap = 0, envn, npending, nlc = 0, rc = -1;
+	int64_t lcmax = r->e->cfg.lcbe.max_jobs_per_user;
 
 	if (r->e->slurm != NULL)
 		return ctl_req_error(r, "nvq restart does not work with [cluster] engine = slurm "
@@ -476,8 +478,16 @@ ctl_jobs_restart(struct ctl_req *r, struct proto_buf *out)
 			ids[cap++] = ids[i];
 	n = cap;
 	for (i = 0; i < n; i++)
-		if (ctl_jobs_restart_check(r, ids[i], &rows) == -1)
+		if (ctl_jobs_restart_check(r, ids[i], &rows, &nlc) == -1)
 			goto out;
+	/* lc jobs again count against [class lc] max_jobs_per_user, as a submit's do */
+	if (nlc > 0 && r->uid != 0 && lcmax > 0 && (npending = engine_lc_active(r->e, r->uid) +
+	    submit_queued_lc(r->uid)) + nlc > lcmax) {
+		ctl_req_error(r, "%d latency-critical jobs and %d more would be over [class lc] "
+		    "max_jobs_per_user (%lld); nothing was restarted", npending, nlc,
+		    (long long)lcmax);
+		goto out;
+	}
 	if (r->uid != 0 && r->e->cfg.max_pending > 0 && (npending = engine_pending(r->e, r->uid) +
 	    submit_queued(r->uid)) + n > r->e->cfg.max_pending) {
 		ctl_req_error(r, "%d pending jobs and %d more would be over [limits] max_pending "

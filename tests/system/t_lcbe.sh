@@ -210,7 +210,20 @@ t_lcbe_limit() {	# [class lc] max_jobs_per_user counts a user's active lc jobs; 
 	stop_nvqd; start_nvqd || return
 	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --class lc -g 0 true 2>&1); rc=$?
 	expect_match "still counted after a restart" "$rc $out" "^1 .*you have 2 latency-critical"
-	nvq cancel "$a" "$b" > /dev/null
+	# nvq restart of finished lc jobs counts them too: two at the limit, none restarted
+	local c d
+	c=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" submit --parsable -g 0 true)
+	nvq wait "$c" > /dev/null
+	sqlite3 "$T/nvq.db" "UPDATE jobs SET lc = 1 WHERE id = $c"
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" restart "$c" 2>&1); rc=$?
+	expect_match "nvq restart past the limit: refused" "$rc $out" \
+	    "^1 .*over \\[class lc\\] max_jobs_per_user \\(2\\); nothing was restarted"
+	expect_eq "and not restarted" "$(nvq show "$c" | awk '$1 == "state" {print $2}')" COMPLETED
+	nvq cancel "$a" > /dev/null
+	wait_state "$a" CANCELLED
+	out=$(as_user nvqta "$NVQ_BIN" -s "$T/sock" restart "$c" 2>&1); rc=$?
+	expect_eq "under the limit: restarted" "$rc" 0
+	nvq cancel "$b" "$c" > /dev/null 2>&1
 }
 
 t_lcbe_default() {	# [scheduler] default_class = lc: lc for those who may, be for the others; #NVQ --class
