@@ -497,8 +497,8 @@ store_copy_columns(struct store *st)
 		sqlite3_bind_text(s, 1, cols[i], -1, SQLITE_STATIC);
 		have = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) > 0;
 		store_release(st, s);
-		snprintf(sql, sizeof(sql), "ALTER TABLE private.jobs_copy ADD COLUMN %s INTEGER",
-		    cols[i]);
+		/* no type, as the table's own columns: a text such as a partition "0123" stays text */
+		snprintf(sql, sizeof(sql), "ALTER TABLE private.jobs_copy ADD COLUMN %s", cols[i]);
 		if (!have && store_exec(st, sql) == -1)
 			return -1;
 	}
