@@ -32,9 +32,17 @@ struct lcbe_gpu {
 	int		failed;		/* could not be made: said once, not tried again */
 };
 
+/*
+ * An lc job's processes take at most this many of the host's LCBE_SLOTS:
+ * one job that connects again and again cannot leave the others unyielded
+ * to (a rank per GPU of an 8-GPU job, and some helpers, fit).
+ */
+#define LCBE_JOB_SLOTS	16
+
 struct lcbe {
 	struct lcbe_gpu	g[LCBE_GPUS];
 	int		used[LCBE_SLOTS];
+	int64_t		job[LCBE_SLOTS];	/* whose slot it is */
 };
 
 /* GPU g's page, made if need be; NULL if it cannot be. */
@@ -89,6 +97,13 @@ lcbe_hello(struct engine *e, struct server_conn *conn, struct job *j)
 	if (l == NULL && (l = e->lcbe = calloc(1, sizeof(*l))) == NULL)
 		return -1;
 	if (j->lc) {
+		for (k = 0, g = 0; k < LCBE_SLOTS; k++)
+			g += l->used[k] && l->job[k] == j->id;
+		if (g >= LCBE_JOB_SLOTS) {
+			log_warnx("job %lld: more than %d lc processes of one job: this one is not "
+			    "yielded to", (long long)j->id, LCBE_JOB_SLOTS);
+			return -1;
+		}
 		for (slot = 0; slot < LCBE_SLOTS && l->used[slot]; slot++)
 			;
 		if (slot == LCBE_SLOTS) {
@@ -120,6 +135,7 @@ lcbe_hello(struct engine *e, struct server_conn *conn, struct job *j)
 	if (!j->lc)
 		return -1;
 	l->used[slot] = 1;
+	l->job[slot] = j->id;
 	for (k = 0; k < n; k++)
 		__atomic_store_n(&p[k]->page->owner[slot], j->id, __ATOMIC_RELAXED);
 	return slot;

@@ -287,3 +287,23 @@ t_lcbe_capture() {	# the lc watcher never synchronizes while a CUDA graph is bei
 	nvq wait "$lc" > /dev/null
 	expect_eq "the capture survives" "$(nvq log "$lc")" "capture ok"
 }
+
+t_lcbe_job_slots() {	# one lc job's processes take at most 16 of the host's 64 slots; another lc job still gets one
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	lcbe_config; start_nvqd || return
+	local j k n
+	# 20 processes of one lc job, each its own link to nvqd
+	j=$(fsubmit --parsable --class lc -m 1G -w 0 sh -c \
+	    'for i in $(seq 20); do "$0" launch 4 "$1.$i" & done; wait' "$FAKE_JOB" "$T/many")
+	for _ in $(seq 100); do
+		[ "$(grep -c "job $j: more than 16 lc processes of one job" "$T/nvqd.log")" -ge 4 ] && break
+		sleep 0.1
+	done
+	n=$(grep -c "job $j: more than 16 lc processes of one job" "$T/nvqd.log")
+	expect_eq "the 17th to 20th processes are not given a slot" "$n" 4
+	k=$(fsubmit --parsable --class lc -m 1G -w 1 "$FAKE_JOB" launch 2 "$T/other")
+	wait_count "$T/other" || return
+	expect_eq "another lc job still gets one" \
+	    "$(grep -c "job $k: more than\|more than 64 lc processes" "$T/nvqd.log")" 0
+	nvq wait "$j" "$k" > /dev/null
+}
