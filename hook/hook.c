@@ -1206,7 +1206,11 @@ HOOK_COUNTED(HOOK_COUNT_FN)
 #undef HOOK_GATE_FN
 #undef HOOK_WRAP_FN
 
-/* A capture that began is counted; one that ends, whatever the end returns, is not. */
+/*
+ * A capture is counted from before it begins (undone if the begin fails)
+ * until after it ended, whatever the end returns: the lc watcher, which
+ * synchronizes only while none is counted, never does so inside one.
+ */
 #define HOOK_CAPTURE_FN(name, params, args, began) \
 	EXPORT CUresult name params; \
 	EXPORT CUresult \
@@ -1214,13 +1218,14 @@ HOOK_COUNTED(HOOK_COUNT_FN)
 	{ \
 		CUresult (*real) params = hook_real(F_##name); \
 		CUresult r; \
+		int added = 0; \
 		if (real == NULL) \
 			return NOT_LOADED; \
-		if (!(began)) \
-			lcbe_capture(s, 0); \
+		if (began) \
+			added = lcbe_capture(s, 1); \
 		r = real args; \
-		if ((began) && r == CUDA_SUCCESS) \
-			lcbe_capture(s, 1); \
+		if (!(began) || (added && r != CUDA_SUCCESS)) \
+			lcbe_capture(s, 0); \
 		return r; \
 	}
 #define HOOK_CAPTURE_BEGIN_FN(name, params, args)	HOOK_CAPTURE_FN(name, params, args, 1)

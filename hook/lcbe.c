@@ -305,10 +305,10 @@ lcbe_take_hist(int *bucket, uint64_t *count, int max)
 	return n;
 }
 
-void
+int
 lcbe_capture(void *s, int began)
 {
-	int k;
+	int k, added = 0;
 
 	pthread_mutex_lock(&LB.cap_mu);
 	for (k = 0; k < LB.ncap && LB.cap[k] != s; k++)
@@ -316,11 +316,13 @@ lcbe_capture(void *s, int began)
 	if (began && k == LB.ncap && LB.ncap < LCBE_CAPTURES) {
 		LB.cap[k] = s;
 		__atomic_store_n(&LB.ncap, LB.ncap + 1, __ATOMIC_SEQ_CST);
+		added = 1;
 	} else if (!began && k < LB.ncap) {
 		LB.cap[k] = LB.cap[LB.ncap - 1];
 		__atomic_store_n(&LB.ncap, LB.ncap - 1, __ATOMIC_SEQ_CST);
 	}
 	pthread_mutex_unlock(&LB.cap_mu);
+	return added;
 }
 
 void

@@ -39,10 +39,11 @@ uint64_t lcbe_yielded_ns(void);
 /* Launch latencies seen (lc): fills at most max (bucket, count) pairs since the last call. */
 int	lcbe_take_hist(int *bucket, uint64_t *count, int max);
 /*
- * A stream capture began (1) on stream s or ended (0): while any is under
- * way the lc watcher does not synchronize (its bits stay up).
+ * A stream capture begins (1) on stream s or ended (0): while any is
+ * counted the lc watcher does not synchronize (its bits stay up).  1 if a
+ * begin counted s anew (to be undone should the begin fail), else 0.
  */
-void	lcbe_capture(void *s, int began);
+int	lcbe_capture(void *s, int began);
 /* In a forked child: no page until its own link attaches one. */
 void	lcbe_child(void);
 
