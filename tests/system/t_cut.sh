@@ -62,7 +62,7 @@ t_cut_hold() {	# 20 holds of a 2-rank job: each drains without SIGSTOP, both ran
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	write_config "[scheduler]" "revoke_timeout = 3s"
 	start_nvqd || return
-	local a i out at later coll bad=0
+	local a i out later coll bad=0
 	a=$(ddp_job "$T/d")
 	wait_ranks "$T/d" 20 || return
 	wait_field "$a" hook_pids '^[0-9]+,[0-9]+$' || return
@@ -70,15 +70,23 @@ t_cut_hold() {	# 20 holds of a 2-rank job: each drains without SIGSTOP, both ran
 		out=$(nvq hold "$a")
 		[ "$out" = "job $a held: its GPU work has drained" ] ||
 		    { fail "hold $i: $out"; bad=1; break; }
+		# A rank's step ends with its loss.item() copy: one that passed
+		# the gate before the cut returns during the hold and writes its
+		# count later still (0.2-0.6 s on a loaded machine), one gated
+		# after it does not.  So each rank has finished the step of its
+		# last all-reduce or the one before, and launches nothing more.
 		sleep 0.2	# (a rank writes its counts after its calls return)
-		at=$(ranks_at "$T/d"); coll=$(colls_at "$T/d")
+		coll=$(colls_at "$T/d")
 		sleep 0.4; later=$(ranks_at "$T/d")
-		[ "$at" = "$later" ] || { fail "hold $i: steps while held: $at, then $later"; bad=1; }
 		[ "$coll" = "$(colls_at "$T/d")" ] || { fail "hold $i: all-reduces while held"; bad=1; }
 		[ "${coll% *}" = "${coll#* }" ] ||
 		    { fail "hold $i: the ranks stopped at all-reduces $coll"; bad=1; }
+		{ [ "${later% *}" -le "${coll% *}" ] && [ "${later#* }" -le "${coll#* }" ] &&
+		    [ "${later% *}" -ge $(( ${coll% *} - 1 )) ] &&
+		    [ "${later#* }" -ge $(( ${coll#* } - 1 )) ]; } ||
+		    { fail "hold $i: steps $later while held at all-reduces $coll"; bad=1; }
 		nvq release "$a" > /dev/null
-		wait_ranks "$T/d" $(( ${at% *} + 3 )) || { bad=1; break; }
+		wait_ranks "$T/d" $(( ${coll% *} + 3 )) || { bad=1; break; }
 	done
 	expect_eq "20 holds, each drained, the ranks at one collective and still" "$bad" 0
 	expect_eq "no SIGSTOP" "$(grep -c SIGSTOP "$T/nvqd.log")" 0
