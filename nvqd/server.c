@@ -665,23 +665,35 @@ server_accept_cb(uv_stream_t *l, int status)
 	uv_read_start((uv_stream_t *)&c->pipe, server_alloc_cb, server_read_cb);
 }
 
-/* Removes a socket file left by an nvqd that died; refuses a live one. */
+/*
+ * Removes a socket file left by an nvqd that died; refuses a live one.
+ * A connect that succeeds may also reach the listening socket of an nvqd
+ * killed a moment ago, still open in a child it was spawning (between
+ * posix_spawn's clone and exec, where close-on-exec has not acted yet):
+ * only one that still answers connects for a second is another nvqd.
+ */
 static void
 server_stale(const char *path)
 {
 	struct sockaddr_un sa;
-	int fd;
+	int fd, tries, up;
 
 	if (access(path, F_OK) == -1)
 		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		log_fatal("socket");
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		log_fatalx("%s: another nvqd is listening there", path);
-	close(fd);
+	for (tries = 0; tries < 20; tries++) {
+		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+			log_fatal("socket");
+		up = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(fd);
+		if (!up)
+			break;
+		if (tries == 19)
+			log_fatalx("%s: another nvqd is listening there", path);
+		usleep(50000);
+	}
 	if (unlink(path) == -1)
 		log_fatal("%s: cannot remove the stale socket", path);
 }

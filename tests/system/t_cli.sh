@@ -95,6 +95,21 @@ t_bad_input() {	# clear errors, non-zero exits, nothing stored lost
 	expect_eq "second nvqd exit" "$rc" 1; expect_match "second nvqd" "$out" "another nvqd is listening"
 }
 
+t_stale_socket_held() {	# a killed nvqd's socket still open a moment in a child it was spawning: not another nvqd
+	write_config
+	# a process that holds a listening socket at the path for 0.4 s and
+	# never accepts, as a child between posix_spawn's clone and exec does
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+open(sys.argv[1] + ".up", "w").close(); time.sleep(0.4)' "$T/sock" &
+	local holder=$! i
+	for i in $(seq 100); do [ -e "$T/sock.up" ] && break; sleep 0.02; done
+	start_nvqd
+	wait "$holder"
+	expect_match "it started" "$(cat "$T/nvqd.log")" "listening on $T/sock"
+	expect_eq "it serves" "$(nvq list > /dev/null 2>&1; echo $?)" 0
+}
+
 t_version() {	# nvq --version: the package's version and the protocol
 	local out v
 	out=$("$NVQ_BIN" --version); expect_eq "nvq --version exits 0" "$?" 0
