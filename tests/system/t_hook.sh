@@ -76,6 +76,12 @@ t_lock_escalate() {	# no acknowledgement within revoke_timeout: SIGSTOP, SIGCONT
 	out=$(nvq hold "$a")
 	expect_eq "hold reports the escalation" "$out" \
 	    "job $a held: it did not answer in time and was stopped (SIGSTOP)"
+	# (SIGSTOP takes effect when the process next runs: soon, on a loaded machine not at once)
+	local i
+	for i in $(seq 40); do
+		[ "$(awk '{print $3}' /proc/"$pid"/stat)" = T ] && break
+		sleep 0.05
+	done
 	expect_eq "the process is stopped" "$(awk '{print $3}' /proc/"$pid"/stat)" T
 	rm -f "$T/hang"
 	nvq release "$a" > /dev/null

@@ -292,8 +292,8 @@ t_lcbe_job_slots() {	# one lc job's processes take at most 16 of the host's 64 s
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	lcbe_config; start_nvqd || return
 	local j k n
-	# 20 processes of one lc job, each its own link to nvqd
-	j=$(fsubmit --parsable --class lc -m 1G -w 0 sh -c \
+	# 20 processes of one lc job, each its own link to nvqd (64M each: -m 2G holds them all)
+	j=$(fsubmit --parsable --class lc -m 2G -w 0 sh -c \
 	    'for i in $(seq 20); do "$0" launch 4 "$1.$i" & done; wait' "$FAKE_JOB" "$T/many")
 	for _ in $(seq 100); do
 		[ "$(grep -c "job $j: more than 16 lc processes of one job" "$T/nvqd.log")" -ge 4 ] && break
