@@ -299,8 +299,10 @@ endif
 unit: $(UNIT_BIN) hooktest
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 
+# TEST_JOBS system tests at once (run.sh -j): most wait on nvqd and their jobs
+TEST_JOBS ?= 4
 system: all $(BUILD)/tests/test_hook $(BUILD)/tests/fake_job
-	NVQ_BUILD=$(BUILD) bash tests/system/run.sh
+	NVQ_BUILD=$(BUILD) bash tests/system/run.sh -j $(TEST_JOBS)
 
 test: unit system
 check: test

@@ -172,6 +172,45 @@ run_test() {
 	fi
 }
 
+# run_pool N TEST...: the tests, N at a time, each in a subshell of this
+# shell (its functions and topics) with its output in a file, printed with
+# its seconds once it ended; the counts kept here as run_test keeps them.
+run_pool() {
+	local n=$1 out t
+	shift
+	local -A name_of=()
+	out=$(mktemp -d /tmp/nvq-sysrun.XXXXXX)
+	pool_reap() {	# one ended test: its lines and its count
+		local pid ended
+		wait -n -p pid "${!name_of[@]}"
+		ended=${name_of[$pid]}
+		unset "name_of[$pid]"
+		cat "$out/$ended"
+		case $(cat "$out/$ended.res" 2> /dev/null) in
+		pass)	PASSED=$((PASSED + 1)) ;;
+		skip)	SKIPPED=$((SKIPPED + 1)); SKIPS+=("$ended") ;;
+		*)	FAILED=$((FAILED + 1)); FAILS+=("$ended") ;;
+		esac
+	}
+	for t in "$@"; do
+		while [ ${#name_of[@]} -ge "$n" ]; do pool_reap; done
+		(
+			PASSED=0 FAILED=0 SKIPPED=0
+			s0=${EPOCHREALTIME/./}
+			run_test "$t"
+			res=fail
+			[ "$PASSED" = 1 ] && res=pass
+			[ "$SKIPPED" = 1 ] && res=skip
+			s0=$(( (${EPOCHREALTIME/./} - s0) / 100000 ))
+			echo "    ($((s0 / 10)).$((s0 % 10)) s)"
+			echo "$res" > "$out/$t.res"
+		) > "$out/$t" 2>&1 < /dev/null &
+		name_of[$!]=$t
+	done
+	while [ ${#name_of[@]} -gt 0 ]; do pool_reap; done
+	rm -rf "$out"
+}
+
 # ---------------------------------------------------------------- helpers shared by topics
 # kill_started: what this test's jobs left running when its nvqd stopped
 # ("running jobs go on"): each supervisor the test's database names, if it is

@@ -4,12 +4,25 @@
 # the real nvq.  The tests live by topic in tests/system/t_TOPIC.sh, as
 # t_ functions; their helpers in tests/system/lib.sh.
 #
-# Usage: run.sh [TOPIC | TEST]...   e.g. run.sh hook, run.sh t_packing.
+# Usage: run.sh [-j N] [TOPIC | TEST]...   e.g. run.sh hook, run.sh t_packing.
 # Without arguments, every test of every topic.  NVQ_BUILD names the build
-# folder (build, build-san).
+# folder (build, build-san).  -j N (or NVQ_TEST_JOBS) runs N tests at once,
+# each with its own nvqd, folder and jobs; the tests a topic names in ALONE
+# (they set machine-wide things, count processes by name, or time what
+# a loaded machine would slow) then run one at a time, after the others;
+# those in SLOW start first.
+# Each test's lines are printed together when it ends, with its seconds.
 set -u
 cd "$(dirname "$0")/../.."
+JOBS=${NVQ_TEST_JOBS:-1}
+if [ "${1:-}" = -j ]; then
+	JOBS=${2:-}
+	shift 2 || true
+fi
+[[ $JOBS =~ ^[1-9][0-9]?$ ]] || { echo "run.sh: -j takes 1 to 99, not '$JOBS'" >&2; exit 2; }
 . tests/system/lib.sh
+ALONE=()
+SLOW=()
 
 FILES=()
 for a in "$@"; do
@@ -48,9 +61,23 @@ else
 		fi
 	done
 fi
-for t in $TESTS; do
-	run_test "$t"
-done
+# the users the tests act as, made once here, before tests run at once
+[ "$JOBS" -gt 1 ] && [ "$(id -u)" = 0 ] && command -v useradd > /dev/null && make_users
+
+if [ "$JOBS" = 1 ]; then
+	for t in $TESTS; do
+		run_test "$t"
+	done
+else
+	run_pool "$JOBS" $(for t in $TESTS; do
+		[[ " ${SLOW[*]} " == *" $t "* ]] && echo "$t"
+	done; for t in $TESTS; do
+		[[ " ${ALONE[*]} ${SLOW[*]} " == *" $t "* ]] || echo "$t"
+	done)
+	run_pool 1 $(for t in $TESTS; do
+		[[ " ${ALONE[*]} " == *" $t "* ]] && echo "$t"
+	done)
+fi
 echo
 echo "system tests: $PASSED passed, $FAILED failed${FAILS:+: ${FAILS[*]}}, $SKIPPED skipped${SKIPS:+: ${SKIPS[*]}}"
 [ $FAILED = 0 ]

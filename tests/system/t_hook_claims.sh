@@ -272,3 +272,6 @@ takes no turns on a timeslice GPU: jobs of its priority wait for its end"
 	nvq cancel "$a" > /dev/null
 	wait_state "$a" CANCELLED 10
 }
+
+# steal_pid moves the machine's pid counter: nothing else may start processes meanwhile
+ALONE+=(t_hook_claims_pid_reuse t_hook_claims_ckpt)

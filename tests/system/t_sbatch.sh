@@ -208,3 +208,6 @@ t_sbatch_deps() {	# a chain with --dependency=afterany (needs issue 42's --depen
 	wait_state "$b" COMPLETED || return
 	expect_eq "step2 ran after step1 failed" "$(cat "$T/wd/step2.out")" "step2 ran after step1 ran"
 }
+
+# the longest: started first when tests run at once (run.sh -j)
+SLOW+=(t_sbatch_srun)

@@ -123,3 +123,6 @@ print([(u["user"], u["runs"]) for u in json.load(sys.stdin)["users"] if u["user"
 	expect_match "12 at once: some refused" "$(cat "$T"/stats.*)" "nvqd is busy summing the history .*as many of yours as it takes"
 	expect_match "12 at once: the others answered" "$(cat "$T"/stats.*)" "GPU time by user"
 }
+
+# the longest: started first when tests run at once (run.sh -j)
+SLOW+=(t_stats_busy)

@@ -119,3 +119,6 @@ t_submit_batch() {	# submits read in one loop turn are stored in one commit; eac
 	local id
 	for id in $(cat "$T/ids"); do wait_state "$id" COMPLETED || return; done
 }
+
+# the longest: started first when tests run at once (run.sh -j)
+SLOW+=(t_chaos t_chaos_full)

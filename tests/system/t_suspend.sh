@@ -312,3 +312,9 @@ t_suspend_timeout() {	# an nvq-ckpt that hangs is killed after switch_timeout, i
 	expect_eq "and launches" "$(growing "$T/a" 0.5)" grows
 	nvq cancel "$a" > /dev/null
 }
+
+# counts nvq-ckpt processes by name
+ALONE+=(t_suspend)
+
+# the longest: started first when tests run at once (run.sh -j)
+SLOW+=(t_offload)

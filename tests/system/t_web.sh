@@ -273,3 +273,6 @@ PY
 	stop_nvqd
 	unset FAKE_NVML_GPUS FAKE_NVML_PROCS FAKE_NVML_ENERGY
 }
+
+# the longest: started first when tests run at once (run.sh -j)
+SLOW+=(t_web_flood t_web_scrapers)
