@@ -62,7 +62,7 @@ NVQD_SRC = nvqd/nvqd.c nvqd/engine/engine.c nvqd/engine/engine_base.c nvqd/engin
 	   nvqd/gpu/hookmsg.c nvqd/gpu/suspend.c nvqd/server.c nvqd/front/watch.c \
 	   nvqd/front/ctl.c nvqd/engine/submit.c nvqd/engine/submitq.c nvqd/store/statq.c nvqd/store/storework.c nvqd/store/store.c nvqd/store/store_job.c nvqd/store/store_query.c nvqd/store/store_energy.c nvqd/store/checkpoint.c nvqd/queue/sched.c nvqd/queue/preempt.c nvqd/gpu/gpu.c nvqd/runner.c nvqd/reap.c nvqd/engine/start.c \
 	   nvqd/front/ctl_check.c nvqd/front/ctl_req.c nvqd/front/ctl_jobs.c nvqd/front/ctl_control.c nvqd/front/ctl_info.c \
-	   nvqd/config.c nvqd/qos.c nvqd/lcclass.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/engine/slurmopt.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/paths.c \
+	   nvqd/config.c nvqd/qos.c nvqd/lcclass.c nvqd/hostres.c nvqd/log.c nvqd/engine/slurmjob.c nvqd/engine/slurmopt.c nvqd/cmdq.c nvqd/engine/slurm.c nvqd/engine/adopt.c common/proto.c common/parse.c common/dep.c common/jobstate.c common/paths.c \
 	   common/rlimits.c common/cgroup.c common/cgplace.c common/cglimit.c common/status.c common/proc.c common/fdpass.c \
 	   common/roff.c common/esc.c
 NVQ_SRC	= nvq/nvq.c nvq/client.c nvq/fmt.c nvq/num.c nvq/joules.c nvq/submit.c nvq/jobs.c nvq/control.c \
@@ -198,7 +198,7 @@ $(BUILD)/libnvq-hook.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(HOOK_SRC)) hook/hook.
 # Unit tests: cmocka, pure logic only (and runner.c's spare files, in a folder of their own).
 UNIT	= sched order preempt gpuctl proto config parse budget offload status share fairshare slurm runner json portable num \
 	  esc stored webrate stageplan xreg gate jobtab store job ctl_check sbatch hostres dep intr cgplace \
-	  energy joules lcbe slurmopt
+	  energy joules lcbe slurmopt jobstate
 UNIT_BIN = $(patsubst %,$(BUILD)/tests/test_%,$(UNIT))
 TEST_LIBS = -lcmocka -lm
 
@@ -217,6 +217,7 @@ $(BUILD)/tests/test_config: $(call obj,tests/unit/test_config.c nvqd/config.c nv
 	    common/paths.c common/rlimits.c common/roff.c)
 $(BUILD)/tests/test_parse: $(call obj,tests/unit/test_parse.c common/parse.c)
 $(BUILD)/tests/test_dep: $(call obj,tests/unit/test_dep.c common/dep.c common/parse.c)
+$(BUILD)/tests/test_jobstate: $(call obj,tests/unit/test_jobstate.c common/jobstate.c)
 $(BUILD)/tests/test_lcbe: $(call obj,tests/unit/test_lcbe.c nvqd/gpu/lcbestat.c nvqd/lcclass.c nvqd/qos.c common/roff.c \
 	    common/proto.c common/parse.c)
 $(BUILD)/tests/test_status: $(call obj,tests/unit/test_status.c common/status.c)
@@ -229,7 +230,8 @@ $(BUILD)/tests/test_jobtab: $(call obj,tests/unit/test_jobtab.c nvqd/engine/jobt
 $(BUILD)/tests/test_hostres: $(call obj,tests/unit/test_hostres.c nvqd/hostres.c)
 $(BUILD)/tests/test_cgplace: $(call obj,tests/unit/test_cgplace.c common/cgplace.c)
 $(BUILD)/tests/test_store: $(call obj,tests/unit/test_store.c nvqd/store/store.c nvqd/store/store_job.c \
-	    nvqd/store/store_query.c nvqd/store/store_energy.c nvqd/store/checkpoint.c nvqd/log.c common/parse.c) $(BUILD)/obj/gen/schema_sql.o
+	    nvqd/store/store_query.c nvqd/store/store_energy.c nvqd/store/checkpoint.c nvqd/log.c common/parse.c \
+	    common/jobstate.c) $(BUILD)/obj/gen/schema_sql.o
 $(BUILD)/tests/test_store: TEST_LIBS += $(SQL_LIBS) -lpthread
 $(BUILD)/tests/test_job: $(call obj,tests/unit/test_job.c nvqd/engine/job.c)
 $(BUILD)/tests/test_webrate: $(call obj,tests/unit/test_webrate.c nvqd/front/webrate.c)

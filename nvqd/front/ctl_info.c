@@ -13,34 +13,20 @@
 #include "ctl_req.h"
 #include "gpuctl.h"
 #include "hooks.h"
+#include "jobstate.h"
 #include "lcbe.h"
 #include "slurm.h"
 #include "statq.h"
 #include "watch.h"
 
-static const char *ctl_info_states[] = {
-	"PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
-	"SUSPENDED", NULL
-};
-
 /* s: NULL, or a comma-separated list of states, each nvqd's name, at most 8. */
 static int
 ctl_info_check_state(struct ctl_req *r, const char *s)
 {
-	const char *p, *e;
-	size_t n;
-	int i, items = 0;
+	unsigned mask;
+	int n;
 
-	for (p = s; p != NULL && *p != '\0' && items <= 8; p = *e ? e + 1 : e, items++) {
-		e = p + strcspn(p, ",");
-		n = (size_t)(e - p);
-		for (i = 0; ctl_info_states[i] != NULL; i++)
-			if (strlen(ctl_info_states[i]) == n && strncmp(ctl_info_states[i], p, n) == 0)
-				break;
-		if (ctl_info_states[i] == NULL || (*e == ',' && e[1] == '\0'))
-			break;
-	}
-	if (s == NULL || (*p == '\0' && items > 0 && items <= 8))
+	if (s == NULL || ((n = jobstate_list(s, &mask)) > 0 && n <= 8))
 		return 0;
 	return ctl_req_error(r, "unknown state \"%.60s\" (PENDING, RUNNING, SUSPENDED, COMPLETED, "
 	    "FAILED, CANCELLED, TIMEOUT or NODE_FAIL; up to 8, with commas)", s);

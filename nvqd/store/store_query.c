@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "jobstate.h"
 #include "log.h"
 #include "parse.h"
 #include "store_int.h"
@@ -331,28 +332,17 @@ enum { STORE_BY_ID, STORE_BY_STATE, STORE_BY_ACTIVE, STORE_BY_FINISHED, STORE_BY
 
 /*
  * 1 if every state of the comma-separated list is one of a job still in the
- * queue, 0 if none is, -1 if some are.
+ * queue, 0 if none is, -1 if some are (or the list is not one: the request
+ * check refused it before).
  */
 static int
 store_states_active(const char *list)
 {
-	static const char *const active[] = { "PENDING", "RUNNING", "SUSPENDED" };
-	const char *p, *e;
-	int on = 0, off = 0;
-	size_t i, n;
+	unsigned mask;
 
-	for (p = list; *p != '\0'; p = *e ? e + 1 : e) {
-		e = p + strcspn(p, ",");
-		n = (size_t)(e - p);
-		for (i = 0; i < sizeof(active) / sizeof(active[0]); i++)
-			if (strlen(active[i]) == n && strncmp(active[i], p, n) == 0)
-				break;
-		if (i < sizeof(active) / sizeof(active[0]))
-			on++;
-		else
-			off++;
-	}
-	return off == 0 ? 1 : on == 0 ? 0 : -1;
+	if (jobstate_list(list, &mask) < 0)
+		return -1;
+	return (mask & ~JOBSTATE_ACTIVE) == 0 ? 1 : (mask & JOBSTATE_ACTIVE) == 0 ? 0 : -1;
 }
 
 /*
