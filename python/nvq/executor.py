@@ -35,7 +35,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from . import _proto
-from ._errors import ConnectError, Error, JobError
+from ._errors import ConnectError, Error, JobError, NoSuchJob
 from ._options import submit_fields
 from .client import ACTIVE, Client, JobInfo, current_user
 
@@ -73,10 +73,33 @@ def default_folder() -> str:
     return os.path.join(base, "nvq", "executor")
 
 
+def _safe_parents(path: str) -> None:
+    """Raises Error unless every folder above path is root's or the caller's and
+    no one else may rename what it holds: not writable by others (unless
+    sticky, as /tmp is), nor by a group other than the caller's."""
+    d = os.path.realpath(os.path.dirname(path))
+    while True:
+        try:
+            st = os.stat(d)
+        except OSError as e:
+            raise Error("folder %s: %s: %s" % (path, d, e.strerror)) from None
+        sticky = st.st_mode & stat.S_ISVTX
+        if st.st_uid not in (0, os.geteuid()) or (
+                not sticky and (st.st_mode & 0o002 or
+                                (st.st_mode & 0o020 and st.st_gid != os.getegid()))):
+            raise Error("folder %s: %s is another user's or others may write it: calls "
+                        "are pickled only where no one else can replace them" % (path, d))
+        if d == "/":
+            return
+        d = os.path.dirname(d)
+
+
 def private_folder(path: str) -> str:
     """path, made if need be (0700), checked to be the caller's own directory that
-    no one else may enter: not a link, owned by the caller, mode 0700."""
+    no one else may enter: not a link, owned by the caller, mode 0700, in
+    folders no one else may write (root's or the caller's; /tmp's sticky bit)."""
     path = os.path.abspath(path)
+    _safe_parents(path)
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         os.mkdir(path, 0o700)
@@ -91,6 +114,73 @@ def private_folder(path: str) -> str:
     if st.st_mode & 0o077:
         os.chmod(path, 0o700)
     return path
+
+
+def _start_time(pid: int) -> Optional[str]:
+    """pid's start time (field 22 of /proc/PID/stat), None if it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+_SWEEP_MAX = 1000	# call folders looked at per Executor start
+_SWEEP_AGE = 60.0	# seconds: a call folder with no job yet, older than this, is left over
+
+
+def _sweep(folder: str, client: "Client") -> int:
+    """Removes call folders that no Executor will read again: their driver
+    (meta.json's pid and start time) is gone and their job is no longer in
+    the queue (or was never queued).  A job still queued keeps its folder:
+    it reads its call there.  Returns how many went."""
+    dead = []
+    try:
+        with os.scandir(folder) as it:
+            for ent in it:
+                if len(dead) >= _SWEEP_MAX:
+                    break
+                if not ent.name.startswith("call-") or not ent.is_dir(follow_symlinks=False):
+                    continue
+                try:
+                    with open(os.path.join(ent.path, "meta.json"), encoding="utf-8") as f:
+                        pid, start = json.load(f)["driver"]
+                    if _start_time(int(pid)) == start:
+                        continue	# its Executor still runs
+                    with open(os.path.join(ent.path, "job"), encoding="ascii") as f:
+                        job: Optional[int] = int(f.read())
+                except FileNotFoundError:
+                    job = None	# no job yet: the submit never returned, or is on its way
+                    try:
+                        if time.time() - ent.stat(follow_symlinks=False).st_mtime < _SWEEP_AGE:
+                            continue
+                    except OSError:
+                        continue
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue	# not one of ours as we write them: left alone
+                dead.append((ent.path, job))
+    except OSError:
+        return 0
+    queued: Optional[set] = None
+    if sum(1 for _, j in dead if j is not None) > 32:	# one listing, not a show each
+        try:
+            queued = {j.id for j in client.list(user=current_user())}
+        except Error:
+            return 0
+    gone = 0
+    for path, job in dead:
+        if job is not None:
+            try:
+                active = job in queued if queued is not None else client.show(job).active
+            except NoSuchJob:
+                active = False
+            except Error:
+                continue
+            if active:
+                continue
+        shutil.rmtree(path, ignore_errors=True)
+        gone += 1
+    return gone
 
 
 class _Future(concurrent.futures.Future):
@@ -133,7 +223,9 @@ class Executor(concurrent.futures.Executor):
     (priority, qos, mem_per_cpu, requeue, signal, dependency, stdout, ...)
     apply to every job.  socket: nvqd's (found as nvq finds it).  folder:
     where calls and results are kept (default_folder()); it must be the
-    caller's own, mode 0700.  python: the interpreter of the jobs (default
+    caller's own, mode 0700, in folders no one else may write; call folders
+    a driver that died left there go at start once their jobs have left the
+    queue (self.swept: how many).  python: the interpreter of the jobs (default
     sys.executable).  The driver's main module is imported again in each job
     under the name __mp_main__, as multiprocessing's spawn does: guard a
     script's own work with `if __name__ == "__main__":`.
@@ -154,6 +246,7 @@ class Executor(concurrent.futures.Executor):
             sys.modules.setdefault("__mp_main__", sys.modules["__main__"])
         self._folder = private_folder(folder or default_folder())
         self._client = Client(socket)
+        self.swept = _sweep(self._folder, self._client)	# left by drivers that died
         self._user = current_user()
         self._lock = threading.Lock()
         self._futures: Dict[int, _Future] = {}
@@ -195,6 +288,10 @@ class Executor(concurrent.futures.Executor):
             shutil.rmtree(taskdir, ignore_errors=True)
             self._registered(None)
             raise
+        try:
+            self._write(taskdir, "job", str(job.id).encode())	# for a later sweep
+        except OSError:
+            pass
         fut = _Future(self, job.id, taskdir)
         self._registered(fut)
         return fut
@@ -237,7 +334,8 @@ class Executor(concurrent.futures.Executor):
     def _meta() -> Dict[str, Any]:
         main = sys.modules.get("__main__")
         spec = getattr(main, "__spec__", None)
-        meta: Dict[str, Any] = {"sys_path": [p for p in sys.path if isinstance(p, str)]}
+        meta: Dict[str, Any] = {"sys_path": [p for p in sys.path if isinstance(p, str)],
+                                "driver": [os.getpid(), _start_time(os.getpid())]}
         if spec is not None and getattr(spec, "name", None) not in (None, "__main__"):
             meta["main_name"] = spec.name
         elif getattr(main, "__file__", None):

@@ -7,10 +7,12 @@ run are defined at the top level: the job imports this file again (as
 __mp_main__), as multiprocessing's spawn does.
 """
 import concurrent.futures
+import json
 import os
 import pickle
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -208,6 +210,19 @@ class TestCodec(unittest.TestCase):
             os.chown(theirs, 65534, 65534)
             with self.assertRaisesRegex(nvq.Error, "not a directory of yours"):
                 private_folder(theirs)
+        # a folder in one that others may write: another user could swap it
+        open_dir = os.path.join(DIR, "f-open")
+        os.mkdir(open_dir)
+        os.chmod(open_dir, 0o777)
+        with self.assertRaisesRegex(nvq.Error, "f-open is another user's or others may write it"):
+            private_folder(os.path.join(open_dir, "calls"))
+        self.assertFalse(os.path.exists(os.path.join(open_dir, "calls")), "made before refused")
+        os.chmod(open_dir, 0o1777)	# sticky, as /tmp: others cannot rename what is ours
+        private_folder(os.path.join(open_dir, "calls"))
+        if os.geteuid() == 0:
+            os.chmod(theirs, 0o755)
+            with self.assertRaisesRegex(nvq.Error, "f-theirs is another user's"):
+                private_folder(os.path.join(theirs, "calls"))
 
 
 class TestExecutor(unittest.TestCase):
@@ -275,6 +290,62 @@ class TestExecutor(unittest.TestCase):
                 ex.submit(square, 2)
         print("    nvqd said: %s" % cm.exception)
         self.assertRegex(str(cm.exception), "64")
+
+
+class TestSweep(unittest.TestCase):
+    """Call folders left by a driver that died go at the next Executor's start,
+    unless their job is still queued (it reads its call there)."""
+
+    @staticmethod
+    def _left(folder, name, driver, job=None, age=0.0):
+        d = os.path.join(folder, name)
+        os.mkdir(d, 0o700)
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            json.dump({"sys_path": [], "driver": driver}, f)
+        with open(os.path.join(d, "call.pkl"), "wb") as f:
+            f.write(b"x" * 4096)
+        if job is not None:
+            with open(os.path.join(d, "job"), "w") as f:
+                f.write(str(job))
+        if age:
+            t = time.time() - age
+            os.utime(d, (t, t))
+        return d
+
+    def test_sweep(self):
+        c = nvq.Client()
+        folder = os.path.join(DIR, "sweep")
+        os.mkdir(folder, 0o700)
+        p = subprocess.Popen(["true"])
+        p.wait()
+        gone_driver = [p.pid, "1"]			# ended: no such process now
+        me = [os.getpid(), open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]]
+        reused = [os.getpid(), "1"]			# our pid, another process's start
+        ended = c.submit(["true"], gpus=0)
+        ended.wait(timeout=30)
+        held = c.submit(["true"], gpus=0, hold=True)
+        left = {
+            "ended": self._left(folder, "call-ended", gone_driver, ended.id),
+            "reused": self._left(folder, "call-reused", reused, ended.id),
+            "unknown": self._left(folder, "call-unknown", gone_driver, 999999),
+            "old-nojob": self._left(folder, "call-old", gone_driver, None, age=3600),
+        }
+        kept = {
+            "alive": self._left(folder, "call-alive", me, ended.id),
+            "queued": self._left(folder, "call-queued", gone_driver, held.id),
+            "young-nojob": self._left(folder, "call-young", gone_driver, None),
+        }
+        other = os.path.join(folder, "notes")
+        os.mkdir(other)
+        with nvq.Executor(gpus=0, folder=folder) as ex:
+            self.assertEqual(ex.submit(square, 4).result(timeout=30), 16)
+        for what, d in left.items():
+            self.assertFalse(os.path.exists(d), "%s: left behind" % what)
+        for what, d in kept.items():
+            self.assertTrue(os.path.exists(d), "%s: swept" % what)
+        self.assertTrue(os.path.exists(other), "a folder not a call's was swept")
+        self.assertEqual(getattr(ex, "swept", None), len(left))
+        c.cancel(held.id)
 
 
 class TestCancel(unittest.TestCase):

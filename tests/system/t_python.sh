@@ -30,6 +30,12 @@ t_python_cancel() {	# a pending Future's cancel cancels its job; shutdown(cancel
 	py_case TestCancel
 }
 
+t_python_sweep() {	# call folders of a driver that died go at the next start, unless their job is queued
+	write_config
+	start_nvqd || return
+	py_case TestSweep
+}
+
 t_python_push() {	# futures complete from the watch's frames, not by polling (a proxy counts them)
 	write_config
 	start_nvqd || return
