@@ -16,7 +16,11 @@
  * global mode): the bits stay up until it ends.
  * be: a launch waits while lcbe_busy() says a GPU of its job has an lc
  * process at work, sleeping 20 us doubling to 1 ms, at most max_wait ms
- * per launch; the time is counted (lcbe_yielded_ns) and reported.
+ * per launch, and no longer once its gate is no longer open: the wait is
+ * inside the gate (counted in flight), so a hold, a timeslice turn or a
+ * suspend taking the lock back would otherwise wait for it to drain, up
+ * to max_wait, past revoke_timeout; the time is counted (lcbe_yielded_ns)
+ * and reported.
  * Nothing here blocks an lc process, prints, or exits.
  */
 #include <errno.h>
@@ -30,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gate.h"
 #include "lcbe.h"
 #include "lcbe_page.h"
 
@@ -155,7 +160,8 @@ lcbe_slow(int role)
 	/* counted while it waits: a launch may wait seconds, reports go on meanwhile */
 	__atomic_fetch_add(&LB.wait_sum, start, __ATOMIC_SEQ_CST);
 	__atomic_fetch_add(&LB.waiting, 1, __ATOMIC_SEQ_CST);
-	while (now - start < m->max_wait_ns && lcbe_busy_any(m, now)) {
+	while (now - start < m->max_wait_ns && lcbe_busy_any(m, now) &&
+	    __atomic_load_n(&nvq_gate.state, __ATOMIC_SEQ_CST) == GATE_OPEN) {
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)step;
 		nanosleep(&ts, NULL);

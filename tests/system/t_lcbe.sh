@@ -279,6 +279,35 @@ t_lcbe_hold() {	# an lc job held by nvq hold raises nothing: be runs meanwhile
 	nvq cancel "$be" "$lc" > /dev/null
 }
 
+t_lcbe_hold_be() {	# a 2-rank be job yielding to lc is held at once: its ranks stop yielding, no SIGSTOP
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	# be launches may wait 30 s for lc, far past revoke_timeout
+	write_config "[class lc]" "users = *" "be_max_wait = 30000" "[scheduler]" "revoke_timeout = 3s"
+	start_nvqd || return
+	local be lc out t0 t1 i
+	be=$(fsubmit --parsable -g 2 -m 2G "$FAKE_JOB" ddp 2 300 "$T/d")
+	wait_field "$be" hook_pids '^[0-9]+,[0-9]+$' || return
+	wait_count "$T/d.rank0" || return
+	lc=$(FAKE_KERNEL_US=50000 fsubmit --class lc -m 1G -w 0 "$FAKE_JOB" launch 60 "$T/lc")
+	wait_count "$T/lc" || return
+	sleep 0.3
+	expect_eq "both be ranks wait while lc is busy on GPU 0" \
+	    "$(growing "$T/d.rank0" 0.5) $(growing "$T/d.rank1" 0.1)" "still still"
+	t0=${EPOCHREALTIME/./}
+	out=$(nvq hold "$be" 2>&1)
+	t1=${EPOCHREALTIME/./}
+	expect_eq "held, drained" "$out" "job $be held: its GPU work has drained"
+	expect_eq "within revoke_timeout, not be_max_wait" "$(( (t1 - t0) < 3000000 ))" 1
+	expect_eq "no SIGSTOP" "$(grep -c SIGSTOP "$T/nvqd.log")" 0
+	nvq release "$be" > /dev/null
+	nvq cancel "$lc" > /dev/null
+	wait_state "$lc" CANCELLED
+	expect_eq "be goes on once lc is gone" "$(growing "$T/d.rank0" 0.8)" grows
+	touch "$T/d.stop"
+	wait_state "$be" COMPLETED 20
+	expect_match "every rank ended after the same step" "$(nvq log "$be" | tail -1)" '^ddp ok [0-9]+$'
+}
+
 t_lcbe_capture() {	# the lc watcher never synchronizes while a CUDA graph is being captured
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	lcbe_config; start_nvqd || return
