@@ -15,6 +15,13 @@
  * bits when its connection closes (the process ended, or was killed).
  * A be launch waits while a bit of one of its GPUs is up and its slot's
  * beat is fresh, for at most a bound, then goes on.
+ *
+ * An lc process holds its pages writable and could hand one on (a
+ * descriptor sent to a process of its user's that outlives the job): so
+ * the bits count only where nvqd's live page, which no job can write,
+ * names the slot live on that GPU (hook version 5 on; handed read-only to
+ * be processes).  live[g] has bit s from the lc process's hello until its
+ * slot is released.
  */
 #ifndef NVQ_LCBE_PAGE_H
 #define NVQ_LCBE_PAGE_H
@@ -33,16 +40,25 @@ struct lcbe_page {
 	int64_t		owner[LCBE_SLOTS];	/* the slot's job; 0: free */
 };
 
+/* nvqd's alone, one per host: bit s of live[g] while slot s is an lc process on GPU g */
+struct lcbe_live {
+	uint64_t	live[LCBE_GPUS];
+};
+
 /*
- * Whether a be launch on GPU g must wait now: a slot busy there whose beat
- * is fresh at now (ns).  Pure: the hook's wait loop and the unit test use it.
+ * Whether a be launch on GPU g must wait now: a slot busy there, live
+ * there by nvqd's word (live NULL: an nvqd before it, every slot), whose
+ * beat is fresh at now (ns).  Pure: the hook's wait loop and the unit
+ * test use it.
  */
 static inline int
-lcbe_busy(const struct lcbe_page *p, int g, uint64_t now)
+lcbe_busy(const struct lcbe_page *p, const struct lcbe_live *live, int g, uint64_t now)
 {
 	uint64_t m = __atomic_load_n(&p->up[g], __ATOMIC_ACQUIRE), b;
 	int s;
 
+	if (live != NULL)
+		m &= __atomic_load_n(&live->live[g], __ATOMIC_ACQUIRE);
 	while (m != 0) {
 		s = __builtin_ctzll(m);
 		m &= m - 1;

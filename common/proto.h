@@ -27,7 +27,8 @@
  * side without them keeps to version 2: the frame version stays 2, so an
  * older hook still links to a newer nvqd and the other way round.
  */
-#define PROTO_HOOK_VERSION	4	/* 4: MSG_HOOK_LCBE, the lc/be page (lcbe_page.h) */
+#define PROTO_HOOK_VERSION	5	/* 4: MSG_HOOK_LCBE, the lc/be page (lcbe_page.h);
+					   5: and nvqd's live page after them ("live") */
 #define PROTO_HEADER	8
 #define PROTO_MAX_BODY	(4U << 20)
 #define PROTO_MAX_KEY	32

@@ -55,6 +55,7 @@ struct lcbe_map {
 	int		gpus[LCBE_MAX_PAGES];
 	int		n;
 	uint64_t	max_wait_ns;
+	const struct lcbe_live *live;	/* nvqd's word of who is lc; NULL: none came */
 };
 
 static struct {
@@ -130,7 +131,7 @@ lcbe_busy_any(const struct lcbe_map *m, uint64_t now)
 	int k;
 
 	for (k = 0; k < m->n; k++)
-		if (lcbe_busy(m->page[k], m->gpus[k], now))
+		if (lcbe_busy(m->page[k], m->live, m->gpus[k], now))
 			return 1;
 	return 0;
 }
@@ -211,7 +212,7 @@ lcbe_watch(void *arg)
 
 int
 lcbe_attach(const int *fds, int lc, int slot, int64_t max_wait_ms, const int *gpus, int n,
-    void (*sync)(void))
+    int live, void (*sync)(void))
 {
 	struct lcbe_map *m, *old = lcbe_map();
 	sigset_t all, sigs;
@@ -237,6 +238,17 @@ lcbe_attach(const int *fds, int lc, int slot, int64_t max_wait_ms, const int *gp
 		}
 		close(fds[k]);
 	}
+	if (ok && live >= 0 && (p = mmap(NULL, LCBE_SIZE, PROT_READ, MAP_SHARED, live, 0)) !=
+	    MAP_FAILED)
+		m->live = p;
+	else if (ok && live >= 0) {	/* unmapped: be would wait for bits nvqd took back */
+		ok = 0;
+		while (m->n > 0)
+			munmap(m->page[--m->n], LCBE_SIZE);
+		free(m);
+	}
+	if (live >= 0)
+		close(live);
 	if (!ok)
 		return -1;
 	m->lc = lc != 0;

@@ -26,12 +26,13 @@ extern int lcbe_role;
 /*
  * The pages (fds, one per GPU, the caller's: closed here), as nvqd gave
  * them: lc, its slot (lc only), the bound of a be launch's wait in ms, and
- * the indexes of the job's GPUs (n of them, fds[k] GPU gpus[k]'s page).  sync drains this process's GPU work.
+ * the indexes of the job's GPUs (n of them, fds[k] GPU gpus[k]'s page);
+ * live, nvqd's live page (-1: none, an older nvqd; closed here too).  sync drains this process's GPU work.
  * Again after a reconnection: the new nvqd's page takes the old one's place.
  * 0, or -1 (the process goes on as of no class).
  */
 int	lcbe_attach(const int *fds, int lc, int slot, int64_t max_wait_ms, const int *gpus, int n,
-	    void (*sync)(void));
+	    int live, void (*sync)(void));
 /* The link's tick: an lc process says it lives. */
 void	lcbe_tick(void);
 /* Nanoseconds this process's launches spent yielding, in all. */

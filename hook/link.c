@@ -89,7 +89,7 @@ static struct {
 	uint64_t	sent_shared;	/* ops->unmovable() as last reported */
 	uint64_t	sent_staged;	/* offload_staged() as last reported */
 	uint64_t	sent_yield_us;	/* lcbe_yielded_ns() / 1000 as last reported */
-	int		lcbe_fd[LCBE_MAX_PAGES];	/* the pages' descriptors, come with */
+	int		lcbe_fd[LCBE_MAX_PAGES + 1];	/* the pages' descriptors, come with */
 	int		lcbe_nfd;			/* nvqd's bytes (MSG_HOOK_LCBE) */
 	int		sent_n;
 	char		uuid[BUDGET_MAX_DEV][64];
@@ -456,7 +456,7 @@ link_recv(void *buf, size_t len)
 {
 	union {
 		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int) * LCBE_MAX_PAGES)];
+		char		b[CMSG_SPACE(sizeof(int) * (LCBE_MAX_PAGES + 1))];
 	} u;
 	struct iovec iov = { buf, len };
 	struct msghdr mh;
@@ -479,7 +479,7 @@ link_recv(void *buf, size_t len)
 		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		for (k = 0; k < nfd; k++) {
 			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(fd));
-			if (L.lcbe_nfd < LCBE_MAX_PAGES)
+			if (L.lcbe_nfd < LCBE_MAX_PAGES + 1)
 				L.lcbe_fd[L.lcbe_nfd++] = fd;
 			else
 				close(fd);
@@ -496,23 +496,25 @@ link_lcbe_sync(void)
 
 /*
  * nvqd's lc/be pages: "lc" 1 or 0, "slot", "wait" (ms), then "gpu" per GPU
- * of the job, in the order of the descriptors that came with the bytes.
+ * of the job, in the order of the descriptors that came with the bytes;
+ * "live" 1: one more descriptor after them, nvqd's live page.
  */
 static void
 link_lcbe(const struct proto_msg *m)
 {
 	int gpus[LCBE_MAX_PAGES], n = 0, i, lc = proto_int(m, "lc", 0) == 1;
+	int live = proto_int(m, "live", 0) == 1;
 
 	for (i = 0; i < m->nfields && n < LCBE_MAX_PAGES; i++)
 		if (strcmp(m->fields[i].key, "gpu") == 0 && m->fields[i].kind == 'i')
 			gpus[n++] = (int)m->fields[i].i;
-	if (n == 0 || n != L.lcbe_nfd) {
+	if (n == 0 || n + live != L.lcbe_nfd) {
 		link_lcbe_drop();
 		return;
 	}
 	L.lcbe_nfd = 0;	/* lcbe_attach closes them */
 	if (lcbe_attach(L.lcbe_fd, lc, (int)proto_int(m, "slot", -1), proto_int(m, "wait", 1000),
-	    gpus, n, link_lcbe_sync) == -1)
+	    gpus, n, live ? L.lcbe_fd[n] : -1, link_lcbe_sync) == -1)
 		L.ops->log("the lc/be pages could not be attached: this process neither yields "
 		    "nor is yielded to");
 	else

@@ -60,7 +60,7 @@ void		 server_push_error(struct server_conn *, const char *msg);
  * A small frame with n descriptors (1 to SERVER_MAX_PUSH_FDS, the caller's
  * still), sent now if nothing is queued: 0, or -1 (not sent; b freed either way).
  */
-#define SERVER_MAX_PUSH_FDS	16
+#define SERVER_MAX_PUSH_FDS	17	/* a job's 16 GPUs' lc/be pages, and the live page */
 int		 server_push_fd(struct server_conn *, struct proto_buf *b, const int *fds, int n);
 /*
  * A pidfd of the process that connected (the caller's to close), or -1

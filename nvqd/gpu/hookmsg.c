@@ -47,6 +47,7 @@ hookmsg_hello(const struct proto_msg *m, struct hookmsg_hello *h, char *err, siz
 	/* an older hook says neither: it is revoked as before */
 	h->cut = proto_int(m, "cut", 0) == 1 && proto_int(m, "version", 2) >= 3;
 	h->lcbe = proto_int(m, "version", 2) >= 4;
+	h->live = proto_int(m, "version", 2) >= 5;
 	return 0;
 }
 

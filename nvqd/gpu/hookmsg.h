@@ -25,6 +25,7 @@ struct hookmsg_hello {
 	int64_t		pid;		/* what the process says it is; 0: not said */
 	int		cut;		/* it stops at a cut (MSG_HOOK_CUT): "cut" 1 */
 	int		lcbe;		/* it takes the lc/be page: "version" 4 on */
+	int		live;		/* and the live page: 5 on */
 };
 
 /* A MSG_HOOK_CUT: a process's NCCL launches per communicator at a revoke. */

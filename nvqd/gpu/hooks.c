@@ -630,7 +630,7 @@ hooks_hello(struct engine *e, struct server_conn *conn, const struct proto_msg *
 	s->start = start;
 	s->can_cut = h.cut;
 	/* first, while nothing is queued to it: the page goes with these bytes */
-	s->lcbe_slot = h.lcbe ? lcbe_hello(e, conn, j) : -1;
+	s->lcbe_slot = h.lcbe ? lcbe_hello(e, conn, j, h.live) : -1;
 	/*
 	 * Nothing of its own is in flight; but one that can cut and links while
 	 * the lock is being taken back (again, after losing nvqd) may hold NCCL

@@ -9,7 +9,10 @@
  * g's page only up[g] is used (common/lcbe_page.h).  Slots are the lc processes of the host, one per
  * hook session; a slot's bits and owner are cleared when it is released,
  * so an lc job killed with SIGKILL leaves nothing up once nvqd sees its
- * connections close.  Costs: a hello is O(slots); nothing here walks jobs.
+ * connections close.  The live page (one, written by nvqd alone, read-only
+ * to be processes of hook version 5 on) names the slots given on each GPU:
+ * a page an lc process handed on before its end raises nothing after it.
+ * Costs: a hello is O(slots); nothing here walks jobs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,56 +44,82 @@ struct lcbe_gpu {
 
 struct lcbe {
 	struct lcbe_gpu	g[LCBE_GPUS];
+	int		live_rw, live_ro, live_failed;
+	struct lcbe_live *live;		/* nvqd's alone (lcbe_page.h) */
 	int		used[LCBE_SLOTS];
 	int64_t		job[LCBE_SLOTS];	/* whose slot it is */
 };
+
+/*
+ * A page of LCBE_SIZE named name: its read-write and read-only descriptors
+ * and nvqd's mapping; NULL (errno set, nothing left open) if it cannot be.
+ * Sealed at its size: an lc process holds its GPUs' pages writable, and a
+ * truncate would make every access to a mapping, nvqd's and be processes',
+ * a SIGBUS.  F_SEAL_SEAL: nor may it add seals of its own.
+ */
+static void *
+lcbe_make(const char *name, int *rw, int *ro)
+{
+	char path[64];
+	void *m;
+	int e;
+
+	*rw = *ro = -1;
+	if ((*rw = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING)) == -1 ||
+	    ftruncate(*rw, LCBE_SIZE) == -1 || fchmod(*rw, 0644) == -1 ||
+	    fcntl(*rw, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == -1)
+		goto fail;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", *rw);
+	if ((*ro = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		goto fail;
+	if ((m = mmap(NULL, LCBE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, *rw, 0)) != MAP_FAILED)
+		return m;
+fail:
+	e = errno;
+	if (*rw >= 0)
+		close(*rw);
+	if (*ro >= 0)
+		close(*ro);
+	*rw = *ro = -1;
+	errno = e;
+	return NULL;
+}
 
 /* GPU g's page, made if need be; NULL if it cannot be. */
 static struct lcbe_gpu *
 lcbe_page_of(struct lcbe *l, int g)
 {
 	struct lcbe_gpu *p = &l->g[g];
-	char path[64];
-	void *m;
 
 	if (p->page != NULL || p->failed)
 		return p->page != NULL ? p : NULL;
-	p->fd_rw = p->fd_ro = -1;
-	/*
-	 * Sealed at its size: an lc process holds it writable, and a truncate
-	 * of it would make every access to the mapping, nvqd's and be
-	 * processes', a SIGBUS.  F_SEAL_SEAL: nor may it add seals of its own.
-	 */
-	if ((p->fd_rw = memfd_create("nvq-lcbe", MFD_CLOEXEC | MFD_ALLOW_SEALING)) == -1 ||
-	    ftruncate(p->fd_rw, LCBE_SIZE) == -1 || fchmod(p->fd_rw, 0644) == -1 ||
-	    fcntl(p->fd_rw, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == -1)
-		goto fail;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", p->fd_rw);
-	if ((p->fd_ro = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		goto fail;
-	if ((m = mmap(NULL, LCBE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd_rw, 0)) ==
-	    MAP_FAILED)
-		goto fail;
-	p->page = m;
-	return p;
-fail:
+	if ((p->page = lcbe_make("nvq-lcbe", &p->fd_rw, &p->fd_ro)) != NULL)
+		return p;
 	log_warn("GPU %d: the lc/be page could not be made: lc jobs there are not yielded to", g);
-	if (p->fd_rw >= 0)
-		close(p->fd_rw);
-	if (p->fd_ro >= 0)
-		close(p->fd_ro);
-	p->fd_rw = p->fd_ro = -1;
 	p->failed = 1;
 	return NULL;
 }
 
+/* The live page, made if need be; NULL if it cannot be. */
+static struct lcbe_live *
+lcbe_live_of(struct lcbe *l)
+{
+	if (l->live != NULL || l->live_failed)
+		return l->live;
+	if ((l->live = lcbe_make("nvq-lcbe-live", &l->live_rw, &l->live_ro)) != NULL)
+		return l->live;
+	log_warn("the lc/be live page could not be made: be jobs wait for every raised bit");
+	l->live_failed = 1;
+	return NULL;
+}
+
 int
-lcbe_hello(struct engine *e, struct server_conn *conn, struct job *j)
+lcbe_hello(struct engine *e, struct server_conn *conn, struct job *j, int live)
 {
 	struct proto_buf b = { 0 };
 	struct lcbe_gpu *p[LCBE_MAX_FDS];
 	struct lcbe *l = e->lcbe;
-	int fds[LCBE_MAX_FDS], g, k, n = 0, slot = -1;
+	int fds[LCBE_MAX_FDS + 1], gpu[LCBE_MAX_FDS], g, k, n = 0, slot = -1;
 
 	if (j->gpumask == 0)
 		return -1;
@@ -122,13 +151,19 @@ lcbe_hello(struct engine *e, struct server_conn *conn, struct job *j)
 		if ((j->gpumask & (1ULL << g)) && (p[n] = lcbe_page_of(l, g)) != NULL) {
 			proto_put_int(&b, "gpu", g);
 			fds[n] = j->lc ? p[n]->fd_rw : p[n]->fd_ro;
-			n++;
+			gpu[n++] = g;
 		}
-	if (n == 0) {
+	if (n == 0 || (j->lc && lcbe_live_of(l) == NULL)) {
 		proto_buf_free(&b);
 		return -1;
 	}
-	if (server_push_fd(conn, &b, fds, n) == -1) {
+	/* a be process of hook version 5 on reads who is lc by nvqd's word: after its pages */
+	k = n;
+	if (!j->lc && live && lcbe_live_of(l) != NULL) {
+		proto_put_int(&b, "live", 1);
+		fds[k++] = l->live_ro;
+	}
+	if (server_push_fd(conn, &b, fds, k) == -1) {
 		log_warnx("job %lld: the lc/be pages could not be sent to a process", (long long)j->id);
 		return -1;
 	}
@@ -136,8 +171,10 @@ lcbe_hello(struct engine *e, struct server_conn *conn, struct job *j)
 		return -1;
 	l->used[slot] = 1;
 	l->job[slot] = j->id;
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
 		__atomic_store_n(&p[k]->page->owner[slot], j->id, __ATOMIC_RELAXED);
+		__atomic_fetch_or(&l->live->live[gpu[k]], 1ULL << slot, __ATOMIC_SEQ_CST);
+	}
 	return slot;
 }
 
@@ -151,6 +188,8 @@ lcbe_release(struct engine *e, int slot)
 	if (l == NULL || slot < 0 || slot >= LCBE_SLOTS || !l->used[slot])
 		return;
 	for (g = 0; g < LCBE_GPUS; g++) {
+		if (l->live != NULL)	/* first: what its page still says no longer counts */
+			__atomic_fetch_and(&l->live->live[g], ~(1ULL << slot), __ATOMIC_SEQ_CST);
 		if ((p = l->g[g].page) == NULL)
 			continue;
 		__atomic_fetch_and(&p->up[g], ~(1ULL << slot), __ATOMIC_SEQ_CST);
@@ -202,8 +241,9 @@ lcbe_gpu(struct engine *e, int g, const char *ids, char *lc, size_t len)
 	}
 	if (off >= len && len > 0)
 		lc[len - 1] = '\0';
-	return l != NULL && g >= 0 && g < LCBE_GPUS && l->g[g].page != NULL &&
-	    __atomic_load_n(&l->g[g].page->up[g], __ATOMIC_RELAXED) != 0;
+	return l != NULL && g >= 0 && g < LCBE_GPUS && l->g[g].page != NULL && l->live != NULL &&
+	    (__atomic_load_n(&l->g[g].page->up[g], __ATOMIC_RELAXED) &
+	    __atomic_load_n(&l->live->live[g], __ATOMIC_RELAXED)) != 0;
 }
 
 void
@@ -235,6 +275,11 @@ lcbe_free(struct engine *e)
 			if (l->g[g].fd_ro >= 0)
 				close(l->g[g].fd_ro);
 		}
+	}
+	if (l->live != NULL) {
+		munmap(l->live, LCBE_SIZE);
+		close(l->live_rw);
+		close(l->live_ro);
 	}
 	free(l);
 	e->lcbe = NULL;

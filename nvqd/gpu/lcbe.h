@@ -20,11 +20,12 @@
 
 /*
  * A hello of a process of j (hook version 4 on): sends it the page with
- * its role, j's GPUs and the bound of a be wait.  Returns the lc slot it
- * was given, -1 where none (a be process, or nothing could be sent: it
+ * its role, j's GPUs and the bound of a be wait, and to a be process with
+ * live (hook version 5 on) the live page after them.  Returns the lc slot
+ * it was given, -1 where none (a be process, or nothing could be sent: it
  * then neither yields nor is yielded to, and the log says why).
  */
-int	lcbe_hello(struct engine *, struct server_conn *, struct job *);
+int	lcbe_hello(struct engine *, struct server_conn *, struct job *, int live);
 /* The slot's process is gone (its connection closed, or its job ended): its bits cleared. */
 void	lcbe_release(struct engine *, int slot);
 /*

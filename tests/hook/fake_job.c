@@ -832,7 +832,9 @@ poke_segv_cb(int sig)
  * fake_job poke: after a launch (the hook attached the lc/be page), tries
  * every way a job's process has to raise the page's words: a store, making
  * the mapping writable, opening it again through /proc/self/map_files, a
- * write through /proc/self/mem.  Prints what each did.
+ * write through /proc/self/mem.  Prints what each did; then how many of
+ * nvqd's live pages it has (a be process: 1) and whether a store to one
+ * was let through.
  */
 static int
 fake_poke(void)
@@ -844,8 +846,9 @@ fake_poke(void)
 	uint64_t v = ~0ULL;
 	volatile uint64_t *w;
 	FILE *fp;
-	int fd, found = 0, pages = 0;
-	const char *store, *prot, *mapf, *mem, *trunc;
+	int fd, found = 0, pages = 0, lives = 0;
+	unsigned long live = 0;
+	const char *store, *prot, *mapf, *mem, *trunc, *live_store = "none";
 	struct dirent *d;
 	DIR *dir;
 
@@ -856,7 +859,10 @@ fake_poke(void)
 	if ((fp = fopen("/proc/self/maps", "r")) == NULL)
 		return 1;
 	while (fgets(line, sizeof(line), fp) != NULL)
-		if (strstr(line, "nvq-lcbe") != NULL && ++pages == 1 &&
+		if (strstr(line, "nvq-lcbe-live") != NULL) {
+			if (++lives == 1)
+				sscanf(line, "%lx-", &live);
+		} else if (strstr(line, "nvq-lcbe") != NULL && ++pages == 1 &&
 		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
 			found = 1;
 			snprintf(range, sizeof(range), "%lx-%lx", lo, hi);
@@ -912,8 +918,15 @@ fake_poke(void)
 		}
 		closedir(dir);
 	}
-	printf("poke: pages=%d store=%s mprotect=%s map_files=%s proc_mem=%s truncate=%s\n", pages,
-	    store, prot, mapf, mem, trunc);
+	if (live != 0) {
+		if (sigsetjmp(poke_jmp, 1) == 0) {
+			*(volatile uint64_t *)live = ~0ULL;
+			live_store = "written";
+		} else
+			live_store = "denied";
+	}
+	printf("poke: pages=%d store=%s mprotect=%s map_files=%s proc_mem=%s truncate=%s "
+	    "live=%d live_store=%s\n", pages, store, prot, mapf, mem, trunc, lives, live_store);
 	fflush(stdout);
 	/* POKE_HOLD=SECONDS, where it may write (lc): every word and beat up that long */
 	if (strcmp(store, "written") == 0 && getenv("POKE_HOLD") != NULL) {

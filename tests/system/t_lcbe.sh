@@ -139,15 +139,17 @@ t_lcbe_readonly() {	# a be process cannot raise its page, whatever it tries; lc 
 	    --parsable -m 1G "$FAKE_JOB" poke)
 	nvq wait "$j" > /dev/null
 	out=$(nvq log "$j" 2>&1)
-	expect_eq "its GPU's page alone; every way to write it is denied" "$out" \
-	    "poke: pages=1 store=denied mprotect=denied map_files=denied proc_mem=denied truncate=denied"
+	expect_eq "its GPU's page alone; every way to write it is denied; nvqd's live page, read-only" \
+	    "$out" "poke: pages=1 store=denied mprotect=denied map_files=denied proc_mem=denied \
+truncate=denied live=1 live_store=denied"
 	# an lc job writes its own GPU's page, and has no other GPU's
 	j=$(fsubmit --parsable --class lc -m 1G "$FAKE_JOB" poke)
 	nvq wait "$j" > /dev/null
 	out=$(nvq log "$j" 2>&1)
 	expect_match "an lc process has its GPU's page alone, writable" "$out" "^poke: pages=1 store=written"
 	# but not to be cut short: a SIGBUS for nvqd and every be process of its GPU
-	expect_match "an lc process cannot truncate it" "$out" "truncate=denied$"
+	expect_match "an lc process cannot truncate it, and has no live page" "$out" \
+	    "truncate=denied live=0 live_store=none$"
 	expect_eq "nvqd lives on" "$(nvq list > /dev/null 2>&1; echo $?)" 0
 	# an lc job raising every word it can reach stalls nobody on another GPU
 	b=$(fsubmit -m 10G -w 1 "$FAKE_JOB" launch 30 "$T/b1")
@@ -306,6 +308,54 @@ t_lcbe_hold_be() {	# a 2-rank be job yielding to lc is held at once: its ranks s
 	touch "$T/d.stop"
 	wait_state "$be" COMPLETED 20
 	expect_match "every rank ended after the same step" "$(nvq log "$be" | tail -1)" '^ddp ok [0-9]+$'
+}
+
+# page_keeper PID SECONDS: another process takes PID's writable lc/be page
+# (as root, through /proc/PID/map_files; a user's own process could be sent
+# the descriptor) and raises every bit and beat in it for SECONDS
+page_keeper() {
+	python3 - "$1" "$2" <<'PY' &
+import mmap, os, re, struct, sys, time
+pid, secs = sys.argv[1], float(sys.argv[2])
+for line in open("/proc/%s/maps" % pid):
+    if "nvq-lcbe" in line and "rw" in line.split()[1]:
+        rng = line.split()[0]
+        break
+else:
+    sys.exit("no writable page in %s" % pid)
+fd = os.open("/proc/%s/map_files/%s" % (pid, rng), os.O_RDWR)
+m = mmap.mmap(fd, 4096)
+end = time.time() + secs
+while time.time() < end:
+    now = time.monotonic_ns()
+    m[0:512] = struct.pack("64Q", *([(1 << 64) - 1] * 64))		# up[64]
+    m[512:1024] = struct.pack("64Q", *([now] * 64))			# beat[64]
+    time.sleep(0.01)
+PY
+	KEEPER=$!
+}
+
+t_lcbe_page_kept() {	# a writable page kept past its lc job's end stalls no be job: nvqd's live page says who is lc
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	command -v python3 > /dev/null || { skip "needs python3"; return; }
+	[ "$(id -u)" = 0 ] || { skip "needs root (to open another process's mapping)"; return; }
+	lcbe_config; start_nvqd || return
+	local be lc pid
+	be=$(fsubmit --parsable -m 1G -w 0 "$FAKE_JOB" launch 60 "$T/be")
+	wait_count "$T/be" || return
+	lc=$(POKE_HOLD=2 fsubmit --parsable --class lc -m 1G -w 0 "$FAKE_JOB" poke)
+	wait_field "$lc" hook_pids '^[0-9]+$' || return
+	pid=$(field "$lc" hook_pids)
+	for _ in $(seq 40); do grep -q nvq-lcbe "/proc/$pid/maps" 2> /dev/null && break; sleep 0.05; done
+	page_keeper "$pid" 6
+	sleep 0.5
+	expect_eq "be waits while the lc job raises its page" "$(growing "$T/be" 0.5)" still
+	wait_state "$lc" COMPLETED 10
+	sleep 0.3
+	expect_eq "the keeper still raises it" "$(kill -0 "$KEEPER" 2> /dev/null && echo yes)" yes
+	expect_eq "be goes on once the lc job ended" "$(growing "$T/be" 0.8)" grows
+	wait "$KEEPER"
+	nvq cancel "$be" > /dev/null
 }
 
 t_lcbe_capture() {	# the lc watcher never synchronizes while a CUDA graph is being captured

@@ -140,27 +140,38 @@ test_parse(void **state)
 	assert_int_equal(test_report(many, &c, err, sizeof(err)), -1);
 }
 
-/* a be launch waits for a busy slot of its GPU whose beat is fresh, and for nothing else */
+/* a be launch waits for a busy slot of its GPU, live there by nvqd's word, whose beat is fresh; for nothing else */
 static void
 test_busy(void **state)
 {
 	static struct lcbe_page p;
+	static struct lcbe_live live;
 	uint64_t now = 10ULL * 1000000000ULL;
 
 	(void)state;
 	memset(&p, 0, sizeof(p));
-	assert_false(lcbe_busy(&p, 0, now));
+	memset(&live, 0, sizeof(live));
+	assert_false(lcbe_busy(&p, NULL, 0, now));
 	p.up[0] = 1ULL << 5;
 	p.beat[5] = now - 100000000;	/* 100 ms ago: alive */
-	assert_true(lcbe_busy(&p, 0, now));
-	assert_false(lcbe_busy(&p, 1, now));	/* another GPU */
+	assert_true(lcbe_busy(&p, NULL, 0, now));	/* no live page (an older nvqd): the bit */
+	assert_false(lcbe_busy(&p, &live, 0, now));	/* nvqd names no slot 5: a page kept past its job */
+	live.live[0] = 1ULL << 5;
+	assert_true(lcbe_busy(&p, &live, 0, now));
+	live.live[1] = 1ULL << 5;	/* slot 5 live on GPU 1 too: GPU 1's word is still down */
+	assert_false(lcbe_busy(&p, &live, 1, now));	/* another GPU */
+	live.live[0] = 1ULL << 6;	/* slot 5 taken back, slot 6 given */
+	assert_false(lcbe_busy(&p, &live, 0, now));
+	live.live[0] = 1ULL << 5;
 	p.beat[5] = now - LCBE_STALE_NS;	/* gone quiet: its owner died or stopped */
-	assert_false(lcbe_busy(&p, 0, now));
+	assert_false(lcbe_busy(&p, &live, 0, now));
 	p.up[0] |= 1ULL << 63;	/* a second slot, alive */
 	p.beat[63] = now;
-	assert_true(lcbe_busy(&p, 0, now));
+	assert_false(lcbe_busy(&p, &live, 0, now));	/* not live by nvqd's word */
+	live.live[0] |= 1ULL << 63;
+	assert_true(lcbe_busy(&p, &live, 0, now));
 	p.up[0] = 0;	/* nvqd cleared them */
-	assert_false(lcbe_busy(&p, 0, now));
+	assert_false(lcbe_busy(&p, &live, 0, now));
 }
 
 static void
