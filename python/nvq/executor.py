@@ -22,9 +22,12 @@ cancelled by the caller (Future.cancel cancels the job if it is pending).
 from __future__ import annotations
 
 import concurrent.futures
+import grp
 import json
 import os
 import pickle
+import pwd
+import re
 import select
 import shutil
 import stat
@@ -73,22 +76,48 @@ def default_folder() -> str:
     return os.path.join(base, "nvq", "executor")
 
 
-def _safe_parents(path: str) -> None:
-    """Raises Error unless every folder above path is root's or the caller's and
-    no one else may rename what it holds: not writable by others (unless
-    sticky, as /tmp is), nor by a group other than the caller's."""
-    d = os.path.realpath(os.path.dirname(path))
+def _private_group(gid: int) -> bool:
+    """Whether gid is the caller's own group (a user private group, as
+    Debian's adduser makes: named after the user, no other member), so that
+    a folder it may write is still the caller's alone."""
+    try:
+        user = pwd.getpwuid(os.geteuid()).pw_name
+        g = grp.getgrgid(gid)
+    except KeyError:
+        return False
+    return gid == os.getegid() and g.gr_name == user and set(g.gr_mem) <= {user}
+
+
+def _safe_parents(path: str, _depth: int = 0) -> None:
+    """Raises Error unless every folder above path, as written and through
+    every link on the way, is root's or the caller's and no one else may
+    rename what it holds: not writable by others (unless sticky, as /tmp
+    is), nor by a group but the caller's private one.  A link must be root's or
+    the caller's too (its owner may change where it leads).  Folders not
+    made yet are skipped: private_folder makes them, 0700."""
+    if _depth > 40:
+        raise Error("folder %s: too many levels of links" % path)
+    d = os.path.dirname(os.path.abspath(path))
     while True:
         try:
-            st = os.stat(d)
+            st = os.lstat(d)
+        except FileNotFoundError:
+            st = None
         except OSError as e:
             raise Error("folder %s: %s: %s" % (path, d, e.strerror)) from None
-        sticky = st.st_mode & stat.S_ISVTX
-        if st.st_uid not in (0, os.geteuid()) or (
-                not sticky and (st.st_mode & 0o002 or
-                                (st.st_mode & 0o020 and st.st_gid != os.getegid()))):
-            raise Error("folder %s: %s is another user's or others may write it: calls "
-                        "are pickled only where no one else can replace them" % (path, d))
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            if st.st_uid not in (0, os.geteuid()):
+                raise Error("folder %s: %s is another user's link: calls are pickled only "
+                            "where no one else can replace them" % (path, d))
+            # the link's target and every folder above it, as for path
+            _safe_parents(os.path.join(os.path.dirname(d), os.readlink(d), "x"), _depth + 1)
+        elif st is not None:
+            sticky = st.st_mode & stat.S_ISVTX
+            if st.st_uid not in (0, os.geteuid()) or (
+                    not sticky and (st.st_mode & 0o002 or
+                                    (st.st_mode & 0o020 and not _private_group(st.st_gid)))):
+                raise Error("folder %s: %s is another user's or others may write it: calls "
+                            "are pickled only where no one else can replace them" % (path, d))
         if d == "/":
             return
         d = os.path.dirname(d)
@@ -125,6 +154,23 @@ def _start_time(pid: int) -> Optional[str]:
         return None
 
 
+def _host_id() -> str:
+    """This boot of this host and this pid namespace: a pid and start time
+    name a process only there (a home folder may be shared by hosts over
+    NFS, or by containers), and a job id only in the nvqd that gave it."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            boot = f.read().strip()
+    except OSError:
+        boot = ""
+    try:
+        ns = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        ns = ""
+    return "%s %s" % (boot, ns)
+
+
+_CALL_NAME = re.compile(r"(call-[A-Za-z0-9_]+)")	# tempfile.mkdtemp(prefix="call-")'s
 _SWEEP_MAX = 1000	# call folders looked at per Executor start
 _SWEEP_AGE = 60.0	# seconds: a call folder with no job yet, older than this, is left over
 
@@ -135,6 +181,7 @@ def _sweep(folder: str, client: "Client") -> int:
     the queue (or was never queued).  A job still queued keeps its folder:
     it reads its call there.  Returns how many went."""
     dead = []
+    here = _host_id()
     try:
         with os.scandir(folder) as it:
             for ent in it:
@@ -144,9 +191,15 @@ def _sweep(folder: str, client: "Client") -> int:
                     continue
                 try:
                     with open(os.path.join(ent.path, "meta.json"), encoding="utf-8") as f:
-                        pid, start = json.load(f)["driver"]
+                        meta = json.load(f)
+                    pid, start, host = meta["driver"]
+                    if host != here or meta.get("nvqd") != client.socket:
+                        continue	# another host's, container's or nvqd's: not ours to judge
                     if _start_time(int(pid)) == start:
                         continue	# its Executor still runs
+                except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                    continue	# not one of ours as we write them (or not yet): left alone
+                try:
                     with open(os.path.join(ent.path, "job"), encoding="ascii") as f:
                         job: Optional[int] = int(f.read())
                 except FileNotFoundError:
@@ -156,19 +209,28 @@ def _sweep(folder: str, client: "Client") -> int:
                             continue
                     except OSError:
                         continue
-                except (OSError, ValueError, KeyError, TypeError):
-                    continue	# not one of ours as we write them: left alone
+                except (OSError, ValueError):
+                    continue
                 dead.append((ent.path, job))
     except OSError:
         return 0
     queued: Optional[set] = None
-    if sum(1 for _, j in dead if j is not None) > 32:	# one listing, not a show each
+    named: set = set()	# call folders named in a queued job's command
+    # one listing, not a show each; and where a folder has no job file (its
+    # driver died between the submit and writing it), the queue says whether
+    # a job still reads it
+    if sum(1 for _, j in dead if j is not None) > 32 or any(j is None for _, j in dead):
         try:
-            queued = {j.id for j in client.list(user=current_user())}
+            queue = client.list(user=current_user())
         except Error:
             return 0
+        queued = {j.id for j in queue}
+        for j in queue:
+            named.update(_CALL_NAME.findall(j.command))
     gone = 0
     for path, job in dead:
+        if job is None and os.path.basename(path) in named:
+            continue
         if job is not None:
             try:
                 active = job in queued if queued is not None else client.show(job).active
@@ -271,7 +333,9 @@ class Executor(concurrent.futures.Executor):
         data = pickle.dumps((fn, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
         taskdir = tempfile.mkdtemp(prefix="call-", dir=self._folder)
         try:
-            self._write(taskdir, "meta.json", json.dumps(self._meta()).encode())
+            meta = self._meta()
+            meta["nvqd"] = self._client.socket	# whose job ids the sweep may ask about
+            self._write(taskdir, "meta.json", json.dumps(meta).encode())
             self._write(taskdir, "call.pkl", data)
             opts = dict(self._options)
             if not opts.get("name"):
@@ -335,7 +399,7 @@ class Executor(concurrent.futures.Executor):
         main = sys.modules.get("__main__")
         spec = getattr(main, "__spec__", None)
         meta: Dict[str, Any] = {"sys_path": [p for p in sys.path if isinstance(p, str)],
-                                "driver": [os.getpid(), _start_time(os.getpid())]}
+                                "driver": [os.getpid(), _start_time(os.getpid()), _host_id()]}
         if spec is not None and getattr(spec, "name", None) not in (None, "__main__"):
             meta["main_name"] = spec.name
         elif getattr(main, "__file__", None):

@@ -21,7 +21,7 @@ import unittest
 import nvq
 from nvq import _proto, _units
 from nvq._options import submit_fields
-from nvq.executor import private_folder
+from nvq.executor import _host_id, private_folder
 
 SOCK = os.environ.get("NVQ_SOCKET", "")
 DIR = os.environ.get("NVQ_TEST_DIR", "/nonexistent")
@@ -217,9 +217,26 @@ class TestCodec(unittest.TestCase):
         with self.assertRaisesRegex(nvq.Error, "f-open is another user's or others may write it"):
             private_folder(os.path.join(open_dir, "calls"))
         self.assertFalse(os.path.exists(os.path.join(open_dir, "calls")), "made before refused")
+        # nor through a link in it: whoever may write open_dir may change where it leads
+        mine2 = os.path.join(DIR, "f-mine2")
+        os.mkdir(mine2, 0o700)
+        os.symlink(mine2, os.path.join(open_dir, "l"))
+        with self.assertRaisesRegex(nvq.Error, "f-open is another user's or others may write it"):
+            private_folder(os.path.join(open_dir, "l", "calls"))
+        # folders not made yet are made, not refused (a first ~/.cache/nvq/executor)
+        private_folder(os.path.join(DIR, "f-new", "a", "calls"))
         os.chmod(open_dir, 0o1777)	# sticky, as /tmp: others cannot rename what is ours
         private_folder(os.path.join(open_dir, "calls"))
         if os.geteuid() == 0:
+            # a group may write it: only the caller's private group keeps it the caller's
+            shared = os.path.join(DIR, "f-shared")
+            os.mkdir(shared)
+            os.chmod(shared, 0o775)
+            os.chown(shared, 0, 65534)	# nogroup: a group of others
+            with self.assertRaisesRegex(nvq.Error, "f-shared is another user's or others may"):
+                private_folder(os.path.join(shared, "calls"))
+            os.chown(shared, 0, 0)	# root's own group
+            private_folder(os.path.join(shared, "calls"))
             os.chmod(theirs, 0o755)
             with self.assertRaisesRegex(nvq.Error, "f-theirs is another user's"):
                 private_folder(os.path.join(theirs, "calls"))
@@ -297,11 +314,12 @@ class TestSweep(unittest.TestCase):
     unless their job is still queued (it reads its call there)."""
 
     @staticmethod
-    def _left(folder, name, driver, job=None, age=0.0):
+    def _left(folder, name, driver, job=None, age=0.0, host=None, sock=None):
         d = os.path.join(folder, name)
         os.mkdir(d, 0o700)
         with open(os.path.join(d, "meta.json"), "w") as f:
-            json.dump({"sys_path": [], "driver": driver}, f)
+            json.dump({"sys_path": [], "nvqd": sock or nvq.Client().socket,
+                       "driver": driver + [host or _host_id()]}, f)
         with open(os.path.join(d, "call.pkl"), "wb") as f:
             f.write(b"x" * 4096)
         if job is not None:
@@ -334,7 +352,15 @@ class TestSweep(unittest.TestCase):
             "alive": self._left(folder, "call-alive", me, ended.id),
             "queued": self._left(folder, "call-queued", gone_driver, held.id),
             "young-nojob": self._left(folder, "call-young", gone_driver, None),
+            # its driver died after the submit, before writing the job's id: the queue names it
+            "queued-nojob": self._left(folder, "call-qnojob", gone_driver, None, age=3600),
+            # a home shared by hosts: another host's driver, its job another nvqd's
+            "elsewhere": self._left(folder, "call-elsewhere", gone_driver, 999999,
+                                    host="another-boot pid:[1]"),
+            "other-nvqd": self._left(folder, "call-other-nvqd", gone_driver, 999999,
+                                     sock="/nonexistent/nvqd.sock"),
         }
+        held2 = c.submit(["true", kept["queued-nojob"]], gpus=0, hold=True)
         other = os.path.join(folder, "notes")
         os.mkdir(other)
         with nvq.Executor(gpus=0, folder=folder) as ex:
@@ -346,6 +372,7 @@ class TestSweep(unittest.TestCase):
         self.assertTrue(os.path.exists(other), "a folder not a call's was swept")
         self.assertEqual(getattr(ex, "swept", None), len(left))
         c.cancel(held.id)
+        c.cancel(held2.id)
 
 
 class TestCancel(unittest.TestCase):
