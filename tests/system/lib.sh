@@ -192,7 +192,19 @@ run_pool() {
 		*)	FAILED=$((FAILED + 1)); FAILS+=("$ended") ;;
 		esac
 	}
-	for t in "$@"; do
+	pool_abort() {	# interrupted: what the running tests said so far, and their processes ended
+		local pid
+		for pid in "${!name_of[@]}"; do
+			cat "$out/${name_of[$pid]}" 2> /dev/null
+			echo "    (interrupted)"
+			kill -KILL $(tree_of "$pid") 2> /dev/null
+		done
+		rm -rf "$out"
+		exit 130
+	}
+	# tests run in the background ignore SIGINT: without this a ^C ends run.sh alone
+	trap pool_abort INT TERM
+	for t in $(printf '%s\n' "$@" | awk '!seen[$0]++'); do	# one run of each: one file each
 		while [ ${#name_of[@]} -ge "$n" ]; do pool_reap; done
 		(
 			PASSED=0 FAILED=0 SKIPPED=0
@@ -208,6 +220,7 @@ run_pool() {
 		name_of[$!]=$t
 	done
 	while [ ${#name_of[@]} -gt 0 ]; do pool_reap; done
+	trap - INT TERM
 	rm -rf "$out"
 }
 
