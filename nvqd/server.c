@@ -21,6 +21,7 @@
  * whose replies are never read, cost at most that much.
  */
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -670,12 +671,17 @@ server_accept_cb(uv_stream_t *l, int status)
  * A connect that succeeds may also reach the listening socket of an nvqd
  * killed a moment ago, still open in a child it was spawning (between
  * posix_spawn's clone and exec, where close-on-exec has not acted yet):
- * only one that still answers connects for a second is another nvqd.
+ * the connection's peer credentials are those of the process that called
+ * listen(), so one whose listener is gone is stale at once; else only one
+ * that still takes connects for a second is another nvqd.  Non-blocking:
+ * a full backlog (EAGAIN) is something listening, not a wait.
  */
 static void
 server_stale(const char *path)
 {
 	struct sockaddr_un sa;
+	struct ucred cred;
+	socklen_t len;
 	int fd, tries, up;
 
 	if (access(path, F_OK) == -1)
@@ -684,9 +690,13 @@ server_stale(const char *path)
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	for (tries = 0; tries < 20; tries++) {
-		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1)
 			log_fatal("socket");
-		up = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		up = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN;
+		len = sizeof(cred);
+		if (up && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+		    cred.pid > 0 && kill(cred.pid, 0) == -1 && errno == ESRCH)
+			up = 0;		/* its listener is gone: a child holds it a moment */
 		close(fd);
 		if (!up)
 			break;

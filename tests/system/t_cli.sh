@@ -108,6 +108,27 @@ open(sys.argv[1] + ".up", "w").close(); time.sleep(0.4)' "$T/sock" &
 	wait "$holder"
 	expect_match "it started" "$(cat "$T/nvqd.log")" "listening on $T/sock"
 	expect_eq "it serves" "$(nvq list > /dev/null 2>&1; echo $?)" 0
+	stop_nvqd
+	# the process that listened is gone, a child of its holds the socket 5 s:
+	# stale at once (the connection's peer is the listener), not after 5 s
+	rm -f "$T/sock" "$T/sock.up"
+	python3 -c 'import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+if os.fork() == 0:
+    time.sleep(5); os._exit(0)
+open(sys.argv[1] + ".up", "w").close()' "$T/sock"
+	# (not start_nvqd: its nvq list would wait on the child's socket until nvqd replaced it)
+	local i n0
+	n0=$(grep -c "listening on" "$T/nvqd.log")
+	NVQD_STRICT=1 "$NVQD" -c "$T/nvq.ini" >> "$T/nvqd.log" 2>&1 &
+	NVQD_PID=$!
+	for i in $(seq 60); do
+		[ "$(grep -c "listening on" "$T/nvqd.log")" -gt "$n0" ] && break
+		sleep 0.05
+	done
+	expect_eq "listening within 3 s, while the child still held it" \
+	    "$(grep -c "listening on" "$T/nvqd.log")" $((n0 + 1))
+	expect_eq "and serves" "$(nvq list > /dev/null 2>&1; echo $?)" 0
 }
 
 t_version() {	# nvq --version: the package's version and the protocol
