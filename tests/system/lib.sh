@@ -176,15 +176,18 @@ run_test() {
 # shell (its functions and topics) with its output in a file, printed with
 # its seconds once it ended; the counts kept here as run_test keeps them.
 run_pool() {
-	local n=$1 out t
+	local n=$1 out t tpid limit=${NVQ_TEST_LIMIT:-600}
 	shift
-	local -A name_of=()
+	local -A name_of=() dog_of=()
 	out=$(mktemp -d /tmp/nvq-sysrun.XXXXXX)
 	pool_reap() {	# one ended test: its lines and its count
 		local pid ended
-		wait -n -p pid "${!name_of[@]}"
+		wait -n -p pid "${!name_of[@]}" 2> /dev/null	# (not "Killed" for a stopped one)
 		ended=${name_of[$pid]}
 		unset "name_of[$pid]"
+		kill $(tree_of "${dog_of[$pid]}") 2> /dev/null
+		wait "${dog_of[$pid]}" 2> /dev/null
+		unset "dog_of[$pid]"
 		cat "$out/$ended"
 		case $(cat "$out/$ended.res" 2> /dev/null) in
 		pass)	PASSED=$((PASSED + 1)) ;;
@@ -197,7 +200,7 @@ run_pool() {
 		for pid in "${!name_of[@]}"; do
 			cat "$out/${name_of[$pid]}" 2> /dev/null
 			echo "    (interrupted)"
-			kill -KILL $(tree_of "$pid") 2> /dev/null
+			kill -KILL $(tree_of "$pid" "${dog_of[$pid]}") 2> /dev/null
 		done
 		rm -rf "$out"
 		exit 130
@@ -217,7 +220,17 @@ run_pool() {
 			echo "    ($((s0 / 10)).$((s0 % 10)) s)"
 			echo "$res" > "$out/$t.res"
 		) > "$out/$t" 2>&1 < /dev/null &
-		name_of[$!]=$t
+		tpid=$!
+		name_of[$tpid]=$t
+		# a test that hangs is stopped after NVQ_TEST_LIMIT s (600), with what
+		# it started, and counted failed: the others go on, the log says which
+		(
+			sleep "$limit"
+			[ -e "$out/$t.res" ] && exit
+			echo "    FAIL: still running after $limit s (NVQ_TEST_LIMIT): stopped" >> "$out/$t"
+			kill -KILL $(tree_of "$tpid") 2> /dev/null
+		) < /dev/null > /dev/null 2>&1 &
+		dog_of[$tpid]=$!
 	done
 	while [ ${#name_of[@]} -gt 0 ]; do pool_reap; done
 	trap - INT TERM
