@@ -828,6 +828,16 @@ poke_segv_cb(int sig)
 	siglongjmp(poke_jmp, 1);
 }
 
+/* A store of all ones at w: "written", or "denied" where it faults. */
+static const char *
+poke_store(volatile uint64_t *w)
+{
+	if (sigsetjmp(poke_jmp, 1) != 0)
+		return "denied";
+	*w = ~0ULL;
+	return "written";
+}
+
 /*
  * fake_job poke: after a launch (the hook attached the lc/be page), tries
  * every way a job's process has to raise the page's words: a store, making
@@ -877,11 +887,7 @@ fake_poke(void)
 	sa.sa_handler = poke_segv_cb;
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
-	if (sigsetjmp(poke_jmp, 1) == 0) {
-		w[0] = ~0ULL;
-		store = "written";
-	} else
-		store = "denied";
+	store = poke_store(w);
 	prot = mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) == 0 ? "allowed" : "denied";
 	snprintf(path, sizeof(path), "/proc/self/map_files/%s", range);
 	fd = open(path, O_RDWR);
@@ -918,13 +924,8 @@ fake_poke(void)
 		}
 		closedir(dir);
 	}
-	if (live != 0) {
-		if (sigsetjmp(poke_jmp, 1) == 0) {
-			*(volatile uint64_t *)live = ~0ULL;
-			live_store = "written";
-		} else
-			live_store = "denied";
-	}
+	if (live != 0)
+		live_store = poke_store((volatile uint64_t *)live);
 	printf("poke: pages=%d store=%s mprotect=%s map_files=%s proc_mem=%s truncate=%s "
 	    "live=%d live_store=%s\n", pages, store, prot, mapf, mem, trunc, lives, live_store);
 	fflush(stdout);
