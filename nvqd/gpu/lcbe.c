@@ -207,16 +207,14 @@ lcbe_report(struct job *j, const struct proto_msg *m, uint64_t *last, char *err,
 
 	if (lcbestat_parse(m, &c, err, errlen) == -1)
 		return -1;
-	/* a total of the process's: only what is new counts */
-	if (c.has_yield && c.yield_us > *last)
-		j->lc_yield_us += c.yield_us - *last;
-	if (c.has_yield)
-		*last = c.yield_us;
+	/* a total of the process's: only what is new counts, and sums stop short of wrapping */
+	if (c.has_yield && lcbestat_yield(&j->lc_yield_us, last, c.yield_us, err, errlen) == -1)
+		return -1;
 	if (c.n > 0 && j->lc_hist == NULL &&
 	    (j->lc_hist = calloc(LCBE_HIST, sizeof(uint64_t))) == NULL)
 		return 0;
 	for (k = 0; k < c.n; k++)
-		j->lc_hist[c.bucket[k]] += c.count[k];
+		lcbestat_add(&j->lc_hist[c.bucket[k]], c.count[k]);
 	return 0;
 }
 

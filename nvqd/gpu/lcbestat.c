@@ -50,6 +50,27 @@ lcbestat_parse(const struct proto_msg *m, struct lcbestat_claims *c, char *err, 
 	return 0;
 }
 
+void
+lcbestat_add(uint64_t *sum, uint64_t add)
+{
+	*sum = *sum >= LCBESTAT_MAX_SUM || add >= LCBESTAT_MAX_SUM - *sum ? LCBESTAT_MAX_SUM :
+	    *sum + add;
+}
+
+int
+lcbestat_yield(uint64_t *total, uint64_t *last, uint64_t claimed, char *err, size_t errlen)
+{
+	if (claimed < *last) {
+		snprintf(err, errlen, "a report's yield_us is the process's total: it never goes "
+		    "down (%llu after %llu)", (unsigned long long)claimed,
+		    (unsigned long long)*last);
+		return -1;
+	}
+	lcbestat_add(total, claimed - *last);
+	*last = claimed;
+	return 0;
+}
+
 uint64_t
 lcbestat_quantile(const uint64_t *hist, double q)
 {

@@ -13,7 +13,13 @@
 #include "proto.h"
 
 #define LCBESTAT_PAIRS	32	/* (bucket, count) pairs in one report */
-#define LCBESTAT_MAX_COUNT	(1LL << 32)	/* launches of one pair: a job's sums never wrap */
+#define LCBESTAT_MAX_COUNT	(1LL << 32)	/* launches of one pair */
+/*
+ * A job's sums stop here (lcbestat_add): reports are many, so each pair's
+ * bound alone would not keep them from wrapping; the histogram's total,
+ * LCBE_HIST of these, still fits in 64 bits, and so does yield as int64_t.
+ */
+#define LCBESTAT_MAX_SUM	(1ULL << 56)
 
 struct lcbestat_claims {
 	int		has_yield;
@@ -36,5 +42,14 @@ int		lcbestat_parse(const struct proto_msg *, struct lcbestat_claims *, char *er
  * 0 for none.  hist has LCBE_HIST buckets, or is NULL.
  */
 uint64_t	lcbestat_quantile(const uint64_t *hist, double q);
+/* *sum + add, at most LCBESTAT_MAX_SUM. */
+void		lcbestat_add(uint64_t *sum, uint64_t add);
+/*
+ * A process's claimed total time yielding (us), its last claim *last, into
+ * the job's *total (what is new, lcbestat_add): 0, or -1 with err set where
+ * the claim is below the last (a total never goes down).
+ */
+int		lcbestat_yield(uint64_t *total, uint64_t *last, uint64_t claimed, char *err,
+		    size_t errlen);
 
 #endif

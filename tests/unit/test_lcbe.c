@@ -140,6 +140,59 @@ test_parse(void **state)
 	assert_int_equal(test_report(many, &c, err, sizeof(err)), -1);
 }
 
+/* a job's sums from its processes' claims: totals never go down, sums never wrap */
+static void
+test_sums(void **state)
+{
+	static const struct {
+		uint64_t	sum, add, want;
+	} adds[] = {
+		{ 0, 0, 0 },
+		{ 5, 7, 12 },
+		{ LCBESTAT_MAX_SUM - 1, 1, LCBESTAT_MAX_SUM },
+		{ LCBESTAT_MAX_SUM - 1, 2, LCBESTAT_MAX_SUM },
+		{ 1, UINT64_MAX, LCBESTAT_MAX_SUM },
+		{ LCBESTAT_MAX_SUM, 0, LCBESTAT_MAX_SUM },
+		{ UINT64_MAX, 1, LCBESTAT_MAX_SUM },
+	};
+	static const struct {
+		uint64_t	claimed;
+		int		rc;
+		uint64_t	total, last;	/* after it */
+	} claims[] = {
+		{ 100, 0, 100, 100 },
+		{ 100, 0, 100, 100 },		/* nothing new */
+		{ 250, 0, 250, 250 },
+		{ 0, -1, 250, 250 },		/* a total that went down: refused, nothing counted */
+		{ (uint64_t)INT64_MAX, 0, LCBESTAT_MAX_SUM, (uint64_t)INT64_MAX },
+		{ 0, -1, LCBESTAT_MAX_SUM, (uint64_t)INT64_MAX },	/* and cannot be counted again */
+		{ (uint64_t)INT64_MAX, 0, LCBESTAT_MAX_SUM, (uint64_t)INT64_MAX },
+	};
+	uint64_t sum, total = 0, last = 0;
+	char err[160];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(adds) / sizeof(adds[0]); i++) {
+		sum = adds[i].sum;
+		lcbestat_add(&sum, adds[i].add);
+		if (sum != adds[i].want)
+			fail_msg("add row %zu: got %llu, wanted %llu", i, (unsigned long long)sum,
+			    (unsigned long long)adds[i].want);
+	}
+	for (i = 0; i < sizeof(claims) / sizeof(claims[0]); i++) {
+		int rc = lcbestat_yield(&total, &last, claims[i].claimed, err, sizeof(err));
+
+		if (rc != claims[i].rc || total != claims[i].total || last != claims[i].last)
+			fail_msg("claim row %zu: got %d total %llu last %llu", i, rc,
+			    (unsigned long long)total, (unsigned long long)last);
+	}
+	assert_non_null(strstr(err, "never goes down"));
+	/* the histogram's total of sums at the bound still fits */
+	assert_true(LCBESTAT_MAX_SUM <= UINT64_MAX / LCBE_HIST);
+	assert_true(LCBESTAT_MAX_SUM <= (uint64_t)INT64_MAX);
+}
+
 /* a be launch waits for a busy slot of its GPU, live there by nvqd's word, whose beat is fresh; for nothing else */
 static void
 test_busy(void **state)
@@ -260,6 +313,7 @@ main(void)
 		cmocka_unit_test(test_quantile),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_busy),
+		cmocka_unit_test(test_sums),
 		cmocka_unit_test(test_who),
 		cmocka_unit_test(test_decide),
 	};
