@@ -41,6 +41,8 @@ struct lcbe_gpu {
  * to (a rank per GPU of an 8-GPU job, and some helpers, fit).
  */
 #define LCBE_JOB_SLOTS	16
+/* and one user's at most this many: two users' lc jobs always find slots */
+#define LCBE_USER_SLOTS	32
 
 struct lcbe {
 	struct lcbe_gpu	g[LCBE_GPUS];
@@ -48,6 +50,7 @@ struct lcbe {
 	struct lcbe_live *live;		/* nvqd's alone (lcbe_page.h) */
 	int		used[LCBE_SLOTS];
 	int64_t		job[LCBE_SLOTS];	/* whose slot it is */
+	uint32_t	uid[LCBE_SLOTS];	/* and its user */
 };
 
 /*
@@ -126,11 +129,20 @@ lcbe_hello(struct engine *e, struct server_conn *conn, struct job *j, int live)
 	if (l == NULL && (l = e->lcbe = calloc(1, sizeof(*l))) == NULL)
 		return -1;
 	if (j->lc) {
-		for (k = 0, g = 0; k < LCBE_SLOTS; k++)
+		int mine = 0;
+
+		for (k = 0, g = 0; k < LCBE_SLOTS; k++) {
 			g += l->used[k] && l->job[k] == j->id;
+			mine += l->used[k] && l->uid[k] == j->uid;
+		}
 		if (g >= LCBE_JOB_SLOTS) {
 			log_warnx("job %lld: more than %d lc processes of one job: this one is not "
 			    "yielded to", (long long)j->id, LCBE_JOB_SLOTS);
+			return -1;
+		}
+		if (mine >= LCBE_USER_SLOTS) {
+			log_warnx("job %lld: more than %d lc processes of user %s: this one is not "
+			    "yielded to", (long long)j->id, LCBE_USER_SLOTS, j->user);
 			return -1;
 		}
 		for (slot = 0; slot < LCBE_SLOTS && l->used[slot]; slot++)
@@ -171,6 +183,7 @@ lcbe_hello(struct engine *e, struct server_conn *conn, struct job *j, int live)
 		return -1;
 	l->used[slot] = 1;
 	l->job[slot] = j->id;
+	l->uid[slot] = j->uid;
 	for (k = 0; k < n; k++) {
 		__atomic_store_n(&p[k]->page->owner[slot], j->id, __ATOMIC_RELAXED);
 		__atomic_fetch_or(&l->live->live[gpu[k]], 1ULL << slot, __ATOMIC_SEQ_CST);

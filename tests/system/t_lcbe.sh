@@ -358,6 +358,32 @@ t_lcbe_page_kept() {	# a writable page kept past its lc job's end stalls no be j
 	nvq cancel "$be" > /dev/null
 }
 
+t_lcbe_user_slots() {	# one user's lc processes take at most 32 of the host's 64 slots; another user's lc job still gets one
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	lcbe_users || return
+	lcbe_config; start_nvqd || return
+	local k ids="" n o
+	# three lc jobs of root's, 12 processes each, each its own link to nvqd
+	for k in 1 2 3; do
+		ids="$ids $(fsubmit --parsable --class lc -m 1G -w 0 sh -c \
+		    'for i in $(seq 12); do "$0" launch 6 "$1.$i" & done; wait' "$FAKE_JOB" "$T/u$k")"
+	done
+	for _ in $(seq 150); do
+		[ "$(grep -c "more than 32 lc processes of user root" "$T/nvqd.log")" -ge 4 ] && break
+		sleep 0.1
+	done
+	n=$(grep -c "more than 32 lc processes of user root" "$T/nvqd.log")
+	expect_eq "the 33rd to 36th of root's are not given a slot" "$n" 4
+	mkdir -m 777 "$T/o"
+	o=$(as_user nvqta env LD_LIBRARY_PATH="$FAKE_LIB" "$NVQ_BIN" -s "$T/sock" submit --parsable \
+	    --class lc -m 1G -w 1 "$FAKE_JOB" launch 2 "$T/o/n")
+	wait_count "$T/o/n" || return
+	wait_field "$o" hook_pids '^[0-9]+$' || return
+	expect_eq "nvqta's lc job gets a slot" \
+	    "$(grep -c "job $o: more than\|more than 64 lc processes" "$T/nvqd.log")" 0
+	nvq wait $ids "$o" > /dev/null
+}
+
 t_lcbe_capture() {	# the lc watcher never synchronizes while a CUDA graph is being captured
 	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
 	lcbe_config; start_nvqd || return
