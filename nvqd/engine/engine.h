@@ -63,6 +63,7 @@ struct engine {
 		int	pending;
 		uint64_t stored;	/* the bytes its active jobs keep (max_stored): */
 		int	lc;		/* its active --class lc jobs: engine_lc, engine_drop */
+		int	attached;	/* its pending jobs holding nvq run's descriptors */
 	}		*users;		/* engine_charge, engine_drop */
 	int		nusers;
 	struct stored	shared;		/* what jobs share, counted once (stored.h) */
@@ -278,6 +279,14 @@ void	engine_extras(struct engine *, struct job *, const struct engine_extra *x);
  * started or ended): the job is released.  0, or -1 (fds closed).
  */
 int	engine_attach(struct engine *, struct job *, const int fds[3]);
+/*
+ * uid's pending jobs that hold nvq run's descriptors (engine_attach gave
+ * them; engine_close_stdio takes them back): each holds up to three of
+ * nvqd's open files until it starts, so a user may have at most
+ * ENGINE_MAX_ATTACHED_UID (ctl_jobs.c refuses more).
+ */
+#define ENGINE_MAX_ATTACHED_UID	32
+int	engine_attached(const struct engine *, uint32_t uid);
 /*
  * Makes j, which engine_add just added, of class name (NULL, or one the
  * configuration no longer has: the default class, said in the log).

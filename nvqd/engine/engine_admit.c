@@ -298,15 +298,26 @@ engine_gate_leave(struct engine *e, struct job *j)
 
 /* nvq run's descriptors, once its start has them or it will never start */
 void
-engine_close_stdio(struct job *j)
+engine_close_stdio(struct engine *e, struct job *j)
 {
-	int i;
+	int i, had = 0;
 
 	for (i = 0; i < 3; i++)
 		if (j->stdio[i] >= 0) {
 			close(j->stdio[i]);
 			j->stdio[i] = -1;
+			had = 1;
 		}
+	if (had && (i = engine_user_find(e, j->uid)) >= 0 && e->users[i].attached > 0)
+		e->users[i].attached--;
+}
+
+int
+engine_attached(const struct engine *e, uint32_t uid)
+{
+	int i = engine_user_find(e, uid);
+
+	return i >= 0 ? e->users[i].attached : 0;
 }
 
 /* What engine_charge counted of j, given back: it is no longer active. */
@@ -634,11 +645,13 @@ engine_attach(struct engine *e, struct job *j, const int fds[3])
 {
 	int i;
 
-	engine_close_stdio(j);
+	engine_close_stdio(e, j);
 	for (i = 0; i < 3; i++)
 		j->stdio[i] = fds[i];
+	if ((fds[0] >= 0 || fds[1] >= 0 || fds[2] >= 0) && (i = engine_user(e, j->uid)) >= 0)
+		e->users[i].attached++;
 	if (j->parked && engine_park(e, j, 0, "released: nvq run attached") == -1) {
-		engine_close_stdio(j);
+		engine_close_stdio(e, j);
 		return -1;
 	}
 	return 0;

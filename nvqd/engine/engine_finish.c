@@ -35,7 +35,7 @@ engine_drop(struct engine *e, struct job *j)
 	struct gc_event ev = { .type = GC_EV_GONE, .job = j->id };
 	char err[8];
 
-	engine_close_stdio(j);
+	engine_close_stdio(e, j);
 	if (e->ahead.id == j->id)
 		engine_ahead_drop(e, "it is no longer pending");
 	if (e->ckpt_ready != NULL)

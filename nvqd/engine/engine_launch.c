@@ -161,7 +161,7 @@ engine_spawn(struct engine *e, struct job *j, uint64_t mask, double now)
 		j->pid = start_shim(engine_start_ctx(e, &sc), j, mask, uuids, granted, status,
 		    j->promised > 0 && j->promised == e->standby.pid ? &e->standby : NULL, 0, err,
 		    sizeof(err));
-	engine_close_stdio(j);
+	engine_close_stdio(e, j);
 	/* handed to the standby: its socket tells the job's end */
 	if (e->standby.taken_fd >= 0 && j->pid > 0 && j->pid == j->promised)
 		j->endfd = e->standby.taken_fd;

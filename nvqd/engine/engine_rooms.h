@@ -66,7 +66,7 @@ void	engine_queue_in(struct engine *e, struct job *j);
 void	engine_queue_out(struct engine *e, struct job *j);
 void	engine_dep_note(struct engine *e, int64_t id);
 void	engine_gate_leave(struct engine *e, struct job *j);
-void	engine_close_stdio(struct job *j);
+void	engine_close_stdio(struct engine *, struct job *j);
 void	engine_uncharge(struct engine *e, struct job *j);
 
 /* supervision and time limits (engine_supervise.c) */

@@ -636,6 +636,11 @@ ctl_jobs_attach(struct ctl_req *r, struct proto_buf *out)
 	for (i = 0; i < n; i++)
 		if (mask[i] < '0' || mask[i] > '2' || memchr(mask, mask[i], i) != NULL)
 			return ctl_req_error(r, "\"fds\" says which of 0, 1, 2 come, each once");
+	if (engine_attached(r->e, r->uid) >= ENGINE_MAX_ATTACHED_UID) {
+		ctl_req_user(r->uid, by, sizeof(by));
+		return ctl_req_error(r, "%s has %d jobs of nvq run waiting to start, the most a "
+		    "user may; end one, or submit with nvq submit", by, ENGINE_MAX_ATTACHED_UID);
+	}
 	if (ctl_jobs_attached_by(r->uid) >= CTL_MAX_ATTACHED_UID) {
 		ctl_req_user(r->uid, by, sizeof(by));
 		return ctl_req_error(r, "%s is passing %d terminals to nvqd already, the most a "

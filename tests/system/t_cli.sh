@@ -95,6 +95,35 @@ t_bad_input() {	# clear errors, non-zero exits, nothing stored lost
 	expect_eq "second nvqd exit" "$rc" 1; expect_match "second nvqd" "$out" "another nvqd is listening"
 }
 
+t_run_attached_limit() {	# one user's nvq run jobs waiting to start hold nvqd's files: 32 at most; the 33rd says so
+	write_config "[resources]" "cpus = 1"
+	start_nvqd || return
+	local blk i out rc last pids=()
+	blk=$(submit -g 0 sleep 60)
+	wait_state "$blk" RUNNING
+	# eight at a time: nvqd takes 16 of a user's attaches in flight at once
+	for i in $(seq 32); do
+		nvq run -g 0 true > /dev/null 2>&1 < /dev/null &
+		pids+=($!)
+		[ $((i % 8)) = 0 ] || continue
+		for _ in $(seq 200); do
+			[ "$(grep -c "released: nvq run attached" "$T/nvqd.log")" -ge "$i" ] && break
+			sleep 0.05
+		done
+	done
+	expect_eq "32 wait, each with its stdin in nvqd" \
+	    "$(grep -c "released: nvq run attached" "$T/nvqd.log")" 32
+	out=$(nvq run -g 0 true 2>&1 < /dev/null); rc=$?
+	expect_eq "the 33rd: refused" "$rc" 1
+	expect_match "saying why" "$out" "root has 32 jobs of nvq run waiting to start, the most a user may"
+	last=$(sqlite3 "$T/nvq.db" "SELECT max(id) FROM jobs")
+	expect_eq "and its job cancelled" "$(state "$last")" CANCELLED
+	nvq cancel "$blk" > /dev/null
+	for i in "${pids[@]}"; do wait "$i"; done
+	expect_eq "the 32 ran" "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE state = 'COMPLETED'")" 32
+	expect_eq "once they started, nvq run is taken again" "$(nvq run -g 0 echo ok < /dev/null)" ok
+}
+
 t_stale_socket_held() {	# a killed nvqd's socket still open a moment in a child it was spawning: not another nvqd
 	write_config
 	# a process that holds a listening socket at the path for 0.4 s and
