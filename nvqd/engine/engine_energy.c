@@ -263,14 +263,17 @@ engine_energy_recovered(struct engine *e)
 	for (g = 0; g < e->gpus.n; g++) {
 		gp = &e->gpus.gpus[g];
 		n = 0;
+		/* a job suspended then gets nothing, as while nvqd runs (engine_energy_holds) */
 		for (j = e->held; j != NULL; j = j->lnext)
-			if (j->energy != NULL && j->state != JOB_PENDING && (j->gpumask & (1ULL << g)))
+			if (j->energy != NULL && j->state == JOB_RUNNING && (j->gpumask & (1ULL << g)))
 				n++;
 		for (j = e->held; j != NULL; j = j->lnext) {
 			if (j->energy == NULL || j->state == JOB_PENDING ||
 			    !(j->gpumask & (1ULL << g)) || !j->energy[g].has_mark)
 				continue;
 			j->energy[g].has_mark = 0;
+			if (j->state != JOB_RUNNING)
+				continue;
 			delta = gp->has_energy ? energy_delta(j->energy[g].mark, gp->energy_mj) : -1;
 			if (delta < 0) {
 				j->energy[g].how = ENERGY_UNKNOWN;

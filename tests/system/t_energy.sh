@@ -124,6 +124,40 @@ t_energy_restart() {	# nvqd killed mid-job and started again: the energy goes on
 	energy_unset
 }
 
+t_energy_suspended_restart() {	# a job suspended across a restart of nvqd gets none of what the GPU used meanwhile
+	[ -x "$FAKE_JOB" ] || { fail "build tests/fake_job first"; return; }
+	energy_config 1x80G
+	export FAKE_CKPT_DIR=$T/ckpt
+	mkdir -p "$FAKE_CKPT_DIR"
+	write_config "[gpus]" "nvml_library = $HELPERS/libfake-nvml.so.1" \
+	    "cuda_library = $FAKE_LIB/libcuda.so.1" "poll = 1s"
+	echo "0 1000000" > "$T/energy"
+	start_nvqd || return
+	local a b
+	a=$(fsubmit -m 10G "$FAKE_JOB" launch 120 "$T/a")
+	wait_count "$T/a" || return
+	b=$(fsubmit -m 10G "$FAKE_JOB" launch 120 "$T/b")
+	wait_count "$T/b" || return
+	wait_field "$b" hook_pids '^[0-9]+$' || return
+	expect_eq "suspend B" "$(nvq suspend "$b" 2>&1)" "job $b suspended"
+	sleep 1.5
+	echo "0 2000000" > "$T/energy"	# 1000 J while A runs alone, B suspended, nvqd there
+	sleep 2.2
+	kill -9 "$NVQD_PID"; wait "$NVQD_PID" 2> /dev/null; NVQD_PID=""
+	echo "0 3000000" > "$T/energy"	# 1000 J more while nvqd was away, B still suspended
+	start_nvqd || return
+	expect_eq "B still suspended" "$(state "$b")" SUSPENDED
+	sleep 1.5
+	nvq cancel "$a" "$b" > /dev/null
+	wait_state "$a" CANCELLED 40
+	wait_state "$b" CANCELLED 40
+	expect_eq "A ran alone all along: all 2000 J" "$(run_energy "$a")" "0 2000.0 alone"
+	expect_eq "B was suspended all along: none" "$(run_energy "$b")" "0 0.0 alone"
+	stop_nvqd
+	energy_unset
+	unset FAKE_CKPT_DIR
+}
+
 t_energy_stats() {	# nvq stats: energy per user and per job name beside GPU-hours, unknown where any part is
 	energy_config 2x16G
 	echo "0 1000000" > "$T/energy"	# GPU 1 has no counter
