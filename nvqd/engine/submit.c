@@ -539,6 +539,9 @@ submit_singleton(struct submit_req *r, const char *name, int64_t *packed, int *n
 {
 	struct submit_single s = { packed, *n, 0 };
 
+	/* a submit of this name earlier in this loop turn is not stored yet: now it is */
+	if (submit_queued_named(r->from->uid, name))
+		submit_flush_now();
 	if (store_active_named(r->e->store, r->from->uid, name, SUBMIT_SINGLETON_ROWS,
 	    submit_singleton_cb, &s) == -1)
 		return submit_error(r, "--dependency singleton: the database could not be read "

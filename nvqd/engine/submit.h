@@ -101,6 +101,13 @@ int	submit_queue(struct server_conn *conn, const struct store_job_new *j,
 	    const char *note);
 /* How many of uid's submits wait for the end of the turn ([limits] max_pending). */
 int	submit_queued(uint32_t uid);
+/* Whether a submit of uid named name waits in this turn's queue. */
+int	submit_queued_named(uint32_t uid, const char *name);
+/*
+ * Stores this turn's queued submits now, as the turn's end would, and
+ * answers them: a singleton then sees those of its name (submit.c).
+ */
+void	submit_flush_now(void);
 /* The --class lc jobs of uid's among them ([class lc] max_jobs_per_user). */
 int	submit_queued_lc(uint32_t uid);
 /*

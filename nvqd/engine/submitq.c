@@ -238,6 +238,25 @@ submit_queued_lc(uint32_t uid)
 }
 
 int
+submit_queued_named(uint32_t uid, const char *name)
+{
+	int i;
+
+	for (i = 0; i < Q.n; i++)
+		if (Q.items[i].j.uid == uid && Q.items[i].j.name != NULL &&
+		    strcmp(Q.items[i].j.name, name) == 0)
+			return 1;
+	return 0;
+}
+
+void
+submit_flush_now(void)
+{
+	if (Q.open)
+		submit_flush(&Q.check);
+}
+
+int
 submit_queued(uint32_t uid)
 {
 	int i, n = 0;

@@ -149,6 +149,26 @@ t_cancel_filters() {	# nvq cancel --all, -u, -t/--state, -n/--name, with ids; a 
 	wait_state "$y1" CANCELLED
 }
 
+t_deps_singleton_batch() {	# -d singleton submits that reach nvqd in one loop turn still wait for each other
+	write_config
+	start_nvqd || return
+	local i n max=0 pids=()
+	for i in $(seq 16); do
+		submit -g 0 -n single -d singleton sleep 2 > "$T/id.$i" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	expect_eq "each but the first waits for one before it" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE coalesce(after, '') = ''")" 1
+	for i in $(seq 20); do
+		n=$(nvq list --format id,state,name 2> /dev/null | grep -c ' RUNNING.*single')
+		[ "$n" -gt "$max" ] && max=$n
+		sleep 0.2
+	done
+	expect_eq "one of the name runs at a time (most seen at once)" "$max" 1
+	nvq cancel $(cat "$T"/id.*) > /dev/null 2>&1
+}
+
 t_deps_singleton() {	# -d singleton: after every earlier active job of its name and user (an array as a whole), one at a time
 	write_config; start_nvqd || return
 	local a b s1 s2 o
