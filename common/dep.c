@@ -218,3 +218,20 @@ dep_format(const int64_t *v, int n, int singleton, char *buf, size_t len)
 	}
 	return (int)off;
 }
+
+int
+dep_unformat(const char *text, int64_t *v, int *singleton)
+{
+	struct dep_list l;
+	char why[160];
+	int i;
+
+	memset(&l, 0, sizeof(l));
+	*singleton = 0;
+	if (text == NULL || *text == '\0' || dep_parse(text, DEP_AFTEROK, &l, why, sizeof(why)) == -1)
+		return 0;
+	for (i = 0; i < l.n; i++)
+		v[i] = dep_pack(l.d[i].kind, l.d[i].index == DEP_WHOLE, l.d[i].id);
+	*singleton = l.singleton;
+	return l.n;
+}

@@ -79,5 +79,11 @@ int		dep_whole(int64_t packed);
  * "" for none.  The length written, or -1 if len is too small.
  */
 int		dep_format(const int64_t *v, int n, int singleton, char *buf, size_t len);
+/*
+ * dep_format's text (or nvq's before -d: "1,2,3", afterok) packed back into
+ * v (PARSE_MAX_IDS room), *singleton set if it says so: the count, 0 for
+ * none or text that does not read.
+ */
+int		dep_unformat(const char *text, int64_t *v, int *singleton);
 
 #endif

@@ -28,16 +28,9 @@
 static int
 recover_after(const char *s, int64_t *deps)
 {
-	struct dep_list l;
-	char why[160];
-	int i;
+	int singleton;
 
-	memset(&l, 0, sizeof(l));
-	if (s == NULL || *s == '\0' || dep_parse(s, DEP_AFTEROK, &l, why, sizeof(why)) == -1)
-		return 0;
-	for (i = 0; i < l.n; i++)
-		deps[i] = dep_pack(l.d[i].kind, l.d[i].index == DEP_WHOLE, l.d[i].id);
-	return l.n;
+	return dep_unformat(s, deps, &singleton);
 }
 
 /*

@@ -501,6 +501,8 @@ submit_dep(struct submit_req *r, const struct dep_item *d, int64_t *packed)
 struct submit_single {
 	int64_t		*packed;
 	int		n, full;
+	const int64_t	*skip;		/* jobs not waited for (sorted), nskip of them */
+	int		nskip;
 };
 
 static int
@@ -512,6 +514,9 @@ submit_singleton_cb(void *arg, const struct store_col *c, int ncols)
 
 	if (ncols < 3)
 		return 1;
+	if (s->nskip > 0 && bsearch(&c[0].i, s->skip, (size_t)s->nskip, sizeof(*s->skip),
+	    parse_cmp_i64) != NULL)
+		return 0;
 	/* a task: its whole array, once */
 	v = c[1].i != 0 ? dep_pack(DEP_AFTERANY, 1, c[1].i) : dep_pack(DEP_AFTERANY, 0, c[0].i);
 	for (i = 0; i < s->n && s->packed[i] != v; i++)
@@ -537,7 +542,7 @@ submit_singleton_cb(void *arg, const struct store_col *c, int ncols)
 static int
 submit_singleton(struct submit_req *r, const char *name, int64_t *packed, int *n)
 {
-	struct submit_single s = { packed, *n, 0 };
+	struct submit_single s = { packed, *n, 0, NULL, 0 };
 
 	/* a submit of this name earlier in this loop turn is not stored yet: now it is */
 	if (submit_queued_named(r->from->uid, name))
@@ -551,6 +556,22 @@ submit_singleton(struct submit_req *r, const char *name, int64_t *packed, int *n
 		    "are active (it waits for at most %d jobs or arrays)", name, PARSE_MAX_IDS);
 	*n = s.n;
 	return 0;
+}
+
+int
+submit_singleton_again(struct engine *e, uint32_t uid, const char *name, const int64_t *skip,
+    int nskip, const char *after, char *text, size_t len)
+{
+	int64_t packed[PARSE_MAX_IDS];
+	struct submit_single s = { packed, 0, 0, skip, nskip };
+	int singleton;
+
+	/* what it waited for before stays (met, or not yet if it never ran), then its name's */
+	s.n = dep_unformat(after, packed, &singleton);
+	if (store_active_named(e->store, uid, name, SUBMIT_SINGLETON_ROWS, submit_singleton_cb,
+	    &s) == -1 || s.full)
+		return -1;
+	return dep_format(packed, s.n, 1, text, len) == -1 ? -1 : 0;
 }
 
 /*
@@ -824,7 +845,7 @@ submit_request(struct engine *e, struct server_conn *conn, const struct submit_f
 	j.qos = qos;
 	j.lc = lc;
 	j.time_limit = limit;
-	j.after = nafter ? afterbuf : NULL;
+	j.after = afterbuf[0] != '\0' ? afterbuf : NULL;	/* "singleton" alone too: a restart reads it */
 	j.stdout_path = proto_str(m, "stdout");
 	j.stderr_path = proto_str(m, "stderr");
 	if (j.stdout_path != NULL && j.stderr_path == NULL)

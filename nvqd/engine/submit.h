@@ -101,6 +101,15 @@ int	submit_queue(struct server_conn *conn, const struct store_job_new *j,
 	    const char *note);
 /* How many of uid's submits wait for the end of the turn ([limits] max_pending). */
 int	submit_queued(uint32_t uid);
+/*
+ * A restarted singleton's dependencies anew, as at its submit: what its
+ * stored text after says, then afterany on uid's active jobs named name
+ * but those in skip (sorted, nskip: itself and the restart's jobs after
+ * it), into text (dep_format's).  0, or -1 (the database could not be
+ * read, or too many).
+ */
+int	submit_singleton_again(struct engine *, uint32_t uid, const char *name,
+	    const int64_t *skip, int nskip, const char *after, char *text, size_t len);
 /* Whether a submit of uid named name waits in this turn's queue. */
 int	submit_queued_named(uint32_t uid, const char *name);
 /*

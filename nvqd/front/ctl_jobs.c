@@ -15,6 +15,7 @@
 
 #include "ctl_jobs.h"
 #include "ctl_req.h"
+#include "dep.h"
 #include "gpuctl.h"
 #include "log.h"
 #include "parse.h"
@@ -428,6 +429,26 @@ ctl_jobs_restart_check(struct ctl_req *r, int64_t id, uint64_t *bytes, int *nlc)
 }
 
 /*
+ * Restarted job ids[i], if it is a singleton, waits again as at its submit
+ * for its user's active jobs of its name: not for the restart's own jobs
+ * after it in ids (sorted), which wait for it in turn.
+ */
+static void
+ctl_jobs_restart_single(struct ctl_req *r, const int64_t *ids, int n, int i)
+{
+	char name[SUBMIT_MAX_NAME + 1], after[DEP_MAX_TEXT], text[DEP_MAX_TEXT];
+	uint32_t uid;
+
+	if (store_job_named(r->e->store, ids[i], &uid, name, sizeof(name), after,
+	    sizeof(after)) != 0 || strstr(after, "singleton") == NULL)
+		return;
+	if (submit_singleton_again(r->e, uid, name, ids + i, n - i, after, text,
+	    sizeof(text)) == -1 || store_job_set_after(r->e->store, ids[i], text) == -1)
+		log_warnx("job %lld: restarted, but its --dependency singleton could not be worked "
+		    "out again: it waits only for what it waited for before", (long long)ids[i]);
+}
+
+/*
  * nvq restart ID... / --failed [--since]: finished jobs PENDING again, the
  * same jobs with a new run to come, with the caller's environment (a job's
  * own is deleted when it ends).  All or none.
@@ -509,6 +530,8 @@ ctl_jobs_restart(struct ctl_req *r, struct proto_buf *out)
 		    "restarted");
 		goto out;
 	}
+	for (i = 0; i < n; i++)
+		ctl_jobs_restart_single(r, ids, n, i);
 	for (i = 0; i < n; i++) {
 		/* what the restart committed, as a restarted nvqd would load it */
 		if (store_active_one(r->e->store, ids[i], ctl_jobs_restart_add_cb, r->e) == -1)

@@ -283,6 +283,14 @@ int		 store_active_named(struct store *, uint32_t uid, const char *name, int max
 /* How many of array's tasks did not end COMPLETED (into *n): 0, or -1. */
 int		 store_array_unfinished(struct store *, int64_t array, int64_t *n);
 /*
+ * A job's owner, name and dependency text (""; none): 0, 1 when there is
+ * no such job, or -1.
+ */
+int		 store_job_named(struct store *, int64_t id, uint32_t *uid, char *name, size_t len,
+		    char *after, size_t alen);
+/* A pending job's dependency text anew (a restarted singleton's): 0, or -1. */
+int		 store_job_set_after(struct store *, int64_t id, const char *after);
+/*
  * nvq show A_ and nvq wait A_: array's tasks per state ("tasks",
  * "task_state"), its first STORE_ARRAY_SHOWN tasks by index ("task",
  * "task_index", "task_state", "task_reason"), and its first task that

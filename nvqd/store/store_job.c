@@ -1010,6 +1010,39 @@ store_active_named(struct store *st, uint32_t uid, const char *name, int max, st
 }
 
 int
+store_job_named(struct store *st, int64_t id, uint32_t *uid, char *name, size_t len,
+    char *after, size_t alen)
+{
+	sqlite3_stmt *s = store_prepare(st, "SELECT uid, coalesce(name, ''), coalesce(after, '') "
+	    "FROM jobs WHERE id = ?");
+	int r;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if ((r = sqlite3_step(s)) == SQLITE_ROW) {
+		*uid = (uint32_t)sqlite3_column_int64(s, 0);
+		snprintf(name, len, "%s", (const char *)sqlite3_column_text(s, 1));
+		snprintf(after, alen, "%s", (const char *)sqlite3_column_text(s, 2));
+	}
+	store_release(st, s);
+	return r == SQLITE_ROW ? 0 : r == SQLITE_DONE ? 1 : -1;
+}
+
+int
+store_job_set_after(struct store *st, int64_t id, const char *after)
+{
+	sqlite3_stmt *s = store_prepare(st, "UPDATE jobs SET after = ? WHERE id = ? AND "
+	    "state = 'PENDING'");
+
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_text(s, 1, after, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, id);
+	return store_done(st, s);
+}
+
+int
 store_array_unfinished(struct store *st, int64_t array, int64_t *n)
 {
 	/* ?2: store_int_of binds two; 0 here */

@@ -149,6 +149,33 @@ t_cancel_filters() {	# nvq cancel --all, -u, -t/--state, -n/--name, with ids; a 
 	wait_state "$y1" CANCELLED
 }
 
+t_deps_singleton_restart() {	# nvq restart of a finished singleton: it waits again for the running ones of its name
+	write_config
+	start_nvqd || return
+	local a b c d out
+	a=$(submit -g 0 -n single -d singleton true)
+	wait_state "$a" COMPLETED
+	expect_eq "stored as a singleton with nothing to wait for" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT after FROM jobs WHERE id = $a")" singleton
+	b=$(submit -g 0 -n single -d singleton sleep 30)
+	wait_state "$b" RUNNING
+	out=$(nvq restart "$a" 2>&1)
+	expect_eq "restarted" "$?" 0
+	sleep 1
+	expect_eq "it waits while the running one of its name runs" "$(state "$a")" PENDING
+	expect_eq "for it" "$(sqlite3 "$T/nvq.db" "SELECT after FROM jobs WHERE id = $a")" \
+	    "afterany:$b,singleton"
+	# two restarted at once: the later waits for the earlier, never both for each other
+	c=$(submit -g 0 -n pair -d singleton true)
+	wait_state "$c" COMPLETED
+	d=$(submit -g 0 -n pair -d singleton true)
+	wait_state "$d" COMPLETED
+	nvq restart "$c" "$d" > /dev/null
+	wait_state "$c" COMPLETED
+	wait_state "$d" COMPLETED
+	nvq cancel "$a" "$b" > /dev/null 2>&1
+}
+
 t_deps_singleton_batch() {	# -d singleton submits that reach nvqd in one loop turn still wait for each other
 	write_config
 	start_nvqd || return
@@ -159,7 +186,7 @@ t_deps_singleton_batch() {	# -d singleton submits that reach nvqd in one loop tu
 	done
 	for i in "${pids[@]}"; do wait "$i"; done
 	expect_eq "each but the first waits for one before it" \
-	    "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE coalesce(after, '') = ''")" 1
+	    "$(sqlite3 "$T/nvq.db" "SELECT count(*) FROM jobs WHERE after = 'singleton'")" 1
 	for i in $(seq 20); do
 		n=$(nvq list --format id,state,name 2> /dev/null | grep -c ' RUNNING.*single')
 		[ "$n" -gt "$max" ] && max=$n

@@ -142,6 +142,23 @@ test_pack_format(void **state)
 	for (i = 0; i < 3; i++)
 		assert_true(dep_pack(l.d[i].kind, l.d[i].index == DEP_WHOLE, l.d[i].id) ==
 		    v[i == 0 ? 0 : i == 1 ? 2 : 1]);
+	/* and dep_unformat packs it back, with singleton */
+	{
+		int64_t back[PARSE_MAX_IDS];
+		int single = 0;
+
+		assert_true(dep_format(v, 4, 1, buf, sizeof(buf)) > 0);
+		assert_int_equal(dep_unformat(buf, back, &single), 4);
+		assert_int_equal(single, 1);
+		assert_true(back[0] == v[0] && back[1] == v[2] && back[2] == v[1] && back[3] == v[3]);
+		assert_int_equal(dep_unformat("singleton", back, &single), 0);
+		assert_int_equal(single, 1);
+		assert_int_equal(dep_unformat("1,2,3", back, &single), 3);	/* nvq's before -d */
+		assert_true(dep_kind(back[2]) == DEP_AFTEROK && dep_id(back[2]) == 3 && !single);
+		assert_int_equal(dep_unformat("", back, &single), 0);
+		assert_int_equal(dep_unformat(NULL, back, &single), 0);
+		assert_int_equal(dep_unformat("afterok:x", back, &single), 0);	/* unreadable */
+	}
 }
 
 /* Every kind against every state: Slurm's meaning; never means cancelled. */
