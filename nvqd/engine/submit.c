@@ -503,6 +503,7 @@ struct submit_single {
 	int		n, full;
 	const int64_t	*skip;		/* jobs not waited for (sorted), nskip of them */
 	int		nskip;
+	int		started;	/* only jobs that started (a restart's) */
 };
 
 static int
@@ -516,6 +517,8 @@ submit_singleton_cb(void *arg, const struct store_col *c, int ncols)
 		return 1;
 	if (s->nskip > 0 && bsearch(&c[0].i, s->skip, (size_t)s->nskip, sizeof(*s->skip),
 	    parse_cmp_i64) != NULL)
+		return 0;
+	if (s->started && (ncols < 4 || c[3].i == 0))
 		return 0;
 	/* a task: its whole array, once */
 	v = c[1].i != 0 ? dep_pack(DEP_AFTERANY, 1, c[1].i) : dep_pack(DEP_AFTERANY, 0, c[0].i);
@@ -542,7 +545,7 @@ submit_singleton_cb(void *arg, const struct store_col *c, int ncols)
 static int
 submit_singleton(struct submit_req *r, const char *name, int64_t *packed, int *n)
 {
-	struct submit_single s = { packed, *n, 0, NULL, 0 };
+	struct submit_single s = { packed, *n, 0, NULL, 0, 0 };
 
 	/* a submit of this name earlier in this loop turn is not stored yet: now it is */
 	if (submit_queued_named(r->from->uid, name))
@@ -563,7 +566,12 @@ submit_singleton_again(struct engine *e, uint32_t uid, const char *name, const i
     int nskip, const char *after, char *text, size_t len)
 {
 	int64_t packed[PARSE_MAX_IDS];
-	struct submit_single s = { packed, 0, 0, skip, nskip };
+	/*
+	 * only the started ones: they wait for nothing, where a pending one of
+	 * the name may wait for this job (it did when this job was pending
+	 * before): waiting for it back would be a cycle that never resolves
+	 */
+	struct submit_single s = { packed, 0, 0, skip, nskip, 1 };
 	int singleton;
 
 	/* what it waited for before stays (met, or not yet if it never ran), then its name's */

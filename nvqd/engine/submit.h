@@ -102,10 +102,11 @@ int	submit_queue(struct server_conn *conn, const struct store_job_new *j,
 /* How many of uid's submits wait for the end of the turn ([limits] max_pending). */
 int	submit_queued(uint32_t uid);
 /*
- * A restarted singleton's dependencies anew, as at its submit: what its
- * stored text after says, then afterany on uid's active jobs named name
- * but those in skip (sorted, nskip: itself and the restart's jobs after
- * it), into text (dep_format's).  0, or -1 (the database could not be
+ * A restarted singleton's dependencies anew: what its stored text after
+ * says, then afterany on uid's running and suspended jobs named name but
+ * those in skip (sorted, nskip: itself and the restart's jobs after it),
+ * into text (dep_format's).  Not pending ones: one of them may wait for
+ * this job, and a cycle would never resolve.  0, or -1 (the database could not be
  * read, or too many).
  */
 int	submit_singleton_again(struct engine *, uint32_t uid, const char *name,

@@ -275,8 +275,9 @@ int		 store_job_of_array(struct store *, int64_t id, char *buf, size_t len,
 int		 store_array_task(struct store *, int64_t array, int64_t index, int64_t *id);
 /*
  * --dependency singleton: uid's active jobs named name, the latest first,
- * to cb as ("id", "array", "singleton": whether it is one too), at most
- * max of them (the jobs_active_name index).  0, or -1.
+ * to cb as ("id", "array", "singleton": whether it is one too, "started":
+ * running or suspended), at most max of them (the jobs_active_name
+ * index).  0, or -1.
  */
 int		 store_active_named(struct store *, uint32_t uid, const char *name, int max,
 		    store_row_cb, void *);

@@ -987,11 +987,13 @@ store_active_named(struct store *st, uint32_t uid, const char *name, int max, st
     void *arg)
 {
 	sqlite3_stmt *s = store_prepare(st, "SELECT id, coalesce(array_id, 0), "
-	    "coalesce(after, '') LIKE '%singleton%' FROM jobs INDEXED BY jobs_active_name "
+	    "coalesce(after, '') LIKE '%singleton%', state != 'PENDING' FROM jobs "
+	    "INDEXED BY jobs_active_name "
 	    "WHERE uid = ? AND name = ? AND state IN ('PENDING', 'RUNNING', 'SUSPENDED') "
 	    "ORDER BY id DESC LIMIT ?");
-	struct store_col c[3] = { { .name = "id", .type = STORE_INT },
-	    { .name = "array", .type = STORE_INT }, { .name = "singleton", .type = STORE_INT } };
+	struct store_col c[4] = { { .name = "id", .type = STORE_INT },
+	    { .name = "array", .type = STORE_INT }, { .name = "singleton", .type = STORE_INT },
+	    { .name = "started", .type = STORE_INT } };
 	int r, i;
 
 	if (s == NULL)
@@ -1000,9 +1002,9 @@ store_active_named(struct store *st, uint32_t uid, const char *name, int max, st
 	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 3, max);
 	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < 4; i++)
 			c[i].i = sqlite3_column_int64(s, i);
-		if (cb(arg, c, 3) != 0)
+		if (cb(arg, c, 4) != 0)
 			break;
 	}
 	store_release(st, s);

@@ -174,6 +174,20 @@ t_deps_singleton_restart() {	# nvq restart of a finished singleton: it waits aga
 	wait_state "$c" COMPLETED
 	wait_state "$d" COMPLETED
 	nvq cancel "$a" "$b" > /dev/null 2>&1
+	# a pending one of the name that waits for the restarted job: no cycle
+	local x y z
+	x=$(submit -g 0 -n cyc -d singleton sleep 30)
+	wait_state "$x" RUNNING
+	y=$(submit -g 0 -n cyc -d singleton true)
+	z=$(submit -g 0 -n cyc -d "singleton,afterany:$x" true)	# waits for x and y
+	nvq cancel "$y" > /dev/null
+	wait_state "$y" CANCELLED
+	nvq restart "$y" > /dev/null
+	expect_eq "the restarted one waits for the running one alone" \
+	    "$(sqlite3 "$T/nvq.db" "SELECT after FROM jobs WHERE id = $y")" "afterany:$x,singleton"
+	nvq cancel "$x" > /dev/null
+	wait_state "$y" COMPLETED
+	wait_state "$z" COMPLETED
 }
 
 t_deps_singleton_batch() {	# -d singleton submits that reach nvqd in one loop turn still wait for each other
