@@ -498,6 +498,13 @@ ctl_jobs_restart(struct ctl_req *r, struct proto_buf *out)
 		if (ids[i] != ids[cap - 1])
 			ids[cap++] = ids[i];
 	n = cap;
+	/* first, before a lookup per job: a request past the limit does no work of n */
+	if (r->uid != 0 && r->e->cfg.max_pending > 0 && (npending = engine_pending(r->e, r->uid) +
+	    submit_queued(r->uid)) + n > r->e->cfg.max_pending) {
+		ctl_req_error(r, "%d pending jobs and %d more would be over [limits] max_pending "
+		    "(%lld); nothing was restarted", npending, n, r->e->cfg.max_pending);
+		goto out;
+	}
 	for (i = 0; i < n; i++)
 		if (ctl_jobs_restart_check(r, ids[i], &rows, &nlc) == -1)
 			goto out;
@@ -507,12 +514,6 @@ ctl_jobs_restart(struct ctl_req *r, struct proto_buf *out)
 		ctl_req_error(r, "%d latency-critical jobs and %d more would be over [class lc] "
 		    "max_jobs_per_user (%lld); nothing was restarted", npending, nlc,
 		    (long long)lcmax);
-		goto out;
-	}
-	if (r->uid != 0 && r->e->cfg.max_pending > 0 && (npending = engine_pending(r->e, r->uid) +
-	    submit_queued(r->uid)) + n > r->e->cfg.max_pending) {
-		ctl_req_error(r, "%d pending jobs and %d more would be over [limits] max_pending "
-		    "(%lld); nothing was restarted", npending, n, r->e->cfg.max_pending);
 		goto out;
 	}
 	if ((env = submit_env(m, &envn)) == NULL) {
@@ -659,7 +660,9 @@ ctl_jobs_attach(struct ctl_req *r, struct proto_buf *out)
 	for (i = 0; i < n; i++)
 		if (mask[i] < '0' || mask[i] > '2' || memchr(mask, mask[i], i) != NULL)
 			return ctl_req_error(r, "\"fds\" says which of 0, 1, 2 come, each once");
-	if (engine_attached(r->e, r->uid) >= ENGINE_MAX_ATTACHED_UID) {
+	/* those on their way count too: their descriptors come within CTL_ATTACH_MS */
+	if (engine_attached(r->e, r->uid) + ctl_jobs_attached_by(r->uid) >=
+	    ENGINE_MAX_ATTACHED_UID) {
 		ctl_req_user(r->uid, by, sizeof(by));
 		return ctl_req_error(r, "%s has %d jobs of nvq run waiting to start, the most a "
 		    "user may; end one, or submit with nvq submit", by, ENGINE_MAX_ATTACHED_UID);
