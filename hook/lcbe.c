@@ -210,6 +210,16 @@ lcbe_watch(void *arg)
 	return NULL;
 }
 
+/* A map never published, its pages unmapped: 0, to say it is gone. */
+static int
+lcbe_map_drop(struct lcbe_map *m)
+{
+	while (m->n > 0)
+		munmap(m->page[--m->n], LCBE_SIZE);
+	free(m);
+	return 0;
+}
+
 int
 lcbe_attach(const int *fds, int lc, int slot, int64_t max_wait_ms, const int *gpus, int n,
     int live, void (*sync)(void))
@@ -230,23 +240,15 @@ lcbe_attach(const int *fds, int lc, int slot, int64_t max_wait_ms, const int *gp
 		    lc ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fds[k], 0)) != MAP_FAILED) {
 			m->page[m->n] = p;
 			m->gpus[m->n++] = gpus[k];
-		} else if (ok) {
-			ok = 0;
-			while (m->n > 0)
-				munmap(m->page[--m->n], LCBE_SIZE);
-			free(m);
-		}
+		} else if (ok)
+			ok = lcbe_map_drop(m);
 		close(fds[k]);
 	}
 	if (ok && live >= 0 && (p = mmap(NULL, LCBE_SIZE, PROT_READ, MAP_SHARED, live, 0)) !=
 	    MAP_FAILED)
 		m->live = p;
-	else if (ok && live >= 0) {	/* unmapped: be would wait for bits nvqd took back */
-		ok = 0;
-		while (m->n > 0)
-			munmap(m->page[--m->n], LCBE_SIZE);
-		free(m);
-	}
+	else if (ok && live >= 0)	/* unmapped: be would wait for bits nvqd took back */
+		ok = lcbe_map_drop(m);
 	if (live >= 0)
 		close(live);
 	if (!ok)

@@ -22,18 +22,6 @@
 #include "status.h"
 
 /*
- * A job's stored dependencies (dep_format's text; "1,2,3", afterok, from
- * before -d) packed into deps; their count (0 for none or unreadable).
- */
-static int
-recover_after(const char *s, int64_t *deps)
-{
-	int singleton;
-
-	return dep_unformat(s, deps, &singleton);
-}
-
-/*
  * How long a restart may look for supervisors and wait for cgroups to
  * empty, for all its jobs together: a wait per job would grow with the
  * starts a crash cut short (seen: over 5 s for a few, under ASan).
@@ -60,9 +48,10 @@ recover_add(struct engine *e, const struct store_active_job *a)
 	struct engine_array arr = { a->array_id, a->array_index, a->array_limit };
 	int64_t after[PARSE_MAX_IDS];
 	struct job *j;
-	int nafter, pending;
+	int nafter, pending, singleton;
 
-	nafter = recover_after(a->after, after);
+	/* its stored dependencies (dep_format's text, or "1,2,3" from before -d) */
+	nafter = dep_unformat(a->after, after, &singleton);
 	if (engine_add(e, a->id, a->uid, a->gid, a->user ? a->user : "?", a->gpus,
 	    a->mem_per_gpu, a->priority, a->submitted_at, a->time_limit, after, nafter,
 	    a->array_id ? &arr : NULL) == -1)
