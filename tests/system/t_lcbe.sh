@@ -248,7 +248,8 @@ t_lcbe_default() {	# [scheduler] default_class = lc: lc for those who may, be fo
 t_lcbe_restart() {	# after a restart of nvqd both jobs take its new page: be still waits for lc
 	lcbe_config; start_nvqd || return
 	local be be2 lc
-	lcbe_pair 10 || return
+	# 20 s: on a loaded machine a 10 s lc job could end before be2's check
+	lcbe_pair 20 || return
 	be=$BE lc=$LC
 	stop_nvqd; start_nvqd || return
 	wait_field "$lc" hook_pids '^[0-9]+$' || return

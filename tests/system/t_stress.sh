@@ -120,5 +120,6 @@ t_submit_batch() {	# submits read in one loop turn are stored in one commit; eac
 	for id in $(cat "$T/ids"); do wait_state "$id" COMPLETED || return; done
 }
 
-# the longest: started first when tests run at once (run.sh -j)
-SLOW+=(t_chaos t_chaos_full)
+# a storm of submits and kill -9 that starves every other test of the CPU
+# (lc jobs' beats went stale beside it: t_lcbe_*): one at a time, alone
+ALONE+=(t_chaos t_chaos_full)
